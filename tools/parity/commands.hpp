@@ -1,0 +1,27 @@
+// Subcommand registration for the parity CLI. Each cmd_*.cpp adds its subcommands to the app;
+// a subcommand's callback stores its Status in `outcome`, and main maps it to an exit code.
+// Only tools/parity prints and exits.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "parity/core/status.hpp"
+
+namespace parity::cli {
+
+struct Outcome {
+  Status status;
+};
+
+// Exit codes: 0 ok, 1 runtime error, 2 invalid input/usage, 3 unsupported on this build/hardware.
+int exit_code_for(const Status& status);
+
+void add_hw_commands(CLI::App& hw, Outcome& outcome);           // list, show, compare
+void add_probe_command(CLI::App& hw, Outcome& outcome);         // hw probe
+void add_bench_commands(CLI::App& bench, Outcome& outcome);     // bench gemm, bench hbm
+void add_bench_tbe_command(CLI::App& bench, Outcome& outcome);  // bench tbe
+void add_gemm_commands(CLI::App& gemm, Outcome& outcome);       // gemm select/run/eval/calibrate
+void add_tbe_commands(CLI::App& tbe, Outcome& outcome);         // tbe check (correctness run)
+
+}  // namespace parity::cli

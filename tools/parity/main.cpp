@@ -1,0 +1,59 @@
+// parity: the command-line front end. Library calls return Status; this file turns them into
+// messages on stderr and exit codes.
+#include <iostream>
+
+#include "commands.hpp"
+#include "parity/build_info.hpp"
+
+namespace parity::cli {
+
+int exit_code_for(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return 0;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound: return 2;
+    case StatusCode::kUnsupported: return 3;
+    default: return 1;
+  }
+}
+
+}  // namespace parity::cli
+
+int main(int argc, char** argv) {
+  using namespace parity::cli;
+  CLI::App app{"parity: recommendation-model training kernels, analytical models and honest benchmarks"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("parity ") + parity::build::kVersion + " (" +
+                                        parity::build::kGitSha + ", cuda=" +
+                                        (parity::build::kHasCuda ? parity::build::kCudaArchs : "off") + ")");
+  Outcome outcome;
+
+  auto* hw = app.add_subcommand("hw", "Hardware catalogue and the local GPU probe");
+  hw->require_subcommand(1);
+  add_hw_commands(*hw, outcome);
+  add_probe_command(*hw, outcome);
+
+  auto* bench = app.add_subcommand("bench", "Benchmarks: device-event timing, L2 flushed, baseline beside");
+  bench->require_subcommand(1);
+  add_bench_commands(*bench, outcome);
+  add_bench_tbe_command(*bench, outcome);
+
+  auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
+  gemm->require_subcommand(1);
+  add_gemm_commands(*gemm, outcome);
+
+  auto* tbe = app.add_subcommand("tbe", "Table-batched embeddings: correctness runs against the fp64 reference");
+  tbe->require_subcommand(1);
+  add_tbe_commands(*tbe, outcome);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help or the parse error
+    return code == 0 ? 0 : 2;
+  }
+  if (!outcome.status.is_ok()) {
+    std::cerr << "parity: error: " << outcome.status.to_string() << "\n";
+  }
+  return exit_code_for(outcome.status);
+}
