@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "Benchmarks: device-event timing, L2 flushed, baseline beside");
   bench->require_subcommand(1);
   add_bench_commands(*bench, outcome);
+  add_bench_gemm_command(*bench, outcome);
   add_bench_tbe_command(*bench, outcome);
 
   auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
