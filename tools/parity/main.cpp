@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
   gemm->require_subcommand(1);
   add_gemm_commands(*gemm, outcome);
+  add_gemm_run_commands(*gemm, outcome);
 
   auto* tbe = app.add_subcommand("tbe", "Table-batched embeddings: correctness runs against the fp64 reference");
   tbe->require_subcommand(1);
