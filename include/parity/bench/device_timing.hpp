@@ -1,0 +1,51 @@
+// Device-event timing of a piece of GPU work: each repetition is timed alone between two events
+// on the stream; by default the L2 is flushed before every repetition by writing a scratch buffer
+// of twice its size, outside the timed region. Nothing is allocated or synchronised inside the
+// timed loop: all repetitions are queued, then the host waits once and reads the events.
+// Implemented in parity_gpu (src/backends/cuda/bench/); only PARITY_HAS_CUDA builds link it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "parity/bench/stats.hpp"
+#include "parity/core/gpu.hpp"
+#include "parity/core/status.hpp"
+
+namespace parity::bench {
+
+struct TimingOptions {
+  int warmup_iterations = 10;
+  int repetitions = 50;
+  enum class CacheMode { kFlushL2, kWarm } cache = CacheMode::kFlushL2;
+  std::int64_t flush_bytes = 0;  // 0 = 2 x the device's L2
+};
+
+/// Validates the options (repetitions >= 1, warmup >= 0, flush_bytes >= 0) with messages naming
+/// the field; CPU code (the CLI) calls this before anything touches a device.
+Status validate_timing_options(const TimingOptions& options);
+
+/// "flush_l2" / "warm" (results files), and the CLI spelling "flush" / "warm".
+const char* cache_mode_name(TimingOptions::CacheMode mode);
+Result<TimingOptions::CacheMode> parse_cache_mode(const std::string& text);
+
+/// Runs `work` warmup_iterations times untimed, then repetitions times, each between its own pair
+/// of events; a non-ok Status from `work` stops the run and is returned with context.
+Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)>& work,
+                                   const TimingOptions& options, gpu::StreamHandle stream = nullptr);
+
+/// Clocks as the driver reports them now (NVML, loaded at run time from the driver's
+/// libnvidia-ml.so.1). Fields NVML cannot give are -1; `source` says where the numbers came from.
+struct DeviceClocks {
+  int sm_clock_mhz = -1;
+  int memory_clock_mhz = -1;
+  int max_sm_clock_mhz = -1;
+  int max_memory_clock_mhz = -1;
+  int temperature_c = -1;
+  double power_w = -1.0;
+  std::string source;  // "nvml" or "cuda-runtime (max only; NVML unavailable: <why>)"
+};
+Result<DeviceClocks> read_device_clocks(int device_index = 0);
+
+}  // namespace parity::bench

@@ -1,0 +1,104 @@
+// Device-event timing with the L2 flushed between repetitions (see device_timing.hpp).
+// The flush is a cudaMemsetAsync over a scratch buffer of 2 x L2 queued before each repetition's
+// start event: it evicts the previous repetition's lines and runs outside the timed region.
+#include <cuda_runtime.h>
+
+#include <utility>
+#include <vector>
+
+#include "parity/bench/device_timing.hpp"
+
+#define PARITY_CUDA_TRY(call)                                                                   \
+  do {                                                                                          \
+    const cudaError_t parity_cuda_error_ = (call);                                              \
+    if (parity_cuda_error_ != cudaSuccess) {                                                    \
+      return ::parity::device_error(#call, " failed: ", cudaGetErrorString(parity_cuda_error_), \
+                                    " (", __FILE__, ":", __LINE__, ")");                        \
+    }                                                                                           \
+  } while (0)
+
+namespace parity::bench {
+namespace {
+
+// Owns the event pairs of one timing run; destroyed on every return path.
+class EventPairs {
+ public:
+  ~EventPairs() {
+    for (cudaEvent_t event : events_) cudaEventDestroy(event);
+  }
+  Status create(int pairs) {
+    events_.reserve(static_cast<std::size_t>(2 * pairs));
+    for (int i = 0; i < 2 * pairs; ++i) {
+      cudaEvent_t event = nullptr;
+      PARITY_CUDA_TRY(cudaEventCreate(&event));
+      events_.push_back(event);
+    }
+    return Status::ok();
+  }
+  cudaEvent_t start(int i) const { return events_[static_cast<std::size_t>(2 * i)]; }
+  cudaEvent_t stop(int i) const { return events_[static_cast<std::size_t>(2 * i + 1)]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+Result<std::int64_t> resolve_flush_bytes(const TimingOptions& options) {
+  if (options.flush_bytes > 0) return options.flush_bytes;
+  int device = 0;
+  PARITY_CUDA_TRY(cudaGetDevice(&device));
+  int l2_bytes = 0;
+  PARITY_CUDA_TRY(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  // Twice the L2, so no line of the previous repetition survives whatever the replacement policy.
+  return 2 * static_cast<std::int64_t>(l2_bytes > 0 ? l2_bytes : (64 << 20));
+}
+
+}  // namespace
+
+Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)>& work,
+                                   const TimingOptions& options, gpu::StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(validate_timing_options(options));
+  PARITY_CHECK_ARG(static_cast<bool>(work), "time_on_device: work is empty; expected a callable");
+  const bool flush = options.cache == TimingOptions::CacheMode::kFlushL2;
+  gpu::DeviceBuffer scratch;
+  if (flush) {
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t flush_bytes, resolve_flush_bytes(options));
+    PARITY_ASSIGN_OR_RETURN(scratch, gpu::DeviceBuffer::allocate(static_cast<std::size_t>(flush_bytes)));
+  }
+  auto cuda_stream = static_cast<cudaStream_t>(stream);
+  // Alternate the fill byte so the memset is never a no-op a driver could skip.
+  int flush_value = 0;
+  auto flush_l2 = [&]() -> Status {
+    if (!flush) return Status::ok();
+    flush_value ^= 0x5a;
+    PARITY_CUDA_TRY(cudaMemsetAsync(scratch.data(), flush_value, scratch.size_bytes(), cuda_stream));
+    return Status::ok();
+  };
+
+  for (int i = 0; i < options.warmup_iterations; ++i) {
+    PARITY_RETURN_IF_ERROR(flush_l2());
+    const Status status = work(stream);
+    if (!status.is_ok()) return status.with_context("time_on_device: warm-up work failed");
+  }
+  EventPairs events;
+  PARITY_RETURN_IF_ERROR(events.create(options.repetitions));
+  for (int i = 0; i < options.repetitions; ++i) {
+    PARITY_RETURN_IF_ERROR(flush_l2());
+    PARITY_CUDA_TRY(cudaEventRecord(events.start(i), cuda_stream));
+    const Status status = work(stream);
+    if (!status.is_ok()) return status.with_context("time_on_device: timed work failed");
+    PARITY_CUDA_TRY(cudaEventRecord(events.stop(i), cuda_stream));
+  }
+  PARITY_CUDA_TRY(cudaStreamSynchronize(cuda_stream));
+  // Asynchronous faults of `work` surface here rather than in the next unrelated call.
+  PARITY_CUDA_TRY(cudaGetLastError());
+  std::vector<double> samples_ms;
+  samples_ms.reserve(static_cast<std::size_t>(options.repetitions));
+  for (int i = 0; i < options.repetitions; ++i) {
+    float elapsed_ms = 0.0f;
+    PARITY_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, events.start(i), events.stop(i)));
+    samples_ms.push_back(static_cast<double>(elapsed_ms));
+  }
+  return summarize(std::move(samples_ms));
+}
+
+}  // namespace parity::bench
