@@ -1,0 +1,45 @@
+// The hardware catalogue: one JSON file per GPU under <data dir>/hardware/ (schema in
+// docs/hardware.md). The loader is strict: a number without provenance, an unknown key, a
+// non-positive bandwidth/capacity/count, a missing field or a wrong type is an error naming the
+// file, the key and the value, so a typo never silently becomes a model input.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parity/core/status.hpp"
+#include "parity/hw/hardware_spec.hpp"
+
+namespace parity::hw {
+
+inline constexpr int kHardwareSchemaVersion = 1;
+
+// The data directory, in this order: `explicit_dir` if given, else the PARITY_DATA_DIR
+// environment variable if set and non-empty, else the source tree's data/ (PARITY_SOURCE_DIR).
+std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path>& explicit_dir);
+// <data dir>/hardware, the data directory resolved as above.
+std::filesystem::path catalogue_dir(const std::optional<std::filesystem::path>& data_dir);
+
+// Parses one catalogue entry; `origin` (usually the file path) prefixes every error message.
+Result<HardwareSpec> parse_hardware_spec(const nlohmann::json& json, std::string_view origin);
+// The inverse of parse_hardware_spec: parse(to_json(spec)) == spec.
+nlohmann::json hardware_spec_to_json(const HardwareSpec& spec);
+
+Result<HardwareSpec> load_hardware_spec_file(const std::filesystem::path& path);
+// Every *.json in `hardware_dir`, sorted by vendor then name. Rejects an empty or missing
+// directory and two entries claiming the same name or alias.
+Result<std::vector<HardwareSpec>> load_catalogue(const std::filesystem::path& hardware_dir);
+
+// Canonical lookup key: lower case, '-' and ' ' read as '_' ("H100-SXM" -> "h100_sxm").
+std::string normalize_hardware_name(std::string_view name);
+// Looks `name` up by name or alias in `catalogue`; kNotFound lists the known names.
+Result<HardwareSpec> find_hardware(std::string_view name, const std::vector<HardwareSpec>& catalogue);
+// Loads the catalogue from catalogue_dir(data_dir), then looks `name` up as above.
+Result<HardwareSpec> find_hardware(std::string_view name,
+                                   const std::optional<std::filesystem::path>& data_dir = std::nullopt);
+
+}  // namespace parity::hw
