@@ -1,0 +1,211 @@
+// TBE layout, validation, names, report text and byte models (CPU only).
+#include "parity/embedding/tbe.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace parity::embedding {
+
+const char* pooling_mode_name(PoolingMode mode) {
+  switch (mode) {
+    case PoolingMode::kSum: return "sum";
+    case PoolingMode::kMean: return "mean";
+    case PoolingMode::kNone: return "none";
+  }
+  return "?";
+}
+
+const char* optimizer_kind_name(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd: return "sgd";
+    case OptimizerKind::kRowwiseAdagrad: return "rowwise_adagrad";
+    case OptimizerKind::kAdagrad: return "adagrad";
+    case OptimizerKind::kAdam: return "adam";
+  }
+  return "?";
+}
+
+const char* bounds_check_mode_name(BoundsCheckMode mode) {
+  switch (mode) {
+    case BoundsCheckMode::kError: return "error";
+    case BoundsCheckMode::kFix: return "fix";
+    case BoundsCheckMode::kOff: return "off";
+  }
+  return "?";
+}
+
+Result<PoolingMode> parse_pooling_mode(const std::string& text) {
+  for (auto mode : {PoolingMode::kSum, PoolingMode::kMean, PoolingMode::kNone}) {
+    if (text == pooling_mode_name(mode)) return mode;
+  }
+  return invalid_argument("pooling='", text, "' is not one of sum, mean, none");
+}
+
+Result<OptimizerKind> parse_optimizer_kind(const std::string& text) {
+  for (auto kind : {OptimizerKind::kSgd, OptimizerKind::kRowwiseAdagrad, OptimizerKind::kAdagrad,
+                    OptimizerKind::kAdam}) {
+    if (text == optimizer_kind_name(kind)) return kind;
+  }
+  return invalid_argument("optimizer='", text, "' is not one of sgd, rowwise_adagrad, adagrad, adam");
+}
+
+Result<BoundsCheckMode> parse_bounds_check_mode(const std::string& text) {
+  for (auto mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix, BoundsCheckMode::kOff}) {
+    if (text == bounds_check_mode_name(mode)) return mode;
+  }
+  return invalid_argument("bounds_check='", text, "' is not one of error, fix, off");
+}
+
+Result<TbeLayout> TbeLayout::create(std::vector<TableSpec> tables, std::vector<int> table_of_feature) {
+  PARITY_CHECK_ARG(!tables.empty(), "tbe_layout: tables is empty; expected at least one table");
+  const int num_tables = static_cast<int>(tables.size());
+  if (table_of_feature.empty()) {
+    for (int t = 0; t < num_tables; ++t) table_of_feature.push_back(t);
+  }
+  TbeLayout layout;
+  layout.weights_offsets_.assign(1, 0);
+  layout.row_bases_.assign(1, 0);
+  for (int t = 0; t < num_tables; ++t) {
+    const TableSpec& spec = tables[t];
+    PARITY_CHECK_ARG(spec.num_rows >= 1, "tbe_layout: tables[", t, "].num_rows=", spec.num_rows,
+                     "; expected >= 1");
+    PARITY_CHECK_ARG(spec.dim >= kEmbeddingDimMultiple && spec.dim <= kMaxEmbeddingDim &&
+                         spec.dim % kEmbeddingDimMultiple == 0,
+                     "tbe_layout: tables[", t, "].dim=", spec.dim, "; expected a multiple of ",
+                     kEmbeddingDimMultiple, " in [", kEmbeddingDimMultiple, ", ", kMaxEmbeddingDim, "]");
+    // Guard the int64 element count: rows * dim must not overflow (2^62 is far beyond any device).
+    PARITY_CHECK_ARG(spec.num_rows <= (std::int64_t{1} << 50), "tbe_layout: tables[", t,
+                     "].num_rows=", spec.num_rows, "; expected <= 2^50");
+    layout.weights_offsets_.push_back(layout.weights_offsets_.back() + spec.num_rows * spec.dim);
+    layout.row_bases_.push_back(layout.row_bases_.back() + spec.num_rows);
+    layout.max_dim_ = std::max(layout.max_dim_, spec.dim);
+  }
+  layout.output_column_offsets_.assign(1, 0);
+  for (std::size_t f = 0; f < table_of_feature.size(); ++f) {
+    const int t = table_of_feature[f];
+    PARITY_CHECK_ARG(t >= 0 && t < num_tables, "tbe_layout: table_of_feature[", f, "]=", t,
+                     "; expected a table in [0, ", num_tables, ")");
+    layout.output_column_offsets_.push_back(layout.output_column_offsets_.back() + tables[t].dim);
+  }
+  int bits = 1;
+  while (bits < 62 && (std::int64_t{1} << bits) < layout.row_bases_.back()) ++bits;
+  layout.row_bits_ = bits;
+  layout.tables_ = std::move(tables);
+  layout.table_of_feature_ = std::move(table_of_feature);
+  return layout;
+}
+
+Status TbeProblem::validate() const {
+  PARITY_CHECK_ARG(layout.num_tables() >= 1, "tbe: layout has no tables; build it with TbeLayout::create");
+  PARITY_CHECK_ARG(batch_size >= 0, "tbe: batch_size=", batch_size, "; expected >= 0");
+  PARITY_CHECK_ARG(num_indices >= 0, "tbe: num_indices=", num_indices, "; expected >= 0");
+  PARITY_CHECK_ARG(index_dtype == DType::kI32 || index_dtype == DType::kI64, "tbe: index_dtype=",
+                   dtype_name(index_dtype), "; expected int32 or int64");
+  PARITY_CHECK_ARG(index_dtype == DType::kI64 || num_indices <= 2147483647LL, "tbe: num_indices=",
+                   num_indices, " does not fit int32 offsets; expected index_dtype=int64");
+  for (auto [name, t] : {std::pair{"weight_dtype", weight_dtype}, std::pair{"output_dtype", output_dtype}}) {
+    PARITY_CHECK_ARG(t == DType::kF32 || t == DType::kF16 || t == DType::kBF16, "tbe: ", name, "=",
+                     dtype_name(t), "; expected fp32, fp16 or bf16");
+  }
+  if (pooling == PoolingMode::kNone) {
+    for (int t = 0; t < layout.num_tables(); ++t) {
+      PARITY_CHECK_ARG(layout.tables()[t].dim == layout.max_dim(), "tbe: pooling=none needs one dim for "
+                       "all tables; tables[", t, "].dim=", layout.tables()[t].dim, ", expected ",
+                       layout.max_dim());
+    }
+  }
+  PARITY_CHECK_ARG(batch_size == 0 || layout.num_features() <= (std::int64_t{1} << 40) / batch_size,
+                   "tbe: num_features*batch_size=", layout.num_features(), "*", batch_size,
+                   "; expected <= 2^40 bags");
+  return Status::ok();
+}
+
+Status OptimizerParams::validate() const {
+  PARITY_CHECK_ARG(learning_rate >= 0.0f, "tbe optimizer: learning_rate=", learning_rate, "; expected >= 0");
+  PARITY_CHECK_ARG(eps > 0.0f, "tbe optimizer: eps=", eps, "; expected > 0");
+  PARITY_CHECK_ARG(weight_decay >= 0.0f, "tbe optimizer: weight_decay=", weight_decay, "; expected >= 0");
+  PARITY_CHECK_ARG(max_norm >= 0.0f, "tbe optimizer: max_norm=", max_norm, "; expected >= 0 (0 = off)");
+  PARITY_CHECK_ARG(weight_decay_mode == WeightDecayMode::kNone || kind == OptimizerKind::kRowwiseAdagrad,
+                   "tbe optimizer: weight_decay_mode is only defined for rowwise_adagrad, got optimizer=",
+                   optimizer_kind_name(kind));
+  if (kind == OptimizerKind::kAdam) {
+    PARITY_CHECK_ARG(beta1 >= 0.0f && beta1 < 1.0f, "tbe optimizer: beta1=", beta1, "; expected [0, 1)");
+    PARITY_CHECK_ARG(beta2 >= 0.0f && beta2 < 1.0f, "tbe optimizer: beta2=", beta2, "; expected [0, 1)");
+    PARITY_CHECK_ARG(step >= 1, "tbe optimizer: step=", step, "; expected >= 1 (Adam bias correction)");
+  }
+  return Status::ok();
+}
+
+std::int64_t optimizer_state1_elements(const TbeLayout& layout, OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd: return 0;
+    case OptimizerKind::kRowwiseAdagrad: return layout.total_rows();
+    case OptimizerKind::kAdagrad:
+    case OptimizerKind::kAdam: return layout.total_weight_elements();
+  }
+  return 0;
+}
+
+std::int64_t optimizer_state2_elements(const TbeLayout& layout, OptimizerKind kind) {
+  return kind == OptimizerKind::kAdam ? layout.total_weight_elements() : 0;
+}
+
+std::string BoundsCheckReport::describe() const {
+  std::ostringstream out;
+  out << bad_indices << " bad indices, " << bad_offsets << " bad offsets";
+  if (last_offset_fixed) out << " (last offset repaired)";
+  if (has_bad_offset) {
+    out << "; first bad offset: offsets[" << first_bad_offset_position << "]=" << first_bad_offset_value;
+  }
+  if (has_bad_index) {
+    out << "; first bad index: table " << first_bad_table << " (feature " << first_bad_feature << "), bag "
+        << first_bad_bag << ", position " << first_bad_position << ", value " << first_bad_value
+        << ", expected [0, " << first_bad_table_rows << ")";
+  }
+  return out.str();
+}
+
+Status bounds_check_status(const BoundsCheckReport& report, BoundsCheckMode mode) {
+  if (mode != BoundsCheckMode::kError || report.is_clean()) return Status::ok();
+  return invalid_argument("tbe bounds check: ", report.describe());
+}
+
+TbeByteModel tbe_byte_model(const TbeProblem& problem, OptimizerKind optimizer,
+                            const std::vector<std::int64_t>& indices_per_feature,
+                            const std::vector<std::int64_t>& unique_rows_per_feature) {
+  const TbeLayout& layout = problem.layout;
+  const double s_w = static_cast<double>(dtype_size_bytes(problem.weight_dtype));
+  const double s_o = static_cast<double>(dtype_size_bytes(problem.output_dtype));
+  const double s_i = static_cast<double>(dtype_size_bytes(problem.index_dtype));
+  const double s_g = 4.0;
+  const double n = static_cast<double>(problem.num_indices);
+  const double psw = problem.has_per_sample_weights ? 4.0 * n : 0.0;
+  double rows = 0, unique_rows = 0, grad_rows = 0, row_updates = 0;
+  for (int f = 0; f < layout.num_features(); ++f) {
+    const double d = layout.feature_dim(f);
+    const double n_f = static_cast<double>(indices_per_feature.at(f));
+    const double u_f = static_cast<double>(unique_rows_per_feature.at(f));
+    rows += n_f * d * s_w;
+    unique_rows += u_f * d * s_w;
+    grad_rows += n_f * d * s_g;
+    double state_bytes = 0;
+    switch (optimizer) {
+      case OptimizerKind::kSgd: break;
+      case OptimizerKind::kRowwiseAdagrad: state_bytes = 4; break;
+      case OptimizerKind::kAdagrad: state_bytes = 4 * d; break;
+      case OptimizerKind::kAdam: state_bytes = 8 * d; break;
+    }
+    row_updates += 2 * u_f * (d * s_w + state_bytes);
+  }
+  const double output = static_cast<double>(problem.output_rows()) *
+                        static_cast<double>(problem.output_cols()) * s_o;
+  const double index_bytes = n * s_i + static_cast<double>(problem.num_offsets()) * s_i;
+  TbeByteModel model;
+  model.forward_bytes = rows + output + index_bytes + psw;
+  model.forward_unique_rows_bytes = unique_rows + output + index_bytes + psw;
+  model.backward_bytes = n * s_i + grad_rows + row_updates + psw;
+  model.bounds_check_bytes = index_bytes;
+  return model;
+}
+
+}  // namespace parity::embedding
