@@ -20,7 +20,7 @@ const char* cache_mode_name(TimingOptions::CacheMode mode) {
 Result<TimingOptions::CacheMode> parse_cache_mode(const std::string& text) {
   if (text == "flush" || text == "flush_l2") return TimingOptions::CacheMode::kFlushL2;
   if (text == "warm") return TimingOptions::CacheMode::kWarm;
-  return invalid_argument("cache='", text, "' is not a cache mode; expected flush or warm");
+  return invalid_argument("--cache='", text, "' is not a cache mode; expected flush or warm");
 }
 
 }  // namespace parity::bench

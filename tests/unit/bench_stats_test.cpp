@@ -98,7 +98,7 @@ TEST(BenchTimingOptions, CacheModeNamesRoundTrip) {
   auto bad = parse_cache_mode("cold");
   ASSERT_FALSE(bad.is_ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("cache='cold'"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("--cache='cold'"), std::string::npos) << bad.status().message();
 }
 
 }  // namespace

@@ -35,6 +35,10 @@ Result<TimingOptions::CacheMode> parse_cache_mode(const std::string& text);
 Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)>& work,
                                    const TimingOptions& options, gpu::StreamHandle stream = nullptr);
 
+/// The scratch size the flush will write: options.flush_bytes, or 2 x the current device's L2;
+/// 0 in warm mode. Reported in results files.
+Result<std::int64_t> resolved_flush_bytes(const TimingOptions& options);
+
 /// Clocks as the driver reports them now (NVML, loaded at run time from the driver's
 /// libnvidia-ml.so.1). Fields NVML cannot give are -1; `source` says where the numbers came from.
 struct DeviceClocks {

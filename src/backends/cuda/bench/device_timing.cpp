@@ -42,7 +42,10 @@ class EventPairs {
   std::vector<cudaEvent_t> events_;
 };
 
-Result<std::int64_t> resolve_flush_bytes(const TimingOptions& options) {
+}  // namespace
+
+Result<std::int64_t> resolved_flush_bytes(const TimingOptions& options) {
+  if (options.cache == TimingOptions::CacheMode::kWarm) return std::int64_t{0};
   if (options.flush_bytes > 0) return options.flush_bytes;
   int device = 0;
   PARITY_CUDA_TRY(cudaGetDevice(&device));
@@ -52,8 +55,6 @@ Result<std::int64_t> resolve_flush_bytes(const TimingOptions& options) {
   return 2 * static_cast<std::int64_t>(l2_bytes > 0 ? l2_bytes : (64 << 20));
 }
 
-}  // namespace
-
 Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)>& work,
                                    const TimingOptions& options, gpu::StreamHandle stream) {
   PARITY_RETURN_IF_ERROR(validate_timing_options(options));
@@ -61,7 +62,7 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
   const bool flush = options.cache == TimingOptions::CacheMode::kFlushL2;
   gpu::DeviceBuffer scratch;
   if (flush) {
-    PARITY_ASSIGN_OR_RETURN(const std::int64_t flush_bytes, resolve_flush_bytes(options));
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t flush_bytes, resolved_flush_bytes(options));
     PARITY_ASSIGN_OR_RETURN(scratch, gpu::DeviceBuffer::allocate(static_cast<std::size_t>(flush_bytes)));
   }
   auto cuda_stream = static_cast<cudaStream_t>(stream);

@@ -1,0 +1,23 @@
+// The portable device copy used for the memory-bandwidth ceiling, and the fill/compare kernels
+// that check it bit for bit. Implemented in src/backends/gpu/copy/launch.cu (parity_gpu; also
+// compiled by the HIP check), so this header stays free of JSON and CUDA headers.
+#pragma once
+
+#include <cstdint>
+
+#include "parity/core/gpu.hpp"
+#include "parity/core/status.hpp"
+
+namespace parity::bench {
+
+/// The portable copy kernel: dst[0, size_bytes) = src[0, size_bytes); both 16-byte aligned.
+Status copy_device_vectorized(void* dst, const void* src, std::int64_t size_bytes,
+                              gpu::StreamHandle stream = nullptr);
+/// Fills size_bytes (a multiple of 4) with a hashed word pattern derived from seed.
+Status fill_word_pattern(void* data, std::int64_t size_bytes, std::uint32_t seed,
+                         gpu::StreamHandle stream = nullptr);
+/// Number of differing bytes between two device ranges (synchronises the stream).
+Result<std::int64_t> count_mismatched_bytes(const void* a, const void* b, std::int64_t size_bytes,
+                                            gpu::StreamHandle stream = nullptr);
+
+}  // namespace parity::bench

@@ -1,0 +1,163 @@
+// The portable copy kernel (bit-exact on awkward sizes), the device timer (sane statistics,
+// errors propagated), clocks and device provenance, on the GPU.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/test_support.hpp"
+#include "parity/bench/copy.hpp"
+#include "parity/bench/device_timing.hpp"
+#include "parity/bench/hbm.hpp"
+#include "parity/bench/provenance.hpp"
+#include "parity/core/gpu.hpp"
+#include "parity/core/rng.hpp"
+
+namespace parity::bench {
+namespace {
+
+TEST(GpuCopy, KernelCopiesExactlyOnAwkwardSizes) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(21);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  Rng rng(seed);
+  // Below one vector, one vector, vector + tail, several chunks + tail, a multi-wave size.
+  for (std::int64_t size : {0LL, 1LL, 15LL, 16LL, 17LL, 4099LL, (1LL << 20) + 7, (96LL << 20) + 13}) {
+    std::vector<std::uint8_t> host(static_cast<std::size_t>(size));
+    for (auto& byte : host) byte = static_cast<std::uint8_t>(static_cast<int>(rng.normal() * 64.0) & 0xff);
+    auto src = gpu::upload(host);
+    ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+    // One guard vector past the end, filled with a sentinel the copy must leave alone.
+    auto dst = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(size) + 16);
+    ASSERT_TRUE(dst.is_ok()) << dst.status().to_string();
+    ASSERT_TRUE(dst->fill_bytes(0xA5).is_ok());
+    const Status copied = copy_device_vectorized(dst->data(), src->data(), size);
+    ASSERT_TRUE(copied.is_ok()) << copied.to_string();
+    auto back = gpu::download<std::uint8_t>(*dst, static_cast<std::size_t>(size) + 16);
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    for (std::int64_t i = 0; i < size; ++i) {
+      ASSERT_EQ((*back)[static_cast<std::size_t>(i)], host[static_cast<std::size_t>(i)]) << "size=" << size << " i=" << i;
+    }
+    for (std::int64_t i = size; i < size + 16; ++i) {
+      ASSERT_EQ((*back)[static_cast<std::size_t>(i)], 0xA5) << "guard overwritten: size=" << size << " i=" << i;
+    }
+    if (size > 0) {
+      auto mismatched = count_mismatched_bytes(dst->data(), src->data(), size);
+      ASSERT_TRUE(mismatched.is_ok()) << mismatched.status().to_string();
+      EXPECT_EQ(*mismatched, 0) << "size=" << size;
+    }
+  }
+}
+
+TEST(GpuCopy, MismatchCounterSeesEveryDifferentByte) {
+  PARITY_REQUIRE_GPU();
+  std::vector<std::uint8_t> a(1000, 7);
+  std::vector<std::uint8_t> b = a;
+  b[0] = 1;    // first vector
+  b[17] = 2;   // second vector
+  b[18] = 3;   // same vector, second byte
+  b[999] = 4;  // the tail beyond the last whole vector
+  auto da = gpu::upload(a);
+  auto db = gpu::upload(b);
+  ASSERT_TRUE(da.is_ok() && db.is_ok());
+  auto mismatched = count_mismatched_bytes(da->data(), db->data(), 1000);
+  ASSERT_TRUE(mismatched.is_ok()) << mismatched.status().to_string();
+  EXPECT_EQ(*mismatched, 4);
+}
+
+TEST(GpuCopy, RejectsMisalignedPointersAndNegativeSize) {
+  PARITY_REQUIRE_GPU();
+  auto buffer = gpu::DeviceBuffer::allocate(256);
+  ASSERT_TRUE(buffer.is_ok());
+  char* base = buffer->as<char>();
+  Status misaligned = copy_device_vectorized(base + 1, base + 128, 32);
+  EXPECT_EQ(misaligned.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(misaligned.message().find("16-byte aligned"), std::string::npos) << misaligned.message();
+  Status negative = copy_device_vectorized(base, base + 128, -1);
+  EXPECT_EQ(negative.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(negative.message().find("size_bytes=-1"), std::string::npos) << negative.message();
+}
+
+TEST(GpuTiming, CopyTimesAreSaneAndOrdered) {
+  PARITY_REQUIRE_GPU();
+  constexpr std::int64_t kCopyBytes = 256LL << 20;  // 4x the largest L2 we know of: HBM-bound
+  auto src = gpu::DeviceBuffer::allocate(kCopyBytes);
+  auto dst = gpu::DeviceBuffer::allocate(kCopyBytes);
+  ASSERT_TRUE(src.is_ok() && dst.is_ok());
+  TimingOptions options;
+  options.warmup_iterations = 2;
+  options.repetitions = 7;
+  auto stats = time_on_device(
+      [&](gpu::StreamHandle stream) { return copy_device_vectorized(dst->data(), src->data(), kCopyBytes, stream); },
+      options);
+  ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+  EXPECT_EQ(stats->count, 7);
+  EXPECT_LE(stats->min_ms, stats->p10_ms);
+  EXPECT_LE(stats->p10_ms, stats->median_ms);
+  EXPECT_LE(stats->median_ms, stats->p90_ms);
+  EXPECT_LE(stats->p90_ms, stats->max_ms);
+  // Physical sanity: 512 MiB moved must take longer than at 20 TB/s (far above any HBM today)
+  // and less than at 0.05 TB/s (far below any GPU of the last decade).
+  const double tbps = bandwidth_tbps(2.0 * kCopyBytes, stats->median_ms);
+  EXPECT_GT(tbps, 0.05);
+  EXPECT_LT(tbps, 20.0);
+}
+
+TEST(GpuTiming, WorkErrorsArePropagatedWithContext) {
+  PARITY_REQUIRE_GPU();
+  TimingOptions options;
+  options.warmup_iterations = 0;
+  options.repetitions = 3;
+  int calls = 0;
+  auto stats = time_on_device(
+      [&](gpu::StreamHandle) {
+        ++calls;
+        return calls == 2 ? invalid_argument("planted failure") : Status::ok();
+      },
+      options);
+  ASSERT_FALSE(stats.is_ok());
+  EXPECT_EQ(stats.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(stats.status().message().find("planted failure"), std::string::npos) << stats.status().message();
+  options.repetitions = 0;
+  auto rejected = time_on_device([](gpu::StreamHandle) { return Status::ok(); }, options);
+  ASSERT_FALSE(rejected.is_ok());
+  EXPECT_NE(rejected.status().message().find("repetitions=0"), std::string::npos);
+}
+
+TEST(GpuHbm, MeasurementIsCheckedAndReportsBothMethods) {
+  PARITY_REQUIRE_GPU();
+  TimingOptions options;
+  options.warmup_iterations = 1;
+  options.repetitions = 5;
+  auto measurement = measure_hbm_copy((512LL << 20) + 2, options);  // odd copy size: exercises the tail
+  ASSERT_TRUE(measurement.is_ok()) << measurement.status().to_string();
+  EXPECT_EQ(measurement->verified_mismatched_bytes, 0);
+  EXPECT_EQ(measurement->kernel.stats.count, 5);
+  EXPECT_EQ(measurement->runtime_copy.stats.count, 5);
+  EXPECT_GT(measurement->kernel.median_tbps, 0.05);
+  EXPECT_GT(measurement->runtime_copy.median_tbps, 0.05);
+  EXPECT_GT(measurement->flush_bytes, 0);
+  const nlohmann::json json = hbm_measurement_json(*measurement);
+  EXPECT_EQ(json["methods"].size(), 2u);
+  EXPECT_EQ(json["check"]["mismatched_bytes"], 0);
+}
+
+TEST(GpuProvenance, DeviceFieldsAndClocksArePresent) {
+  PARITY_REQUIRE_GPU();
+  const nlohmann::json doc = provenance_json(0, nullptr, 5);
+  ASSERT_TRUE(doc["device"].is_object()) << doc.dump(2);
+  EXPECT_GT(doc["device"]["sm_count"].get<int>(), 0);
+  EXPECT_GT(doc["device"]["l2_bytes"].get<std::int64_t>(), 0);
+  EXPECT_FALSE(doc["device"]["name"].get<std::string>().empty());
+  ASSERT_TRUE(doc["device"]["clocks"].is_object()) << doc.dump(2);
+  auto clocks = read_device_clocks();
+  ASSERT_TRUE(clocks.is_ok()) << clocks.status().to_string();
+  EXPECT_GT(clocks->max_sm_clock_mhz, 0) << clocks->source;
+  if (clocks->source == "nvml") {
+    EXPECT_GT(clocks->sm_clock_mhz, 0);
+    EXPECT_LE(clocks->sm_clock_mhz, clocks->max_sm_clock_mhz);
+  }
+}
+
+}  // namespace
+}  // namespace parity::bench
