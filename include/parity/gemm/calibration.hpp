@@ -1,0 +1,68 @@
+// GEMM model calibration: the fitted scalars of one device, their file
+// (<data dir>/calibration/<device>_gemm.json, with provenance), the calibration/evaluation split of
+// the shape suite, and the fit itself (Nelder-Mead on log-time error, CPU only).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parity/core/status.hpp"
+#include "parity/gemm/measurements.hpp"
+#include "parity/gemm/model.hpp"
+
+namespace parity::gemm {
+
+inline constexpr const char* kGemmCalibrationSchema = "parity.gemm.calibration/1";
+
+struct GemmCalibration {
+  std::string device;
+  ModelScalars scalars;
+  bool is_default = true;              // true: built-in defaults, nothing was fitted
+  std::string provenance_json = "{}";  // measurements file, shapes, loss, date, commit
+};
+
+// <data dir>/calibration/<device>_gemm.json (data dir resolved as the hardware catalogue does).
+std::filesystem::path gemm_calibration_path(std::string_view device,
+                                            const std::optional<std::filesystem::path>& data_dir);
+Result<GemmCalibration> read_gemm_calibration(const std::filesystem::path& path);
+Status write_gemm_calibration(const GemmCalibration& calibration, const std::filesystem::path& path);
+// The device's calibration when its file exists, else its defaults (is_default = true).
+Result<GemmCalibration> load_gemm_calibration_or_default(
+    const DeviceParams& device, const std::optional<std::filesystem::path>& data_dir);
+
+// The split: data row i (0-based, after the header) of the shape suite is a calibration shape
+// when i % 3 == 0, an evaluation shape otherwise. Shapes absent from the suite fall back to a
+// hash of (m, n, k, batch) with the same 1-in-3 rate.
+enum class ShapeSplit : std::uint8_t { kCalibration, kEvaluation };
+struct ShapeSuite {
+  std::vector<std::string> names;  // in file order
+  std::vector<GemmProblem> problems;
+};
+Result<ShapeSuite> read_shape_suite(const std::filesystem::path& csv_path);
+ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite);
+
+struct FitOptions {
+  int max_evaluations = 4000;
+  double regret_weight = 4.0;  // weight of the per-shape selection regret in the loss
+};
+struct FitResult {
+  ModelScalars scalars;
+  double loss_before = 0.0;
+  double loss_after = 0.0;
+  double rms_log_error_before = 0.0;
+  double rms_log_error_after = 0.0;
+  int evaluations = 0;
+  int shapes = 0;
+  int samples = 0;
+};
+
+// Loss = mean over measured candidates of (log predicted - log measured)^2 + regret_weight * mean
+// over shapes of log(t_measured(model's pick) / t_oracle).
+double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
+                        double regret_weight, double* rms_log_error = nullptr);
+Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& start,
+                              const std::vector<MeasuredShape>& shapes, const FitOptions& options);
+
+}  // namespace parity::gemm

@@ -1,0 +1,118 @@
+// Analytical GEMM cost models: predicted time of one candidate on one problem, from the hardware
+// description and at most kNumModelScalars fitted scalars. Two back ends share the interface:
+//  - Hopper-class (NVIDIA): waves with last-wave fill, per-K-iteration max(compute, L2, DRAM) with
+//    L2 reuse across the window of concurrently running tiles, TMA multicast across a cluster,
+//    split-K partials plus a reduction kernel, launch and epilogue overheads, tile efficiency.
+//  - Origami-class (AMD CDNA): cycle model after origami.md §2: MFMA latency table, per-XCD L2
+//    hit rates from the tiles each XCD runs under WGM and the XCD mapping, MALL, HBM bandwidth
+//    fraction in active CUs, wave quantisation, stream-K.
+// Everything is a pure function of (DeviceParams, ModelScalars, problem, candidate): no timing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "parity/core/status.hpp"
+#include "parity/gemm/candidate.hpp"
+#include "parity/gemm/problem.hpp"
+#include "parity/hw/hardware_spec.hpp"
+
+namespace parity::gemm {
+
+enum class ModelKind : std::uint8_t { kHopper, kOrigami };
+
+// What the models need from a HardwareSpec, in model units.
+struct DeviceParams {
+  std::string name;                    // catalogue name, "h200"
+  ModelKind kind = ModelKind::kHopper;
+  std::string arch;                    // "sm_90", "gfx942", "gfx950", or the catalogue's
+  int num_sms = 132;                   // SMs or CUs
+  int num_l2_domains = 1;              // XCDs on AMD (each with its own L2)
+  double clock_ghz = 1.83;             // the clock the dense peaks assume
+  double peak_bf16_flops_per_s = 989e12;
+  double peak_fp16_flops_per_s = 989e12;
+  double peak_tf32_flops_per_s = 494e12;
+  double hbm_bytes_per_s = 4.8e12;
+  double l2_bytes_per_domain = 60.0 * 1048576.0;
+  double llc_bytes = 0.0;              // AMD MALL; 0 when there is none
+  double smem_bytes_per_sm = 228.0 * 1024.0;
+  // AMD (Origami) constants; unused by the Hopper model.
+  double l2_bw_tbps = 0.0;             // c1
+  double mall_bw_tbps = 0.0;           // c2
+  double hbm_model_bw_tbps = 0.0;      // c3
+  double memory_clock_ghz = 1.3;       // Origami divides the MALL/HBM constants by this clock
+  double mem_clock_ratio = 1.5;        // and the MALL one also by this ratio (origami.md §2.1)
+  std::array<double, 3> bw_fraction_quadratic{0.0, 0.015, 0.0};  // q0, q1, q2 over active CUs
+  double mi_latency_16_cycles = 16;    // bf16 MFMA 16x16 latency (cycles, before / parallel_mi)
+  double mi_latency_32_cycles = 32;    // bf16 MFMA 32x32
+  int mi_k_16 = 16;                    // K of the bf16 16x16 MFMA (16 on gfx942, 32 on gfx950)
+  int mi_k_32 = 8;                     // K of the bf16 32x32 MFMA (8 on gfx942, 16 on gfx950)
+};
+
+// Derives DeviceParams from a catalogue entry. kUnsupported when a field the models need is 0.
+Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec);
+
+// The fitted scalars (all > 0). Names are stable keys of the calibration file.
+inline constexpr int kNumModelScalars = 9;
+struct ModelScalars {
+  double mma_efficiency = 0.90;      // sustained fraction of the dense peak for a big tile
+  double feed_intensity = 8.0;       // tile-efficiency knee: eta ~ I/(I+this), I=tm*tn/(tm+tn)
+  double dram_efficiency = 0.90;     // sustained fraction of the HBM peak
+  double l2_bandwidth_ratio = 2.5;   // L2->SM bandwidth as a multiple of sustained HBM
+  double launch_us = 2.5;            // kernel launch + teardown seen by back-to-back timing
+  double tile_overhead_us = 0.6;     // per wave: prologue latency and epilogue fixed cost
+  double splitk_overhead_us = 2.5;   // the separate split-K reduction kernel's fixed cost
+  double bw_saturation = 0.5;        // fraction of SMs needed to saturate HBM
+  double cluster_efficiency = 0.98;  // compute efficiency factor of multi-CTA clusters
+};
+std::array<double, kNumModelScalars> scalars_to_array(const ModelScalars& scalars);
+ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& values);
+std::string_view scalar_name(int index);
+// Plausible range of each scalar (the calibrator clamps to it).
+std::array<double, 2> scalar_bounds(int index);
+// Defaults for a device (AMD devices keep the Origami constants' meaning: see docs/gemm.md).
+ModelScalars default_scalars(const DeviceParams& device);
+
+// Per-candidate constants that depend only on the problem class (dtype, layout, alignment), so the
+// selector computes them once and each prediction for a new shape is a few dozen flops.
+struct PreparedCandidate {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int split_k = 1;
+  int usable_sms = 0;                // SMs/CUs that can host this cluster shape at once
+  bool is_stream_k = false;
+  bool is_feasible = true;           // false when shared memory / LDS cannot hold the tile
+  double compute_us_per_iter = 0.0;  // one K-iteration of one tile at sustained rate
+  double l2_bytes_per_iter = 0.0;    // per CTA (already divided by the multicast sharing)
+  double a_bytes_per_row_iter = 0.0; // tile_k * a element bytes (DRAM bytes per A row / iter)
+  double b_bytes_per_col_iter = 0.0;
+  double window_aspect = 1.0;        // sqrt(tile_n / tile_m): best raster window shape
+  double store_bytes_per_tile = 0.0; // output (or fp32 partial) bytes per tile
+  double arithmetic_intensity = 0.0; // tie-break key (origami.md §2.10)
+  // AMD only
+  double amd_compute_cycles_per_iter = 0.0;
+  int group_size = 1;
+  bool is_xcd_contiguous = false;
+  int occupancy = 1;
+};
+
+class GemmModel {
+ public:
+  GemmModel(DeviceParams device, ModelScalars scalars);
+  const DeviceParams& device() const { return device_; }
+  const ModelScalars& scalars() const { return scalars_; }
+
+  PreparedCandidate prepare(const ProblemClass& problem_class, const Candidate& candidate) const;
+  // Predicted time in microseconds (+infinity when infeasible).
+  double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const;
+  double predict_us(const GemmProblem& problem, const Candidate& candidate) const;
+
+ private:
+  double predict_hopper_us(const GemmProblem& problem, const PreparedCandidate& c) const;
+  double predict_origami_us(const GemmProblem& problem, const PreparedCandidate& c) const;
+  DeviceParams device_;
+  ModelScalars scalars_;
+};
+
+}  // namespace parity::gemm

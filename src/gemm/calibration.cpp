@@ -1,0 +1,310 @@
+#include "parity/gemm/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "parity/hw/catalogue.hpp"
+
+namespace parity::gemm {
+namespace {
+
+using nlohmann::json;
+
+std::uint64_t mix(std::uint64_t x) {
+  // splitmix64 finaliser: a fixed, platform-independent hash for the fallback split.
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+}  // namespace
+
+std::filesystem::path gemm_calibration_path(std::string_view device,
+                                            const std::optional<std::filesystem::path>& data_dir) {
+  return hw::resolve_data_dir(data_dir) / "calibration" / (std::string(device) + "_gemm.json");
+}
+
+Result<GemmCalibration> read_gemm_calibration(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return io_error("gemm calibration: cannot open '", path.string(), "'");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const json root = json::parse(buffer.str(), nullptr, false);
+  PARITY_CHECK_ARG(!root.is_discarded() && root.is_object(), "gemm calibration: '", path.string(),
+                   "' is not a JSON object");
+  PARITY_CHECK_ARG(root.value("schema", "") == kGemmCalibrationSchema, "gemm calibration: '",
+                   path.string(), "' schema='", root.value("schema", ""), "' (expected ",
+                   kGemmCalibrationSchema, ")");
+  GemmCalibration calibration;
+  calibration.device = root.value("device", "");
+  calibration.is_default = false;
+  PARITY_CHECK_ARG(root.contains("scalars") && root["scalars"].is_object(), "gemm calibration: '",
+                   path.string(), "' has no scalars object");
+  auto values = scalars_to_array(calibration.scalars);
+  for (const auto& [key, value] : root["scalars"].items()) {
+    int index = -1;
+    for (int i = 0; i < kNumModelScalars; ++i) {
+      if (scalar_name(i) == key) index = i;
+    }
+    PARITY_CHECK_ARG(index >= 0, "gemm calibration: '", path.string(), "' unknown scalar '", key,
+                     "'");
+    PARITY_CHECK_ARG(value.is_number() && value.get<double>() > 0.0, "gemm calibration: '",
+                     path.string(), "' scalar ", key, " must be a positive number");
+    values[static_cast<std::size_t>(index)] = value.get<double>();
+  }
+  calibration.scalars = scalars_from_array(values);
+  if (root.contains("provenance")) calibration.provenance_json = root["provenance"].dump();
+  return calibration;
+}
+
+Status write_gemm_calibration(const GemmCalibration& calibration, const std::filesystem::path& path) {
+  json root;
+  root["schema"] = kGemmCalibrationSchema;
+  root["device"] = calibration.device;
+  const auto values = scalars_to_array(calibration.scalars);
+  for (int i = 0; i < kNumModelScalars; ++i) {
+    root["scalars"][std::string(scalar_name(i))] = values[static_cast<std::size_t>(i)];
+  }
+  const json provenance = json::parse(calibration.provenance_json, nullptr, false);
+  root["provenance"] = provenance.is_discarded() ? json::object() : provenance;
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path);
+  if (!out) return io_error("gemm calibration: cannot write '", path.string(), "'");
+  out << root.dump(2) << "\n";
+  return out ? Status::ok() : io_error("gemm calibration: write to '", path.string(), "' failed");
+}
+
+Result<GemmCalibration> load_gemm_calibration_or_default(
+    const DeviceParams& device, const std::optional<std::filesystem::path>& data_dir) {
+  const auto path = gemm_calibration_path(device.name, data_dir);
+  if (!std::filesystem::exists(path)) {
+    GemmCalibration calibration;
+    calibration.device = device.name;
+    calibration.scalars = default_scalars(device);
+    calibration.provenance_json = R"json({"source":"built-in defaults (docs/gemm.md)"})json";
+    return calibration;
+  }
+  return read_gemm_calibration(path);
+}
+
+Result<ShapeSuite> read_shape_suite(const std::filesystem::path& csv_path) {
+  std::ifstream in(csv_path);
+  if (!in) return io_error("shape suite: cannot open '", csv_path.string(), "'");
+  ShapeSuite suite;
+  std::string line;
+  bool seen_header = false;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    if (!seen_header) {
+      PARITY_CHECK_ARG(line.rfind("name,m,n,k", 0) == 0, "shape suite: '", csv_path.string(),
+                       "' header '", line, "' (expected name,m,n,k[,...])");
+      seen_header = true;
+      continue;
+    }
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    std::string field;
+    while (std::getline(row, field, ',')) fields.push_back(trim(field));
+    PARITY_CHECK_ARG(fields.size() >= 4, "shape suite: '", csv_path.string(), "' line ",
+                     line_number, " has ", fields.size(), " fields (expected >= 4)");
+    GemmProblem problem;
+    try {
+      problem.m = std::stoll(fields[1]);
+      problem.n = std::stoll(fields[2]);
+      problem.k = std::stoll(fields[3]);
+    } catch (const std::exception&) {
+      return invalid_argument("shape suite: '", csv_path.string(), "' line ", line_number,
+                              ": m, n, k must be integers");
+    }
+    PARITY_RETURN_IF_ERROR(problem.validate().with_context(
+        detail::concat("shape suite line ", line_number)));
+    suite.names.push_back(fields[0]);
+    suite.problems.push_back(problem);
+  }
+  return suite;
+}
+
+ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite) {
+  for (std::size_t i = 0; i < suite.names.size(); ++i) {
+    const GemmProblem& p = suite.problems[i];
+    const bool same_name = !shape.name.empty() && suite.names[i] == shape.name;
+    const bool same_size = p.m == shape.problem.m && p.n == shape.problem.n && p.k == shape.problem.k;
+    if (same_name || same_size) {
+      return i % 3 == 0 ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
+    }
+  }
+  const std::uint64_t h =
+      mix(mix(mix(mix(static_cast<std::uint64_t>(shape.problem.m)) ^
+                  static_cast<std::uint64_t>(shape.problem.n)) ^
+              static_cast<std::uint64_t>(shape.problem.k)) ^
+          static_cast<std::uint64_t>(shape.problem.batch));
+  return h % 3 == 0 ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
+}
+
+double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
+                        double regret_weight, double* rms_log_error) {
+  double squared = 0.0;
+  double regret = 0.0;
+  std::size_t samples = 0;
+  std::size_t counted_shapes = 0;
+  for (const MeasuredShape& shape : shapes) {
+    if (shape.candidates.empty()) continue;
+    const ProblemClass key = problem_class(shape.problem);
+    double best_measured = std::numeric_limits<double>::infinity();
+    double best_predicted = std::numeric_limits<double>::infinity();
+    double picked_measured = 0.0;
+    for (const MeasuredCandidate& measured : shape.candidates) {
+      const double predicted_us = model.predict_us(shape.problem, model.prepare(key, measured.candidate));
+      const double measured_us = measured.median_ms * 1e3;
+      best_measured = std::min(best_measured, measured_us);
+      if (!std::isfinite(predicted_us)) continue;
+      const double error = std::log(predicted_us) - std::log(measured_us);
+      squared += error * error;
+      ++samples;
+      if (predicted_us < best_predicted) {
+        best_predicted = predicted_us;
+        picked_measured = measured_us;
+      }
+    }
+    if (picked_measured > 0.0) {
+      regret += std::log(picked_measured / best_measured);
+      ++counted_shapes;
+    }
+  }
+  const double mse = samples > 0 ? squared / static_cast<double>(samples) : 0.0;
+  if (rms_log_error != nullptr) *rms_log_error = std::sqrt(mse);
+  const double mean_regret = counted_shapes > 0 ? regret / static_cast<double>(counted_shapes) : 0.0;
+  return mse + regret_weight * mean_regret;
+}
+
+Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& start,
+                              const std::vector<MeasuredShape>& shapes, const FitOptions& options) {
+  PARITY_CHECK_ARG(!shapes.empty(), "gemm calibrate: no calibration shapes in the measurements");
+  constexpr int kDims = kNumModelScalars;
+  using Point = std::array<double, kDims>;  // log of each scalar
+  const auto to_scalars = [](const Point& x) {
+    std::array<double, kDims> values{};
+    for (int i = 0; i < kDims; ++i) {
+      const auto bounds = scalar_bounds(i);
+      values[static_cast<std::size_t>(i)] =
+          std::clamp(std::exp(x[static_cast<std::size_t>(i)]), bounds[0], bounds[1]);
+    }
+    return scalars_from_array(values);
+  };
+  int evaluations = 0;
+  const auto loss = [&](const Point& x) {
+    ++evaluations;
+    return calibration_loss(GemmModel(device, to_scalars(x)), shapes, options.regret_weight);
+  };
+
+  FitResult result;
+  result.shapes = static_cast<int>(shapes.size());
+  for (const auto& shape : shapes) result.samples += static_cast<int>(shape.candidates.size());
+  result.loss_before = calibration_loss(GemmModel(device, start), shapes, options.regret_weight,
+                                        &result.rms_log_error_before);
+
+  // Nelder-Mead in log space (standard coefficients), restarted once from the best vertex.
+  Point origin{};
+  const auto start_values = scalars_to_array(start);
+  for (int i = 0; i < kDims; ++i) {
+    origin[static_cast<std::size_t>(i)] = std::log(start_values[static_cast<std::size_t>(i)]);
+  }
+  Point best = origin;
+  double best_loss = loss(best);
+  for (int restart = 0; restart < 3 && evaluations < options.max_evaluations; ++restart) {
+    std::array<Point, kDims + 1> simplex{};
+    std::array<double, kDims + 1> values{};
+    simplex[0] = best;
+    values[0] = best_loss;
+    for (int i = 0; i < kDims; ++i) {
+      simplex[static_cast<std::size_t>(i + 1)] = best;
+      simplex[static_cast<std::size_t>(i + 1)][static_cast<std::size_t>(i)] += 0.3;
+      values[static_cast<std::size_t>(i + 1)] = loss(simplex[static_cast<std::size_t>(i + 1)]);
+    }
+    const int budget = options.max_evaluations;
+    while (evaluations < budget) {
+      std::array<int, kDims + 1> order{};
+      for (int i = 0; i <= kDims; ++i) order[static_cast<std::size_t>(i)] = i;
+      std::sort(order.begin(), order.end(), [&](int a, int b) {
+        return values[static_cast<std::size_t>(a)] < values[static_cast<std::size_t>(b)];
+      });
+      const auto lo = static_cast<std::size_t>(order[0]);
+      const auto hi = static_cast<std::size_t>(order[kDims]);
+      const auto second = static_cast<std::size_t>(order[kDims - 1]);
+      if (std::abs(values[hi] - values[lo]) < 1e-10 * (1.0 + std::abs(values[lo]))) break;
+      Point centroid{};
+      for (int i = 0; i <= kDims; ++i) {
+        if (static_cast<std::size_t>(i) == hi) continue;
+        for (int j = 0; j < kDims; ++j) {
+          centroid[static_cast<std::size_t>(j)] +=
+              simplex[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] / kDims;
+        }
+      }
+      const auto along = [&](double t) {
+        Point p{};
+        for (int j = 0; j < kDims; ++j) {
+          const auto jj = static_cast<std::size_t>(j);
+          p[jj] = centroid[jj] + t * (simplex[hi][jj] - centroid[jj]);
+        }
+        return p;
+      };
+      const Point reflected = along(-1.0);
+      const double reflected_value = loss(reflected);
+      if (reflected_value < values[lo]) {
+        const Point expanded = along(-2.0);
+        const double expanded_value = loss(expanded);
+        if (expanded_value < reflected_value) {
+          simplex[hi] = expanded, values[hi] = expanded_value;
+        } else {
+          simplex[hi] = reflected, values[hi] = reflected_value;
+        }
+      } else if (reflected_value < values[second]) {
+        simplex[hi] = reflected, values[hi] = reflected_value;
+      } else {
+        const Point contracted = along(0.5);
+        const double contracted_value = loss(contracted);
+        if (contracted_value < values[hi]) {
+          simplex[hi] = contracted, values[hi] = contracted_value;
+        } else {
+          for (int i = 0; i <= kDims; ++i) {
+            const auto ii = static_cast<std::size_t>(i);
+            if (ii == lo) continue;
+            for (int j = 0; j < kDims; ++j) {
+              const auto jj = static_cast<std::size_t>(j);
+              simplex[ii][jj] = simplex[lo][jj] + 0.5 * (simplex[ii][jj] - simplex[lo][jj]);
+            }
+            values[ii] = loss(simplex[ii]);
+          }
+        }
+      }
+    }
+    for (int i = 0; i <= kDims; ++i) {
+      if (values[static_cast<std::size_t>(i)] < best_loss) {
+        best_loss = values[static_cast<std::size_t>(i)];
+        best = simplex[static_cast<std::size_t>(i)];
+      }
+    }
+  }
+  result.scalars = to_scalars(best);
+  result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes,
+                                       options.regret_weight, &result.rms_log_error_after);
+  result.evaluations = evaluations;
+  return result;
+}
+
+}  // namespace parity::gemm

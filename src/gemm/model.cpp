@@ -1,0 +1,377 @@
+#include "parity/gemm/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace parity::gemm {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr double kBytesPerMib = 1048576.0;
+// Hopper: a tile whose fp32 accumulators exceed 256x128 (128 KiB, half the register file) cannot
+// run the two consumer warpgroups ping-pong; charge the lost overlap (a fixed prior, not fitted).
+constexpr double kLargeAccumulatorEfficiency = 0.85;
+// Fraction of the L2 a working set can use before re-reads go to DRAM: H200's L2 is two halves
+// and data used by SMs on both sides is held twice (origami.md §7.6).
+constexpr double kL2UsableFraction = 0.5;
+// Origami constants (origami.md §2.5-2.8), in cycles.
+constexpr double kOrigamiDramLatencyCycles = 200.0;
+constexpr double kOrigamiLaunchCycles = 4.5 * 2200.0;
+constexpr double kOrigamiTileFixedCycles = 1500.0;
+constexpr double kOrigamiLoopCyclesPerIter = 500.0;
+constexpr double kOrigamiSplitKPeerCycles = 35.0 + 2.0 * 100.0 + 1900.0;
+constexpr int kOrigamiPrefetchDepth = 2;
+
+double ceil_div(double a, double b) { return std::ceil(a / b); }
+
+int usable_sms_for_cluster(int num_sms, int cluster_size) {
+  // Clusters must fit inside one GPC; beyond pairs some SMs of each GPC stay idle. Without a
+  // runtime cudaOccupancyMaxActiveClusters we assume one cluster's worth is lost (documented).
+  int usable = num_sms - num_sms % cluster_size;
+  if (cluster_size > 2) usable -= cluster_size;
+  return std::max(usable, cluster_size);
+}
+
+}  // namespace
+
+Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec) {
+  DeviceParams d;
+  d.name = spec.name;
+  d.num_sms = static_cast<int>(spec.sm_count.value);
+  PARITY_CHECK_ARG(d.num_sms > 0, "gemm model: ", spec.name, " has sm_count=", d.num_sms);
+  const double peak_clock_mhz = spec.peak_rate_clock_mhz.value > 0 ? spec.peak_rate_clock_mhz.value
+                                                                   : spec.boost_clock_mhz.value;
+  PARITY_CHECK_ARG(peak_clock_mhz > 0, "gemm model: ", spec.name, " has no clock");
+  d.clock_ghz = peak_clock_mhz / 1000.0;
+  d.peak_bf16_flops_per_s = spec.dense_bf16_tflops.value * 1e12;
+  PARITY_CHECK_ARG(d.peak_bf16_flops_per_s > 0, "gemm model: ", spec.name,
+                   " has dense_bf16_tflops=0");
+  d.peak_fp16_flops_per_s = spec.dense_fp16_tflops.value > 0 ? spec.dense_fp16_tflops.value * 1e12
+                                                              : d.peak_bf16_flops_per_s;
+  // TF32 tensor rate is half the 16-bit rate on Hopper and CDNA3 (datasheets).
+  d.peak_tf32_flops_per_s = d.peak_bf16_flops_per_s / 2.0;
+  d.hbm_bytes_per_s = spec.hbm_bandwidth_tbps.value * 1e12;
+  PARITY_CHECK_ARG(d.hbm_bytes_per_s > 0, "gemm model: ", spec.name, " has hbm_bandwidth_tbps=0");
+  const int chiplets = std::max(1, static_cast<int>(spec.chiplet_count.value));
+  d.smem_bytes_per_sm = spec.shared_memory_per_sm_kib.value * 1024.0;
+  if (spec.vendor == hw::Vendor::kAmd) {
+    d.kind = ModelKind::kOrigami;
+    d.num_l2_domains = chiplets;
+    d.l2_bytes_per_domain = spec.l2_cache_mib.value * kBytesPerMib / chiplets;
+    d.llc_bytes = spec.last_level_cache_mib.value * kBytesPerMib;
+    if (spec.architecture == "cdna3") {
+      // gfx942 constants (origami.md §2.2).
+      d.arch = "gfx942";
+      d.l2_bw_tbps = 17.0;
+      d.mall_bw_tbps = 1.21875 * 6.0;
+      d.hbm_model_bw_tbps = 4.0;
+      d.bw_fraction_quadratic = {0.0, 0.015, 0.0};
+      d.memory_clock_ghz = 1.3;
+      d.mi_k_16 = 16;
+      d.mi_k_32 = 8;
+    } else if (spec.architecture == "cdna4") {
+      d.arch = "gfx950";
+      d.l2_bw_tbps = 17.0;
+      d.mall_bw_tbps = 8.53;
+      d.hbm_model_bw_tbps = 6.0;
+      d.bw_fraction_quadratic = {0.0274, 0.00707, -1.3e-5};
+      d.memory_clock_ghz = 1.6;
+      d.mi_k_16 = 32;
+      d.mi_k_32 = 16;
+    } else {
+      // Other AMD parts: physical bandwidths at the compute clock, CDNA3 instruction shapes.
+      d.arch = spec.architecture;
+      d.hbm_model_bw_tbps = spec.hbm_bandwidth_tbps.value;
+      d.mall_bw_tbps = 1.5 * d.hbm_model_bw_tbps;
+      d.l2_bw_tbps = 3.0 * d.hbm_model_bw_tbps;
+      d.memory_clock_ghz = d.clock_ghz;
+      d.mem_clock_ratio = 1.0;
+    }
+    // One 16x16 MFMA of K=mi_k_16 takes 16 cycles on one of 4 units: fix its latency so the table
+    // reproduces the catalogue's dense peak (2048 flop/clk/CU on CDNA3, 4096 on CDNA4).
+    const double flops_per_clock_per_cu = d.peak_bf16_flops_per_s / (d.num_sms * d.clock_ghz * 1e9);
+    d.mi_latency_16_cycles = 2.0 * 16 * 16 * d.mi_k_16 * 4.0 / flops_per_clock_per_cu;
+    d.mi_latency_32_cycles = 2.0 * 32 * 32 * d.mi_k_32 * 4.0 / flops_per_clock_per_cu;
+    if (d.smem_bytes_per_sm <= 0) d.smem_bytes_per_sm = 64.0 * 1024.0;
+  } else {
+    d.kind = ModelKind::kHopper;
+    d.arch = spec.architecture;
+    d.num_l2_domains = 1;
+    d.l2_bytes_per_domain = spec.l2_cache_mib.value * kBytesPerMib;
+    d.llc_bytes = 0.0;
+    if (d.smem_bytes_per_sm <= 0) d.smem_bytes_per_sm = 228.0 * 1024.0;
+  }
+  PARITY_CHECK_ARG(d.l2_bytes_per_domain > 0, "gemm model: ", spec.name, " has l2_cache_mib=0");
+  return d;
+}
+
+std::array<double, kNumModelScalars> scalars_to_array(const ModelScalars& s) {
+  return {s.mma_efficiency, s.feed_intensity,    s.dram_efficiency,
+          s.l2_bandwidth_ratio, s.launch_us,     s.tile_overhead_us,
+          s.splitk_overhead_us, s.bw_saturation, s.cluster_efficiency};
+}
+
+ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
+  ModelScalars s;
+  s.mma_efficiency = v[0];
+  s.feed_intensity = v[1];
+  s.dram_efficiency = v[2];
+  s.l2_bandwidth_ratio = v[3];
+  s.launch_us = v[4];
+  s.tile_overhead_us = v[5];
+  s.splitk_overhead_us = v[6];
+  s.bw_saturation = v[7];
+  s.cluster_efficiency = v[8];
+  return s;
+}
+
+std::string_view scalar_name(int index) {
+  static constexpr std::string_view kNames[kNumModelScalars] = {
+      "mma_efficiency",     "feed_intensity", "dram_efficiency",
+      "l2_bandwidth_ratio", "launch_us",      "tile_overhead_us",
+      "splitk_overhead_us", "bw_saturation",  "cluster_efficiency"};
+  return index >= 0 && index < kNumModelScalars ? kNames[index] : "?";
+}
+
+std::array<double, 2> scalar_bounds(int index) {
+  static constexpr double kBounds[kNumModelScalars][2] = {
+      {0.3, 1.0}, {0.5, 64.0}, {0.3, 1.0}, {1.0, 8.0}, {0.5, 20.0},
+      {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}};
+  if (index < 0 || index >= kNumModelScalars) return {0.0, 0.0};
+  return {kBounds[index][0], kBounds[index][1]};
+}
+
+ModelScalars default_scalars(const DeviceParams& device) {
+  ModelScalars s;
+  if (device.kind == ModelKind::kOrigami) {
+    // Origami's own constants: main-loop efficiency 1, launch 4.5*2200 cycles, tile 1500 cycles.
+    s.mma_efficiency = 1.0;
+    s.launch_us = kOrigamiLaunchCycles / (device.clock_ghz * 1e3);
+    s.tile_overhead_us = kOrigamiTileFixedCycles / (device.clock_ghz * 1e3);
+  }
+  return s;
+}
+
+GemmModel::GemmModel(DeviceParams device, ModelScalars scalars)
+    : device_(std::move(device)), scalars_(scalars) {}
+
+PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c) const {
+  PreparedCandidate p;
+  p.tile_m = c.tile_m;
+  p.tile_n = c.tile_n;
+  p.tile_k = c.tile_k;
+  p.split_k = std::max(1, c.split_k);
+  p.is_stream_k = c.decomposition == Decomposition::kStreamK;
+  p.group_size = std::max(1, c.group_size);
+  p.is_xcd_contiguous = c.xcd_mapping == XcdMapping::kContiguous;
+  p.occupancy = std::max(1, c.occupancy);
+  const double a_bytes = static_cast<double>(dtype_size_bytes(key.a_dtype));
+  const double c_bytes = static_cast<double>(dtype_size_bytes(key.c_dtype));
+  const double tm = c.tile_m, tn = c.tile_n, tk = c.tile_k;
+  p.arithmetic_intensity = 2.0 * tm * tn * tk / (tm * tk + tn * tk + tm * tn);
+  p.a_bytes_per_row_iter = tk * a_bytes;
+  p.b_bytes_per_col_iter = tk * a_bytes;
+  p.window_aspect = std::sqrt(tn / tm);
+  const bool is_split = p.split_k > 1 && !p.is_stream_k;
+  p.store_bytes_per_tile = tm * tn * (is_split ? 4.0 : c_bytes);
+  const int cluster_size = std::max(1, c.cluster_m) * std::max(1, c.cluster_n);
+
+  if (device_.kind == ModelKind::kOrigami) {
+    p.usable_sms = device_.num_sms;
+    p.is_feasible = (tm * a_bytes + tn * a_bytes) * tk <= device_.smem_bytes_per_sm;
+    const bool is_wide = c.mi_m >= 32;
+    const double latency = is_wide ? device_.mi_latency_32_cycles : device_.mi_latency_16_cycles;
+    const int mi_m = is_wide ? 32 : 16;
+    const int mi_k = is_wide ? device_.mi_k_32 : device_.mi_k_16;
+    p.amd_compute_cycles_per_iter = latency / 4.0 * ceil_div(tm, mi_m) * ceil_div(tn, mi_m) *
+                                    ceil_div(tk, mi_k);
+    // Without native TF32 (gfx950) fp32 inputs run as three bf16 passes (origami.md §2.2).
+    if (key.a_dtype == DType::kF32) p.amd_compute_cycles_per_iter *= device_.arch == "gfx950" ? 6 : 2;
+    p.amd_compute_cycles_per_iter /= scalars_.mma_efficiency;
+    return p;
+  }
+
+  p.usable_sms = usable_sms_for_cluster(device_.num_sms, cluster_size);
+  // Needs two pipeline stages of A and B tiles in shared memory.
+  p.is_feasible = 2.0 * (tm + tn) * tk * a_bytes <= device_.smem_bytes_per_sm;
+  double peak = device_.peak_bf16_flops_per_s;
+  if (key.a_dtype == DType::kF16) peak = device_.peak_fp16_flops_per_s;
+  if (key.a_dtype == DType::kF32) peak = device_.peak_tf32_flops_per_s;
+  const double intensity = tm * tn / (tm + tn);
+  double efficiency = scalars_.mma_efficiency * intensity / (intensity + scalars_.feed_intensity);
+  if (tm * tn > 256.0 * 128.0) efficiency *= kLargeAccumulatorEfficiency;
+  if (cluster_size > 1) efficiency *= scalars_.cluster_efficiency;
+  p.compute_us_per_iter = 2.0 * tm * tn * tk / (peak / device_.num_sms * efficiency) * 1e6;
+  // TMA multicast: the A tile is shared by the cluster's CTAs along N, the B tile along M.
+  p.l2_bytes_per_iter =
+      (tm * a_bytes / std::max(1, c.cluster_n) + tn * a_bytes / std::max(1, c.cluster_m)) * tk;
+  return p;
+}
+
+double GemmModel::predict_us(const GemmProblem& problem, const Candidate& candidate) const {
+  return predict_us(problem, prepare(problem_class(problem), candidate));
+}
+
+double GemmModel::predict_us(const GemmProblem& problem, const PreparedCandidate& c) const {
+  if (!c.is_feasible) return kInfinity;
+  return device_.kind == ModelKind::kOrigami ? predict_origami_us(problem, c)
+                                             : predict_hopper_us(problem, c);
+}
+
+double GemmModel::predict_hopper_us(const GemmProblem& problem, const PreparedCandidate& c) const {
+  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n),
+               k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
+  const double in_bytes = static_cast<double>(dtype_size_bytes(problem.a_dtype));
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const double grid_m = ceil_div(m, c.tile_m), grid_n = ceil_div(n, c.tile_n);
+  const double splits = c.split_k;
+  const double tiles = grid_m * grid_n * batch * splits;
+  const double sms = c.usable_sms;
+  const double iters = std::max(1.0, ceil_div(ceil_div(k, splits), c.tile_k));
+
+  const double dram_bw = device_.hbm_bytes_per_s * scalars_.dram_efficiency * 1e-6;  // bytes/us
+  const double l2_bw = dram_bw * scalars_.l2_bandwidth_ratio;
+  // Inter-wave reuse: the fraction of A and B the L2 can keep between the waves that re-read it.
+  const double operand_bytes = batch * (m * k + k * n) * in_bytes;
+  const double reuse = std::min(1.0, kL2UsableFraction * device_.l2_bytes_per_domain / operand_bytes);
+  const double compulsory_per_tile_iter = operand_bytes / (tiles * iters);
+  const double saturating_sms = scalars_.bw_saturation * device_.num_sms;
+
+  // One wave of `active` concurrent tiles: K-loop at the slowest of compute, L2 and DRAM, plus the
+  // pipeline fill (one memory iteration), the output store and the fixed per-tile cost.
+  const auto wave_us = [&](double active) {
+    const double l2_us = active * c.l2_bytes_per_iter / l2_bw;
+    // The window of concurrently running tiles touches rows_used x cols_used tile positions per
+    // split (the best raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
+    const double active_splits = std::min(splits, active);
+    const double positions = std::max(1.0, active / active_splits);
+    double rows_used = std::clamp(std::sqrt(positions) * c.window_aspect, 1.0, grid_m);
+    const double cols_used = std::min(grid_n, std::ceil(positions / rows_used));
+    rows_used = std::min(grid_m, std::ceil(positions / cols_used));
+    const double window_bytes = active_splits * (rows_used * c.a_bytes_per_row_iter +
+                                                 cols_used * c.b_bytes_per_col_iter);
+    const double dram_bytes = (1.0 - reuse) * window_bytes + reuse * active * compulsory_per_tile_iter;
+    const double bw_fraction = std::min(1.0, active / saturating_sms);
+    const double dram_us = dram_bytes / (dram_bw * bw_fraction);
+    const double memory_us = std::max(l2_us, dram_us);
+    const double iter_us = std::max(c.compute_us_per_iter, memory_us);
+    const double store_us = active * c.store_bytes_per_tile / (dram_bw * bw_fraction);
+    return iters * iter_us + memory_us + store_us + scalars_.tile_overhead_us;
+  };
+
+  const double full_waves = std::floor(tiles / sms);
+  const double last_wave_tiles = tiles - full_waves * sms;
+  double total_us = scalars_.launch_us + full_waves * wave_us(sms);
+  if (last_wave_tiles > 0) total_us += wave_us(last_wave_tiles);
+  if (c.split_k > 1) {
+    // Separate reduction kernel: reads s fp32 partials, writes D.
+    const double reduce_bytes = batch * m * n * (splits * 4.0 + out_bytes);
+    total_us += scalars_.splitk_overhead_us + reduce_bytes / dram_bw;
+  }
+  return total_us;
+}
+
+double GemmModel::predict_origami_us(const GemmProblem& problem, const PreparedCandidate& c) const {
+  const DeviceParams& d = device_;
+  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n),
+               k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
+  const double in_bytes = static_cast<double>(dtype_size_bytes(problem.a_dtype));
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const double tm = c.tile_m, tn = c.tile_n, tk = c.tile_k;
+  const double cus = d.num_sms;
+  const double grid_m = ceil_div(m, tm), grid_n = ceil_div(n, tn);
+  const double tiles = grid_m * grid_n * batch;
+
+  // Grid: data-parallel (G = tiles * split) or stream-K (one workgroup per CU).
+  const double splits = c.is_stream_k ? std::max(1.0, std::min(16.0, std::floor(cus / tiles)))
+                                      : static_cast<double>(c.split_k);
+  const double grid = tiles * splits;
+  const double active = std::min(grid, cus);
+  double timesteps = std::ceil(grid / cus);
+  const double k_iters_total = std::max(1.0, std::floor(k / tk));
+  const double kappa = std::max(1.0, std::ceil(k_iters_total / splits));
+  const double utilization =
+      m * n * k / (grid_m * tm * grid_n * tn * std::ceil(k / tk) * tk);
+  const double occupancy_factor =
+      std::pow(0.95, std::min(timesteps, 4.0)) * std::pow(0.95, c.occupancy - 1.0);
+
+  // Bandwidths in bytes per compute cycle (Origami's conversion, origami.md §2.1).
+  const double clock_hz = d.clock_ghz * 1e9;
+  const double l2_bpc = d.l2_bw_tbps * 1e12 / clock_hz;
+  // Origami's quirk: the MALL and HBM constants are divided by the memory clock, yet used per
+  // compute cycle. dram_efficiency rescales HBM relative to its default (0.9 = as published).
+  const double mall_bpc = d.mall_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9 * d.mem_clock_ratio);
+  const double hbm_bpc =
+      d.hbm_model_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9) * scalars_.dram_efficiency / 0.9;
+  const auto& q = d.bw_fraction_quadratic;
+  const double bw_fraction = std::clamp(q[2] * active * active + q[1] * active + q[0], 0.01, 1.0);
+
+  // Bytes one workgroup loads per K-iteration (rows rounded to whole 64-byte lines).
+  const double line = 64.0;
+  const double a_iter = std::min(m, tm) * std::ceil(tk * in_bytes / line) * line;
+  const double b_iter = std::min(n, tn) * std::ceil(tk * in_bytes / line) * line;
+
+  // L2 hit rates: the tiles one XCD runs in a timestep, under WGM grouping and the XCD mapping.
+  const double xcds = d.num_l2_domains;
+  const double per_xcd = std::max(1.0, std::ceil(active / xcds));
+  const double group = std::min(static_cast<double>(c.group_size), grid_m);
+  double rows_l2 = 0, cols_l2 = 0;
+  if (c.is_xcd_contiguous) {
+    // Each XCD owns a contiguous block of the WGM walk: group rows x (per_xcd / group) columns.
+    rows_l2 = std::min(group, per_xcd);
+    cols_l2 = std::min(grid_n * splits, std::ceil(per_xcd / rows_l2));
+  } else {
+    // Round-robin dealing: an XCD's tiles are every xcds-th tile of the walk, so they spread over
+    // xcds times as many columns (rows stay within the group).
+    rows_l2 = std::min(group, per_xcd);
+    cols_l2 = std::min({grid_n * splits, per_xcd, std::ceil(per_xcd * xcds / rows_l2)});
+  }
+  // Shrink to what fits in one XCD's L2 (double-buffered K-slices).
+  while (rows_l2 > 1 && (rows_l2 * a_iter + cols_l2 * b_iter) * kOrigamiPrefetchDepth >
+                            d.l2_bytes_per_domain) {
+    rows_l2 -= 1;
+  }
+  const double hit_l2 =
+      std::max(0.0, 1.0 - (rows_l2 * a_iter + cols_l2 * b_iter) / (per_xcd * (a_iter + b_iter)));
+  // MALL: the whole timestep's window over the device (no capacity term, as in Origami).
+  const double rows_mall = std::min(std::max(group, 1.0), active);
+  const double cols_mall = std::min(grid_n * splits, std::ceil(active / rows_mall));
+  const double hit_mall = d.llc_bytes > 0
+      ? std::max(0.0, 1.0 - (rows_mall * a_iter + cols_mall * b_iter) / (active * (a_iter + b_iter)))
+      : 0.0;
+
+  const double bytes = active * (a_iter + b_iter);
+  const double t_l2 = bytes / (l2_bpc * active / cus);
+  const double t_mall = d.llc_bytes > 0 ? (1.0 - hit_l2) * bytes / (mall_bpc * bw_fraction) : 0.0;
+  const double t_hbm = (1.0 - hit_mall) * (1.0 - hit_l2) * bytes / (hbm_bpc * bw_fraction) +
+                       kOrigamiDramLatencyCycles;
+  const double mem_cycles = std::max({t_l2, t_mall, t_hbm});
+  const double compute_cycles = c.amd_compute_cycles_per_iter / utilization;
+
+  // Tile: prologue, steady state with prefetch depth 2, drain, loop bookkeeping, epilogue.
+  const double n_main = std::max(kappa - kOrigamiPrefetchDepth, 0.0);
+  const double n_drain = std::min(kOrigamiPrefetchDepth - 1.0, kappa - 1.0);
+  double loop_cycles = std::max(n_main * mem_cycles, n_main * compute_cycles) +
+                       (n_drain + 1.0) * compute_cycles + kOrigamiLoopCyclesPerIter * kappa;
+  const double tail_k = k - k_iters_total * tk;
+  if (tail_k > 0) loop_cycles += (tail_k / tk) * std::max(mem_cycles, compute_cycles);
+  double epilogue_cycles = occupancy_factor * tm * tn * out_bytes / (l2_bpc / cus);
+  if (splits > 1) {
+    epilogue_cycles += (splits - 1.0) * kOrigamiSplitKPeerCycles +
+                       (splits - 1.0) * tm * tn * 4.0 / (hbm_bpc / cus);
+  }
+  const double tile_cycles = occupancy_factor * mem_cycles + loop_cycles + epilogue_cycles +
+                             scalars_.tile_overhead_us * d.clock_ghz * 1e3;
+  if (c.is_stream_k) {
+    // Stream-K: MAC iterations spread evenly over the CUs; fractional timesteps, a fix-up per
+    // extra peer sharing a tile (origami.md §6.1).
+    const double total_iters = tiles * std::max(1.0, std::ceil(k / tk));
+    const double iters_per_cu = std::ceil(total_iters / cus);
+    timesteps = iters_per_cu / std::max(1.0, std::ceil(k / tk)) * splits;
+  }
+  const double total_cycles = timesteps * tile_cycles;
+  return scalars_.launch_us + total_cycles / (d.clock_ghz * 1e3);
+}
+
+}  // namespace parity::gemm

@@ -1,0 +1,105 @@
+#include "parity/gemm/selector.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parity::gemm {
+
+bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
+                      const GemmProblem& problem) {
+  if (a.arithmetic_intensity != b.arithmetic_intensity) {
+    return a.arithmetic_intensity > b.arithmetic_intensity;
+  }
+  if (problem.m > problem.n) {
+    if (a.tile_m != b.tile_m) return a.tile_m > b.tile_m;
+  } else if (a.tile_n != b.tile_n) {
+    return a.tile_n > b.tile_n;
+  }
+  if (a.tile_m != b.tile_m) return a.tile_m > b.tile_m;
+  if (a.tile_n != b.tile_n) return a.tile_n > b.tile_n;
+  if (a.tile_k != b.tile_k) return a.tile_k > b.tile_k;
+  return a.split_k < b.split_k;
+}
+
+const std::vector<PreparedCandidate>& Selector::prepared_for(const GemmProblem& problem,
+                                                             std::span<const Candidate> candidates) {
+  const ProblemClass key = problem_class(problem);
+  CacheEntry& entry = cache_[problem_class_hash(key)];
+  if (entry.data != candidates.data() || entry.size != candidates.size()) {
+    entry.data = candidates.data();
+    entry.size = candidates.size();
+    entry.prepared.clear();
+    entry.prepared.reserve(candidates.size());
+    for (const Candidate& c : candidates) entry.prepared.push_back(model_.prepare(key, c));
+  }
+  return entry.prepared;
+}
+
+Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
+                                                    std::span<const Candidate> candidates) {
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
+                   problem.describe());
+  const auto& prepared = prepared_for(problem, candidates);
+  std::vector<RankedCandidate> ranked(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    ranked[i] = {i, model_.predict_us(problem, prepared[i])};
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.predicted_us < b.predicted_us;
+  });
+  const double limit = ranked.front().predicted_us * (1.0 + kTieEpsilon);
+  const auto tied_end = std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) {
+    return r.predicted_us > limit;
+  });
+  std::sort(ranked.begin(), tied_end, [&](const auto& a, const auto& b) {
+    if (tie_break_before(prepared[a.index], prepared[b.index], problem)) return true;
+    if (tie_break_before(prepared[b.index], prepared[a.index], problem)) return false;
+    return a.index < b.index;
+  });
+  return ranked;
+}
+
+Result<Selection> Selector::select(const GemmProblem& problem,
+                                   std::span<const Candidate> candidates, std::size_t top_k) {
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
+                   problem.describe());
+  const auto& prepared = prepared_for(problem, candidates);
+  // Predict all, then order only what is needed: the near-tie group and the top-k.
+  scratch_.resize(candidates.size());
+  double best_us = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const double t = model_.predict_us(problem, prepared[i]);
+    scratch_[i] = {i, t};
+    best_us = std::min(best_us, t);
+  }
+  PARITY_CHECK_ARG(std::isfinite(best_us), "gemm select: no feasible candidate for ",
+                   problem.describe());
+  const double limit = best_us * (1.0 + kTieEpsilon);
+  const auto tied_end = std::partition(scratch_.begin(), scratch_.end(),
+                                       [&](const auto& r) { return r.predicted_us <= limit; });
+  // Within the tie group: the tie-break chain, then enumeration order.
+  std::sort(scratch_.begin(), tied_end, [&](const auto& a, const auto& b) {
+    if (tie_break_before(prepared[a.index], prepared[b.index], problem)) return true;
+    if (tie_break_before(prepared[b.index], prepared[a.index], problem)) return false;
+    return a.index < b.index;
+  });
+  const std::size_t tied = static_cast<std::size_t>(tied_end - scratch_.begin());
+  const std::size_t keep = std::min(std::max<std::size_t>(top_k, 1), scratch_.size());
+  if (keep > tied) {
+    std::partial_sort(tied_end, scratch_.begin() + static_cast<std::ptrdiff_t>(keep), scratch_.end(),
+                      [](const auto& a, const auto& b) {
+                        return a.predicted_us < b.predicted_us ||
+                               (a.predicted_us == b.predicted_us && a.index < b.index);
+                      });
+  }
+  Selection selection;
+  selection.top.assign(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(keep));
+  selection.choice = candidates[selection.top.front().index];
+  selection.predicted_us = selection.top.front().predicted_us;
+  selection.predicted_tflops = problem.flop_count() / (selection.predicted_us * 1e-6) / 1e12;
+  return selection;
+}
+
+}  // namespace parity::gemm
