@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Foundation piece of the device run (called by run_all.sh with the build dir as $1, $OUT set):
+#   parity hw probe   -> $OUT/hw_probe.json, $OUT/calibration_<device>.json
+#   parity bench hbm  -> $OUT/bench_hbm.json
+#   parity bench gemm -> $OUT/bench_gemm_llama70b.json  (the five Llama-70B dev shapes)
+#   torch baselines   -> $OUT/torch_reference.json      (do_bench median, same configs, same call)
+#   comparison        -> $OUT/foundation_comparison.json (+ .txt): ours vs torch, within 3%?
+# Each step is guarded: a failing step is reported and the rest still run; exit 1 if any failed.
+set -uo pipefail
+build_dir="${1:-build/cuda}"
+parity="$build_dir/bin/parity"
+: "${OUT:?OUT must be set}"
+here="$(cd "$(dirname "$0")" && pwd)"
+export PYTHONUNBUFFERED=1
+failed=0
+
+step() {  # name command...
+  local name="$1"; shift
+  local t0=$SECONDS
+  echo "---- $name: $*"
+  if "$@"; then
+    echo "---- $name: ok ($((SECONDS - t0)) s)"
+  else
+    echo "---- $name: FAILED (exit $?, $((SECONDS - t0)) s)"
+    failed=1
+  fi
+}
+
+# The five Llama-70B shapes of the dev suite (bench/shapes/gemm_shapes_dev.csv, family llm, the
+# rows named llama70b_* plus square8k), as a suite file of their own.
+shapes="$OUT/gemm_shapes_llama70b.csv"
+{
+  echo "name,m,n,k,family"
+  grep -E '^(llama70b_[a-z_]+|square8k),' bench/shapes/gemm_shapes_dev.csv
+} > "$shapes"
+echo "shapes: $(($(wc -l < "$shapes") - 1)) rows from bench/shapes/gemm_shapes_dev.csv"
+
+copy_bytes_total=$((4 << 30))  # 2 GiB read + 2 GiB written, the same count for torch copy_
+
+step hw_probe "$parity" hw probe --results "$OUT/hw_probe.json"
+for f in data/calibration/*.json; do  # the probe's calibration file(s), for the lead to commit
+  [[ -e "$f" ]] && cp "$f" "$OUT/calibration_$(basename "$f")"
+done
+step bench_hbm "$parity" bench hbm --bytes "$copy_bytes_total" --warmup 10 --reps 50 --out "$OUT/bench_hbm.json"
+step bench_gemm "$parity" bench gemm --shapes "$shapes" --dtype bf16 --warmup 10 --reps 50 \
+  --out "$OUT/bench_gemm_llama70b.json"
+step torch_reference python3 "$here/torch_reference.py" --shapes "$shapes" --copy-bytes "$copy_bytes_total" \
+  --out "$OUT/torch_reference.json"
+step compare python3 "$here/compare_foundation.py" --gemm "$OUT/bench_gemm_llama70b.json" \
+  --hbm "$OUT/bench_hbm.json" --torch "$OUT/torch_reference.json" \
+  --out "$OUT/foundation_comparison.json" --text "$OUT/foundation_comparison.txt"
+exit $failed

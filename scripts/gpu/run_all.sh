@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The one-call device workflow. Runs ON the GPU machine, from the repository root, with $OUT set:
+#   1. configure and build the `cuda` preset (incremental when build/cuda is already there);
+#   2. run the GPU tests (ctest -L gpu);
+#   3. run every scripts/gpu/bench_*.sh with the build dir as $1, each guarded by a timeout so one
+#      failure or hang does not stop the rest;
+#   4. print a summary table.
+# Pieces write into a staging folder (exported to them as $OUT). At the end $OUT receives the
+# summary, foundation_comparison.json and one results.tar.gz with every log and results file:
+# the device tool returns at most 8 files, so everything else travels inside the archive.
+#
+# $OUT is refreshed after every step, so a call cut off at its time limit still returns the steps
+# done so far.
+#
+# Usage: scripts/gpu/run_all.sh [--only NAME] [--skip-tests] [--piece-timeout S] [--deadline S]
+#   --only NAME      build, then run only that piece: "tests" or a bench name ("foundation" for
+#                    scripts/gpu/bench_foundation.sh)
+#   --skip-tests     do not run the GPU tests
+#   --piece-timeout  limit for each bench piece and for the tests (default 240 s)
+#   --deadline       whole-run budget (default 570 s, under the device tool's 600 s per command):
+#                    a piece is cut to the time left, and skipped when under 20 s is left
+set -uo pipefail
+
+only=""
+skip_tests=0
+piece_timeout=240
+deadline=570
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --only) only="${2:?--only needs a piece name}"; shift 2 ;;
+    --only=*) only="${1#--only=}"; shift ;;
+    --skip-tests) skip_tests=1; shift ;;
+    --piece-timeout) piece_timeout="${2:?--piece-timeout needs seconds}"; shift 2 ;;
+    --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    *) echo "run_all.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+only="${only#bench_}"; only="${only%.sh}"
+
+if [[ -z "${OUT:-}" ]]; then
+  echo "run_all.sh: OUT is not set; expected the folder whose files come back (e.g. OUT=/tmp/out)" >&2
+  exit 2
+fi
+if [[ ! -f CMakePresets.json ]]; then
+  echo "run_all.sh: run from the repository root (no CMakePresets.json in $PWD)" >&2
+  exit 2
+fi
+
+final_out="$OUT"
+stage="$(mktemp -d /tmp/parity_run.XXXXXX)"
+export OUT="$stage"
+export PYTHONUNBUFFERED=1
+# Never use NVLink multicast on the shared machines.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+build_dir="build/cuda"
+start_all=$SECONDS
+summary_rows=()
+
+record() {  # name status seconds log
+  summary_rows+=("$(printf '%-22s %-10s %6ss  %s' "$1" "$2" "$3" "$4")")
+}
+
+# Seconds a piece may take: the piece limit, cut to what is left of the run's deadline.
+time_left() { echo $((deadline - (SECONDS - start_all) - 10)); }
+piece_limit() {
+  local left; left=$(time_left)
+  if (( left < piece_timeout )); then echo "$left"; else echo "$piece_timeout"; fi
+}
+
+# Writes summary.txt, results.tar.gz and foundation_comparison.json into $OUT (after each step).
+snapshot() {
+  local summary="$stage/summary.txt"
+  {
+    echo "parity device run: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (+uncommitted changes)')"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+    printf '%-22s %-10s %7s  %s\n' "step" "status" "time" "log (inside results.tar.gz)"
+    printf '%s\n' "${summary_rows[@]}"
+    echo "total: $((SECONDS - start_all)) s"
+    if [[ -f "$stage/foundation_comparison.txt" ]]; then echo; cat "$stage/foundation_comparison.txt"; fi
+  } > "$summary"
+  tar -czf "$final_out/results.tar.gz" -C "$stage" . 2>/dev/null
+  cp "$summary" "$final_out/summary.txt"
+  if [[ -f "$stage/foundation_comparison.json" ]]; then cp "$stage/foundation_comparison.json" "$final_out/"; fi
+}
+
+finish() {
+  snapshot
+  echo
+  cat "$stage/summary.txt"
+}
+
+# ---- 1. build ----
+t0=$SECONDS
+if cmake --preset cuda > "$stage/build.log" 2>&1 && cmake --build --preset cuda -j 16 >> "$stage/build.log" 2>&1; then
+  record build ok $((SECONDS - t0)) build.log
+  snapshot
+else
+  record build FAILED $((SECONDS - t0)) build.log
+  echo "run_all.sh: build failed; last lines of build.log:" >&2
+  grep -E "error|Error" "$stage/build.log" | head -20 >&2
+  tail -20 "$stage/build.log" >&2
+  finish
+  exit 1
+fi
+
+failures=0
+# ---- 2. GPU tests ----
+if [[ $skip_tests -eq 0 && ( -z "$only" || "$only" == "tests" ) ]]; then
+  t0=$SECONDS
+  if timeout "$(piece_limit)" ctest --test-dir "$build_dir" -L gpu --output-on-failure > "$stage/gpu_tests.log" 2>&1; then
+    status=ok
+  else
+    status=FAILED
+    failures=$((failures + 1))
+  fi
+  passed_line=$(grep -E "tests passed|tests failed" "$stage/gpu_tests.log" | tail -1)
+  record gpu_tests "$status" $((SECONDS - t0)) "gpu_tests.log: ${passed_line:-no summary}"
+  snapshot
+fi
+
+# ---- 3. bench pieces ----
+for script in scripts/gpu/bench_*.sh; do
+  [[ -e "$script" ]] || continue
+  name="$(basename "$script" .sh)"; name="${name#bench_}"
+  if [[ -n "$only" && "$only" != "$name" ]]; then continue; fi
+  limit=$(piece_limit)
+  if (( $(time_left) < 20 )); then
+    record "bench_$name" "SKIPPED" 0 "no time left under --deadline $deadline"
+    failures=$((failures + 1))
+    continue
+  fi
+  t0=$SECONDS
+  echo "== bench piece: $name (limit ${limit} s)"
+  if timeout "$limit" bash "$script" "$build_dir" > "$stage/bench_$name.log" 2>&1; then
+    status=ok
+  else
+    rc=$?
+    status="FAILED($rc)"
+    [[ $rc -eq 124 ]] && status="TIMEOUT"
+    failures=$((failures + 1))
+    tail -5 "$stage/bench_$name.log" | sed "s/^/  [$name] /"
+  fi
+  record "bench_$name" "$status" $((SECONDS - t0)) "bench_$name.log"
+  snapshot
+done
+
+finish
+[[ $failures -eq 0 ]]

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Field-standard baselines for the foundation benchmarks, timed in the same device call.
+
+For each shape of a suite file (name,m,n,k[,...]): torch F.linear(A[m,k], B[n,k]) = A @ B^T in
+bf16 (fp32 accumulation inside cuBLAS), inputs drawn from a normal distribution; and a torch
+copy_ of the same byte count as `parity bench hbm` (bytes read + bytes written). Every figure is
+triton.testing.do_bench(..., return_mode="median"), which flushes the L2 before each repetition
+and times each one with CUDA events, as our harness does. Writes one JSON file.
+"""
+import argparse
+import csv
+import datetime
+import json
+import math
+import socket
+import sys
+
+
+def read_shapes(path):
+    rows = []
+    with open(path) as f:
+        lines = [line for line in f if line.strip() and not line.startswith("#")]
+    for row in csv.DictReader(lines):
+        rows.append({"name": row["name"], "m": int(row["m"]), "n": int(row["n"]), "k": int(row["k"])})
+    if not rows:
+        sys.exit(f"torch_reference.py: no shapes in {path}")
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shapes", required=True, help="suite CSV: name,m,n,k[,...]")
+    parser.add_argument("--copy-bytes", type=int, default=4 << 30, help="bytes read + written per copy")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    if args.copy_bytes <= 0 or args.copy_bytes % 2:
+        sys.exit(f"torch_reference.py: --copy-bytes={args.copy_bytes} must be positive and even")
+
+    import torch
+    import torch.nn.functional as F
+    import triton
+    from triton.testing import do_bench
+
+    if not torch.cuda.is_available():
+        sys.exit("torch_reference.py: no CUDA device visible")
+    device = torch.device("cuda")
+    torch.manual_seed(args.seed)
+    # The baseline is stock behaviour: no TF32 switch matters for bf16, and no tuning flags are set.
+    gemm_rows = []
+    for shape in read_shapes(args.shapes):
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+        b = torch.randn(n, k, device=device, dtype=torch.bfloat16)
+        # Check before timing: a sampled row against an fp64 product of the same bf16 inputs.
+        got = F.linear(a, b)
+        want = (a[:4].double() @ b.double().t())
+        scale = (a[:4].double().abs() @ b.double().abs().t()).clamp_min(1e-30)
+        max_rel = ((got[:4].double() - want).abs() / scale).max().item()
+        median_ms = do_bench(lambda: F.linear(a, b), return_mode="median")
+        tflops = 2.0 * m * n * k / (median_ms * 1e-3) / 1e12
+        gemm_rows.append({**shape, "dtype": "bf16", "op": "torch.nn.functional.linear (A @ B^T)",
+                          "median_ms": median_ms, "median_tflops": tflops,
+                          "check_max_relative_error": max_rel})
+        print(f"torch F.linear {shape['name']:<22} {m}x{n}x{k}: {median_ms:.4f} ms  {tflops:7.1f} TFLOP/s"
+              f"  (check max rel err {max_rel:.2e})")
+        del a, b, got
+
+    copy_bytes = args.copy_bytes // 2
+    src = torch.randint(0, 256, (copy_bytes,), device=device, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    if not torch.equal(dst, src):
+        sys.exit("torch_reference.py: torch copy_ result differs from its source")
+    copy_ms = do_bench(lambda: dst.copy_(src), return_mode="median")
+    copy_tbps = args.copy_bytes / (copy_ms * 1e-3) / 1e12
+    print(f"torch copy_ {copy_bytes} bytes (read + written {args.copy_bytes}): {copy_ms:.4f} ms  {copy_tbps:.3f} TB/s")
+
+    props = torch.cuda.get_device_properties(device)
+    document = {
+        "benchmark": "torch_reference",
+        "provenance": {
+            "torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
+            "device": props.name, "sm_count": props.multi_processor_count,
+            "hostname": socket.gethostname(), "argv": sys.argv, "seed": args.seed,
+            "timestamp_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "timer": 'triton.testing.do_bench(fn, return_mode="median") (L2 cleared before each rep)',
+        },
+        "gemm": gemm_rows,
+        "copy": {"op": "torch.Tensor.copy_ (uint8, device to device)", "total_bytes": args.copy_bytes,
+                 "copy_bytes": copy_bytes, "median_ms": copy_ms, "median_tbps": copy_tbps},
+    }
+    if any(not math.isfinite(r["median_ms"]) for r in gemm_rows):
+        sys.exit("torch_reference.py: a timing is not finite")
+    with open(args.out, "w") as f:
+        json.dump(document, f, indent=2)
+        f.write("\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
