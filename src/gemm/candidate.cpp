@@ -88,6 +88,8 @@ std::string Candidate::describe() const {
 
 std::string Candidate::short_name() const {
   std::string text = detail::concat(tile_m, "x", tile_n, "x", tile_k);
+  // CDNA MFMA shapes distinguish AMD configs; Hopper's wgmma shape follows from the tile.
+  if (mi_m < 64) text += detail::concat(" mi", mi_m, "x", mi_n, "x", mi_k);
   if (cluster_m * cluster_n > 1) text += detail::concat(" c", cluster_m, "x", cluster_n);
   if (split_k > 1) text += detail::concat(" sk", split_k);
   if (decomposition == Decomposition::kStreamK) text += " streamk";

@@ -1,0 +1,60 @@
+// Selector evaluation on measured data (CPU only): per shape, the model's pick among the measured
+// candidates vs the vendor heuristic's top-1 vs the oracle (fastest measured), and a summary;
+// rendered as JSON, Markdown and an SVG chart (efficiency per shape, predicted vs measured).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "parity/gemm/measurements.hpp"
+#include "parity/gemm/selector.hpp"
+
+namespace parity::gemm {
+
+struct ShapeEvaluation {
+  std::string name;
+  GemmProblem problem;
+  int candidates = 0;
+  double oracle_ms = 0.0;
+  std::string oracle_config;
+  double selected_ms = 0.0;
+  double selected_predicted_us = 0.0;
+  std::string selected_config;
+  double heuristic_ms = 0.0;  // 0 when the heuristic's top-1 was not measured
+  std::string heuristic_config;
+  double selected_ratio = 0.0;   // t_oracle / t_selected
+  double heuristic_ratio = 0.0;  // t_oracle / t_heuristic_top1 (0 when absent)
+  double kendall_tau = 0.0;      // predicted vs measured order over this shape's candidates
+  std::vector<std::array<double, 2>> predicted_vs_measured_us;
+};
+
+struct RatioSummary {
+  int shapes = 0;
+  double geomean = 0.0;
+  double worst = 0.0;
+  double within_5_percent = 0.0;  // fraction of shapes with ratio >= 0.95
+  double within_10_percent = 0.0;
+  double time_weighted = 0.0;     // sum t_oracle / sum t_chosen
+};
+
+struct EvaluationReport {
+  std::string device;
+  std::string split;  // "evaluation", "calibration" or "all"
+  std::string calibration_source;
+  std::vector<ShapeEvaluation> shapes;
+  RatioSummary selector;
+  RatioSummary heuristic;
+  double mean_kendall_tau = 0.0;
+};
+
+EvaluationReport evaluate_selector(Selector& selector, const std::vector<MeasuredShape>& shapes);
+RatioSummary summarize_ratios(const std::vector<double>& ratios, const std::vector<double>& oracle_ms,
+                              const std::vector<double>& chosen_ms);
+
+std::string evaluation_to_json(const EvaluationReport& report);
+std::string evaluation_to_markdown(const EvaluationReport& report);
+// Two panels: t_oracle/t_chosen per shape (selector and heuristic), and log-log predicted vs
+// measured time of every measured candidate.
+std::string evaluation_to_svg(const EvaluationReport& report);
+
+}  // namespace parity::gemm

@@ -1,0 +1,44 @@
+// Model-to-model agreement with AMD's Origami: its published top-10 rankings (data/reference/
+// origami/) against our Origami-class model's ranking of the AMD modelled space. This measures
+// how alike two models are, not how fast any kernel runs: no AMD figure here is a measurement.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "parity/core/status.hpp"
+#include "parity/gemm/candidate.hpp"
+#include "parity/gemm/problem.hpp"
+#include "parity/gemm/selector.hpp"
+
+namespace parity::gemm {
+
+struct OrigamiRanking {
+  std::string problem_text;  // "MxNxKxBatch"
+  GemmProblem problem;
+  std::vector<Candidate> top;        // rank order (rank 0 first)
+  std::vector<double> latency;       // Origami's predicted latency, its own units
+};
+
+// Reads a rankings CSV (problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm; CRLF ok).
+Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path);
+
+struct AgreementReport {
+  int problems = 0;
+  double top1_exact = 0.0;           // same tile, MI, occupancy and WGM
+  double top1_macro_tile = 0.0;      // same macro tile (MT_M, MT_N, MT_K)
+  double top10_overlap_exact = 0.0;  // mean |ours ∩ theirs| / |theirs| on full configs
+  double top10_overlap_macro_tile = 0.0;  // same on distinct macro tiles
+  double spearman_shared = 0.0;      // mean Spearman rho on configs in both top-10s (>= 3 shared)
+  int spearman_shared_problems = 0;
+  double spearman_their_top10 = 0.0; // mean rho between their rank and our latency for their 10
+  double rank_of_their_top1 = 0.0;   // mean rank (0-based) our model gives Origami's top-1
+};
+
+// Ranks the Origami-comparable part of the AMD space (data-parallel, contiguous XCD mapping) with
+// `selector` for each problem and compares with Origami's top-10.
+AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& rankings,
+                                     const std::vector<Candidate>& space);
+
+}  // namespace parity::gemm
