@@ -1,0 +1,89 @@
+// TBE on the GPU (portable kernels in src/backends/gpu/embedding, built with nvcc and checked
+// with hipcc). Pointers are device pointers; every call is asynchronous on `stream` and returns
+// launch errors only. Only builds with PARITY_HAS_CUDA link the implementation.
+#pragma once
+
+#include <cstdint>
+
+#include "parity/core/gpu.hpp"
+#include "parity/embedding/tbe.hpp"
+
+namespace parity::embedding::gpu {
+
+using parity::gpu::DeviceBuffer;
+using parity::gpu::StreamHandle;
+
+/// The layout's per-feature arrays, uploaded once and reused by every call.
+class DeviceTbeLayout {
+ public:
+  static Result<DeviceTbeLayout> create(const TbeLayout& layout);
+  const void* data() const { return buffer_.data(); }
+  int num_features() const { return num_features_; }
+
+ private:
+  DeviceBuffer buffer_;
+  int num_features_ = 0;
+};
+
+struct DeviceBatch {
+  const void* indices = nullptr;               // index_dtype, N
+  const void* offsets = nullptr;               // index_dtype, F*B+1
+  const float* per_sample_weights = nullptr;   // N or null
+};
+
+/// output: output_rows() x output_cols() of output_dtype.
+Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& layout, const void* weights,
+                   const DeviceBatch& batch, void* output, StreamHandle stream = nullptr);
+
+struct BackwardOptions {
+  /// Both backward paths are deterministic by construction (stable sort, fixed chunking, partials
+  /// combined in chunk order); the flag is kept so callers can state the requirement.
+  bool deterministic = true;
+  /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
+  int max_grid_blocks = 0;
+};
+
+/// Workspace for either backward: sort keys (2 x 8 B), bag of each position (4 B) and the chunk
+/// partials of runs that cross chunk boundaries (<= 8 B per index). Rejected (kUnsupported) when a
+/// global row id and a position do not fit 64 bits together.
+Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem);
+
+struct TrainingState {
+  void* weights = nullptr;   // weight_dtype, updated in place
+  float* state1 = nullptr;   // optimizer_state1_elements
+  float* state2 = nullptr;   // optimizer_state2_elements
+};
+
+/// Backward fused with the optimiser: one update per unique row. grad_output fp32,
+/// output_rows() x output_cols().
+Status tbe_backward_fused(const TbeProblem& problem, const DeviceTbeLayout& layout,
+                          const OptimizerParams& optimizer, const TrainingState& state,
+                          const DeviceBatch& batch, const float* grad_output, void* workspace,
+                          std::int64_t workspace_bytes, const BackwardOptions& options = {},
+                          StreamHandle stream = nullptr);
+
+/// Plain backward: per-unique-row gradients laid out by sorted position. For each position i of
+/// the sorted order, `row_at_position[i]` is the global row whose run starts at i, or -1; its
+/// gradient is `grads[i, 0:D]` (grads is N x max_dim fp32). `tbe_compact_dense_gradients` turns
+/// that into (unique_rows, grads U x max_dim) on the host.
+Status tbe_backward_dense(const TbeProblem& problem, const DeviceTbeLayout& layout,
+                          const DeviceBatch& batch, const float* grad_output, std::int64_t* row_at_position,
+                          float* grads, void* workspace, std::int64_t workspace_bytes,
+                          const BackwardOptions& options = {}, StreamHandle stream = nullptr);
+
+/// Per-block slots of the bounds check (no global atomics): size it with this.
+std::int64_t bounds_check_workspace_bytes(const TbeProblem& problem);
+
+/// Launches the check (and in fix mode the repairs) on indices/offsets in place. In error mode
+/// nothing is written to indices or offsets. Read the outcome with read_bounds_check_report.
+Status bounds_check(const TbeProblem& problem, const DeviceTbeLayout& layout, BoundsCheckMode mode,
+                    void* indices, void* offsets, void* workspace, std::int64_t workspace_bytes,
+                    StreamHandle stream = nullptr);
+
+/// Synchronises `stream`, sums the per-block slots and fills in the first bad entry (table, bag,
+/// position, value). Use bounds_check_status(report, mode) to turn error mode into a Status.
+Result<BoundsCheckReport> read_bounds_check_report(const TbeProblem& problem, BoundsCheckMode mode,
+                                                   const void* indices, const void* offsets,
+                                                   const void* workspace, StreamHandle stream = nullptr);
+
+}  // namespace parity::embedding::gpu

@@ -1,0 +1,232 @@
+// Host launch of the TBE backward: linearise -> radix sort of (row, position) keys by the row bits
+// -> chunk kernel (runs inside a chunk updated in place, crossing runs leave partials) -> combine
+// kernel (one block per crossing run, pieces added in chunk order). See kernels.cuh.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "backends/gpu/embedding/launch_common.cuh"
+#include "backends/gpu/sort/radix_sort.hpp"
+
+namespace parity::embedding::gpu {
+namespace {
+
+using namespace parity::gpu_device;
+
+// Chunk length C: fixed by the problem (never by the launch), so sums do not depend on the grid;
+// C >= max_dim keeps the chunk partials (2 rows of max_dim floats per chunk) <= 8 B per index.
+constexpr std::int64_t kMinChunkPositions = 256;
+
+struct BackwardPlan {
+  int pos_bits = 1;
+  int row_bits = 1;  // holds total_rows itself (the sentinel row)
+  std::int64_t chunk_positions = kMinChunkPositions;
+  std::int64_t num_chunks = 0;
+  std::int64_t keys_a = 0, keys_b = 0, bag_of = 0, sort_scratch = 0, slot_grads = 0, slot_rows = 0,
+               slot_starts = 0, total_bytes = 0;
+};
+
+int bits_to_hold(std::int64_t value) {
+  int bits = 1;
+  while (bits < 63 && (std::int64_t{1} << bits) <= value) ++bits;
+  return bits;
+}
+
+Result<BackwardPlan> plan_backward(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
+  const std::int64_t n = problem.num_indices;
+  PARITY_CHECK_ARG(n < (std::int64_t{1} << 32), "tbe_backward: num_indices=", n, "; expected < 2^32 on the GPU");
+  PARITY_CHECK_ARG(problem.num_bags() < (std::int64_t{1} << 32), "tbe_backward: num_bags=", problem.num_bags(),
+                   "; expected < 2^32 on the GPU");
+  BackwardPlan plan;
+  plan.pos_bits = bits_to_hold(n > 0 ? n - 1 : 0);
+  plan.row_bits = bits_to_hold(problem.layout.total_rows());
+  if (plan.pos_bits + plan.row_bits > 64) {
+    return unsupported("tbe_backward: a global row (", plan.row_bits, " bits) and a position (", plan.pos_bits,
+                       " bits) do not fit one 64-bit sort key");
+  }
+  const int max_dim = problem.layout.max_dim();
+  plan.chunk_positions = std::max<std::int64_t>(kMinChunkPositions, max_dim);
+  plan.num_chunks = ceil_div(n, plan.chunk_positions);
+  auto align = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  std::int64_t at = 0;
+  plan.keys_a = at;
+  at += align(8 * n);
+  plan.keys_b = at;
+  at += align(8 * n);
+  plan.bag_of = at;
+  at += align(4 * n);
+  plan.sort_scratch = at;
+  at += align(gpu_sort::radix_sort_scratch_bytes(n));
+  plan.slot_grads = at;
+  at += align(plan.num_chunks * 2 * max_dim * 4);
+  plan.slot_rows = at;
+  at += align(plan.num_chunks * 2 * 8);
+  plan.slot_starts = at;
+  at += align(plan.num_chunks * 2 * 8);
+  plan.total_bytes = at;
+  return plan;
+}
+
+template <typename Tag, typename IndexT, int kVecsPerLane>
+Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
+  constexpr int kWarpsPerBlock = kChunkBlockThreads / kWarpSize;
+  const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kWarpsPerBlock), grid_cap);
+  tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane>
+      <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  PARITY_GPU_CHECK_LAUNCH(tbe_backward_chunk_kernel);
+  const int vec_slots = kVecsPerLane * kWarpSize;
+  const int strands = std::max(1, kCombineBlockThreads / vec_slots);
+  const std::size_t shared_bytes = sizeof(float) * 4 * static_cast<std::size_t>(strands * vec_slots);
+  const std::int64_t combine_blocks = std::min(params.num_chunks, grid_cap * kWarpsPerBlock);
+  tbe_backward_combine_kernel<Tag, IndexT, kVecsPerLane>
+      <<<static_cast<unsigned>(combine_blocks), kCombineBlockThreads, shared_bytes, stream>>>(params);
+  PARITY_GPU_CHECK_LAUNCH(tbe_backward_combine_kernel);
+  return Status::ok();
+}
+
+template <typename Tag, typename IndexT>
+Status dispatch_chunk(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
+  const int vecs = params.max_dim / 4;
+  if (vecs <= kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 1>(params, grid_cap, stream);
+  if (vecs <= 2 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 2>(params, grid_cap, stream);
+  if (vecs <= 4 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 4>(params, grid_cap, stream);
+  if (vecs <= 8 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 8>(params, grid_cap, stream);
+  if constexpr (kWarpSize == 32) {
+    if (vecs <= 16 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 16>(params, grid_cap, stream);
+  }
+  return unsupported("tbe_backward: max_dim=", params.max_dim, " too wide");
+}
+
+struct UpdateArgs {
+  Update update = Update::kDenseGrad;
+  const OptimizerParams* optimizer = nullptr;
+  TrainingState state;
+  std::int64_t* dense_rows = nullptr;
+  float* dense_grads = nullptr;
+};
+
+template <typename IndexT>
+Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
+                      const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
+                      const BackwardOptions& options, gpuStream_t stream) {
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  auto* ws = static_cast<char*>(workspace);
+  BackwardParams<IndexT> p{};
+  p.layout = make_layout_view(device_layout, problem.layout);
+  p.indices = static_cast<const IndexT*>(batch.indices);
+  p.offsets = static_cast<const IndexT*>(batch.offsets);
+  p.per_sample_weights = problem.has_per_sample_weights ? batch.per_sample_weights : nullptr;
+  p.grad_output = grad_output;
+  p.batch_size = problem.batch_size;
+  p.num_bags = problem.num_bags();
+  p.num_indices = problem.num_indices;
+  p.output_cols = problem.output_cols();
+  p.pooling = static_cast<Pool>(static_cast<int>(problem.pooling));
+  p.pos_bits = plan.pos_bits;
+  p.sentinel_row = static_cast<std::uint64_t>(problem.layout.total_rows());
+  p.bag_of_position = reinterpret_cast<std::uint32_t*>(ws + plan.bag_of);
+  p.chunk_positions = plan.chunk_positions;
+  p.num_chunks = plan.num_chunks;
+  p.max_dim = problem.layout.max_dim();
+  p.slot_grads = reinterpret_cast<float*>(ws + plan.slot_grads);
+  p.slot_rows = reinterpret_cast<std::int64_t*>(ws + plan.slot_rows);
+  p.slot_starts = reinterpret_cast<std::int64_t*>(ws + plan.slot_starts);
+  p.update = update.update;
+  p.weights = update.state.weights;
+  p.state1 = update.state.state1;
+  p.state2 = update.state.state2;
+  p.dense_rows = update.dense_rows;
+  p.dense_grads = update.dense_grads;
+  if (update.optimizer != nullptr) {
+    const OptimizerParams& o = *update.optimizer;
+    p.learning_rate = o.learning_rate;
+    p.eps = o.eps;
+    p.weight_decay = o.weight_decay;
+    p.max_norm = o.max_norm;
+    p.beta1 = o.beta1;
+    p.beta2 = o.beta2;
+    p.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(o.beta1), static_cast<double>(o.step)));
+    p.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(o.beta2), static_cast<double>(o.step)));
+    p.decay = static_cast<Decay>(static_cast<int>(o.weight_decay_mode));
+  }
+  const std::int64_t grid_cap =
+      options.max_grid_blocks > 0 ? options.max_grid_blocks : static_cast<std::int64_t>(sm_count) * 16;
+
+  auto* keys_a = reinterpret_cast<std::uint64_t*>(ws + plan.keys_a);
+  auto* keys_b = reinterpret_cast<std::uint64_t*>(ws + plan.keys_b);
+  constexpr int kGroupsPerBlock = kLinearizeBlockThreads / kLinearizeGroupLanes;
+  const std::int64_t linearize_blocks = std::min(ceil_div(p.num_bags, kGroupsPerBlock), grid_cap);
+  tbe_linearize_kernel<IndexT><<<static_cast<unsigned>(linearize_blocks), kLinearizeBlockThreads, 0, stream>>>(p, keys_a);
+  PARITY_GPU_CHECK_LAUNCH(tbe_linearize_kernel);
+  PARITY_ASSIGN_OR_RETURN(const std::uint64_t* sorted,
+                          gpu_sort::radix_sort_keys(keys_a, keys_b, p.num_indices, plan.pos_bits,
+                                                    plan.pos_bits + plan.row_bits, ws + plan.sort_scratch, stream));
+  p.sorted_keys = sorted;
+  if (update.update == Update::kDenseGrad) {
+    PARITY_GPU_TRY(gpuMemsetAsync(update.dense_rows, 0xff, sizeof(std::int64_t) * p.num_indices, stream));
+  }
+  switch (problem.weight_dtype) {
+    case DType::kF16: return dispatch_chunk<F16Tag, IndexT>(p, grid_cap, stream);
+    case DType::kBF16: return dispatch_chunk<BF16Tag, IndexT>(p, grid_cap, stream);
+    default: return dispatch_chunk<F32Tag, IndexT>(p, grid_cap, stream);
+  }
+}
+
+Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const UpdateArgs& update,
+                    const DeviceBatch& batch, const float* grad_output, void* workspace,
+                    std::int64_t workspace_bytes, const BackwardOptions& options, StreamHandle stream) {
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));
+  PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
+  if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
+  PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= plan.total_bytes, "tbe_backward: workspace_bytes=",
+                   workspace_bytes, "; expected >= ", plan.total_bytes, " (tbe_backward_workspace_bytes)");
+  PARITY_CHECK_ARG(batch.indices != nullptr && batch.offsets != nullptr && grad_output != nullptr,
+                   "tbe_backward: indices, offsets or grad_output is null");
+  PARITY_CHECK_ARG(!problem.has_per_sample_weights || batch.per_sample_weights != nullptr,
+                   "tbe_backward: has_per_sample_weights is set but per_sample_weights is null");
+  PARITY_CHECK_ARG(options.max_grid_blocks >= 0, "tbe_backward: max_grid_blocks=", options.max_grid_blocks,
+                   "; expected >= 0 (0 = automatic)");
+  auto s = static_cast<gpuStream_t>(stream);
+  if (problem.index_dtype == DType::kI32) {
+    return backward_typed<std::int32_t>(problem, device_layout, plan, update, batch, grad_output, workspace, options, s);
+  }
+  return backward_typed<std::int64_t>(problem, device_layout, plan, update, batch, grad_output, workspace, options, s);
+}
+
+}  // namespace
+
+Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem) {
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));
+  return plan.total_bytes;
+}
+
+Status tbe_backward_fused(const TbeProblem& problem, const DeviceTbeLayout& device_layout,
+                          const OptimizerParams& optimizer, const TrainingState& state, const DeviceBatch& batch,
+                          const float* grad_output, void* workspace, std::int64_t workspace_bytes,
+                          const BackwardOptions& options, StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(optimizer.validate());
+  PARITY_CHECK_ARG(state.weights != nullptr, "tbe_backward_fused: weights is null");
+  PARITY_CHECK_ARG(optimizer.kind == OptimizerKind::kSgd || state.state1 != nullptr, "tbe_backward_fused: optimizer=",
+                   optimizer_kind_name(optimizer.kind), " needs state1");
+  PARITY_CHECK_ARG(optimizer.kind != OptimizerKind::kAdam || state.state2 != nullptr,
+                   "tbe_backward_fused: optimizer=adam needs state2");
+  UpdateArgs update;
+  update.update = static_cast<Update>(static_cast<int>(optimizer.kind));
+  update.optimizer = &optimizer;
+  update.state = state;
+  return run_backward(problem, device_layout, update, batch, grad_output, workspace, workspace_bytes, options, stream);
+}
+
+Status tbe_backward_dense(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const DeviceBatch& batch,
+                          const float* grad_output, std::int64_t* row_at_position, float* grads, void* workspace,
+                          std::int64_t workspace_bytes, const BackwardOptions& options, StreamHandle stream) {
+  PARITY_CHECK_ARG(row_at_position != nullptr && grads != nullptr, "tbe_backward_dense: null output");
+  UpdateArgs update;
+  update.update = Update::kDenseGrad;
+  update.dense_rows = row_at_position;
+  update.dense_grads = grads;
+  return run_backward(problem, device_layout, update, batch, grad_output, workspace, workspace_bytes, options, stream);
+}
+
+}  // namespace parity::embedding::gpu

@@ -1,0 +1,141 @@
+// Host side of the TBE bounds check: offsets pass, (fix mode) repair, indices pass; the report is
+// read from per-block slots after a sync, so error mode never needs a device assert.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "backends/gpu/embedding/launch_common.cuh"
+
+namespace parity::embedding::gpu {
+namespace {
+
+using namespace parity::gpu_device;
+
+constexpr int kMaxBoundsBlocks = 1024;
+
+// Same answer for the launch and the report reader.
+Result<int> bounds_check_blocks(const TbeProblem& problem) {
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  const std::int64_t work = std::max(problem.num_indices, problem.num_offsets());
+  constexpr std::int64_t kItemsPerThread = 8;
+  const std::int64_t wanted = ceil_div(work, kBoundsBlockThreads * kItemsPerThread);
+  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::min(kMaxBoundsBlocks, 4 * sm_count)));
+}
+
+template <typename IndexT>
+Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& device_layout, BoundsCheckMode mode,
+                           void* indices, void* offsets, BoundsSlot* slots, int blocks, gpuStream_t s) {
+  auto* idx = static_cast<IndexT*>(indices);
+  auto* off = static_cast<IndexT*>(offsets);
+  bounds_check_offsets_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(off, problem.num_bags(),
+                                                                             problem.num_indices, slots);
+  PARITY_GPU_CHECK_LAUNCH(bounds_check_offsets_kernel);
+  if (mode == BoundsCheckMode::kFix) {
+    repair_offsets_kernel<IndexT><<<1, kRepairBlockThreads, 0, s>>>(off, problem.num_bags(), problem.num_indices,
+                                                                     slots, blocks);
+    PARITY_GPU_CHECK_LAUNCH(repair_offsets_kernel);
+  }
+  const auto view = make_layout_view(device_layout, problem.layout);
+  bounds_check_indices_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(
+      idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_indices,
+      mode == BoundsCheckMode::kFix ? 1 : 0, slots);
+  PARITY_GPU_CHECK_LAUNCH(bounds_check_indices_kernel);
+  return Status::ok();
+}
+
+Result<std::vector<std::int64_t>> download_as_int64(const void* device, DType dtype, std::int64_t count,
+                                                    gpuStream_t s) {
+  std::vector<std::int64_t> values(static_cast<std::size_t>(count));
+  if (count == 0) return values;
+  gpuError_t err;
+  if (dtype == DType::kI32) {
+    std::vector<std::int32_t> narrow(static_cast<std::size_t>(count));
+    err = gpuMemcpyAsync(narrow.data(), device, sizeof(std::int32_t) * count, gpuMemcpyDeviceToHost, s);
+    if (err == gpuSuccess) err = gpuStreamSynchronize(s);
+    std::copy(narrow.begin(), narrow.end(), values.begin());
+  } else {
+    err = gpuMemcpyAsync(values.data(), device, sizeof(std::int64_t) * count, gpuMemcpyDeviceToHost, s);
+    if (err == gpuSuccess) err = gpuStreamSynchronize(s);
+  }
+  if (err != gpuSuccess) return device_error("tbe bounds check: copy to host failed: ", gpuGetErrorString(err));
+  return values;
+}
+
+}  // namespace
+
+std::int64_t bounds_check_workspace_bytes(const TbeProblem& /*problem*/) {
+  return static_cast<std::int64_t>(sizeof(BoundsSlot)) * kMaxBoundsBlocks;
+}
+
+Status bounds_check(const TbeProblem& problem, const DeviceTbeLayout& device_layout, BoundsCheckMode mode,
+                    void* indices, void* offsets, void* workspace, std::int64_t workspace_bytes, StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_bounds_check"));
+  PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_bounds_check"));
+  if (mode == BoundsCheckMode::kOff) return Status::ok();
+  PARITY_CHECK_ARG(offsets != nullptr, "tbe_bounds_check: offsets is null");
+  PARITY_CHECK_ARG(problem.num_indices == 0 || indices != nullptr, "tbe_bounds_check: indices is null");
+  PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= bounds_check_workspace_bytes(problem),
+                   "tbe_bounds_check: workspace_bytes=", workspace_bytes, "; expected >= ",
+                   bounds_check_workspace_bytes(problem));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, bounds_check_blocks(problem));
+  auto* slots = static_cast<BoundsSlot*>(workspace);
+  auto s = static_cast<gpuStream_t>(stream);
+  if (problem.index_dtype == DType::kI32) {
+    return launch_bounds_check<std::int32_t>(problem, device_layout, mode, indices, offsets, slots, blocks, s);
+  }
+  return launch_bounds_check<std::int64_t>(problem, device_layout, mode, indices, offsets, slots, blocks, s);
+}
+
+Result<BoundsCheckReport> read_bounds_check_report(const TbeProblem& problem, BoundsCheckMode mode,
+                                                   const void* indices, const void* offsets, const void* workspace,
+                                                   StreamHandle stream) {
+  (void)indices;
+  BoundsCheckReport report;
+  if (mode == BoundsCheckMode::kOff) return report;
+  PARITY_ASSIGN_OR_RETURN(const int blocks, bounds_check_blocks(problem));
+  auto s = static_cast<gpuStream_t>(stream);
+  std::vector<BoundsSlot> slots(static_cast<std::size_t>(blocks));
+  PARITY_GPU_TRY(gpuMemcpyAsync(slots.data(), workspace, sizeof(BoundsSlot) * blocks, gpuMemcpyDeviceToHost, s));
+  PARITY_GPU_TRY(gpuStreamSynchronize(s));
+  std::int64_t first_index = kNoPosition, first_offset = kNoPosition;
+  for (const BoundsSlot& slot : slots) {
+    report.bad_indices += slot.bad_indices;
+    report.bad_offsets += slot.bad_offsets;
+    report.last_offset_fixed = report.last_offset_fixed || slot.last_offset_bad != 0;
+    if (slot.first_bad_index_position < first_index) {
+      first_index = slot.first_bad_index_position;
+      report.first_bad_value = slot.first_bad_index_value;
+    }
+    if (slot.first_bad_offset_position < first_offset) {
+      first_offset = slot.first_bad_offset_position;
+      report.first_bad_offset_value = slot.first_bad_offset_value;
+    }
+  }
+  if (first_offset != kNoPosition) {
+    report.has_bad_offset = true;
+    report.first_bad_offset_position = first_offset;
+  }
+  if (first_index != kNoPosition) {
+    // Error path only: locate the bag on the host from the effective (clamped, monotone) offsets.
+    PARITY_ASSIGN_OR_RETURN(auto host_offsets, download_as_int64(offsets, problem.index_dtype, problem.num_offsets(), s));
+    const std::int64_t n = problem.num_indices;
+    std::int64_t running = 0;
+    for (std::int64_t i = 0; i + 1 < problem.num_offsets(); ++i) {
+      running = std::max(running, std::clamp<std::int64_t>(host_offsets[i], 0, n));
+      host_offsets[i] = running;
+    }
+    host_offsets.back() = n;
+    // Last bag whose start <= position (empty bags before it share the same start).
+    const auto it = std::upper_bound(host_offsets.begin(), host_offsets.end() - 1, first_index);
+    const std::int64_t bag = static_cast<std::int64_t>(it - host_offsets.begin()) - 1;
+    report.has_bad_index = true;
+    report.first_bad_position = first_index;
+    report.first_bad_feature = static_cast<int>(bag / problem.batch_size);
+    report.first_bad_bag = bag % problem.batch_size;
+    report.first_bad_table = problem.layout.table_of_feature()[report.first_bad_feature];
+    report.first_bad_table_rows = problem.layout.feature_rows(report.first_bad_feature);
+  }
+  return report;
+}
+
+}  // namespace parity::embedding::gpu

@@ -1,0 +1,90 @@
+// Host launch of the TBE forward (group per bag; see kernels.cuh). Picks the group width and the
+// vecs per lane from the widest table, so one launch serves mixed dims.
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/gpu/embedding/launch_common.cuh"
+
+namespace parity::embedding::gpu {
+namespace {
+
+using namespace parity::gpu_device;
+
+template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane>
+Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
+  constexpr int kGroupsPerBlock = kForwardBlockThreads / kGroupLanes;
+  // Grid-stride beyond a few waves: keeps gridDim * blockDim far below 2^32 (HIP's limit).
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kGroupsPerBlock),
+                                                     static_cast<std::int64_t>(sm_count) * 32);
+  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane>
+      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
+  PARITY_GPU_CHECK_LAUNCH(tbe_forward_group_per_bag_kernel);
+  return Status::ok();
+}
+
+template <typename Tag, typename IndexT>
+Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  const int vecs = max_dim / 4;
+  if (vecs <= kWarpSize / 4) return launch_forward<Tag, IndexT, kWarpSize / 4, 1>(params, sm_count, stream);
+  if (vecs <= kWarpSize / 2) return launch_forward<Tag, IndexT, kWarpSize / 2, 1>(params, sm_count, stream);
+  if (vecs <= kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 1>(params, sm_count, stream);
+  if (vecs <= 2 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 2>(params, sm_count, stream);
+  if (vecs <= 4 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 4>(params, sm_count, stream);
+  if (vecs <= 8 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 8>(params, sm_count, stream);
+  if constexpr (kWarpSize == 32) {
+    if (vecs <= 16 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 16>(params, sm_count, stream);
+  }
+  return unsupported("tbe_forward: max_dim=", max_dim, " exceeds ", 16 * kWarpSize * 4);
+}
+
+template <typename IndexT>
+Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
+                     const DeviceBatch& batch, void* output, gpuStream_t stream) {
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  ForwardParams<IndexT> params{};
+  params.layout = make_layout_view(device_layout, problem.layout);
+  params.weights = weights;
+  params.indices = static_cast<const IndexT*>(batch.indices);
+  params.offsets = static_cast<const IndexT*>(batch.offsets);
+  params.per_sample_weights = problem.has_per_sample_weights ? batch.per_sample_weights : nullptr;
+  params.output = output;
+  params.out_kind = problem.output_dtype == DType::kF16    ? OutKind::kF16
+                    : problem.output_dtype == DType::kBF16 ? OutKind::kBF16
+                                                            : OutKind::kF32;
+  params.pooling = static_cast<Pool>(static_cast<int>(problem.pooling));
+  params.batch_size = problem.batch_size;
+  params.num_bags = problem.num_bags();
+  params.output_cols = problem.output_cols();
+  const int max_dim = problem.layout.max_dim();
+  switch (problem.weight_dtype) {
+    case DType::kF16: return dispatch_forward<F16Tag, IndexT>(params, max_dim, sm_count, stream);
+    case DType::kBF16: return dispatch_forward<BF16Tag, IndexT>(params, max_dim, sm_count, stream);
+    default: return dispatch_forward<F32Tag, IndexT>(params, max_dim, sm_count, stream);
+  }
+}
+
+}  // namespace
+
+Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
+                   const DeviceBatch& batch, void* output, StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_forward"));
+  PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_forward"));
+  if (problem.num_bags() == 0) return Status::ok();
+  PARITY_CHECK_ARG(batch.offsets != nullptr, "tbe_forward: offsets is null");
+  PARITY_CHECK_ARG(output != nullptr, "tbe_forward: output is null");
+  PARITY_CHECK_ARG(problem.num_indices == 0 || (batch.indices != nullptr && weights != nullptr),
+                   "tbe_forward: indices or weights is null with num_indices=", problem.num_indices);
+  PARITY_CHECK_ARG(!problem.has_per_sample_weights || problem.num_indices == 0 || batch.per_sample_weights != nullptr,
+                   "tbe_forward: has_per_sample_weights is set but per_sample_weights is null");
+  // Rows are read as 16-byte (fp32) or 8-byte (16-bit) vectors.
+  const auto alignment = static_cast<std::uintptr_t>(4 * dtype_size_bytes(problem.weight_dtype));
+  PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(weights) % alignment == 0, "tbe_forward: weights pointer is not ",
+                   alignment, "-byte aligned");
+  auto s = static_cast<gpuStream_t>(stream);
+  if (problem.index_dtype == DType::kI32) {
+    return forward_typed<std::int32_t>(problem, device_layout, weights, batch, output, s);
+  }
+  return forward_typed<std::int64_t>(problem, device_layout, weights, batch, output, s);
+}
+
+}  // namespace parity::embedding::gpu

@@ -1,0 +1,60 @@
+// TBE device layout upload and shared launch helpers.
+#include <utility>
+#include <vector>
+
+#include "backends/gpu/embedding/launch_common.cuh"
+
+namespace parity::embedding::gpu {
+
+Result<DeviceTbeLayout> DeviceTbeLayout::create(const TbeLayout& layout) {
+  const int num_features = layout.num_features();
+  const int num_tables = layout.num_tables();
+  std::vector<std::int64_t> packed;
+  for (int f = 0; f < num_features; ++f) packed.push_back(layout.weights_offset(layout.table_of_feature()[f]));
+  for (int f = 0; f < num_features; ++f) packed.push_back(layout.row_base(layout.table_of_feature()[f]));
+  for (int f = 0; f < num_features; ++f) packed.push_back(layout.feature_rows(f));
+  for (int f = 0; f < num_features; ++f) packed.push_back(layout.feature_dim(f));
+  for (int f = 0; f <= num_features; ++f) packed.push_back(layout.output_column_offset(f));
+  for (int t = 0; t <= num_tables; ++t) packed.push_back(layout.row_base(t));
+  for (int t = 0; t < num_tables; ++t) packed.push_back(layout.weights_offset(t));
+  for (int t = 0; t < num_tables; ++t) packed.push_back(layout.tables()[t].dim);
+  DeviceTbeLayout device_layout;
+  PARITY_ASSIGN_OR_RETURN(device_layout.buffer_, parity::gpu::upload(packed));
+  device_layout.num_features_ = num_features;
+  return Result<DeviceTbeLayout>(std::move(device_layout));
+}
+
+gpu_device::LayoutView make_layout_view(const DeviceTbeLayout& device_layout, const TbeLayout& layout) {
+  const int num_features = layout.num_features();
+  const int num_tables = layout.num_tables();
+  const auto* base = static_cast<const std::int64_t*>(device_layout.data());
+  gpu_device::LayoutView view{};
+  view.feature_weights_offset = base;
+  view.feature_row_base = base + num_features;
+  view.feature_rows = base + 2 * num_features;
+  view.feature_dim = base + 3 * num_features;
+  view.feature_out_col = base + 4 * num_features;
+  view.table_row_base = base + 5 * num_features + 1;
+  view.table_weights_offset = view.table_row_base + num_tables + 1;
+  view.table_dim = view.table_weights_offset + num_tables;
+  view.num_features = num_features;
+  view.num_tables = num_tables;
+  return view;
+}
+
+Result<int> current_sm_count() {
+  int device = 0;
+  int sm_count = 0;
+  PARITY_GPU_TRY(gpuGetDevice(&device));
+  PARITY_GPU_TRY(gpuDeviceGetAttribute(&sm_count, gpuDevAttrMultiProcessorCount, device));
+  return sm_count;
+}
+
+Status check_device_layout(const DeviceTbeLayout& device_layout, const TbeLayout& layout, const char* op) {
+  PARITY_CHECK_ARG(device_layout.data() != nullptr, op, ": device layout is empty; build it with DeviceTbeLayout::create");
+  PARITY_CHECK_ARG(device_layout.num_features() == layout.num_features(), op, ": device layout has ",
+                   device_layout.num_features(), " features, problem has ", layout.num_features());
+  return Status::ok();
+}
+
+}  // namespace parity::embedding::gpu

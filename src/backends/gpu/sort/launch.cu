@@ -1,0 +1,43 @@
+// Host launch of the portable LSD radix sort (see kernels.cuh).
+#include "backends/gpu/sort/kernels.cuh"
+#include "backends/gpu/sort/radix_sort.hpp"
+
+namespace parity::gpu_sort {
+
+using namespace parity::gpu_device;
+
+std::int64_t radix_sort_scratch_bytes(std::int64_t count) {
+  const std::int64_t tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
+  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixDigits * (tiles > 0 ? tiles : 1);
+}
+
+Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
+                                       int begin_bit, int end_bit, void* scratch, void* stream) {
+  PARITY_CHECK_ARG(count >= 0 && count < (std::int64_t{1} << 32), "radix_sort: count=", count,
+                   "; expected [0, 2^32)");
+  PARITY_CHECK_ARG(begin_bit >= 0 && begin_bit <= end_bit && end_bit <= 64, "radix_sort: bits [", begin_bit,
+                   ", ", end_bit, ") are not a range inside [0, 64)");
+  auto s = static_cast<gpuStream_t>(stream);
+  const std::int64_t num_tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
+  auto* tile_counts = static_cast<std::uint32_t*>(scratch);
+  std::uint64_t* in = keys_a;
+  std::uint64_t* out = keys_b;
+  if (count <= 1) return in;
+  for (int shift = begin_bit; shift < end_bit; shift += 8) {
+    const int digit_bits = end_bit - shift < 8 ? end_bit - shift : 8;
+    radix_histogram_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
+        in, count, shift, digit_bits, num_tiles, tile_counts);
+    PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
+    radix_exclusive_scan_kernel<<<1, kRadixScanThreads, 0, s>>>(tile_counts, num_tiles * kRadixDigits);
+    PARITY_GPU_CHECK_LAUNCH(radix_exclusive_scan_kernel);
+    radix_scatter_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
+        in, out, count, shift, digit_bits, num_tiles, tile_counts);
+    PARITY_GPU_CHECK_LAUNCH(radix_scatter_kernel);
+    std::uint64_t* t = in;
+    in = out;
+    out = t;
+  }
+  return in;
+}
+
+}  // namespace parity::gpu_sort

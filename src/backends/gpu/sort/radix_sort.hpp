@@ -1,0 +1,19 @@
+// Host entry of the portable LSD radix sort (kernels.cuh): 64-bit keys, sorted stably by the bits
+// [begin_bit, end_bit) only. Internal to parity_gpu.
+#pragma once
+
+#include <cstdint>
+
+#include "parity/core/status.hpp"
+
+namespace parity::gpu_sort {
+
+/// Scratch for the per-tile digit counts, in bytes.
+std::int64_t radix_sort_scratch_bytes(std::int64_t count);
+
+/// Sorts keys_a[0:count) using keys_b as the ping-pong buffer; returns the buffer that holds the
+/// result (keys_a after an even number of 8-bit passes, keys_b after an odd one). count < 2^32.
+Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
+                                       int begin_bit, int end_bit, void* scratch, void* stream);
+
+}  // namespace parity::gpu_sort
