@@ -17,9 +17,9 @@ using nlohmann::json;
 namespace {
 
 constexpr std::array<std::string_view, 10> kCalibrationKeys{
-    "schema_version",      "device_name",        "copy_bandwidth_tbps", "bf16_gemm_tflops",
-    "sm_count",            "l2_bytes",           "sm_clock_before_mhz", "sm_clock_after_mhz",
-    "model_parameters",    "provenance"};
+    "schema_version",   "device_name", "copy_bandwidth_tbps", "bf16_gemm_tflops",
+    "sm_count",         "l2_bytes",    "sm_clock_before_mhz", "sm_clock_after_mhz",
+    "model_parameters", "provenance"};
 constexpr std::array<std::string_view, 4> kProvenanceKeys{"commit", "date", "device", "driver"};
 
 Result<double> read_measurement(const json& object, std::string_view key, std::string_view origin) {
@@ -34,10 +34,10 @@ Result<double> read_measurement(const json& object, std::string_view key, std::s
 Provenance measured_here(const Calibration& calibration, std::string_view what) {
   Provenance provenance;
   provenance.kind = ProvenanceKind::kMeasuredHere;
-  provenance.source = parity::detail::concat(
-      "calibration of ", calibration.device_name, " (", what, "): device '",
-      calibration.provenance.device, "', driver ", calibration.provenance.driver, ", commit ",
-      calibration.provenance.commit);
+  provenance.source = parity::detail::concat("calibration of ", calibration.device_name, " (", what,
+                                             "): device '", calibration.provenance.device,
+                                             "', driver ", calibration.provenance.driver,
+                                             ", commit ", calibration.provenance.commit);
   provenance.date = calibration.provenance.date.substr(0, 10);  // YYYY-MM-DD without the time
   return provenance;
 }
@@ -66,27 +66,25 @@ json calibration_to_json(const Calibration& calibration) {
 Result<Calibration> parse_calibration(const json& object, std::string_view origin) {
   PARITY_RETURN_IF_ERROR(detail::expect_object(object, origin, "a calibration JSON object"));
   PARITY_RETURN_IF_ERROR(detail::check_known_keys(object, kCalibrationKeys, origin, ""));
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t schema_version,
-                          detail::read_integer(object, "schema_version", origin, "", 1));
-  if (schema_version != kCalibrationSchemaVersion) {
-    return invalid_argument(key_context(origin, "schema_version"), ": value ", schema_version,
-                            " is not supported; expected ", kCalibrationSchemaVersion);
-  }
+  PARITY_RETURN_IF_ERROR(detail::check_schema_version(object, origin, kCalibrationSchemaVersion));
   Calibration calibration;
-  PARITY_ASSIGN_OR_RETURN(calibration.device_name, detail::read_string(object, "device_name", origin, "",
-                                                                       Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(
+      calibration.device_name,
+      detail::read_string(object, "device_name", origin, "", Emptiness::kRequireNonEmpty));
   PARITY_ASSIGN_OR_RETURN(calibration.copy_bandwidth_tbps,
                           read_measurement(object, "copy_bandwidth_tbps", origin));
-  PARITY_ASSIGN_OR_RETURN(calibration.bf16_gemm_tflops, read_measurement(object, "bf16_gemm_tflops", origin));
+  PARITY_ASSIGN_OR_RETURN(calibration.bf16_gemm_tflops,
+                          read_measurement(object, "bf16_gemm_tflops", origin));
   PARITY_ASSIGN_OR_RETURN(const std::int64_t sm_count,
                           detail::read_integer(object, "sm_count", origin, "", 0));
   constexpr std::int64_t kMaxSmCount = 1 << 20;  // keeps the int conversion exact; no GPU is near
   if (sm_count > kMaxSmCount) {
-    return invalid_argument(key_context(origin, "sm_count"), ": value ", sm_count, " must be <= ",
-                            kMaxSmCount);
+    return invalid_argument(key_context(origin, "sm_count"), ": value ", sm_count,
+                            " must be <= ", kMaxSmCount);
   }
   calibration.sm_count = static_cast<int>(sm_count);
-  PARITY_ASSIGN_OR_RETURN(calibration.l2_bytes, detail::read_integer(object, "l2_bytes", origin, "", 0));
+  PARITY_ASSIGN_OR_RETURN(calibration.l2_bytes,
+                          detail::read_integer(object, "l2_bytes", origin, "", 0));
   PARITY_ASSIGN_OR_RETURN(calibration.sm_clock_before_mhz,
                           read_measurement(object, "sm_clock_before_mhz", origin));
   PARITY_ASSIGN_OR_RETURN(calibration.sm_clock_after_mhz,
@@ -94,23 +92,26 @@ Result<Calibration> parse_calibration(const json& object, std::string_view origi
 
   if (object.contains("model_parameters")) {
     const json& parameters = object.at("model_parameters");
-    PARITY_RETURN_IF_ERROR(detail::expect_object(parameters, key_context(origin, "model_parameters"),
-                                                 "an object of name -> number"));
+    PARITY_RETURN_IF_ERROR(detail::expect_object(
+        parameters, key_context(origin, "model_parameters"), "an object of name -> number"));
     for (const auto& item : parameters.items()) {
-      PARITY_ASSIGN_OR_RETURN(const double value,
-                              detail::read_number(parameters, item.key(), origin, "model_parameters"));
+      PARITY_ASSIGN_OR_RETURN(const double value, detail::read_number(parameters, item.key(),
+                                                                      origin, "model_parameters"));
       calibration.model_parameters[item.key()] = value;
     }
   }
 
   const std::string provenance_path = "provenance";
   if (!object.contains(provenance_path)) {
-    return invalid_argument(origin, ": missing required key 'provenance' (commit, date, device, driver)");
+    return invalid_argument(origin,
+                            ": missing required key 'provenance' (commit, date, device, driver)");
   }
   const json& provenance = object.at(provenance_path);
-  PARITY_RETURN_IF_ERROR(detail::expect_object(provenance, key_context(origin, provenance_path),
-                                               R"({"commit": ..., "date": ..., "device": ..., "driver": ...})"));
-  PARITY_RETURN_IF_ERROR(detail::check_known_keys(provenance, kProvenanceKeys, origin, provenance_path));
+  PARITY_RETURN_IF_ERROR(
+      detail::expect_object(provenance, key_context(origin, provenance_path),
+                            R"({"commit": ..., "date": ..., "device": ..., "driver": ...})"));
+  PARITY_RETURN_IF_ERROR(
+      detail::check_known_keys(provenance, kProvenanceKeys, origin, provenance_path));
   PARITY_ASSIGN_OR_RETURN(calibration.provenance.commit,
                           detail::read_string(provenance, "commit", origin, provenance_path,
                                               Emptiness::kRequireNonEmpty));
@@ -147,7 +148,8 @@ Status write_calibration_file(const std::filesystem::path& path, const Calibrati
     }
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return io_error("write_calibration_file: cannot open '", path.string(), "' for writing");
+  if (!out)
+    return io_error("write_calibration_file: cannot open '", path.string(), "' for writing");
   out << calibration_to_json(calibration).dump(2) << "\n";
   out.close();
   if (!out) return io_error("write_calibration_file: write to '", path.string(), "' failed");

@@ -51,26 +51,34 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kProvenanceKeys{"kind", "source", "date", "note"};
 constexpr std::array<std::string_view, 2> kQuantityKeys{"value", "provenance"};
-constexpr std::array<std::string_view, 6> kInstructionKeys{"instruction", "m", "n", "k", "dtype",
-                                                           "provenance"};
+constexpr std::array<std::string_view, 6> kInstructionKeys{"instruction", "m",     "n",
+                                                           "k",           "dtype", "provenance"};
 constexpr std::array<std::string_view, 3> kInstructionDtypes{"bf16", "fp16", "fp8"};
 constexpr std::string_view kQuantityShape =
     R"({"value": <number>, "provenance": {"kind": ..., "source": ..., "date": ...}})";
 
 std::vector<std::string_view> top_level_keys() {
-  std::vector<std::string_view> keys{"schema_version", "name", "aliases", "display_name", "vendor",
-                                     "architecture", "matrix_instructions", "scale_up_topology"};
+  std::vector<std::string_view> keys{"schema_version",
+                                     "name",
+                                     "aliases",
+                                     "display_name",
+                                     "vendor",
+                                     "architecture",
+                                     "matrix_instructions",
+                                     "scale_up_topology"};
   for (const QuantityField& field : hardware_quantity_fields()) keys.push_back(field.key);
   return keys;
 }
 
 Result<ProvenanceKind> parse_provenance_kind(std::string_view text, std::string_view where) {
-  for (const ProvenanceKind kind : {ProvenanceKind::kVendorSpec, ProvenanceKind::kMeasuredThirdParty,
-                                    ProvenanceKind::kMeasuredHere, ProvenanceKind::kDerived}) {
+  for (const ProvenanceKind kind :
+       {ProvenanceKind::kVendorSpec, ProvenanceKind::kMeasuredThirdParty,
+        ProvenanceKind::kMeasuredHere, ProvenanceKind::kDerived}) {
     if (provenance_kind_name(kind) == text) return kind;
   }
-  return invalid_argument(where, ": unknown provenance kind '", text,
-                          "'; expected one of vendor_spec, measured_third_party, measured_here, derived");
+  return invalid_argument(
+      where, ": unknown provenance kind '", text,
+      "'; expected one of vendor_spec, measured_third_party, measured_here, derived");
 }
 
 Result<Provenance> parse_provenance(const json& object, std::string_view origin,
@@ -79,8 +87,8 @@ Result<Provenance> parse_provenance(const json& object, std::string_view origin,
                                                R"({"kind": ..., "source": ..., "date": ...})"));
   PARITY_RETURN_IF_ERROR(detail::check_known_keys(object, kProvenanceKeys, origin, path));
   Provenance provenance;
-  PARITY_ASSIGN_OR_RETURN(const std::string kind,
-                          detail::read_string(object, "kind", origin, path, Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(const std::string kind, detail::read_string(object, "kind", origin, path,
+                                                                      Emptiness::kRequireNonEmpty));
   PARITY_ASSIGN_OR_RETURN(provenance.kind,
                           parse_provenance_kind(kind, key_context(origin, join_key(path, "kind"))));
   PARITY_ASSIGN_OR_RETURN(provenance.source, detail::read_string(object, "source", origin, path,
@@ -88,8 +96,8 @@ Result<Provenance> parse_provenance(const json& object, std::string_view origin,
   PARITY_ASSIGN_OR_RETURN(provenance.date, detail::read_string(object, "date", origin, path,
                                                                Emptiness::kRequireNonEmpty));
   if (!detail::is_valid_date(provenance.date, DateForm::kDateOnly)) {
-    return invalid_argument(key_context(origin, join_key(path, "date")), ": date '", provenance.date,
-                            "' must be YYYY-MM or YYYY-MM-DD");
+    return invalid_argument(key_context(origin, join_key(path, "date")), ": date '",
+                            provenance.date, "' must be YYYY-MM or YYYY-MM-DD");
   }
   if (object.contains("note")) {
     PARITY_ASSIGN_OR_RETURN(provenance.note, detail::read_string(object, "note", origin, path,
@@ -98,7 +106,8 @@ Result<Provenance> parse_provenance(const json& object, std::string_view origin,
   return provenance;
 }
 
-Result<Quantity> parse_quantity(const json& spec, const QuantityField& field, std::string_view origin) {
+Result<Quantity> parse_quantity(const json& spec, const QuantityField& field,
+                                std::string_view origin) {
   const auto it = spec.find(std::string(field.key));
   if (it == spec.end()) return invalid_argument(origin, ": missing required key '", field.key, "'");
   const std::string where = key_context(origin, field.key);
@@ -124,8 +133,8 @@ Result<Quantity> parse_quantity(const json& spec, const QuantityField& field, st
                             detail::read_integer(*it, "value", origin, field.key, 1));
     quantity.value = static_cast<double>(whole);
   }
-  PARITY_ASSIGN_OR_RETURN(quantity.provenance,
-                          parse_provenance(it->at("provenance"), origin, join_key(field.key, "provenance")));
+  PARITY_ASSIGN_OR_RETURN(quantity.provenance, parse_provenance(it->at("provenance"), origin,
+                                                                join_key(field.key, "provenance")));
   return quantity;
 }
 
@@ -136,12 +145,14 @@ Result<MatrixInstructionShape> parse_instruction(const json& object, std::string
       R"({"instruction": ..., "m": ..., "n": ..., "k": ..., "dtype": ..., "provenance": {...}})"));
   PARITY_RETURN_IF_ERROR(detail::check_known_keys(object, kInstructionKeys, origin, path));
   MatrixInstructionShape shape;
-  PARITY_ASSIGN_OR_RETURN(shape.instruction, detail::read_string(object, "instruction", origin, path,
-                                                                 Emptiness::kRequireNonEmpty));
-  for (auto [key, member] : {std::pair{"m", &MatrixInstructionShape::m},
-                             std::pair{"n", &MatrixInstructionShape::n},
-                             std::pair{"k", &MatrixInstructionShape::k}}) {
-    PARITY_ASSIGN_OR_RETURN(const std::int64_t extent, detail::read_integer(object, key, origin, path, 1));
+  PARITY_ASSIGN_OR_RETURN(
+      shape.instruction,
+      detail::read_string(object, "instruction", origin, path, Emptiness::kRequireNonEmpty));
+  for (auto [key, member] :
+       {std::pair{"m", &MatrixInstructionShape::m}, std::pair{"n", &MatrixInstructionShape::n},
+        std::pair{"k", &MatrixInstructionShape::k}}) {
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t extent,
+                            detail::read_integer(object, key, origin, path, 1));
     constexpr std::int64_t kMaxExtent = 1 << 16;  // far above any real instruction; catches typos
     if (extent > kMaxExtent) {
       return invalid_argument(key_context(origin, join_key(path, key)), ": value ", extent,
@@ -149,8 +160,8 @@ Result<MatrixInstructionShape> parse_instruction(const json& object, std::string
     }
     shape.*member = static_cast<int>(extent);
   }
-  PARITY_ASSIGN_OR_RETURN(shape.dtype, detail::read_string(object, "dtype", origin, path,
-                                                           Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(
+      shape.dtype, detail::read_string(object, "dtype", origin, path, Emptiness::kRequireNonEmpty));
   if (std::find(kInstructionDtypes.begin(), kInstructionDtypes.end(), shape.dtype) ==
       kInstructionDtypes.end()) {
     return invalid_argument(key_context(origin, join_key(path, "dtype")), ": unknown dtype '",
@@ -160,8 +171,8 @@ Result<MatrixInstructionShape> parse_instruction(const json& object, std::string
     return invalid_argument(key_context(origin, path), ": instruction '", shape.instruction,
                             "' has no provenance");
   }
-  PARITY_ASSIGN_OR_RETURN(shape.provenance,
-                          parse_provenance(object.at("provenance"), origin, join_key(path, "provenance")));
+  PARITY_ASSIGN_OR_RETURN(shape.provenance, parse_provenance(object.at("provenance"), origin,
+                                                             join_key(path, "provenance")));
   return shape;
 }
 
@@ -192,8 +203,8 @@ Status check_consistency(const HardwareSpec& spec, std::string_view origin) {
   const double link_total = spec.scale_up_link_gbps.value * spec.scale_up_link_count.value;
   if (spec.scale_up_per_gpu_gbps.value > link_total * 1.01) {
     return invalid_argument(key_context(origin, "scale_up_per_gpu_gbps.value"), ": value ",
-                            spec.scale_up_per_gpu_gbps.value, " exceeds scale_up_link_gbps x scale_up_link_count = ",
-                            link_total);
+                            spec.scale_up_per_gpu_gbps.value,
+                            " exceeds scale_up_link_gbps x scale_up_link_count = ", link_total);
   }
   if (spec.peak_rate_clock_mhz.value > spec.boost_clock_mhz.value) {
     return invalid_argument(key_context(origin, "peak_rate_clock_mhz.value"), ": value ",
@@ -214,27 +225,22 @@ json provenance_to_json(const Provenance& provenance) {
 }  // namespace
 
 Result<HardwareSpec> parse_hardware_spec(const json& json_spec, std::string_view origin) {
-  PARITY_RETURN_IF_ERROR(
-      detail::expect_object(json_spec, origin, "a JSON object describing one GPU at the top level"));
+  PARITY_RETURN_IF_ERROR(detail::expect_object(
+      json_spec, origin, "a JSON object describing one GPU at the top level"));
   const std::vector<std::string_view> known_keys = top_level_keys();
   PARITY_RETURN_IF_ERROR(detail::check_known_keys(json_spec, known_keys, origin, ""));
 
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t schema_version,
-                          detail::read_integer(json_spec, "schema_version", origin, "", 1));
-  if (schema_version != kHardwareSchemaVersion) {
-    return invalid_argument(key_context(origin, "schema_version"), ": value ", schema_version,
-                            " is not supported; expected ", kHardwareSchemaVersion);
-  }
+  PARITY_RETURN_IF_ERROR(detail::check_schema_version(json_spec, origin, kHardwareSchemaVersion));
 
   HardwareSpec spec;
-  PARITY_ASSIGN_OR_RETURN(spec.name,
-                          detail::read_string(json_spec, "name", origin, "", Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(
+      spec.name, detail::read_string(json_spec, "name", origin, "", Emptiness::kRequireNonEmpty));
   PARITY_RETURN_IF_ERROR(check_hardware_name(spec.name, key_context(origin, "name")));
   if (json_spec.contains("aliases")) {
     const json& aliases = json_spec.at("aliases");
     if (!aliases.is_array()) {
-      return invalid_argument(key_context(origin, "aliases"), ": expected an array of strings, got ",
-                              detail::describe(aliases));
+      return invalid_argument(key_context(origin, "aliases"),
+                              ": expected an array of strings, got ", detail::describe(aliases));
     }
     for (std::size_t i = 0; i < aliases.size(); ++i) {
       const std::string where = key_context(origin, parity::detail::concat("aliases[", i, "]"));
@@ -245,12 +251,13 @@ Result<HardwareSpec> parse_hardware_spec(const json& json_spec, std::string_view
       PARITY_RETURN_IF_ERROR(check_hardware_name(spec.aliases.back(), where));
     }
   }
-  PARITY_ASSIGN_OR_RETURN(spec.display_name, detail::read_string(json_spec, "display_name", origin, "",
-                                                                 Emptiness::kRequireNonEmpty));
-  PARITY_ASSIGN_OR_RETURN(spec.architecture, detail::read_string(json_spec, "architecture", origin, "",
-                                                                 Emptiness::kRequireNonEmpty));
-  PARITY_ASSIGN_OR_RETURN(const std::string vendor, detail::read_string(json_spec, "vendor", origin, "",
-                                                                        Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(spec.display_name, detail::read_string(json_spec, "display_name", origin,
+                                                                 "", Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(spec.architecture, detail::read_string(json_spec, "architecture", origin,
+                                                                 "", Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(
+      const std::string vendor,
+      detail::read_string(json_spec, "vendor", origin, "", Emptiness::kRequireNonEmpty));
   if (vendor == vendor_name(Vendor::kNvidia)) {
     spec.vendor = Vendor::kNvidia;
   } else if (vendor == vendor_name(Vendor::kAmd)) {
@@ -276,20 +283,21 @@ Result<HardwareSpec> parse_hardware_spec(const json& json_spec, std::string_view
   for (std::size_t i = 0; i < instructions.size(); ++i) {
     PARITY_ASSIGN_OR_RETURN(
         MatrixInstructionShape shape,
-        parse_instruction(instructions[i], origin, parity::detail::concat("matrix_instructions[", i, "]")));
+        parse_instruction(instructions[i], origin,
+                          parity::detail::concat("matrix_instructions[", i, "]")));
     spec.matrix_instructions.push_back(std::move(shape));
   }
 
-  PARITY_ASSIGN_OR_RETURN(const std::string topology,
-                          detail::read_string(json_spec, "scale_up_topology", origin, "",
-                                              Emptiness::kRequireNonEmpty));
+  PARITY_ASSIGN_OR_RETURN(
+      const std::string topology,
+      detail::read_string(json_spec, "scale_up_topology", origin, "", Emptiness::kRequireNonEmpty));
   if (topology == scale_up_topology_name(ScaleUpTopology::kSwitched)) {
     spec.scale_up_topology = ScaleUpTopology::kSwitched;
   } else if (topology == scale_up_topology_name(ScaleUpTopology::kFullMesh)) {
     spec.scale_up_topology = ScaleUpTopology::kFullMesh;
   } else {
-    return invalid_argument(key_context(origin, "scale_up_topology"), ": unknown topology '", topology,
-                            "'; expected switched or full_mesh");
+    return invalid_argument(key_context(origin, "scale_up_topology"), ": unknown topology '",
+                            topology, "'; expected switched or full_mesh");
   }
 
   PARITY_RETURN_IF_ERROR(check_consistency(spec, origin));
@@ -337,7 +345,8 @@ Result<std::vector<HardwareSpec>> load_catalogue(const std::filesystem::path& ha
   }
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(hardware_dir, error)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".json")
+      files.push_back(entry.path());
   }
   if (error) {
     return io_error("load_catalogue: cannot list '", hardware_dir.string(), "': ", error.message());
@@ -369,7 +378,8 @@ Result<std::vector<HardwareSpec>> load_catalogue(const std::filesystem::path& ha
   return catalogue;
 }
 
-Result<HardwareSpec> find_hardware(std::string_view name, const std::vector<HardwareSpec>& catalogue) {
+Result<HardwareSpec> find_hardware(std::string_view name,
+                                   const std::vector<HardwareSpec>& catalogue) {
   const std::string key = normalize_hardware_name(name);
   for (const HardwareSpec& spec : catalogue) {
     if (spec.name == key) return spec;

@@ -6,26 +6,34 @@ namespace parity::hw {
 
 std::string_view provenance_kind_name(ProvenanceKind kind) {
   switch (kind) {
-    case ProvenanceKind::kVendorSpec: return "vendor_spec";
-    case ProvenanceKind::kMeasuredThirdParty: return "measured_third_party";
-    case ProvenanceKind::kMeasuredHere: return "measured_here";
-    case ProvenanceKind::kDerived: return "derived";
+    case ProvenanceKind::kVendorSpec:
+      return "vendor_spec";
+    case ProvenanceKind::kMeasuredThirdParty:
+      return "measured_third_party";
+    case ProvenanceKind::kMeasuredHere:
+      return "measured_here";
+    case ProvenanceKind::kDerived:
+      return "derived";
   }
   return "unknown";
 }
 
 std::string_view vendor_name(Vendor vendor) {
   switch (vendor) {
-    case Vendor::kNvidia: return "nvidia";
-    case Vendor::kAmd: return "amd";
+    case Vendor::kNvidia:
+      return "nvidia";
+    case Vendor::kAmd:
+      return "amd";
   }
   return "unknown";
 }
 
 std::string_view scale_up_topology_name(ScaleUpTopology topology) {
   switch (topology) {
-    case ScaleUpTopology::kSwitched: return "switched";
-    case ScaleUpTopology::kFullMesh: return "full_mesh";
+    case ScaleUpTopology::kSwitched:
+      return "switched";
+    case ScaleUpTopology::kFullMesh:
+      return "full_mesh";
   }
   return "unknown";
 }
@@ -36,13 +44,17 @@ using D = QuantityDomain;
 using S = HardwareSpec;
 
 constexpr std::array kQuantityFields{
-    QuantityField{"dense_bf16_tflops", "Dense BF16", "TFLOP/s", D::kPositiveReal, &S::dense_bf16_tflops},
-    QuantityField{"dense_fp16_tflops", "Dense FP16", "TFLOP/s", D::kPositiveReal, &S::dense_fp16_tflops},
-    QuantityField{"dense_fp8_tflops", "Dense FP8", "TFLOP/s", D::kPositiveReal, &S::dense_fp8_tflops},
+    QuantityField{"dense_bf16_tflops", "Dense BF16", "TFLOP/s", D::kPositiveReal,
+                  &S::dense_bf16_tflops},
+    QuantityField{"dense_fp16_tflops", "Dense FP16", "TFLOP/s", D::kPositiveReal,
+                  &S::dense_fp16_tflops},
+    QuantityField{"dense_fp8_tflops", "Dense FP8", "TFLOP/s", D::kPositiveReal,
+                  &S::dense_fp8_tflops},
     QuantityField{"dense_fp32_tflops", "Dense FP32 (vector)", "TFLOP/s", D::kPositiveReal,
                   &S::dense_fp32_tflops},
     QuantityField{"hbm_capacity_gb", "HBM capacity", "GB", D::kPositiveReal, &S::hbm_capacity_gb},
-    QuantityField{"hbm_bandwidth_tbps", "HBM bandwidth", "TB/s", D::kPositiveReal, &S::hbm_bandwidth_tbps},
+    QuantityField{"hbm_bandwidth_tbps", "HBM bandwidth", "TB/s", D::kPositiveReal,
+                  &S::hbm_bandwidth_tbps},
     QuantityField{"l2_cache_mib", "L2 cache", "MiB", D::kPositiveReal, &S::l2_cache_mib},
     QuantityField{"last_level_cache_mib", "Last-level cache", "MiB", D::kPositiveReal,
                   &S::last_level_cache_mib},
@@ -62,7 +74,8 @@ constexpr std::array kQuantityFields{
                   &S::scale_up_link_count},
     QuantityField{"scale_up_domain_gpus", "Scale-up domain", "GPUs", D::kPositiveInteger,
                   &S::scale_up_domain_gpus},
-    QuantityField{"scale_out_nic_gbps", "Scale-out NIC", "GB/s", D::kPositiveReal, &S::scale_out_nic_gbps},
+    QuantityField{"scale_out_nic_gbps", "Scale-out NIC", "GB/s", D::kPositiveReal,
+                  &S::scale_out_nic_gbps},
     QuantityField{"tdp_watts", "TDP", "W", D::kPositiveReal, &S::tdp_watts},
 };
 

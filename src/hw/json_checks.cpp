@@ -98,7 +98,8 @@ Result<std::string> read_string(const json& object, std::string_view key, std::s
                                 std::string_view parent_path, Emptiness emptiness) {
   PARITY_ASSIGN_OR_RETURN(const json* value, find_member(object, key, origin, parent_path));
   const std::string where = key_context(origin, join_key(parent_path, key));
-  if (!value->is_string()) return invalid_argument(where, ": expected a string, got ", describe(*value));
+  if (!value->is_string())
+    return invalid_argument(where, ": expected a string, got ", describe(*value));
   std::string text = value->get<std::string>();
   if (emptiness == Emptiness::kRequireNonEmpty && text.empty()) {
     return invalid_argument(where, ": expected a non-empty string, got \"\"");
@@ -110,9 +111,11 @@ Result<double> read_number(const json& object, std::string_view key, std::string
                            std::string_view parent_path) {
   PARITY_ASSIGN_OR_RETURN(const json* value, find_member(object, key, origin, parent_path));
   const std::string where = key_context(origin, join_key(parent_path, key));
-  if (!value->is_number()) return invalid_argument(where, ": expected a number, got ", describe(*value));
+  if (!value->is_number())
+    return invalid_argument(where, ": expected a number, got ", describe(*value));
   const double number = value->get<double>();
-  if (!std::isfinite(number)) return invalid_argument(where, ": expected a finite number, got ", number);
+  if (!std::isfinite(number))
+    return invalid_argument(where, ": expected a finite number, got ", number);
   return number;
 }
 
@@ -123,13 +126,24 @@ Result<std::int64_t> read_integer(const json& object, std::string_view key, std:
   // 2^53: beyond it a double no longer holds every integer, so "integral" means nothing.
   constexpr double kMaxExactInteger = 9007199254740992.0;
   if (number != std::floor(number) || std::fabs(number) > kMaxExactInteger) {
-    return invalid_argument(where, ": expected a whole number, got ", describe(*object.find(std::string(key))));
+    return invalid_argument(where, ": expected a whole number, got ",
+                            describe(*object.find(std::string(key))));
   }
   const auto integer = static_cast<std::int64_t>(number);
   if (integer < minimum) {
     return invalid_argument(where, ": value ", integer, " must be >= ", minimum);
   }
   return integer;
+}
+
+Status check_schema_version(const json& object, std::string_view origin, std::int64_t expected) {
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t version,
+                          read_integer(object, "schema_version", origin, "", 1));
+  if (version != expected) {
+    return invalid_argument(key_context(origin, "schema_version"), ": value ", version,
+                            " is not supported; expected ", expected);
+  }
+  return Status::ok();
 }
 
 bool is_valid_date(std::string_view date, DateForm form) {

@@ -42,6 +42,9 @@ Result<double> read_number(const json& object, std::string_view key, std::string
 Result<std::int64_t> read_integer(const json& object, std::string_view key, std::string_view origin,
                                   std::string_view parent_path, std::int64_t minimum);
 
+// Requires "schema_version" to be the integer `expected`.
+Status check_schema_version(const json& object, std::string_view origin, std::int64_t expected);
+
 // YYYY-MM or YYYY-MM-DD with a real month and day; with `allow_time`, "YYYY-MM-DDT..." too.
 enum class DateForm : std::uint8_t { kDateOnly, kDateOrTimestamp };
 bool is_valid_date(std::string_view date, DateForm form);

@@ -31,18 +31,22 @@ std::string line_starting_with(const std::string& output, const std::string& lab
 TEST(CliHw, ListShowsEveryGpu) {
   const auto r = testing::run_cli("hw list");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* name : {"h100", "h200", "b200", "gb200", "mi300x", "mi325x", "mi350x", "mi355x"}) {
-    EXPECT_NE(line_starting_with(r.output, std::string(name) + " "), "") << name << "\n" << r.output;
+  for (const char* name :
+       {"h100", "h200", "b200", "gb200", "mi300x", "mi325x", "mi350x", "mi355x"}) {
+    EXPECT_NE(line_starting_with(r.output, std::string(name) + " "), "") << name << "\n"
+                                                                         << r.output;
   }
   const std::string mi350x = line_starting_with(r.output, "mi350x ");
-  EXPECT_TRUE(contains(mi350x, "2300") && contains(mi350x, "288") && contains(mi350x, "538")) << mi350x;
+  EXPECT_TRUE(contains(mi350x, "2300") && contains(mi350x, "288") && contains(mi350x, "538"))
+      << mi350x;
 }
 
 TEST(CliHw, ShowPrintsEveryFieldWithProvenance) {
   const auto r = testing::run_cli("hw show H200");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string capacity = line_starting_with(r.output, "HBM capacity");
-  EXPECT_TRUE(contains(capacity, "141 GB") && contains(capacity, "[vendor_spec 2023-11]")) << capacity;
+  EXPECT_TRUE(contains(capacity, "141 GB") && contains(capacity, "[vendor_spec 2023-11]"))
+      << capacity;
   for (const char* label : {"Dense BF16", "Dense FP8", "L2 cache", "Last-level cache", "SMs / CUs",
                             "Peak-rate clock", "Warp / wavefront", "Scale-up per GPU", "TDP"}) {
     EXPECT_NE(line_starting_with(r.output, label), "") << label << "\n" << r.output;
@@ -68,7 +72,8 @@ TEST(CliHw, CompareMi350xB200ShowsTheBriefsRatios) {
   const std::string bf16 = line_starting_with(r.output, "Dense BF16");
   EXPECT_TRUE(contains(bf16, "2300") && contains(bf16, "2250") && contains(bf16, "1.02")) << bf16;
   const std::string scale_up = line_starting_with(r.output, "Scale-up per GPU");
-  EXPECT_TRUE(contains(scale_up, "538 GB/s") && contains(scale_up, "900 GB/s") && contains(scale_up, "0.60"))
+  EXPECT_TRUE(contains(scale_up, "538 GB/s") && contains(scale_up, "900 GB/s") &&
+              contains(scale_up, "0.60"))
       << scale_up;
   const std::string topology = line_starting_with(r.output, "Scale-up topology");
   EXPECT_TRUE(contains(topology, "full_mesh") && contains(topology, "switched")) << topology;

@@ -25,7 +25,8 @@ Calibration sample_calibration() {
   calibration.sm_clock_before_mhz = 1980;
   calibration.sm_clock_after_mhz = 1755;
   calibration.model_parameters = {{"gemm.max_efficiency", 0.81}, {"gemm.launch_overhead_us", 4.5}};
-  calibration.provenance = {"0123abcd4567", "2026-11-29T09:12:00Z", "NVIDIA H200", "580.65 / CUDA 13.0"};
+  calibration.provenance = {"0123abcd4567", "2026-11-29T09:12:00Z", "NVIDIA H200",
+                            "580.65 / CUDA 13.0"};
   return calibration;
 }
 
@@ -77,7 +78,8 @@ TEST(HwCalibration, RejectsBadInput) {
 
   json unknown = good;
   unknown["copy_bandwith_tbps"] = 4.0;
-  expect_rejected(unknown, {"unknown key 'copy_bandwith_tbps'", "did you mean 'copy_bandwidth_tbps'"});
+  expect_rejected(unknown,
+                  {"unknown key 'copy_bandwith_tbps'", "did you mean 'copy_bandwidth_tbps'"});
 
   json no_provenance = good;
   no_provenance.erase("provenance");
@@ -99,13 +101,18 @@ TEST(HwCalibration, RejectsBadInput) {
   fractional_sm["sm_count"] = 13.5;
   expect_rejected(fractional_sm, {"key 'sm_count'", "whole number"});
 
+  json schema = good;
+  schema["schema_version"] = 2;
+  expect_rejected(schema, {"key 'schema_version'", "value 2", "expected 1"});
+
   json missing = good;
   missing.erase("bf16_gemm_tflops");
   expect_rejected(missing, {"missing required key 'bf16_gemm_tflops'"});
 }
 
 TEST(HwCalibration, MissingFileIsNotFound) {
-  const auto result = load_calibration_file(fs::path(::testing::TempDir()) / "no_such_calibration.json");
+  const auto result =
+      load_calibration_file(fs::path(::testing::TempDir()) / "no_such_calibration.json");
   ASSERT_FALSE(result.is_ok());
   EXPECT_EQ(result.status().code(), StatusCode::kNotFound);
 }

@@ -47,7 +47,8 @@ void expect_rejected(const json& spec, std::initializer_list<std::string> fragme
   const std::string& message = result.status().message();
   EXPECT_EQ(message.rfind("test.json", 0), 0u) << "message must start with the origin: " << message;
   for (const std::string& fragment : fragments) {
-    EXPECT_NE(message.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << message;
+    EXPECT_NE(message.find(fragment), std::string::npos)
+        << "'" << fragment << "' not in: " << message;
   }
 }
 
@@ -114,8 +115,9 @@ TEST(HwCatalogueParse, RejectsUnknownKeysWithSuggestion) {
 TEST(HwCatalogueParse, RejectsBadProvenance) {
   json kind = shipped_json("h200.json");
   kind["dense_fp8_tflops"]["provenance"]["kind"] = "vendor";
-  expect_rejected(kind, {"key 'dense_fp8_tflops.provenance.kind'", "unknown provenance kind 'vendor'",
-                         "vendor_spec, measured_third_party, measured_here, derived"});
+  expect_rejected(kind,
+                  {"key 'dense_fp8_tflops.provenance.kind'", "unknown provenance kind 'vendor'",
+                   "vendor_spec, measured_third_party, measured_here, derived"});
 
   json date = shipped_json("h200.json");
   date["dense_fp8_tflops"]["provenance"]["date"] = "2024";
@@ -245,7 +247,8 @@ TEST(HwCatalogueFile, ErrorsFromFilesNameTheFile) {
   write_text(dir / "h200.json", spec.dump());
   const auto result = load_catalogue(dir);
   ASSERT_FALSE(result.is_ok());
-  EXPECT_NE(result.status().message().find((dir / "h200.json").string() + ": key 'hbm_bandwidth_tbps.value'"),
+  EXPECT_NE(result.status().message().find((dir / "h200.json").string() +
+                                           ": key 'hbm_bandwidth_tbps.value'"),
             std::string::npos)
       << result.status().message();
 }
@@ -261,7 +264,8 @@ TEST(HwCatalogueShipped, EveryFileLoads) {
     names.insert(spec->name);
   }
   EXPECT_EQ(file_count, 8);
-  const std::set<std::string> expected{"h100", "h200", "b200", "gb200", "mi300x", "mi325x", "mi350x", "mi355x"};
+  const std::set<std::string> expected{"h100",   "h200",   "b200",   "gb200",
+                                       "mi300x", "mi325x", "mi350x", "mi355x"};
   EXPECT_EQ(names, expected);
 
   const auto catalogue = load_catalogue(shipped_hardware_dir());
@@ -286,15 +290,16 @@ TEST(HwCatalogueShipped, PeakRatesMatchUnitsTimesClock) {
     // FP8 doubles the BF16 rate on every catalogue GPU (same 1% rounding slack).
     EXPECT_NEAR(spec.dense_fp8_tflops.value / spec.dense_bf16_tflops.value, 2.0, 0.02);
     EXPECT_EQ(spec.warp_size.value, spec.vendor == Vendor::kNvidia ? 32.0 : 64.0);
-    EXPECT_EQ(spec.scale_up_topology,
-              spec.vendor == Vendor::kNvidia ? ScaleUpTopology::kSwitched : ScaleUpTopology::kFullMesh);
+    EXPECT_EQ(spec.scale_up_topology, spec.vendor == Vendor::kNvidia ? ScaleUpTopology::kSwitched
+                                                                     : ScaleUpTopology::kFullMesh);
   }
 }
 
 TEST(HwCatalogueLookup, NamesAreCaseInsensitiveAndAliasesWork) {
   const auto catalogue = load_catalogue(shipped_hardware_dir());
   ASSERT_TRUE(catalogue.is_ok()) << catalogue.status().to_string();
-  for (const char* name : {"h100", "H100", "h100_sxm", "H100-SXM", "h100 sxm5", "NVIDIA H100 80GB HBM3"}) {
+  for (const char* name :
+       {"h100", "H100", "h100_sxm", "H100-SXM", "h100 sxm5", "NVIDIA H100 80GB HBM3"}) {
     const auto spec = find_hardware(name, *catalogue);
     ASSERT_TRUE(spec.is_ok()) << name << ": " << spec.status().to_string();
     EXPECT_EQ(spec->name, "h100") << name;
@@ -305,12 +310,14 @@ TEST(HwCatalogueLookup, NamesAreCaseInsensitiveAndAliasesWork) {
 }
 
 TEST(HwCatalogueLookup, UnknownNameListsKnownOnes) {
-  const auto result = find_hardware("h300", std::optional<fs::path>(fs::path(PARITY_SOURCE_DIR) / "data"));
+  const auto result =
+      find_hardware("h300", std::optional<fs::path>(fs::path(PARITY_SOURCE_DIR) / "data"));
   ASSERT_FALSE(result.is_ok());
   EXPECT_EQ(result.status().code(), StatusCode::kNotFound);
   const std::string& message = result.status().message();
   EXPECT_NE(message.find("unknown GPU 'h300'"), std::string::npos) << message;
-  for (const char* name : {"h100", "h200", "b200", "gb200", "mi300x", "mi325x", "mi350x", "mi355x", "h100_sxm"}) {
+  for (const char* name :
+       {"h100", "h200", "b200", "gb200", "mi300x", "mi325x", "mi350x", "mi355x", "h100_sxm"}) {
     EXPECT_NE(message.find(name), std::string::npos) << name << " missing from: " << message;
   }
 }
@@ -404,8 +411,10 @@ TEST(HwCatalogueCompare, Mi350xVersusB200MatchesTheBrief) {
   EXPECT_EQ(b200->scale_up_per_gpu_gbps.value, 900.0);
   const double ulp_slack = 4 * std::numeric_limits<double>::epsilon();
   EXPECT_NEAR(mi350x->hbm_capacity_gb.value / b200->hbm_capacity_gb.value, 1.6, 1.6 * ulp_slack);
-  EXPECT_NEAR(mi350x->dense_bf16_tflops.value / b200->dense_bf16_tflops.value, 2300.0 / 2250.0, ulp_slack);
-  EXPECT_NEAR(mi350x->scale_up_per_gpu_gbps.value / b200->scale_up_per_gpu_gbps.value, 0.5978, 1e-4);
+  EXPECT_NEAR(mi350x->dense_bf16_tflops.value / b200->dense_bf16_tflops.value, 2300.0 / 2250.0,
+              ulp_slack);
+  EXPECT_NEAR(mi350x->scale_up_per_gpu_gbps.value / b200->scale_up_per_gpu_gbps.value, 0.5978,
+              1e-4);
 }
 
 }  // namespace

@@ -55,8 +55,8 @@ std::string pad(std::string text, std::size_t width) {
 }
 
 std::string describe_provenance(const hw::Provenance& provenance) {
-  std::string text = std::string("[") + std::string(hw::provenance_kind_name(provenance.kind)) + " " +
-                     provenance.date + "] " + provenance.source;
+  std::string text = std::string("[") + std::string(hw::provenance_kind_name(provenance.kind)) +
+                     " " + provenance.date + "] " + provenance.source;
   if (!provenance.note.empty()) text += " (note: " + provenance.note + ")";
   return text;
 }
@@ -79,13 +79,14 @@ Status run_list(const HwOptions& options) {
 }
 
 Status run_show(const HwOptions& options) {
-  PARITY_ASSIGN_OR_RETURN(const HardwareSpec spec, hw::find_hardware(options.name, data_dir_of(options)));
+  PARITY_ASSIGN_OR_RETURN(const HardwareSpec spec,
+                          hw::find_hardware(options.name, data_dir_of(options)));
   if (options.is_json_output) {
     std::cout << hw::hardware_spec_to_json(spec).dump(2) << "\n";
     return Status::ok();
   }
-  std::cout << spec.name << ": " << spec.display_name << " (" << hw::vendor_name(spec.vendor) << ", "
-            << spec.architecture << ")\n";
+  std::cout << spec.name << ": " << spec.display_name << " (" << hw::vendor_name(spec.vendor)
+            << ", " << spec.architecture << ")\n";
   if (!spec.aliases.empty()) {
     std::cout << "aliases:";
     for (const std::string& alias : spec.aliases) std::cout << " " << alias;
@@ -97,11 +98,13 @@ Status run_show(const HwOptions& options) {
     std::cout << pad(std::string(field.label), 28) << pad(with_unit(quantity.value, field.unit), 16)
               << describe_provenance(quantity.provenance) << "\n";
   }
-  std::cout << pad("Scale-up topology", 28) << hw::scale_up_topology_name(spec.scale_up_topology) << "\n";
+  std::cout << pad("Scale-up topology", 28) << hw::scale_up_topology_name(spec.scale_up_topology)
+            << "\n";
   std::cout << pad("Dense BF16 FLOP/clk per SM", 28)
             << pad(format_value(hw::dense_bf16_flops_per_clock_per_sm(spec)), 16)
             << "[derived] dense_bf16_tflops / (sm_count x peak_rate_clock_mhz)\n";
-  std::cout << "\nMatrix instructions (m x n x k, input dtype; n is the largest for variable-N ones):\n";
+  std::cout
+      << "\nMatrix instructions (m x n x k, input dtype; n is the largest for variable-N ones):\n";
   for (const hw::MatrixInstructionShape& shape : spec.matrix_instructions) {
     std::ostringstream dims;
     dims << shape.m << "x" << shape.n << "x" << shape.k << " " << shape.dtype;
@@ -118,14 +121,16 @@ Status run_compare(const HwOptions& options) {
   PARITY_ASSIGN_OR_RETURN(const HardwareSpec b, hw::find_hardware(options.other_name, catalogue));
   constexpr std::size_t kLabelWidth = 28;
   constexpr std::size_t kValueWidth = 16;
-  std::cout << pad("", kLabelWidth) << pad(a.name, kValueWidth) << pad(b.name, kValueWidth) << a.name
-            << "/" << b.name << "\n";
+  std::cout << pad("", kLabelWidth) << pad(a.name, kValueWidth) << pad(b.name, kValueWidth)
+            << a.name << "/" << b.name << "\n";
   for (const QuantityField& field : hw::hardware_quantity_fields()) {
     const double value_a = (a.*field.member).value;
     const double value_b = (b.*field.member).value;
     std::ostringstream ratio;
-    ratio << std::fixed << std::setprecision(2) << value_a / value_b << "\u00d7";  // catalogue values are > 0
-    std::cout << pad(std::string(field.label), kLabelWidth) << pad(with_unit(value_a, field.unit), kValueWidth)
+    ratio << std::fixed << std::setprecision(2) << value_a / value_b
+          << "\u00d7";  // catalogue values are > 0
+    std::cout << pad(std::string(field.label), kLabelWidth)
+              << pad(with_unit(value_a, field.unit), kValueWidth)
               << pad(with_unit(value_b, field.unit), kValueWidth) << ratio.str() << "\n";
   }
   std::cout << pad("Scale-up topology", kLabelWidth)
@@ -151,7 +156,8 @@ void add_hw_commands(CLI::App& hw, Outcome& outcome) {
   list->callback([options, &outcome] { outcome.status = run_list(*options); });
 
   auto* show = hw.add_subcommand("show", "Every field of one GPU with its provenance");
-  show->add_option("name", options->name, "GPU name or alias (e.g. h200, mi350x, h100_sxm)")->required();
+  show->add_option("name", options->name, "GPU name or alias (e.g. h200, mi350x, h100_sxm)")
+      ->required();
   show->add_flag("--json", options->is_json_output, "Print the catalogue entry as JSON");
   add_data_dir_option(*show, *options);
   show->callback([options, &outcome] { outcome.status = run_show(*options); });

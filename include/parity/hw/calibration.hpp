@@ -26,7 +26,7 @@ struct CalibrationProvenance {
 
 // Measured values are >= 0; 0 means "not measured" and apply_calibration leaves that field alone.
 struct Calibration {
-  std::string device_name;  // catalogue name: "h200"
+  std::string device_name;           // catalogue name: "h200"
   double copy_bandwidth_tbps = 0.0;  // device-to-device copy, bytes read + written per second
   double bf16_gemm_tflops = 0.0;     // best measured dense BF16 GEMM rate
   int sm_count = 0;

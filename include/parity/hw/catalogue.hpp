@@ -37,9 +37,10 @@ Result<std::vector<HardwareSpec>> load_catalogue(const std::filesystem::path& ha
 // Canonical lookup key: lower case, '-' and ' ' read as '_' ("H100-SXM" -> "h100_sxm").
 std::string normalize_hardware_name(std::string_view name);
 // Looks `name` up by name or alias in `catalogue`; kNotFound lists the known names.
-Result<HardwareSpec> find_hardware(std::string_view name, const std::vector<HardwareSpec>& catalogue);
-// Loads the catalogue from catalogue_dir(data_dir), then looks `name` up as above.
 Result<HardwareSpec> find_hardware(std::string_view name,
-                                   const std::optional<std::filesystem::path>& data_dir = std::nullopt);
+                                   const std::vector<HardwareSpec>& catalogue);
+// Loads the catalogue from catalogue_dir(data_dir), then looks `name` up as above.
+Result<HardwareSpec> find_hardware(
+    std::string_view name, const std::optional<std::filesystem::path>& data_dir = std::nullopt);
 
 }  // namespace parity::hw

@@ -62,7 +62,7 @@ struct HardwareSpec {
 
   Quantity hbm_capacity_gb;
   Quantity hbm_bandwidth_tbps;
-  Quantity l2_cache_mib;          // per-die L2 summed over the device (NVIDIA: the L2; AMD: all XCDs' L2)
+  Quantity l2_cache_mib;  // per-die L2 summed over the device (NVIDIA: the L2; AMD: all XCDs' L2)
   Quantity last_level_cache_mib;  // AMD Infinity Cache (MALL); equals l2 on NVIDIA
 
   Quantity sm_count;       // SMs (NVIDIA) or CUs (AMD), enabled ones
@@ -71,7 +71,7 @@ struct HardwareSpec {
   // The clock the vendor's dense peak rates assume: rate = sm_count x FLOP/clk/SM x this clock.
   // NVIDIA quotes Hopper tensor peaks at 1830 MHz, below the 1980 MHz maximum boost.
   Quantity peak_rate_clock_mhz;
-  Quantity warp_size;      // 32 NVIDIA, 64 AMD CDNA
+  Quantity warp_size;                 // 32 NVIDIA, 64 AMD CDNA
   Quantity shared_memory_per_sm_kib;  // shared memory / LDS per SM or CU
 
   std::vector<MatrixInstructionShape> matrix_instructions;
@@ -86,8 +86,8 @@ struct HardwareSpec {
   friend bool operator==(const HardwareSpec&, const HardwareSpec&) = default;
 };
 
-std::string_view provenance_kind_name(ProvenanceKind kind);  // "vendor_spec", ...
-std::string_view vendor_name(Vendor vendor);                 // "nvidia", "amd"
+std::string_view provenance_kind_name(ProvenanceKind kind);         // "vendor_spec", ...
+std::string_view vendor_name(Vendor vendor);                        // "nvidia", "amd"
 std::string_view scale_up_topology_name(ScaleUpTopology topology);  // "switched", "full_mesh"
 
 // What a quantity may hold: counts are whole numbers; everything in the catalogue is > 0.
