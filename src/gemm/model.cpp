@@ -23,7 +23,14 @@ constexpr double kOrigamiLoopCyclesPerIter = 500.0;
 constexpr double kOrigamiSplitKPeerCycles = 35.0 + 2.0 * 100.0 + 1900.0;
 constexpr int kOrigamiPrefetchDepth = 2;
 
-double ceil_div(double a, double b) { return std::ceil(a / b); }
+// Ceil and floor of non-negative values below 2^63 with one conversion instruction: the baseline
+// x86-64 target has no roundsd, and std::ceil as a library call dominated selection latency.
+inline double fast_floor(double x) { return static_cast<double>(static_cast<std::int64_t>(x)); }
+inline double fast_ceil(double x) {
+  const double t = fast_floor(x);
+  return t < x ? t + 1.0 : t;
+}
+inline double ceil_div(double a, double b) { return fast_ceil(a / b); }
 
 int usable_sms_for_cluster(int num_sms, int cluster_size) {
   // Clusters must fit inside one GPC; beyond pairs some SMs of each GPC stay idle. Without a
@@ -206,6 +213,14 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   // TMA multicast: the A tile is shared by the cluster's CTAs along N, the B tile along M.
   p.l2_bytes_per_iter =
       (tm * a_bytes / std::max(1, c.cluster_n) + tn * a_bytes / std::max(1, c.cluster_m)) * tk;
+  const double full_wave_positions =
+      std::max(1.0, p.usable_sms / std::min<double>(p.split_k, p.usable_sms));
+  p.full_wave_rows = std::sqrt(full_wave_positions) * p.window_aspect;
+  p.inv_tile_m = 1.0 / tm;
+  p.inv_tile_n = 1.0 / tn;
+  p.inv_tile_k = 1.0 / tk;
+  p.inv_split_k = 1.0 / p.split_k;
+  p.inv_usable_sms = 1.0 / p.usable_sms;
   return p;
 }
 
@@ -216,58 +231,89 @@ double GemmModel::predict_us(const GemmProblem& problem, const Candidate& candid
 double GemmModel::predict_us(const GemmProblem& problem, const PreparedCandidate& c) const {
   if (!c.is_feasible) return kInfinity;
   return device_.kind == ModelKind::kOrigami ? predict_origami_us(problem, c)
-                                             : predict_hopper_us(problem, c);
+                                             : predict_hopper_us(problem_terms(problem), c);
 }
 
-double GemmModel::predict_hopper_us(const GemmProblem& problem, const PreparedCandidate& c) const {
-  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n),
-               k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
-  const double in_bytes = static_cast<double>(dtype_size_bytes(problem.a_dtype));
-  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
-  const double grid_m = ceil_div(m, c.tile_m), grid_n = ceil_div(n, c.tile_n);
-  const double splits = c.split_k;
-  const double tiles = grid_m * grid_n * batch * splits;
-  const double sms = c.usable_sms;
-  const double iters = std::max(1.0, ceil_div(ceil_div(k, splits), c.tile_k));
+void GemmModel::predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                               std::size_t count, double* predicted_us) const {
+  if (device_.kind == ModelKind::kOrigami) {
+    for (std::size_t i = 0; i < count; ++i) {
+      predicted_us[i] = prepared[i].is_feasible ? predict_origami_us(problem, prepared[i]) : kInfinity;
+    }
+    return;
+  }
+  const ProblemTerms terms = problem_terms(problem);
+  for (std::size_t i = 0; i < count; ++i) {
+    predicted_us[i] = prepared[i].is_feasible ? predict_hopper_us(terms, prepared[i]) : kInfinity;
+  }
+}
 
+GemmModel::ProblemTerms GemmModel::problem_terms(const GemmProblem& problem) const {
+  ProblemTerms t;
+  t.m = static_cast<double>(problem.m);
+  t.n = static_cast<double>(problem.n);
+  t.k = static_cast<double>(problem.k);
+  t.batch = static_cast<double>(problem.batch);
+  t.out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const double in_bytes = static_cast<double>(dtype_size_bytes(problem.a_dtype));
   const double dram_bw = device_.hbm_bytes_per_s * scalars_.dram_efficiency * 1e-6;  // bytes/us
-  const double l2_bw = dram_bw * scalars_.l2_bandwidth_ratio;
+  t.inv_dram_bw = 1.0 / dram_bw;
+  t.inv_l2_bw = 1.0 / (dram_bw * scalars_.l2_bandwidth_ratio);
   // Inter-wave reuse: the fraction of A and B the L2 can keep between the waves that re-read it.
-  const double operand_bytes = batch * (m * k + k * n) * in_bytes;
-  const double reuse = std::min(1.0, kL2UsableFraction * device_.l2_bytes_per_domain / operand_bytes);
-  const double compulsory_per_tile_iter = operand_bytes / (tiles * iters);
-  const double saturating_sms = scalars_.bw_saturation * device_.num_sms;
+  t.operand_bytes = t.batch * (t.m * t.k + t.k * t.n) * in_bytes;
+  t.reuse = std::min(1.0, kL2UsableFraction * device_.l2_bytes_per_domain / t.operand_bytes);
+  t.saturating_sms = scalars_.bw_saturation * device_.num_sms;
+  return t;
+}
+
+double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandidate& c) const {
+  // Quotients of exact integers by tile sizes <= 1024: a 1e-9 guard absorbs the reciprocal's
+  // rounding without ever crossing a true integer boundary (those are >= 1/1024 apart).
+  constexpr double kGuard = 1e-9;
+  const double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
+  const double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+  const double splits = c.split_k;
+  const double tiles = grid_m * grid_n * t.batch * splits;
+  const double sms = c.usable_sms;
+  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
+  const double iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
+  const double compulsory_per_tile_iter = t.operand_bytes / (tiles * iters);
 
   // One wave of `active` concurrent tiles: K-loop at the slowest of compute, L2 and DRAM, plus the
   // pipeline fill (one memory iteration), the output store and the fixed per-tile cost.
-  const auto wave_us = [&](double active) {
-    const double l2_us = active * c.l2_bytes_per_iter / l2_bw;
+  const auto wave_us = [&](double active, double rows_hint) {
+    const double l2_us = active * c.l2_bytes_per_iter * t.inv_l2_bw;
     // The window of concurrently running tiles touches rows_used x cols_used tile positions per
     // split (the best raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
     const double active_splits = std::min(splits, active);
     const double positions = std::max(1.0, active / active_splits);
-    double rows_used = std::clamp(std::sqrt(positions) * c.window_aspect, 1.0, grid_m);
-    const double cols_used = std::min(grid_n, std::ceil(positions / rows_used));
-    rows_used = std::min(grid_m, std::ceil(positions / cols_used));
+    double rows_used = std::clamp(rows_hint, 1.0, grid_m);
+    const double cols_used = std::min(grid_n, fast_ceil(positions / rows_used));
+    rows_used = std::min(grid_m, fast_ceil(positions / cols_used));
     const double window_bytes = active_splits * (rows_used * c.a_bytes_per_row_iter +
                                                  cols_used * c.b_bytes_per_col_iter);
-    const double dram_bytes = (1.0 - reuse) * window_bytes + reuse * active * compulsory_per_tile_iter;
-    const double bw_fraction = std::min(1.0, active / saturating_sms);
-    const double dram_us = dram_bytes / (dram_bw * bw_fraction);
+    const double dram_bytes =
+        (1.0 - t.reuse) * window_bytes + t.reuse * active * compulsory_per_tile_iter;
+    const double inv_bw_fraction = std::max(1.0, t.saturating_sms / active);
+    const double dram_us = dram_bytes * t.inv_dram_bw * inv_bw_fraction;
     const double memory_us = std::max(l2_us, dram_us);
     const double iter_us = std::max(c.compute_us_per_iter, memory_us);
-    const double store_us = active * c.store_bytes_per_tile / (dram_bw * bw_fraction);
+    const double store_us = active * c.store_bytes_per_tile * t.inv_dram_bw * inv_bw_fraction;
     return iters * iter_us + memory_us + store_us + scalars_.tile_overhead_us;
   };
 
-  const double full_waves = std::floor(tiles / sms);
+  const double full_waves = fast_floor(tiles * c.inv_usable_sms + kGuard);
   const double last_wave_tiles = tiles - full_waves * sms;
-  double total_us = scalars_.launch_us + full_waves * wave_us(sms);
-  if (last_wave_tiles > 0) total_us += wave_us(last_wave_tiles);
+  double total_us = scalars_.launch_us;
+  if (full_waves > 0) total_us += full_waves * wave_us(sms, c.full_wave_rows);
+  if (last_wave_tiles > 0) {
+    const double positions = std::max(1.0, last_wave_tiles / std::min(splits, last_wave_tiles));
+    total_us += wave_us(last_wave_tiles, std::sqrt(positions) * c.window_aspect);
+  }
   if (c.split_k > 1) {
     // Separate reduction kernel: reads s fp32 partials, writes D.
-    const double reduce_bytes = batch * m * n * (splits * 4.0 + out_bytes);
-    total_us += scalars_.splitk_overhead_us + reduce_bytes / dram_bw;
+    const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);
+    total_us += scalars_.splitk_overhead_us + reduce_bytes * t.inv_dram_bw;
   }
   return total_us;
 }

@@ -41,10 +41,10 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
                    problem.describe());
   const auto& prepared = prepared_for(problem, candidates);
+  std::vector<double> predicted(candidates.size());
+  model_.predict_all_us(problem, prepared.data(), prepared.size(), predicted.data());
   std::vector<RankedCandidate> ranked(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    ranked[i] = {i, model_.predict_us(problem, prepared[i])};
-  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) ranked[i] = {i, predicted[i]};
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.predicted_us < b.predicted_us;
   });
@@ -68,26 +68,32 @@ Result<Selection> Selector::select(const GemmProblem& problem,
   const auto& prepared = prepared_for(problem, candidates);
   // Predict all, then order only what is needed: the near-tie group and the top-k.
   scratch_.resize(candidates.size());
+  predicted_.resize(candidates.size());
+  model_.predict_all_us(problem, prepared.data(), prepared.size(), predicted_.data());
   double best_us = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const double t = model_.predict_us(problem, prepared[i]);
-    scratch_[i] = {i, t};
-    best_us = std::min(best_us, t);
+    scratch_[i] = {i, predicted_[i]};
+    best_us = std::min(best_us, predicted_[i]);
   }
   PARITY_CHECK_ARG(std::isfinite(best_us), "gemm select: no feasible candidate for ",
                    problem.describe());
   const double limit = best_us * (1.0 + kTieEpsilon);
   const auto tied_end = std::partition(scratch_.begin(), scratch_.end(),
                                        [&](const auto& r) { return r.predicted_us <= limit; });
-  // Within the tie group: the tie-break chain, then enumeration order.
-  std::sort(scratch_.begin(), tied_end, [&](const auto& a, const auto& b) {
+  // Within the tie group: the tie-break chain, then enumeration order. Only the first `keep`
+  // places are ordered (tiny problems tie almost everything within 1%).
+  const auto tie_order = [&](const RankedCandidate& a, const RankedCandidate& b) {
     if (tie_break_before(prepared[a.index], prepared[b.index], problem)) return true;
     if (tie_break_before(prepared[b.index], prepared[a.index], problem)) return false;
     return a.index < b.index;
-  });
+  };
   const std::size_t tied = static_cast<std::size_t>(tied_end - scratch_.begin());
   const std::size_t keep = std::min(std::max<std::size_t>(top_k, 1), scratch_.size());
-  if (keep > tied) {
+  if (keep <= tied) {
+    std::partial_sort(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(keep),
+                      tied_end, tie_order);
+  } else {
+    std::sort(scratch_.begin(), tied_end, tie_order);
     std::partial_sort(tied_end, scratch_.begin() + static_cast<std::ptrdiff_t>(keep), scratch_.end(),
                       [](const auto& a, const auto& b) {
                         return a.predicted_us < b.predicted_us ||

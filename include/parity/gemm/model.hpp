@@ -88,6 +88,9 @@ struct PreparedCandidate {
   double a_bytes_per_row_iter = 0.0; // tile_k * a element bytes (DRAM bytes per A row / iter)
   double b_bytes_per_col_iter = 0.0;
   double window_aspect = 1.0;        // sqrt(tile_n / tile_m): best raster window shape
+  double full_wave_rows = 1.0;       // sqrt(positions of a full wave) * window_aspect
+  double inv_tile_m = 1.0, inv_tile_n = 1.0, inv_tile_k = 1.0, inv_split_k = 1.0;
+  double inv_usable_sms = 1.0;       // reciprocals: selection runs on multiplies, not divides
   double store_bytes_per_tile = 0.0; // output (or fp32 partial) bytes per tile
   double arithmetic_intensity = 0.0; // tie-break key (origami.md §2.10)
   // AMD only
@@ -107,9 +110,19 @@ class GemmModel {
   // Predicted time in microseconds (+infinity when infeasible).
   double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const;
   double predict_us(const GemmProblem& problem, const Candidate& candidate) const;
+  // predicted_us[i] = predict_us(problem, prepared[i]); the per-problem terms are computed once.
+  void predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                      std::size_t count, double* predicted_us) const;
+
+  // Terms of the Hopper model that depend on the problem only.
+  struct ProblemTerms {
+    double m = 0, n = 0, k = 0, batch = 1, out_bytes = 2;
+    double inv_dram_bw = 0, inv_l2_bw = 0, reuse = 0, operand_bytes = 0, saturating_sms = 0;
+  };
 
  private:
-  double predict_hopper_us(const GemmProblem& problem, const PreparedCandidate& c) const;
+  ProblemTerms problem_terms(const GemmProblem& problem) const;
+  double predict_hopper_us(const ProblemTerms& terms, const PreparedCandidate& c) const;
   double predict_origami_us(const GemmProblem& problem, const PreparedCandidate& c) const;
   DeviceParams device_;
   ModelScalars scalars_;

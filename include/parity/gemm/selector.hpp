@@ -55,6 +55,7 @@ class Selector {
   };
   std::unordered_map<std::uint64_t, CacheEntry> cache_;
   std::vector<RankedCandidate> scratch_;
+  std::vector<double> predicted_;
 };
 
 // True when `a` should rank before `b` among near-tied candidates (the tie-break chain above).
