@@ -9,28 +9,16 @@
 # Shapes: every 2nd row of bench/shapes/gemm_shapes_dev.csv (50 of 100, all families; the file's
 # calibration/evaluation split is kept: rows i % 3 == 0 calibrate), under a time budget so the
 # piece ends inside run_all.sh's 240 s limit; the measure log says how many were measured.
-# Env: GEMM_STRIDE (default 2), GEMM_BUDGET_S (default 170), GEMM_REPS (default 30).
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
 : "${OUT:?OUT must be set}"
 shapes="bench/shapes/gemm_shapes_dev.csv"
-stride="${GEMM_STRIDE:-2}"
-budget_s="${GEMM_BUDGET_S:-170}"
-reps="${GEMM_REPS:-30}"
-failed=0
-
-step() {  # name command...
-  local name="$1"; shift
-  local t0=$SECONDS
-  echo "---- $name: $*"
-  if "$@"; then
-    echo "---- $name: ok ($((SECONDS - t0)) s)"
-  else
-    echo "---- $name: FAILED (exit $?, $((SECONDS - t0)) s)"
-    failed=1
-  fi
-}
+stride=2
+budget_s=170
+reps=30
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"  # step NAME COMMAND..., failed
 
 measurements="$OUT/gemm_measurements.json"
 step gemm_measure "$parity" gemm measure --shapes "$shapes" --out "$measurements" --hw h200 \
