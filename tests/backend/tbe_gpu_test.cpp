@@ -1,0 +1,564 @@
+// GPU TBE kernels against the fp64 reference: forward (every pooling, dtype, index type, mixed
+// dims), fused backward (every optimiser, 1 and several steps), plain backward, hot rows through
+// the multi-chunk path, determinism, guard bands, bounds check modes, and a > 2^31-element table.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "common/test_support.hpp"
+#include "parity/embedding/tbe_gpu.hpp"
+#include "unit/tbe_test_util.hpp"
+
+namespace parity {
+namespace {
+
+using embedding::BoundsCheckMode;
+using embedding::OptimizerKind;
+using embedding::PoolingMode;
+using embedding::SyntheticBatch;
+using embedding::SyntheticBatchOptions;
+using embedding::TableSpec;
+using embedding::TbeProblem;
+using embedding::WeightDecayMode;
+namespace egpu = embedding::gpu;
+
+struct DeviceInputs {
+  gpu::DeviceBuffer indices, offsets, weights_psw;
+  egpu::DeviceBatch view() const {
+    return {indices.data(), offsets.data(), weights_psw.size_bytes() > 0 ? weights_psw.as<float>() : nullptr};
+  }
+};
+
+DeviceInputs upload_batch(const TbeProblem& problem, const SyntheticBatch& batch) {
+  DeviceInputs d;
+  d.indices = std::move(*gpu::upload(embedding::pack_indices(batch.indices, problem.index_dtype)));
+  d.offsets = std::move(*gpu::upload(embedding::pack_indices(batch.offsets, problem.index_dtype)));
+  if (!batch.per_sample_weights.empty()) d.weights_psw = std::move(*gpu::upload(batch.per_sample_weights));
+  return d;
+}
+
+// Runs the GPU forward into a buffer with a NaN guard band after the output; checks the band.
+std::vector<std::uint8_t> gpu_forward(const TbeProblem& problem, const std::vector<std::uint8_t>& weights,
+                                      const SyntheticBatch& batch) {
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  EXPECT_TRUE(layout.is_ok());
+  auto d_weights = gpu::upload(weights);
+  auto inputs = upload_batch(problem, batch);
+  const std::size_t out_bytes =
+      static_cast<std::size_t>(problem.output_rows() * problem.output_cols()) * dtype_size_bytes(problem.output_dtype);
+  constexpr std::size_t kGuardBytes = 4096;
+  auto out = gpu::DeviceBuffer::allocate(out_bytes + kGuardBytes);
+  EXPECT_TRUE(out->fill_bytes(0xff).is_ok());  // 0xff.. is NaN in every float dtype
+  const Status status = egpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data());
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  auto host = gpu::download<std::uint8_t>(*out, out_bytes + kGuardBytes);
+  EXPECT_TRUE(host.is_ok());
+  for (std::size_t i = out_bytes; i < out_bytes + kGuardBytes; ++i) {
+    if ((*host)[i] != 0xff) {
+      ADD_FAILURE() << "guard band after the output overwritten at byte " << i - out_bytes;
+      break;
+    }
+  }
+  host->resize(out_bytes);
+  return *host;
+}
+
+void expect_forward_matches(const TbeProblem& problem, const SyntheticBatch& batch, std::uint64_t seed) {
+  std::vector<double> weights_ref;
+  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights_ref);
+  const auto got = gpu_forward(problem, weights, batch);
+  const auto ref_batch = testing::to_ref_batch(batch);
+  const auto want = ref::tbe_forward(problem, weights_ref, ref_batch);
+  const auto abs_want = testing::abs_forward(problem, weights_ref, ref_batch);
+  const std::int64_t max_bag = testing::max_bag_length(batch.offsets);
+  int failures = 0;
+  for (std::size_t i = 0; i < want.size() && failures < 5; ++i) {
+    const double g = embedding::load_as_double(got, problem.output_dtype, static_cast<std::int64_t>(i));
+    const double tol = testing::forward_tolerance(want[i], abs_want[i], max_bag, problem.output_dtype);
+    if (!(std::abs(g - want[i]) <= tol)) {
+      ADD_FAILURE() << "output[" << i << "]=" << g << " want " << want[i] << " tol " << tol;
+      ++failures;
+    }
+  }
+}
+
+TEST(GpuTbeForward, EveryPoolingDtypeAndIndexTypeMatchesReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(401);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> mixed = {{50, 4}, {300, 12}, {70, 60}, {33, 132}, {9, 2048}, {1000, 128}};
+  for (DType index_dtype : {DType::kI32, DType::kI64}) {
+    for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean, PoolingMode::kNone}) {
+        for (bool weighted : {false, true}) {
+          const auto tables = pooling == PoolingMode::kNone ? std::vector<TableSpec>{{200, 60}, {90, 60}} : mixed;
+          SyntheticBatchOptions options;
+          options.batch_size = 37;
+          options.pooling_factor = 6;
+          options.vary_bag_sizes = true;
+          options.empty_bag_fraction = 0.1;
+          options.weighted = weighted;
+          options.seed = seed;
+          auto probe = testing::make_problem(tables, 0, 0);
+          const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+          const DType out_dtype = weight_dtype == DType::kF32 ? DType::kF32 : weight_dtype;
+          auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                               index_dtype, weight_dtype, out_dtype, pooling, weighted);
+          SCOPED_TRACE(std::string(dtype_name(index_dtype)) + " " + std::string(dtype_name(weight_dtype)) + " " +
+                       embedding::pooling_mode_name(pooling) + (weighted ? " weighted" : ""));
+          expect_forward_matches(problem, batch, seed + 1);
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuTbeForward, EmptyBagsAllEmptyBatchAndZeroBatchLaunchCleanly) {
+  PARITY_REQUIRE_GPU();
+  const std::vector<TableSpec> tables = {{10, 8}, {10, 16}};
+  // Every bag empty: N = 0, output all zeros (mean of an empty bag is 0, not NaN).
+  SyntheticBatch empty;
+  empty.offsets.assign(2 * 5 + 1, 0);
+  for (PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean}) {
+    auto problem = testing::make_problem(tables, 5, 0, DType::kI64, DType::kF32, DType::kF32, pooling);
+    const auto weights = embedding::make_weights(problem.layout, DType::kF32, 3);
+    const auto got = gpu_forward(problem, weights, empty);
+    for (std::size_t i = 0; i < got.size() / 4; ++i) {
+      ASSERT_EQ(embedding::load_as_double(got, DType::kF32, static_cast<std::int64_t>(i)), 0.0) << "element " << i;
+    }
+  }
+  auto zero_batch = testing::make_problem(tables, 0, 0);
+  auto layout = egpu::DeviceTbeLayout::create(zero_batch.layout);
+  EXPECT_TRUE(egpu::tbe_forward(zero_batch, *layout, nullptr, {nullptr, nullptr, nullptr}, nullptr).is_ok());
+}
+
+TEST(GpuTbeForward, DuplicatesZipfAndLongBagsMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(402);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{5000, 128}, {64, 32}, {3, 16}};  // 3 rows: duplicates in bags
+  SyntheticBatchOptions options;
+  options.batch_size = 300;
+  options.pooling_factor = 40;
+  options.zipf_alpha = 1.15;
+  options.seed = seed;
+  auto probe = testing::make_problem(tables, 0, 0);
+  auto batch = embedding::make_synthetic_batch(probe.layout, options);
+  auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()));
+  expect_forward_matches(problem, batch, seed);
+}
+
+// ---- backward ----
+
+struct GpuTraining {
+  std::vector<double> weights0;
+  std::vector<std::uint8_t> weights;
+  std::vector<float> state1, state2;
+};
+
+// Runs `steps` fused steps on the GPU; returns weights and state downloaded.
+GpuTraining gpu_train(const TbeProblem& problem, const embedding::OptimizerParams& opt, const SyntheticBatch& batch,
+                      const std::vector<float>& grad, int steps, std::uint64_t seed, int max_grid_blocks = 0) {
+  GpuTraining result;
+  result.weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &result.weights0);
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto d_weights = gpu::upload(result.weights);
+  const auto s1 = embedding::optimizer_state1_elements(problem.layout, opt.kind);
+  const auto s2 = embedding::optimizer_state2_elements(problem.layout, opt.kind);
+  auto d_state1 = gpu::upload(std::vector<float>(static_cast<std::size_t>(s1), 0.0f));
+  auto d_state2 = gpu::upload(std::vector<float>(static_cast<std::size_t>(s2), 0.0f));
+  auto inputs = upload_batch(problem, batch);
+  auto d_grad = gpu::upload(grad);
+  auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem);
+  EXPECT_TRUE(ws_bytes.is_ok()) << ws_bytes.status().to_string();
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
+  egpu::BackwardOptions options;
+  options.max_grid_blocks = max_grid_blocks;
+  for (int step = 1; step <= steps; ++step) {
+    auto o = opt;
+    o.step = step;
+    const Status status = egpu::tbe_backward_fused(
+        problem, *layout, o, {d_weights->data(), s1 ? d_state1->as<float>() : nullptr, s2 ? d_state2->as<float>() : nullptr},
+        inputs.view(), d_grad->as<float>(), ws->data(), *ws_bytes, options);
+    EXPECT_TRUE(status.is_ok()) << status.to_string();
+  }
+  result.weights = *gpu::download<std::uint8_t>(*d_weights, result.weights.size());
+  result.state1 = *gpu::download<float>(*d_state1, static_cast<std::size_t>(s1));
+  result.state2 = *gpu::download<float>(*d_state2, static_cast<std::size_t>(s2));
+  return result;
+}
+
+void expect_training_matches(const TbeProblem& problem, const embedding::OptimizerParams& opt,
+                             const SyntheticBatch& batch, int steps, std::uint64_t seed) {
+  const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7);
+  const auto got = gpu_train(problem, opt, batch, grad, steps, seed);
+  ref::TbeRefTrainingState state{got.weights0, {}, {}};
+  state.state1.assign(static_cast<std::size_t>(embedding::optimizer_state1_elements(problem.layout, opt.kind)), 0.0);
+  state.state2.assign(static_cast<std::size_t>(embedding::optimizer_state2_elements(problem.layout, opt.kind)), 0.0);
+  const std::vector<double> grad_ref(grad.begin(), grad.end());
+  for (int step = 1; step <= steps; ++step) {
+    auto o = opt;
+    o.step = step;
+    ref::tbe_backward_fused(problem, o, state, testing::to_ref_batch(batch), grad_ref);
+  }
+  const double gradient_error = testing::gradient_error_bound(problem, opt, testing::to_ref_batch(batch), grad);
+  int failures = 0;
+  for (std::size_t i = 0; i < state.weights.size() && failures < 5; ++i) {
+    const double g = embedding::load_as_double(got.weights, problem.weight_dtype, static_cast<std::int64_t>(i));
+    if (state.weights[i] == got.weights0[i]) {
+      // Guard: rows the batch does not touch stay bit-identical.
+      if (g != got.weights0[i]) {
+        ADD_FAILURE() << "untouched weight " << i << " changed: " << g << " vs " << got.weights0[i];
+        ++failures;
+      }
+      continue;
+    }
+    const double tol = testing::update_tolerance(state.weights[i], got.weights0[i], problem.layout.max_dim(), steps,
+                                                 problem.weight_dtype, gradient_error);
+    if (!(std::abs(g - state.weights[i]) <= tol)) {
+      ADD_FAILURE() << embedding::optimizer_kind_name(opt.kind) << " weight[" << i << "]=" << g << " want "
+                    << state.weights[i] << " tol " << tol;
+      ++failures;
+    }
+  }
+  // State: its own roundings (D + 16 ulps: row-wise Adagrad sums D squares) plus the gradient-sum
+  // error dg = (n+2) u G carried in linearly (Adam m) or as 2|g| dg <= 2 G dg (squares).
+  const double normaliser = opt.kind == OptimizerKind::kSgd ? 1.0 : 1.0 / opt.eps;
+  const double dg = gradient_error / (opt.learning_rate * normaliser);
+  const double g_max = dg / ((problem.num_indices + 2) * unit_roundoff(DType::kF32)) + 1.0;  // loose G >= dg/((n+2)u)
+  for (std::size_t i = 0; i < state.state1.size() && failures < 5; ++i) {
+    const double tol = steps * ((problem.layout.max_dim() + 16.0) * unit_roundoff(DType::kF32) * std::abs(state.state1[i]) +
+                                2.0 * g_max * dg) + 1e-30;
+    if (!(std::abs(got.state1[i] - state.state1[i]) <= tol)) {
+      ADD_FAILURE() << "state1[" << i << "]=" << got.state1[i] << " want " << state.state1[i];
+      ++failures;
+    }
+  }
+}
+
+SyntheticBatch training_batch(const TbeProblem& probe, std::int64_t batch_size, int pooling_factor, std::uint64_t seed,
+                              bool weighted = false, std::int64_t hot_rows = 0) {
+  SyntheticBatchOptions options;
+  options.batch_size = batch_size;
+  options.pooling_factor = pooling_factor;
+  options.vary_bag_sizes = true;
+  options.empty_bag_fraction = 0.05;
+  options.hot_rows = hot_rows;
+  options.weighted = weighted;
+  options.seed = seed;
+  return embedding::make_synthetic_batch(probe.layout, options);
+}
+
+TEST(GpuTbeBackward, EveryOptimizerAfterOneAndSeveralStepsMatchesReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(403);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{40, 4}, {500, 12}, {20, 60}, {30, 132}, {6, 2048}, {300, 128}};
+  auto probe = testing::make_problem(tables, 0, 0);
+  struct Case {
+    OptimizerKind kind;
+    WeightDecayMode mode;
+    float max_norm;
+  };
+  for (const Case c : {Case{OptimizerKind::kSgd, WeightDecayMode::kNone, 0}, Case{OptimizerKind::kAdagrad, WeightDecayMode::kNone, 0},
+                       Case{OptimizerKind::kRowwiseAdagrad, WeightDecayMode::kNone, 0},
+                       Case{OptimizerKind::kRowwiseAdagrad, WeightDecayMode::kL2, 0},
+                       Case{OptimizerKind::kRowwiseAdagrad, WeightDecayMode::kDecoupled, 0.5f},
+                       Case{OptimizerKind::kAdam, WeightDecayMode::kNone, 0}}) {
+    for (PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean}) {
+      for (int steps : {1, 3}) {
+        const bool weighted = steps == 3;
+        const auto batch = training_batch(probe, 23, 5, seed + steps, weighted);
+        auto problem = testing::make_problem(tables, 23, static_cast<std::int64_t>(batch.indices.size()),
+                                             steps == 1 ? DType::kI32 : DType::kI64, DType::kF32, DType::kF32, pooling,
+                                             weighted);
+        auto opt = testing::optimizer_for(c.kind, c.mode);
+        opt.max_norm = c.max_norm;
+        SCOPED_TRACE(std::string(embedding::optimizer_kind_name(c.kind)) + " wd_mode=" +
+                     std::to_string(static_cast<int>(c.mode)) + " " + embedding::pooling_mode_name(pooling) +
+                     " steps=" + std::to_string(steps));
+        expect_training_matches(problem, opt, batch, steps, seed);
+      }
+    }
+  }
+}
+
+TEST(GpuTbeBackward, LowPrecisionWeightsAndUnpooledMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(404);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{300, 64}, {100, 64}};
+  auto probe = testing::make_problem(tables, 0, 0);
+  const auto batch = training_batch(probe, 31, 4, seed);
+  for (DType wt : {DType::kF16, DType::kBF16}) {
+    auto problem = testing::make_problem(tables, 31, static_cast<std::int64_t>(batch.indices.size()), DType::kI64, wt);
+    expect_training_matches(problem, testing::optimizer_for(OptimizerKind::kRowwiseAdagrad), batch, 2, seed);
+  }
+  auto unpooled = testing::make_problem(tables, 31, static_cast<std::int64_t>(batch.indices.size()), DType::kI64,
+                                        DType::kF32, DType::kF32, PoolingMode::kNone);
+  expect_training_matches(unpooled, testing::optimizer_for(OptimizerKind::kSgd), batch, 1, seed);
+}
+
+TEST(GpuTbeBackward, HotRowsThroughTheMultiChunkPathMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(405);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  // One row takes every index (N = 20000 >> the 256-position chunk): the run spans ~80 chunks.
+  const std::vector<TableSpec> tables = {{1000, 128}};
+  auto probe = testing::make_problem(tables, 0, 0);
+  for (std::int64_t hot_rows : {1, 3}) {
+    const auto batch = training_batch(probe, 1000, 20, seed, false, hot_rows);
+    auto problem = testing::make_problem(tables, 1000, static_cast<std::int64_t>(batch.indices.size()));
+    expect_training_matches(problem, testing::optimizer_for(OptimizerKind::kRowwiseAdagrad), batch, 2, seed);
+  }
+  // Zipf skew over mixed dims, several steps.
+  const std::vector<TableSpec> mixed = {{20000, 128}, {5000, 12}, {3000, 260}};
+  auto probe2 = testing::make_problem(mixed, 0, 0);
+  SyntheticBatchOptions options;
+  options.batch_size = 512;
+  options.pooling_factor = 20;
+  options.zipf_alpha = 1.15;
+  options.seed = seed;
+  const auto zipf = embedding::make_synthetic_batch(probe2.layout, options);
+  auto problem = testing::make_problem(mixed, 512, static_cast<std::int64_t>(zipf.indices.size()));
+  expect_training_matches(problem, testing::optimizer_for(OptimizerKind::kAdam), zipf, 2, seed);
+}
+
+TEST(GpuTbeBackward, BitwiseIdenticalAcrossRunsAndGridSizes) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(406);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{2000, 128}, {50, 64}};
+  auto probe = testing::make_problem(tables, 0, 0);
+  const auto batch = training_batch(probe, 2000, 10, seed, true, 2);  // hot rows: crossing runs
+  auto problem = testing::make_problem(tables, 2000, static_cast<std::int64_t>(batch.indices.size()), DType::kI64,
+                                       DType::kF32, DType::kF32, PoolingMode::kMean, true);
+  const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed);
+  const auto opt = testing::optimizer_for(OptimizerKind::kRowwiseAdagrad);
+  const auto first = gpu_train(problem, opt, batch, grad, 2, seed, 0);
+  for (int grid : {0, 1, 7}) {
+    const auto again = gpu_train(problem, opt, batch, grad, 2, seed, grid);
+    EXPECT_EQ(0, std::memcmp(first.weights.data(), again.weights.data(), first.weights.size())) << "grid " << grid;
+    EXPECT_EQ(0, std::memcmp(first.state1.data(), again.state1.data(), first.state1.size() * 4)) << "grid " << grid;
+  }
+}
+
+TEST(GpuTbeBackward, PlainBackwardGivesPerUniqueRowGradients) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(407);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{100, 12}, {7, 132}, {4000, 64}};
+  auto probe = testing::make_problem(tables, 0, 0);
+  const auto batch = training_batch(probe, 400, 8, seed, true, 0);
+  auto problem = testing::make_problem(tables, 400, static_cast<std::int64_t>(batch.indices.size()), DType::kI32,
+                                       DType::kF32, DType::kF32, PoolingMode::kSum, true);
+  const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed);
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto inputs = upload_batch(problem, batch);
+  auto d_grad = gpu::upload(grad);
+  const auto n = problem.num_indices;
+  const int max_dim = problem.layout.max_dim();
+  auto rows = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(n) * 8);
+  auto grads = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(n * max_dim) * 4);
+  auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem);
+  // Workspace stays within 32 bytes per index (plus fixed alignment slack).
+  EXPECT_LE(*ws_bytes, 32 * n + 4096);
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(*ws_bytes));
+  ASSERT_TRUE(egpu::tbe_backward_dense(problem, *layout, inputs.view(), d_grad->as<float>(), rows->as<std::int64_t>(),
+                                       grads->as<float>(), ws->data(), *ws_bytes)
+                  .is_ok());
+  const auto host_rows = *gpu::download<std::int64_t>(*rows, static_cast<std::size_t>(n));
+  const auto host_grads = *gpu::download<float>(*grads, static_cast<std::size_t>(n * max_dim));
+  const auto want = ref::tbe_row_gradients(problem, testing::to_ref_batch(batch), std::vector<double>(grad.begin(), grad.end()));
+  std::size_t seen = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (host_rows[i] < 0) continue;
+    ++seen;
+    auto it = want.find(host_rows[i]);
+    ASSERT_NE(it, want.end()) << "row " << host_rows[i] << " not in the batch";
+    for (std::size_t j = 0; j < it->second.size(); ++j) {
+      // fp32 sum of at most N terms of |g| <= ~5 (normal grads, weights <= 1.5): N*u*sum bound.
+      const double tol = 1e-5 * (1.0 + std::abs(it->second[j])) * std::sqrt(static_cast<double>(n));
+      ASSERT_NEAR(host_grads[i * max_dim + j], it->second[j], tol) << "row " << host_rows[i] << " col " << j;
+    }
+  }
+  EXPECT_EQ(seen, want.size());
+}
+
+// ---- bounds check ----
+
+struct BoundsRun {
+  embedding::BoundsCheckReport report;
+  std::vector<std::int64_t> indices, offsets;
+};
+
+BoundsRun gpu_bounds_check(const TbeProblem& problem, BoundsCheckMode mode, const std::vector<std::int64_t>& indices,
+                           const std::vector<std::int64_t>& offsets) {
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto d_indices = gpu::upload(embedding::pack_indices(indices, problem.index_dtype));
+  auto d_offsets = gpu::upload(embedding::pack_indices(offsets, problem.index_dtype));
+  const auto ws_bytes = egpu::bounds_check_workspace_bytes(problem);
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(ws_bytes));
+  const Status launched = egpu::bounds_check(problem, *layout, mode, d_indices->data(), d_offsets->data(), ws->data(), ws_bytes);
+  EXPECT_TRUE(launched.is_ok()) << launched.to_string();
+  auto report = egpu::read_bounds_check_report(problem, mode, d_indices->data(), d_offsets->data(), ws->data());
+  EXPECT_TRUE(report.is_ok()) << report.status().to_string();
+  BoundsRun run{*report, {}, {}};
+  const std::size_t width = dtype_size_bytes(problem.index_dtype);
+  auto raw_i = *gpu::download<std::uint8_t>(*d_indices, indices.size() * width);
+  auto raw_o = *gpu::download<std::uint8_t>(*d_offsets, offsets.size() * width);
+  auto unpack = [&](const std::vector<std::uint8_t>& raw, std::size_t count) {
+    std::vector<std::int64_t> v(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (width == 4) {
+        std::int32_t x;
+        std::memcpy(&x, raw.data() + 4 * i, 4);
+        v[i] = x;
+      } else {
+        std::memcpy(&v[i], raw.data() + 8 * i, 8);
+      }
+    }
+    return v;
+  };
+  run.indices = unpack(raw_i, indices.size());
+  run.offsets = unpack(raw_o, offsets.size());
+  // The context survives: a later launch still works.
+  EXPECT_TRUE(gpu::synchronize().is_ok());
+  return run;
+}
+
+TEST(GpuTbeBoundsCheck, ModesMatchTheReferenceOnEveryKindOfBadEntry) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(408);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{100, 8}, {50, 8}, {7, 8}};
+  auto probe = testing::make_problem(tables, 0, 0);
+  SyntheticBatchOptions options;
+  options.batch_size = 700;
+  options.pooling_factor = 5;
+  options.vary_bag_sizes = true;
+  options.seed = seed;
+  const auto clean = embedding::make_synthetic_batch(probe.layout, options);
+  const auto n = static_cast<std::int64_t>(clean.indices.size());
+  struct Case {
+    const char* name;
+    DType dtype;
+    std::int64_t bad_value;  // 0 = no bad index
+    int offsets_damage;      // 0 none, 1 non-monotone, 2 negative first, 3 last != N, 4 past N
+  };
+  const Case cases[] = {{"clean", DType::kI64, 0, 0},        {"minus one", DType::kI32, -1, 0},
+                        {"E", DType::kI64, 50, 0},           {"INT32_MAX", DType::kI32, 2147483647, 0},
+                        {"-2^40", DType::kI64, -(1LL << 40), 0}, {"non-monotone", DType::kI64, 0, 1},
+                        {"negative first", DType::kI32, 0, 2}, {"last != N", DType::kI64, 0, 3},
+                        {"past N", DType::kI64, -1, 4}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
+      auto indices = clean.indices;
+      auto offsets = clean.offsets;
+      if (c.bad_value != 0) {
+        // A few bad entries in the second feature's range (rows = 50).
+        for (std::int64_t k = 0; k < 4; ++k) indices[offsets[700] + 3 + 97 * k] = c.bad_value;
+      }
+      if (c.offsets_damage == 1) offsets[10] = offsets[12] + 3;
+      if (c.offsets_damage == 2) offsets[0] = -5;
+      if (c.offsets_damage == 3) offsets.back() = n - 2;
+      if (c.offsets_damage == 4) offsets[1500] = n + 100;
+      auto problem = testing::make_problem(tables, 700, n, c.dtype);
+      auto ref_indices = indices, ref_offsets = offsets;
+      const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
+      const auto got = gpu_bounds_check(problem, mode, indices, offsets);
+      EXPECT_EQ(got.report.bad_indices, want.bad_indices);
+      EXPECT_EQ(got.report.bad_offsets, want.bad_offsets);
+      EXPECT_EQ(got.report.last_offset_fixed, want.last_offset_fixed);
+      EXPECT_EQ(got.report.has_bad_index, want.has_bad_index);
+      if (want.has_bad_index && (mode == BoundsCheckMode::kFix || want.bad_offsets == 0)) {
+        EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
+        EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
+        EXPECT_EQ(got.report.first_bad_table, want.first_bad_table);
+        EXPECT_EQ(got.report.first_bad_bag, want.first_bad_bag);
+      }
+      if (mode == BoundsCheckMode::kError) {
+        EXPECT_EQ(got.indices, indices) << "error mode must leave indices untouched";
+        EXPECT_EQ(got.offsets, offsets) << "error mode must leave offsets untouched";
+        const Status status = embedding::bounds_check_status(got.report, mode);
+        EXPECT_EQ(status.is_ok(), want.is_clean());
+        if (want.has_bad_index && want.bad_offsets == 0) {
+          EXPECT_NE(status.message().find("table 1"), std::string::npos) << status.message();
+          EXPECT_NE(status.message().find("value " + std::to_string(c.bad_value)), std::string::npos) << status.message();
+        }
+      } else {
+        EXPECT_EQ(got.indices, ref_indices);
+        EXPECT_EQ(got.offsets, ref_offsets);
+      }
+    }
+  }
+}
+
+TEST(GpuTbe, TableBeyondTwoToThe31ElementsTouchedAtItsLastRow) {
+  PARITY_REQUIRE_GPU();
+  // 16777217 rows x 128 fp32 = 2^31 + 128 elements (8.6 GB): the last row sits past int32 offsets.
+  const std::int64_t rows = (std::int64_t{1} << 24) + 1;
+  const int dim = 128;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  ASSERT_TRUE(gpu::memory_info(&free_bytes, &total_bytes).is_ok());
+  if (free_bytes < static_cast<std::size_t>(rows * dim * 4) + (1ull << 30)) GTEST_SKIP() << "needs ~9 GB free";
+  const std::vector<TableSpec> tables = {{4, dim}, {rows, dim}};
+  SyntheticBatch batch;
+  batch.indices = {3, rows - 1, rows - 1};
+  batch.offsets = {0, 1, 3};  // B = 1: bag (0,0) = {3}, bag (1,0) = {E-1, E-1}
+  auto problem = testing::make_problem(tables, 1, 3);
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto weights = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(problem.layout.total_weight_elements()) * 4);
+  ASSERT_TRUE(weights.is_ok());
+  ASSERT_TRUE(weights->fill_bytes(0).is_ok());
+  std::vector<float> last_row(dim);
+  for (int j = 0; j < dim; ++j) last_row[j] = static_cast<float>(j) * 0.25f;
+  const std::int64_t last_offset = problem.layout.weights_offset(1) + (rows - 1) * dim;
+  ASSERT_GT(last_offset, std::int64_t{1} << 31);
+  ASSERT_TRUE(weights->copy_from_host(last_row.data(), dim * 4, static_cast<std::size_t>(last_offset) * 4).is_ok());
+  auto inputs = upload_batch(problem, batch);
+  auto out = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(problem.output_cols()) * 4);
+  ASSERT_TRUE(egpu::tbe_forward(problem, *layout, weights->data(), inputs.view(), out->data()).is_ok());
+  const auto host_out = *gpu::download<float>(*out, static_cast<std::size_t>(problem.output_cols()));
+  for (int j = 0; j < dim; ++j) ASSERT_EQ(host_out[dim + j], 2.0f * last_row[j]) << j;  // exact: small multiples of 1/4
+  // SGD with grad 1: the last row moves by -2*lr, exactly representable.
+  std::vector<float> grad(static_cast<std::size_t>(problem.output_cols()), 1.0f);
+  auto d_grad = gpu::upload(grad);
+  auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem);
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(*ws_bytes));
+  embedding::OptimizerParams sgd;
+  sgd.learning_rate = 0.5f;
+  ASSERT_TRUE(egpu::tbe_backward_fused(problem, *layout, sgd, {weights->data(), nullptr, nullptr}, inputs.view(),
+                                       d_grad->as<float>(), ws->data(), *ws_bytes)
+                  .is_ok());
+  std::vector<float> updated(dim);
+  ASSERT_TRUE(weights->copy_to_host(updated.data(), dim * 4, static_cast<std::size_t>(last_offset) * 4).is_ok());
+  for (int j = 0; j < dim; ++j) ASSERT_EQ(updated[j], last_row[j] - 1.0f) << j;
+}
+
+TEST(GpuTbe, InvalidArgumentsAreRejectedWithMessages) {
+  PARITY_REQUIRE_GPU();
+  auto problem = testing::make_problem({{10, 8}}, 2, 4);
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto other = testing::make_problem({{10, 8}, {5, 8}}, 2, 4);
+  Status s = egpu::tbe_forward(other, *layout, nullptr, {}, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("device layout has 1 features"), std::string::npos) << s.message();
+  s = egpu::tbe_forward(problem, *layout, nullptr, {}, nullptr);
+  EXPECT_NE(s.message().find("offsets is null"), std::string::npos) << s.message();
+  auto ws = egpu::tbe_backward_workspace_bytes(problem);
+  s = egpu::tbe_backward_fused(problem, *layout, {}, {nullptr, nullptr, nullptr}, {}, nullptr, nullptr, 0);
+  EXPECT_NE(s.message().find("weights is null"), std::string::npos) << s.message();
+  int dummy = 0;
+  s = egpu::tbe_backward_fused(problem, *layout, {}, {&dummy, nullptr, nullptr}, {&dummy, &dummy, nullptr},
+                               reinterpret_cast<const float*>(&dummy), &dummy, *ws - 1);
+  EXPECT_NE(s.message().find("workspace_bytes="), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace parity
