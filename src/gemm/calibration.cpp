@@ -140,12 +140,17 @@ Result<ShapeSuite> read_shape_suite(const std::filesystem::path& csv_path) {
 }
 
 ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite) {
+  const auto split_of_row = [](std::size_t row) {
+    return row % 3 == 0 ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
+  };
+  // By name first (the suite repeats some sizes under different names), then by size.
+  for (std::size_t i = 0; i < suite.names.size(); ++i) {
+    if (!shape.name.empty() && suite.names[i] == shape.name) return split_of_row(i);
+  }
   for (std::size_t i = 0; i < suite.names.size(); ++i) {
     const GemmProblem& p = suite.problems[i];
-    const bool same_name = !shape.name.empty() && suite.names[i] == shape.name;
-    const bool same_size = p.m == shape.problem.m && p.n == shape.problem.n && p.k == shape.problem.k;
-    if (same_name || same_size) {
-      return i % 3 == 0 ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
+    if (p.m == shape.problem.m && p.n == shape.problem.n && p.k == shape.problem.k) {
+      return split_of_row(i);
     }
   }
   const std::uint64_t h =

@@ -287,9 +287,11 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
     // split (the best raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
     const double active_splits = std::min(splits, active);
     const double positions = std::max(1.0, active / active_splits);
-    double rows_used = std::clamp(rows_hint, 1.0, grid_m);
+    // Batched problems stack their grids along M (distinct operands per batch entry).
+    const double grid_rows = grid_m * t.batch;
+    double rows_used = std::clamp(rows_hint, 1.0, grid_rows);
     const double cols_used = std::min(grid_n, fast_ceil(positions / rows_used));
-    rows_used = std::min(grid_m, fast_ceil(positions / cols_used));
+    rows_used = std::min(grid_rows, fast_ceil(positions / cols_used));
     const double window_bytes = active_splits * (rows_used * c.a_bytes_per_row_iter +
                                                  cols_used * c.b_bytes_per_col_iter);
     const double dram_bytes =

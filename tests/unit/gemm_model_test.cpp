@@ -1,0 +1,188 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "common/test_support.hpp"
+#include "parity/gemm/candidate_space.hpp"
+#include "parity/gemm/model.hpp"
+#include "parity/hw/catalogue.hpp"
+
+namespace parity::gemm {
+namespace {
+
+DeviceParams device_named(const char* name) {
+  auto spec = hw::find_hardware(name);
+  EXPECT_TRUE(spec.is_ok()) << spec.status().to_string();
+  auto device = device_params_from_spec(spec.value());
+  EXPECT_TRUE(device.is_ok()) << device.status().to_string();
+  return device.value();
+}
+
+GemmProblem shape(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch = batch;
+  return p;
+}
+
+class HopperModelTest : public ::testing::Test {
+ protected:
+  DeviceParams device_ = device_named("h200");
+  GemmModel model_{device_, default_scalars(device_)};
+  std::vector<Candidate> space_ = hopper_modelled_space(ProblemClass{});
+};
+
+TEST_F(HopperModelTest, DeviceParamsFromCatalogue) {
+  EXPECT_EQ(device_.kind, ModelKind::kHopper);
+  EXPECT_EQ(device_.num_sms, 132);
+  EXPECT_GT(device_.peak_bf16_flops_per_s, 5e14);
+  EXPECT_EQ(space_.size(), 256u);
+}
+
+// Equal per-tile cost: batch entries of one tile each are identical tiles, so W+1 full waves (or
+// W waves plus a partial one) can never be predicted faster than W waves.
+TEST_F(HopperModelTest, MoreWavesNeverFaster) {
+  for (const Candidate& c : space_) {
+    const PreparedCandidate prepared = model_.prepare(ProblemClass{}, c);
+    const int p = prepared.usable_sms;
+    double previous_us = 0.0;
+    for (int waves = 1; waves <= 4; ++waves) {
+      const double full_us = model_.predict_us(shape(c.tile_m, c.tile_n, 4096, waves * p), prepared);
+      EXPECT_GE(full_us, previous_us) << c.short_name() << " waves=" << waves;
+      const double partial_us =
+          model_.predict_us(shape(c.tile_m, c.tile_n, 4096, waves * p + 1), prepared);
+      EXPECT_GT(partial_us, full_us) << c.short_name() << " waves=" << waves << "+1 tile";
+      previous_us = full_us;
+    }
+  }
+}
+
+TEST_F(HopperModelTest, MonotoneInK) {
+  const std::uint64_t seed = testing::test_seed(7);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> size(1, 20000);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Candidate& c = space_[rng() % space_.size()];
+    const std::int64_t m = size(rng), n = size(rng), k1 = size(rng), k2 = k1 + size(rng);
+    const double t1 = model_.predict_us(shape(m, n, k1), c);
+    const double t2 = model_.predict_us(shape(m, n, k2), c);
+    EXPECT_LE(t1, t2) << c.short_name() << " m=" << m << " n=" << n << " k=" << k1 << "->" << k2;
+  }
+}
+
+// Split-K only pays when the output tiles leave SMs idle: with whole waves of tiles it is never
+// predicted faster; with a single tile and a long K it is.
+TEST_F(HopperModelTest, SplitKHelpsOnlyWhenTilesAreFewerThanSms) {
+  for (const Candidate& base : space_) {
+    if (base.split_k != 1) continue;
+    const PreparedCandidate prepared = model_.prepare(ProblemClass{}, base);
+    for (const int waves : {1, 2, 3}) {
+      const GemmProblem p = shape(static_cast<std::int64_t>(base.tile_m) * prepared.usable_sms,
+                                  static_cast<std::int64_t>(base.tile_n) * waves, 8192);
+      const double unsplit_us = model_.predict_us(p, base);
+      for (const int split : {2, 4, 8}) {
+        Candidate c = base;
+        c.split_k = split;
+        c.reduction = ReductionScheme::kComputeType;
+        EXPECT_GE(model_.predict_us(p, c), unsplit_us) << c.short_name() << " waves=" << waves;
+      }
+    }
+    const GemmProblem one_tile = shape(base.tile_m, base.tile_n, 65536);
+    Candidate split = base;
+    split.split_k = 8;
+    split.reduction = ReductionScheme::kComputeType;
+    EXPECT_LT(model_.predict_us(one_tile, split), model_.predict_us(one_tile, base))
+        << base.short_name();
+  }
+}
+
+TEST_F(HopperModelTest, PredictionsStayBelowThePeaks) {
+  const GemmProblem p = shape(8192, 8192, 8192);
+  for (const Candidate& c : space_) {
+    const double us = model_.predict_us(p, c);
+    ASSERT_TRUE(std::isfinite(us)) << c.short_name();
+    const double tflops = p.flop_count() / (us * 1e-6) / 1e12;
+    EXPECT_LT(tflops, device_.peak_bf16_flops_per_s / 1e12) << c.short_name();
+    // A memory-light shape: the model must not fall below 20% of peak for any tile of the space.
+    EXPECT_GT(tflops, 0.2 * device_.peak_bf16_flops_per_s / 1e12) << c.short_name();
+  }
+}
+
+TEST_F(HopperModelTest, BatchAndOneByOnePredictionsAgree) {
+  const GemmProblem p = shape(3000, 700, 5000);
+  std::vector<PreparedCandidate> prepared;
+  for (const Candidate& c : space_) prepared.push_back(model_.prepare(problem_class(p), c));
+  std::vector<double> all(prepared.size());
+  model_.predict_all_us(p, prepared.data(), prepared.size(), all.data());
+  for (std::size_t i = 0; i < space_.size(); ++i) {
+    EXPECT_DOUBLE_EQ(all[i], model_.predict_us(p, space_[i])) << space_[i].short_name();
+  }
+}
+
+TEST(OrigamiModelTest, WaveQuantisationAndXcdMapping) {
+  for (const char* name : {"mi300x", "mi350x"}) {
+    const DeviceParams device = device_named(name);
+    EXPECT_EQ(device.kind, ModelKind::kOrigami) << name;
+    EXPECT_EQ(device.num_l2_domains, 8) << name;
+    const GemmModel model(device, default_scalars(device));
+    Candidate c;
+    c.tile_m = 256;
+    c.tile_n = 256;
+    c.tile_k = 64;
+    c.mi_m = c.mi_n = 16;
+    c.mi_k = device.mi_k_16;
+    c.group_size = 4;
+    c.xcd_mapping = XcdMapping::kContiguous;
+    // One more tile than CUs: a second timestep of the same tile cost.
+    const GemmProblem full = shape(256, 256LL * device.num_sms, 4096);
+    const GemmProblem one_more = shape(256, 256LL * (device.num_sms + 1), 4096);
+    EXPECT_GT(model.predict_us(one_more, c), 1.5 * model.predict_us(full, c)) << name;
+    // Round-robin dealing spreads an XCD's tiles: never more L2 hits than the contiguous remap.
+    Candidate round_robin = c;
+    round_robin.xcd_mapping = XcdMapping::kRoundRobin;
+    for (const auto& p : {shape(8192, 8192, 8192), shape(4096, 16384, 2048), shape(30000, 512, 4096)}) {
+      EXPECT_GE(model.predict_us(p, round_robin), model.predict_us(p, c)) << name;
+    }
+    // Tiles that do not fit in LDS are infeasible.
+    Candidate huge = c;
+    huge.tile_m = huge.tile_n = 512;
+    huge.tile_k = 512;
+    EXPECT_TRUE(std::isinf(model.predict_us(shape(4096, 4096, 4096), huge))) << name;
+  }
+}
+
+TEST(OrigamiModelTest, StreamKBeatsDataParallelOnAPartialWave) {
+  const DeviceParams device = device_named("mi300x");
+  const GemmModel model(device, default_scalars(device));
+  Candidate dp;
+  dp.tile_m = dp.tile_n = 256;
+  dp.tile_k = 64;
+  dp.mi_m = dp.mi_n = 16;
+  dp.mi_k = device.mi_k_16;
+  dp.xcd_mapping = XcdMapping::kContiguous;
+  Candidate sk = dp;
+  sk.decomposition = Decomposition::kStreamK;
+  // 1.25 waves of tiles: data-parallel pays two full timesteps, stream-K about 1.25.
+  const GemmProblem p = shape(256LL * 380, 256, 8192);
+  EXPECT_LT(model.predict_us(p, sk), model.predict_us(p, dp));
+}
+
+TEST(GemmScalars, ArrayRoundTripAndBounds) {
+  ModelScalars s;
+  s.launch_us = 3.25;
+  s.cluster_efficiency = 0.95;
+  EXPECT_EQ(scalars_to_array(scalars_from_array(scalars_to_array(s))), scalars_to_array(s));
+  const auto defaults = scalars_to_array(ModelScalars{});
+  for (int i = 0; i < kNumModelScalars; ++i) {
+    const auto bounds = scalar_bounds(i);
+    EXPECT_LE(bounds[0], defaults[static_cast<std::size_t>(i)]) << scalar_name(i);
+    EXPECT_GE(bounds[1], defaults[static_cast<std::size_t>(i)]) << scalar_name(i);
+  }
+}
+
+}  // namespace
+}  // namespace parity::gemm
