@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_cli.hpp"
+#include "parity/gemm/candidate_space.hpp"
+#include "parity/gemm/measurements.hpp"
+
+namespace parity {
+namespace {
+
+using testing::run_cli;
+
+void expect_bad_input(const std::string& args, const std::string& expected) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(expected), std::string::npos) << args << "\n" << r.output;
+}
+
+TEST(CliGemm, SelectPrintsChoiceAndTopFive) {
+  const auto r = run_cli("gemm select --hw h200 --m 4096 --n 4096 --k 4096");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("choice:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("TFLOP/s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("   5. "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("   6. "), std::string::npos) << r.output;
+}
+
+TEST(CliGemm, SelectJsonOnAmdSaysModelled) {
+  for (const char* hw : {"mi300x", "mi350x"}) {
+    const auto r = run_cli(std::string("gemm select --hw ") + hw + " --m 8192 --n 1024 --k 4096 --json --top 3");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto out = nlohmann::json::parse(r.output);
+    EXPECT_EQ(out["top"].size(), 3u);
+    EXPECT_GT(out["choice"]["predicted_us"].get<double>(), 0.0);
+    EXPECT_NE(out["basis"].get<std::string>().find("not a measurement"), std::string::npos);
+  }
+}
+
+TEST(CliGemm, SelectRejectsBadInput) {
+  expect_bad_input("gemm select --hw h200 --m -5 --n 64 --k 64", "m=-5");
+  expect_bad_input("gemm select --hw h200 --m 64 --n 0 --k 64", "n=0");
+  expect_bad_input("gemm select --hw h200 --m 64 --n 64 --k 64 --dtype int8", "dtype");
+  expect_bad_input("gemm select --hw h200 --m 64 --n 64 --k 1001 --align 16", "lda=1001");
+  expect_bad_input("gemm select --hw h200 --m 64 --n 64 --k 128 --lda 100", "lda=100");
+  expect_bad_input("gemm select --hw h200 --m 64 --n 64 --k 64 --layout XY", "layout");
+  expect_bad_input("gemm select --hw no_such_gpu --m 64 --n 64 --k 64", "--hw");
+  expect_bad_input("gemm select --m 64 --n 64 --k 64", "--hw");
+  expect_bad_input("gemm select --hw h200 --m 64 --n 64 --k 64 --top 0", "--top=0");
+}
+
+TEST(CliGemm, LatencyReport) {
+  const auto r = run_cli("gemm select --hw h200 --latency --latency-samples 200 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto out = nlohmann::json::parse(r.output);
+  EXPECT_EQ(out["samples"].get<int>(), 200);
+  EXPECT_GT(out["p99_us"].get<double>(), 0.0);
+}
+
+TEST(CliGemm, AgreeWithOrigamiRankings) {
+  const auto r = run_cli("gemm agree --hw mi300x --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto out = nlohmann::json::parse(r.output);
+  EXPECT_EQ(out["problems"].get<int>(), 200);
+  expect_bad_input("gemm agree --hw h200", "not an AMD GPU");
+}
+
+// calibrate and eval on a small synthetic measurements file: the pipeline runs on any machine.
+TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
+  const auto dir = std::filesystem::temp_directory_path() / "parity_cli_gemm_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  gemm::MeasurementSet set;
+  set.device = "h200";
+  set.provenance_json = R"({"kind":"synthetic test data"})";
+  const auto space = gemm::hopper_modelled_space(gemm::ProblemClass{});
+  const std::int64_t sizes[][3] = {{16384, 8192, 1280}, {16384, 1024, 8192}, {4096, 4096, 4096},
+                                   {1000, 1000, 1000},  {65536, 1024, 1024}, {3000, 700, 5000}};
+  for (const auto& size : sizes) {
+    gemm::MeasuredShape shape;
+    shape.name = "s" + std::to_string(size[0]) + "x" + std::to_string(size[1]);
+    shape.problem.m = size[0];
+    shape.problem.n = size[1];
+    shape.problem.k = size[2];
+    for (std::size_t i = 0; i < space.size(); i += 9) {
+      gemm::MeasuredCandidate m;
+      m.candidate = space[i];
+      // Any positive, shape-dependent timing works for the plumbing.
+      m.median_ms = 1e-3 * (10.0 + static_cast<double>((i * 7 + static_cast<std::size_t>(size[1])) % 23));
+      m.heuristic_rank = i == 0 ? 0 : -1;
+      shape.candidates.push_back(m);
+    }
+    set.shapes.push_back(shape);
+  }
+  const auto measurements = (dir / "m.json").string();
+  ASSERT_TRUE(gemm::write_measurements_file(set, measurements).is_ok());
+  const auto calibration = (dir / "h200_gemm.json").string();
+  auto r = run_cli("gemm calibrate --measurements " + measurements + " --out " + calibration +
+                   " --max-evals 200");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(calibration));
+  r = run_cli("gemm eval --measurements " + measurements + " --calibration " + calibration +
+              " --split all --out-dir " + (dir / "eval").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* file : {"gemm_eval.json", "gemm_eval.md", "gemm_eval.svg"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / "eval" / file)) << file;
+  }
+  expect_bad_input("gemm eval --measurements " + measurements + " --split sideways --out-dir " +
+                       (dir / "eval").string(),
+                   "--split");
+  expect_bad_input("gemm calibrate --measurements " + measurements, "--out");
+  r = run_cli("gemm eval --measurements " + (dir / "missing.json").string() + " --out-dir " +
+              (dir / "eval").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("missing.json"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace parity
