@@ -12,19 +12,8 @@ parity="$build_dir/bin/parity"
 : "${OUT:?OUT must be set}"
 here="$(cd "$(dirname "$0")" && pwd)"
 export PYTHONUNBUFFERED=1
-failed=0
-
-step() {  # name command...
-  local name="$1"; shift
-  local t0=$SECONDS
-  echo "---- $name: $*"
-  if "$@"; then
-    echo "---- $name: ok ($((SECONDS - t0)) s)"
-  else
-    echo "---- $name: FAILED (exit $?, $((SECONDS - t0)) s)"
-    failed=1
-  fi
-}
+# shellcheck source=scripts/gpu/common.sh
+source "$here/common.sh"
 
 # The five Llama-70B shapes of the dev suite (bench/shapes/gemm_shapes_dev.csv, family llm, the
 # rows named llama70b_* plus square8k), as a suite file of their own.

@@ -21,8 +21,9 @@ TEST(GpuCopy, KernelCopiesExactlyOnAwkwardSizes) {
   const auto seed = testing::test_seed(21);
   SCOPED_TRACE(testing::seed_trace(seed));
   Rng rng(seed);
-  // Below one vector, one vector, vector + tail, several chunks + tail, a multi-wave size.
-  for (std::int64_t size : {0LL, 1LL, 15LL, 16LL, 17LL, 4099LL, (1LL << 20) + 7, (96LL << 20) + 13}) {
+  // Below one vector, one vector, vector + tail, several chunks + tail, and 24 MiB: more than one
+  // wave of resident blocks on any current GPU (132 SMs x 8 blocks x 1024 vectors = 17 MB).
+  for (std::int64_t size : {0LL, 1LL, 15LL, 16LL, 17LL, 4099LL, (1LL << 20) + 7, (24LL << 20) + 13}) {
     std::vector<std::uint8_t> host(static_cast<std::size_t>(size));
     for (auto& byte : host) byte = static_cast<std::uint8_t>(static_cast<int>(rng.normal() * 64.0) & 0xff);
     auto src = gpu::upload(host);

@@ -44,16 +44,9 @@ void print_hbm_table(const bench::HbmMeasurement& m) {
 #endif
 
 Status run_bench_hbm(const HbmArgs& args) {
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t total_bytes, bench::parse_byte_count(args.bytes_text, "--bytes"));
-  const Status bytes_valid = bench::validate_hbm_total_bytes(total_bytes);
-  if (!bytes_valid.is_ok()) return bytes_valid.with_context("bench hbm --bytes");
-  PARITY_CHECK_ARG(args.reps >= 1, "bench hbm: --reps=", args.reps, " must be >= 1");
-  PARITY_CHECK_ARG(args.warmup >= 0, "bench hbm: --warmup=", args.warmup, " must be >= 0");
-  bench::TimingOptions options;
-  options.warmup_iterations = args.warmup;
-  options.repetitions = args.reps;
-  PARITY_ASSIGN_OR_RETURN(options.cache, bench::parse_cache_mode(args.cache));
-  PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options));
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t total_bytes, copy_bytes_from_flag("bench hbm", args.bytes_text));
+  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
+                          timing_options_from_flags("bench hbm", args.warmup, args.reps, args.cache));
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench hbm"));
 #ifdef PARITY_HAS_CUDA
   ProcessArgs process_args;
@@ -67,13 +60,7 @@ Status run_bench_hbm(const HbmArgs& args) {
               clocks_after.sm_clock_mhz, clocks_before.memory_clock_mhz, clocks_after.memory_clock_mhz,
               clocks_after.source.c_str());
   document.update(bench::hbm_measurement_json(measurement));
-  document["clocks_before"] = bench::clocks_json(clocks_before);
-  document["clocks_after"] = bench::clocks_json(clocks_after);
-  if (!args.out.empty()) {
-    PARITY_RETURN_IF_ERROR(bench::write_json_file(args.out, document));
-    std::printf("wrote %s\n", args.out.c_str());
-  }
-  return Status::ok();
+  return finish_results_document(document, clocks_before, clocks_after, args.out);
 #else
   return internal_error("bench hbm: unreachable without CUDA");
 #endif

@@ -126,26 +126,18 @@ Status run_probe_on_device(const ProbeArgs& args, std::int64_t copy_total_bytes,
     document["copy"] = bench::hbm_measurement_json(hbm);
     document["gemm_bf16"] = gemm_rows;
     document["gemm_bf16_best"] = {{"shape", best_shape}, {"median_tflops", best_tflops}};
-    document["clocks_before"] = bench::clocks_json(clocks_before);
-    document["clocks_after"] = bench::clocks_json(clocks_after);
     document["calibration"] = hw::calibration_to_json(calibration);
     document["calibration_path"] = out_path.string();
-    PARITY_RETURN_IF_ERROR(bench::write_json_file(args.results, document));
-    std::printf("wrote %s\n", args.results.c_str());
+    return finish_results_document(document, clocks_before, clocks_after, args.results);
   }
   return Status::ok();
 }
 #endif
 
 Status run_probe(const ProbeArgs& args) {
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t copy_total_bytes, bench::parse_byte_count(args.bytes_text, "--bytes"));
-  const Status bytes_valid = bench::validate_hbm_total_bytes(copy_total_bytes);
-  if (!bytes_valid.is_ok()) return bytes_valid.with_context("hw probe --bytes");
-  PARITY_CHECK_ARG(args.reps >= 1, "hw probe: --reps=", args.reps, " must be >= 1");
-  PARITY_CHECK_ARG(args.warmup >= 0, "hw probe: --warmup=", args.warmup, " must be >= 0");
-  bench::TimingOptions options;
-  options.warmup_iterations = args.warmup;
-  options.repetitions = args.reps;
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t copy_total_bytes, copy_bytes_from_flag("hw probe", args.bytes_text));
+  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
+                          timing_options_from_flags("hw probe", args.warmup, args.reps));
   PARITY_RETURN_IF_ERROR(require_cuda_device("hw probe"));
 #ifdef PARITY_HAS_CUDA
   return run_probe_on_device(args, copy_total_bytes, options);

@@ -8,6 +8,12 @@
 #include <string>
 #include <vector>
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "parity/bench/device_timing.hpp"
+#include "parity/bench/hbm.hpp"
+#include "parity/bench/provenance.hpp"
 #include "parity/build_info.hpp"
 #include "parity/core/status.hpp"
 #ifdef PARITY_HAS_CUDA
@@ -26,6 +32,40 @@ inline Status require_cuda_device(const std::string& command) {
                               "with an NVIDIA GPU");
 #endif
 }
+
+/// Timing flags checked with the flag names in the message ("bench hbm: --reps=0 must be >= 1").
+inline Result<bench::TimingOptions> timing_options_from_flags(const std::string& command, int warmup, int reps,
+                                                              const std::string& cache = "flush") {
+  PARITY_CHECK_ARG(reps >= 1, command, ": --reps=", reps, " must be >= 1");
+  PARITY_CHECK_ARG(warmup >= 0, command, ": --warmup=", warmup, " must be >= 0");
+  bench::TimingOptions options;
+  options.warmup_iterations = warmup;
+  options.repetitions = reps;
+  PARITY_ASSIGN_OR_RETURN(options.cache, bench::parse_cache_mode(cache));
+  PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options));
+  return options;
+}
+
+/// The copy size flag (--bytes, read + written), parsed and validated.
+inline Result<std::int64_t> copy_bytes_from_flag(const std::string& command, const std::string& text) {
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t total_bytes, bench::parse_byte_count(text, "--bytes"));
+  const Status valid = bench::validate_hbm_total_bytes(total_bytes);
+  if (!valid.is_ok()) return valid.with_context(command + " --bytes");
+  return total_bytes;
+}
+
+#ifdef PARITY_HAS_CUDA
+/// Adds clocks_before/clocks_after to a results document and writes it to `out` (if not empty).
+inline Status finish_results_document(nlohmann::json& document, const bench::DeviceClocks& before,
+                                      const bench::DeviceClocks& after, const std::string& out) {
+  document["clocks_before"] = bench::clocks_json(before);
+  document["clocks_after"] = bench::clocks_json(after);
+  if (out.empty()) return Status::ok();
+  PARITY_RETURN_IF_ERROR(bench::write_json_file(out, document));
+  std::printf("wrote %s\n", out.c_str());
+  return Status::ok();
+}
+#endif
 
 /// The command line as argv strings (empty if /proc is unavailable).
 class ProcessArgs {

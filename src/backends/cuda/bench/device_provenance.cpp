@@ -41,8 +41,16 @@ bool load_symbol(void* library, const char* name, Fn* out) {
 
 // Loaded once and kept for the life of the process (dlclose would only save a few pages).
 Result<NvmlApi> nvml_api() {
-  static void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) return unsupported("libnvidia-ml.so.1 not loadable: ", dlerror());
+  static std::string load_error;
+  static void* library = [] {
+    void* handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* error = dlerror();  // copied: the next dl* call overwrites it
+      load_error = error != nullptr ? error : "unknown error";
+    }
+    return handle;
+  }();
+  if (library == nullptr) return unsupported("libnvidia-ml.so.1 not loadable: ", load_error);
   NvmlApi api;
   const bool complete = load_symbol(library, "nvmlInit_v2", &api.init) &&
                         load_symbol(library, "nvmlShutdown", &api.shutdown) &&
