@@ -55,6 +55,16 @@ export PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 build_dir="build/cuda"
 start_all=$SECONDS
+
+# Build dependencies carried as Debian packages (scripts/gpu/fetch_deps.sh, `carry: [".deps"]`)
+# for an image that lacks them: unpacked outside the system tree, found through CMAKE_PREFIX_PATH.
+if compgen -G ".deps/*.deb" > /dev/null; then
+  deps_root=/tmp/parity_deps
+  mkdir -p "$deps_root"
+  for deb in .deps/*.deb; do dpkg -x "$deb" "$deps_root"; done
+  export CMAKE_PREFIX_PATH="$deps_root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  echo "run_all.sh: using carried packages from .deps ($(ls .deps/*.deb | wc -l) .deb) via CMAKE_PREFIX_PATH"
+fi
 summary_rows=()
 
 record() {  # name status seconds log
