@@ -102,7 +102,8 @@ finish() {
 
 # ---- 1. build ----
 t0=$SECONDS
-if cmake --preset cuda > "$stage/build.log" 2>&1 && cmake --build --preset cuda -j 16 >> "$stage/build.log" 2>&1; then
+{ cmake --version | head -1; g++ --version | head -1; nvcc --version 2>/dev/null | tail -1; } > "$stage/build.log" 2>&1
+if cmake --preset cuda >> "$stage/build.log" 2>&1 && cmake --build --preset cuda -j 16 >> "$stage/build.log" 2>&1; then
   record build ok $((SECONDS - t0)) build.log
   snapshot
 else
