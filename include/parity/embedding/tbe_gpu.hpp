@@ -87,3 +87,12 @@ Result<BoundsCheckReport> read_bounds_check_report(const TbeProblem& problem, Bo
                                                    const void* workspace, StreamHandle stream = nullptr);
 
 }  // namespace parity::embedding::gpu
+
+namespace parity::embedding::gpu {
+
+/// Fills `count` elements of a weights buffer with seeded values uniform in [-scale, scale) (a
+/// counter hash, so no host copy of a multi-GB table is needed for benchmarks).
+Status fill_uniform(void* values, DType dtype, std::int64_t count, std::uint64_t seed, float scale,
+                    StreamHandle stream = nullptr);
+
+}  // namespace parity::embedding::gpu
