@@ -116,7 +116,7 @@ Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec) {
 std::array<double, kNumModelScalars> scalars_to_array(const ModelScalars& s) {
   return {s.mma_efficiency, s.feed_intensity,    s.dram_efficiency,
           s.l2_bandwidth_ratio, s.launch_us,     s.tile_overhead_us,
-          s.splitk_overhead_us, s.bw_saturation, s.cluster_efficiency};
+          s.splitk_overhead_us, s.bw_saturation, s.cluster_efficiency, s.tail_boost};
 }
 
 ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
@@ -130,6 +130,7 @@ ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
   s.splitk_overhead_us = v[6];
   s.bw_saturation = v[7];
   s.cluster_efficiency = v[8];
+  s.tail_boost = v[9];
   return s;
 }
 
@@ -137,14 +138,14 @@ std::string_view scalar_name(int index) {
   static constexpr std::string_view kNames[kNumModelScalars] = {
       "mma_efficiency",     "feed_intensity", "dram_efficiency",
       "l2_bandwidth_ratio", "launch_us",      "tile_overhead_us",
-      "splitk_overhead_us", "bw_saturation",  "cluster_efficiency"};
+      "splitk_overhead_us", "bw_saturation",  "cluster_efficiency", "tail_boost"};
   return index >= 0 && index < kNumModelScalars ? kNames[index] : "?";
 }
 
 std::array<double, 2> scalar_bounds(int index) {
   static constexpr double kBounds[kNumModelScalars][2] = {
       {0.3, 1.0}, {0.5, 64.0}, {0.3, 1.0}, {1.0, 8.0}, {0.5, 20.0},
-      {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}};
+      {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}, {0.001, 0.5}};
   if (index < 0 || index >= kNumModelScalars) return {0.0, 0.0};
   return {kBounds[index][0], kBounds[index][1]};
 }
@@ -299,7 +300,9 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
     const double inv_bw_fraction = std::max(1.0, t.saturating_sms / active);
     const double dram_us = dram_bytes * t.inv_dram_bw * inv_bw_fraction;
     const double memory_us = std::max(l2_us, dram_us);
-    const double iter_us = std::max(c.compute_us_per_iter, memory_us);
+    const double busy_fraction = active * c.inv_usable_sms;
+    const double compute_us = c.compute_us_per_iter / (1.0 + scalars_.tail_boost * (1.0 - busy_fraction));
+    const double iter_us = std::max(compute_us, memory_us);
     const double store_us = active * c.store_bytes_per_tile * t.inv_dram_bw * inv_bw_fraction;
     return iters * iter_us + memory_us + store_us + scalars_.tile_overhead_us;
   };
