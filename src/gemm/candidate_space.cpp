@@ -37,7 +37,7 @@ std::vector<Candidate> hopper_modelled_space(const ProblemClass& key) {
 std::vector<Candidate> amd_modelled_space(const ProblemClass& key, const DeviceParams& device) {
   // Macro-tile sizes of Origami's configuration list (origami-rankings in data/reference).
   const int mn_sizes[] = {16, 32, 48, 64, 96, 128, 192, 224, 256, 336, 448, 512};
-  const int k_sizes[] = {16, 32, 64, 128, 256, 512};
+  const int k_sizes[] = {16, 32, 64, 128, 256, 512, 1024};
   const int element_bytes = static_cast<int>(dtype_size_bytes(key.a_dtype));
   struct Mi {
     int m, k;

@@ -104,7 +104,9 @@ AgreementReport compare_with_origami(Selector& selector, const std::vector<Origa
                                      const std::vector<Candidate>& space) {
   std::vector<Candidate> comparable;
   for (const Candidate& c : space) {
-    if (c.decomposition == Decomposition::kDataParallel && c.xcd_mapping == XcdMapping::kContiguous) {
+    const double footprint_bytes = static_cast<double>(c.tile_m + c.tile_n) * c.tile_k * 2.0;
+    if (c.decomposition == Decomposition::kDataParallel && c.xcd_mapping == XcdMapping::kContiguous &&
+        footprint_bytes <= kOrigamiTileFootprintBytes) {
       comparable.push_back(c);
     }
   }

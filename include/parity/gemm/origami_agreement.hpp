@@ -38,6 +38,9 @@ struct AgreementReport {
 
 // Ranks the Origami-comparable part of the AMD space (data-parallel, contiguous XCD mapping) with
 // `selector` for each problem and compares with Origami's top-10.
+// Origami's reference lists never exceed 64 KiB of A+B tile per stage on either arch (checked over
+// both CSVs), so the comparable space is capped there too; gfx950 kernels may use up to 160 KiB.
+inline constexpr double kOrigamiTileFootprintBytes = 65536.0;
 AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& rankings,
                                      const std::vector<Candidate>& space);
 
