@@ -35,9 +35,9 @@ struct DeviceInputs {
 
 DeviceInputs upload_batch(const TbeProblem& problem, const SyntheticBatch& batch) {
   DeviceInputs d;
-  d.indices = std::move(*gpu::upload(embedding::pack_indices(batch.indices, problem.index_dtype)));
-  d.offsets = std::move(*gpu::upload(embedding::pack_indices(batch.offsets, problem.index_dtype)));
-  if (!batch.per_sample_weights.empty()) d.weights_psw = std::move(*gpu::upload(batch.per_sample_weights));
+  d.indices = gpu::upload(embedding::pack_indices(batch.indices, problem.index_dtype)).value();
+  d.offsets = gpu::upload(embedding::pack_indices(batch.offsets, problem.index_dtype)).value();
+  if (!batch.per_sample_weights.empty()) d.weights_psw = gpu::upload(batch.per_sample_weights).value();
   return d;
 }
 
@@ -229,7 +229,7 @@ void expect_training_matches(const TbeProblem& problem, const embedding::Optimiz
   // error dg = (n+2) u G carried in linearly (Adam m) or as 2|g| dg <= 2 G dg (squares).
   const double normaliser = opt.kind == OptimizerKind::kSgd ? 1.0 : 1.0 / opt.eps;
   const double dg = gradient_error / (opt.learning_rate * normaliser);
-  const double g_max = dg / ((problem.num_indices + 2) * unit_roundoff(DType::kF32)) + 1.0;  // loose G >= dg/((n+2)u)
+  const double g_max = dg / (static_cast<double>(problem.num_indices + 2) * unit_roundoff(DType::kF32)) + 1.0;  // loose G >= dg/((n+2)u)
   for (std::size_t i = 0; i < state.state1.size() && failures < 5; ++i) {
     const double tol = steps * ((problem.layout.max_dim() + 16.0) * unit_roundoff(DType::kF32) * std::abs(state.state1[i]) +
                                 2.0 * g_max * dg) + 1e-30;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "backends/gpu/embedding/launch_common.cuh"
+#include "backends/gpu/embedding/backward_chunk.cuh"
 #include "backends/gpu/sort/radix_sort.hpp"
 
 namespace parity::embedding::gpu {
@@ -66,36 +66,6 @@ Result<BackwardPlan> plan_backward(const TbeProblem& problem) {
   at += align(plan.num_chunks * 2 * 8);
   plan.total_bytes = at;
   return plan;
-}
-
-template <typename Tag, typename IndexT, int kVecsPerLane>
-Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
-  constexpr int kWarpsPerBlock = kChunkBlockThreads / kWarpSize;
-  const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kWarpsPerBlock), grid_cap);
-  tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane>
-      <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
-  PARITY_GPU_CHECK_LAUNCH(tbe_backward_chunk_kernel);
-  const int vec_slots = kVecsPerLane * kWarpSize;
-  const int strands = std::max(1, kCombineBlockThreads / vec_slots);
-  const std::size_t shared_bytes = sizeof(float) * 4 * static_cast<std::size_t>(strands * vec_slots);
-  const std::int64_t combine_blocks = std::min(params.num_chunks, grid_cap * kWarpsPerBlock);
-  tbe_backward_combine_kernel<Tag, IndexT, kVecsPerLane>
-      <<<static_cast<unsigned>(combine_blocks), kCombineBlockThreads, shared_bytes, stream>>>(params);
-  PARITY_GPU_CHECK_LAUNCH(tbe_backward_combine_kernel);
-  return Status::ok();
-}
-
-template <typename Tag, typename IndexT>
-Status dispatch_chunk(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
-  const int vecs = params.max_dim / 4;
-  if (vecs <= kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 1>(params, grid_cap, stream);
-  if (vecs <= 2 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 2>(params, grid_cap, stream);
-  if (vecs <= 4 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 4>(params, grid_cap, stream);
-  if (vecs <= 8 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 8>(params, grid_cap, stream);
-  if constexpr (kWarpSize == 32) {
-    if (vecs <= 16 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 16>(params, grid_cap, stream);
-  }
-  return unsupported("tbe_backward: max_dim=", params.max_dim, " too wide");
 }
 
 struct UpdateArgs {
@@ -167,9 +137,9 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
     PARITY_GPU_TRY(gpuMemsetAsync(update.dense_rows, 0xff, sizeof(std::int64_t) * p.num_indices, stream));
   }
   switch (problem.weight_dtype) {
-    case DType::kF16: return dispatch_chunk<F16Tag, IndexT>(p, grid_cap, stream);
-    case DType::kBF16: return dispatch_chunk<BF16Tag, IndexT>(p, grid_cap, stream);
-    default: return dispatch_chunk<F32Tag, IndexT>(p, grid_cap, stream);
+    case DType::kF16: return dispatch_backward_chunks<F16Tag>(p, grid_cap, stream);
+    case DType::kBF16: return dispatch_backward_chunks<BF16Tag>(p, grid_cap, stream);
+    default: return dispatch_backward_chunks<F32Tag>(p, grid_cap, stream);
   }
 }
 

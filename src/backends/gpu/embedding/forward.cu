@@ -3,39 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "backends/gpu/embedding/launch_common.cuh"
+#include "backends/gpu/embedding/forward_kernels.cuh"
 
 namespace parity::embedding::gpu {
 namespace {
 
 using namespace parity::gpu_device;
-
-template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane>
-Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
-  constexpr int kGroupsPerBlock = kForwardBlockThreads / kGroupLanes;
-  // Grid-stride beyond a few waves: keeps gridDim * blockDim far below 2^32 (HIP's limit).
-  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kGroupsPerBlock),
-                                                     static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane>
-      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
-  PARITY_GPU_CHECK_LAUNCH(tbe_forward_group_per_bag_kernel);
-  return Status::ok();
-}
-
-template <typename Tag, typename IndexT>
-Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
-  const int vecs = max_dim / 4;
-  if (vecs <= kWarpSize / 4) return launch_forward<Tag, IndexT, kWarpSize / 4, 1>(params, sm_count, stream);
-  if (vecs <= kWarpSize / 2) return launch_forward<Tag, IndexT, kWarpSize / 2, 1>(params, sm_count, stream);
-  if (vecs <= kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 1>(params, sm_count, stream);
-  if (vecs <= 2 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 2>(params, sm_count, stream);
-  if (vecs <= 4 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 4>(params, sm_count, stream);
-  if (vecs <= 8 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 8>(params, sm_count, stream);
-  if constexpr (kWarpSize == 32) {
-    if (vecs <= 16 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 16>(params, sm_count, stream);
-  }
-  return unsupported("tbe_forward: max_dim=", max_dim, " exceeds ", 16 * kWarpSize * 4);
-}
 
 template <typename IndexT>
 Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
@@ -57,9 +30,9 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
   switch (problem.weight_dtype) {
-    case DType::kF16: return dispatch_forward<F16Tag, IndexT>(params, max_dim, sm_count, stream);
-    case DType::kBF16: return dispatch_forward<BF16Tag, IndexT>(params, max_dim, sm_count, stream);
-    default: return dispatch_forward<F32Tag, IndexT>(params, max_dim, sm_count, stream);
+    case DType::kF16: return dispatch_forward_kernels<F16Tag, IndexT>(params, max_dim, sm_count, stream);
+    case DType::kBF16: return dispatch_forward_kernels<BF16Tag, IndexT>(params, max_dim, sm_count, stream);
+    default: return dispatch_forward_kernels<F32Tag, IndexT>(params, max_dim, sm_count, stream);
   }
 }
 

@@ -1,0 +1,61 @@
+// Chunk + combine launches of the TBE backward, instantiated per weight dtype in
+// backward_chunk_{f32,f16,bf16}.cu so the three compile in parallel.
+#pragma once
+
+#include <algorithm>
+
+#include "backends/gpu/embedding/launch_common.cuh"
+
+namespace parity::embedding::gpu {
+
+namespace detail {
+using namespace parity::gpu_device;
+
+template <typename Tag, typename IndexT, int kVecsPerLane>
+Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
+  constexpr int kWarpsPerBlock = kChunkBlockThreads / kWarpSize;
+  const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kWarpsPerBlock), grid_cap);
+  tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane>
+      <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  PARITY_GPU_CHECK_LAUNCH(tbe_backward_chunk_kernel);
+  const int vec_slots = kVecsPerLane * kWarpSize;
+  const int strands = std::max(1, kCombineBlockThreads / vec_slots);
+  const std::size_t shared_bytes = sizeof(float) * 4 * static_cast<std::size_t>(strands * vec_slots);
+  const std::int64_t combine_blocks = std::min(params.num_chunks, grid_cap * kWarpsPerBlock);
+  tbe_backward_combine_kernel<Tag, IndexT, kVecsPerLane>
+      <<<static_cast<unsigned>(combine_blocks), kCombineBlockThreads, shared_bytes, stream>>>(params);
+  PARITY_GPU_CHECK_LAUNCH(tbe_backward_combine_kernel);
+  return Status::ok();
+}
+
+template <typename Tag, typename IndexT>
+Status dispatch_chunk_impl(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
+  const int vecs = params.max_dim / 4;
+  if (vecs <= kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 1>(params, grid_cap, stream);
+  if (vecs <= 2 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 2>(params, grid_cap, stream);
+  if (vecs <= 4 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 4>(params, grid_cap, stream);
+  if (vecs <= 8 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 8>(params, grid_cap, stream);
+  if constexpr (kWarpSize == 32) {
+    if (vecs <= 16 * kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 16>(params, grid_cap, stream);
+  }
+  return unsupported("tbe_backward: max_dim=", params.max_dim, " too wide");
+}
+
+}  // namespace detail
+
+template <typename Tag, typename IndexT>
+Status dispatch_backward_chunks(const gpu_device::BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
+  return detail::dispatch_chunk_impl<Tag, IndexT>(params, grid_cap, stream);
+}
+
+// Instantiated only in the per-dtype files; every other includer links against those.
+#ifndef PARITY_TBE_BACKWARD_CHUNKS_INSTANTIATING
+extern template Status dispatch_backward_chunks<gpu_device::F32Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::F32Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::BF16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::BF16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, std::int64_t grid_cap, gpuStream_t stream);
+#endif
+
+}  // namespace parity::embedding::gpu

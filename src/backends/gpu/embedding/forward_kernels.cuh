@@ -1,0 +1,57 @@
+// Forward launches, instantiated per weight dtype in forward_{f32,f16,bf16}.cu (parallel builds).
+#pragma once
+
+#include <algorithm>
+
+#include "backends/gpu/embedding/launch_common.cuh"
+
+namespace parity::embedding::gpu {
+
+namespace detail {
+using namespace parity::gpu_device;
+
+template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane>
+Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
+  constexpr int kGroupsPerBlock = kForwardBlockThreads / kGroupLanes;
+  // Grid-stride beyond a few waves: keeps gridDim * blockDim far below 2^32 (HIP's limit).
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kGroupsPerBlock),
+                                                     static_cast<std::int64_t>(sm_count) * 32);
+  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane>
+      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
+  PARITY_GPU_CHECK_LAUNCH(tbe_forward_group_per_bag_kernel);
+  return Status::ok();
+}
+
+template <typename Tag, typename IndexT>
+Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  const int vecs = max_dim / 4;
+  if (vecs <= kWarpSize / 4) return launch_forward<Tag, IndexT, kWarpSize / 4, 1>(params, sm_count, stream);
+  if (vecs <= kWarpSize / 2) return launch_forward<Tag, IndexT, kWarpSize / 2, 1>(params, sm_count, stream);
+  if (vecs <= kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 1>(params, sm_count, stream);
+  if (vecs <= 2 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 2>(params, sm_count, stream);
+  if (vecs <= 4 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 4>(params, sm_count, stream);
+  if (vecs <= 8 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 8>(params, sm_count, stream);
+  if constexpr (kWarpSize == 32) {
+    if (vecs <= 16 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 16>(params, sm_count, stream);
+  }
+  return unsupported("tbe_forward: max_dim=", max_dim, " exceeds ", 16 * kWarpSize * 4);
+}
+
+}  // namespace detail
+
+template <typename Tag, typename IndexT>
+Status dispatch_forward_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  return detail::dispatch_forward<Tag, IndexT>(params, max_dim, sm_count, stream);
+}
+
+// Instantiated only in the per-dtype files; every other includer links against those.
+#ifndef PARITY_TBE_FORWARD_INSTANTIATING
+extern template Status dispatch_forward_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, int sm_count, gpuStream_t stream);
+#endif
+
+}  // namespace parity::embedding::gpu
