@@ -64,6 +64,17 @@ Result<GemmCalibration> read_gemm_calibration(const std::filesystem::path& path)
     values[static_cast<std::size_t>(index)] = value.get<double>();
   }
   calibration.scalars = scalars_from_array(values);
+  if (root.contains("variant_efficiency")) {
+    const json& table = root["variant_efficiency"];
+    PARITY_CHECK_ARG(table.is_array() && table.size() == calibration.scalars.variant_efficiency.size(),
+                     "gemm calibration: '", path.string(), "' variant_efficiency needs ",
+                     calibration.scalars.variant_efficiency.size(), " numbers");
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      PARITY_CHECK_ARG(table[i].is_number() && table[i].get<double>() > 0.0, "gemm calibration: '",
+                       path.string(), "' variant_efficiency[", i, "] must be a positive number");
+      calibration.scalars.variant_efficiency[i] = table[i].get<double>();
+    }
+  }
   if (root.contains("provenance")) calibration.provenance_json = root["provenance"].dump();
   return calibration;
 }
@@ -76,6 +87,7 @@ Status write_gemm_calibration(const GemmCalibration& calibration, const std::fil
   for (int i = 0; i < kNumModelScalars; ++i) {
     root["scalars"][std::string(scalar_name(i))] = values[static_cast<std::size_t>(i)];
   }
+  root["variant_efficiency"] = calibration.scalars.variant_efficiency;
   const json provenance = json::parse(calibration.provenance_json, nullptr, false);
   root["provenance"] = provenance.is_discarded() ? json::object() : provenance;
   std::error_code ec;
@@ -306,6 +318,34 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
     }
   }
   result.scalars = to_scalars(best);
+  result.scalars.variant_efficiency = start.variant_efficiency;
+  // Per-variant efficiency in closed form: the geometric-mean residual of each variant's samples
+  // (prediction too slow -> the variant is more efficient), clamped to +-25%.
+  {
+    const GemmModel fitted(device, result.scalars);
+    std::array<double, 8> log_sum{};
+    std::array<int, 8> count{};
+    for (const MeasuredShape& shape : shapes) {
+      const ProblemClass key = problem_class(shape.problem);
+      for (const MeasuredCandidate& measured : shape.candidates) {
+        const int v = measured.candidate.variant;
+        if (v < 0 || v >= 8) continue;
+        const double predicted_us = fitted.predict_us(shape.problem, fitted.prepare(key, measured.candidate));
+        if (!std::isfinite(predicted_us)) continue;
+        log_sum[static_cast<std::size_t>(v)] += std::log(predicted_us / (measured.median_ms * 1e3));
+        ++count[static_cast<std::size_t>(v)];
+      }
+    }
+    int total = 0;
+    double total_log = 0.0;
+    for (std::size_t v = 0; v < 8; ++v) total += count[v], total_log += log_sum[v];
+    for (std::size_t v = 0; v < 8; ++v) {
+      if (count[v] < 3 || total == 0) continue;
+      // Relative to the mean residual: the scalars already carry the common level.
+      const double relative = log_sum[v] / count[v] - total_log / total;
+      result.scalars.variant_efficiency[v] *= std::clamp(std::exp(relative), 0.75, 1.25);
+    }
+  }
   result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes,
                                        options.regret_weight, &result.rms_log_error_after);
   result.evaluations = evaluations;

@@ -210,6 +210,9 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   double efficiency = scalars_.mma_efficiency * intensity / (intensity + scalars_.feed_intensity);
   if (tm * tn > 256.0 * 128.0) efficiency *= kLargeAccumulatorEfficiency;
   if (cluster_size > 1) efficiency *= scalars_.cluster_efficiency;
+  if (c.variant >= 0 && c.variant < static_cast<int>(scalars_.variant_efficiency.size())) {
+    efficiency *= scalars_.variant_efficiency[static_cast<std::size_t>(c.variant)];
+  }
   p.compute_us_per_iter = 2.0 * tm * tn * tk / (peak / device_.num_sms * efficiency) * 1e6;
   // TMA multicast: the A tile is shared by the cluster's CTAs along N, the B tile along M.
   p.l2_bytes_per_iter =

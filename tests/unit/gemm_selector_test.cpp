@@ -151,6 +151,7 @@ TEST(GemmCalibration, FileRoundTripAndSplit) {
   GemmCalibration c;
   c.device = "h200";
   c.scalars.launch_us = 3.5;
+  c.scalars.variant_efficiency[3] = 1.1;
   c.is_default = false;
   c.provenance_json = R"({"source":"test"})";
   const auto path = std::filesystem::temp_directory_path() / "parity_gemm_calibration_test.json";
@@ -158,6 +159,13 @@ TEST(GemmCalibration, FileRoundTripAndSplit) {
   const auto read = read_gemm_calibration(path);
   ASSERT_TRUE(read.is_ok()) << read.status().to_string();
   EXPECT_EQ(scalars_to_array(read->scalars), scalars_to_array(c.scalars));
+  EXPECT_EQ(read->scalars.variant_efficiency, c.scalars.variant_efficiency);
+  // A more efficient variant is predicted faster on a compute-bound shape.
+  const GemmModel model(h200(), read->scalars);
+  Candidate plain = tile(256, 128), faster = tile(256, 128);
+  faster.variant = 3;
+  EXPECT_LT(model.predict_us(shape(8192, 8192, 8192), faster),
+            model.predict_us(shape(8192, 8192, 8192), plain));
   EXPECT_EQ(read->device, "h200");
   EXPECT_FALSE(read->is_default);
   std::filesystem::remove(path);

@@ -69,6 +69,10 @@ struct ModelScalars {
   // Clock headroom of a partial last wave: with a fraction f of the SMs busy the tensor cores run
   // up to (1 + this * (1 - f)) faster (power-limited boost; H200: 1980 MHz max vs ~1.7 loaded).
   double tail_boost = 0.2;
+  // Per-variant compute efficiency (cuBLASLt custom options 0..7 are undocumented kernel
+  // variants): a multiplier on the tile's sustained rate, fitted in closed form after the scalars
+  // (geometric-mean residual per variant). Not part of the scalar array; 1 = no preference.
+  std::array<double, 8> variant_efficiency{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
 };
 std::array<double, kNumModelScalars> scalars_to_array(const ModelScalars& scalars);
 ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& values);
