@@ -6,16 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cuda/common/cuda_try.hpp"
 #include "parity/bench/device_timing.hpp"
-
-#define PARITY_CUDA_TRY(call)                                                                   \
-  do {                                                                                          \
-    const cudaError_t parity_cuda_error_ = (call);                                              \
-    if (parity_cuda_error_ != cudaSuccess) {                                                    \
-      return ::parity::device_error(#call, " failed: ", cudaGetErrorString(parity_cuda_error_), \
-                                    " (", __FILE__, ":", __LINE__, ")");                        \
-    }                                                                                           \
-  } while (0)
 
 namespace parity::bench {
 namespace {

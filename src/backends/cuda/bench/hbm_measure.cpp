@@ -2,6 +2,7 @@
 // on the same buffers, each checked bit for bit before it is timed.
 #include <cuda_runtime.h>
 
+#include "backends/cuda/common/cuda_try.hpp"
 #include "parity/bench/copy.hpp"
 #include "parity/bench/hbm.hpp"
 
@@ -54,9 +55,8 @@ Result<HbmMeasurement> measure_hbm_copy(std::int64_t total_bytes, const TimingOp
     return copy_device_vectorized(dst.data(), src.data(), copy_bytes, stream);
   };
   auto runtime_copy = [&](gpu::StreamHandle stream) -> Status {
-    const cudaError_t error = cudaMemcpyAsync(dst.data(), src.data(), static_cast<std::size_t>(copy_bytes),
-                                              cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream));
-    if (error != cudaSuccess) return device_error("cudaMemcpyAsync (device to device) failed: ", cudaGetErrorString(error));
+    PARITY_CUDA_TRY(cudaMemcpyAsync(dst.data(), src.data(), static_cast<std::size_t>(copy_bytes),
+                                    cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
     return Status::ok();
   };
   PARITY_RETURN_IF_ERROR(check_copy("copy_kernel_vectorized_16B", src, dst, copy_bytes,
