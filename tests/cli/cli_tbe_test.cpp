@@ -1,0 +1,46 @@
+// `parity tbe check` and `parity bench tbe` through the real binary: exit codes and messages.
+#include <gtest/gtest.h>
+
+#include "cli/run_cli.hpp"
+#include "parity/build_info.hpp"
+
+namespace parity::testing {
+namespace {
+
+TEST(CliTbe, CheckRunsEveryPathAndPasses) {
+  const auto result = run_cli("tbe check");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("cpu (openmp)   forward sum"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("backward + rowwise_adagrad"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("FAIL"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("cpu bounds check (fix mode, 1 planted): 1 bad indices"), std::string::npos)
+      << result.output;
+}
+
+TEST(CliTbe, BenchRejectsUnknownConfigAndMissingShape) {
+  auto result = run_cli("bench tbe --config C9");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--config='C9' is not one of C1"), std::string::npos) << result.output;
+  result = run_cli("bench tbe --tables 4");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("or all of --tables --rows --dim --batch"), std::string::npos) << result.output;
+  result = run_cli("bench tbe --config C2 --dim 6");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("dim=6"), std::string::npos) << result.output;
+  result = run_cli("bench tbe --config C2 --optimizer lamb");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("optimizer='lamb'"), std::string::npos) << result.output;
+  result = run_cli("bench tbe --config C2 --reps 0");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--reps=0"), std::string::npos) << result.output;
+}
+
+TEST(CliTbe, BenchNeedsADeviceAfterValidation) {
+  if (build::kHasCuda) GTEST_SKIP() << "CUDA build: the device path is exercised on the GPU machine";
+  const auto result = run_cli("bench tbe --config C1");
+  EXPECT_EQ(result.exit_code, 3) << result.output;
+  EXPECT_NE(result.output.find("built without CUDA"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
