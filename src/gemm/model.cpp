@@ -12,6 +12,7 @@ constexpr double kBytesPerMib = 1048576.0;
 // Hopper: a tile whose fp32 accumulators exceed 256x128 (128 KiB, half the register file) cannot
 // run the two consumer warpgroups ping-pong; charge the lost overlap (a fixed prior, not fitted).
 constexpr double kLargeAccumulatorEfficiency = 0.85;
+constexpr double kWidestMmaExtent = 256.0;
 // Fraction of the L2 a working set can use before re-reads go to DRAM: H200's L2 is two halves
 // and data used by SMs on both sides is held twice (origami.md §7.6).
 constexpr double kL2UsableFraction = 0.5;
@@ -209,6 +210,11 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   const double intensity = tm * tn / (tm + tn);
   double efficiency = scalars_.mma_efficiency * intensity / (intensity + scalars_.feed_intensity);
   if (tm * tn > 256.0 * 128.0) efficiency *= kLargeAccumulatorEfficiency;
+  // A tile extent beyond 256 (the widest wgmma N, two 128-row consumer warpgroups) needs extra
+  // instruction issue and staging per K-step: rate ~ sqrt(256 / extent) (a fixed prior read off
+  // the baseline timings of 320- and 512-wide tiles, not fitted per device).
+  const double widest = std::max(tm, tn);
+  if (widest > kWidestMmaExtent) efficiency *= std::sqrt(kWidestMmaExtent / widest);
   if (cluster_size > 1) efficiency *= scalars_.cluster_efficiency;
   if (c.variant >= 0 && c.variant < static_cast<int>(scalars_.variant_efficiency.size())) {
     efficiency *= scalars_.variant_efficiency[static_cast<std::size_t>(c.variant)];

@@ -21,18 +21,34 @@ bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
   return a.split_k < b.split_k;
 }
 
-const std::vector<PreparedCandidate>& Selector::prepared_for(const GemmProblem& problem,
-                                                             std::span<const Candidate> candidates) {
+std::vector<PreparedCandidate> Selector::prepare_all(const GemmProblem& problem,
+                                                     std::span<const Candidate> candidates) const {
   const ProblemClass key = problem_class(problem);
-  CacheEntry& entry = cache_[problem_class_hash(key)];
-  if (entry.data != candidates.data() || entry.size != candidates.size()) {
-    entry.data = candidates.data();
-    entry.size = candidates.size();
-    entry.prepared.clear();
-    entry.prepared.reserve(candidates.size());
-    for (const Candidate& c : candidates) entry.prepared.push_back(model_.prepare(key, c));
+  std::vector<PreparedCandidate> prepared;
+  prepared.reserve(candidates.size());
+  for (const Candidate& c : candidates) prepared.push_back(model_.prepare(key, c));
+  return prepared;
+}
+
+void Selector::set_candidates(std::vector<Candidate> candidates) {
+  candidates_ = std::move(candidates);
+  prepared_by_class_.clear();
+}
+
+Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k) {
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  const std::uint64_t key = problem_class_hash(problem_class(problem));
+  auto it = prepared_by_class_.find(key);
+  if (it == prepared_by_class_.end()) {
+    it = prepared_by_class_.emplace(key, prepare_all(problem, candidates_)).first;
   }
-  return entry.prepared;
+  return select_prepared(problem, candidates_, it->second, top_k);
+}
+
+Result<Selection> Selector::select(const GemmProblem& problem,
+                                   std::span<const Candidate> candidates, std::size_t top_k) {
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  return select_prepared(problem, candidates, prepare_all(problem, candidates), top_k);
 }
 
 Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
@@ -40,7 +56,7 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   PARITY_RETURN_IF_ERROR(problem.validate());
   PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
                    problem.describe());
-  const auto& prepared = prepared_for(problem, candidates);
+  const auto prepared = prepare_all(problem, candidates);
   std::vector<double> predicted(candidates.size());
   model_.predict_all_us(problem, prepared.data(), prepared.size(), predicted.data());
   std::vector<RankedCandidate> ranked(candidates.size());
@@ -60,12 +76,12 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   return ranked;
 }
 
-Result<Selection> Selector::select(const GemmProblem& problem,
-                                   std::span<const Candidate> candidates, std::size_t top_k) {
-  PARITY_RETURN_IF_ERROR(problem.validate());
+Result<Selection> Selector::select_prepared(const GemmProblem& problem,
+                                            std::span<const Candidate> candidates,
+                                            const std::vector<PreparedCandidate>& prepared,
+                                            std::size_t top_k) {
   PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
                    problem.describe());
-  const auto& prepared = prepared_for(problem, candidates);
   // Predict all, then order only what is needed: the near-tie group and the top-k.
   scratch_.resize(candidates.size());
   predicted_.resize(candidates.size());

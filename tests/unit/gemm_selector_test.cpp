@@ -72,6 +72,8 @@ TEST(GemmSelector, SelectMatchesFullRankingAndReportsThroughput) {
   const DeviceParams device = h200();
   Selector selector(GemmModel(device, default_scalars(device)));
   const auto space = hopper_modelled_space(ProblemClass{});
+  Selector cached_selector(selector.model());
+  cached_selector.set_candidates(space);
   const std::uint64_t seed = testing::test_seed(11);
   SCOPED_TRACE(testing::seed_trace(seed));
   std::mt19937_64 rng(seed);
@@ -82,13 +84,28 @@ TEST(GemmSelector, SelectMatchesFullRankingAndReportsThroughput) {
                                 static_cast<std::int64_t>(std::exp(log_size(rng))));
     const auto selection = selector.select(p, space, 5);
     const auto ranking = selector.rank(p, space);
-    ASSERT_TRUE(selection.is_ok() && ranking.is_ok());
+    const auto cached = cached_selector.select(p, 5);
+    ASSERT_TRUE(selection.is_ok() && ranking.is_ok() && cached.is_ok());
+    EXPECT_EQ(cached->top.front().index, selection->top.front().index) << p.describe();
     for (std::size_t i = 0; i < 5; ++i) {
       EXPECT_EQ(selection->top[i].index, (*ranking)[i].index) << p.describe() << " place " << i;
     }
     EXPECT_NEAR(selection->predicted_tflops * 1e12 * selection->predicted_us * 1e-6, p.flop_count(),
                 1e-9 * p.flop_count());
   }
+}
+
+// Ad-hoc lists are prepared per call: two lists of equal size (that may reuse one allocation)
+// must each be ranked on their own features.
+TEST(GemmSelector, AdHocListsNeverShareCachedConstants) {
+  Selector selector(GemmModel(h200(), ModelScalars{}));
+  const GemmProblem p = shape(8192, 8192, 8192);
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<Candidate> small_tiles = {tile(64, 64), tile(64, 128)};
+    EXPECT_EQ(selector.select(p, small_tiles, 1)->choice.tile_n, 128);
+  }
+  const std::vector<Candidate> big_tiles = {tile(256, 128), tile(64, 64)};
+  EXPECT_EQ(selector.select(p, big_tiles, 1)->choice.tile_m, 256);
 }
 
 TEST(GemmSelector, RejectsEmptyCandidatesAndBadProblems) {

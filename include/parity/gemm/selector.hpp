@@ -36,24 +36,28 @@ class Selector {
   explicit Selector(GemmModel model) : model_(std::move(model)) {}
   const GemmModel& model() const { return model_; }
 
-  // Ranks `candidates` for `problem`. The per-candidate constants are computed once per
-  // (candidate list, problem class) and reused while the same list is passed again.
+  // Ranks an ad-hoc candidate list (prepares its per-candidate constants on every call).
   Result<Selection> select(const GemmProblem& problem, std::span<const Candidate> candidates,
                            std::size_t top_k = 5);
   // Full ranking (every candidate, best first).
   Result<std::vector<RankedCandidate>> rank(const GemmProblem& problem,
                                             std::span<const Candidate> candidates);
 
+  // The fast path: a candidate set owned by the selector, whose per-candidate constants are
+  // computed once per problem class and reused for every later shape of that class.
+  void set_candidates(std::vector<Candidate> candidates);
+  const std::vector<Candidate>& candidates() const { return candidates_; }
+  Result<Selection> select(const GemmProblem& problem, std::size_t top_k = 5);
+
  private:
-  const std::vector<PreparedCandidate>& prepared_for(const GemmProblem& problem,
-                                                     std::span<const Candidate> candidates);
+  Result<Selection> select_prepared(const GemmProblem& problem, std::span<const Candidate> candidates,
+                                    const std::vector<PreparedCandidate>& prepared,
+                                    std::size_t top_k);
+  std::vector<PreparedCandidate> prepare_all(const GemmProblem& problem,
+                                             std::span<const Candidate> candidates) const;
   GemmModel model_;
-  struct CacheEntry {
-    const Candidate* data = nullptr;
-    std::size_t size = 0;
-    std::vector<PreparedCandidate> prepared;
-  };
-  std::unordered_map<std::uint64_t, CacheEntry> cache_;
+  std::vector<Candidate> candidates_;
+  std::unordered_map<std::uint64_t, std::vector<PreparedCandidate>> prepared_by_class_;
   std::vector<RankedCandidate> scratch_;
   std::vector<double> predicted_;
 };
