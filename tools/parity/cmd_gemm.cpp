@@ -96,9 +96,11 @@ Result<LoadedModel> load_model(const std::string& hw_name, const GemmOptions& op
   return loaded;
 }
 
-std::string calibration_label(const gemm::GemmCalibration& calibration) {
-  return calibration.is_default ? "built-in defaults (uncalibrated)"
-                                : "fitted (" + calibration.device + "_gemm.json)";
+std::string calibration_label(const gemm::GemmCalibration& calibration, const GemmOptions& options) {
+  if (calibration.is_default) return "built-in defaults (uncalibrated)";
+  const std::string file = options.calibration_file.empty() ? calibration.device + "_gemm.json"
+                                                            : options.calibration_file;
+  return "fitted (" + file + ")";
 }
 
 Result<gemm::GemmProblem> problem_of(const GemmOptions& options) {
@@ -215,7 +217,7 @@ Status run_select(const GemmOptions& options) {
     out["hw"] = loaded.device.name;
     out["problem"] = problem.describe();
     out["basis"] = basis;
-    out["calibration"] = calibration_label(loaded.calibration);
+    out["calibration"] = calibration_label(loaded.calibration, options);
     out["candidates"] = space.size();
     out["choice"] = {{"config", selection.choice.describe()},
                      {"short", selection.choice.short_name()},
@@ -232,7 +234,7 @@ Status run_select(const GemmOptions& options) {
     return Status::ok();
   }
   std::cout << "gemm select on " << loaded.device.name << ": " << problem.describe() << "\n"
-            << "  basis: " << basis << "; scalars: " << calibration_label(loaded.calibration)
+            << "  basis: " << basis << "; scalars: " << calibration_label(loaded.calibration, options)
             << "; " << space.size() << " candidates\n"
             << "  choice: " << selection.choice.short_name() << "  predicted "
             << fixed(selection.predicted_us, 2) << " us, " << fixed(selection.predicted_tflops, 1)
@@ -340,7 +342,7 @@ Status run_eval(const GemmOptions& options) {
   gemm::Selector selector(gemm::GemmModel(loaded.device, loaded.calibration.scalars));
   auto report = gemm::evaluate_selector(selector, shapes);
   report.split = options.split;
-  report.calibration_source = calibration_label(loaded.calibration);
+  report.calibration_source = calibration_label(loaded.calibration, options);
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   const std::filesystem::path dir(options.out_dir);
