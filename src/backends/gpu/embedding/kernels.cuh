@@ -358,8 +358,10 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
 
 // The fused update of one row by one warp: lane owns vecs lane + k*kWarpSize; g is the row's
 // summed gradient. Writes the dense gradient instead when p.update == kDenseGrad.
+// Not inlined: it is reached from several places of the chunk loop, and one copy per call site
+// multiplied code size and compile time; it runs once per unique row, so the call is cheap.
 template <typename Tag, typename IndexT, int kVecsPerLane>
-__device__ inline void apply_row_update(const BackwardParams<IndexT>& p, std::int64_t global_row,
+__device__ __noinline__ void apply_row_update(const BackwardParams<IndexT>& p, std::int64_t global_row,
                                         std::int64_t sorted_position, float4 (&g)[kVecsPerLane]) {
   const int lane = lane_id();
   if (p.update == Update::kDenseGrad) {
@@ -499,7 +501,8 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
 template <typename Tag, typename IndexT, int kVecsPerLane>
 __global__ void __launch_bounds__(kChunkBlockThreads)
     tbe_backward_chunk_kernel(BackwardParams<IndexT> p) {
-  constexpr int kUnroll = 4;
+  // Grad rows in flight per lane: 4 vecs' worth, bounded registers for wide rows.
+  constexpr int kUnroll = kVecsPerLane >= 4 ? 1 : 4 / kVecsPerLane;
   const int lane = lane_id();
   const std::int64_t warps_per_block = kChunkBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
