@@ -223,9 +223,15 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   // TMA multicast: the A tile is shared by the cluster's CTAs along N, the B tile along M.
   p.l2_bytes_per_iter =
       (tm * a_bytes / std::max(1, c.cluster_n) + tn * a_bytes / std::max(1, c.cluster_m)) * tk;
-  const double full_wave_positions =
-      std::max(1.0, p.usable_sms / std::min<double>(p.split_k, p.usable_sms));
-  p.full_wave_rows = std::sqrt(full_wave_positions) * p.window_aspect;
+  p.full_wave_splits = std::min<double>(p.split_k, p.usable_sms);
+  p.full_wave_positions = std::max(1.0, p.usable_sms / p.full_wave_splits);
+  p.full_wave_rows = std::sqrt(p.full_wave_positions) * p.window_aspect;
+  // The unclipped window (valid while the grid is at least this large; checked per problem).
+  const double rows_hint = std::max(1.0, p.full_wave_rows);
+  p.full_wave_cols_used = fast_ceil(p.full_wave_positions / rows_hint);
+  p.full_wave_rows_used = fast_ceil(p.full_wave_positions / p.full_wave_cols_used);
+  p.full_wave_inv_bw_fraction =
+      std::max(1.0, scalars_.bw_saturation * device_.num_sms / p.usable_sms);
   p.inv_tile_m = 1.0 / tm;
   p.inv_tile_n = 1.0 / tn;
   p.inv_tile_k = 1.0 / tk;
@@ -289,40 +295,55 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
   const double iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
   const double compulsory_per_tile_iter = t.operand_bytes / (tiles * iters);
 
+  // Batched problems stack their grids along M (distinct operands per batch entry).
+  const double grid_rows = grid_m * t.batch;
+
   // One wave of `active` concurrent tiles: K-loop at the slowest of compute, L2 and DRAM, plus the
-  // pipeline fill (one memory iteration), the output store and the fixed per-tile cost.
-  const auto wave_us = [&](double active, double rows_hint) {
+  // pipeline fill (one memory iteration), the output store and the fixed per-tile cost. The window
+  // of concurrently running tiles touches rows_used x cols_used tile positions per split (the best
+  // raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
+  const auto wave_us = [&](double active, double active_splits, double rows_used, double cols_used,
+                           double inv_bw_fraction, double compute_us) {
     const double l2_us = active * c.l2_bytes_per_iter * t.inv_l2_bw;
-    // The window of concurrently running tiles touches rows_used x cols_used tile positions per
-    // split (the best raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
-    const double active_splits = std::min(splits, active);
-    const double positions = std::max(1.0, active / active_splits);
-    // Batched problems stack their grids along M (distinct operands per batch entry).
-    const double grid_rows = grid_m * t.batch;
-    double rows_used = std::clamp(rows_hint, 1.0, grid_rows);
-    const double cols_used = std::min(grid_n, fast_ceil(positions / rows_used));
-    rows_used = std::min(grid_rows, fast_ceil(positions / cols_used));
     const double window_bytes = active_splits * (rows_used * c.a_bytes_per_row_iter +
                                                  cols_used * c.b_bytes_per_col_iter);
     const double dram_bytes =
         (1.0 - t.reuse) * window_bytes + t.reuse * active * compulsory_per_tile_iter;
-    const double inv_bw_fraction = std::max(1.0, t.saturating_sms / active);
     const double dram_us = dram_bytes * t.inv_dram_bw * inv_bw_fraction;
     const double memory_us = std::max(l2_us, dram_us);
-    const double busy_fraction = active * c.inv_usable_sms;
-    const double compute_us = c.compute_us_per_iter / (1.0 + scalars_.tail_boost * (1.0 - busy_fraction));
     const double iter_us = std::max(compute_us, memory_us);
     const double store_us = active * c.store_bytes_per_tile * t.inv_dram_bw * inv_bw_fraction;
     return iters * iter_us + memory_us + store_us + scalars_.tile_overhead_us;
+  };
+  const auto window = [&](double positions, double rows_hint, double& rows_used, double& cols_used) {
+    rows_used = std::clamp(rows_hint, 1.0, grid_rows);
+    cols_used = std::min(grid_n, fast_ceil(positions / rows_used));
+    rows_used = std::min(grid_rows, fast_ceil(positions / cols_used));
   };
 
   const double full_waves = fast_floor(tiles * c.inv_usable_sms + kGuard);
   const double last_wave_tiles = tiles - full_waves * sms;
   double total_us = scalars_.launch_us;
-  if (full_waves > 0) total_us += full_waves * wave_us(sms, c.full_wave_rows);
+  if (full_waves > 0) {
+    // The full-wave window was prepared once; recompute only when the grid clips it.
+    double rows_used = c.full_wave_rows_used, cols_used = c.full_wave_cols_used;
+    if (c.full_wave_rows > grid_rows || cols_used > grid_n || rows_used > grid_rows) {
+      window(c.full_wave_positions, c.full_wave_rows, rows_used, cols_used);
+    }
+    total_us += full_waves * wave_us(sms, c.full_wave_splits, rows_used, cols_used,
+                                     c.full_wave_inv_bw_fraction, c.compute_us_per_iter);
+  }
   if (last_wave_tiles > 0) {
-    const double positions = std::max(1.0, last_wave_tiles / std::min(splits, last_wave_tiles));
-    total_us += wave_us(last_wave_tiles, std::sqrt(positions) * c.window_aspect);
+    const double active_splits = std::min(splits, last_wave_tiles);
+    const double positions = std::max(1.0, last_wave_tiles / active_splits);
+    double rows_used = 0, cols_used = 0;
+    window(positions, std::sqrt(positions) * c.window_aspect, rows_used, cols_used);
+    const double inv_bw_fraction = std::max(1.0, t.saturating_sms / last_wave_tiles);
+    const double busy_fraction = last_wave_tiles * c.inv_usable_sms;
+    const double compute_us =
+        c.compute_us_per_iter / (1.0 + scalars_.tail_boost * (1.0 - busy_fraction));
+    total_us += wave_us(last_wave_tiles, active_splits, rows_used, cols_used, inv_bw_fraction,
+                        compute_us);
   }
   if (c.split_k > 1) {
     // Separate reduction kernel: reads s fp32 partials, writes D.

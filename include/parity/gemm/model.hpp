@@ -96,6 +96,8 @@ struct PreparedCandidate {
   double b_bytes_per_col_iter = 0.0;
   double window_aspect = 1.0;        // sqrt(tile_n / tile_m): best raster window shape
   double full_wave_rows = 1.0;       // sqrt(positions of a full wave) * window_aspect
+  double full_wave_splits = 1.0, full_wave_positions = 1.0;
+  double full_wave_rows_used = 1.0, full_wave_cols_used = 1.0, full_wave_inv_bw_fraction = 1.0;
   double inv_tile_m = 1.0, inv_tile_n = 1.0, inv_tile_k = 1.0, inv_split_k = 1.0;
   double inv_usable_sms = 1.0;       // reciprocals: selection runs on multiplies, not divides
   double store_bytes_per_tile = 0.0; // output (or fp32 partial) bytes per tile
