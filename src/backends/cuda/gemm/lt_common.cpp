@@ -298,8 +298,9 @@ Candidate to_candidate(const AlgoConfig& config, const cublasLtMatmulAlgo_t& alg
     candidate.cluster_m = along_m;
     candidate.cluster_n = along_n;
   }
-  // Hopper wgmma: m64 per warpgroup, N up to 256, K = 32 bytes of operand (16 bf16/fp16, 8 tf32).
-  candidate.mi_m = 64;
+  // Hopper wgmma: m64 per warpgroup, N up to 256, K = 32 bytes of operand (16 bf16/fp16, 8 tf32);
+  // tiles narrower than 64 rows are capped at their own size (the kernel then runs the transpose).
+  candidate.mi_m = candidate.tile_m < 64 ? candidate.tile_m : 64;
   candidate.mi_n = candidate.tile_n < 256 ? candidate.tile_n : 256;
   candidate.mi_k = ab_dtype == DType::kF32 ? 8 : 16;
   candidate.split_k = config.split_k;
