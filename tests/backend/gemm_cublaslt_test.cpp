@@ -390,7 +390,7 @@ TEST(CublasLtMeasure, OracleIsNoSlowerThanHeuristicAndEveryTimedRowChecked) {
     EXPECT_GE(c.max_relative_error, 0.0);
     EXPECT_LE(c.max_relative_error, m->tolerance);
   }
-  EXPECT_GE(timed, 4);  // top-3 screened + at least the heuristic's top-1
+  EXPECT_GE(timed, 3);  // the top-3 screened, plus every heuristic pick (which may overlap)
   EXPECT_EQ(m->noise.size(), 2u);
   MeasureOptions bad = options;
   bad.repetitions = 0;
