@@ -70,6 +70,7 @@ EvaluationReport evaluate_selector(Selector& selector, const std::vector<Measure
   report.device = selector.model().device().name;
   std::vector<double> sel_ratio, sel_oracle, sel_chosen, heu_ratio, heu_oracle, heu_chosen;
   double tau_sum = 0.0;
+  int within_noise = 0, heuristic_within_noise = 0;
   for (const MeasuredShape& shape : shapes) {
     if (shape.candidates.empty()) continue;
     std::vector<Candidate> candidates;
@@ -96,6 +97,10 @@ EvaluationReport evaluate_selector(Selector& selector, const std::vector<Measure
     e.selected_predicted_us = pick.predicted_us;
     e.selected_config = candidates[pick.index].short_name();
     e.selected_ratio = e.oracle_ms / e.selected_ms;
+    const double oracle_spread_ms = shape.candidates[oracle].spread_ms;
+    e.is_within_noise = e.selected_ms <=
+                        e.oracle_ms + oracle_spread_ms + shape.candidates[pick.index].spread_ms;
+    within_noise += e.is_within_noise ? 1 : 0;
     for (const auto& r : *ranked) {
       if (std::isfinite(r.predicted_us)) {
         e.predicted_vs_measured_us.push_back({r.predicted_us, shape.candidates[r.index].median_ms * 1e3});
@@ -108,6 +113,13 @@ EvaluationReport evaluate_selector(Selector& selector, const std::vector<Measure
     sel_chosen.push_back(e.selected_ms);
     if (e.heuristic_ms > 0) {
       e.heuristic_ratio = e.oracle_ms / e.heuristic_ms;
+      for (const auto& measured : shape.candidates) {
+        if (measured.heuristic_rank == 0 &&
+            e.heuristic_ms <= e.oracle_ms + oracle_spread_ms + measured.spread_ms) {
+          ++heuristic_within_noise;
+          break;
+        }
+      }
       heu_ratio.push_back(e.heuristic_ratio);
       heu_oracle.push_back(e.oracle_ms);
       heu_chosen.push_back(e.heuristic_ms);
@@ -117,6 +129,12 @@ EvaluationReport evaluate_selector(Selector& selector, const std::vector<Measure
   report.selector = summarize_ratios(sel_ratio, sel_oracle, sel_chosen);
   report.heuristic = summarize_ratios(heu_ratio, heu_oracle, heu_chosen);
   report.mean_kendall_tau = report.shapes.empty() ? 0.0 : tau_sum / static_cast<double>(report.shapes.size());
+  if (!report.shapes.empty()) {
+    report.selector_within_noise = within_noise / static_cast<double>(report.shapes.size());
+  }
+  if (report.heuristic.shapes > 0) {
+    report.heuristic_within_noise = heuristic_within_noise / static_cast<double>(report.heuristic.shapes);
+  }
   return report;
 }
 
@@ -138,6 +156,8 @@ std::string evaluation_to_json(const EvaluationReport& report) {
   root["selector"] = summary(report.selector);
   root["heuristic_top1"] = summary(report.heuristic);
   root["mean_kendall_tau"] = report.mean_kendall_tau;
+  root["selector"]["fraction_within_noise"] = report.selector_within_noise;
+  root["heuristic_top1"]["fraction_within_noise"] = report.heuristic_within_noise;
   root["shapes"] = json::array();
   for (const auto& e : report.shapes) {
     root["shapes"].push_back({{"name", e.name},
@@ -155,7 +175,8 @@ std::string evaluation_to_json(const EvaluationReport& report) {
                               {"heuristic_ms", e.heuristic_ms},
                               {"heuristic_config", e.heuristic_config},
                               {"heuristic_ratio", e.heuristic_ratio},
-                              {"kendall_tau", e.kendall_tau}});
+                              {"kendall_tau", e.kendall_tau},
+                              {"within_noise", e.is_within_noise}});
   }
   return root.dump(1);
 }
@@ -174,7 +195,10 @@ std::string evaluation_to_markdown(const EvaluationReport& report) {
   };
   row("model selector", report.selector);
   row("vendor heuristic top-1", report.heuristic);
-  out << "\nMean Kendall tau (predicted vs measured order per shape): "
+  out << "\nWithin the noise floor (pick <= oracle + both recorded spreads): model "
+      << fixed(100 * report.selector_within_noise, 0) << "%, heuristic top-1 "
+      << fixed(100 * report.heuristic_within_noise, 0) << "%.\n"
+      << "\nMean Kendall tau (predicted vs measured order per shape): "
       << fixed(report.mean_kendall_tau, 3) << "\n\n"
       << "| shape | m | n | k | oracle ms | selected ms | ratio | heuristic ratio | selected | "
          "oracle |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";

@@ -223,6 +223,11 @@ TEST(GemmEvaluation, RatiosAgainstOracleAndHeuristic) {
   ASSERT_EQ(report.shapes.size(), 1u);
   EXPECT_DOUBLE_EQ(report.selector.geomean, 1.0);  // the model ranks its own timings perfectly
   EXPECT_LT(report.heuristic.geomean, 0.2);
+  EXPECT_DOUBLE_EQ(report.selector_within_noise, 1.0);
+  EXPECT_DOUBLE_EQ(report.heuristic_within_noise, 0.0);
+  // A spread as wide as the gap puts the heuristic's pick within the noise floor.
+  s.candidates[0].spread_ms = s.candidates[0].median_ms;
+  EXPECT_DOUBLE_EQ(evaluate_selector(selector, {s}).heuristic_within_noise, 1.0);
   EXPECT_NE(evaluation_to_json(report).find("\"heuristic_top1\""), std::string::npos);
   EXPECT_NE(evaluation_to_markdown(report).find("| toy |"), std::string::npos);
   EXPECT_NE(evaluation_to_svg(report).find("<svg"), std::string::npos);

@@ -358,6 +358,8 @@ Status run_eval(const GemmOptions& options) {
             << report.calibration_source << "): t_oracle / t_chosen\n";
   line("model selector", report.selector);
   line("heuristic top-1", report.heuristic);
+  std::cout << "  within the noise floor: model " << fixed(100 * report.selector_within_noise, 0)
+            << "%, heuristic " << fixed(100 * report.heuristic_within_noise, 0) << "%\n";
   std::cout << "  mean Kendall tau " << fixed(report.mean_kendall_tau, 3) << "\n  wrote "
             << (dir / "gemm_eval.{json,md,svg}").string() << "\n";
   return Status::ok();

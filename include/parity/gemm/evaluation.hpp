@@ -25,6 +25,9 @@ struct ShapeEvaluation {
   double selected_ratio = 0.0;   // t_oracle / t_selected
   double heuristic_ratio = 0.0;  // t_oracle / t_heuristic_top1 (0 when absent)
   double kendall_tau = 0.0;      // predicted vs measured order over this shape's candidates
+  // The pick is indistinguishable from the oracle: t_selected <= t_oracle + spread(oracle) +
+  // spread(selected), spreads as recorded by the measurement (0 when not recorded).
+  bool is_within_noise = false;
   std::vector<std::array<double, 2>> predicted_vs_measured_us;
 };
 
@@ -45,6 +48,8 @@ struct EvaluationReport {
   RatioSummary selector;
   RatioSummary heuristic;
   double mean_kendall_tau = 0.0;
+  double selector_within_noise = 0.0;   // fraction of shapes whose pick is within the noise floor
+  double heuristic_within_noise = 0.0;
 };
 
 EvaluationReport evaluate_selector(Selector& selector, const std::vector<MeasuredShape>& shapes);
