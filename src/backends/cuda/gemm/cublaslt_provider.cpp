@@ -174,10 +174,13 @@ Result<std::vector<cublasLtMatmulHeuristicResult_t>> CublasLtProvider::Impl::que
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
   int returned = 0;
   const auto start = std::chrono::steady_clock::now();
-  PARITY_CUBLASLT_TRY(cublasLtMatmulAlgoGetHeuristic(handle.get(), p->desc(), p->a(), p->b(), p->c(),
-                                                     p->c(), preference, count, results.data(),
-                                                     &returned));
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      handle.get(), p->desc(), p->a(), p->b(), p->c(), p->c(), preference, count, results.data(),
+      &returned);
   last_heuristic_us = 1000.0 * elapsed_ms(start);
+  // NOT_SUPPORTED means "no configuration for this problem": an empty answer, not a failure.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) return std::vector<cublasLtMatmulHeuristicResult_t>{};
+  if (status != CUBLAS_STATUS_SUCCESS) return lt::lt_error("cublasLtMatmulAlgoGetHeuristic", status);
   results.resize(static_cast<std::size_t>(returned));
   std::erase_if(results, [](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
   return results;
