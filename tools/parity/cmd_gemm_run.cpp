@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -361,8 +362,16 @@ Status run_gemm_measure(const MeasureArgs& args) {
     const auto& m = *measured;
     document["shapes"].push_back(shape_json(suite.names[i], m, selected.predicted_us));
     document["enumeration"] = enumeration_json(*provider);
-    // Written after every shape, so a run cut short keeps what it measured.
-    PARITY_RETURN_IF_ERROR(bench::write_json_file(args.out, document));
+    // Written after every shape (to a temporary, then renamed: never half a file), so a run cut
+    // short keeps what it measured.
+    const std::string partial = args.out + ".partial";
+    PARITY_RETURN_IF_ERROR(bench::write_json_file(partial, document));
+    std::error_code rename_error;
+    std::filesystem::rename(partial, args.out, rename_error);
+    if (rename_error) {
+      return io_error("gemm measure: cannot rename '", partial, "' to '", args.out, "': ",
+                      rename_error.message());
+    }
     ++shapes_done;
     int timed = 0;
     for (const auto& c : m.candidates) timed += c.is_timed ? 1 : 0;
