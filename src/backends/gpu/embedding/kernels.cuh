@@ -482,10 +482,11 @@ __device__ __noinline__ void apply_row_update(const BackwardParams<IndexT>& p, s
 
 inline constexpr int kChunkBlockThreads = 256;
 
-// Grad row of one occurrence: its address in grad_output and its scale (per-sample weight, 1/L).
+// Grad row of one occurrence: its address in grad_output, its scale (per-sample weight, 1/L) and
+// the dim of its table (columns past it belong to the next feature and are never read).
 template <typename IndexT>
 __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int64_t position,
-                                       std::int64_t* grad_offset, float* scale) {
+                                       std::int64_t* grad_offset, float* scale, int* dim) {
   const std::int64_t bag = p.bag_of_position[position];
   const auto f = static_cast<int>(bag / p.batch_size);
   const std::int64_t b = bag - static_cast<std::int64_t>(f) * p.batch_size;
@@ -495,6 +496,7 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
     s = length > 0 ? s / static_cast<float>(length) : s;
   }
   *scale = s;
+  *dim = static_cast<int>(p.layout.feature_dim[f]);
   *grad_offset = p.pooling == Pool::kNone ? position * p.output_cols : b * p.output_cols + p.layout.feature_out_col[f];
 }
 
@@ -514,8 +516,9 @@ __global__ void __launch_bounds__(kChunkBlockThreads)
         chunk_start + p.chunk_positions < p.num_indices ? chunk_start + p.chunk_positions : p.num_indices;
     const std::int64_t prev_row = chunk_start > 0 ? static_cast<std::int64_t>(p.sorted_keys[chunk_start - 1] >> p.pos_bits) : -1;
     const std::int64_t next_row = chunk_end < p.num_indices ? static_cast<std::int64_t>(p.sorted_keys[chunk_end] >> p.pos_bits) : -1;
-    if (lane < 2) {
-      p.slot_rows[chunk * 2 + lane] = -1;
+    if (lane == 0) {  // one thread, so its later writes of the same slots stay ordered after these
+      p.slot_rows[chunk * 2] = -1;
+      p.slot_rows[chunk * 2 + 1] = -1;
     }
     float4 acc[kVecsPerLane];
 #pragma unroll
@@ -548,11 +551,12 @@ __global__ void __launch_bounds__(kChunkBlockThreads)
       const std::int64_t my_pos = sub + lane;
       std::int64_t my_row = -1, my_grad_offset = 0;
       float my_scale = 0.0f;
+      int my_dim = 0;
       if (my_pos < chunk_end) {
         const std::uint64_t key = p.sorted_keys[my_pos];
         my_row = static_cast<std::int64_t>(key >> p.pos_bits);
         if (my_row != static_cast<std::int64_t>(p.sentinel_row)) {
-          occurrence_grad(p, static_cast<std::int64_t>(key & pos_mask), &my_grad_offset, &my_scale);
+          occurrence_grad(p, static_cast<std::int64_t>(key & pos_mask), &my_grad_offset, &my_scale, &my_dim);
         }
       }
       const std::int64_t count = chunk_end - sub < kWarpSize ? chunk_end - sub : kWarpSize;
@@ -566,12 +570,13 @@ __global__ void __launch_bounds__(kChunkBlockThreads)
           row_id[u] = shfl(my_row, src);
           row_scale[u] = shfl(my_scale, src);
           const std::int64_t grad_offset = shfl(my_grad_offset, src);
+          const int dim = shfl(my_dim, src);
           const bool live = (j + u) < count && row_id[u] != static_cast<std::int64_t>(p.sentinel_row);
 #pragma unroll
           for (int k = 0; k < kVecsPerLane; ++k) {
             const int vec = lane + k * kWarpSize;
-            rows[u][k] = (live && vec * 4 < p.max_dim) ? load_vec(p.grad_output + grad_offset + vec * 4)
-                                                       : make_float4(0.f, 0.f, 0.f, 0.f);
+            rows[u][k] = (live && vec * 4 < dim) ? load_vec(p.grad_output + grad_offset + vec * 4)
+                                                 : make_float4(0.f, 0.f, 0.f, 0.f);
           }
         }
 #pragma unroll
