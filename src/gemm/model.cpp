@@ -302,18 +302,25 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
   // pipeline fill (one memory iteration), the output store and the fixed per-tile cost. The window
   // of concurrently running tiles touches rows_used x cols_used tile positions per split (the best
   // raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
+  // Warp-specialised persistent kernels overlap one tile's epilogue with the next tile's loads:
+  // the output store costs bandwidth inside the K-loop, and only the first pipeline fill and the
+  // last epilogue are exposed (added once, below).
+  double exposed_fill_us = 0.0, exposed_store_us = 0.0;
+  const double inv_iters = 1.0 / iters;
   const auto wave_us = [&](double active, double active_splits, double rows_used, double cols_used,
                            double inv_bw_fraction, double compute_us) {
     const double l2_us = active * c.l2_bytes_per_iter * t.inv_l2_bw;
     const double window_bytes = active_splits * (rows_used * c.a_bytes_per_row_iter +
                                                  cols_used * c.b_bytes_per_col_iter);
-    const double dram_bytes =
-        (1.0 - t.reuse) * window_bytes + t.reuse * active * compulsory_per_tile_iter;
+    const double store_bytes = active * c.store_bytes_per_tile;
+    const double dram_bytes = (1.0 - t.reuse) * window_bytes +
+                              t.reuse * active * compulsory_per_tile_iter + store_bytes * inv_iters;
     const double dram_us = dram_bytes * t.inv_dram_bw * inv_bw_fraction;
     const double memory_us = std::max(l2_us, dram_us);
     const double iter_us = std::max(compute_us, memory_us);
-    const double store_us = active * c.store_bytes_per_tile * t.inv_dram_bw * inv_bw_fraction;
-    return iters * iter_us + memory_us + store_us + scalars_.tile_overhead_us;
+    exposed_fill_us = std::max(exposed_fill_us, memory_us);
+    exposed_store_us = store_bytes * t.inv_dram_bw * inv_bw_fraction;
+    return iters * iter_us + scalars_.tile_overhead_us;
   };
   const auto window = [&](double positions, double rows_hint, double& rows_used, double& cols_used) {
     rows_used = std::clamp(rows_hint, 1.0, grid_rows);
@@ -345,6 +352,7 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
     total_us += wave_us(last_wave_tiles, active_splits, rows_used, cols_used, inv_bw_fraction,
                         compute_us);
   }
+  total_us += exposed_fill_us + exposed_store_us;
   if (c.split_k > 1) {
     // Separate reduction kernel: reads s fp32 partials, writes D.
     const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);

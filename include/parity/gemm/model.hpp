@@ -57,7 +57,7 @@ Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec);
 // The fitted scalars (all > 0). Names are stable keys of the calibration file.
 inline constexpr int kNumModelScalars = 10;
 struct ModelScalars {
-  double mma_efficiency = 0.95;      // sustained fraction of the dense peak for a big tile
+  double mma_efficiency = 0.90;      // sustained fraction of the dense peak for a big tile
   double feed_intensity = 5.0;       // tile-efficiency knee: eta ~ I/(I+this), I=tm*tn/(tm+tn)
   double dram_efficiency = 0.90;     // sustained fraction of the HBM peak
   double l2_bandwidth_ratio = 2.6;   // L2->SM bandwidth as a multiple of sustained HBM
