@@ -319,8 +319,6 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
   if (auto c = bench::read_device_clocks(); c.is_ok()) clocks_after = *c;
 
   const double n = static_cast<double>(problem.num_indices);
-  const double total_rows_read = bytes.forward_bytes;  // for the FBGEMM-convention figure below
-  (void)total_rows_read;
   double fbgemm_fwd_bytes = 0;
   for (int f = 0; f < layout.num_features(); ++f) {
     fbgemm_fwd_bytes += static_cast<double>(n_per_feature[f]) * layout.feature_dim(f) * dtype_size_bytes(problem.weight_dtype);
@@ -388,9 +386,8 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
 Status bench_tbe(const BenchTbeArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const BenchSpec spec, spec_from_args(args));
   PARITY_ASSIGN_OR_RETURN(TbeProblem problem, problem_for(spec));
-  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions timing,
-                          timing_options_from_flags("bench tbe", args.warmup, args.reps, args.cache));
-  (void)timing;
+  // Timing flags are checked here too, so a bad flag exits 2 even without a device.
+  PARITY_RETURN_IF_ERROR(timing_options_from_flags("bench tbe", args.warmup, args.reps, args.cache).status());
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench tbe"));
 #ifdef PARITY_HAS_CUDA
   return run_bench(args, spec, std::move(problem));
