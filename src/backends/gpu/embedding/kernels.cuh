@@ -579,18 +579,20 @@ __global__ void __launch_bounds__(kChunkBlockThreads)
                                                  : make_float4(0.f, 0.f, 0.f, 0.f);
           }
         }
+        // A guard rather than `break`, so the loop unrolls and rows[][] stays in registers.
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-          if (j + u >= count) break;
-          if (row_id[u] != current_row) {
-            flush(sub + j + u);
-            current_row = row_id[u];
-            piece_start = sub + j + u;
+          if (j + u < count) {
+            if (row_id[u] != current_row) {
+              flush(sub + j + u);
+              current_row = row_id[u];
+              piece_start = sub + j + u;
 #pragma unroll
-            for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+              for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) fma_vec(acc[k], row_scale[u], rows[u][k]);
           }
-#pragma unroll
-          for (int k = 0; k < kVecsPerLane; ++k) fma_vec(acc[k], row_scale[u], rows[u][k]);
         }
       }
     }
