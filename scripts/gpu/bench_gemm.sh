@@ -1,37 +1,53 @@
 #!/usr/bin/env bash
-# GEMM selector piece of the device run (called by run_all.sh with the build dir as $1, $OUT set):
-#   parity gemm measure   -> $OUT/gemm_measurements.json  (oracle data set: per shape the pruned
-#                            cuBLASLt space screened, top-K + heuristic's 8 + selector's top-3 timed
-#                            in full, L2 flushed, median of 30 interleaved repetitions, noise floor)
-#   parity gemm calibrate -> $OUT/h200_gemm.json          (scalars fitted on the calibration split)
-#   parity gemm eval      -> $OUT/gemm_eval.{json,md,svg} (evaluation split: selector vs heuristic
-#                            top-1 vs oracle, with the fitted scalars)
-# Shapes: every 2nd row of bench/shapes/gemm_shapes_dev.csv (50 of 100, all families; the file's
-# calibration/evaluation split is kept: rows i % 3 == 0 calibrate), under a time budget so the
-# piece ends inside run_all.sh's 240 s limit; the measure log says how many were measured.
+# GEMM selector piece of the device run (called by run_all.sh with the build dir as $1, $OUT set).
+# Two phases, so the evaluation times the choices of the model as calibrated, never an older one:
+#   1. parity gemm measure on the CALIBRATION split (rows i % 3 == 0 of the suite)
+#      parity gemm calibrate -> $OUT/h200_gemm.json (scalars fitted on that split only)
+#   2. parity gemm measure on the EVALUATION split (other rows) with those scalars loaded, so the
+#      calibrated selector's top-3 are among the candidates timed in full
+#      parity gemm eval -> $OUT/gemm_eval.{json,md,svg}: selector vs heuristic top-1 vs oracle
+# Measuring = the pruned cuBLASLt space screened (flushed), top-K + heuristic's 8 + selector's top-3
+# timed in full (L2 flushed, median of 30 interleaved repetitions), oracle top-5 re-timed (noise).
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
 : "${OUT:?OUT must be set}"
-shapes="bench/shapes/gemm_shapes_dev.csv"
-stride=2
-budget_s=170
+suite="bench/shapes/gemm_shapes_dev.csv"
 reps=30
+calibration_budget_s="${GEMM_CALIBRATION_BUDGET_S:-70}"
+evaluation_budget_s="${GEMM_EVALUATION_BUDGET_S:-120}"
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"  # step NAME COMMAND..., failed
 
-measurements="$OUT/gemm_measurements.json"
-step gemm_measure "$parity" gemm measure --shapes "$shapes" --out "$measurements" --hw h200 \
-  --stride "$stride" --time-budget-s "$budget_s" --reps "$reps"
-if [[ -s "$measurements" ]]; then
-  step gemm_calibrate "$parity" gemm calibrate --hw h200 --measurements "$measurements" \
-    --shapes "$shapes" --out "$OUT/h200_gemm.json"
-  # Evaluate with the scalars just fitted (a data dir holding only that calibration file).
-  eval_data="$(mktemp -d /tmp/parity_gemm_data.XXXXXX)"
-  cp -r data/. "$eval_data/"
-  mkdir -p "$eval_data/calibration"
-  if [[ -s "$OUT/h200_gemm.json" ]]; then cp "$OUT/h200_gemm.json" "$eval_data/calibration/h200_gemm.json"; fi
-  step gemm_eval "$parity" gemm eval --hw h200 --measurements "$measurements" --shapes "$shapes" \
-    --data-dir "$eval_data" --out-dir "$OUT"
+# Split the suite the way `gemm calibrate`/`gemm eval` do: data row i (0-based) calibrates when
+# i % 3 == 0.
+calibration_shapes="$OUT/gemm_shapes_calibration.csv"
+evaluation_shapes="$OUT/gemm_shapes_evaluation.csv"
+awk -F, -v cal="$calibration_shapes" -v ev="$evaluation_shapes" '
+  /^#/ {next}
+  !header_done {print > cal; print > ev; header_done=1; next}
+  {if (row % 3 == 0) print > cal; else print > ev; row++}' "$suite"
+
+data_dir="$(mktemp -d /tmp/parity_gemm_data.XXXXXX)"
+cp -r data/. "$data_dir/"
+mkdir -p "$data_dir/calibration"
+rm -f "$data_dir/calibration/h200_gemm.json"  # phase 1 ranks with the built-in defaults
+
+step gemm_measure_calibration "$parity" gemm measure --shapes "$calibration_shapes" \
+  --out "$OUT/gemm_measurements_calibration.json" --hw h200 --data-dir "$data_dir" \
+  --time-budget-s "$calibration_budget_s" --reps "$reps"
+if [[ -s "$OUT/gemm_measurements_calibration.json" ]]; then
+  step gemm_calibrate "$parity" gemm calibrate --hw h200 \
+    --measurements "$OUT/gemm_measurements_calibration.json" --shapes "$suite" \
+    --out "$OUT/h200_gemm.json"
+  [[ -s "$OUT/h200_gemm.json" ]] && cp "$OUT/h200_gemm.json" "$data_dir/calibration/h200_gemm.json"
+fi
+
+step gemm_measure_evaluation "$parity" gemm measure --shapes "$evaluation_shapes" \
+  --out "$OUT/gemm_measurements_evaluation.json" --hw h200 --data-dir "$data_dir" \
+  --time-budget-s "$evaluation_budget_s" --reps "$reps"
+if [[ -s "$OUT/gemm_measurements_evaluation.json" ]]; then
+  step gemm_eval "$parity" gemm eval --hw h200 --measurements "$OUT/gemm_measurements_evaluation.json" \
+    --shapes "$suite" --data-dir "$data_dir" --out-dir "$OUT"
 fi
 exit $failed

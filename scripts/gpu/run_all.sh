@@ -17,11 +17,14 @@
 #                    scripts/gpu/bench_foundation.sh)
 #   --skip-tests     do not run the GPU tests
 #   --piece-timeout  limit for each bench piece and for the tests (default 240 s)
+#   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device) instead
+#                    of configuring and building here; GPU tests then run the test binary directly
 #   --deadline       whole-run budget (default 570 s, under the device tool's 600 s per command):
 #                    a piece is cut to the time left, and skipped when under 20 s is left
 set -uo pipefail
 
 only=""
+prebuilt=""
 skip_tests=0
 piece_timeout=240
 deadline=570
@@ -31,8 +34,9 @@ while [[ $# -gt 0 ]]; do
     --only=*) only="${1#--only=}"; shift ;;
     --skip-tests) skip_tests=1; shift ;;
     --piece-timeout) piece_timeout="${2:?--piece-timeout needs seconds}"; shift 2 ;;
+    --prebuilt) prebuilt="${2:?--prebuilt needs a build dir}"; shift 2 ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -103,7 +107,18 @@ finish() {
 # ---- 1. build ----
 t0=$SECONDS
 { cmake --version | head -1; g++ --version | head -1; nvcc --version 2>/dev/null | tail -1; } > "$stage/build.log" 2>&1
-if cmake --preset cuda >> "$stage/build.log" 2>&1 && cmake --build --preset cuda -j 16 >> "$stage/build.log" 2>&1; then
+if [[ -n "$prebuilt" ]]; then
+  # A build carried from the development machine: device time is not spent compiling.
+  build_dir="$prebuilt"
+  if [[ -x "$build_dir/bin/parity" ]]; then
+    record build "prebuilt" 0 "$build_dir"
+    snapshot
+  else
+    record build FAILED 0 "--prebuilt $build_dir has no bin/parity"
+    finish
+    exit 1
+  fi
+elif cmake --preset cuda >> "$stage/build.log" 2>&1 && cmake --build --preset cuda -j 16 >> "$stage/build.log" 2>&1; then
   record build ok $((SECONDS - t0)) build.log
   snapshot
 else
@@ -119,13 +134,18 @@ failures=0
 # ---- 2. GPU tests ----
 if [[ $skip_tests -eq 0 && ( -z "$only" || "$only" == "tests" ) ]]; then
   t0=$SECONDS
-  if timeout "$(piece_limit)" ctest --test-dir "$build_dir" -L gpu --output-on-failure > "$stage/gpu_tests.log" 2>&1; then
+  if [[ -n "$prebuilt" ]]; then
+    gpu_test_command=("$build_dir/tests/parity_gpu_tests" --gtest_brief=1)
+  else
+    gpu_test_command=(ctest --test-dir "$build_dir" -L gpu --output-on-failure)
+  fi
+  if timeout "$(piece_limit)" "${gpu_test_command[@]}" > "$stage/gpu_tests.log" 2>&1; then
     status=ok
   else
     status=FAILED
     failures=$((failures + 1))
   fi
-  passed_line=$(grep -E "tests passed|tests failed" "$stage/gpu_tests.log" | tail -1)
+  passed_line=$(grep -E "tests passed|tests failed|PASSED|FAILED" "$stage/gpu_tests.log" | tail -2 | tr '\n' ' ')
   record gpu_tests "$status" $((SECONDS - t0)) "gpu_tests.log: ${passed_line:-no summary}"
   snapshot
 fi
