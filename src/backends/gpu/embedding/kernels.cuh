@@ -621,13 +621,30 @@ __global__ void __launch_bounds__(kCombineBlockThreads)
     // Each thread: strand s, vec slots v = tid % vec_slots (+ vec_slots*... when strands == 1).
     const int strand = tid / vec_slots < strands ? tid / vec_slots : strands;
     for (int v = tid % vec_slots; v < vec_slots && strand < strands; v += (strands == 1 ? kCombineBlockThreads : vec_slots)) {
-      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+      // Four independent partial sums keep four loads in flight on long (hot-row) runs; they are
+      // added in a fixed order, so the result still depends only on the pieces and `strands`.
+      float4 part[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) part[q] = make_float4(0.f, 0.f, 0.f, 0.f);
+      auto piece = [&](std::int64_t k) {
+        const std::int64_t slot = k == 0 ? chunk * 2 + 1 : (chunk + k) * 2;
+        return load_vec(p.slot_grads + slot * p.max_dim + v * 4);
+      };
       if (v * 4 < p.max_dim) {
-        for (std::int64_t k = strand; k < pieces; k += strands) {
-          const std::int64_t slot = k == 0 ? chunk * 2 + 1 : (chunk + k) * 2;
-          fma_vec(sum, 1.0f, load_vec(p.slot_grads + slot * p.max_dim + v * 4));
+        std::int64_t k = strand;
+        for (; k + 3 * strands < pieces; k += 4 * strands) {
+          float4 loaded[4];
+#pragma unroll
+          for (int q = 0; q < 4; ++q) loaded[q] = piece(k + q * strands);
+#pragma unroll
+          for (int q = 0; q < 4; ++q) fma_vec(part[q], 1.0f, loaded[q]);
         }
+        for (; k < pieces; k += strands) fma_vec(part[0], 1.0f, piece(k));
       }
+      float4 sum = part[0];
+      fma_vec(sum, 1.0f, part[1]);
+      fma_vec(part[2], 1.0f, part[3]);
+      fma_vec(sum, 1.0f, part[2]);
       combine_shared[strand * vec_slots + v] = sum;
     }
     __syncthreads();
