@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Field-standard baselines for the foundation benchmarks, timed in the same device call.
 
-For each shape of a suite file (name,m,n,k[,...]): torch F.linear(A[m,k], B[n,k]) = A @ B^T in
+For each shape of a suite file (name,m,n,k[,...]): torch F.linear(B[n,k], A[m,k]) = B @ A^T in
 bf16 (fp32 accumulation inside cuBLAS), inputs drawn from a normal distribution; and a torch
 copy_ of the same byte count as `parity bench hbm` (bytes read + bytes written). Every figure is
 triton.testing.do_bench(..., return_mode="median"), which flushes the L2 before each repetition
@@ -52,15 +52,21 @@ def main():
         m, n, k = shape["m"], shape["n"], shape["k"]
         a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
         b = torch.randn(n, k, device=device, dtype=torch.bfloat16)
-        # Check before timing: a sampled row against an fp64 product of the same bf16 inputs.
-        got = F.linear(a, b)
-        want = (a[:4].double() @ b.double().t())
-        scale = (a[:4].double().abs() @ b.double().abs().t()).clamp_min(1e-30)
+        # cuBLAS is column-major: F.linear(b, a) = B @ A^T, an [n, m] row-major result, is the
+        # column-major m x n product that `parity bench gemm` runs (same m, n, k, TN layout), so
+        # both sides time the same cuBLAS problem. F.linear(a, b) asks cuBLAS for the transposed
+        # (n, m) problem, for which its heuristic may choose another kernel: reported beside it.
+        got = F.linear(b, a)
+        want = (b[:4].double() @ a.double().t())
+        scale = (b[:4].double().abs() @ a.double().abs().t()).clamp_min(1e-30)
         max_rel = ((got[:4].double() - want).abs() / scale).max().item()
-        median_ms = do_bench(lambda: F.linear(a, b), return_mode="median")
+        median_ms = do_bench(lambda: F.linear(b, a), return_mode="median")
+        transposed_ms = do_bench(lambda: F.linear(a, b), return_mode="median")
         tflops = 2.0 * m * n * k / (median_ms * 1e-3) / 1e12
-        gemm_rows.append({**shape, "dtype": "bf16", "op": "torch.nn.functional.linear (A @ B^T)",
+        gemm_rows.append({**shape, "dtype": "bf16",
+                          "op": "torch.nn.functional.linear(B[n,k], A[m,k]) (cuBLAS m x n x k, TN)",
                           "median_ms": median_ms, "median_tflops": tflops,
+                          "transposed_problem_median_ms": transposed_ms,
                           "check_max_relative_error": max_rel})
         print(f"torch F.linear {shape['name']:<22} {m}x{n}x{k}: {median_ms:.4f} ms  {tflops:7.1f} TFLOP/s"
               f"  (check max rel err {max_rel:.2e})")

@@ -63,7 +63,14 @@ Result<NvmlApi> nvml_api() {
   return api;
 }
 
-int mhz_or_unknown(NvmlReturn rc, unsigned int value) { return rc == 0 ? static_cast<int>(value) : -1; }
+// Calls the query first, then reads its output: passing `value` beside the call as an argument
+// would read it before the call (argument evaluation order is unspecified).
+template <typename Query>
+int mhz_or_unknown(Query&& query) {
+  unsigned int value = 0;
+  const NvmlReturn rc = query(&value);
+  return rc == 0 ? static_cast<int>(value) : -1;
+}
 
 }  // namespace
 
@@ -93,10 +100,10 @@ Result<DeviceClocks> read_device_clocks(int device_index) {
     return clocks;
   }
   unsigned int value = 0;
-  clocks.sm_clock_mhz = mhz_or_unknown(api->clock_info(handle, kNvmlClockSm, &value), value);
-  clocks.memory_clock_mhz = mhz_or_unknown(api->clock_info(handle, kNvmlClockMem, &value), value);
-  clocks.max_sm_clock_mhz = mhz_or_unknown(api->max_clock_info(handle, kNvmlClockSm, &value), value);
-  clocks.max_memory_clock_mhz = mhz_or_unknown(api->max_clock_info(handle, kNvmlClockMem, &value), value);
+  clocks.sm_clock_mhz = mhz_or_unknown([&](unsigned int* out) { return api->clock_info(handle, kNvmlClockSm, out); });
+  clocks.memory_clock_mhz = mhz_or_unknown([&](unsigned int* out) { return api->clock_info(handle, kNvmlClockMem, out); });
+  clocks.max_sm_clock_mhz = mhz_or_unknown([&](unsigned int* out) { return api->max_clock_info(handle, kNvmlClockSm, out); });
+  clocks.max_memory_clock_mhz = mhz_or_unknown([&](unsigned int* out) { return api->max_clock_info(handle, kNvmlClockMem, out); });
   if (api->temperature != nullptr && api->temperature(handle, kNvmlTemperatureGpu, &value) == 0) {
     clocks.temperature_c = static_cast<int>(value);
   }
