@@ -175,33 +175,44 @@ ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite) {
 
 double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
                         double regret_weight, double* rms_log_error) {
+  // The regret term is smooth so Nelder-Mead can follow it: each candidate's measured regret
+  // log(t / t_oracle), weighted by a softmin over predicted log-times (temperature
+  // kRegretTemperature, ~ the 3-5% spread between near-best kernels). It tends to the hard regret
+  // of the model's argmin as the temperature goes to zero.
+  constexpr double kRegretTemperature = 0.03;
   double squared = 0.0;
   double regret = 0.0;
   std::size_t samples = 0;
   std::size_t counted_shapes = 0;
+  std::vector<double> log_predicted, log_measured;
   for (const MeasuredShape& shape : shapes) {
     if (shape.candidates.empty()) continue;
     const ProblemClass key = problem_class(shape.problem);
-    double best_measured = std::numeric_limits<double>::infinity();
-    double best_predicted = std::numeric_limits<double>::infinity();
-    double picked_measured = 0.0;
+    log_predicted.clear();
+    log_measured.clear();
+    double best_log_measured = std::numeric_limits<double>::infinity();
+    double best_log_predicted = std::numeric_limits<double>::infinity();
     for (const MeasuredCandidate& measured : shape.candidates) {
       const double predicted_us = model.predict_us(shape.problem, model.prepare(key, measured.candidate));
-      const double measured_us = measured.median_ms * 1e3;
-      best_measured = std::min(best_measured, measured_us);
+      const double log_measured_us = std::log(measured.median_ms * 1e3);
+      best_log_measured = std::min(best_log_measured, log_measured_us);
       if (!std::isfinite(predicted_us)) continue;
-      const double error = std::log(predicted_us) - std::log(measured_us);
+      const double error = std::log(predicted_us) - log_measured_us;
       squared += error * error;
       ++samples;
-      if (predicted_us < best_predicted) {
-        best_predicted = predicted_us;
-        picked_measured = measured_us;
-      }
+      log_predicted.push_back(std::log(predicted_us));
+      log_measured.push_back(log_measured_us);
+      best_log_predicted = std::min(best_log_predicted, log_predicted.back());
     }
-    if (picked_measured > 0.0) {
-      regret += std::log(picked_measured / best_measured);
-      ++counted_shapes;
+    if (log_predicted.empty()) continue;
+    double weight_sum = 0.0, weighted_regret = 0.0;
+    for (std::size_t i = 0; i < log_predicted.size(); ++i) {
+      const double w = std::exp(-(log_predicted[i] - best_log_predicted) / kRegretTemperature);
+      weight_sum += w;
+      weighted_regret += w * (log_measured[i] - best_log_measured);
     }
+    regret += weighted_regret / weight_sum;
+    ++counted_shapes;
   }
   const double mse = samples > 0 ? squared / static_cast<double>(samples) : 0.0;
   if (rms_log_error != nullptr) *rms_log_error = std::sqrt(mse);
@@ -319,31 +330,44 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
   }
   result.scalars = to_scalars(best);
   result.scalars.variant_efficiency = start.variant_efficiency;
-  // Per-variant efficiency in closed form: the geometric-mean residual of each variant's samples
-  // (prediction too slow -> the variant is more efficient), clamped to +-25%.
+  // Per-variant efficiency in closed form, from the measurements alone: within each shape, the
+  // candidates that differ only in the variant (same tile, cluster, split) are compared with their
+  // group's geometric mean; a variant's efficiency is exp(-mean log excess), clamped to +-25%.
+  // Measuring the variant inside its group keeps tile-model errors out of the variant table.
   {
-    const GemmModel fitted(device, result.scalars);
     std::array<double, 8> log_sum{};
     std::array<int, 8> count{};
     for (const MeasuredShape& shape : shapes) {
-      const ProblemClass key = problem_class(shape.problem);
-      for (const MeasuredCandidate& measured : shape.candidates) {
-        const int v = measured.candidate.variant;
-        if (v < 0 || v >= 8) continue;
-        const double predicted_us = fitted.predict_us(shape.problem, fitted.prepare(key, measured.candidate));
-        if (!std::isfinite(predicted_us)) continue;
-        log_sum[static_cast<std::size_t>(v)] += std::log(predicted_us / (measured.median_ms * 1e3));
-        ++count[static_cast<std::size_t>(v)];
+      const auto& cs = shape.candidates;
+      std::vector<bool> done(cs.size(), false);
+      for (std::size_t i = 0; i < cs.size(); ++i) {
+        if (done[i]) continue;
+        const Candidate& a = cs[i].candidate;
+        std::vector<std::size_t> group;
+        for (std::size_t j = i; j < cs.size(); ++j) {
+          const Candidate& b = cs[j].candidate;
+          if (!done[j] && b.tile_m == a.tile_m && b.tile_n == a.tile_n && b.tile_k == a.tile_k &&
+              b.cluster_m == a.cluster_m && b.cluster_n == a.cluster_n && b.split_k == a.split_k) {
+            group.push_back(j);
+            done[j] = true;
+          }
+        }
+        if (group.size() < 2) continue;
+        double mean_log = 0.0;
+        for (std::size_t j : group) mean_log += std::log(cs[j].median_ms);
+        mean_log /= static_cast<double>(group.size());
+        for (std::size_t j : group) {
+          const int v = cs[j].candidate.variant;
+          if (v < 0 || v >= 8) continue;
+          log_sum[static_cast<std::size_t>(v)] += std::log(cs[j].median_ms) - mean_log;
+          ++count[static_cast<std::size_t>(v)];
+        }
       }
     }
-    int total = 0;
-    double total_log = 0.0;
-    for (std::size_t v = 0; v < 8; ++v) total += count[v], total_log += log_sum[v];
     for (std::size_t v = 0; v < 8; ++v) {
-      if (count[v] < 3 || total == 0) continue;
-      // Relative to the mean residual: the scalars already carry the common level.
-      const double relative = log_sum[v] / count[v] - total_log / total;
-      result.scalars.variant_efficiency[v] *= std::clamp(std::exp(relative), 0.75, 1.25);
+      if (count[v] < 3) continue;
+      result.scalars.variant_efficiency[v] =
+          std::clamp(std::exp(-log_sum[v] / count[v]), 0.75, 1.25);
     }
   }
   result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes,

@@ -1,5 +1,6 @@
 #include "parity/gemm/measurements.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -47,6 +48,45 @@ Result<MeasuredShape> parse_shape(const json& item, std::size_t index) {
     measured.heuristic_rank = row.value("heuristic_rank", measured.candidate.heuristic_rank);
     measured.candidate.heuristic_rank = measured.heuristic_rank;
     shape.candidates.push_back(std::move(measured));
+  }
+  // Screened-only candidates (gemm measure's "screened" list): the selector ranks the whole
+  // enumerated space, so calibration and evaluation see it too. Their few-repetition medians are
+  // put on the full-timing scale by the shape's median full/screened ratio.
+  if (item.contains("screened") && item["screened"].is_array()) {
+    std::vector<double> ratios;
+    std::vector<std::string> timed_configs;
+    for (const auto& row : item["candidates"]) {
+      timed_configs.push_back(row["config"].get<std::string>());
+      const double screen_ms = row.value("screen_ms", 0.0);
+      if (screen_ms > 0.0) ratios.push_back(row["median_ms"].get<double>() / screen_ms);
+    }
+    double scale = 1.0;
+    if (!ratios.empty()) {
+      std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2),
+                       ratios.end());
+      scale = ratios[ratios.size() / 2];
+    }
+    std::size_t s = 0;
+    for (const auto& row : item["screened"]) {
+      const std::string swhere = detail::concat(where, ".screened[", s++, "]");
+      PARITY_CHECK_ARG(row.contains("config") && row["config"].is_string(), swhere,
+                       ".config is missing");
+      const std::string config = row["config"].get<std::string>();
+      const double screen_ms = row.value("screen_ms", 0.0);
+      if (!(screen_ms > 0.0)) continue;  // failed or not screened
+      if (std::find(timed_configs.begin(), timed_configs.end(), config) != timed_configs.end()) {
+        continue;
+      }
+      MeasuredCandidate measured;
+      auto parsed = parse_candidate(config);
+      if (!parsed) return parsed.status().with_context(swhere);
+      measured.candidate = std::move(parsed).value();
+      measured.median_ms = screen_ms * scale;
+      measured.heuristic_rank = row.value("heuristic_rank", measured.candidate.heuristic_rank);
+      measured.candidate.heuristic_rank = measured.heuristic_rank;
+      measured.is_screened_only = true;
+      shape.candidates.push_back(std::move(measured));
+    }
   }
   return shape;
 }
@@ -101,6 +141,13 @@ std::string measurements_to_json(const MeasurementSet& set) {
     item["heuristic_us"] = shape.heuristic_us;
     item["candidates"] = json::array();
     for (const auto& measured : shape.candidates) {
+      if (measured.is_screened_only) {
+        if (!item.contains("screened")) item["screened"] = json::array();
+        item["screened"].push_back({{"config", measured.candidate.describe()},
+                                    {"screen_ms", measured.median_ms},
+                                    {"heuristic_rank", measured.heuristic_rank}});
+        continue;
+      }
       item["candidates"].push_back({{"config", measured.candidate.describe()},
                                     {"median_ms", measured.median_ms},
                                     {"spread_ms", measured.spread_ms},

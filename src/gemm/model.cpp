@@ -9,9 +9,12 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kBytesPerMib = 1048576.0;
-// Hopper: a tile whose fp32 accumulators exceed 256x128 (128 KiB, half the register file) cannot
-// run the two consumer warpgroups ping-pong; charge the lost overlap (a fixed prior, not fitted).
-constexpr double kLargeAccumulatorEfficiency = 0.85;
+// Hopper: a tile whose fp32 accumulators exceed 192x128 (96 KiB) leaves too few registers for
+// two consumer warpgroups to run ping-pong with overlapped epilogues; charge the lost overlap.
+// A fixed prior: 256x128 / 128x256 / 192x192 tiles ran ~7% below 128..192 x 128 tiles of the same
+// shape on the H200 calibration split (bench/results/2026-11-29-h200-run1, docs/gemm.md).
+constexpr double kLargeAccumulatorEfficiency = 0.93;
+constexpr double kLargeAccumulatorElements = 192.0 * 128.0;
 constexpr double kWidestMmaExtent = 256.0;
 // Fraction of the L2 a working set can use before re-reads go to DRAM: H200's L2 is two halves
 // and data used by SMs on both sides is held twice (origami.md §7.6).
@@ -117,7 +120,8 @@ Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec) {
 std::array<double, kNumModelScalars> scalars_to_array(const ModelScalars& s) {
   return {s.mma_efficiency, s.feed_intensity,    s.dram_efficiency,
           s.l2_bandwidth_ratio, s.launch_us,     s.tile_overhead_us,
-          s.splitk_overhead_us, s.bw_saturation, s.cluster_efficiency, s.tail_boost};
+          s.splitk_overhead_us, s.bw_saturation, s.cluster_efficiency, s.tail_boost,
+          s.single_cta_efficiency, s.cluster4_efficiency};
 }
 
 ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
@@ -132,6 +136,8 @@ ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
   s.bw_saturation = v[7];
   s.cluster_efficiency = v[8];
   s.tail_boost = v[9];
+  s.single_cta_efficiency = v[10];
+  s.cluster4_efficiency = v[11];
   return s;
 }
 
@@ -139,14 +145,15 @@ std::string_view scalar_name(int index) {
   static constexpr std::string_view kNames[kNumModelScalars] = {
       "mma_efficiency",     "feed_intensity", "dram_efficiency",
       "l2_bandwidth_ratio", "launch_us",      "tile_overhead_us",
-      "splitk_overhead_us", "bw_saturation",  "cluster_efficiency", "tail_boost"};
+      "splitk_overhead_us", "bw_saturation",  "cluster_efficiency", "tail_boost",
+      "single_cta_efficiency", "cluster4_efficiency"};
   return index >= 0 && index < kNumModelScalars ? kNames[index] : "?";
 }
 
 std::array<double, 2> scalar_bounds(int index) {
   static constexpr double kBounds[kNumModelScalars][2] = {
       {0.3, 1.0}, {0.5, 64.0}, {0.3, 1.0}, {1.0, 8.0}, {0.5, 20.0},
-      {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}, {0.001, 0.5}};
+      {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}, {0.001, 0.5}, {0.4, 1.1}, {0.5, 1.1}};
   if (index < 0 || index >= kNumModelScalars) return {0.0, 0.0};
   return {kBounds[index][0], kBounds[index][1]};
 }
@@ -202,6 +209,8 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   }
 
   p.usable_sms = usable_sms_for_cluster(device_.num_sms, cluster_size);
+  p.cluster_m = std::max(1, c.cluster_m);
+  p.cluster_n = std::max(1, c.cluster_n);
   // Needs two pipeline stages of A and B tiles in shared memory.
   p.is_feasible = 2.0 * (tm + tn) * tk * a_bytes <= device_.smem_bytes_per_sm;
   double peak = device_.peak_bf16_flops_per_s;
@@ -209,13 +218,15 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   if (key.a_dtype == DType::kF32) peak = device_.peak_tf32_flops_per_s;
   const double intensity = tm * tn / (tm + tn);
   double efficiency = scalars_.mma_efficiency * intensity / (intensity + scalars_.feed_intensity);
-  if (tm * tn > 256.0 * 128.0) efficiency *= kLargeAccumulatorEfficiency;
+  if (tm * tn > kLargeAccumulatorElements) efficiency *= kLargeAccumulatorEfficiency;
   // A tile extent beyond 256 (the widest wgmma N, two 128-row consumer warpgroups) needs extra
   // instruction issue and staging per K-step: rate ~ sqrt(256 / extent) (a fixed prior read off
   // the baseline timings of 320- and 512-wide tiles, not fitted per device).
   const double widest = std::max(tm, tn);
   if (widest > kWidestMmaExtent) efficiency *= std::sqrt(kWidestMmaExtent / widest);
-  if (cluster_size > 1) efficiency *= scalars_.cluster_efficiency;
+  if (cluster_size == 1) efficiency *= scalars_.single_cta_efficiency;
+  if (cluster_size == 2) efficiency *= scalars_.cluster_efficiency;
+  if (cluster_size > 2) efficiency *= scalars_.cluster4_efficiency;
   if (c.variant >= 0 && c.variant < static_cast<int>(scalars_.variant_efficiency.size())) {
     efficiency *= scalars_.variant_efficiency[static_cast<std::size_t>(c.variant)];
   }
@@ -286,8 +297,11 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
   // Quotients of exact integers by tile sizes <= 1024: a 1e-9 guard absorbs the reciprocal's
   // rounding without ever crossing a true integer boundary (those are >= 1/1024 apart).
   constexpr double kGuard = 1e-9;
-  const double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
-  const double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+  double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
+  double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+  // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
+  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m / c.cluster_m - kGuard) * c.cluster_m;
+  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n / c.cluster_n - kGuard) * c.cluster_n;
   const double splits = c.split_k;
   const double tiles = grid_m * grid_n * t.batch * splits;
   const double sms = c.usable_sms;

@@ -52,6 +52,7 @@ struct GemmOptions {
   std::string out_dir;
   std::string split = "evaluation";
   int max_evaluations = 4000;
+  double regret_weight = gemm::FitOptions{}.regret_weight;
   std::string origami_csv;
 };
 
@@ -274,6 +275,7 @@ Status run_calibrate(const GemmOptions& options) {
                    " shapes; the split is row % 3 == 0 of ", options.shapes, ")");
   gemm::FitOptions fit_options;
   fit_options.max_evaluations = options.max_evaluations;
+  fit_options.regret_weight = options.regret_weight;
   const gemm::ModelScalars start = gemm::default_scalars(loaded.device);
   PARITY_ASSIGN_OR_RETURN(const auto fit,
                           gemm::fit_scalars(loaded.device, start, calibration_shapes, fit_options));
@@ -453,6 +455,8 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   calibrate->add_option("--shapes", options->shapes, "Shape suite CSV defining the split");
   calibrate->add_option("--out", options->out, "Calibration file to write");
   calibrate->add_option("--max-evals", options->max_evaluations, "Model-loss evaluations budget");
+  calibrate->add_option("--regret-weight", options->regret_weight,
+                        "Weight of the soft selection regret in the loss (default 4)");
   calibrate->callback([options, &outcome] { outcome.status = run_calibrate(*options); });
 
   auto* eval = gemm.add_subcommand("eval", "Selector vs heuristic top-1 vs oracle on measurements");

@@ -22,6 +22,7 @@ struct ShapeEvaluation {
   std::string selected_config;
   double heuristic_ms = 0.0;  // 0 when the heuristic's top-1 was not measured
   std::string heuristic_config;
+  bool selected_is_screened_only = false;  // the pick was only screened: its time is an estimate
   double selected_ratio = 0.0;   // t_oracle / t_selected
   double heuristic_ratio = 0.0;  // t_oracle / t_heuristic_top1 (0 when absent)
   double kendall_tau = 0.0;      // predicted vs measured order over this shape's candidates

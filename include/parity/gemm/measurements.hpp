@@ -11,7 +11,10 @@
 //     "dtype": "bf16", "layout": "TN",
 //     "heuristic_us": 250.0,                // host time of the vendor heuristic call (optional)
 //     "candidates": [ { "config": "tile=... hrank=0 ...", "median_ms": 0.461,
-//                       "heuristic_rank": 0, "spread_ms": 0.004 } ]  // rank -1: not a heuristic pick
+//                       "heuristic_rank": 0, "spread_ms": 0.004, "screen_ms": 0.44 } ],
+//                                                        // rank -1: not a heuristic pick
+//     "screened": [ { "config": "...", "screen_ms": 0.45, "heuristic_rank": -1 } ]  // optional:
+//        every screened candidate; those absent from "candidates" are read as screened-only
 //   } ]
 // }
 #pragma once
@@ -32,6 +35,9 @@ struct MeasuredCandidate {
   double median_ms = 0.0;
   double spread_ms = 0.0;   // e.g. interquartile range of the repetitions; 0 when unknown
   int heuristic_rank = -1;  // 0 = the vendor heuristic's top-1; -1 = not among its picks
+  // Only screened (a few flushed repetitions), never timed in full: median_ms is the screened
+  // median scaled by the shape's median full/screened ratio over its fully timed candidates.
+  bool is_screened_only = false;
 };
 
 struct MeasuredShape {

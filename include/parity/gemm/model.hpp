@@ -55,7 +55,7 @@ struct DeviceParams {
 Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec);
 
 // The fitted scalars (all > 0). Names are stable keys of the calibration file.
-inline constexpr int kNumModelScalars = 10;
+inline constexpr int kNumModelScalars = 12;
 struct ModelScalars {
   double mma_efficiency = 0.90;      // sustained fraction of the dense peak for a big tile
   double feed_intensity = 5.0;       // tile-efficiency knee: eta ~ I/(I+this), I=tm*tn/(tm+tn)
@@ -65,10 +65,15 @@ struct ModelScalars {
   double tile_overhead_us = 0.3;     // per wave: prologue latency and epilogue fixed cost
   double splitk_overhead_us = 1.0;   // the separate split-K reduction kernel's fixed cost
   double bw_saturation = 0.6;        // fraction of SMs needed to saturate HBM
-  double cluster_efficiency = 1.0;  // compute efficiency factor of multi-CTA clusters
+  double cluster_efficiency = 1.0;  // compute efficiency factor of 2-CTA clusters (1x2, 2x1)
   // Clock headroom of a partial last wave: with a fraction f of the SMs busy the tensor cores run
   // up to (1 + this * (1 - f)) faster (power-limited boost; H200: 1980 MHz max vs ~1.7 loaded).
   double tail_boost = 0.2;
+  // Cluster shape, measured on H200 (docs/gemm.md): a single CTA has no TMA multicast partner and
+  // runs below a pair; a 4-CTA cluster must find four co-resident SMs in one GPC and stalls on
+  // the slowest member. Both are compute factors relative to a plain CTA of the same tile.
+  double single_cta_efficiency = 1.0;
+  double cluster4_efficiency = 1.0;
   // Per-variant compute efficiency (cuBLASLt custom options 0..7 are undocumented kernel
   // variants): a multiplier on the tile's sustained rate, fitted in closed form after the scalars
   // (geometric-mean residual per variant). Not part of the scalar array; 1 = no preference.
@@ -88,6 +93,7 @@ struct PreparedCandidate {
   int tile_m = 0, tile_n = 0, tile_k = 0;
   int split_k = 1;
   int usable_sms = 0;                // SMs/CUs that can host this cluster shape at once
+  int cluster_m = 1, cluster_n = 1;  // the grid is padded to whole clusters
   bool is_stream_k = false;
   bool is_feasible = true;           // false when shared memory / LDS cannot hold the tile
   double compute_us_per_iter = 0.0;  // one K-iteration of one tile at sustained rate
