@@ -8,6 +8,8 @@ namespace parity::gemm {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// predict_top_us keeps its running top-k on the stack; larger k predicts everything.
+constexpr std::size_t kMaxPrunedKeep = 16;
 constexpr double kBytesPerMib = 1048576.0;
 // Hopper: a tile whose fp32 accumulators exceed 192x128 (96 KiB) leaves too few registers for
 // two consumer warpgroups to run ping-pong with overlapped epilogues; charge the lost overlap.
@@ -211,6 +213,8 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   p.usable_sms = usable_sms_for_cluster(device_.num_sms, cluster_size);
   p.cluster_m = std::max(1, c.cluster_m);
   p.cluster_n = std::max(1, c.cluster_n);
+  p.inv_cluster_m = 1.0 / p.cluster_m;
+  p.inv_cluster_n = 1.0 / p.cluster_n;
   // Needs two pipeline stages of A and B tiles in shared memory.
   p.is_feasible = 2.0 * (tm + tn) * tk * a_bytes <= device_.smem_bytes_per_sm;
   double peak = device_.peak_bf16_flops_per_s;
@@ -248,6 +252,8 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   p.inv_tile_k = 1.0 / tk;
   p.inv_split_k = 1.0 / p.split_k;
   p.inv_usable_sms = 1.0 / p.usable_sms;
+  p.min_compute_us_per_flop =
+      p.compute_us_per_iter / (2.0 * tm * tn * tk) / p.usable_sms / (1.0 + scalars_.tail_boost);
   return p;
 }
 
@@ -275,6 +281,78 @@ void GemmModel::predict_all_us(const GemmProblem& problem, const PreparedCandida
   }
 }
 
+std::size_t GemmModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                      std::size_t count, std::size_t keep, double tie_epsilon,
+                                      double* predicted_us) const {
+  if (device_.kind != ModelKind::kHopper || keep == 0 || keep > kMaxPrunedKeep) {
+    predict_all_us(problem, prepared, count, predicted_us);
+    return count;
+  }
+  const ProblemTerms terms = problem_terms(problem);
+  const double flops = 2.0 * terms.m * terms.n * terms.k * terms.batch;
+  // best[0..filled) holds the smallest exact predictions so far, ascending.
+  std::array<double, kMaxPrunedKeep> best{};
+  std::size_t filled = 0, exact = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const PreparedCandidate& c = prepared[i];
+    if (!c.is_feasible) {
+      predicted_us[i] = kInfinity;
+      continue;
+    }
+    if (filled == keep) {
+      const double threshold = std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+      // First screen: the problem's flops at this tile's best rate over all usable SMs.
+      const double coarse = scalars_.launch_us + flops * c.min_compute_us_per_flop;
+      if (coarse > threshold) {
+        predicted_us[i] = coarse;
+        continue;
+      }
+      const double bound = hopper_lower_bound_us(terms, c);
+      if (bound > threshold) {
+        predicted_us[i] = bound;
+        continue;
+      }
+    }
+    const double value = predict_hopper_us(terms, c);
+    predicted_us[i] = value;
+    ++exact;
+    if (filled < keep || value < best[keep - 1]) {
+      std::size_t at = filled < keep ? filled++ : keep - 1;
+      while (at > 0 && best[at - 1] > value) {
+        best[at] = best[at - 1];
+        --at;
+      }
+      best[at] = value;
+    }
+  }
+  return exact;
+}
+
+double GemmModel::hopper_lower_bound_us(const ProblemTerms& t, const PreparedCandidate& c) const {
+  // predict_hopper_us without memory, fill or store terms, and with the largest tail boost: every
+  // dropped term is >= 0 and every wave's K-loop is at least its compute time.
+  constexpr double kGuard = 1e-9;
+  double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
+  double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
+  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
+  const double splits = c.split_k;
+  const double tiles = grid_m * grid_n * t.batch * splits;
+  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
+  const double iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
+  const double full_waves = fast_floor(tiles * c.inv_usable_sms + kGuard);
+  const double has_last_wave = tiles - full_waves * c.usable_sms > 0 ? 1.0 : 0.0;
+  const double wave_compute_us = iters * c.compute_us_per_iter;
+  double total_us = scalars_.launch_us + (full_waves + has_last_wave) * scalars_.tile_overhead_us +
+                    full_waves * wave_compute_us +
+                    has_last_wave * wave_compute_us / (1.0 + scalars_.tail_boost);
+  if (c.split_k > 1) {
+    const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);
+    total_us += scalars_.splitk_overhead_us + reduce_bytes * t.inv_dram_bw;
+  }
+  return total_us;
+}
+
 GemmModel::ProblemTerms GemmModel::problem_terms(const GemmProblem& problem) const {
   ProblemTerms t;
   t.m = static_cast<double>(problem.m);
@@ -300,8 +378,8 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
   double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
   double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
   // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
-  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m / c.cluster_m - kGuard) * c.cluster_m;
-  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n / c.cluster_n - kGuard) * c.cluster_n;
+  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
+  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
   const double splits = c.split_k;
   const double tiles = grid_m * grid_n * t.batch * splits;
   const double sms = c.usable_sms;

@@ -85,7 +85,9 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
   // Predict all, then order only what is needed: the near-tie group and the top-k.
   scratch_.resize(candidates.size());
   predicted_.resize(candidates.size());
-  model_.predict_all_us(problem, prepared.data(), prepared.size(), predicted_.data());
+  const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), candidates.size());
+  model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
+                        predicted_.data());
   double best_us = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     scratch_[i] = {i, predicted_[i]};

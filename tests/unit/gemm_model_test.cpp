@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -182,6 +183,68 @@ TEST(GemmScalars, ArrayRoundTripAndBounds) {
     EXPECT_LE(bounds[0], defaults[static_cast<std::size_t>(i)]) << scalar_name(i);
     EXPECT_GE(bounds[1], defaults[static_cast<std::size_t>(i)]) << scalar_name(i);
   }
+}
+
+// predict_top_us: every value is <= the exact prediction (a lower bound where pruned) and the
+// keep smallest values are exact, so the selector's top-k and near-tie group never change.
+TEST_F(HopperModelTest, PrunedPredictionsAreLowerBoundsAndTheTopIsExact) {
+  ModelScalars s = default_scalars(device_);
+  s.tail_boost = 0.3;  // the bound divides by the largest boost; exercise a large one
+  s.single_cta_efficiency = 0.9;
+  s.cluster4_efficiency = 0.85;
+  const GemmModel model(device_, s);
+  std::vector<PreparedCandidate> prepared;
+  for (const auto& c : space_) prepared.push_back(model.prepare(ProblemClass{}, c));
+  const std::uint64_t seed = testing::test_seed(23);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> log_size(0.0, std::log(32768.0));
+  std::vector<double> exact(space_.size()), pruned(space_.size());
+  constexpr std::size_t kKeep = 3;
+  for (int trial = 0; trial < 200; ++trial) {
+    const GemmProblem p = shape(static_cast<std::int64_t>(std::exp(log_size(rng))),
+                                static_cast<std::int64_t>(std::exp(log_size(rng))),
+                                static_cast<std::int64_t>(std::exp(log_size(rng))));
+    model.predict_all_us(p, prepared.data(), prepared.size(), exact.data());
+    const std::size_t computed =
+        model.predict_top_us(p, prepared.data(), prepared.size(), kKeep, 0.01, pruned.data());
+    EXPECT_GE(computed, kKeep);
+    // Exact values are bit-identical; bounds may only be lower (no tolerance needed: the bound
+    // drops non-negative terms of the same expression).
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+      ASSERT_LE(pruned[i], exact[i]) << p.describe() << " candidate " << i;
+    }
+    std::vector<double> sorted = exact;
+    std::sort(sorted.begin(), sorted.end());
+    const double limit = std::max(sorted[kKeep - 1], sorted[0] * 1.01);
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+      if (exact[i] <= limit) EXPECT_EQ(pruned[i], exact[i]) << p.describe() << " candidate " << i;
+      else EXPECT_GT(pruned[i], limit) << p.describe() << " candidate " << i;
+    }
+  }
+}
+
+// Cluster shape (measured on H200, docs/gemm.md): a 4-CTA cluster runs below a pair, a single CTA
+// below a pair; and a cluster launches whole, so a grid one tile past a cluster multiple pays for
+// the padded cluster.
+TEST_F(HopperModelTest, ClusterShapeEfficienciesAndClusterPadding) {
+  ModelScalars s = default_scalars(device_);
+  s.single_cta_efficiency = 0.9;
+  s.cluster_efficiency = 1.0;
+  s.cluster4_efficiency = 0.85;
+  const GemmModel model(device_, s);
+  Candidate single, pair, quad;
+  single.tile_m = pair.tile_m = quad.tile_m = 128;
+  single.tile_n = pair.tile_n = quad.tile_n = 128;
+  pair.cluster_m = 2;
+  quad.cluster_m = quad.cluster_n = 2;
+  const GemmProblem big = shape(8192, 8192, 8192);  // compute bound, many waves
+  EXPECT_LT(model.predict_us(big, pair), model.predict_us(big, single));
+  EXPECT_LT(model.predict_us(big, pair), model.predict_us(big, quad));
+  // 3 tiles along M with a 2x1 cluster launch as 4: the same time as 4 tiles.
+  const GemmProblem three = shape(3 * 128, 128 * 40, 4096), four = shape(4 * 128, 128 * 40, 4096);
+  EXPECT_DOUBLE_EQ(model.predict_us(three, pair), model.predict_us(four, pair));
+  EXPECT_LT(model.predict_us(three, single), model.predict_us(four, single));
 }
 
 }  // namespace

@@ -94,6 +94,10 @@ struct PreparedCandidate {
   int split_k = 1;
   int usable_sms = 0;                // SMs/CUs that can host this cluster shape at once
   int cluster_m = 1, cluster_n = 1;  // the grid is padded to whole clusters
+  double inv_cluster_m = 1.0, inv_cluster_n = 1.0;
+  // Lower bound of the compute time per flop of the problem over the whole GPU (perfect waves, the
+  // largest tail boost): predict_top_us's first, three-multiply screen.
+  double min_compute_us_per_flop = 0.0;
   bool is_stream_k = false;
   bool is_feasible = true;           // false when shared memory / LDS cannot hold the tile
   double compute_us_per_iter = 0.0;  // one K-iteration of one tile at sustained rate
@@ -129,6 +133,15 @@ class GemmModel {
   void predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                       std::size_t count, double* predicted_us) const;
 
+  // Like predict_all_us, but exact only where it matters for a top-`keep` selection: a candidate
+  // whose cheap lower bound (compute-only waves, no memory, no fill) already exceeds both the
+  // keep-th best exact prediction so far and the best one times (1 + tie_epsilon) is left at that
+  // bound, which is <= its true prediction and above every prediction of the exact top-`keep` and
+  // of the near-tie group. Returns how many candidates were predicted exactly.
+  std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                             std::size_t count, std::size_t keep, double tie_epsilon,
+                             double* predicted_us) const;
+
   // Terms of the Hopper model that depend on the problem only.
   struct ProblemTerms {
     double m = 0, n = 0, k = 0, batch = 1, out_bytes = 2;
@@ -138,6 +151,7 @@ class GemmModel {
  private:
   ProblemTerms problem_terms(const GemmProblem& problem) const;
   double predict_hopper_us(const ProblemTerms& terms, const PreparedCandidate& c) const;
+  double hopper_lower_bound_us(const ProblemTerms& terms, const PreparedCandidate& c) const;
   double predict_origami_us(const GemmProblem& problem, const PreparedCandidate& c) const;
   DeviceParams device_;
   ModelScalars scalars_;
