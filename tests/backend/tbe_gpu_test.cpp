@@ -117,6 +117,37 @@ TEST(GpuTbeForward, EveryPoolingDtypeAndIndexTypeMatchesReference) {
   }
 }
 
+// Mean bag length <= 4 with max_dim in (kWarpSize/2*4, kWarpSize*4] takes the short-bag launch
+// (quarter-warp groups, four vecs per lane); dims 128, 100 and 68 cover full and partial groups.
+TEST(GpuTbeForward, ShortBagsOneHotAndNearOneHotMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(409);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{4000, 128}, {700, 100}, {90, 68}};
+  for (DType weight_dtype : {DType::kF32, DType::kF16}) {
+    for (PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean, PoolingMode::kNone}) {
+      for (bool vary : {false, true}) {
+        SyntheticBatchOptions options;
+        options.batch_size = 333;
+        options.pooling_factor = vary ? 3 : 1;
+        options.vary_bag_sizes = vary;
+        options.empty_bag_fraction = vary ? 0.1 : 0.0;
+        options.weighted = vary;
+        options.seed = seed;
+        // Unpooled output rows have one width: equal dims there.
+        const auto used = pooling == PoolingMode::kNone ? std::vector<TableSpec>{{4000, 128}, {700, 128}} : tables;
+        auto probe = testing::make_problem(used, 0, 0);
+        const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+        auto problem = testing::make_problem(used, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                             DType::kI32, weight_dtype, DType::kF32, pooling, vary);
+        SCOPED_TRACE(std::string(dtype_name(weight_dtype)) + " " + embedding::pooling_mode_name(pooling) +
+                     (vary ? " varied weighted" : " one-hot"));
+        expect_forward_matches(problem, batch, seed + 1);
+      }
+    }
+  }
+}
+
 TEST(GpuTbeForward, EmptyBagsAllEmptyBatchAndZeroBatchLaunchCleanly) {
   PARITY_REQUIRE_GPU();
   const std::vector<TableSpec> tables = {{10, 8}, {10, 16}};
@@ -162,7 +193,8 @@ struct GpuTraining {
 
 // Runs `steps` fused steps on the GPU; returns weights and state downloaded.
 GpuTraining gpu_train(const TbeProblem& problem, const embedding::OptimizerParams& opt, const SyntheticBatch& batch,
-                      const std::vector<float>& grad, int steps, std::uint64_t seed, int max_grid_blocks = 0) {
+                      const std::vector<float>& grad, int steps, std::uint64_t seed, int max_grid_blocks = 0,
+                      bool batch_row_updates = true) {
   GpuTraining result;
   result.weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &result.weights0);
   auto layout = egpu::DeviceTbeLayout::create(problem.layout);
@@ -178,6 +210,7 @@ GpuTraining gpu_train(const TbeProblem& problem, const embedding::OptimizerParam
   auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
   egpu::BackwardOptions options;
   options.max_grid_blocks = max_grid_blocks;
+  options.batch_row_updates = batch_row_updates;
   for (int step = 1; step <= steps; ++step) {
     auto o = opt;
     o.step = step;
@@ -344,6 +377,16 @@ TEST(GpuTbeBackward, BitwiseIdenticalAcrossRunsAndGridSizes) {
     const auto again = gpu_train(problem, opt, batch, grad, 2, seed, grid);
     EXPECT_EQ(0, std::memcmp(first.weights.data(), again.weights.data(), first.weights.size())) << "grid " << grid;
     EXPECT_EQ(0, std::memcmp(first.state1.data(), again.state1.data(), first.state1.size() * 4)) << "grid " << grid;
+  }
+  // Queued (batched) row updates and one-at-a-time updates do the same arithmetic per row.
+  for (auto kind : {OptimizerKind::kRowwiseAdagrad, OptimizerKind::kSgd, OptimizerKind::kAdam}) {
+    const auto o = testing::optimizer_for(kind);
+    const auto batched = gpu_train(problem, o, batch, grad, 2, seed, 0, true);
+    const auto one_at_a_time = gpu_train(problem, o, batch, grad, 2, seed, 0, false);
+    SCOPED_TRACE(embedding::optimizer_kind_name(kind));
+    EXPECT_EQ(0, std::memcmp(batched.weights.data(), one_at_a_time.weights.data(), batched.weights.size()));
+    EXPECT_EQ(batched.state1, one_at_a_time.state1);
+    EXPECT_EQ(batched.state2, one_at_a_time.state2);
   }
 }
 

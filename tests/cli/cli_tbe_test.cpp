@@ -30,6 +30,9 @@ TEST(CliTbe, BenchRejectsUnknownConfigAndMissingShape) {
   result = run_cli("bench tbe --config C2 --optimizer lamb");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("optimizer='lamb'"), std::string::npos) << result.output;
+  result = run_cli("bench tbe --config C2 --backward-variant fast");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--backward-variant='fast' is not one of both"), std::string::npos) << result.output;
   result = run_cli("bench tbe --config C2 --reps 0");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("--reps=0"), std::string::npos) << result.output;

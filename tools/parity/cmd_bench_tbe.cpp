@@ -43,6 +43,7 @@ struct BenchTbeArgs {
   int warmup = 10;
   int reps = 50;
   std::string cache = "flush";
+  std::string backward_variant = "both";
   std::string out;
   std::uint64_t seed = 1;
 };
@@ -58,6 +59,8 @@ struct BenchSpec {
   std::int64_t hot_rows = 0;
   DType weight_dtype = DType::kF32;
   DType index_dtype = DType::kI64;
+  bool time_batched_updates = true;   // backward variants timed (--backward-variant)
+  bool time_row_at_a_time = true;
   OptimizerKind optimizer = OptimizerKind::kRowwiseAdagrad;
   double bad_fraction = 0;
 };
@@ -135,6 +138,11 @@ Result<BenchSpec> spec_from_args(const BenchTbeArgs& args) {
   }
   PARITY_ASSIGN_OR_RETURN(spec.index_dtype, parse_dtype(args.index_dtype));
   PARITY_ASSIGN_OR_RETURN(spec.optimizer, parse_optimizer_kind(args.optimizer));
+  const std::string& v = args.backward_variant;
+  PARITY_CHECK_ARG(v == "both" || v == "batched" || v == "row", "bench tbe: --backward-variant='", v,
+                   "' is not one of both, batched, row");
+  spec.time_batched_updates = v != "row";
+  spec.time_row_at_a_time = v != "batched";
   return spec;
 }
 
@@ -292,15 +300,28 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
   PARITY_ASSIGN_OR_RETURN(const auto forward_stats, bench::time_on_device([&](parity::gpu::StreamHandle stream) {
     return eg::tbe_forward(problem, device_layout, weights.data(), device_batch, out.data(), stream);
   }, timing));
+  // Backward variants (tbe_gpu.hpp BackwardOptions): the default batches row updates; the
+  // row-at-a-time kernel is the one measured first, kept so one call times both.
+  eg::BackwardOptions main_options;
+  main_options.batch_row_updates = spec.time_batched_updates;
+  eg::BackwardOptions row_options;
+  row_options.batch_row_updates = false;
   PARITY_ASSIGN_OR_RETURN(const auto backward_stats, bench::time_on_device([&](parity::gpu::StreamHandle stream) {
     return eg::tbe_backward_fused(problem, device_layout, opt, training, device_batch, grad.as<float>(), ws.data(), ws_bytes,
-                                  {}, stream);
+                                  main_options, stream);
   }, timing));
+  bench::SampleStats backward_row_stats{};
+  if (spec.time_batched_updates && spec.time_row_at_a_time) {
+    PARITY_ASSIGN_OR_RETURN(backward_row_stats, bench::time_on_device([&](parity::gpu::StreamHandle stream) {
+      return eg::tbe_backward_fused(problem, device_layout, opt, training, device_batch, grad.as<float>(), ws.data(),
+                                    ws_bytes, row_options, stream);
+    }, timing));
+  }
   PARITY_RETURN_IF_ERROR(note_memory());
   PARITY_ASSIGN_OR_RETURN(const auto step_stats, bench::time_on_device([&](parity::gpu::StreamHandle stream) {
     PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, device_layout, weights.data(), device_batch, out.data(), stream));
     return eg::tbe_backward_fused(problem, device_layout, opt, training, device_batch, grad.as<float>(), ws.data(), ws_bytes,
-                                  {}, stream);
+                                  main_options, stream);
   }, timing));
   PARITY_ASSIGN_OR_RETURN(const auto bounds_stats, bench::time_on_device([&](parity::gpu::StreamHandle stream) {
     return eg::bounds_check(problem, device_layout, BoundsCheckMode::kError, indices.data(), offsets.data(), bc_ws.data(),
@@ -355,6 +376,10 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
   doc["forward"] = timed(forward_stats, bytes.forward_bytes);
   doc["forward"]["fbgemm_convention_tbps"] = fbgemm_fwd_bytes / (forward_stats.median_ms * 1e-3) / 1e12;
   doc["backward_fused"] = timed(backward_stats, bytes.backward_bytes);
+  doc["backward_variant"] = spec.time_batched_updates ? "batched_row_updates" : "row_at_a_time";
+  if (spec.time_batched_updates && spec.time_row_at_a_time) {
+    doc["backward_fused_row_at_a_time"] = timed(backward_row_stats, bytes.backward_bytes);
+  }
   doc["step_fwd_bwd_opt"] = timed(step_stats, bytes.forward_bytes + bytes.backward_bytes);
   doc["bounds_check_clean"] = timed(bounds_stats, bytes.bounds_check_bytes);
   doc["bounds_check_bad"] = timed(bounds_bad_stats, bytes.bounds_check_bytes);
@@ -373,7 +398,10 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
                 b / (s.median_ms * 1e-3) / 1e12);
   };
   line("forward", forward_stats, bytes.forward_bytes);
-  line("backward + optimizer", backward_stats, bytes.backward_bytes);
+  line(spec.time_batched_updates ? "backward + optimizer" : "backward + opt (row)", backward_stats, bytes.backward_bytes);
+  if (spec.time_batched_updates && spec.time_row_at_a_time) {
+    line("backward + opt (row)", backward_row_stats, bytes.backward_bytes);
+  }
   line("fwd + bwd + optimizer", step_stats, bytes.forward_bytes + bytes.backward_bytes);
   line("bounds check (clean)", bounds_stats, bytes.bounds_check_bytes);
   line("bounds check (bad)", bounds_bad_stats, bytes.bounds_check_bytes);
@@ -416,6 +444,8 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--warmup", args->warmup, "Untimed repetitions");
   cmd->add_option("--reps", args->reps, "Timed repetitions");
   cmd->add_option("--cache", args->cache, "flush (L2 flushed between repetitions) or warm");
+  cmd->add_option("--backward-variant", args->backward_variant,
+                  "Backward kernels timed: both (default), batched (row updates queued), row (one at a time)");
   cmd->add_option("--seed", args->seed, "Seed of the synthetic batch and weights");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = bench_tbe(*args); });

@@ -41,6 +41,9 @@ struct BackwardOptions {
   bool deterministic = true;
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;
+  /// Queue a few rows per warp and update them together (their HBM round trips overlap); false =
+  /// each row updated as its run ends (the kernel measured first). Same results either way.
+  bool batch_row_updates = true;
 };
 
 /// Workspace for either backward: sort keys (2 x 8 B), bag of each position (4 B) and the chunk

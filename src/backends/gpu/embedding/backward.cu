@@ -108,6 +108,7 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   p.state2 = update.state.state2;
   p.dense_rows = update.dense_rows;
   p.dense_grads = update.dense_grads;
+  p.batch_row_updates = options.batch_row_updates;
   if (update.optimizer != nullptr) {
     const OptimizerParams& o = *update.optimizer;
     p.learning_rate = o.learning_rate;

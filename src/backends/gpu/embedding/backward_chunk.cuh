@@ -15,8 +15,13 @@ template <typename Tag, typename IndexT, int kVecsPerLane>
 Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
   constexpr int kWarpsPerBlock = kChunkBlockThreads / kWarpSize;
   const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kWarpsPerBlock), grid_cap);
-  tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane>
-      <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  if (params.batch_row_updates) {
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kUpdateBatchRows<kVecsPerLane>>
+        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  } else {
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, 1>
+        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  }
   PARITY_GPU_CHECK_LAUNCH(tbe_backward_chunk_kernel);
   const int vec_slots = kVecsPerLane * kWarpSize;
   const int strands = std::max(1, kCombineBlockThreads / vec_slots);

@@ -17,9 +17,9 @@ constexpr int kMaxBoundsBlocks = 1024;
 Result<int> bounds_check_blocks(const TbeProblem& problem) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   const std::int64_t work = std::max(problem.num_indices, problem.num_offsets());
-  constexpr std::int64_t kItemsPerThread = 8;
-  const std::int64_t wanted = ceil_div(work, kBoundsBlockThreads * kItemsPerThread);
-  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::min(kMaxBoundsBlocks, 4 * sm_count)));
+  // One tile per block where the slots allow it: no thread loops, its loads all in flight at once.
+  const std::int64_t wanted = ceil_div(work, kBoundsTileItems);
+  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::min(kMaxBoundsBlocks, 8 * sm_count)));
 }
 
 template <typename IndexT>

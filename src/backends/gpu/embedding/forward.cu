@@ -27,6 +27,7 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.pooling = static_cast<Pool>(static_cast<int>(problem.pooling));
   params.batch_size = problem.batch_size;
   params.num_bags = problem.num_bags();
+  params.num_indices = problem.num_indices;
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
   switch (problem.weight_dtype) {

@@ -22,12 +22,22 @@ Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStre
   return Status::ok();
 }
 
+inline constexpr std::int64_t kShortBagMaxMeanLength = 4;
+
 template <typename Tag, typename IndexT>
 Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
   const int vecs = max_dim / 4;
   if (vecs <= kWarpSize / 4) return launch_forward<Tag, IndexT, kWarpSize / 4, 1>(params, sm_count, stream);
   if (vecs <= kWarpSize / 2) return launch_forward<Tag, IndexT, kWarpSize / 2, 1>(params, sm_count, stream);
-  if (vecs <= kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 1>(params, sm_count, stream);
+  if (vecs <= kWarpSize) {
+    // Short bags (mean length <= 4, e.g. one-hot): a full-warp group would have one row in flight
+    // per warp; quarter-warp groups hold four bags per warp, each lane four vecs (16-B loads and
+    // stores, 128 B contiguous per group). Same per-bag summation order, so same results.
+    if (params.num_indices <= kShortBagMaxMeanLength * params.num_bags) {
+      return launch_forward<Tag, IndexT, kWarpSize / 4, 4>(params, sm_count, stream);
+    }
+    return launch_forward<Tag, IndexT, kWarpSize, 1>(params, sm_count, stream);
+  }
   if (vecs <= 2 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 2>(params, sm_count, stream);
   if (vecs <= 4 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 4>(params, sm_count, stream);
   if (vecs <= 8 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 8>(params, sm_count, stream);

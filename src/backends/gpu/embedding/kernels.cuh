@@ -51,16 +51,17 @@ __device__ inline std::uint16_t float_to_bf16(float value) {
   return static_cast<std::uint16_t>(u >> 16);
 }
 
+// Branch-free (selects only), so a row's loads are not held back behind per-element branches.
 __device__ inline float fp16_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exponent = (h >> 10) & 0x1fu;
   const std::uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0x1fu) return bits_to_float(sign | 0x7f800000u | (mantissa << 13));
-  if (exponent == 0) {
-    const float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;  // mantissa * 2^-24
-    return sign ? -v : v;
-  }
-  return bits_to_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+  const float subnormal = static_cast<float>(mantissa) * 5.9604644775390625e-8f;  // mantissa * 2^-24, exact
+  const std::uint32_t normal_bits = ((exponent + 112u) << 23) | (mantissa << 13);
+  const std::uint32_t inf_nan_bits = 0x7f800000u | (mantissa << 13);
+  std::uint32_t bits = exponent == 0x1fu ? inf_nan_bits : normal_bits;
+  bits = exponent == 0 ? __float_as_uint(subnormal) : bits;
+  return bits_to_float(sign | bits);
 }
 
 __device__ inline std::uint16_t float_to_fp16(float value) {
@@ -81,25 +82,51 @@ __device__ inline std::uint16_t float_to_fp16(float value) {
 
 __device__ inline float4 load_vec(const float* p) { return *reinterpret_cast<const float4*>(p); }
 
+// A vec as stored: float4 (fp32) or four 16-bit values in a uint2. Loading raw and converting later
+// lets a lane issue all of its rows' loads before the first conversion waits on one.
 template <typename Tag>
-__device__ inline float4 load_vec(const std::uint16_t* p) {
-  const uint2 raw = *reinterpret_cast<const uint2*>(p);
-  const auto lo0 = static_cast<std::uint16_t>(raw.x & 0xffffu), hi0 = static_cast<std::uint16_t>(raw.x >> 16);
-  const auto lo1 = static_cast<std::uint16_t>(raw.y & 0xffffu), hi1 = static_cast<std::uint16_t>(raw.y >> 16);
-  if constexpr (std::is_same_v<Tag, F16Tag>) {
-    return make_float4(fp16_to_float(lo0), fp16_to_float(hi0), fp16_to_float(lo1), fp16_to_float(hi1));
+struct RawVecOf {
+  using Type = uint2;
+};
+template <>
+struct RawVecOf<F32Tag> {
+  using Type = float4;
+};
+template <typename Tag>
+using RawVec = typename RawVecOf<Tag>::Type;
+
+template <typename Tag>
+__device__ inline RawVec<Tag> zero_raw_vec() {
+  if constexpr (std::is_same_v<Tag, F32Tag>) {
+    return make_float4(0.f, 0.f, 0.f, 0.f);
   } else {
-    return make_float4(bf16_to_float(lo0), bf16_to_float(hi0), bf16_to_float(lo1), bf16_to_float(hi1));
+    return make_uint2(0u, 0u);  // +0 in fp16 and bf16
+  }
+}
+
+template <typename Tag>
+__device__ inline RawVec<Tag> load_raw_vec(const typename Tag::Storage* p) {
+  return *reinterpret_cast<const RawVec<Tag>*>(p);
+}
+
+template <typename Tag>
+__device__ inline float4 raw_to_float4(RawVec<Tag> raw) {
+  if constexpr (std::is_same_v<Tag, F32Tag>) {
+    return raw;
+  } else {
+    const auto lo0 = static_cast<std::uint16_t>(raw.x & 0xffffu), hi0 = static_cast<std::uint16_t>(raw.x >> 16);
+    const auto lo1 = static_cast<std::uint16_t>(raw.y & 0xffffu), hi1 = static_cast<std::uint16_t>(raw.y >> 16);
+    if constexpr (std::is_same_v<Tag, F16Tag>) {
+      return make_float4(fp16_to_float(lo0), fp16_to_float(hi0), fp16_to_float(lo1), fp16_to_float(hi1));
+    } else {
+      return make_float4(bf16_to_float(lo0), bf16_to_float(hi0), bf16_to_float(lo1), bf16_to_float(hi1));
+    }
   }
 }
 
 template <typename Tag>
 __device__ inline float4 load_row_vec(const typename Tag::Storage* p) {
-  if constexpr (std::is_same_v<Tag, F32Tag>) {
-    return load_vec(p);
-  } else {
-    return load_vec<Tag>(p);
-  }
+  return raw_to_float4<Tag>(load_raw_vec<Tag>(p));
 }
 
 template <typename Tag>
@@ -168,6 +195,7 @@ struct ForwardParams {
   Pool pooling;
   std::int64_t batch_size;
   std::int64_t num_bags;
+  std::int64_t num_indices;  // host-side dispatch only (mean bag length)
   std::int64_t output_cols;
 };
 
@@ -223,7 +251,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
       const std::int64_t in_chunk = length - chunk;  // this group's rows left (may be <= 0)
       const std::int64_t warp_in_chunk = warp_reduce_max(in_chunk < kGroupLanes ? in_chunk : kGroupLanes);
       for (int j = 0; j < warp_in_chunk; j += kUnroll) {
-        float4 rows[kUnroll][kVecsPerLane];
+        RawVec<Tag> rows[kUnroll][kVecsPerLane];  // all loads issued before any conversion
         float row_weight[kUnroll];
         std::int64_t row_position[kUnroll];
 #pragma unroll
@@ -238,7 +266,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
 #pragma unroll
           for (int k = 0; k < kVecsPerLane; ++k) {
             const int vec = group_lane + k * kGroupLanes;
-            rows[u][k] = (live && vec < vecs) ? load_row_vec<Tag>(row + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+            rows[u][k] = (live && vec < vecs) ? load_raw_vec<Tag>(row + vec * 4) : zero_raw_vec<Tag>();
           }
         }
 #pragma unroll
@@ -250,13 +278,13 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
               const int vec = group_lane + k * kGroupLanes;
               if (live && vec < vecs) {
                 float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-                fma_vec(v, row_weight[u], rows[u][k]);
+                fma_vec(v, row_weight[u], raw_to_float4<Tag>(rows[u][k]));
                 store_out_vec(p.output, row_position[u] * p.output_cols + vec * 4, p.out_kind, v);
               }
             }
           } else {
 #pragma unroll
-            for (int k = 0; k < kVecsPerLane; ++k) fma_vec(acc[k], row_weight[u], rows[u][k]);
+            for (int k = 0; k < kVecsPerLane; ++k) fma_vec(acc[k], row_weight[u], raw_to_float4<Tag>(rows[u][k]));
           }
         }
       }
@@ -317,6 +345,7 @@ struct BackwardParams {
   Decay decay;
   std::int64_t* dense_rows;  // plain backward: row at each sorted position (or -1)
   float* dense_grads;        // plain backward: N x max_dim
+  bool batch_row_updates;    // host-side launch choice (BackwardOptions::batch_row_updates)
 };
 
 inline constexpr int kLinearizeBlockThreads = 256;
@@ -356,131 +385,168 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
   }
 }
 
-// The fused update of one row by one warp: lane owns vecs lane + k*kWarpSize; g is the row's
-// summed gradient. Writes the dense gradient instead when p.update == kDenseGrad.
-// Not inlined: it is reached from several places of the chunk loop, and one copy per call site
-// multiplied code size and compile time; it runs once per unique row, so the call is cheap.
-template <typename Tag, typename IndexT, int kVecsPerLane>
-__device__ __noinline__ void apply_row_update(const BackwardParams<IndexT>& p, std::int64_t global_row,
-                                        std::int64_t sorted_position, float4 (&g)[kVecsPerLane]) {
+// The fused update of up to kBatch rows by one warp: lane owns vecs lane + k*kWarpSize; g[q] is
+// row q's summed gradient (entries q >= count are ignored). Every row's weights (and row-wise
+// state) are loaded before the first row is updated, so kBatch HBM round trips overlap instead of
+// following one another; the arithmetic of each row is the same for any kBatch (rows are
+// distinct, so the order of their updates does not matter). Writes the dense gradient instead
+// when p.update == kDenseGrad.
+// Not inlined: it is reached from several places, and one copy per call site multiplied code size
+// and compile time; it runs once per kBatch unique rows, so the call is cheap.
+template <typename Tag, typename IndexT, int kVecsPerLane, int kBatch>
+__device__ __noinline__ void apply_row_updates(const BackwardParams<IndexT>& p, const std::int64_t (&global_rows)[kBatch],
+                                               const std::int64_t (&sorted_positions)[kBatch],
+                                               float4 (&g)[kBatch][kVecsPerLane], int count) {
   const int lane = lane_id();
   if (p.update == Update::kDenseGrad) {
-    if (lane == 0) p.dense_rows[sorted_position] = global_row;
 #pragma unroll
-    for (int k = 0; k < kVecsPerLane; ++k) {
-      const int vec = lane + k * kWarpSize;
-      if (vec * 4 < p.max_dim) *reinterpret_cast<float4*>(p.dense_grads + sorted_position * p.max_dim + vec * 4) = g[k];
-    }
-    return;
-  }
-  // Table of the row: binary search over the per-table row bases (uniform across the warp).
-  int lo = 0, hi = p.layout.num_tables - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (p.layout.table_row_base[mid] <= global_row) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  const int t = lo;
-  const auto dim = static_cast<int>(p.layout.table_dim[t]);
-  const int vecs = dim / 4;
-  const std::int64_t base = p.layout.table_weights_offset[t] + (global_row - p.layout.table_row_base[t]) * dim;
-  using Storage = typename Tag::Storage;
-  auto* weights = static_cast<Storage*>(p.weights) + base;
-  float4 w[kVecsPerLane];
-#pragma unroll
-  for (int k = 0; k < kVecsPerLane; ++k) {
-    const int vec = lane + k * kWarpSize;
-    w[k] = vec < vecs ? load_row_vec<Tag>(weights + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
-  const float lr = p.learning_rate;
-  switch (p.update) {
-    case Update::kSgd:
-#pragma unroll
-      for (int k = 0; k < kVecsPerLane; ++k) fma_vec(w[k], -lr, g[k]);
-      break;
-    case Update::kRowwiseAdagrad: {
-      float sum_sq = 0.0f;
-#pragma unroll
-      for (int k = 0; k < kVecsPerLane; ++k) {
-        if (p.decay == Decay::kL2) fma_vec(g[k], p.weight_decay, w[k]);
-        sum_sq += g[k].x * g[k].x + g[k].y * g[k].y + g[k].z * g[k].z + g[k].w * g[k].w;
-      }
-      sum_sq = warp_reduce_sum(sum_sq);
-      const float m = p.state1[global_row] + sum_sq / static_cast<float>(dim);
-      if (lane == 0) p.state1[global_row] = m;
-      const float mult = lr / (sqrtf(m) + p.eps);
-      float corr = 1.0f;
-      if (p.decay == Decay::kL2) corr = 1.0f - mult * p.weight_decay;
-      if (p.decay == Decay::kDecoupled) corr = 1.0f - lr * p.weight_decay;
-      float norm_sq = 0.0f;
-#pragma unroll
-      for (int k = 0; k < kVecsPerLane; ++k) {
-        w[k].x = corr * w[k].x - mult * g[k].x;
-        w[k].y = corr * w[k].y - mult * g[k].y;
-        w[k].z = corr * w[k].z - mult * g[k].z;
-        w[k].w = corr * w[k].w - mult * g[k].w;
-        norm_sq += w[k].x * w[k].x + w[k].y * w[k].y + w[k].z * w[k].z + w[k].w * w[k].w;
-      }
-      if (p.max_norm > 0.0f) {
-        norm_sq = warp_reduce_sum(norm_sq);
-        if (sqrtf(norm_sq) > p.max_norm) {
-          const float scale = p.max_norm / sqrtf(norm_sq);
-#pragma unroll
-          for (int k = 0; k < kVecsPerLane; ++k) {
-            w[k].x *= scale;
-            w[k].y *= scale;
-            w[k].z *= scale;
-            w[k].w *= scale;
-          }
-        }
-      }
-      break;
-    }
-    case Update::kAdagrad:
-    case Update::kAdam: {
-      float* m_row = p.state1 + base;
-      float* v_row = p.state2 != nullptr ? p.state2 + base : nullptr;
+    for (int q = 0; q < kBatch; ++q) {
+      if (q >= count) continue;
+      if (lane == 0) p.dense_rows[sorted_positions[q]] = global_rows[q];
 #pragma unroll
       for (int k = 0; k < kVecsPerLane; ++k) {
         const int vec = lane + k * kWarpSize;
-        if (vec >= vecs) continue;
-        float4 m = load_vec(m_row + vec * 4);
-        float* wk = &w[k].x;
-        float* gk = &g[k].x;
-        float* mk = &m.x;
-        if (p.update == Update::kAdagrad) {
-          for (int e = 0; e < 4; ++e) {
-            mk[e] += gk[e] * gk[e];
-            wk[e] -= lr * gk[e] / (sqrtf(mk[e]) + p.eps);
-          }
-        } else {
-          float4 v = load_vec(v_row + vec * 4);
-          float* vk = &v.x;
-          for (int e = 0; e < 4; ++e) {
-            mk[e] = p.beta1 * mk[e] + (1.0f - p.beta1) * gk[e];
-            vk[e] = p.beta2 * vk[e] + (1.0f - p.beta2) * gk[e] * gk[e];
-            wk[e] -= lr * ((mk[e] / p.bias_correction1) / (sqrtf(vk[e] / p.bias_correction2) + p.eps) +
-                           p.weight_decay * wk[e]);
-          }
-          *reinterpret_cast<float4*>(v_row + vec * 4) = v;
+        if (vec * 4 < p.max_dim) {
+          *reinterpret_cast<float4*>(p.dense_grads + sorted_positions[q] * p.max_dim + vec * 4) = g[q][k];
         }
-        *reinterpret_cast<float4*>(m_row + vec * 4) = m;
       }
-      break;
     }
-    default: break;
+    return;
   }
+  using Storage = typename Tag::Storage;
+  Storage* rows_weights[kBatch];
+  int dims[kBatch];
+  std::int64_t bases[kBatch];
+  float4 w[kBatch][kVecsPerLane];
+  float rowwise_state[kBatch];
 #pragma unroll
-  for (int k = 0; k < kVecsPerLane; ++k) {
-    const int vec = lane + k * kWarpSize;
-    if (vec < vecs) store_row_vec<Tag>(weights + vec * 4, w[k]);
+  for (int q = 0; q < kBatch; ++q) {
+    const bool live = q < count;
+    const std::int64_t global_row = live ? global_rows[q] : p.layout.table_row_base[0];
+    // Table of the row: binary search over the per-table row bases (uniform across the warp).
+    int lo = 0, hi = p.layout.num_tables - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (p.layout.table_row_base[mid] <= global_row) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const int t = lo;
+    dims[q] = static_cast<int>(p.layout.table_dim[t]);
+    bases[q] = p.layout.table_weights_offset[t] + (global_row - p.layout.table_row_base[t]) * dims[q];
+    rows_weights[q] = static_cast<Storage*>(p.weights) + bases[q];
+    const int vecs = live ? dims[q] / 4 : 0;
+#pragma unroll
+    for (int k = 0; k < kVecsPerLane; ++k) {
+      const int vec = lane + k * kWarpSize;
+      w[q][k] = vec < vecs ? load_row_vec<Tag>(rows_weights[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    rowwise_state[q] = live && p.update == Update::kRowwiseAdagrad ? p.state1[global_row] : 0.0f;
+  }
+  const float lr = p.learning_rate;
+#pragma unroll
+  for (int q = 0; q < kBatch; ++q) {
+    if (q >= count) continue;
+    const std::int64_t global_row = global_rows[q];
+    const int dim = dims[q];
+    const int vecs = dim / 4;
+    switch (p.update) {
+      case Update::kSgd:
+#pragma unroll
+        for (int k = 0; k < kVecsPerLane; ++k) fma_vec(w[q][k], -lr, g[q][k]);
+        break;
+      case Update::kRowwiseAdagrad: {
+        float sum_sq = 0.0f;
+#pragma unroll
+        for (int k = 0; k < kVecsPerLane; ++k) {
+          if (p.decay == Decay::kL2) fma_vec(g[q][k], p.weight_decay, w[q][k]);
+          sum_sq += g[q][k].x * g[q][k].x + g[q][k].y * g[q][k].y + g[q][k].z * g[q][k].z + g[q][k].w * g[q][k].w;
+        }
+        sum_sq = warp_reduce_sum(sum_sq);
+        const float m = rowwise_state[q] + sum_sq / static_cast<float>(dim);
+        if (lane == 0) p.state1[global_row] = m;
+        const float mult = lr / (sqrtf(m) + p.eps);
+        float corr = 1.0f;
+        if (p.decay == Decay::kL2) corr = 1.0f - mult * p.weight_decay;
+        if (p.decay == Decay::kDecoupled) corr = 1.0f - lr * p.weight_decay;
+        float norm_sq = 0.0f;
+#pragma unroll
+        for (int k = 0; k < kVecsPerLane; ++k) {
+          float4& wk = w[q][k];
+          const float4 gk = g[q][k];
+          wk.x = corr * wk.x - mult * gk.x;
+          wk.y = corr * wk.y - mult * gk.y;
+          wk.z = corr * wk.z - mult * gk.z;
+          wk.w = corr * wk.w - mult * gk.w;
+          norm_sq += wk.x * wk.x + wk.y * wk.y + wk.z * wk.z + wk.w * wk.w;
+        }
+        if (p.max_norm > 0.0f) {
+          norm_sq = warp_reduce_sum(norm_sq);
+          if (sqrtf(norm_sq) > p.max_norm) {
+            const float scale = p.max_norm / sqrtf(norm_sq);
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) {
+              w[q][k].x *= scale;
+              w[q][k].y *= scale;
+              w[q][k].z *= scale;
+              w[q][k].w *= scale;
+            }
+          }
+        }
+        break;
+      }
+      case Update::kAdagrad:
+      case Update::kAdam: {
+        float* m_row = p.state1 + bases[q];
+        float* v_row = p.state2 != nullptr ? p.state2 + bases[q] : nullptr;
+#pragma unroll
+        for (int k = 0; k < kVecsPerLane; ++k) {
+          const int vec = lane + k * kWarpSize;
+          if (vec >= vecs) continue;
+          float4 m = load_vec(m_row + vec * 4);
+          float* wk = &w[q][k].x;
+          float* gk = &g[q][k].x;
+          float* mk = &m.x;
+          if (p.update == Update::kAdagrad) {
+            for (int e = 0; e < 4; ++e) {
+              mk[e] += gk[e] * gk[e];
+              wk[e] -= lr * gk[e] / (sqrtf(mk[e]) + p.eps);
+            }
+          } else {
+            float4 v = load_vec(v_row + vec * 4);
+            float* vk = &v.x;
+            for (int e = 0; e < 4; ++e) {
+              mk[e] = p.beta1 * mk[e] + (1.0f - p.beta1) * gk[e];
+              vk[e] = p.beta2 * vk[e] + (1.0f - p.beta2) * gk[e] * gk[e];
+              wk[e] -= lr * ((mk[e] / p.bias_correction1) / (sqrtf(vk[e] / p.bias_correction2) + p.eps) +
+                             p.weight_decay * wk[e]);
+            }
+            *reinterpret_cast<float4*>(v_row + vec * 4) = v;
+          }
+          *reinterpret_cast<float4*>(m_row + vec * 4) = m;
+        }
+        break;
+      }
+      default: break;
+    }
+#pragma unroll
+    for (int k = 0; k < kVecsPerLane; ++k) {
+      const int vec = lane + k * kWarpSize;
+      if (vec < vecs) store_row_vec<Tag>(rows_weights[q] + vec * 4, w[q][k]);
+    }
   }
 }
 
-inline constexpr int kChunkBlockThreads = 256;
+// Rows queued per warp before their update: 4 where a row is <= 2 vecs per lane (bounded
+// registers and stack for wide rows, which move enough bytes per row already).
+template <int kVecsPerLane>
+inline constexpr int kUpdateBatchRows = kVecsPerLane <= 2 ? 4 : 1;
+
+// 128-thread blocks: the batched-update kernel needs ~157 registers (D <= 128), and a 256-thread
+// block of that fits only once per SM (8 warps); 128-thread blocks fit three times (12 warps).
+inline constexpr int kChunkBlockThreads = 128;
 
 // Grad row of one occurrence: its address in grad_output, its scale (per-sample weight, 1/L) and
 // the dim of its table (columns past it belong to the next feature and are never read).
@@ -500,7 +566,8 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
   *grad_offset = p.pooling == Pool::kNone ? position * p.output_cols : b * p.output_cols + p.layout.feature_out_col[f];
 }
 
-template <typename Tag, typename IndexT, int kVecsPerLane>
+// kBatch = rows whose update is queued and applied together (1: each row updated as its run ends).
+template <typename Tag, typename IndexT, int kVecsPerLane, int kBatch>
 __global__ void __launch_bounds__(kChunkBlockThreads)
     tbe_backward_chunk_kernel(BackwardParams<IndexT> p) {
   // Grad rows in flight per lane: 4 vecs' worth, bounded registers for wide rows.
@@ -524,13 +591,29 @@ __global__ void __launch_bounds__(kChunkBlockThreads)
 #pragma unroll
     for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
     std::int64_t current_row = -1, piece_start = chunk_start;
+    // Runs that end inside the chunk wait here until kBatch of them can be updated together.
+    std::int64_t queued_rows[kBatch], queued_starts[kBatch];
+    float4 queued_grads[kBatch][kVecsPerLane];
+    int queued = 0;
 
     auto flush = [&](std::int64_t piece_end) {
       if (current_row < 0 || current_row == static_cast<std::int64_t>(p.sentinel_row)) return;
       const bool crosses_left = piece_start == chunk_start && current_row == prev_row;
       const bool crosses_right = piece_end == chunk_end && current_row == next_row;
       if (!crosses_left && !crosses_right) {
-        apply_row_update<Tag, IndexT, kVecsPerLane>(p, current_row, piece_start, acc);
+#pragma unroll
+        for (int q = 0; q < kBatch; ++q) {  // constant indices keep the queue out of dynamic addressing
+          if (q == queued) {
+            queued_rows[q] = current_row;
+            queued_starts[q] = piece_start;
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) queued_grads[q][k] = acc[k];
+          }
+        }
+        if (++queued == kBatch) {
+          apply_row_updates<Tag, IndexT, kVecsPerLane, kBatch>(p, queued_rows, queued_starts, queued_grads, queued);
+          queued = 0;
+        }
         return;
       }
       const std::int64_t slot = chunk * 2 + (crosses_left ? 0 : 1);
@@ -597,6 +680,9 @@ __global__ void __launch_bounds__(kChunkBlockThreads)
       }
     }
     flush(chunk_end);
+    if (queued > 0) {
+      apply_row_updates<Tag, IndexT, kVecsPerLane, kBatch>(p, queued_rows, queued_starts, queued_grads, queued);
+    }
   }
 }
 
@@ -656,7 +742,12 @@ __global__ void __launch_bounds__(kCombineBlockThreads)
         g[k] = make_float4(0.f, 0.f, 0.f, 0.f);
         for (int s = 0; s < strands; ++s) fma_vec(g[k], 1.0f, combine_shared[s * vec_slots + v]);
       }
-      apply_row_update<Tag, IndexT, kVecsPerLane>(p, row, p.slot_starts[chunk * 2 + 1], g);
+      const std::int64_t rows[1] = {row};
+      const std::int64_t starts[1] = {p.slot_starts[chunk * 2 + 1]};
+      float4 grads[1][kVecsPerLane];
+#pragma unroll
+      for (int k = 0; k < kVecsPerLane; ++k) grads[0][k] = g[k];
+      apply_row_updates<Tag, IndexT, kVecsPerLane, 1>(p, rows, starts, grads, 1);
     }
     __syncthreads();
   }
@@ -667,6 +758,8 @@ __global__ void __launch_bounds__(kCombineBlockThreads)
 // ---------------------------------------------------------------------------------------------
 
 inline constexpr int kBoundsBlockThreads = 512;
+inline constexpr int kBoundsItemsPerThread = 16;
+inline constexpr std::int64_t kBoundsTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsItemsPerThread;
 inline constexpr int kBoundsMaxSharedBoundaries = 4096;
 // Per-block slot: counts and the lowest bad position with its value, for indices and offsets.
 struct BoundsSlot {
@@ -722,18 +815,32 @@ __global__ void __launch_bounds__(kBoundsBlockThreads)
   if (threadIdx.x == 0) last_bad = 0;
   __syncthreads();
   std::int64_t count = 0, position = kNoPosition, value = 0;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBoundsBlockThreads;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBoundsBlockThreads + threadIdx.x; i <= num_bags;
-       i += stride) {
-    const auto o = static_cast<std::int64_t>(offsets[i]);
-    const bool bad = o < 0 || o > num_indices || (i > 0 && o < static_cast<std::int64_t>(offsets[i - 1])) ||
-                     (i == num_bags && o != num_indices);
-    if (i == num_bags && o != num_indices) last_bad = 1;  // one thread sees the last entry
-    if (bad) {
-      ++count;
-      if (i < position) {
-        position = i;
-        value = o;
+  // Tiles of kBoundsItemsPerThread x block positions: every load of a tile is issued before the
+  // first check, so a thread keeps that many loads in flight instead of one.
+  const std::int64_t entries = num_bags + 1;
+  const std::int64_t tile_stride = static_cast<std::int64_t>(gridDim.x) * kBoundsTileItems;
+  for (std::int64_t tile_start = static_cast<std::int64_t>(blockIdx.x) * kBoundsTileItems; tile_start < entries;
+       tile_start += tile_stride) {
+    std::int64_t current[kBoundsItemsPerThread], previous[kBoundsItemsPerThread];
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      current[r] = i < entries ? static_cast<std::int64_t>(offsets[i]) : 0;
+      previous[r] = i > 0 && i < entries ? static_cast<std::int64_t>(offsets[i - 1]) : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      if (i >= entries) continue;
+      const std::int64_t o = current[r];
+      const bool bad = o < 0 || o > num_indices || (i > 0 && o < previous[r]) || (i == num_bags && o != num_indices);
+      if (i == num_bags && o != num_indices) last_bad = 1;  // one thread sees the last entry
+      if (bad) {
+        ++count;
+        if (i < position) {
+          position = i;
+          value = o;
+        }
       }
     }
   }
@@ -821,34 +928,45 @@ __global__ void __launch_bounds__(kBoundsBlockThreads)
   int feature = 0;
   std::int64_t feature_lo = boundary(0), feature_hi = boundary(1 < num_features ? 1 : num_features);
   std::int64_t rows = feature_rows[0];
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBoundsBlockThreads;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBoundsBlockThreads + threadIdx.x; i < num_indices;
-       i += stride) {
-    if (i < feature_lo || i >= feature_hi) {
-      // Largest f with boundary(f) <= i, by binary search; positions before boundary(0) are in no bag.
-      int lo = 0, hi = num_features;
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (boundary(mid + 1) <= i) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
+  const std::int64_t tile_stride = static_cast<std::int64_t>(gridDim.x) * kBoundsTileItems;
+  for (std::int64_t tile_start = static_cast<std::int64_t>(blockIdx.x) * kBoundsTileItems; tile_start < num_indices;
+       tile_start += tile_stride) {
+    std::int64_t loaded[kBoundsItemsPerThread];  // all loads of the tile in flight at once
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      loaded[r] = i < num_indices ? static_cast<std::int64_t>(indices[i]) : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      if (i >= num_indices) continue;
+      if (i < feature_lo || i >= feature_hi) {
+        // Largest f with boundary(f) <= i, by binary search; positions before boundary(0) are in no bag.
+        int lo = 0, hi = num_features;
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (boundary(mid + 1) <= i) {
+            lo = mid + 1;
+          } else {
+            hi = mid;
+          }
         }
+        feature = lo;
+        feature_lo = boundary(feature);
+        feature_hi = boundary(feature + 1);
+        rows = feature_rows[feature < num_features ? feature : num_features - 1];
+        if (i < feature_lo) continue;
       }
-      feature = lo;
-      feature_lo = boundary(feature);
-      feature_hi = boundary(feature + 1);
-      rows = feature_rows[feature < num_features ? feature : num_features - 1];
-      if (i < feature_lo) continue;
+      const std::int64_t idx = loaded[r];
+      if (idx >= 0 && idx < rows) continue;
+      ++count;
+      if (i < position) {
+        position = i;
+        value = idx;
+      }
+      if (fix) indices[i] = 0;
     }
-    const auto idx = static_cast<std::int64_t>(indices[i]);
-    if (idx >= 0 && idx < rows) continue;
-    ++count;
-    if (i < position) {
-      position = i;
-      value = idx;
-    }
-    if (fix) indices[i] = 0;
   }
   block_reduce_first_bad(count, position, value, scratch);
   if (threadIdx.x == 0) {

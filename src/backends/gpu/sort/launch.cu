@@ -8,7 +8,8 @@ using namespace parity::gpu_device;
 
 std::int64_t radix_sort_scratch_bytes(std::int64_t count) {
   const std::int64_t tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
-  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixDigits * (tiles > 0 ? tiles : 1);
+  // digit x tile counts, then the kRadixDigits digit totals
+  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixDigits * ((tiles > 0 ? tiles : 1) + 1);
 }
 
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
@@ -20,6 +21,7 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   auto s = static_cast<gpuStream_t>(stream);
   const std::int64_t num_tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
   auto* tile_counts = static_cast<std::uint32_t*>(scratch);
+  std::uint32_t* digit_totals = tile_counts + kRadixDigits * (num_tiles > 0 ? num_tiles : 1);
   std::uint64_t* in = keys_a;
   std::uint64_t* out = keys_b;
   if (count <= 1) return in;
@@ -28,10 +30,12 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
     radix_histogram_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
         in, count, shift, digit_bits, num_tiles, tile_counts);
     PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
-    radix_exclusive_scan_kernel<<<1, kRadixScanThreads, 0, s>>>(tile_counts, num_tiles * kRadixDigits);
-    PARITY_GPU_CHECK_LAUNCH(radix_exclusive_scan_kernel);
+    radix_digit_scan_kernel<<<kRadixDigits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
+    PARITY_GPU_CHECK_LAUNCH(radix_digit_scan_kernel);
+    radix_digit_prefix_kernel<<<1, kRadixDigits, 0, s>>>(digit_totals);
+    PARITY_GPU_CHECK_LAUNCH(radix_digit_prefix_kernel);
     radix_scatter_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
-        in, out, count, shift, digit_bits, num_tiles, tile_counts);
+        in, out, count, shift, digit_bits, num_tiles, tile_counts, digit_totals);
     PARITY_GPU_CHECK_LAUNCH(radix_scatter_kernel);
     std::uint64_t* t = in;
     in = out;
