@@ -289,31 +289,31 @@ std::size_t GemmModel::predict_top_us(const GemmProblem& problem, const Prepared
     return count;
   }
   const ProblemTerms terms = problem_terms(problem);
-  const double flops = 2.0 * terms.m * terms.n * terms.k * terms.batch;
-  // best[0..filled) holds the smallest exact predictions so far, ascending.
+  // Pass 1: every candidate's lower bound; remember the `keep` smallest (ascending).
+  std::array<double, kMaxPrunedKeep> seed_bound{};
+  std::array<std::size_t, kMaxPrunedKeep> seed_index{};
+  std::size_t seeds = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double bound =
+        prepared[i].is_feasible ? hopper_lower_bound_us(terms, prepared[i]) : kInfinity;
+    predicted_us[i] = bound;
+    if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
+    std::size_t at = seeds < keep ? seeds++ : keep - 1;
+    while (at > 0 && seed_bound[at - 1] > bound) {
+      seed_bound[at] = seed_bound[at - 1];
+      seed_index[at] = seed_index[at - 1];
+      --at;
+    }
+    seed_bound[at] = bound;
+    seed_index[at] = i;
+  }
+  // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
+  // other candidate whose bound does not already rule it out. best[] holds the smallest exact
+  // predictions so far, ascending.
   std::array<double, kMaxPrunedKeep> best{};
   std::size_t filled = 0, exact = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const PreparedCandidate& c = prepared[i];
-    if (!c.is_feasible) {
-      predicted_us[i] = kInfinity;
-      continue;
-    }
-    if (filled == keep) {
-      const double threshold = std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
-      // First screen: the problem's flops at this tile's best rate over all usable SMs.
-      const double coarse = scalars_.launch_us + flops * c.min_compute_us_per_flop;
-      if (coarse > threshold) {
-        predicted_us[i] = coarse;
-        continue;
-      }
-      const double bound = hopper_lower_bound_us(terms, c);
-      if (bound > threshold) {
-        predicted_us[i] = bound;
-        continue;
-      }
-    }
-    const double value = predict_hopper_us(terms, c);
+  const auto predict_exact = [&](std::size_t i) {
+    const double value = predict_hopper_us(terms, prepared[i]);
     predicted_us[i] = value;
     ++exact;
     if (filled < keep || value < best[keep - 1]) {
@@ -324,6 +324,18 @@ std::size_t GemmModel::predict_top_us(const GemmProblem& problem, const Prepared
       }
       best[at] = value;
     }
+  };
+  for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (predicted_us[i] == kInfinity) continue;
+    bool is_seed = false;
+    for (std::size_t s = 0; s < seeds; ++s) is_seed |= seed_index[s] == i;
+    if (is_seed) continue;
+    if (filled == keep &&
+        predicted_us[i] > std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon))) {
+      continue;  // stays at its bound
+    }
+    predict_exact(i);
   }
   return exact;
 }
