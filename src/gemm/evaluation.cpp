@@ -185,6 +185,7 @@ std::string evaluation_to_json(const EvaluationReport& report) {
                               {"selected_predicted_us", e.selected_predicted_us},
                               {"selected_config", e.selected_config},
                               {"selected_ratio", e.selected_ratio},
+                              {"selected_is_screened_only", e.selected_is_screened_only},
                               {"heuristic_ms", e.heuristic_ms},
                               {"heuristic_config", e.heuristic_config},
                               {"heuristic_ratio", e.heuristic_ratio},

@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "common/test_support.hpp"
 #include "parity/gemm/calibration.hpp"
 #include "parity/gemm/candidate_space.hpp"
 #include "parity/gemm/evaluation.hpp"
+#include "parity/gemm/measurements.hpp"
 #include "parity/gemm/selector.hpp"
 #include "parity/hw/catalogue.hpp"
 
@@ -234,6 +236,58 @@ TEST(GemmEvaluation, RatiosAgainstOracleAndHeuristic) {
   EXPECT_NE(evaluation_to_json(report).find("\"heuristic_top1\""), std::string::npos);
   EXPECT_NE(evaluation_to_markdown(report).find("| toy |"), std::string::npos);
   EXPECT_NE(evaluation_to_svg(report).find("<svg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parity::gemm
+
+namespace parity::gemm {
+namespace {
+
+// gemm measure's "screened" list: candidates never timed in full are read at their screened
+// median times the shape's median full/screened ratio; timed ones are not duplicated; failed
+// screens (screen_ms 0) are skipped; the writer keeps them apart, so the round trip is exact.
+TEST(GemmMeasurements, ScreenedOnlyCandidatesAreScaledAndMarked) {
+  const auto config = [](int tile_m) {
+    Candidate c;
+    c.tile_m = tile_m;
+    return c.describe();
+  };
+  // Full/screened ratios 1.1, 1.2, 1.0 -> median 1.1.
+  const std::string text = R"({"schema": "parity.gemm.measurements/1", "device": "h200",
+    "shapes": [{"name": "s", "m": 512, "n": 512, "k": 512, "candidates": [
+      {"config": ")" + config(64) + R"(", "median_ms": 1.1, "screen_ms": 1.0},
+      {"config": ")" + config(128) + R"(", "median_ms": 2.4, "screen_ms": 2.0},
+      {"config": ")" + config(192) + R"(", "median_ms": 3.0, "screen_ms": 3.0}],
+     "screened": [
+      {"config": ")" + config(64) + R"(", "screen_ms": 1.0},
+      {"config": ")" + config(256) + R"(", "screen_ms": 0.5, "heuristic_rank": 3},
+      {"config": ")" + config(32) + R"(", "screen_ms": 0.0}]}]})";
+  const auto set = parse_measurements_json(text);
+  ASSERT_TRUE(set.is_ok()) << set.status().to_string();
+  const auto& candidates = set->shapes.at(0).candidates;
+  ASSERT_EQ(candidates.size(), 4u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(candidates[i].is_screened_only);
+  EXPECT_TRUE(candidates[3].is_screened_only);
+  EXPECT_EQ(candidates[3].candidate.tile_m, 256);
+  EXPECT_EQ(candidates[3].heuristic_rank, 3);
+  // 0.5 * 1.1, exact up to one rounding of each operand (a few ulps).
+  EXPECT_NEAR(candidates[3].median_ms, 0.55, 4 * std::numeric_limits<double>::epsilon());
+
+  const auto again = parse_measurements_json(measurements_to_json(*set));
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  const auto& round = again->shapes.at(0).candidates;
+  ASSERT_EQ(round.size(), 4u);
+  EXPECT_TRUE(round[3].is_screened_only);
+  EXPECT_DOUBLE_EQ(round[3].median_ms, candidates[3].median_ms);
+
+  // A malformed screened row names its place.
+  const std::string bad = R"({"schema": "parity.gemm.measurements/1", "device": "h200",
+    "shapes": [{"m": 8, "n": 8, "k": 8, "candidates": [], "screened": [{"screen_ms": 1.0}]}]})";
+  const auto failed = parse_measurements_json(bad);
+  EXPECT_EQ(failed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(failed.status().message().find("shapes[0].screened[0].config"), std::string::npos)
+      << failed.status().message();
 }
 
 }  // namespace

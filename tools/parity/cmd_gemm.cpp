@@ -302,13 +302,13 @@ Status run_calibrate(const GemmOptions& options) {
   calibration.provenance_json = provenance.dump();
   PARITY_RETURN_IF_ERROR(gemm::write_gemm_calibration(calibration, options.out));
   std::cout << "gemm calibrate: " << calibration_shapes.size() << " calibration shapes, "
-            << fit.samples << " timed candidates, " << fit.evaluations << " model evaluations\n"
+            << fit.samples << " candidates (timed or screened), " << fit.evaluations << " model evaluations\n"
             << "  loss " << fixed(fit.loss_before, 4) << " -> " << fixed(fit.loss_after, 4)
             << ", rms log-time error " << fixed(fit.rms_log_error_before, 3) << " -> "
             << fixed(fit.rms_log_error_after, 3) << "\n";
   const auto values = gemm::scalars_to_array(fit.scalars);
   for (int i = 0; i < gemm::kNumModelScalars; ++i) {
-    std::cout << "  " << std::left << std::setw(20) << gemm::scalar_name(i) << std::right
+    std::cout << "  " << std::left << std::setw(22) << gemm::scalar_name(i) << std::right
               << fixed(values[static_cast<std::size_t>(i)], 4) << "\n";
   }
   std::cout << "  wrote " << options.out << "\n";
