@@ -41,9 +41,11 @@ struct BackwardOptions {
   bool deterministic = true;
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;
-  /// Queue a few rows per warp and update them together (their HBM round trips overlap); false =
-  /// each row updated as its run ends (the kernel measured first). Same results either way.
-  bool batch_row_updates = true;
+  /// Queue a few rows per warp and update them together; false (default) = each row updated as its
+  /// run ends. Same results either way. The H200 run of 2026-11-29 (bench/results/
+  /// 2026-11-29-h200-run2) timed both in one call: one row at a time was faster on every config
+  /// (C2 backward 5.52 vs 6.77 ms), so it is the default; batching stays for other targets.
+  bool batch_row_updates = false;
 };
 
 /// Workspace for either backward: sort keys (2 x 8 B), bag of each position (4 B) and the chunk
