@@ -2,7 +2,8 @@
 # Foundation piece of the device run (called by run_all.sh with the build dir as $1, $OUT set):
 #   parity hw probe   -> $OUT/hw_probe.json, $OUT/calibration_<device>.json
 #   parity bench hbm  -> $OUT/bench_hbm.json
-#   parity bench gemm -> $OUT/bench_gemm_llama70b.json  (the five Llama-70B dev shapes)
+#   parity bench gemm -> $OUT/bench_gemm_llama70b.json  (the five Llama-70B dev shapes, cublasGemmEx:
+#                        the call torch makes) and bench_gemm_llama70b_cublaslt.json (our default)
 #   torch baselines   -> $OUT/torch_reference.json      (do_bench median, same configs, same call)
 #   comparison        -> $OUT/foundation_comparison.json (+ .txt): ours vs torch, within 3%?
 # Each step is guarded: a failing step is reported and the rest still run; exit 1 if any failed.
@@ -31,11 +32,19 @@ for f in data/calibration/*.json; do  # the probe's calibration file(s), for the
   [[ -e "$f" ]] && cp "$f" "$OUT/calibration_$(basename "$f")"
 done
 step bench_hbm "$parity" bench hbm --bytes "$copy_bytes_total" --warmup 10 --reps 50 --out "$OUT/bench_hbm.json"
+# Harness check: `--library cublas` makes the very call torch's default backend makes for F.linear
+# (cublasGemmEx, cuBLAS's own kernel choice), so both sides time the same kernel.
 step bench_gemm "$parity" bench gemm --shapes "$shapes" --dtype bf16 --warmup 10 --reps 50 \
-  --out "$OUT/bench_gemm_llama70b.json"
+  --library cublas --out "$OUT/bench_gemm_llama70b.json"
+# Our default path (cuBLASLt's heuristic top-1), compared with torch's default beside it.
+step bench_gemm_cublaslt "$parity" bench gemm --shapes "$shapes" --dtype bf16 --warmup 10 --reps 50 \
+  --library cublaslt --out "$OUT/bench_gemm_llama70b_cublaslt.json"
 step torch_reference python3 "$here/torch_reference.py" --shapes "$shapes" --copy-bytes "$copy_bytes_total" \
   --out "$OUT/torch_reference.json"
 step compare python3 "$here/compare_foundation.py" --gemm "$OUT/bench_gemm_llama70b.json" \
   --hbm "$OUT/bench_hbm.json" --torch "$OUT/torch_reference.json" \
   --out "$OUT/foundation_comparison.json" --text "$OUT/foundation_comparison.txt"
+step compare_cublaslt python3 "$here/compare_foundation.py" --gemm "$OUT/bench_gemm_llama70b_cublaslt.json" \
+  --hbm "$OUT/bench_hbm.json" --torch "$OUT/torch_reference.json" \
+  --out "$OUT/foundation_comparison_cublaslt.json" --text "$OUT/foundation_comparison_cublaslt.txt"
 exit $failed

@@ -28,6 +28,7 @@ struct BenchGemmArgs {
   int warmup = 10;
   int reps = 50;
   std::string cache = "flush";
+  std::string library = "cublaslt";
   std::string out;
 };
 
@@ -89,7 +90,8 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
                         {"inputs", "normal(0,1) rounded to the operand type"},
                         {"cublaslt_version", gemm::CublasLtProvider::library_version()}};
   PARITY_ASSIGN_OR_RETURN(const auto clocks_before, bench::read_device_clocks());
-  std::printf("bench gemm: cuBLASLt heuristic top-1, %s TN, fp32 accumulate, cache=%s, warmup=%d, reps=%d\n",
+  std::printf("bench gemm: %s, %s TN, fp32 accumulate, cache=%s, warmup=%d, reps=%d\n",
+              args.library == "cublas" ? "cublasGemmEx (cuBLAS's own choice)" : "cuBLASLt heuristic top-1",
               std::string(gemm::gemm_dtype_name(dtype)).c_str(), bench::cache_mode_name(options.cache),
               options.warmup_iterations, options.repetitions);
   std::printf("%-24s %6s %6s %6s %10s %10s %10s %10s %8s %9s  %s\n", "shape", "m", "n", "k",
@@ -97,7 +99,8 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& shape : shapes) {
     const auto& p = shape.problem;
-    auto timing = gemm::time_cublaslt_heuristic(p.m, p.n, p.k, dtype, options);
+    auto timing = args.library == "cublas" ? gemm::time_cublas_gemm_ex(p.m, p.n, p.k, dtype, options)
+                                           : gemm::time_cublaslt_heuristic(p.m, p.n, p.k, dtype, options);
     if (!timing.is_ok()) return timing.status().with_context("bench gemm " + p.describe());
     const auto& s = timing->stats;
     std::printf("%-24s %6lld %6lld %6lld %10.4f %10.4f %10.4f %10.4f %8.1f %9.2e  %s\n",
@@ -113,6 +116,7 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
                        {"stats", bench::sample_stats_json(s)},
                        {"median_tflops", timing->median_tflops},
                        {"configuration", timing->configuration},
+                       {"library", args.library},
                        {"max_relative_error", timing->max_relative_error},
                        {"tolerance", gemm::RandomGemmOperands::tolerance(p)}});
   }
@@ -146,6 +150,11 @@ void add_bench_gemm_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--warmup", args->warmup, "untimed iterations before timing")->capture_default_str();
   cmd->add_option("--reps", args->reps, "timed repetitions (each timed alone)")->capture_default_str();
   cmd->add_option("--cache", args->cache, "flush: L2 flushed before each repetition; warm: not flushed")
+      ->capture_default_str();
+  cmd->add_option("--library", args->library,
+                  "cublaslt: cuBLASLt's heuristic top-1 (default); cublas: cublasGemmEx, the call torch's "
+                  "default BLAS backend makes")
+      ->check(CLI::IsMember({"cublaslt", "cublas"}))
       ->capture_default_str();
   cmd->add_option("--out", args->out, "write the results JSON (with provenance) to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_gemm(*args); });

@@ -1,6 +1,9 @@
 // time_cublaslt_heuristic: cuBLASLt's default choice (its heuristic top-1), checked then timed.
 // Used by `parity bench gemm` and by the probe's bf16 GEMM rate.
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include <memory>
 
 #include "parity/gemm/cublaslt.hpp"
 
@@ -53,6 +56,69 @@ Result<GemmTiming> time_cublaslt_heuristic(std::int64_t m, std::int64_t n, std::
                                               return provider->run(problem, pick, on_stream);
                                             },
                                             options));
+  timing.median_tflops = problem.flop_count() / (timing.stats.median_ms * 1e-3) / 1e12;
+  return timing;
+}
+
+}  // namespace parity::gemm
+
+namespace parity::gemm {
+
+Result<GemmTiming> time_cublas_gemm_ex(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
+                                       const bench::TimingOptions& options) {
+  GemmProblem problem;
+  problem.m = m;
+  problem.n = n;
+  problem.k = k;
+  problem.a_dtype = problem.b_dtype = problem.c_dtype = dtype;
+  problem.layout = GemmLayout::kTN;
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options));
+  PARITY_CHECK_ARG(dtype == DType::kBF16 || dtype == DType::kF16, "time_cublas_gemm_ex: dtype=",
+                   dtype_name(dtype), " (expected bf16 or fp16)");
+  const cudaDataType_t type = dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
+  // The workspace torch gives its cuBLAS handle on Hopper (":4096:8", 8 chunks of 4 MiB).
+  constexpr std::uint64_t kTorchWorkspaceBytes = 32ull << 20;
+  PARITY_ASSIGN_OR_RETURN(RandomGemmOperands operands,
+                          RandomGemmOperands::create(problem, kOperandSeed, kTorchWorkspaceBytes));
+  cublasHandle_t raw_handle = nullptr;
+  if (cublasCreate(&raw_handle) != CUBLAS_STATUS_SUCCESS) return device_error("cublasCreate failed");
+  const std::unique_ptr<cublasContext, decltype(&cublasDestroy)> handle(raw_handle, &cublasDestroy);
+  const GemmOperands ops = operands.operands();
+  if (cublasSetWorkspace(handle.get(), ops.workspace, ops.workspace_bytes) != CUBLAS_STATUS_SUCCESS) {
+    return device_error("cublasSetWorkspace failed");
+  }
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  // The call torch's default BLAS backend makes for F.linear: D[m x n] = op(A)=T (K x M stored)
+  // times B (K x N stored), fp32 compute, cuBLAS's own algorithm choice.
+  const auto run = [&](gpu::StreamHandle stream) -> Status {
+    cublasSetStream(handle.get(), static_cast<cudaStream_t>(stream));
+    const cublasStatus_t status = cublasGemmEx(
+        handle.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m), static_cast<int>(n),
+        static_cast<int>(k), &alpha, ops.a, type, static_cast<int>(problem.lda_or_packed()), ops.b,
+        type, static_cast<int>(problem.ldb_or_packed()), &beta, ops.d, type,
+        static_cast<int>(problem.ldc_or_packed()), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      return device_error("cublasGemmEx failed: ", cublasGetStatusString(status));
+    }
+    return Status::ok();
+  };
+  PARITY_RETURN_IF_ERROR(run(nullptr));
+  if (const cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess) {
+    return device_error("cublasGemmEx failed asynchronously: ", cudaGetErrorString(error));
+  }
+  GemmTiming timing;
+  timing.configuration = "cublasGemmEx (CUBLAS_GEMM_DEFAULT, 32 MiB workspace)";
+  PARITY_ASSIGN_OR_RETURN(timing.max_relative_error,
+                          operands.max_relative_error(kCheckSamples, kOperandSeed + 1));
+  const double tolerance = RandomGemmOperands::tolerance(problem);
+  if (!(timing.max_relative_error <= tolerance)) {
+    return internal_error("cublasGemmEx on ", problem.describe(), ": max relative error ",
+                          timing.max_relative_error, " exceeds the derived tolerance ", tolerance,
+                          "; not timed");
+  }
+  PARITY_ASSIGN_OR_RETURN(timing.stats, bench::time_on_device(run, options));
   timing.median_tflops = problem.flop_count() / (timing.stats.median_ms * 1e-3) / 1e12;
   return timing;
 }
