@@ -29,6 +29,7 @@ struct BenchGemmArgs {
   int reps = 50;
   std::string cache = "flush";
   std::string library = "cublaslt";
+  std::uint64_t cublas_workspace_bytes = 32ull << 20;
   std::string out;
 };
 
@@ -99,7 +100,8 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& shape : shapes) {
     const auto& p = shape.problem;
-    auto timing = args.library == "cublas" ? gemm::time_cublas_gemm_ex(p.m, p.n, p.k, dtype, options)
+    auto timing = args.library == "cublas" ? gemm::time_cublas_gemm_ex(p.m, p.n, p.k, dtype, options,
+                                                                       args.cublas_workspace_bytes)
                                            : gemm::time_cublaslt_heuristic(p.m, p.n, p.k, dtype, options);
     if (!timing.is_ok()) return timing.status().with_context("bench gemm " + p.describe());
     const auto& s = timing->stats;
@@ -155,6 +157,9 @@ void add_bench_gemm_command(CLI::App& bench, Outcome& outcome) {
                   "cublaslt: cuBLASLt's heuristic top-1 (default); cublas: cublasGemmEx, the call torch's "
                   "default BLAS backend makes")
       ->check(CLI::IsMember({"cublaslt", "cublas"}))
+      ->capture_default_str();
+  cmd->add_option("--cublas-workspace-bytes", args->cublas_workspace_bytes,
+                  "workspace of the cuBLAS handle with --library cublas (cuBLAS's choice depends on it)")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "write the results JSON (with provenance) to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_gemm(*args); });

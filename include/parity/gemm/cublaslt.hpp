@@ -35,10 +35,12 @@ Result<GemmTiming> time_cublaslt_heuristic(std::int64_t m, std::int64_t n, std::
                                            DType dtype, const bench::TimingOptions& options);
 
 /// Times cublasGemmEx with cuBLAS's own algorithm choice (CUBLAS_GEMM_DEFAULT, fp32 compute,
-/// 32 MiB workspace): the call torch's default BLAS backend makes for F.linear, so the harness can
-/// be checked against torch's timing of the very same kernel. bf16 or fp16, TN, checked first.
+/// the given handle workspace; cuBLAS's choice depends on it): the call torch's default BLAS
+/// backend makes for F.linear, so the harness can be checked against torch's timing of the very
+/// same kernel. bf16 or fp16, TN, checked first.
 Result<GemmTiming> time_cublas_gemm_ex(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
-                                       const bench::TimingOptions& options);
+                                       const bench::TimingOptions& options,
+                                       std::uint64_t workspace_bytes = 32ull << 20);
 
 /// One-time enumeration of a problem class (reported as the provider's start-up cost).
 struct EnumerationReport {

@@ -65,7 +65,8 @@ Result<GemmTiming> time_cublaslt_heuristic(std::int64_t m, std::int64_t n, std::
 namespace parity::gemm {
 
 Result<GemmTiming> time_cublas_gemm_ex(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
-                                       const bench::TimingOptions& options) {
+                                       const bench::TimingOptions& options,
+                                       std::uint64_t workspace_bytes) {
   GemmProblem problem;
   problem.m = m;
   problem.n = n;
@@ -77,10 +78,10 @@ Result<GemmTiming> time_cublas_gemm_ex(std::int64_t m, std::int64_t n, std::int6
   PARITY_CHECK_ARG(dtype == DType::kBF16 || dtype == DType::kF16, "time_cublas_gemm_ex: dtype=",
                    dtype_name(dtype), " (expected bf16 or fp16)");
   const cudaDataType_t type = dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
-  // The workspace torch gives its cuBLAS handle on Hopper (":4096:8", 8 chunks of 4 MiB).
-  constexpr std::uint64_t kTorchWorkspaceBytes = 32ull << 20;
+  PARITY_CHECK_ARG(workspace_bytes <= (1ull << 31), "time_cublas_gemm_ex: workspace_bytes=",
+                   workspace_bytes, " (expected <= 2 GiB)");
   PARITY_ASSIGN_OR_RETURN(RandomGemmOperands operands,
-                          RandomGemmOperands::create(problem, kOperandSeed, kTorchWorkspaceBytes));
+                          RandomGemmOperands::create(problem, kOperandSeed, workspace_bytes));
   cublasHandle_t raw_handle = nullptr;
   if (cublasCreate(&raw_handle) != CUBLAS_STATUS_SUCCESS) return device_error("cublasCreate failed");
   const std::unique_ptr<cublasContext, decltype(&cublasDestroy)> handle(raw_handle, &cublasDestroy);
@@ -109,7 +110,8 @@ Result<GemmTiming> time_cublas_gemm_ex(std::int64_t m, std::int64_t n, std::int6
     return device_error("cublasGemmEx failed asynchronously: ", cudaGetErrorString(error));
   }
   GemmTiming timing;
-  timing.configuration = "cublasGemmEx (CUBLAS_GEMM_DEFAULT, 32 MiB workspace)";
+  timing.configuration = detail::concat("cublasGemmEx (CUBLAS_GEMM_DEFAULT, ", workspace_bytes,
+                                        " B workspace)");
   PARITY_ASSIGN_OR_RETURN(timing.max_relative_error,
                           operands.max_relative_error(kCheckSamples, kOperandSeed + 1));
   const double tolerance = RandomGemmOperands::tolerance(problem);
