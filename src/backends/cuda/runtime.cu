@@ -4,15 +4,7 @@
 #include <utility>
 
 #include "parity/core/gpu.hpp"
-
-#define PARITY_CUDA_TRY(call)                                                                   \
-  do {                                                                                          \
-    const cudaError_t parity_cuda_error_ = (call);                                              \
-    if (parity_cuda_error_ != cudaSuccess) {                                                    \
-      return ::parity::device_error(#call, " failed: ", cudaGetErrorString(parity_cuda_error_), \
-                                    " (", __FILE__, ":", __LINE__, ")");                        \
-    }                                                                                           \
-  } while (0)
+#include "backends/cuda/common/cuda_try.hpp"
 
 namespace parity::gpu {
 

@@ -13,10 +13,10 @@ namespace {
 // Fixed so two runs time the same inputs; the check draws its own entries from it too.
 constexpr std::uint64_t kOperandSeed = 20261129;
 constexpr int kCheckSamples = 256;
-}  // namespace
 
-Result<GemmTiming> time_cublaslt_heuristic(std::int64_t m, std::int64_t n, std::int64_t k,
-                                           DType dtype, const bench::TimingOptions& options) {
+// The benchmarked problem: D[m x n] = A * B, TN, one dtype throughout; validated with the options.
+Result<GemmProblem> tn_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
+                               const bench::TimingOptions& options) {
   GemmProblem problem;
   problem.m = m;
   problem.n = n;
@@ -25,6 +25,13 @@ Result<GemmTiming> time_cublaslt_heuristic(std::int64_t m, std::int64_t n, std::
   problem.layout = GemmLayout::kTN;
   PARITY_RETURN_IF_ERROR(problem.validate());
   PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options));
+  return problem;
+}
+}  // namespace
+
+Result<GemmTiming> time_cublaslt_heuristic(std::int64_t m, std::int64_t n, std::int64_t k,
+                                           DType dtype, const bench::TimingOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(const GemmProblem problem, tn_problem(m, n, k, dtype, options));
   PARITY_ASSIGN_OR_RETURN(auto provider, CublasLtProvider::create());
   PARITY_ASSIGN_OR_RETURN(const auto picks, provider->heuristic(problem, 1));
   if (picks.empty()) {
@@ -67,14 +74,7 @@ namespace parity::gemm {
 Result<GemmTiming> time_cublas_gemm_ex(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
                                        const bench::TimingOptions& options,
                                        std::uint64_t workspace_bytes) {
-  GemmProblem problem;
-  problem.m = m;
-  problem.n = n;
-  problem.k = k;
-  problem.a_dtype = problem.b_dtype = problem.c_dtype = dtype;
-  problem.layout = GemmLayout::kTN;
-  PARITY_RETURN_IF_ERROR(problem.validate());
-  PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options));
+  PARITY_ASSIGN_OR_RETURN(const GemmProblem problem, tn_problem(m, n, k, dtype, options));
   PARITY_CHECK_ARG(dtype == DType::kBF16 || dtype == DType::kF16, "time_cublas_gemm_ex: dtype=",
                    dtype_name(dtype), " (expected bf16 or fp16)");
   const cudaDataType_t type = dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
