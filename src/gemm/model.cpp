@@ -340,18 +340,37 @@ std::size_t GemmModel::predict_top_us(const GemmProblem& problem, const Prepared
   return exact;
 }
 
+// Tiles launched (grid padded to whole clusters, times batch and split-K) and K iterations per
+// tile, shared by the prediction and its lower bound. Quotients of exact integers by tile sizes
+// <= 1024: a 1e-9 guard absorbs the reciprocal's rounding without crossing a true integer
+// boundary (those are >= 1/1024 apart).
+struct HopperGrid {
+  double grid_m;
+  double grid_n;
+  double tiles;
+  double iters;
+};
+
+inline HopperGrid hopper_grid(const GemmModel::ProblemTerms& t, const PreparedCandidate& c) {
+  constexpr double kGuard = 1e-9;
+  double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
+  double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+  // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
+  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
+  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
+  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
+  return {grid_m, grid_n, grid_m * grid_n * t.batch * c.split_k,
+          std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard))};
+}
+
 double GemmModel::hopper_lower_bound_us(const ProblemTerms& t, const PreparedCandidate& c) const {
   // predict_hopper_us without memory, fill or store terms, and with the largest tail boost: every
   // dropped term is >= 0 and every wave's K-loop is at least its compute time.
   constexpr double kGuard = 1e-9;
-  double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
-  double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
-  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
-  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
+  const HopperGrid grid = hopper_grid(t, c);
   const double splits = c.split_k;
-  const double tiles = grid_m * grid_n * t.batch * splits;
-  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
-  const double iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
+  const double tiles = grid.tiles;
+  const double iters = grid.iters;
   const double full_waves = fast_floor(tiles * c.inv_usable_sms + kGuard);
   const double has_last_wave = tiles - full_waves * c.usable_sms > 0 ? 1.0 : 0.0;
   const double wave_compute_us = iters * c.compute_us_per_iter;
@@ -387,16 +406,13 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
   // Quotients of exact integers by tile sizes <= 1024: a 1e-9 guard absorbs the reciprocal's
   // rounding without ever crossing a true integer boundary (those are >= 1/1024 apart).
   constexpr double kGuard = 1e-9;
-  double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
-  double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
-  // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
-  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
-  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
+  const HopperGrid grid = hopper_grid(t, c);
+  const double grid_m = grid.grid_m;
+  const double grid_n = grid.grid_n;
   const double splits = c.split_k;
-  const double tiles = grid_m * grid_n * t.batch * splits;
+  const double tiles = grid.tiles;
   const double sms = c.usable_sms;
-  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
-  const double iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
+  const double iters = grid.iters;
   const double compulsory_per_tile_iter = t.operand_bytes / (tiles * iters);
 
   // Batched problems stack their grids along M (distinct operands per batch entry).

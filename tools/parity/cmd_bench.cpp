@@ -44,8 +44,8 @@ void print_hbm_table(const bench::HbmMeasurement& m) {
 #endif
 
 Status run_bench_hbm(const HbmArgs& args) {
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t total_bytes, copy_bytes_from_flag("bench hbm", args.bytes_text));
-  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
+  PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const std::int64_t total_bytes, copy_bytes_from_flag("bench hbm", args.bytes_text));
+  PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const bench::TimingOptions options,
                           timing_options_from_flags("bench hbm", args.warmup, args.reps, args.cache));
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench hbm"));
 #ifdef PARITY_HAS_CUDA

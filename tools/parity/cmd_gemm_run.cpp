@@ -293,7 +293,7 @@ Status run_gemm_measure(const MeasureArgs& args) {
   PARITY_CHECK_ARG(args.stride >= 1, "gemm measure: --stride=", args.stride, " must be >= 1");
   PARITY_CHECK_ARG(args.time_budget_s >= 0.0, "gemm measure: --time-budget-s=", args.time_budget_s,
                    " must be >= 0");
-  PARITY_ASSIGN_OR_RETURN(const DType dtype, gemm::parse_gemm_dtype(args.dtype));
+  PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const DType dtype, gemm::parse_gemm_dtype(args.dtype));
   PARITY_ASSIGN_OR_RETURN(const gemm::ShapeSuite suite, gemm::read_shape_suite(args.shapes));
 #ifdef PARITY_HAS_CUDA
   gemm::MeasureOptions options;

@@ -135,8 +135,8 @@ Status run_probe_on_device(const ProbeArgs& args, std::int64_t copy_total_bytes,
 #endif
 
 Status run_probe(const ProbeArgs& args) {
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t copy_total_bytes, copy_bytes_from_flag("hw probe", args.bytes_text));
-  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
+  PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const std::int64_t copy_total_bytes, copy_bytes_from_flag("hw probe", args.bytes_text));
+  PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const bench::TimingOptions options,
                           timing_options_from_flags("hw probe", args.warmup, args.reps));
   PARITY_RETURN_IF_ERROR(require_cuda_device("hw probe"));
 #ifdef PARITY_HAS_CUDA
