@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "backends/gpu/embedding/backward_kernels.cuh"
 #include "backends/gpu/embedding/launch_common.cuh"
 
 namespace parity::embedding::gpu {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/gpu/embedding/bounds_check_kernels.cuh"
 #include "backends/gpu/embedding/launch_common.cuh"
 
 namespace parity::embedding::gpu {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "backends/gpu/embedding/forward_kernels.cuh"
+#include "backends/gpu/embedding/forward_launch.cuh"
 
 namespace parity::embedding::gpu {
 namespace {

@@ -1,6 +1,6 @@
-// TBE forward kernels for bf16 weights (see forward_kernels.cuh).
+// TBE forward kernels for bf16 weights (see forward_launch.cuh).
 #define PARITY_TBE_FORWARD_INSTANTIATING
-#include "backends/gpu/embedding/forward_kernels.cuh"
+#include "backends/gpu/embedding/forward_launch.cuh"
 
 namespace parity::embedding::gpu {
 template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, int sm_count, gpuStream_t stream);

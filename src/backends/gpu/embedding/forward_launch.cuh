@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/gpu/embedding/forward_kernel.cuh"
 #include "backends/gpu/embedding/launch_common.cuh"
 
 namespace parity::embedding::gpu {

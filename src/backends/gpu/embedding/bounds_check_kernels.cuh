@@ -1,0 +1,231 @@
+// TBE bounds-check kernels: offsets, repair (fix mode), indices; see kernels.cuh.
+#pragma once
+
+#include "backends/gpu/embedding/kernels.cuh"
+
+namespace parity::gpu_device {
+
+// ---------------------------------------------------------------------------------------------
+// Bounds check
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kBoundsBlockThreads = 512;
+inline constexpr int kBoundsItemsPerThread = 16;
+inline constexpr std::int64_t kBoundsTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsItemsPerThread;
+inline constexpr int kBoundsMaxSharedBoundaries = 4096;
+// Per-block slot: counts and the lowest bad position with its value, for indices and offsets.
+struct BoundsSlot {
+  std::int64_t bad_indices;
+  std::int64_t first_bad_index_position;  // INT64_MAX when none
+  std::int64_t first_bad_index_value;
+  std::int64_t bad_offsets;
+  std::int64_t first_bad_offset_position;
+  std::int64_t first_bad_offset_value;
+  std::int64_t last_offset_bad;
+  std::int64_t reserved;
+};
+
+inline constexpr std::int64_t kNoPosition = 0x7fffffffffffffffLL;
+
+// Block reduction of (count, lowest position, its value); thread 0 gets the result.
+__device__ inline void block_reduce_first_bad(std::int64_t& count, std::int64_t& position, std::int64_t& value,
+                                              std::int64_t* scratch /* 3 * warps */) {
+  count = warp_reduce_sum(count);
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    const std::int64_t other_position = shfl_xor(position, offset);
+    const std::int64_t other_value = shfl_xor(value, offset);
+    if (other_position < position) {
+      position = other_position;
+      value = other_value;
+    }
+  }
+  const int warps = static_cast<int>(blockDim.x) / kWarpSize;
+  if (lane_id() == 0) {
+    scratch[warp_id()] = count;
+    scratch[warps + warp_id()] = position;
+    scratch[2 * warps + warp_id()] = value;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w) {
+      count += scratch[w];
+      if (scratch[warps + w] < position) {
+        position = scratch[warps + w];
+        value = scratch[2 * warps + w];
+      }
+    }
+  }
+  __syncthreads();
+}
+
+template <typename IndexT>
+__global__ void __launch_bounds__(kBoundsBlockThreads)
+    bounds_check_offsets_kernel(const IndexT* __restrict__ offsets, std::int64_t num_bags, std::int64_t num_indices,
+                                BoundsSlot* __restrict__ slots) {
+  __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+  __shared__ int last_bad;
+  if (threadIdx.x == 0) last_bad = 0;
+  __syncthreads();
+  std::int64_t count = 0, position = kNoPosition, value = 0;
+  // Tiles of kBoundsItemsPerThread x block positions: every load of a tile is issued before the
+  // first check, so a thread keeps that many loads in flight instead of one.
+  const std::int64_t entries = num_bags + 1;
+  const std::int64_t tile_stride = static_cast<std::int64_t>(gridDim.x) * kBoundsTileItems;
+  for (std::int64_t tile_start = static_cast<std::int64_t>(blockIdx.x) * kBoundsTileItems; tile_start < entries;
+       tile_start += tile_stride) {
+    std::int64_t current[kBoundsItemsPerThread], previous[kBoundsItemsPerThread];
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      current[r] = i < entries ? static_cast<std::int64_t>(offsets[i]) : 0;
+      previous[r] = i > 0 && i < entries ? static_cast<std::int64_t>(offsets[i - 1]) : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      if (i >= entries) continue;
+      const std::int64_t o = current[r];
+      const bool bad = o < 0 || o > num_indices || (i > 0 && o < previous[r]) || (i == num_bags && o != num_indices);
+      if (i == num_bags && o != num_indices) last_bad = 1;  // one thread sees the last entry
+      if (bad) {
+        ++count;
+        if (i < position) {
+          position = i;
+          value = o;
+        }
+      }
+    }
+  }
+  block_reduce_first_bad(count, position, value, scratch);  // also orders last_bad's write
+  if (threadIdx.x == 0) {
+    slots[blockIdx.x].bad_offsets = count;
+    slots[blockIdx.x].first_bad_offset_position = position;
+    slots[blockIdx.x].first_bad_offset_value = value;
+    slots[blockIdx.x].last_offset_bad = last_bad;
+  }
+}
+
+// Fix mode only, one block: offsets := running max of clamp(offsets, 0, N), last := N. Returns at
+// once when no block saw a bad offset (the common case costs one tiny launch).
+inline constexpr int kRepairBlockThreads = 1024;
+
+template <typename IndexT>
+__global__ void __launch_bounds__(kRepairBlockThreads)
+    repair_offsets_kernel(IndexT* __restrict__ offsets, std::int64_t num_bags, std::int64_t num_indices,
+                          const BoundsSlot* __restrict__ slots, int num_slots) {
+  __shared__ std::int64_t chunk_max[kRepairBlockThreads];
+  __shared__ int any_bad;
+  if (threadIdx.x == 0) any_bad = 0;
+  __syncthreads();
+  for (int s = threadIdx.x; s < num_slots; s += kRepairBlockThreads) {
+    if (slots[s].bad_offsets > 0) any_bad = 1;  // benign same-value race in shared memory
+  }
+  __syncthreads();
+  if (!any_bad) return;
+  const std::int64_t per_thread = (num_bags + kRepairBlockThreads - 1) / kRepairBlockThreads;
+  const std::int64_t begin = per_thread * threadIdx.x;
+  const std::int64_t end = begin + per_thread < num_bags ? begin + per_thread : num_bags;
+  auto clamp_offset = [&](std::int64_t o) { return o < 0 ? 0 : (o > num_indices ? num_indices : o); };
+  std::int64_t local = 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const std::int64_t c = clamp_offset(static_cast<std::int64_t>(offsets[i]));
+    local = c > local ? c : local;
+  }
+  chunk_max[threadIdx.x] = local;
+  __syncthreads();
+  for (int stride = 1; stride < kRepairBlockThreads; stride *= 2) {
+    const std::int64_t other = threadIdx.x >= static_cast<unsigned>(stride) ? chunk_max[threadIdx.x - stride] : 0;
+    __syncthreads();
+    if (other > chunk_max[threadIdx.x]) chunk_max[threadIdx.x] = other;
+    __syncthreads();
+  }
+  std::int64_t running = threadIdx.x > 0 ? chunk_max[threadIdx.x - 1] : 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const std::int64_t c = clamp_offset(static_cast<std::int64_t>(offsets[i]));
+    running = c > running ? c : running;
+    offsets[i] = static_cast<IndexT>(running);
+  }
+  if (threadIdx.x == 0) offsets[num_bags] = static_cast<IndexT>(num_indices);
+}
+
+template <typename IndexT>
+__global__ void __launch_bounds__(kBoundsBlockThreads)
+    bounds_check_indices_kernel(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
+                                const std::int64_t* __restrict__ feature_rows, int num_features,
+                                std::int64_t batch_size, std::int64_t num_indices, int fix,
+                                BoundsSlot* __restrict__ slots) {
+  __shared__ std::int64_t boundaries[kBoundsMaxSharedBoundaries + 1];
+  __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+  const bool staged = num_features <= kBoundsMaxSharedBoundaries;
+  auto clamp_offset = [&](std::int64_t o) { return o < 0 ? 0 : (o > num_indices ? num_indices : o); };
+  if (staged) {
+    for (int f = threadIdx.x; f < num_features; f += kBoundsBlockThreads) {
+      boundaries[f] = clamp_offset(static_cast<std::int64_t>(offsets[static_cast<std::int64_t>(f) * batch_size]));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {  // running max: boundaries of a monotone view of the offsets
+      for (int f = 1; f < num_features; ++f) {
+        if (boundaries[f] < boundaries[f - 1]) boundaries[f] = boundaries[f - 1];
+      }
+      boundaries[num_features] = num_indices;
+    }
+    __syncthreads();
+  }
+  auto boundary = [&](int f) -> std::int64_t {
+    if (staged) return boundaries[f];
+    return f == num_features ? num_indices
+                             : clamp_offset(static_cast<std::int64_t>(offsets[static_cast<std::int64_t>(f) * batch_size]));
+  };
+  std::int64_t count = 0, position = kNoPosition, value = 0;
+  int feature = 0;
+  std::int64_t feature_lo = boundary(0), feature_hi = boundary(1 < num_features ? 1 : num_features);
+  std::int64_t rows = feature_rows[0];
+  const std::int64_t tile_stride = static_cast<std::int64_t>(gridDim.x) * kBoundsTileItems;
+  for (std::int64_t tile_start = static_cast<std::int64_t>(blockIdx.x) * kBoundsTileItems; tile_start < num_indices;
+       tile_start += tile_stride) {
+    std::int64_t loaded[kBoundsItemsPerThread];  // all loads of the tile in flight at once
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      loaded[r] = i < num_indices ? static_cast<std::int64_t>(indices[i]) : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      if (i >= num_indices) continue;
+      if (i < feature_lo || i >= feature_hi) {
+        // Largest f with boundary(f) <= i, by binary search; positions before boundary(0) are in no bag.
+        int lo = 0, hi = num_features;
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (boundary(mid + 1) <= i) {
+            lo = mid + 1;
+          } else {
+            hi = mid;
+          }
+        }
+        feature = lo;
+        feature_lo = boundary(feature);
+        feature_hi = boundary(feature + 1);
+        rows = feature_rows[feature < num_features ? feature : num_features - 1];
+        if (i < feature_lo) continue;
+      }
+      const std::int64_t idx = loaded[r];
+      if (idx >= 0 && idx < rows) continue;
+      ++count;
+      if (i < position) {
+        position = i;
+        value = idx;
+      }
+      if (fix) indices[i] = 0;
+    }
+  }
+  block_reduce_first_bad(count, position, value, scratch);
+  if (threadIdx.x == 0) {
+    slots[blockIdx.x].bad_indices = count;
+    slots[blockIdx.x].first_bad_index_position = position;
+    slots[blockIdx.x].first_bad_index_value = value;
+  }
+}
+
+}  // namespace parity::gpu_device

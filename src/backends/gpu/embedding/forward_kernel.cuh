@@ -1,0 +1,113 @@
+// TBE forward kernel (group per bag); see kernels.cuh for the legend.
+#pragma once
+
+#include "backends/gpu/embedding/kernels.cuh"
+
+namespace parity::gpu_device {
+
+template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane>
+__global__ void __launch_bounds__(kForwardBlockThreads)
+    tbe_forward_group_per_bag_kernel(ForwardParams<IndexT> p) {
+  static_assert(kWarpSize % kGroupLanes == 0, "groups tile the warp");
+  using Storage = typename Tag::Storage;
+  // Rows in flight per lane: enough loads outstanding to cover memory latency, bounded registers.
+  constexpr int kUnrollWanted = 8 / kVecsPerLane > 0 ? 8 / kVecsPerLane : 1;
+  constexpr int kUnroll = kUnrollWanted < kGroupLanes ? kUnrollWanted : kGroupLanes;
+  constexpr int kGroupsPerWarp = kWarpSize / kGroupLanes;
+  const int lane = lane_id();
+  const int group_lane = lane % kGroupLanes;
+  const int group_base_lane = lane - group_lane;
+  const std::int64_t warps_per_block = kForwardBlockThreads / kWarpSize;
+  const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
+  const auto* weights = static_cast<const Storage*>(p.weights);
+
+  for (std::int64_t warp_global = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id();
+       warp_global * kGroupsPerWarp < p.num_bags; warp_global += total_warps) {
+    const std::int64_t bag = warp_global * kGroupsPerWarp + lane / kGroupLanes;
+    const bool active = bag < p.num_bags;
+    std::int64_t start = 0, end = 0, weights_offset = 0, out_col = 0, b = 0;
+    int dim = 0;
+    if (active) {
+      const auto f = static_cast<int>(bag / p.batch_size);
+      b = bag - static_cast<std::int64_t>(f) * p.batch_size;
+      start = static_cast<std::int64_t>(p.offsets[bag]);
+      end = static_cast<std::int64_t>(p.offsets[bag + 1]);
+      end = end > start ? end : start;  // a decreasing pair reads as empty, never negative
+      weights_offset = p.layout.feature_weights_offset[f];
+      out_col = p.layout.feature_out_col[f];
+      dim = static_cast<int>(p.layout.feature_dim[f]);
+    }
+    const int vecs = dim / 4;
+    const std::int64_t length = end - start;
+    const std::int64_t warp_max_length = warp_reduce_max(length);
+    float4 acc[kVecsPerLane];
+#pragma unroll
+    for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+
+    for (std::int64_t chunk = 0; chunk < warp_max_length; chunk += kGroupLanes) {
+      const std::int64_t my_position = start + chunk + group_lane;
+      std::int64_t my_index = 0;
+      float my_weight = 1.0f;
+      if (my_position < end) {
+        my_index = static_cast<std::int64_t>(p.indices[my_position]);
+        if (p.per_sample_weights != nullptr) my_weight = p.per_sample_weights[my_position];
+      }
+      const std::int64_t in_chunk = length - chunk;  // this group's rows left (may be <= 0)
+      const std::int64_t warp_in_chunk = warp_reduce_max(in_chunk < kGroupLanes ? in_chunk : kGroupLanes);
+      for (int j = 0; j < warp_in_chunk; j += kUnroll) {
+        RawVec<Tag> rows[kUnroll][kVecsPerLane];  // all loads issued before any conversion
+        float row_weight[kUnroll];
+        std::int64_t row_position[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int src = group_base_lane + ((j + u) < kGroupLanes ? (j + u) : 0);
+          const std::int64_t index = shfl(my_index, src);
+          row_weight[u] = shfl(my_weight, src);
+          const bool live = (j + u) < in_chunk && (j + u) < kGroupLanes;
+          row_weight[u] = live ? row_weight[u] : 0.0f;
+          row_position[u] = start + chunk + j + u;
+          const Storage* row = weights + weights_offset + index * dim;
+#pragma unroll
+          for (int k = 0; k < kVecsPerLane; ++k) {
+            const int vec = group_lane + k * kGroupLanes;
+            rows[u][k] = (live && vec < vecs) ? load_raw_vec<Tag>(row + vec * 4) : zero_raw_vec<Tag>();
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          if (p.pooling == Pool::kNone) {
+            const bool live = (j + u) < in_chunk && (j + u) < kGroupLanes;
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) {
+              const int vec = group_lane + k * kGroupLanes;
+              if (live && vec < vecs) {
+                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+                fma_vec(v, row_weight[u], raw_to_float4<Tag>(rows[u][k]));
+                store_out_vec(p.output, row_position[u] * p.output_cols + vec * 4, p.out_kind, v);
+              }
+            }
+          } else {
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) fma_vec(acc[k], row_weight[u], raw_to_float4<Tag>(rows[u][k]));
+          }
+        }
+      }
+    }
+    if (!active || p.pooling == Pool::kNone) continue;
+    const float scale = (p.pooling == Pool::kMean && length > 0) ? 1.0f / static_cast<float>(length) : 1.0f;
+#pragma unroll
+    for (int k = 0; k < kVecsPerLane; ++k) {
+      const int vec = group_lane + k * kGroupLanes;
+      if (vec < vecs) {
+        float4 v = acc[k];
+        v.x *= scale;
+        v.y *= scale;
+        v.z *= scale;
+        v.w *= scale;
+        store_out_vec(p.output, b * p.output_cols + out_col + vec * 4, p.out_kind, v);
+      }
+    }
+  }
+}
+
+}  // namespace parity::gpu_device
