@@ -2,6 +2,9 @@
 """Joins our foundation results with the torch baselines of the same device call.
 
 Inputs: `parity bench gemm --out` JSON, `parity bench hbm --out` JSON, torch_reference.py JSON.
+--gemm and --torch may each be given several times (rounds run interleaved: ours, torch, ours,
+torch): each side's figure is then the median over its rounds of the per-round medians, and every
+round's figures are kept in the output.
 Output: per-shape GEMM rows (our median vs torch's, ratio ours/torch of times and of rates, within
 3%?) and the copy ceiling (ours vs torch copy_, both counting bytes read + written), as JSON and
 as a short text table. A missing input is reported in the output, never silently skipped.
@@ -27,33 +30,47 @@ def within(ratio):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--gemm", required=True)
+    parser.add_argument("--gemm", required=True, action="append", help="bench gemm JSON (repeatable: rounds)")
     parser.add_argument("--hbm", required=True)
-    parser.add_argument("--torch", required=True)
+    parser.add_argument("--torch", required=True, action="append", help="torch_reference JSON (repeatable)")
     parser.add_argument("--out", required=True)
     parser.add_argument("--text", help="also write the table as text")
     args = parser.parse_args()
 
-    ours_gemm, gemm_error = load(args.gemm)
+    gemm_rounds = [load(p) for p in args.gemm]
+    torch_rounds = [load(p) for p in args.torch]
     ours_hbm, hbm_error = load(args.hbm)
-    torch_ref, torch_error = load(args.torch)
-    errors = [e for e in (gemm_error, hbm_error, torch_error) if e]
+    errors = [e for _, e in gemm_rounds + torch_rounds if e] + ([hbm_error] if hbm_error else [])
+    torch_ref = next((doc for doc, _ in torch_rounds if doc is not None), None)
 
-    torch_by_shape = {}
-    for row in (torch_ref or {}).get("gemm", []):
-        torch_by_shape[(row["m"], row["n"], row["k"])] = row
+    def median(values):
+        values = sorted(values)
+        mid = len(values) // 2
+        return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
+
+    torch_ms = {}  # shape -> per-round torch medians
+    for doc, _ in torch_rounds:
+        for row in (doc or {}).get("gemm", []):
+            torch_ms.setdefault((row["m"], row["n"], row["k"]), []).append(row["median_ms"])
+    ours_ms, ours_first = {}, {}
+    for doc, _ in gemm_rounds:
+        for row in (doc or {}).get("results", []):
+            key = (row["m"], row["n"], row["k"])
+            ours_ms.setdefault(key, []).append(row["stats"]["median_ms"])
+            ours_first.setdefault(key, row)
     gemm_rows = []
-    for row in (ours_gemm or {}).get("results", []):
-        key = (row["m"], row["n"], row["k"])
-        ours_ms = row["stats"]["median_ms"]
-        ref = torch_by_shape.get(key)
-        ratio = ours_ms / ref["median_ms"] if ref else None
+    for key, row in ours_first.items():
+        ours = median(ours_ms[key])
+        ref = median(torch_ms[key]) if key in torch_ms else None
+        ratio = ours / ref if ref else None
+        flop = 2.0 * key[0] * key[1] * key[2]
         gemm_rows.append({
             "name": row.get("name", ""), "m": key[0], "n": key[1], "k": key[2],
-            "ours_median_ms": ours_ms, "ours_median_tflops": row.get("median_tflops"),
+            "ours_median_ms": ours, "ours_median_tflops": flop / (ours * 1e-3) / 1e12,
             "ours_configuration": row.get("configuration"),
-            "torch_median_ms": ref["median_ms"] if ref else None,
-            "torch_median_tflops": ref["median_tflops"] if ref else None,
+            "torch_median_ms": ref,
+            "torch_median_tflops": flop / (ref * 1e-3) / 1e12 if ref else None,
+            "ours_round_medians_ms": ours_ms[key], "torch_round_medians_ms": torch_ms.get(key, []),
             "time_ratio_ours_over_torch": ratio,
             "within_3_percent": within(ratio),
         })

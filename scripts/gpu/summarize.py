@@ -55,7 +55,7 @@ def foundation(folders, out):
     doc = load(folder, "foundation_comparison.json")
     hbm = doc.get("hbm", {})
     out.append("## Foundation: the harness against the field's standard (issue 2)\n")
-    out.append(provenance_line(folder, ["bench_hbm.json", "bench_gemm_llama70b.json"]))
+    out.append(provenance_line(folder, ["bench_hbm.json", "bench_gemm_llama70b_r1.json", "bench_gemm_llama70b.json"]))
     out.append("Device copy, bytes read + written, L2 flushed, median (`parity bench hbm` vs torch `copy_` "
                "timed by `triton.testing.do_bench`, same byte count):\n")
     out.append("| ours (method) | ours TB/s | torch `copy_` TB/s | ratio ours/torch | within 3% |")
@@ -70,7 +70,9 @@ def foundation(folders, out):
         ("foundation_comparison.json",
          "bf16 GEMM, harness check: `parity bench gemm --library cublas` makes the call torch's default "
          "backend makes for `F.linear` (cublasGemmEx, cuBLAS's own kernel choice), so both sides time "
-         "the same kernel; torch timed by do_bench; L2 flushed, median:"),
+         "the same kernel; torch timed by do_bench; L2 flushed, median; both sides warmed up for the same "
+         "time (`--warmup-ms`, do_bench's `warmup`) so both are timed at the clocks the GPU holds under "
+         "sustained load; rounds interleaved (ours, torch, ours, torch), median of the rounds:"),
         ("foundation_comparison_cublaslt.json",
          "bf16 GEMM, our default path (`parity bench gemm`: cuBLASLt's heuristic top-1) against the same "
          "torch `F.linear` (where the two libraries choose different kernels, the ratio compares kernels, "
@@ -81,12 +83,15 @@ def foundation(folders, out):
         if not table:
             continue
         out.append(caption + "\n")
-        out.append("| shape | m×n×k | ours ms | torch ms | ratio ours/torch | ours TFLOP/s | within 3% | ours configuration |")
-        out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        out.append("| shape | m×n×k | ours ms | torch ms | ratio ours/torch | ours TFLOP/s | within 3% | "
+                   "rounds ours / torch (ms) | ours configuration |")
+        out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for row in table.get("gemm", []):
+            rounds = (" ".join(fmt(v, 4) for v in row.get("ours_round_medians_ms", [])) + " / " +
+                      " ".join(fmt(v, 4) for v in row.get("torch_round_medians_ms", [])))
             out.append(f"| {row['name']} | {row['m']}×{row['n']}×{row['k']} | {fmt(row['ours_median_ms'], 4)} | "
                        f"{fmt(row['torch_median_ms'], 4)} | {fmt(row['time_ratio_ours_over_torch'])} | "
-                       f"{fmt(row['ours_median_tflops'], 1)} | {fmt(row['within_3_percent'])} | "
+                       f"{fmt(row['ours_median_tflops'], 1)} | {fmt(row['within_3_percent'])} | {rounds} | "
                        f"{row.get('ours_configuration', '')} |")
         out.append("")
     probe = load(folder, "hw_probe.json")

@@ -32,15 +32,24 @@ def main():
     parser.add_argument("--shapes", required=True, help="suite CSV: name,m,n,k[,...]")
     parser.add_argument("--copy-bytes", type=int, default=4 << 30, help="bytes read + written per copy")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--warmup-ms", type=float, default=25.0,
+                        help="do_bench warm-up (ms); give the same as `parity bench gemm --warmup-ms` so both "
+                             "sides are timed in the same power state")
+    parser.add_argument("--rep-ms", type=float, default=100.0, help="do_bench repetition time (ms)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    if not (0 <= args.warmup_ms <= 600000 and 0 < args.rep_ms <= 600000):
+        sys.exit(f"torch_reference.py: --warmup-ms={args.warmup_ms} / --rep-ms={args.rep_ms} out of range")
     if args.copy_bytes <= 0 or args.copy_bytes % 2:
         sys.exit(f"torch_reference.py: --copy-bytes={args.copy_bytes} must be positive and even")
 
     import torch
     import torch.nn.functional as F
     import triton
-    from triton.testing import do_bench
+    from triton.testing import do_bench as triton_do_bench
+
+    def do_bench(fn, return_mode):
+        return triton_do_bench(fn, warmup=args.warmup_ms, rep=args.rep_ms, return_mode=return_mode)
 
     if not torch.cuda.is_available():
         sys.exit("torch_reference.py: no CUDA device visible")
@@ -99,7 +108,9 @@ def main():
             "device": props.name, "sm_count": props.multi_processor_count,
             "hostname": socket.gethostname(), "argv": sys.argv, "seed": args.seed,
             "timestamp_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "timer": 'triton.testing.do_bench(fn, return_mode="median") (L2 cleared before each rep)',
+            "timer": f'triton.testing.do_bench(fn, warmup={args.warmup_ms}, rep={args.rep_ms}, '
+                     'return_mode="median") (L2 cleared before each rep)',
+            "warmup_ms": args.warmup_ms, "rep_ms": args.rep_ms,
         },
         "gemm": gemm_rows,
         "copy": {"op": "torch.Tensor.copy_ (uint8, device to device)", "total_bytes": args.copy_bytes,

@@ -82,6 +82,8 @@ nlohmann::json hbm_measurement_json(const HbmMeasurement& measurement) {
       {"timing",
        {{"warmup_iterations", measurement.options.warmup_iterations},
         {"repetitions", measurement.options.repetitions},
+        {"warmup_ms", measurement.options.warmup_ms},
+        {"rep_ms", measurement.options.rep_ms},
         {"cache", cache_mode_name(measurement.options.cache)},
         {"flush_bytes", measurement.flush_bytes}}},
       {"check", {{"method", "bitwise compare of dst against src after one copy of each method"},

@@ -1,5 +1,8 @@
 // CPU half of device_timing.hpp: option validation and names, usable before any device exists
 // (the CLI validates arguments first, so bad input is exit 2 even in a CPU-only build).
+#include <algorithm>
+#include <cmath>
+
 #include "parity/bench/device_timing.hpp"
 
 namespace parity::bench {
@@ -10,7 +13,24 @@ Status validate_timing_options(const TimingOptions& options) {
                    " must be >= 0");
   PARITY_CHECK_ARG(options.flush_bytes >= 0, "flush_bytes=", options.flush_bytes,
                    " must be >= 0 (0 = twice the device's L2)");
+  PARITY_CHECK_ARG(std::isfinite(options.warmup_ms) && options.warmup_ms >= 0.0 &&
+                       options.warmup_ms <= kMaxTimedMilliseconds,
+                   "warmup_ms=", options.warmup_ms, " must be in [0, ", kMaxTimedMilliseconds, "]");
+  PARITY_CHECK_ARG(std::isfinite(options.rep_ms) && options.rep_ms >= 0.0 && options.rep_ms <= kMaxTimedMilliseconds,
+                   "rep_ms=", options.rep_ms, " must be in [0, ", kMaxTimedMilliseconds, "]");
   return Status::ok();
+}
+
+ResolvedCounts resolve_time_based_counts(const TimingOptions& options, double estimate_ms) {
+  ResolvedCounts counts{options.warmup_iterations, options.repetitions};
+  // A zero or invalid estimate (work below the event resolution) counts as 1 us.
+  const double per_run_ms = std::isfinite(estimate_ms) && estimate_ms > 1e-3 ? estimate_ms : 1e-3;
+  auto runs_for = [&](double ms) {
+    return static_cast<int>(std::min<double>(std::ceil(ms / per_run_ms), kMaxTimeBasedRepetitions));
+  };
+  if (options.warmup_ms > 0.0) counts.warmup_iterations = std::max(counts.warmup_iterations, runs_for(options.warmup_ms));
+  if (options.rep_ms > 0.0) counts.repetitions = std::max(counts.repetitions, runs_for(options.rep_ms));
+  return counts;
 }
 
 const char* cache_mode_name(TimingOptions::CacheMode mode) {

@@ -26,6 +26,8 @@ TEST(CliBenchHbm, RejectsBadBytes) {
 TEST(CliBenchHbm, RejectsBadTimingOptions) {
   expect_bad_input("bench hbm --reps 0", "--reps=0 must be >= 1");
   expect_bad_input("bench hbm --reps=-3", "--reps=-3 must be >= 1");
+  expect_bad_input("bench hbm --warmup-ms -5", "--warmup-ms=-5 must be in [0, ");
+  expect_bad_input("bench hbm --rep-ms 1e9", "--rep-ms=1e+09 must be in [0, ");
   expect_bad_input("bench hbm --warmup=-1", "--warmup=-1 must be >= 0");
   expect_bad_input("bench hbm --cache cold", "--cache='cold' is not a cache mode");
 }

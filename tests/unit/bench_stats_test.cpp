@@ -84,6 +84,40 @@ TEST(BenchTimingOptions, ValidationNamesTheField) {
   options.flush_bytes = -8;
   status = validate_timing_options(options);
   EXPECT_NE(status.message().find("flush_bytes=-8"), std::string::npos) << status.message();
+  options = TimingOptions{};
+  options.warmup_ms = -1.0;
+  status = validate_timing_options(options);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("warmup_ms=-1"), std::string::npos) << status.message();
+  options.warmup_ms = 0.0;
+  options.rep_ms = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NE(validate_timing_options(options).message().find("rep_ms=nan"), std::string::npos);
+}
+
+TEST(BenchTimingOptions, TimeBasedCountsCoverTheRequestedTime) {
+  TimingOptions options;
+  options.warmup_iterations = 3;
+  options.repetitions = 10;
+  // Counts only: the estimate does not matter.
+  ResolvedCounts counts = resolve_time_based_counts(options, 0.5);
+  EXPECT_EQ(counts.warmup_iterations, 3);
+  EXPECT_EQ(counts.repetitions, 10);
+  // 25 ms of warm-up and 100 ms of repetitions at 0.4 ms per run: ceil(62.5) = 63, 250.
+  options.warmup_ms = 25.0;
+  options.rep_ms = 100.0;
+  counts = resolve_time_based_counts(options, 0.4);
+  EXPECT_EQ(counts.warmup_iterations, 63);
+  EXPECT_EQ(counts.repetitions, 250);
+  // A slow run never lowers the counts below the explicit ones.
+  counts = resolve_time_based_counts(options, 50.0);
+  EXPECT_EQ(counts.warmup_iterations, 3);
+  EXPECT_EQ(counts.repetitions, 10);
+  // Work below the event resolution (or a bad estimate) is capped, never unbounded.
+  for (double estimate : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    counts = resolve_time_based_counts(options, estimate);
+    EXPECT_EQ(counts.repetitions, kMaxTimeBasedRepetitions) << "estimate " << estimate;
+    EXPECT_EQ(counts.warmup_iterations, 25000) << "estimate " << estimate;
+  }
 }
 
 TEST(BenchTimingOptions, CacheModeNamesRoundTrip) {

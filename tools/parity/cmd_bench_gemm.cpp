@@ -27,6 +27,8 @@ struct BenchGemmArgs {
   std::string shapes;
   int warmup = 10;
   int reps = 50;
+  double warmup_ms = 0.0;
+  double rep_ms = 0.0;
   std::string cache = "flush";
   std::string library = "cublaslt";
   std::uint64_t cublas_workspace_bytes = 32ull << 20;
@@ -69,13 +71,9 @@ Result<std::vector<NamedShape>> shapes_from_args(const BenchGemmArgs& args, DTyp
 Status run_bench_gemm(const BenchGemmArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const DType dtype, gemm::parse_gemm_dtype(args.dtype));
   PARITY_ASSIGN_OR_RETURN(const auto shapes, shapes_from_args(args, dtype));
-  PARITY_CHECK_ARG(args.reps >= 1, "bench gemm: --reps=", args.reps, " must be >= 1");
-  PARITY_CHECK_ARG(args.warmup >= 0, "bench gemm: --warmup=", args.warmup, " must be >= 0");
-  bench::TimingOptions options;
-  options.warmup_iterations = args.warmup;
-  options.repetitions = args.reps;
-  PARITY_ASSIGN_OR_RETURN(options.cache, bench::parse_cache_mode(args.cache));
-  PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options).with_context("bench gemm"));
+  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
+                          timing_options_from_flags("bench gemm", args.warmup, args.reps, args.cache, args.warmup_ms,
+                                                    args.rep_ms));
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench gemm"));
 #ifdef PARITY_HAS_CUDA
   ProcessArgs process_args;
@@ -88,6 +86,8 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
                         {"cache", bench::cache_mode_name(options.cache)},
                         {"warmup_iterations", options.warmup_iterations},
                         {"repetitions", options.repetitions},
+                        {"warmup_ms", options.warmup_ms},
+                        {"rep_ms", options.rep_ms},
                         {"inputs", "normal(0,1) rounded to the operand type"},
                         {"cublaslt_version", gemm::CublasLtProvider::library_version()}};
   PARITY_ASSIGN_OR_RETURN(const auto clocks_before, bench::read_device_clocks());
@@ -151,6 +151,7 @@ void add_bench_gemm_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--shapes", args->shapes, "CSV of shapes (name,m,n,k[,...]) instead of --m/--n/--k");
   cmd->add_option("--warmup", args->warmup, "untimed iterations before timing")->capture_default_str();
   cmd->add_option("--reps", args->reps, "timed repetitions (each timed alone)")->capture_default_str();
+  add_time_based_flags(cmd, args->warmup_ms, args->rep_ms);
   cmd->add_option("--cache", args->cache, "flush: L2 flushed before each repetition; warm: not flushed")
       ->capture_default_str();
   cmd->add_option("--library", args->library,

@@ -3,11 +3,13 @@
 // for provenance (read back from /proc, since subcommand callbacks do not receive argv).
 #pragma once
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -35,15 +37,32 @@ inline Status require_cuda_device(const std::string& command) {
 
 /// Timing flags checked with the flag names in the message ("bench hbm: --reps=0 must be >= 1").
 inline Result<bench::TimingOptions> timing_options_from_flags(const std::string& command, int warmup, int reps,
-                                                              const std::string& cache = "flush") {
+                                                              const std::string& cache = "flush",
+                                                              double warmup_ms = 0.0, double rep_ms = 0.0) {
   PARITY_CHECK_ARG(reps >= 1, command, ": --reps=", reps, " must be >= 1");
   PARITY_CHECK_ARG(warmup >= 0, command, ": --warmup=", warmup, " must be >= 0");
+  PARITY_CHECK_ARG(std::isfinite(warmup_ms) && warmup_ms >= 0.0 && warmup_ms <= bench::kMaxTimedMilliseconds,
+                   command, ": --warmup-ms=", warmup_ms, " must be in [0, ", bench::kMaxTimedMilliseconds, "]");
+  PARITY_CHECK_ARG(std::isfinite(rep_ms) && rep_ms >= 0.0 && rep_ms <= bench::kMaxTimedMilliseconds, command,
+                   ": --rep-ms=", rep_ms, " must be in [0, ", bench::kMaxTimedMilliseconds, "]");
   bench::TimingOptions options;
   options.warmup_iterations = warmup;
   options.repetitions = reps;
+  options.warmup_ms = warmup_ms;
+  options.rep_ms = rep_ms;
   PARITY_ASSIGN_OR_RETURN(options.cache, bench::parse_cache_mode(cache));
   PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options));
   return options;
+}
+
+/// --warmup-ms / --rep-ms on a bench command (time-based minimums, do_bench's way of sizing).
+inline void add_time_based_flags(CLI::App* cmd, double& warmup_ms, double& rep_ms) {
+  cmd->add_option("--warmup-ms", warmup_ms,
+                  "warm up for at least this many ms (raises --warmup; do_bench's default is 25). A long warm-up "
+                  "measures the clocks the GPU holds under sustained load")
+      ->capture_default_str();
+  cmd->add_option("--rep-ms", rep_ms, "time at least this many ms of repetitions (raises --reps; do_bench: 100)")
+      ->capture_default_str();
 }
 
 /// The copy size flag (--bytes, read + written), parsed and validated.

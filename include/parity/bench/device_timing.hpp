@@ -18,12 +18,22 @@ namespace parity::bench {
 struct TimingOptions {
   int warmup_iterations = 10;
   int repetitions = 50;
+  // Time-based minimums, as triton.testing.do_bench sizes its loops: when > 0, the counts grow to
+  // cover this many milliseconds at the work's estimated time (5 flushed runs). A long warm-up
+  // brings the GPU to the clocks it holds under sustained load, so two tools compared at the same
+  // warm-up see the same power state (a 0.35 ms GEMM runs 15% slower after ~50 ms of load).
+  double warmup_ms = 0.0;
+  double rep_ms = 0.0;
   enum class CacheMode { kFlushL2, kWarm } cache = CacheMode::kFlushL2;
   std::int64_t flush_bytes = 0;  // 0 = 2 x the device's L2
 };
 
-/// Validates the options (repetitions >= 1, warmup >= 0, flush_bytes >= 0) with messages naming
-/// the field; CPU code (the CLI) calls this before anything touches a device.
+/// Validates the options (repetitions >= 1, warmup >= 0, flush_bytes >= 0, warmup_ms and rep_ms
+/// finite, >= 0 and <= kMaxTimedMilliseconds) with messages naming the field; CPU code (the CLI)
+/// calls this before anything touches a device.
+inline constexpr double kMaxTimedMilliseconds = 600000.0;
+/// Upper bound on the repetitions a time-based run may grow to (bounds event memory).
+inline constexpr int kMaxTimeBasedRepetitions = 100000;
 Status validate_timing_options(const TimingOptions& options);
 
 /// "flush_l2" / "warm" (results files), and the CLI spelling "flush" / "warm".
@@ -31,7 +41,16 @@ const char* cache_mode_name(TimingOptions::CacheMode mode);
 Result<TimingOptions::CacheMode> parse_cache_mode(const std::string& text);
 
 /// Runs `work` warmup_iterations times untimed, then repetitions times, each between its own pair
-/// of events; a non-ok Status from `work` stops the run and is returned with context.
+/// of events; a non-ok Status from `work` stops the run and is returned with context. With
+/// warmup_ms/rep_ms set, both counts are first raised by resolve_time_based_counts.
+///
+/// The counts a time-based run uses: max(count, ceil(ms / estimate_ms)), repetitions capped at
+/// kMaxTimeBasedRepetitions. Pure; exposed for tests.
+struct ResolvedCounts {
+  int warmup_iterations = 0;
+  int repetitions = 0;
+};
+ResolvedCounts resolve_time_based_counts(const TimingOptions& options, double estimate_ms);
 Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)>& work,
                                    const TimingOptions& options, gpu::StreamHandle stream = nullptr);
 

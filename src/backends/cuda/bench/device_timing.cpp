@@ -3,6 +3,7 @@
 // start event: it evicts the previous repetition's lines and runs outside the timed region.
 #include <cuda_runtime.h>
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -67,31 +68,43 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
     return Status::ok();
   };
 
-  for (int i = 0; i < options.warmup_iterations; ++i) {
+  // Queues `count` flushed runs, each between its own events; waits once; returns their times.
+  auto timed_runs = [&](int count, const char* what) -> Result<SampleStats> {
+    EventPairs events;
+    PARITY_RETURN_IF_ERROR(events.create(count));
+    for (int i = 0; i < count; ++i) {
+      PARITY_RETURN_IF_ERROR(flush_l2());
+      PARITY_CUDA_TRY(cudaEventRecord(events.start(i), cuda_stream));
+      const Status status = work(stream);
+      if (!status.is_ok()) return status.with_context(std::string("time_on_device: ") + what + " work failed");
+      PARITY_CUDA_TRY(cudaEventRecord(events.stop(i), cuda_stream));
+    }
+    PARITY_CUDA_TRY(cudaStreamSynchronize(cuda_stream));
+    // Asynchronous faults of `work` surface here rather than in the next unrelated call.
+    PARITY_CUDA_TRY(cudaGetLastError());
+    std::vector<double> samples_ms;
+    samples_ms.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      float elapsed_ms = 0.0f;
+      PARITY_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, events.start(i), events.stop(i)));
+      samples_ms.push_back(static_cast<double>(elapsed_ms));
+    }
+    return summarize(std::move(samples_ms));
+  };
+
+  ResolvedCounts counts{options.warmup_iterations, options.repetitions};
+  if (options.warmup_ms > 0.0 || options.rep_ms > 0.0) {
+    // Estimate as do_bench does (5 runs, each after a flush), but from the median of the runs
+    // timed alone, so the flush's own time does not shrink the counts.
+    PARITY_ASSIGN_OR_RETURN(const SampleStats estimate, timed_runs(5, "estimate"));
+    counts = resolve_time_based_counts(options, estimate.median_ms);
+  }
+  for (int i = 0; i < counts.warmup_iterations; ++i) {
     PARITY_RETURN_IF_ERROR(flush_l2());
     const Status status = work(stream);
     if (!status.is_ok()) return status.with_context("time_on_device: warm-up work failed");
   }
-  EventPairs events;
-  PARITY_RETURN_IF_ERROR(events.create(options.repetitions));
-  for (int i = 0; i < options.repetitions; ++i) {
-    PARITY_RETURN_IF_ERROR(flush_l2());
-    PARITY_CUDA_TRY(cudaEventRecord(events.start(i), cuda_stream));
-    const Status status = work(stream);
-    if (!status.is_ok()) return status.with_context("time_on_device: timed work failed");
-    PARITY_CUDA_TRY(cudaEventRecord(events.stop(i), cuda_stream));
-  }
-  PARITY_CUDA_TRY(cudaStreamSynchronize(cuda_stream));
-  // Asynchronous faults of `work` surface here rather than in the next unrelated call.
-  PARITY_CUDA_TRY(cudaGetLastError());
-  std::vector<double> samples_ms;
-  samples_ms.reserve(static_cast<std::size_t>(options.repetitions));
-  for (int i = 0; i < options.repetitions; ++i) {
-    float elapsed_ms = 0.0f;
-    PARITY_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, events.start(i), events.stop(i)));
-    samples_ms.push_back(static_cast<double>(elapsed_ms));
-  }
-  return summarize(std::move(samples_ms));
+  return timed_runs(counts.repetitions, "timed");
 }
 
 }  // namespace parity::bench
