@@ -330,11 +330,16 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
   }
   result.scalars = to_scalars(best);
   result.scalars.variant_efficiency = start.variant_efficiency;
-  // Per-variant efficiency in closed form, from the measurements alone: within each shape, the
-  // candidates that differ only in the variant (same tile, cluster, split) are compared with their
-  // group's geometric mean; a variant's efficiency is exp(-mean log excess), clamped to +-25%.
-  // Measuring the variant inside its group keeps tile-model errors out of the variant table.
+  // Per-variant efficiency in closed form: within each shape, the candidates that differ only in
+  // the variant (same tile, cluster, split) are compared with their group's geometric mean, on
+  // the residual log(measured / predicted) of the fitted model without a variant table (so the
+  // cooperative schedules' exposed epilogue, which the model already charges, is not counted
+  // twice); a variant's efficiency is exp(-mean log excess), clamped to +-25%. Measuring the
+  // variant inside its group keeps tile-model errors out of the variant table.
   {
+    ModelScalars plain = result.scalars;
+    plain.variant_efficiency.fill(1.0);
+    const GemmModel plain_model(device, plain);
     std::array<double, 8> log_sum{};
     std::array<int, 8> count{};
     for (const MeasuredShape& shape : shapes) {
@@ -353,13 +358,20 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
           }
         }
         if (group.size() < 2) continue;
+        const ProblemClass key = problem_class(shape.problem);
+        std::vector<double> residual;
         double mean_log = 0.0;
-        for (std::size_t j : group) mean_log += std::log(cs[j].median_ms);
-        mean_log /= static_cast<double>(group.size());
         for (std::size_t j : group) {
-          const int v = cs[j].candidate.variant;
-          if (v < 0 || v >= 8) continue;
-          log_sum[static_cast<std::size_t>(v)] += std::log(cs[j].median_ms) - mean_log;
+          const double predicted_us =
+              plain_model.predict_us(shape.problem, plain_model.prepare(key, cs[j].candidate));
+          residual.push_back(std::log(cs[j].median_ms * 1e3 / predicted_us));
+          mean_log += residual.back();
+        }
+        mean_log /= static_cast<double>(group.size());
+        for (std::size_t g = 0; g < group.size(); ++g) {
+          const int v = cs[group[g]].candidate.variant;
+          if (v < 0 || v >= 8 || !std::isfinite(residual[g])) continue;
+          log_sum[static_cast<std::size_t>(v)] += residual[g] - mean_log;
           ++count[static_cast<std::size_t>(v)];
         }
       }

@@ -10,6 +10,9 @@ namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // predict_top_us keeps its running top-k on the stack; larger k predicts everything.
 constexpr std::size_t kMaxPrunedKeep = 16;
+// The bounds sum their terms in another order than the exact prediction: shrink them by far more
+// than the rounding difference so a bound never exceeds the value it bounds.
+constexpr double kCoarseRoundingMargin = 1.0 - 1e-12;
 constexpr double kBytesPerMib = 1048576.0;
 // Hopper: a tile whose fp32 accumulators exceed 192x128 (96 KiB) leaves too few registers for
 // two consumer warpgroups to run ping-pong with overlapped epilogues; charge the lost overlap.
@@ -18,6 +21,15 @@ constexpr double kBytesPerMib = 1048576.0;
 constexpr double kLargeAccumulatorEfficiency = 0.93;
 constexpr double kLargeAccumulatorElements = 192.0 * 128.0;
 constexpr double kWidestMmaExtent = 256.0;
+// TMA descriptors need 16-byte aligned global addresses and strides; cp.async copies 4, 8 or 16.
+constexpr int kTmaAlignmentBytes = 16;
+constexpr double kAsyncCopyMinBytes = 4.0;
+// cuBLASLt's Hopper family runs custom options 4..7 as cooperative schedules: on the 128x128 tile
+// (the one tile offered with all eight) they trail options 0..3 by 10-15% at K = 512 and by 1-3%
+// at K >= 4096, the signature of an epilogue exposed once per tile (run 1 and 2 measurements,
+// docs/gemm.md); larger tiles are offered with options 4..7 only.
+constexpr int kFirstCooperativeVariant = 4;
+constexpr double kReferenceEpilogueBytes = 128.0 * 128.0 * 2.0;
 // Fraction of the L2 a working set can use before re-reads go to DRAM: H200's L2 is two halves
 // and data used by SMs on both sides is held twice (origami.md §7.6).
 constexpr double kL2UsableFraction = 0.5;
@@ -123,7 +135,7 @@ std::array<double, kNumModelScalars> scalars_to_array(const ModelScalars& s) {
   return {s.mma_efficiency, s.feed_intensity,    s.dram_efficiency,
           s.l2_bandwidth_ratio, s.launch_us,     s.tile_overhead_us,
           s.splitk_overhead_us, s.bw_saturation, s.cluster_efficiency, s.tail_boost,
-          s.single_cta_efficiency, s.cluster4_efficiency};
+          s.single_cta_efficiency, s.cluster4_efficiency, s.epilogue_us, s.legacy_efficiency};
 }
 
 ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
@@ -140,6 +152,8 @@ ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
   s.tail_boost = v[9];
   s.single_cta_efficiency = v[10];
   s.cluster4_efficiency = v[11];
+  s.epilogue_us = v[12];
+  s.legacy_efficiency = v[13];
   return s;
 }
 
@@ -148,14 +162,15 @@ std::string_view scalar_name(int index) {
       "mma_efficiency",     "feed_intensity", "dram_efficiency",
       "l2_bandwidth_ratio", "launch_us",      "tile_overhead_us",
       "splitk_overhead_us", "bw_saturation",  "cluster_efficiency", "tail_boost",
-      "single_cta_efficiency", "cluster4_efficiency"};
+      "single_cta_efficiency", "cluster4_efficiency", "epilogue_us", "legacy_efficiency"};
   return index >= 0 && index < kNumModelScalars ? kNames[index] : "?";
 }
 
 std::array<double, 2> scalar_bounds(int index) {
   static constexpr double kBounds[kNumModelScalars][2] = {
       {0.3, 1.0}, {0.5, 64.0}, {0.3, 1.0}, {1.0, 8.0}, {0.5, 20.0},
-      {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}, {0.001, 0.5}, {0.4, 1.1}, {0.5, 1.1}};
+      {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}, {0.001, 0.5}, {0.4, 1.1}, {0.5, 1.1},
+      {0.01, 5.0}, {0.02, 1.0}};
   if (index < 0 || index >= kNumModelScalars) return {0.0, 0.0};
   return {kBounds[index][0], kBounds[index][1]};
 }
@@ -210,9 +225,14 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
     return p;
   }
 
-  p.usable_sms = usable_sms_for_cluster(device_.num_sms, cluster_size);
-  p.cluster_m = std::max(1, c.cluster_m);
-  p.cluster_n = std::max(1, c.cluster_n);
+  // TMA needs 16-byte aligned rows: below that the library runs kernels that load through
+  // cp.async or registers, with no multicast, no clusters and no warp-specialised overlap.
+  const bool uses_tma = key.alignment_bytes >= kTmaAlignmentBytes;
+  p.uses_tma = uses_tma;
+  const int launched_cluster = uses_tma ? cluster_size : 1;
+  p.usable_sms = usable_sms_for_cluster(device_.num_sms, launched_cluster);
+  p.cluster_m = uses_tma ? std::max(1, c.cluster_m) : 1;
+  p.cluster_n = uses_tma ? std::max(1, c.cluster_n) : 1;
   p.inv_cluster_m = 1.0 / p.cluster_m;
   p.inv_cluster_n = 1.0 / p.cluster_n;
   // Needs two pipeline stages of A and B tiles in shared memory.
@@ -222,22 +242,32 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   if (key.a_dtype == DType::kF32) peak = device_.peak_tf32_flops_per_s;
   const double intensity = tm * tn / (tm + tn);
   double efficiency = scalars_.mma_efficiency * intensity / (intensity + scalars_.feed_intensity);
-  if (tm * tn > kLargeAccumulatorElements) efficiency *= kLargeAccumulatorEfficiency;
+  if (uses_tma && tm * tn > kLargeAccumulatorElements) efficiency *= kLargeAccumulatorEfficiency;
   // A tile extent beyond 256 (the widest wgmma N, two 128-row consumer warpgroups) needs extra
   // instruction issue and staging per K-step: rate ~ sqrt(256 / extent) (a fixed prior read off
   // the baseline timings of 320- and 512-wide tiles, not fitted per device).
   const double widest = std::max(tm, tn);
   if (widest > kWidestMmaExtent) efficiency *= std::sqrt(kWidestMmaExtent / widest);
-  if (cluster_size == 1) efficiency *= scalars_.single_cta_efficiency;
-  if (cluster_size == 2) efficiency *= scalars_.cluster_efficiency;
-  if (cluster_size > 2) efficiency *= scalars_.cluster4_efficiency;
+  if (!uses_tma) {
+    // One element per load below 4 bytes (cp.async moves 4, 8 or 16): half the operand rate.
+    efficiency *= scalars_.legacy_efficiency *
+                  std::min(1.0, static_cast<double>(key.alignment_bytes) / kAsyncCopyMinBytes);
+  } else if (cluster_size == 1) {
+    efficiency *= scalars_.single_cta_efficiency;
+  } else if (cluster_size == 2) {
+    efficiency *= scalars_.cluster_efficiency;
+  } else {
+    efficiency *= scalars_.cluster4_efficiency;
+  }
+  if (uses_tma && c.variant >= kFirstCooperativeVariant) {
+    p.exposed_epilogue_us = scalars_.epilogue_us * tm * tn * c_bytes / kReferenceEpilogueBytes;
+  }
   if (c.variant >= 0 && c.variant < static_cast<int>(scalars_.variant_efficiency.size())) {
     efficiency *= scalars_.variant_efficiency[static_cast<std::size_t>(c.variant)];
   }
   p.compute_us_per_iter = 2.0 * tm * tn * tk / (peak / device_.num_sms * efficiency) * 1e6;
   // TMA multicast: the A tile is shared by the cluster's CTAs along N, the B tile along M.
-  p.l2_bytes_per_iter =
-      (tm * a_bytes / std::max(1, c.cluster_n) + tn * a_bytes / std::max(1, c.cluster_m)) * tk;
+  p.l2_bytes_per_iter = (tm * a_bytes / p.cluster_n + tn * a_bytes / p.cluster_m) * tk;
   p.full_wave_splits = std::min<double>(p.split_k, p.usable_sms);
   p.full_wave_positions = std::max(1.0, p.usable_sms / p.full_wave_splits);
   p.full_wave_rows = std::sqrt(p.full_wave_positions) * p.window_aspect;
@@ -252,8 +282,15 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   p.inv_tile_k = 1.0 / tk;
   p.inv_split_k = 1.0 / p.split_k;
   p.inv_usable_sms = 1.0 / p.usable_sms;
-  p.min_compute_us_per_flop =
-      p.compute_us_per_iter / (2.0 * tm * tn * tk) / p.usable_sms / (1.0 + scalars_.tail_boost);
+  p.tiles_per_output = p.split_k / (tm * tn);
+  p.wave_fixed_us = scalars_.tile_overhead_us + p.exposed_epilogue_us;
+  p.split_fixed_us = is_split ? scalars_.splitk_overhead_us : 0.0;
+  p.reduce_bytes_per_output = is_split ? p.split_k * 4.0 + c_bytes : 0.0;
+  const double dram_bw = device_.hbm_bytes_per_s * scalars_.dram_efficiency * 1e-6;  // bytes/us
+  p.min_l2_us_per_flop =
+      p.l2_bytes_per_iter / (2.0 * tm * tn * tk) / (dram_bw * scalars_.l2_bandwidth_ratio);
+  p.full_wave_compute_us_per_k = p.compute_us_per_iter / (p.split_k * tk);
+  p.min_compute_us_per_k = p.full_wave_compute_us_per_k / (1.0 + scalars_.tail_boost);
   return p;
 }
 
@@ -283,21 +320,41 @@ void GemmModel::predict_all_us(const GemmProblem& problem, const PreparedCandida
 
 std::size_t GemmModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                       std::size_t count, std::size_t keep, double tie_epsilon,
-                                      double* predicted_us) const {
-  if (device_.kind != ModelKind::kHopper || keep == 0 || keep > kMaxPrunedKeep) {
+                                      double* predicted_us, double* cutoff_us) const {
+  if (device_.kind != ModelKind::kHopper || keep == 0 || keep > kMaxPrunedKeep || count < keep) {
     predict_all_us(problem, prepared, count, predicted_us);
+    if (cutoff_us != nullptr) *cutoff_us = kInfinity;
     return count;
   }
   const ProblemTerms terms = problem_terms(problem);
-  // Pass 1: every candidate's lower bound; remember the `keep` smallest (ascending).
+  // Pass 1: every candidate's coarse bound (launch; the fewest waves the output allows, each a
+  // boosted K-loop with its fixed costs; the L2 time; the split-K reduction: one rounding, no
+  // tile counts), and the
+  // finer bound where the coarse one could still make it a seed; remember the `keep` smallest
+  // bounds (ascending) as seeds.
+  const double flops = 2.0 * terms.m * terms.n * terms.k * terms.batch;
+  const double outputs = terms.batch * terms.m * terms.n;
+  const double output_us = outputs * terms.inv_dram_bw;
   std::array<double, kMaxPrunedKeep> seed_bound{};
   std::array<std::size_t, kMaxPrunedKeep> seed_index{};
   std::size_t seeds = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    const double bound =
-        prepared[i].is_feasible ? hopper_lower_bound_us(terms, prepared[i]) : kInfinity;
+    const PreparedCandidate& c = prepared[i];
+    constexpr double kGuard = 1e-9;
+    const double waves = fast_ceil(outputs * c.tiles_per_output * c.inv_usable_sms - kGuard);
+    const double compute_us = terms.k * (std::max(0.0, waves - 1.0) * c.full_wave_compute_us_per_k +
+                                         c.min_compute_us_per_k);
+    const double loop_us = std::max(compute_us, flops * c.min_l2_us_per_flop);
+    double bound = c.is_feasible ? (scalars_.launch_us + waves * c.wave_fixed_us + loop_us +
+                                    c.split_fixed_us + output_us * c.reduce_bytes_per_output) *
+                                       kCoarseRoundingMargin
+                                 : kInfinity;
     predicted_us[i] = bound;
     if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
+    // A possible seed: rank seeds by the finer bound (tile counts, waves, L2 time).
+    bound = hopper_lower_bound_us(terms, c);
+    predicted_us[i] = bound;
+    if (seeds == keep && bound >= seed_bound[keep - 1]) continue;
     std::size_t at = seeds < keep ? seeds++ : keep - 1;
     while (at > 0 && seed_bound[at - 1] > bound) {
       seed_bound[at] = seed_bound[at - 1];
@@ -331,11 +388,19 @@ std::size_t GemmModel::predict_top_us(const GemmProblem& problem, const Prepared
     bool is_seed = false;
     for (std::size_t s = 0; s < seeds; ++s) is_seed |= seed_index[s] == i;
     if (is_seed) continue;
-    if (filled == keep &&
-        predicted_us[i] > std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon))) {
-      continue;  // stays at its bound
+    if (filled == keep) {
+      const double threshold = std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+      if (predicted_us[i] > threshold) continue;  // stays at its coarse bound
+      const double bound = hopper_lower_bound_us(terms, prepared[i]);
+      if (bound > threshold) {
+        predicted_us[i] = bound;  // stays at the finer bound
+        continue;
+      }
     }
     predict_exact(i);
+  }
+  if (cutoff_us != nullptr) {
+    *cutoff_us = filled == keep ? std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon)) : kInfinity;
   }
   return exact;
 }
@@ -353,35 +418,57 @@ struct HopperGrid {
 
 inline HopperGrid hopper_grid(const GemmModel::ProblemTerms& t, const PreparedCandidate& c) {
   constexpr double kGuard = 1e-9;
-  double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
-  double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
-  // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
-  if (c.cluster_m > 1) grid_m = fast_ceil(grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
-  if (c.cluster_n > 1) grid_n = fast_ceil(grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
-  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
-  return {grid_m, grid_n, grid_m * grid_n * t.batch * c.split_k,
-          std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard))};
+  auto& memo = t.memo;
+  if (c.inv_tile_m != memo.inv_tile_m || c.cluster_m != memo.cluster_m) {
+    memo.inv_tile_m = c.inv_tile_m;
+    memo.cluster_m = c.cluster_m;
+    // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
+    memo.grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
+    if (c.cluster_m > 1) memo.grid_m = fast_ceil(memo.grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
+  }
+  if (c.inv_tile_n != memo.inv_tile_n || c.cluster_n != memo.cluster_n) {
+    memo.inv_tile_n = c.inv_tile_n;
+    memo.cluster_n = c.cluster_n;
+    memo.grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+    if (c.cluster_n > 1) memo.grid_n = fast_ceil(memo.grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
+  }
+  if (c.inv_split_k != memo.inv_split_k || c.inv_tile_k != memo.inv_tile_k) {
+    memo.inv_split_k = c.inv_split_k;
+    memo.inv_tile_k = c.inv_tile_k;
+    const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
+    memo.iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
+  }
+  return {memo.grid_m, memo.grid_n, memo.grid_m * memo.grid_n * t.batch * c.split_k, memo.iters};
 }
 
 double GemmModel::hopper_lower_bound_us(const ProblemTerms& t, const PreparedCandidate& c) const {
-  // predict_hopper_us without memory, fill or store terms, and with the largest tail boost: every
-  // dropped term is >= 0 and every wave's K-loop is at least its compute time.
+  // predict_hopper_us without DRAM, store and the finer window terms, and with the largest tail
+  // boost: every wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the
+  // same products as the exact wave), the exposed fill at least the larger L2 time, and every
+  // dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
   constexpr double kGuard = 1e-9;
+  constexpr double kRoundingMargin = 1.0 - 1e-12;
   const HopperGrid grid = hopper_grid(t, c);
   const double splits = c.split_k;
   const double tiles = grid.tiles;
   const double iters = grid.iters;
   const double full_waves = fast_floor(tiles * c.inv_usable_sms + kGuard);
-  const double has_last_wave = tiles - full_waves * c.usable_sms > 0 ? 1.0 : 0.0;
-  const double wave_compute_us = iters * c.compute_us_per_iter;
-  double total_us = scalars_.launch_us + (full_waves + has_last_wave) * scalars_.tile_overhead_us +
-                    full_waves * wave_compute_us +
-                    has_last_wave * wave_compute_us / (1.0 + scalars_.tail_boost);
+  const double last_wave_tiles = tiles - full_waves * c.usable_sms;
+  const double has_last_wave = last_wave_tiles > 0 ? 1.0 : 0.0;
+  const double full_l2_us = full_waves > 0 ? c.usable_sms * c.l2_bytes_per_iter * t.inv_l2_bw : 0.0;
+  const double last_l2_us = last_wave_tiles * c.l2_bytes_per_iter * t.inv_l2_bw;
+  const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
+  const double last_iter_us =
+      std::max(c.compute_us_per_iter / (1.0 + scalars_.tail_boost), last_l2_us);
+  double total_us = scalars_.launch_us +
+                    (full_waves + has_last_wave) * (scalars_.tile_overhead_us + c.exposed_epilogue_us) +
+                    full_waves * iters * full_iter_us + has_last_wave * iters * last_iter_us +
+                    std::max(full_l2_us, last_l2_us);
   if (c.split_k > 1) {
     const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);
     total_us += scalars_.splitk_overhead_us + reduce_bytes * t.inv_dram_bw;
   }
-  return total_us;
+  return total_us * kRoundingMargin;
 }
 
 GemmModel::ProblemTerms GemmModel::problem_terms(const GemmProblem& problem) const {
@@ -440,7 +527,7 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
     const double iter_us = std::max(compute_us, memory_us);
     exposed_fill_us = std::max(exposed_fill_us, memory_us);
     exposed_store_us = store_bytes * t.inv_dram_bw * inv_bw_fraction;
-    return iters * iter_us + scalars_.tile_overhead_us;
+    return iters * iter_us + scalars_.tile_overhead_us + c.exposed_epilogue_us;
   };
   const auto window = [&](double positions, double rows_hint, double& rows_used, double& cols_used) {
     rows_used = std::clamp(rows_hint, 1.0, grid_rows);

@@ -21,6 +21,27 @@ bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
   return a.split_k < b.split_k;
 }
 
+namespace {
+
+std::size_t vendor_top1_index(std::span<const Candidate> candidates) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].heuristic_rank == 0) return i;
+  }
+  return Selector::kNoVendorPick;
+}
+
+}  // namespace
+
+std::size_t Selector::vendor_pick(const GemmProblem& problem,
+                                  const std::vector<PreparedCandidate>& prepared,
+                                  std::size_t vendor, double best_us) const {
+  if (vendor >= prepared.size()) return kNoVendorPick;
+  const PreparedCandidate& c = prepared[vendor];
+  const double band = c.uses_tma ? options_.vendor_band : options_.vendor_band_legacy;
+  // Exact prediction: select's pruning may have left this candidate at its lower bound.
+  return model_.predict_us(problem, c) <= best_us * (1.0 + band) ? vendor : kNoVendorPick;
+}
+
 std::vector<PreparedCandidate> Selector::prepare_all(const GemmProblem& problem,
                                                      std::span<const Candidate> candidates) const {
   const ProblemClass key = problem_class(problem);
@@ -32,6 +53,7 @@ std::vector<PreparedCandidate> Selector::prepare_all(const GemmProblem& problem,
 
 void Selector::set_candidates(std::vector<Candidate> candidates) {
   candidates_ = std::move(candidates);
+  vendor_index_ = vendor_top1_index(candidates_);
   prepared_by_class_.clear();
 }
 
@@ -42,13 +64,14 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
   if (it == prepared_by_class_.end()) {
     it = prepared_by_class_.emplace(key, prepare_all(problem, candidates_)).first;
   }
-  return select_prepared(problem, candidates_, it->second, top_k);
+  return select_prepared(problem, candidates_, it->second, vendor_index_, top_k);
 }
 
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  return select_prepared(problem, candidates, prepare_all(problem, candidates), top_k);
+  return select_prepared(problem, candidates, prepare_all(problem, candidates),
+                         vendor_top1_index(candidates), top_k);
 }
 
 Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
@@ -64,7 +87,8 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.predicted_us < b.predicted_us;
   });
-  const double limit = ranked.front().predicted_us * (1.0 + kTieEpsilon);
+  const double best_us = ranked.front().predicted_us;
+  const double limit = best_us * (1.0 + kTieEpsilon);
   const auto tied_end = std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) {
     return r.predicted_us > limit;
   });
@@ -73,24 +97,33 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
     if (tie_break_before(prepared[b.index], prepared[a.index], problem)) return false;
     return a.index < b.index;
   });
+  const std::size_t vendor =
+      vendor_pick(problem, prepared, vendor_top1_index(candidates), best_us);
+  if (vendor != kNoVendorPick) {
+    const auto at = std::find_if(ranked.begin(), ranked.end(),
+                                 [&](const auto& r) { return r.index == vendor; });
+    std::rotate(ranked.begin(), at, at + 1);
+  }
   return ranked;
 }
 
 Result<Selection> Selector::select_prepared(const GemmProblem& problem,
                                             std::span<const Candidate> candidates,
                                             const std::vector<PreparedCandidate>& prepared,
-                                            std::size_t top_k) {
+                                            std::size_t vendor_index, std::size_t top_k) {
   PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
                    problem.describe());
-  // Predict all, then order only what is needed: the near-tie group and the top-k.
-  scratch_.resize(candidates.size());
+  // Predict what can matter, then order only the near-tie group and the top-k: the candidates at
+  // or below the model's cutoff (everything else is above every one of them).
   predicted_.resize(candidates.size());
   const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), candidates.size());
+  double cutoff_us = std::numeric_limits<double>::infinity();
   model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
-                        predicted_.data());
+                        predicted_.data(), &cutoff_us);
   double best_us = std::numeric_limits<double>::infinity();
+  scratch_.clear();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    scratch_[i] = {i, predicted_[i]};
+    if (predicted_[i] <= cutoff_us || !std::isfinite(cutoff_us)) scratch_.push_back({i, predicted_[i]});
     best_us = std::min(best_us, predicted_[i]);
   }
   PARITY_CHECK_ARG(std::isfinite(best_us), "gemm select: no feasible candidate for ",
@@ -119,7 +152,16 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
                       });
   }
   Selection selection;
-  selection.top.assign(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(keep));
+  const std::size_t vendor = vendor_pick(problem, prepared, vendor_index, best_us);
+  if (vendor != kNoVendorPick) {
+    selection.is_vendor_pick = true;
+    selection.top.push_back({vendor, model_.predict_us(problem, prepared[vendor])});
+    for (std::size_t i = 0; i < keep && selection.top.size() < keep; ++i) {
+      if (scratch_[i].index != vendor) selection.top.push_back(scratch_[i]);
+    }
+  } else {
+    selection.top.assign(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(keep));
+  }
   selection.choice = candidates[selection.top.front().index];
   selection.predicted_us = selection.top.front().predicted_us;
   selection.predicted_tflops = problem.flop_count() / (selection.predicted_us * 1e-6) / 1e12;

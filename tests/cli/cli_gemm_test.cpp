@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.hpp"
@@ -107,6 +109,19 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
   for (const char* file : {"gemm_eval.json", "gemm_eval.md", "gemm_eval.svg"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / "eval" / file)) << file;
   }
+  // A recorded run's gzipped file replays without unpacking, to the same report.
+  ASSERT_EQ(std::system(("gzip -kf " + measurements).c_str()), 0);
+  r = run_cli("gemm eval --measurements " + measurements + ".gz --calibration " + calibration +
+              " --split all --out-dir " + (dir / "eval_gz").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto slurp = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(slurp(dir / "eval_gz" / "gemm_eval.json"), slurp(dir / "eval" / "gemm_eval.json"));
+  expect_bad_input("gemm eval --measurements " + (dir / "absent.json.gz").string() + " --out-dir " +
+                       (dir / "eval").string(),
+                   "absent.json.gz");
   expect_bad_input("gemm eval --measurements " + measurements + " --split sideways --out-dir " +
                        (dir / "eval").string(),
                    "--split");

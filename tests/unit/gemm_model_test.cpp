@@ -61,17 +61,27 @@ TEST_F(HopperModelTest, MoreWavesNeverFaster) {
   }
 }
 
+// At one alignment class: the sizes decide the alignment (rows of K elements), and a misaligned
+// problem runs other (non-TMA) kernels, so K is compared at a fixed declared alignment.
 TEST_F(HopperModelTest, MonotoneInK) {
   const std::uint64_t seed = testing::test_seed(7);
   SCOPED_TRACE(testing::seed_trace(seed));
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::int64_t> size(1, 20000);
-  for (int trial = 0; trial < 200; ++trial) {
-    const Candidate& c = space_[rng() % space_.size()];
-    const std::int64_t m = size(rng), n = size(rng), k1 = size(rng), k2 = k1 + size(rng);
-    const double t1 = model_.predict_us(shape(m, n, k1), c);
-    const double t2 = model_.predict_us(shape(m, n, k2), c);
-    EXPECT_LE(t1, t2) << c.short_name() << " m=" << m << " n=" << n << " k=" << k1 << "->" << k2;
+  std::uniform_int_distribution<std::int64_t> size(1, 2500);
+  for (const int alignment : {16, 2}) {
+    const std::int64_t unit = alignment / 2;  // bf16 elements per alignment unit
+    for (int trial = 0; trial < 200; ++trial) {
+      const Candidate& c = space_[rng() % space_.size()];
+      const std::int64_t m = unit * size(rng), n = unit * size(rng), k1 = unit * size(rng),
+                         k2 = k1 + unit * size(rng);
+      GemmProblem p1 = shape(m, n, k1), p2 = shape(m, n, k2);
+      p1.alignment_bytes = p2.alignment_bytes = alignment;
+      ASSERT_EQ(p1.alignment_class_bytes(), p2.alignment_class_bytes());
+      const double t1 = model_.predict_us(p1, c);
+      const double t2 = model_.predict_us(p2, c);
+      EXPECT_LE(t1, t2) << c.short_name() << " m=" << m << " n=" << n << " k=" << k1 << "->" << k2
+                        << " align=" << alignment;
+    }
   }
 }
 
@@ -99,6 +109,62 @@ TEST_F(HopperModelTest, SplitKHelpsOnlyWhenTilesAreFewerThanSms) {
     EXPECT_LT(model_.predict_us(one_tile, split), model_.predict_us(one_tile, base))
         << base.short_name();
   }
+}
+
+// Cooperative schedules (cuBLASLt custom options 4..7) expose one epilogue per tile: with W whole
+// waves the difference to the same tile as a ping-pong option is exactly W epilogues, so its
+// relative cost falls as K grows; kernels without TMA have no such schedule split.
+TEST_F(HopperModelTest, CooperativeVariantsExposeOneEpiloguePerWave) {
+  ModelScalars s = default_scalars(device_);
+  s.epilogue_us = 0.5;
+  const GemmModel model(device_, s);
+  Candidate ping_pong;
+  ping_pong.tile_m = ping_pong.tile_n = 128;
+  ping_pong.cluster_n = 2;
+  Candidate cooperative = ping_pong;
+  cooperative.variant = 4;
+  const int sms = model.prepare(ProblemClass{}, ping_pong).usable_sms;
+  constexpr int kWaves = 6;
+  double previous_excess = 1e300;
+  for (const std::int64_t k : {512, 2048, 8192}) {
+    const GemmProblem p = shape(128 * sms, 128 * kWaves, k);
+    const double t0 = model.predict_us(p, ping_pong), t4 = model.predict_us(p, cooperative);
+    EXPECT_NEAR(t4 - t0, kWaves * s.epilogue_us, 1e-9 * t4) << "k=" << k;
+    EXPECT_LT(t4 / t0 - 1.0, previous_excess) << "k=" << k;
+    previous_excess = t4 / t0 - 1.0;
+  }
+  GemmProblem misaligned = shape(128 * sms, 128 * kWaves, 512);
+  misaligned.alignment_bytes = 8;
+  EXPECT_EQ(model.predict_us(misaligned, cooperative), model.predict_us(misaligned, ping_pong));
+}
+
+// Below 16-byte alignment there is no TMA: no multicast and no cluster factor (a cluster shape
+// changes nothing), the legacy rate, and half of it at 2 bytes (no cp.async).
+TEST_F(HopperModelTest, KernelsWithoutTmaIgnoreClustersAndRunAtTheLegacyRate) {
+  ModelScalars s = default_scalars(device_);
+  s.single_cta_efficiency = 0.9;
+  s.cluster4_efficiency = 0.85;
+  const GemmModel model(device_, s);
+  Candidate single;
+  single.tile_m = single.tile_n = 128;
+  Candidate pair = single, quad = single;
+  pair.cluster_m = 2;
+  quad.cluster_m = quad.cluster_n = 2;
+  const auto at = [](int alignment) {
+    GemmProblem p = shape(8192, 8192, 8192);
+    p.alignment_bytes = alignment;
+    return p;
+  };
+  for (const int alignment : {2, 4, 8}) {
+    EXPECT_EQ(model.predict_us(at(alignment), pair), model.predict_us(at(alignment), single));
+    EXPECT_EQ(model.predict_us(at(alignment), quad), model.predict_us(at(alignment), single));
+    EXPECT_GT(model.predict_us(at(alignment), single), model.predict_us(at(16), single));
+  }
+  EXPECT_NE(model.predict_us(at(16), pair), model.predict_us(at(16), single));
+  // Compute bound: 2-byte rows run at half the 4-byte rate, 8-byte rows like 4-byte ones.
+  const double t2 = model.predict_us(at(2), single), t4 = model.predict_us(at(4), single);
+  EXPECT_GT(t2, 1.8 * t4);
+  EXPECT_EQ(model.predict_us(at(8), single), t4);
 }
 
 TEST_F(HopperModelTest, PredictionsStayBelowThePeaks) {
@@ -193,21 +259,27 @@ TEST_F(HopperModelTest, PrunedPredictionsAreLowerBoundsAndTheTopIsExact) {
   s.single_cta_efficiency = 0.9;
   s.cluster4_efficiency = 0.85;
   const GemmModel model(device_, s);
-  std::vector<PreparedCandidate> prepared;
-  for (const auto& c : space_) prepared.push_back(model.prepare(ProblemClass{}, c));
+  // Half the trials prepare the space for TMA kernels, half for 2-byte rows (no TMA).
+  ProblemClass legacy;
+  legacy.alignment_bytes = 2;
+  std::vector<PreparedCandidate> prepared, prepared_tma, prepared_legacy;
+  for (const auto& c : space_) prepared_tma.push_back(model.prepare(ProblemClass{}, c));
+  for (const auto& c : space_) prepared_legacy.push_back(model.prepare(legacy, c));
   const std::uint64_t seed = testing::test_seed(23);
   SCOPED_TRACE(testing::seed_trace(seed));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> log_size(0.0, std::log(32768.0));
   std::vector<double> exact(space_.size()), pruned(space_.size());
   constexpr std::size_t kKeep = 3;
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < 400; ++trial) {
+    prepared = trial % 2 == 0 ? prepared_tma : prepared_legacy;
     const GemmProblem p = shape(static_cast<std::int64_t>(std::exp(log_size(rng))),
                                 static_cast<std::int64_t>(std::exp(log_size(rng))),
                                 static_cast<std::int64_t>(std::exp(log_size(rng))));
     model.predict_all_us(p, prepared.data(), prepared.size(), exact.data());
-    const std::size_t computed =
-        model.predict_top_us(p, prepared.data(), prepared.size(), kKeep, 0.01, pruned.data());
+    double cutoff = 0.0;
+    const std::size_t computed = model.predict_top_us(p, prepared.data(), prepared.size(), kKeep,
+                                                      0.01, pruned.data(), &cutoff);
     EXPECT_GE(computed, kKeep);
     // Exact values are bit-identical; bounds may only be lower (no tolerance needed: the bound
     // drops non-negative terms of the same expression).
@@ -217,6 +289,7 @@ TEST_F(HopperModelTest, PrunedPredictionsAreLowerBoundsAndTheTopIsExact) {
     std::vector<double> sorted = exact;
     std::sort(sorted.begin(), sorted.end());
     const double limit = std::max(sorted[kKeep - 1], sorted[0] * 1.01);
+    EXPECT_EQ(cutoff, limit) << p.describe();
     for (std::size_t i = 0; i < exact.size(); ++i) {
       if (exact[i] <= limit) EXPECT_EQ(pruned[i], exact[i]) << p.describe() << " candidate " << i;
       else EXPECT_GT(pruned[i], limit) << p.describe() << " candidate " << i;

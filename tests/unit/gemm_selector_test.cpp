@@ -70,6 +70,44 @@ TEST(GemmSelector, NearTieGoesToTheTileFollowingTheAspect) {
   }
 }
 
+// The confidence rule: the vendor heuristic's top-1 (heuristic_rank 0) is chosen when the model
+// predicts it within its error band of the model's best, the model's pick otherwise; without TMA
+// the vendor's top-1 is always taken; a negative band turns the rule off. select (both paths) and
+// rank agree.
+TEST(GemmSelector, VendorTopOneWinsWithinTheModelsErrorBand) {
+  Candidate model_best = tile(128, 128), vendor = tile(128, 128);
+  model_best.cluster_n = vendor.cluster_n = 2;
+  vendor.variant = 1;
+  vendor.heuristic_rank = 0;
+  const std::vector<Candidate> candidates = {model_best, vendor};
+  GemmProblem p = shape(8192, 8192, 8192);  // compute bound: the variant factor sets the gap
+  const auto choose = [&](double vendor_efficiency, double band, int alignment) {
+    ModelScalars s;
+    s.variant_efficiency[1] = vendor_efficiency;
+    SelectorOptions options;
+    options.vendor_band = band;
+    Selector selector(GemmModel(h200(), s), options);
+    p.alignment_bytes = alignment;
+    const auto picked = selector.select(p, candidates, 2);
+    const auto ranked = selector.rank(p, candidates);
+    selector.set_candidates(candidates);
+    const auto cached = selector.select(p, 2);
+    EXPECT_TRUE(picked.is_ok() && ranked.is_ok() && cached.is_ok());
+    EXPECT_EQ(picked->top.front().index, ranked->front().index);
+    EXPECT_EQ(picked->top.front().index, cached->top.front().index);
+    EXPECT_EQ(picked->is_vendor_pick, picked->top.front().index == 1);
+    EXPECT_EQ(picked->top.size(), 2u);
+    EXPECT_NE(picked->top[0].index, picked->top[1].index);
+    return picked->top.front().index;
+  };
+  // ~2% slower: past the 1% tie group, inside a 3% band.
+  EXPECT_EQ(choose(0.98, 0.03, 16), 1u);
+  EXPECT_EQ(choose(0.98, -1.0, 16), 0u);
+  // ~10% slower: the model overrides the vendor, except without TMA.
+  EXPECT_EQ(choose(0.90, 0.03, 16), 0u);
+  EXPECT_EQ(choose(0.90, 0.03, 8), 1u);
+}
+
 TEST(GemmSelector, SelectMatchesFullRankingAndReportsThroughput) {
   const DeviceParams device = h200();
   Selector selector(GemmModel(device, default_scalars(device)));
@@ -140,9 +178,9 @@ TEST(GemmCalibration, RecoversKnownScalarsFromSyntheticData) {
   for (int s = 0; s < 16; ++s) {
     MeasuredShape shape_entry;
     shape_entry.name = "synthetic" + std::to_string(s);
-    shape_entry.problem = shape(static_cast<std::int64_t>(std::exp(log_size(rng))),
-                                static_cast<std::int64_t>(std::exp(log_size(rng))),
-                                static_cast<std::int64_t>(std::exp(log_size(rng))));
+    // Sizes in multiples of 8 elements: 16-byte rows, the TMA kernels the scalars below describe.
+    const auto size = [&] { return 8 * static_cast<std::int64_t>(std::exp(log_size(rng)) / 8.0); };
+    shape_entry.problem = shape(size(), size(), size());
     for (std::size_t i = 0; i < space.size(); i += 5) {
       MeasuredCandidate m;
       m.candidate = space[i];

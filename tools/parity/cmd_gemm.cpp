@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
@@ -54,6 +55,7 @@ struct GemmOptions {
   int max_evaluations = 4000;
   double regret_weight = gemm::FitOptions{}.regret_weight;
   std::string origami_csv;
+  gemm::SelectorOptions selector_options;
 };
 
 std::optional<std::filesystem::path> data_dir_of(const GemmOptions& options) {
@@ -251,9 +253,30 @@ Status run_select(const GemmOptions& options) {
   return Status::ok();
 }
 
+// Recorded runs keep their measurements gzipped (bench/results/*/gemm_measurements_*.json.gz):
+// a FILE ending in .gz is read through `gzip -dc`, so eval replays a run without unpacking it.
 Result<gemm::MeasurementSet> read_measurements(const GemmOptions& options) {
   PARITY_CHECK_ARG(!options.measurements.empty(), "gemm: --measurements FILE is required");
-  return gemm::read_measurements_file(options.measurements);
+  const std::string& path = options.measurements;
+  if (path.size() < 3 || path.compare(path.size() - 3, 3, ".gz") != 0) {
+    return gemm::read_measurements_file(path);
+  }
+  PARITY_CHECK_ARG(std::filesystem::exists(path), "gemm: --measurements '", path,
+                   "' does not exist");
+  std::string quoted = "'";
+  for (const char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(("gzip -dc " + quoted).c_str(), "r"), pclose);
+  if (!pipe) return io_error("gemm: cannot run gzip -dc on '", path, "'");
+  std::string text;
+  char buffer[1 << 16];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof(buffer), pipe.get())) > 0) text.append(buffer, got);
+  const int rc = pclose(pipe.release());
+  if (rc != 0) return io_error("gemm: gzip -dc '", path, "' failed (status ", rc, ")");
+  auto set = gemm::parse_measurements_json(text);
+  if (!set) return set.status().with_context(path);
+  return set;
 }
 
 Status run_calibrate(const GemmOptions& options) {
@@ -341,7 +364,8 @@ Status run_eval(const GemmOptions& options) {
   }
   PARITY_CHECK_ARG(!shapes.empty(), "gemm eval: no ", options.split, " shapes in '",
                    options.measurements, "'");
-  gemm::Selector selector(gemm::GemmModel(loaded.device, loaded.calibration.scalars));
+  gemm::Selector selector(gemm::GemmModel(loaded.device, loaded.calibration.scalars),
+                          options.selector_options);
   auto report = gemm::evaluate_selector(selector, shapes);
   report.split = options.split;
   report.calibration_source = calibration_label(loaded.calibration, options);
@@ -456,7 +480,7 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   calibrate->add_option("--out", options->out, "Calibration file to write");
   calibrate->add_option("--max-evals", options->max_evaluations, "Model-loss evaluations budget");
   calibrate->add_option("--regret-weight", options->regret_weight,
-                        "Weight of the soft selection regret in the loss (default 4)");
+                        "Weight of the soft selection regret in the loss (default 1)");
   calibrate->callback([options, &outcome] { outcome.status = run_calibrate(*options); });
 
   auto* eval = gemm.add_subcommand("eval", "Selector vs heuristic top-1 vs oracle on measurements");
@@ -466,6 +490,10 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   eval->add_option("--shapes", options->shapes, "Shape suite CSV defining the split");
   eval->add_option("--split", options->split, "evaluation (default), calibration or all");
   eval->add_option("--out-dir", options->out_dir, "Directory for gemm_eval.{json,md,svg}");
+  eval->add_option("--vendor-band", options->selector_options.vendor_band,
+                   "Confidence rule band for TMA kernels (default 0.03; < 0 turns the rule off)");
+  eval->add_option("--vendor-band-legacy", options->selector_options.vendor_band_legacy,
+                   "Confidence rule band without TMA (default: always the vendor's top-1)");
   eval->callback([options, &outcome] { outcome.status = run_eval(*options); });
 
   auto* agree = gemm.add_subcommand("agree", "Top-10 agreement with Origami's rankings (AMD, model only)");

@@ -45,7 +45,9 @@ ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite);
 
 struct FitOptions {
   int max_evaluations = 4000;
-  double regret_weight = 10.0;  // weight of the per-shape (soft) selection regret in the loss
+  // Weight of the per-shape (soft) selection regret in the loss. 1 from a two-fold cross-validation
+  // inside run 2's calibration split (docs/gemm.md): 0 misranks, 3-10 overfit the calibration picks.
+  double regret_weight = 1.0;
 };
 struct FitResult {
   ModelScalars scalars;

@@ -55,7 +55,7 @@ struct DeviceParams {
 Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec);
 
 // The fitted scalars (all > 0). Names are stable keys of the calibration file.
-inline constexpr int kNumModelScalars = 12;
+inline constexpr int kNumModelScalars = 14;
 struct ModelScalars {
   double mma_efficiency = 0.90;      // sustained fraction of the dense peak for a big tile
   double feed_intensity = 5.0;       // tile-efficiency knee: eta ~ I/(I+this), I=tm*tn/(tm+tn)
@@ -74,6 +74,14 @@ struct ModelScalars {
   // the slowest member. Both are compute factors relative to a plain CTA of the same tile.
   double single_cta_efficiency = 1.0;
   double cluster4_efficiency = 1.0;
+  // Exposed epilogue of a cooperative schedule (both consumer warpgroups on one tile, so the
+  // tile's epilogue cannot overlap the next tile's main loop), per tile, for a 128x128 output tile
+  // of 2-byte elements; scaled by the output tile's bytes. Ping-pong schedules hide it.
+  double epilogue_us = 0.4;
+  // Sustained fraction of the tensor peak for kernels without TMA (operands aligned to < 16 bytes:
+  // cp.async / register loads, no multicast, no clusters), for 4-byte or wider alignment; 2-byte
+  // alignment (no cp.async, one element per load) runs at half of it.
+  double legacy_efficiency = 0.25;
   // Per-variant compute efficiency (cuBLASLt custom options 0..7 are undocumented kernel
   // variants): a multiplier on the tile's sustained rate, fitted in closed form after the scalars
   // (geometric-mean residual per variant). Not part of the scalar array; 1 = no preference.
@@ -95,11 +103,21 @@ struct PreparedCandidate {
   int usable_sms = 0;                // SMs/CUs that can host this cluster shape at once
   int cluster_m = 1, cluster_n = 1;  // the grid is padded to whole clusters
   double inv_cluster_m = 1.0, inv_cluster_n = 1.0;
-  // Lower bound of the compute time per flop of the problem over the whole GPU (perfect waves, the
-  // largest tail boost): predict_top_us's first, three-multiply screen.
-  double min_compute_us_per_flop = 0.0;
+  // predict_top_us's coarse lower bound (no tile counts): waves >= ceil(M N batch x
+  // tiles_per_output / SMs), each at least one K-loop (the last one boosted)
+  // and the fixed per-wave costs; the L2 -> SM time per flop; the split-K kernel's fixed cost and
+  // DRAM bytes per output element (0 without a split).
+  double tiles_per_output = 0.0;
+  double min_compute_us_per_k = 0.0;       // boosted (a partial wave)
+  double full_wave_compute_us_per_k = 0.0;  // unboosted (every wave before the last)
+  double min_l2_us_per_flop = 0.0;
+  double wave_fixed_us = 0.0;
+  double split_fixed_us = 0.0;
+  double reduce_bytes_per_output = 0.0;
   bool is_stream_k = false;
   bool is_feasible = true;           // false when shared memory / LDS cannot hold the tile
+  double exposed_epilogue_us = 0.0;  // per tile: cooperative schedules of TMA kernels only
+  bool uses_tma = true;              // Hopper: operands aligned for TMA (>= 16 bytes)
   double compute_us_per_iter = 0.0;  // one K-iteration of one tile at sustained rate
   double l2_bytes_per_iter = 0.0;    // per CTA (already divided by the multicast sharing)
   double a_bytes_per_row_iter = 0.0; // tile_k * a element bytes (DRAM bytes per A row / iter)
@@ -137,15 +155,26 @@ class GemmModel {
   // whose cheap lower bound (compute-only waves, no memory, no fill) already exceeds both the
   // keep-th best exact prediction so far and the best one times (1 + tie_epsilon) is left at that
   // bound, which is <= its true prediction and above every prediction of the exact top-`keep` and
-  // of the near-tie group. Returns how many candidates were predicted exactly.
+  // of the near-tie group. Returns how many candidates were predicted exactly. `cutoff_us`, when
+  // given, receives max(keep-th best, best * (1 + tie_epsilon)): every candidate of the top-`keep`
+  // and of the near-tie group is at or below it, every other one above.
   std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t count, std::size_t keep, double tie_epsilon,
-                             double* predicted_us) const;
+                             double* predicted_us, double* cutoff_us = nullptr) const;
 
   // Terms of the Hopper model that depend on the problem only.
   struct ProblemTerms {
     double m = 0, n = 0, k = 0, batch = 1, out_bytes = 2;
     double inv_dram_bw = 0, inv_l2_bw = 0, reuse = 0, operand_bytes = 0, saturating_sms = 0;
+    // The last tile counts computed for this problem, keyed by the tile and cluster extents and the
+    // K step: candidate lists run through one tile shape at a time (clusters, variants, splits),
+    // so most candidates reuse the previous one's counts instead of recomputing the roundings.
+    struct GridMemo {
+      double inv_tile_m = -1, inv_tile_n = -1, inv_split_k = -1, inv_tile_k = -1;
+      int cluster_m = 0, cluster_n = 0;
+      double grid_m = 0, grid_n = 0, iters = 0;
+    };
+    mutable GridMemo memo;
   };
 
  private:

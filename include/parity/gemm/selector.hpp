@@ -19,6 +19,17 @@ namespace parity::gemm {
 
 inline constexpr double kTieEpsilon = 0.01;
 
+// The confidence rule: when the vendor heuristic's own top-1 is among the candidates (the cuBLASLt
+// provider always adds its picks, with their rank) and the model predicts it within the model's
+// error band of its own best, the heuristic's top-1 is chosen; the model overrides the vendor only
+// where it predicts a clear win. The band is wider where the model describes the kernels less
+// well: without TMA (operands aligned to < 16 bytes) the library runs pre-Hopper kernels the
+// Hopper model only approximates. No timing: the rank comes with the candidate list.
+struct SelectorOptions {
+  double vendor_band = 0.03;         // TMA kernels: relative prediction error band
+  double vendor_band_legacy = 1e9;   // kernels without TMA: always defer to the vendor's top-1
+};
+
 struct RankedCandidate {
   std::size_t index = 0;       // into the candidate list the selector ranked
   double predicted_us = 0.0;
@@ -29,12 +40,15 @@ struct Selection {
   double predicted_us = 0.0;
   double predicted_tflops = 0.0;
   std::vector<RankedCandidate> top;  // best first; top[0] is the choice
+  bool is_vendor_pick = false;       // the confidence rule chose the vendor heuristic's top-1
 };
 
 class Selector {
  public:
-  explicit Selector(GemmModel model) : model_(std::move(model)) {}
+  explicit Selector(GemmModel model, SelectorOptions options = {})
+      : model_(std::move(model)), options_(options) {}
   const GemmModel& model() const { return model_; }
+  const SelectorOptions& options() const { return options_; }
 
   // Ranks an ad-hoc candidate list (prepares its per-candidate constants on every call).
   Result<Selection> select(const GemmProblem& problem, std::span<const Candidate> candidates,
@@ -49,14 +63,22 @@ class Selector {
   const std::vector<Candidate>& candidates() const { return candidates_; }
   Result<Selection> select(const GemmProblem& problem, std::size_t top_k = 5);
 
+  static constexpr std::size_t kNoVendorPick = static_cast<std::size_t>(-1);
+
  private:
   Result<Selection> select_prepared(const GemmProblem& problem, std::span<const Candidate> candidates,
                                     const std::vector<PreparedCandidate>& prepared,
-                                    std::size_t top_k);
+                                    std::size_t vendor_index, std::size_t top_k);
   std::vector<PreparedCandidate> prepare_all(const GemmProblem& problem,
                                              std::span<const Candidate> candidates) const;
+  // The index of the vendor's top-1 when the confidence rule takes it over the model's best
+  // prediction `best_us`; kNoVendorPick otherwise.
+  std::size_t vendor_pick(const GemmProblem& problem, const std::vector<PreparedCandidate>& prepared,
+                          std::size_t vendor_index, double best_us) const;
   GemmModel model_;
+  SelectorOptions options_;
   std::vector<Candidate> candidates_;
+  std::size_t vendor_index_ = kNoVendorPick;  // the vendor's top-1 in candidates_, if any
   std::unordered_map<std::uint64_t, std::vector<PreparedCandidate>> prepared_by_class_;
   std::vector<RankedCandidate> scratch_;
   std::vector<double> predicted_;
