@@ -37,12 +37,12 @@ step bench_hbm "$parity" bench hbm --bytes "$copy_bytes_total" --warmup 10 --rep
 # GEMM_REP_MS of repetitions: an H200 drops from 1980 to ~1500 MHz within ~100 ms of sustained GEMM
 # load, so a short warm-up on one side and a long one on the other compares power states, not
 # timers (seen: the same nvjet kernel at 0.344 ms cold and 0.40 ms warm, on both sides). Rounds are
-# interleaved (ours, torch, ours, torch) and each side's figure is the median of its rounds.
+# interleaved (ours, torch, ours, torch, ...) and each side's figure is the median of its rounds.
 # `--library cublas` makes the very call torch's default backend makes for F.linear (cublasGemmEx,
 # cuBLAS's own kernel choice), so both sides time the same kernel.
 warmup_ms="${GEMM_WARMUP_MS:-500}"
 rep_ms="${GEMM_REP_MS:-100}"
-rounds="${FOUNDATION_ROUNDS:-2}"
+rounds="${FOUNDATION_ROUNDS:-3}"
 gemm_args=(--shapes "$shapes" --dtype bf16 --warmup 10 --reps 50 --warmup-ms "$warmup_ms" --rep-ms "$rep_ms")
 gemm_files=() lt_files=() torch_files=()
 for round in $(seq 1 "$rounds"); do
@@ -52,7 +52,8 @@ for round in $(seq 1 "$rounds"); do
   step "bench_gemm_cublaslt_r$round" "$parity" bench gemm "${gemm_args[@]}" --library cublaslt \
     --out "$OUT/bench_gemm_llama70b_cublaslt_r$round.json"
   step "torch_reference_r$round" python3 "$here/torch_reference.py" --shapes "$shapes" \
-    --copy-bytes "$copy_bytes_total" --warmup-ms "$warmup_ms" --rep-ms "$rep_ms" --out "$OUT/torch_reference_r$round.json"
+    --copy-bytes "$copy_bytes_total" --warmup-ms "$warmup_ms" --rep-ms "$rep_ms" --preheat-ms "${TORCH_PREHEAT_MS:-2000}" \
+    --out "$OUT/torch_reference_r$round.json"
   gemm_files+=(--gemm "$OUT/bench_gemm_llama70b_r$round.json")
   lt_files+=(--gemm "$OUT/bench_gemm_llama70b_cublaslt_r$round.json")
   torch_files+=(--torch "$OUT/torch_reference_r$round.json")

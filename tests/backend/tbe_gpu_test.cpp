@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "common/test_support.hpp"
@@ -474,18 +475,23 @@ BoundsRun gpu_bounds_check(const TbeProblem& problem, BoundsCheckMode mode, cons
   return run;
 }
 
+// A clean batch of bags of varying length (mean 5) over `tables`, for the bounds-check tests.
+auto bounds_check_batch(const std::vector<TableSpec>& tables, std::int64_t batch_size, std::uint64_t seed) {
+  auto probe = testing::make_problem(tables, 0, 0);
+  SyntheticBatchOptions options;
+  options.batch_size = batch_size;
+  options.pooling_factor = 5;
+  options.vary_bag_sizes = true;
+  options.seed = seed;
+  return embedding::make_synthetic_batch(probe.layout, options);
+}
+
 TEST(GpuTbeBoundsCheck, ModesMatchTheReferenceOnEveryKindOfBadEntry) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(408);
   SCOPED_TRACE(testing::seed_trace(seed));
   const std::vector<TableSpec> tables = {{100, 8}, {50, 8}, {7, 8}};
-  auto probe = testing::make_problem(tables, 0, 0);
-  SyntheticBatchOptions options;
-  options.batch_size = 700;
-  options.pooling_factor = 5;
-  options.vary_bag_sizes = true;
-  options.seed = seed;
-  const auto clean = embedding::make_synthetic_batch(probe.layout, options);
+  const auto clean = bounds_check_batch(tables, 700, seed);
   const auto n = static_cast<std::int64_t>(clean.indices.size());
   struct Case {
     const char* name;
@@ -539,6 +545,43 @@ TEST(GpuTbeBoundsCheck, ModesMatchTheReferenceOnEveryKindOfBadEntry) {
         EXPECT_EQ(got.offsets, ref_offsets);
       }
     }
+  }
+}
+
+// Many features (more than two warps' worth, so the boundary scan carries across steps) and bad
+// indices scattered over every block's slice: counts and the first bad entry match the reference.
+TEST(GpuTbeBoundsCheck, ManyFeaturesScatteredBadIndicesMatchTheReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(409);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  std::vector<TableSpec> tables;
+  for (int t = 0; t < 150; ++t) tables.push_back({static_cast<std::int64_t>(3 + 17 * t), 4});
+  const auto clean = bounds_check_batch(tables, 301, seed);
+  const auto n = static_cast<std::int64_t>(clean.indices.size());
+  ASSERT_GT(n, 4 * 512) << "needs several blocks";
+  std::mt19937_64 rng(seed);
+  auto indices = clean.indices;
+  std::int64_t planted = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (rng() % 97 == 0) {
+      indices[i] = (rng() % 2 == 0) ? -1 - static_cast<std::int64_t>(rng() % 5) : 1000000 + static_cast<std::int64_t>(rng() % 7);
+      ++planted;
+    }
+  }
+  ASSERT_GT(planted, 10);
+  for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
+    auto problem = testing::make_problem(tables, 301, n, DType::kI64);
+    auto ref_indices = indices, ref_offsets = clean.offsets;
+    const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
+    ASSERT_EQ(want.bad_indices, planted);
+    const auto got = gpu_bounds_check(problem, mode, indices, clean.offsets);
+    EXPECT_EQ(got.report.bad_indices, want.bad_indices);
+    EXPECT_EQ(got.report.bad_offsets, 0);
+    EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
+    EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
+    EXPECT_EQ(got.report.first_bad_table, want.first_bad_table);
+    EXPECT_EQ(got.report.first_bad_bag, want.first_bad_bag);
+    EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
   }
 }
 

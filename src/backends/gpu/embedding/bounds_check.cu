@@ -14,13 +14,18 @@ using namespace parity::gpu_device;
 
 constexpr int kMaxBoundsBlocks = 1024;
 
-// Same answer for the launch and the report reader.
+// Same answer for the launch and the report reader: the blocks that are resident at once (every
+// block takes an equal contiguous slice, so there is no second wave), fewer for small inputs.
 Result<int> bounds_check_blocks(const TbeProblem& problem) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  int blocks_per_sm = 0;
+  const gpuError_t err = gpuOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks_per_sm, bounds_check_fused_kernel<std::int64_t>, kBoundsBlockThreads, 0);
+  if (err != gpuSuccess) return device_error("tbe bounds check: occupancy query failed: ", gpuGetErrorString(err));
   const std::int64_t work = std::max(problem.num_indices, problem.num_offsets());
-  // One tile per block where the slots allow it: no thread loops, its loads all in flight at once.
-  const std::int64_t wanted = ceil_div(work, kBoundsTileItems);
-  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::min(kMaxBoundsBlocks, 8 * sm_count)));
+  const std::int64_t wanted = ceil_div(work, kBoundsBlockThreads);
+  const std::int64_t resident = static_cast<std::int64_t>(std::max(blocks_per_sm, 1)) * sm_count;
+  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::min<std::int64_t>(kMaxBoundsBlocks, resident)));
 }
 
 template <typename IndexT>
@@ -28,18 +33,23 @@ Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& dev
                            void* indices, void* offsets, BoundsSlot* slots, int blocks, gpuStream_t s) {
   auto* idx = static_cast<IndexT*>(indices);
   auto* off = static_cast<IndexT*>(offsets);
+  const auto view = make_layout_view(device_layout, problem.layout);
+  if (mode != BoundsCheckMode::kFix) {
+    bounds_check_fused_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(
+        idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_bags(), problem.num_indices,
+        slots);
+    PARITY_GPU_CHECK_LAUNCH(bounds_check_fused_kernel);
+    return Status::ok();
+  }
+  // Fix mode repairs the offsets before the indices are mapped to features through them.
   bounds_check_offsets_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(off, problem.num_bags(),
                                                                              problem.num_indices, slots);
   PARITY_GPU_CHECK_LAUNCH(bounds_check_offsets_kernel);
-  if (mode == BoundsCheckMode::kFix) {
-    repair_offsets_kernel<IndexT><<<1, kRepairBlockThreads, 0, s>>>(off, problem.num_bags(), problem.num_indices,
-                                                                     slots, blocks);
-    PARITY_GPU_CHECK_LAUNCH(repair_offsets_kernel);
-  }
-  const auto view = make_layout_view(device_layout, problem.layout);
+  repair_offsets_kernel<IndexT><<<1, kRepairBlockThreads, 0, s>>>(off, problem.num_bags(), problem.num_indices, slots,
+                                                                   blocks);
+  PARITY_GPU_CHECK_LAUNCH(repair_offsets_kernel);
   bounds_check_indices_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(
-      idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_indices,
-      mode == BoundsCheckMode::kFix ? 1 : 0, slots);
+      idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_indices, 1, slots);
   PARITY_GPU_CHECK_LAUNCH(bounds_check_indices_kernel);
   return Status::ok();
 }

@@ -58,35 +58,46 @@ __device__ inline void block_reduce_first_bad(std::int64_t& count, std::int64_t&
   __syncthreads();
 }
 
+// The block's contiguous share of [0, count): equal shares (rounded up to a whole row of the
+// block's threads), so with one launch of resident blocks every block has the same work and there
+// is no tail wave; the host sizes the grid to the resident block count.
+struct BlockSlice {
+  std::int64_t begin, end;
+};
+__device__ inline BlockSlice block_slice(std::int64_t count) {
+  const std::int64_t rows = (count + kBoundsBlockThreads - 1) / kBoundsBlockThreads;
+  const std::int64_t items_per_block = (rows + gridDim.x - 1) / gridDim.x * kBoundsBlockThreads;
+  const std::int64_t begin = static_cast<std::int64_t>(blockIdx.x) * items_per_block;
+  return {begin < count ? begin : count, begin + items_per_block < count ? begin + items_per_block : count};
+}
+
+// Offsets check of the block's slice of the F*B+1 entries; thread 0 writes the block's slot.
 template <typename IndexT>
-__global__ void __launch_bounds__(kBoundsBlockThreads)
-    bounds_check_offsets_kernel(const IndexT* __restrict__ offsets, std::int64_t num_bags, std::int64_t num_indices,
-                                BoundsSlot* __restrict__ slots) {
-  __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
-  __shared__ int last_bad;
-  if (threadIdx.x == 0) last_bad = 0;
+__device__ void check_offsets_slice(const IndexT* __restrict__ offsets, std::int64_t num_bags,
+                                    std::int64_t num_indices, BoundsSlot* __restrict__ slots,
+                                    std::int64_t* scratch, int* last_bad) {
+  if (threadIdx.x == 0) *last_bad = 0;
   __syncthreads();
   std::int64_t count = 0, position = kNoPosition, value = 0;
   // Tiles of kBoundsItemsPerThread x block positions: every load of a tile is issued before the
   // first check, so a thread keeps that many loads in flight instead of one.
   const std::int64_t entries = num_bags + 1;
-  const std::int64_t tile_stride = static_cast<std::int64_t>(gridDim.x) * kBoundsTileItems;
-  for (std::int64_t tile_start = static_cast<std::int64_t>(blockIdx.x) * kBoundsTileItems; tile_start < entries;
-       tile_start += tile_stride) {
+  const BlockSlice slice = block_slice(entries);
+  for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += kBoundsTileItems) {
     std::int64_t current[kBoundsItemsPerThread], previous[kBoundsItemsPerThread];
 #pragma unroll
     for (int r = 0; r < kBoundsItemsPerThread; ++r) {
       const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
-      current[r] = i < entries ? static_cast<std::int64_t>(offsets[i]) : 0;
-      previous[r] = i > 0 && i < entries ? static_cast<std::int64_t>(offsets[i - 1]) : 0;
+      current[r] = i < slice.end ? static_cast<std::int64_t>(offsets[i]) : 0;
+      previous[r] = i > 0 && i < slice.end ? static_cast<std::int64_t>(offsets[i - 1]) : 0;
     }
 #pragma unroll
     for (int r = 0; r < kBoundsItemsPerThread; ++r) {
       const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
-      if (i >= entries) continue;
+      if (i >= slice.end) continue;
       const std::int64_t o = current[r];
       const bool bad = o < 0 || o > num_indices || (i > 0 && o < previous[r]) || (i == num_bags && o != num_indices);
-      if (i == num_bags && o != num_indices) last_bad = 1;  // one thread sees the last entry
+      if (i == num_bags && o != num_indices) *last_bad = 1;  // one thread sees the last entry
       if (bad) {
         ++count;
         if (i < position) {
@@ -101,8 +112,17 @@ __global__ void __launch_bounds__(kBoundsBlockThreads)
     slots[blockIdx.x].bad_offsets = count;
     slots[blockIdx.x].first_bad_offset_position = position;
     slots[blockIdx.x].first_bad_offset_value = value;
-    slots[blockIdx.x].last_offset_bad = last_bad;
+    slots[blockIdx.x].last_offset_bad = *last_bad;
   }
+}
+
+template <typename IndexT>
+__global__ void __launch_bounds__(kBoundsBlockThreads)
+    bounds_check_offsets_kernel(const IndexT* __restrict__ offsets, std::int64_t num_bags, std::int64_t num_indices,
+                                BoundsSlot* __restrict__ slots) {
+  __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+  __shared__ int last_bad;
+  check_offsets_slice(offsets, num_bags, num_indices, slots, scratch, &last_bad);
 }
 
 // Fix mode only, one block: offsets := running max of clamp(offsets, 0, N), last := N. Returns at
@@ -148,29 +168,40 @@ __global__ void __launch_bounds__(kRepairBlockThreads)
   if (threadIdx.x == 0) offsets[num_bags] = static_cast<IndexT>(num_indices);
 }
 
+// Indices check of the block's slice; thread 0 writes the block's slot.
 template <typename IndexT>
-__global__ void __launch_bounds__(kBoundsBlockThreads)
-    bounds_check_indices_kernel(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
-                                const std::int64_t* __restrict__ feature_rows, int num_features,
-                                std::int64_t batch_size, std::int64_t num_indices, int fix,
-                                BoundsSlot* __restrict__ slots) {
-  __shared__ std::int64_t boundaries[kBoundsMaxSharedBoundaries + 1];
-  __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+__device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
+                                    const std::int64_t* __restrict__ feature_rows, int num_features,
+                                    std::int64_t batch_size, std::int64_t num_indices, int fix,
+                                    BoundsSlot* __restrict__ slots, std::int64_t* boundaries, std::int64_t* scratch) {
   const bool staged = num_features <= kBoundsMaxSharedBoundaries;
   auto clamp_offset = [&](std::int64_t o) { return o < 0 ? 0 : (o > num_indices ? num_indices : o); };
-  if (staged) {
+  // Feature start boundaries (a monotone view of the offsets) staged in shared memory. Called by
+  // the whole block after its first tile's loads are issued, so the two latencies overlap.
+  auto stage_boundaries = [&]() {
+    if (!staged) return;
     for (int f = threadIdx.x; f < num_features; f += kBoundsBlockThreads) {
       boundaries[f] = clamp_offset(static_cast<std::int64_t>(offsets[static_cast<std::int64_t>(f) * batch_size]));
     }
     __syncthreads();
-    if (threadIdx.x == 0) {  // running max: boundaries of a monotone view of the offsets
-      for (int f = 1; f < num_features; ++f) {
-        if (boundaries[f] < boundaries[f - 1]) boundaries[f] = boundaries[f - 1];
+    if (warp_id() == 0) {  // running max by a warp scan, kWarpSize features per step
+      const int lane = lane_id();
+      std::int64_t carry = 0;  // clamped boundaries are >= 0
+      for (int base = 0; base < num_features; base += kWarpSize) {
+        const int f = base + lane;
+        std::int64_t v = f < num_features ? boundaries[f] : 0;
+        for (int delta = 1; delta < kWarpSize; delta *= 2) {
+          const std::int64_t below = shfl(v, lane >= delta ? lane - delta : lane);
+          if (lane >= delta && below > v) v = below;
+        }
+        v = v > carry ? v : carry;
+        if (f < num_features) boundaries[f] = v;
+        carry = shfl(v, kWarpSize - 1);
       }
-      boundaries[num_features] = num_indices;
+      if (lane == 0) boundaries[num_features] = num_indices;
     }
     __syncthreads();
-  }
+  };
   auto boundary = [&](int f) -> std::int64_t {
     if (staged) return boundaries[f];
     return f == num_features ? num_indices
@@ -178,21 +209,27 @@ __global__ void __launch_bounds__(kBoundsBlockThreads)
   };
   std::int64_t count = 0, position = kNoPosition, value = 0;
   int feature = 0;
-  std::int64_t feature_lo = boundary(0), feature_hi = boundary(1 < num_features ? 1 : num_features);
-  std::int64_t rows = feature_rows[0];
-  const std::int64_t tile_stride = static_cast<std::int64_t>(gridDim.x) * kBoundsTileItems;
-  for (std::int64_t tile_start = static_cast<std::int64_t>(blockIdx.x) * kBoundsTileItems; tile_start < num_indices;
-       tile_start += tile_stride) {
+  std::int64_t feature_lo = 0, feature_hi = 0, rows = 0;
+  bool boundaries_ready = false;
+  const BlockSlice slice = block_slice(num_indices);
+  for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += kBoundsTileItems) {
     std::int64_t loaded[kBoundsItemsPerThread];  // all loads of the tile in flight at once
 #pragma unroll
     for (int r = 0; r < kBoundsItemsPerThread; ++r) {
       const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
-      loaded[r] = i < num_indices ? static_cast<std::int64_t>(indices[i]) : 0;
+      loaded[r] = i < slice.end ? static_cast<std::int64_t>(indices[i]) : 0;
+    }
+    if (!boundaries_ready) {  // block-uniform: every thread runs the same tiles
+      stage_boundaries();
+      boundaries_ready = true;
+      feature_lo = boundary(0);
+      feature_hi = boundary(1 < num_features ? 1 : num_features);
+      rows = feature_rows[0];
     }
 #pragma unroll
     for (int r = 0; r < kBoundsItemsPerThread; ++r) {
       const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
-      if (i >= num_indices) continue;
+      if (i >= slice.end) continue;
       if (i < feature_lo || i >= feature_hi) {
         // Largest f with boundary(f) <= i, by binary search; positions before boundary(0) are in no bag.
         int lo = 0, hi = num_features;
@@ -226,6 +263,34 @@ __global__ void __launch_bounds__(kBoundsBlockThreads)
     slots[blockIdx.x].first_bad_index_position = position;
     slots[blockIdx.x].first_bad_index_value = value;
   }
+}
+
+template <typename IndexT>
+__global__ void __launch_bounds__(kBoundsBlockThreads)
+    bounds_check_indices_kernel(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
+                                const std::int64_t* __restrict__ feature_rows, int num_features,
+                                std::int64_t batch_size, std::int64_t num_indices, int fix,
+                                BoundsSlot* __restrict__ slots) {
+  __shared__ std::int64_t boundaries[kBoundsMaxSharedBoundaries + 1];
+  __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+  check_indices_slice(indices, offsets, feature_rows, num_features, batch_size, num_indices, fix, slots, boundaries,
+                      scratch);
+}
+
+// Error mode (nothing is written, so the offsets need no repair first): both checks in one launch,
+// saving a launch and its tail; each block checks its slice of the offsets, then of the indices.
+template <typename IndexT>
+__global__ void __launch_bounds__(kBoundsBlockThreads)
+    bounds_check_fused_kernel(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
+                              const std::int64_t* __restrict__ feature_rows, int num_features,
+                              std::int64_t batch_size, std::int64_t num_bags, std::int64_t num_indices,
+                              BoundsSlot* __restrict__ slots) {
+  __shared__ std::int64_t boundaries[kBoundsMaxSharedBoundaries + 1];
+  __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+  __shared__ int last_bad;
+  check_offsets_slice(offsets, num_bags, num_indices, slots, scratch, &last_bad);
+  check_indices_slice(indices, offsets, feature_rows, num_features, batch_size, num_indices, 0, slots, boundaries,
+                      scratch);
 }
 
 }  // namespace parity::gpu_device

@@ -51,34 +51,8 @@ __device__ inline std::uint16_t float_to_bf16(float value) {
   return static_cast<std::uint16_t>(u >> 16);
 }
 
-// Branch-free (selects only), so a row's loads are not held back behind per-element branches.
-__device__ inline float fp16_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exponent = (h >> 10) & 0x1fu;
-  const std::uint32_t mantissa = h & 0x3ffu;
-  const float subnormal = static_cast<float>(mantissa) * 5.9604644775390625e-8f;  // mantissa * 2^-24, exact
-  const std::uint32_t normal_bits = ((exponent + 112u) << 23) | (mantissa << 13);
-  const std::uint32_t inf_nan_bits = 0x7f800000u | (mantissa << 13);
-  std::uint32_t bits = exponent == 0x1fu ? inf_nan_bits : normal_bits;
-  bits = exponent == 0 ? __float_as_uint(subnormal) : bits;
-  return bits_to_float(sign | bits);
-}
-
-__device__ inline std::uint16_t float_to_fp16(float value) {
-  const std::uint32_t x = __float_as_uint(value);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
-  if (ax >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (ax < 0x38800000u) {  // below 2^-14: subnormal half, round(|x| * 2^24) to nearest even
-    const float scaled = bits_to_float(ax) * 16777216.0f;
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(rintf(scaled)));
-  }
-  std::uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3ffu);
-  const std::uint32_t rest = ax & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-  return static_cast<std::uint16_t>(sign | h);
-}
+__device__ inline float fp16_to_float(std::uint16_t h) { return device_fp16_bits_to_float(h); }
+__device__ inline std::uint16_t float_to_fp16(float value) { return device_float_to_fp16_bits(value); }
 
 __device__ inline float4 load_vec(const float* p) { return *reinterpret_cast<const float4*>(p); }
 
