@@ -1,27 +1,70 @@
 // Portable LSD radix sort of 64-bit keys over a chosen bit range (no CUB/rocPRIM: Debian's HIP
-// has neither). Only as many 8-bit digit passes as the bit range needs. Stable, so callers pack a
-// payload (e.g. an input position) into the low bits and sort only the high ones.
+// has neither). The bit range is split into as few passes of at most kRadixMaxDigitBits bits as
+// it needs, with widths as even as possible (C2's 25 row bits: 9 + 8 + 8, three passes instead of
+// 8 + 8 + 8 + 1). Stable, so callers pack a payload (e.g. an input position) into the low bits and
+// sort only the high ones.
 //
 // One pass = histogram (tile-local counts in shared memory) -> exclusive scan over (digit, tile)
-// in digit-major order (one block per digit, then the digit starts) -> stable scatter. Scatter ranks equal digits inside a warp
-// with ballots (one per digit bit), then across the block's warps in order, so element order
-// within a digit is the input order. No global atomics. Works for 32- and 64-lane warps.
+// in digit-major order (one block per digit, then the digit starts) -> stable scatter. The
+// scatter gives each warp a contiguous segment of its tile and ranks equal digits with ballots
+// (one per digit bit) against per-warp counters in shared memory, so no block barrier is needed
+// per key; it then sorts the tile by digit in shared memory and writes it out in tile order, so
+// consecutive threads write consecutive addresses of one digit (coalesced) instead of scattering
+// 8-byte keys. No global atomics. Works for 32- and 64-lane warps.
 #pragma once
 
 #include "backends/gpu/common/portability.cuh"
 
 namespace parity::gpu_device {
 
-inline constexpr int kRadixDigits = 256;
+inline constexpr int kRadixMaxDigitBits = 9;
+inline constexpr int kRadixMaxDigits = 1 << kRadixMaxDigitBits;
 inline constexpr int kRadixBlockThreads = 256;
 inline constexpr int kRadixItemsPerThread = 16;
 inline constexpr int kRadixTileItems = kRadixBlockThreads * kRadixItemsPerThread;
 
+// Exclusive scan of one value per thread over a block of kThreads (a warp scan by shuffles, then
+// the warp totals in order); returns the thread's exclusive prefix and leaves the block total in
+// *total. `warp_totals` holds kThreads / kWarpSize values. Contains barriers: every thread calls.
+template <int kThreads>
+__device__ inline std::uint32_t block_exclusive_scan(std::uint32_t own, std::uint32_t* warp_totals,
+                                                     std::uint32_t* total) {
+  constexpr int kWarps = kThreads / kWarpSize;
+  const int lane = lane_id();
+  const int warp = warp_id();
+  std::uint32_t inclusive = own;
+  for (int delta = 1; delta < kWarpSize; delta *= 2) {
+    const std::uint32_t below = shfl(inclusive, lane >= delta ? lane - delta : lane);
+    if (lane >= delta) inclusive += below;
+  }
+  if (lane == kWarpSize - 1) warp_totals[warp] = inclusive;
+  __syncthreads();
+  std::uint32_t warps_before = 0, block_total = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    const std::uint32_t t = warp_totals[w];
+    warps_before += w < warp ? t : 0u;
+    block_total += t;
+  }
+  __syncthreads();  // warp_totals may be rewritten by the caller's next scan
+  *total = block_total;
+  return warps_before + inclusive - own;
+}
+
+// Orders the warp's shared-memory accesses (lanes are not lockstep on NVIDIA since Volta).
+__device__ inline void sync_lanes() {
+#if defined(PARITY_GPU_HIP)
+  __builtin_amdgcn_wave_barrier();
+#else
+  __syncwarp();
+#endif
+}
+
 __global__ void __launch_bounds__(kRadixBlockThreads)
     radix_histogram_kernel(const std::uint64_t* __restrict__ keys, std::int64_t count, int shift,
                            int digit_bits, std::int64_t num_tiles, std::uint32_t* __restrict__ tile_counts) {
-  __shared__ std::uint32_t counts[kRadixDigits];
-  for (int d = threadIdx.x; d < kRadixDigits; d += kRadixBlockThreads) counts[d] = 0;
+  __shared__ std::uint32_t counts[kRadixMaxDigits];
+  const int num_digits = 1 << digit_bits;
+  for (int d = threadIdx.x; d < num_digits; d += kRadixBlockThreads) counts[d] = 0;
   __syncthreads();
   const std::uint64_t mask = (std::uint64_t{1} << digit_bits) - 1;
   const std::int64_t tile = blockIdx.x;
@@ -32,64 +75,45 @@ __global__ void __launch_bounds__(kRadixBlockThreads)
     if (i < count) atomicAdd(&counts[(keys[i] >> shift) & mask], 1u);  // shared memory only
   }
   __syncthreads();
-  for (int d = threadIdx.x; d < kRadixDigits; d += kRadixBlockThreads) {
+  for (int d = threadIdx.x; d < num_digits; d += kRadixBlockThreads) {
     tile_counts[static_cast<std::int64_t>(d) * num_tiles + tile] = counts[d];
   }
 }
 
 // Per-digit exclusive scan over tiles: tile_counts is digit-major (row d = digit d's count in each
-// tile), so one block per digit scans its contiguous row with coalesced loads (a warp scan by
-// shuffles, then warp totals in order) and leaves the digit's total in digit_totals[d]. The
-// digit bases are added by the scatter (radix_digit_prefix_kernel), so the result equals one
-// exclusive scan over the whole digit-major array; every block of the grid takes part.
+// tile), so one block per digit scans its contiguous row with coalesced loads and leaves the
+// digit's total in digit_totals[d]. The digit bases are added by the scatter
+// (radix_digit_prefix_kernel), so the result equals one exclusive scan over the whole digit-major
+// array; every block of the grid takes part.
 inline constexpr int kRadixDigitScanThreads = 256;
 
 __global__ void __launch_bounds__(kRadixDigitScanThreads)
     radix_digit_scan_kernel(std::uint32_t* __restrict__ tile_counts, std::int64_t num_tiles,
                             std::uint32_t* __restrict__ digit_totals) {
-  constexpr int kWarps = kRadixDigitScanThreads / kWarpSize;
-  __shared__ std::uint32_t warp_totals[kWarps];
+  __shared__ std::uint32_t warp_totals[kRadixDigitScanThreads / kWarpSize];
   std::uint32_t* row = tile_counts + static_cast<std::int64_t>(blockIdx.x) * num_tiles;
-  const int lane = lane_id();
-  const int warp = warp_id();
   std::uint32_t carry = 0;  // the same in every thread: sum of the rounds before this one
   for (std::int64_t round_start = 0; round_start < num_tiles; round_start += kRadixDigitScanThreads) {
     const std::int64_t i = round_start + threadIdx.x;
-    const std::uint32_t own = i < num_tiles ? row[i] : 0u;
-    std::uint32_t inclusive = own;
-    for (int delta = 1; delta < kWarpSize; delta *= 2) {
-      const std::uint32_t below = shfl(inclusive, lane >= delta ? lane - delta : lane);
-      if (lane >= delta) inclusive += below;
-    }
-    if (lane == kWarpSize - 1) warp_totals[warp] = inclusive;
-    __syncthreads();
-    std::uint32_t warps_before = 0, round_total = 0;
-    for (int w = 0; w < kWarps; ++w) {
-      const std::uint32_t t = warp_totals[w];
-      warps_before += w < warp ? t : 0u;
-      round_total += t;
-    }
-    if (i < num_tiles) row[i] = carry + warps_before + inclusive - own;
+    std::uint32_t round_total = 0;
+    const std::uint32_t before =
+        block_exclusive_scan<kRadixDigitScanThreads>(i < num_tiles ? row[i] : 0u, warp_totals, &round_total);
+    if (i < num_tiles) row[i] = carry + before;
     carry += round_total;
-    __syncthreads();  // warp_totals is rewritten by the next round
   }
   if (threadIdx.x == 0) digit_totals[blockIdx.x] = carry;
 }
 
-// Exclusive scan of the kRadixDigits digit totals in place (one block): the start of each digit.
-__global__ void __launch_bounds__(kRadixDigits) radix_digit_prefix_kernel(std::uint32_t* __restrict__ digit_totals) {
-  __shared__ std::uint32_t sums[kRadixDigits];
+// Exclusive scan of the num_digits digit totals in place (one block of kRadixMaxDigits threads):
+// the start of each digit.
+__global__ void __launch_bounds__(kRadixMaxDigits)
+    radix_digit_prefix_kernel(std::uint32_t* __restrict__ digit_totals, int num_digits) {
+  __shared__ std::uint32_t warp_totals[kRadixMaxDigits / kWarpSize];
   const int d = static_cast<int>(threadIdx.x);
-  const std::uint32_t own = digit_totals[d];
-  sums[d] = own;
-  __syncthreads();
-  for (int stride = 1; stride < kRadixDigits; stride *= 2) {
-    const std::uint32_t add = d >= stride ? sums[d - stride] : 0u;
-    __syncthreads();
-    sums[d] += add;
-    __syncthreads();
-  }
-  digit_totals[d] = sums[d] - own;
+  std::uint32_t total = 0;
+  const std::uint32_t start =
+      block_exclusive_scan<kRadixMaxDigits>(d < num_digits ? digit_totals[d] : 0u, warp_totals, &total);
+  if (d < num_digits) digit_totals[d] = start;
 }
 
 __global__ void __launch_bounds__(kRadixBlockThreads)
@@ -98,24 +122,38 @@ __global__ void __launch_bounds__(kRadixBlockThreads)
                          const std::uint32_t* __restrict__ tile_offsets,
                          const std::uint32_t* __restrict__ digit_starts) {
   constexpr int kWarps = kRadixBlockThreads / kWarpSize;
-  __shared__ std::uint32_t digit_base[kRadixDigits];
-  __shared__ std::uint32_t warp_counts[kWarps][kRadixDigits];
+  constexpr int kWarpItems = kRadixTileItems / kWarps;  // a warp's contiguous segment of the tile
+  constexpr int kRounds = kWarpItems / kWarpSize;
+  constexpr int kDigitsPerThread = kRadixMaxDigits / kRadixBlockThreads;
+  static_assert(kRadixMaxDigits % kRadixBlockThreads == 0, "each thread scans whole digits");
+  static_assert(kWarpItems < 65536, "per-warp counts are 16-bit");
+  __shared__ std::uint64_t tile_keys[kRadixTileItems];
+  __shared__ std::uint16_t warp_counts[kWarps][kRadixMaxDigits];  // counts, then each warp's start in the digit
+  __shared__ std::uint32_t local_start[kRadixMaxDigits];          // digit's start inside the sorted tile
+  __shared__ std::uint32_t out_start[kRadixMaxDigits];            // digit's first output index for this tile
+  __shared__ std::uint32_t warp_totals[kWarps];
   const std::int64_t tile = blockIdx.x;
-  for (int d = threadIdx.x; d < kRadixDigits; d += kRadixBlockThreads) {
-    digit_base[d] = digit_starts[d] + tile_offsets[static_cast<std::int64_t>(d) * num_tiles + tile];
-  }
-  for (int k = threadIdx.x; k < kWarps * kRadixDigits; k += kRadixBlockThreads) {
-    warp_counts[k / kRadixDigits][k % kRadixDigits] = 0;
+  const int num_digits = 1 << digit_bits;
+  for (int k = threadIdx.x; k < kWarps * kRadixMaxDigits; k += kRadixBlockThreads) {
+    warp_counts[k / kRadixMaxDigits][k % kRadixMaxDigits] = 0;
   }
   __syncthreads();
   const std::uint64_t mask = (std::uint64_t{1} << digit_bits) - 1;
   const std::int64_t tile_start = tile * kRadixTileItems;
   const int warp = warp_id();
-  for (int r = 0; r < kRadixItemsPerThread; ++r) {
-    const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kRadixBlockThreads + threadIdx.x;
-    const bool valid = i < count;
-    const std::uint64_t key = valid ? keys_in[i] : 0;
-    const auto digit = static_cast<std::uint32_t>((key >> shift) & mask);
+  const int lane = lane_id();
+  const std::int64_t segment = tile_start + static_cast<std::int64_t>(warp) * kWarpItems;
+  std::uint64_t keys[kRounds];
+  std::uint32_t ranks[kRounds];  // rank among the warp's keys of the same digit, in input order
+#pragma unroll
+  for (int r = 0; r < kRounds; ++r) {
+    const std::int64_t i = segment + r * kWarpSize + lane;
+    keys[r] = i < count ? keys_in[i] : 0;
+  }
+#pragma unroll
+  for (int r = 0; r < kRounds; ++r) {
+    const bool valid = segment + r * kWarpSize + lane < count;
+    const auto digit = static_cast<std::uint32_t>((keys[r] >> shift) & mask);
     // Lanes holding the same digit: intersect one ballot per digit bit.
     LaneMask peers = ballot(valid);
     for (int b = 0; b < digit_bits; ++b) {
@@ -123,26 +161,58 @@ __global__ void __launch_bounds__(kRadixBlockThreads)
       const LaneMask set = ballot(valid && bit);
       peers &= bit ? set : ~set;
     }
-    const int rank = popcount(peers & lanes_below_mask());
-    if (valid && rank == 0) warp_counts[warp][digit] = static_cast<std::uint32_t>(popcount(peers));
-    __syncthreads();
-    // Per digit: turn warp counts into each warp's start, in warp order (stable).
-    for (int d = threadIdx.x; d < kRadixDigits; d += kRadixBlockThreads) {
-      std::uint32_t running = digit_base[d];
-      for (int w = 0; w < kWarps; ++w) {
-        const std::uint32_t c = warp_counts[w][d];
-        warp_counts[w][d] = running;
-        running += c;
-      }
-      digit_base[d] = running;
+    // The lowest lane of each digit group reads and bumps the warp's counter for that digit and
+    // hands the old value to its peers.
+    const LaneMask below = peers & lanes_below_mask();
+    const int leader = valid ? popcount((peers & (~peers + 1)) - 1) : lane;
+    std::uint32_t before = 0;
+    if (valid && below == 0) {
+      before = warp_counts[warp][digit];
+      warp_counts[warp][digit] = static_cast<std::uint16_t>(before + static_cast<std::uint32_t>(popcount(peers)));
     }
-    __syncthreads();
-    if (valid) keys_out[warp_counts[warp][digit] + static_cast<std::uint32_t>(rank)] = key;
-    __syncthreads();
-    for (int k = threadIdx.x; k < kWarps * kRadixDigits; k += kRadixBlockThreads) {
-      warp_counts[k / kRadixDigits][k % kRadixDigits] = 0;
+    before = shfl(before, leader);
+    ranks[r] = before + static_cast<std::uint32_t>(popcount(below));
+    sync_lanes();  // the counters written this round are visible to the next round's leaders
+  }
+  __syncthreads();
+  // Per digit: warp counts -> each warp's start inside the digit (warp order = input order); the
+  // digit totals -> the digit's start inside the tile (a block scan) and in the output.
+  std::uint32_t digit_total[kDigitsPerThread];
+  std::uint32_t thread_total = 0;
+#pragma unroll
+  for (int q = 0; q < kDigitsPerThread; ++q) {
+    const int d = static_cast<int>(threadIdx.x) * kDigitsPerThread + q;
+    std::uint32_t running = 0;
+    for (int w = 0; w < kWarps; ++w) {
+      const std::uint32_t c = warp_counts[w][d];
+      warp_counts[w][d] = static_cast<std::uint16_t>(running);
+      running += c;
     }
-    __syncthreads();
+    digit_total[q] = running;
+    thread_total += running;
+  }
+  std::uint32_t tile_total = 0;
+  std::uint32_t start = block_exclusive_scan<kRadixBlockThreads>(thread_total, warp_totals, &tile_total);
+#pragma unroll
+  for (int q = 0; q < kDigitsPerThread; ++q) {
+    const int d = static_cast<int>(threadIdx.x) * kDigitsPerThread + q;
+    local_start[d] = start;
+    out_start[d] = d < num_digits ? digit_starts[d] + tile_offsets[static_cast<std::int64_t>(d) * num_tiles + tile] : 0u;
+    start += digit_total[q];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < kRounds; ++r) {
+    if (segment + r * kWarpSize + lane < count) {
+      const auto digit = static_cast<std::uint32_t>((keys[r] >> shift) & mask);
+      tile_keys[local_start[digit] + warp_counts[warp][digit] + ranks[r]] = keys[r];
+    }
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < static_cast<int>(tile_total); j += kRadixBlockThreads) {
+    const std::uint64_t key = tile_keys[j];
+    const auto digit = static_cast<std::uint32_t>((key >> shift) & mask);
+    keys_out[out_start[digit] + (static_cast<std::uint32_t>(j) - local_start[digit])] = key;
   }
 }
 

@@ -6,10 +6,14 @@ namespace parity::gpu_sort {
 
 using namespace parity::gpu_device;
 
+int radix_sort_passes(int begin_bit, int end_bit) {
+  return (end_bit - begin_bit + kRadixMaxDigitBits - 1) / kRadixMaxDigitBits;
+}
+
 std::int64_t radix_sort_scratch_bytes(std::int64_t count) {
   const std::int64_t tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
-  // digit x tile counts, then the kRadixDigits digit totals
-  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixDigits * ((tiles > 0 ? tiles : 1) + 1);
+  // digit x tile counts, then the digit totals
+  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixMaxDigits * ((tiles > 0 ? tiles : 1) + 1);
 }
 
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
@@ -21,18 +25,22 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   auto s = static_cast<gpuStream_t>(stream);
   const std::int64_t num_tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
   auto* tile_counts = static_cast<std::uint32_t*>(scratch);
-  std::uint32_t* digit_totals = tile_counts + kRadixDigits * (num_tiles > 0 ? num_tiles : 1);
+  std::uint32_t* digit_totals = tile_counts + kRadixMaxDigits * (num_tiles > 0 ? num_tiles : 1);
   std::uint64_t* in = keys_a;
   std::uint64_t* out = keys_b;
   if (count <= 1) return in;
-  for (int shift = begin_bit; shift < end_bit; shift += 8) {
-    const int digit_bits = end_bit - shift < 8 ? end_bit - shift : 8;
+  // Passes of near-equal width (the first ones one bit wider where the range does not split evenly).
+  const int passes = radix_sort_passes(begin_bit, end_bit);
+  int shift = begin_bit;
+  for (int pass = 0; pass < passes; ++pass) {
+    const int remaining = end_bit - shift;
+    const int digit_bits = (remaining + (passes - pass) - 1) / (passes - pass);
     radix_histogram_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
         in, count, shift, digit_bits, num_tiles, tile_counts);
     PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
-    radix_digit_scan_kernel<<<kRadixDigits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
+    radix_digit_scan_kernel<<<1u << digit_bits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
     PARITY_GPU_CHECK_LAUNCH(radix_digit_scan_kernel);
-    radix_digit_prefix_kernel<<<1, kRadixDigits, 0, s>>>(digit_totals);
+    radix_digit_prefix_kernel<<<1, kRadixMaxDigits, 0, s>>>(digit_totals, 1 << digit_bits);
     PARITY_GPU_CHECK_LAUNCH(radix_digit_prefix_kernel);
     radix_scatter_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
         in, out, count, shift, digit_bits, num_tiles, tile_counts, digit_totals);
@@ -40,6 +48,7 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
     std::uint64_t* t = in;
     in = out;
     out = t;
+    shift += digit_bits;
   }
   return in;
 }

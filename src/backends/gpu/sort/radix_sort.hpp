@@ -8,11 +8,14 @@
 
 namespace parity::gpu_sort {
 
+/// Digit passes the sort makes over [begin_bit, end_bit): ceil(bits / 9), widths near-equal.
+int radix_sort_passes(int begin_bit, int end_bit);
+
 /// Scratch for the per-tile digit counts, in bytes.
 std::int64_t radix_sort_scratch_bytes(std::int64_t count);
 
 /// Sorts keys_a[0:count) using keys_b as the ping-pong buffer; returns the buffer that holds the
-/// result (keys_a after an even number of 8-bit passes, keys_b after an odd one). count < 2^32.
+/// result (keys_a after an even number of passes, keys_b after an odd one). count < 2^32.
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
                                        int begin_bit, int end_bit, void* scratch, void* stream);
 

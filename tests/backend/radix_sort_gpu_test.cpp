@@ -1,0 +1,97 @@
+// The portable GPU radix sort against std::stable_sort on the sorted bit range: every pass count
+// and digit split (1..9-bit digits), tile-edge sizes, heavy duplicates (one digit per tile) and
+// payload order inside equal keys (stability).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "backends/gpu/sort/radix_sort.hpp"
+#include "common/test_support.hpp"
+#include "parity/core/gpu.hpp"
+#include "parity/core/rng.hpp"
+
+namespace parity {
+namespace {
+
+// Keys = (random value in [0, 2^bits) or one of `distinct` values) << begin | position, so a
+// stable sort by [begin, begin + bits) keeps positions ascending within equal values.
+std::vector<std::uint64_t> make_keys(std::int64_t count, int begin_bit, int bits, std::uint64_t distinct, Rng& rng) {
+  std::vector<std::uint64_t> keys(static_cast<std::size_t>(count));
+  const std::uint64_t range = std::uint64_t{1} << bits;
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::uint64_t value = rng.engine()() % range;
+    if (distinct > 0) value = (value % distinct) * (range / distinct);
+    keys[static_cast<std::size_t>(i)] = (value << begin_bit) | static_cast<std::uint64_t>(i);
+  }
+  return keys;
+}
+
+void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bit, int end_bit) {
+  const auto count = static_cast<std::int64_t>(keys.size());
+  auto a = gpu::upload(keys);
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  auto b = gpu::DeviceBuffer::allocate(std::max<std::size_t>(keys.size() * 8, 8));
+  auto scratch = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(gpu_sort::radix_sort_scratch_bytes(count)));
+  ASSERT_TRUE(b.is_ok() && scratch.is_ok());
+  auto sorted = gpu_sort::radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), count, begin_bit, end_bit,
+                                          scratch->data(), nullptr);
+  ASSERT_TRUE(sorted.is_ok()) << sorted.status().to_string();
+  const bool in_a = *sorted == a->as<std::uint64_t>();
+  auto got = gpu::download<std::uint64_t>(in_a ? *a : *b, keys.size());
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  const std::uint64_t mask = end_bit - begin_bit >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (end_bit - begin_bit)) - 1;
+  auto want = keys;
+  std::stable_sort(want.begin(), want.end(), [&](std::uint64_t x, std::uint64_t y) {
+    return ((x >> begin_bit) & mask) < ((y >> begin_bit) & mask);
+  });
+  std::int64_t first_bad = -1;
+  for (std::int64_t i = 0; i < count && first_bad < 0; ++i) {
+    if ((*got)[static_cast<std::size_t>(i)] != want[static_cast<std::size_t>(i)]) first_bad = i;
+  }
+  EXPECT_EQ(first_bad, -1) << "count=" << count << " bits [" << begin_bit << ", " << end_bit << ")";
+}
+
+TEST(GpuRadixSort, PassCountsSplitTheRangeIntoNearEqualDigitsOfAtMostNineBits) {
+  EXPECT_EQ(gpu_sort::radix_sort_passes(23, 23), 0);
+  EXPECT_EQ(gpu_sort::radix_sort_passes(0, 1), 1);
+  EXPECT_EQ(gpu_sort::radix_sort_passes(0, 9), 1);
+  EXPECT_EQ(gpu_sort::radix_sort_passes(0, 10), 2);
+  EXPECT_EQ(gpu_sort::radix_sort_passes(23, 48), 3);  // C2: 25 row bits -> 9 + 8 + 8
+  EXPECT_EQ(gpu_sort::radix_sort_passes(20, 47), 3);
+  EXPECT_EQ(gpu_sort::radix_sort_passes(20, 48), 4);
+}
+
+TEST(GpuRadixSort, MatchesStableSortOnEveryDigitSplitAndTileEdge) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(31);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  Rng rng(seed);
+  struct Case {
+    std::int64_t count;
+    int bits;
+  };
+  // 4096 keys per tile: sizes around one and several tiles; 1..27 bits = 1..3 passes of 1..9 bits.
+  for (const Case c : {Case{2, 1}, Case{1000, 3}, Case{4095, 9}, Case{4096, 10}, Case{4097, 17}, Case{8191, 18},
+                       Case{100003, 25}, Case{70000, 27}, Case{300000, 12}}) {
+    const int begin_bit = 20;  // positions (< 2^20) below the sorted bits
+    expect_sorted_like_std(make_keys(c.count, begin_bit, c.bits, 0, rng), begin_bit, begin_bit + c.bits);
+  }
+}
+
+TEST(GpuRadixSort, StableOnHeavyDuplicatesAndEmptyRange) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(32);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  Rng rng(seed);
+  // One value everywhere (every key in one digit of every pass), then three values.
+  for (std::uint64_t distinct : {1ULL, 3ULL}) {
+    expect_sorted_like_std(make_keys(50000, 20, 25, distinct, rng), 20, 45);
+  }
+  // An empty bit range leaves the keys in place.
+  expect_sorted_like_std(make_keys(5000, 20, 8, 0, rng), 20, 20);
+}
+
+}  // namespace
+}  // namespace parity
