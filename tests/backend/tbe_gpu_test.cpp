@@ -149,6 +149,45 @@ TEST(GpuTbeForward, ShortBagsOneHotAndNearOneHotMatchReference) {
   }
 }
 
+// 16-bit weights whose rows all start on 16-byte boundaries (dims and table offsets multiples of
+// 8) take the paired launch (one 16-byte load per lane per row); every group width is covered:
+// max_dim 24 (quarter warp), 64 and 128 (half warp, and quarter warp for short bags), 256 (full
+// warp) and 2048 (many pairs per lane), with dims whose last lane holds a partial row.
+TEST(GpuTbeForward, SixteenBitRowsOnSixteenByteBoundariesMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(412);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<std::vector<TableSpec>> layouts = {
+      {{40, 8}, {300, 24}, {70, 16}},
+      {{500, 64}, {90, 8}},
+      {{900, 128}, {70, 40}, {30, 120}},
+      {{400, 256}, {50, 136}},
+      {{9, 2048}, {60, 8}, {33, 1032}}};
+  for (const auto& tables : layouts) {
+    for (DType weight_dtype : {DType::kF16, DType::kBF16}) {
+      for (PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean}) {
+        for (int pooling_factor : {1, 9}) {
+          SyntheticBatchOptions options;
+          options.batch_size = 53;
+          options.pooling_factor = pooling_factor;
+          options.vary_bag_sizes = pooling_factor > 1;
+          options.empty_bag_fraction = 0.1;
+          options.weighted = pooling_factor > 1;
+          options.seed = seed;
+          auto probe = testing::make_problem(tables, 0, 0);
+          const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+          auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                               DType::kI64, weight_dtype, DType::kF32, pooling, options.weighted);
+          SCOPED_TRACE("max_dim " + std::to_string(problem.layout.max_dim()) + " " +
+                       std::string(dtype_name(weight_dtype)) + " " + embedding::pooling_mode_name(pooling) +
+                       " L=" + std::to_string(pooling_factor));
+          expect_forward_matches(problem, batch, seed + 1);
+        }
+      }
+    }
+  }
+}
+
 TEST(GpuTbeForward, EmptyBagsAllEmptyBatchAndZeroBatchLaunchCleanly) {
   PARITY_REQUIRE_GPU();
   const std::vector<TableSpec> tables = {{10, 8}, {10, 16}};
@@ -379,7 +418,7 @@ TEST(GpuTbeBackward, BitwiseIdenticalAcrossRunsAndGridSizes) {
     EXPECT_EQ(0, std::memcmp(first.weights.data(), again.weights.data(), first.weights.size())) << "grid " << grid;
     EXPECT_EQ(0, std::memcmp(first.state1.data(), again.state1.data(), first.state1.size() * 4)) << "grid " << grid;
   }
-  // Queued (batched) row updates and one-at-a-time updates do the same arithmetic per row.
+  // Both chunk windows (BackwardOptions::batch_row_updates) do the same arithmetic per row.
   for (auto kind : {OptimizerKind::kRowwiseAdagrad, OptimizerKind::kSgd, OptimizerKind::kAdam}) {
     const auto o = testing::optimizer_for(kind);
     const auto batched = gpu_train(problem, o, batch, grad, 2, seed, 0, true);

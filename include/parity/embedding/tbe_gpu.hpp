@@ -41,10 +41,10 @@ struct BackwardOptions {
   bool deterministic = true;
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;
-  /// Queue a few rows per warp and update them together; false (default) = each row updated as its
-  /// run ends. Same results either way. The H200 run of 2026-11-29 (bench/results/
-  /// 2026-11-29-h200-run2) timed both in one call: one row at a time was faster on every config
-  /// (C2 backward 5.52 vs 6.77 ms), so it is the default; batching stays for other targets.
+  /// Wider chunk-kernel window: true = each warp loads 4 positions' grad (and finished runs'
+  /// weight) rows at a time for rows of one vec per lane, false (default) = 2 (1 for wider rows
+  /// either way). Same results either way. On the H200 (2026-11-29, docs/embedding.md) the
+  /// default was faster (C2 backward 2.3 vs 3.3 ms); the wider window stays for other targets.
   bool batch_row_updates = false;
 };
 

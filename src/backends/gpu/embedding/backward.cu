@@ -123,6 +123,8 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   }
   const std::int64_t grid_cap =
       options.max_grid_blocks > 0 ? options.max_grid_blocks : static_cast<std::int64_t>(sm_count) * 16;
+  const std::int64_t chunk_grid_cap =
+      options.max_grid_blocks > 0 ? options.max_grid_blocks : static_cast<std::int64_t>(sm_count) * kChunkBlocksPerSm;
 
   auto* keys_a = reinterpret_cast<std::uint64_t*>(ws + plan.keys_a);
   auto* keys_b = reinterpret_cast<std::uint64_t*>(ws + plan.keys_b);
@@ -138,9 +140,9 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
     PARITY_GPU_TRY(gpuMemsetAsync(update.dense_rows, 0xff, sizeof(std::int64_t) * p.num_indices, stream));
   }
   switch (problem.weight_dtype) {
-    case DType::kF16: return dispatch_backward_chunks<F16Tag>(p, grid_cap, stream);
-    case DType::kBF16: return dispatch_backward_chunks<BF16Tag>(p, grid_cap, stream);
-    default: return dispatch_backward_chunks<F32Tag>(p, grid_cap, stream);
+    case DType::kF16: return dispatch_backward_chunks<F16Tag>(p, chunk_grid_cap, stream);
+    case DType::kBF16: return dispatch_backward_chunks<BF16Tag>(p, chunk_grid_cap, stream);
+    default: return dispatch_backward_chunks<F32Tag>(p, chunk_grid_cap, stream);
   }
 }
 

@@ -17,10 +17,10 @@ Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64
   constexpr int kWarpsPerBlock = kChunkBlockThreads / kWarpSize;
   const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kWarpsPerBlock), grid_cap);
   if (params.batch_row_updates) {
-    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kUpdateBatchRows<kVecsPerLane>>
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 2>>
         <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
   } else {
-    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, 1>
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>>
         <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
   }
   PARITY_GPU_CHECK_LAUNCH(tbe_backward_chunk_kernel);

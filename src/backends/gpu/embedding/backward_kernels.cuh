@@ -84,174 +84,267 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
   }
 }
 
-// The fused update of up to kBatch rows by one warp: lane owns vecs lane + k*kWarpSize; g[q] is
-// row q's summed gradient (entries q >= count are ignored). Every row's weights (and row-wise
-// state) are loaded before the first row is updated, so kBatch HBM round trips overlap instead of
-// following one another; the arithmetic of each row is the same for any kBatch (rows are
-// distinct, so the order of their updates does not matter). Writes the dense gradient instead
-// when p.update == kDenseGrad.
-// Not inlined: it is reached from several places, and one copy per call site multiplied code size
-// and compile time; it runs once per kBatch unique rows, so the call is cheap.
-template <typename Tag, typename IndexT, int kVecsPerLane, int kBatch>
-__device__ __noinline__ void apply_row_updates(const BackwardParams<IndexT>& p, const std::int64_t (&global_rows)[kBatch],
-                                               const std::int64_t (&sorted_positions)[kBatch],
-                                               float4 (&g)[kBatch][kVecsPerLane], int count) {
+// Dense-gradient "update": the run's summed gradient at the sorted position where it starts.
+template <typename IndexT, int kVecsPerLane>
+__device__ inline void write_dense_row(const BackwardParams<IndexT>& p, std::int64_t global_row,
+                                       std::int64_t sorted_position, const float4 (&g)[kVecsPerLane]) {
   const int lane = lane_id();
-  if (p.update == Update::kDenseGrad) {
+  if (lane == 0) p.dense_rows[sorted_position] = global_row;
 #pragma unroll
-    for (int q = 0; q < kBatch; ++q) {
-      if (q >= count) continue;
-      if (lane == 0) p.dense_rows[sorted_positions[q]] = global_rows[q];
-#pragma unroll
-      for (int k = 0; k < kVecsPerLane; ++k) {
-        const int vec = lane + k * kWarpSize;
-        if (vec * 4 < p.max_dim) {
-          *reinterpret_cast<float4*>(p.dense_grads + sorted_positions[q] * p.max_dim + vec * 4) = g[q][k];
-        }
-      }
-    }
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    const int vec = lane + k * kWarpSize;
+    if (vec * 4 < p.max_dim) *reinterpret_cast<float4*>(p.dense_grads + sorted_position * p.max_dim + vec * 4) = g[k];
+  }
+}
+
+// Weight rows are read once and written once per step: evict-first loads and stores (CUDA) keep
+// them from pushing grad_output rows (read up to L times each) out of L2. Measured on C2: 2.307
+// -> 2.288 ms backward.
+template <typename Tag>
+__device__ inline RawVec<Tag> load_raw_vec_once(const typename Tag::Storage* ptr) {
+#if defined(PARITY_GPU_CUDA)
+  return __ldcs(reinterpret_cast<const RawVec<Tag>*>(ptr));
+#else
+  return load_raw_vec<Tag>(ptr);
+#endif
+}
+
+template <typename Tag>
+__device__ inline void store_row_vec_once(typename Tag::Storage* ptr, float4 v) {
+#if defined(PARITY_GPU_CUDA)
+  if constexpr (std::is_same_v<Tag, F32Tag>) {
+    __stcs(reinterpret_cast<float4*>(ptr), v);
     return;
   }
-  using Storage = typename Tag::Storage;
-  Storage* rows_weights[kBatch];
-  int dims[kBatch];
-  std::int64_t bases[kBatch];
-  float4 w[kBatch][kVecsPerLane];
-  float rowwise_state[kBatch];
+#endif
+  store_row_vec<Tag>(ptr, v);
+}
+
+// Row-wise Adagrad pieces, shared by every caller so a row's arithmetic is the same wherever it
+// is updated: this lane's part of the gradient's sum of squares (after L2 decay folds w into g),
+// then the step given the row's new state m (returns this lane's part of the new row's norm^2).
+template <typename IndexT, int kVecsPerLane>
+__device__ inline float rowwise_lane_sum_sq(const BackwardParams<IndexT>& p, float4 (&g)[kVecsPerLane],
+                                            const float4 (&w)[kVecsPerLane]) {
+  float sum_sq = 0.0f;
 #pragma unroll
-  for (int q = 0; q < kBatch; ++q) {
-    const bool live = q < count;
-    const std::int64_t global_row = live ? global_rows[q] : p.layout.table_row_base[0];
-    // Table of the row: binary search over the per-table row bases (uniform across the warp).
-    int lo = 0, hi = p.layout.num_tables - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (p.layout.table_row_base[mid] <= global_row) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    const int t = lo;
-    dims[q] = static_cast<int>(p.layout.table_dim[t]);
-    bases[q] = p.layout.table_weights_offset[t] + (global_row - p.layout.table_row_base[t]) * dims[q];
-    rows_weights[q] = static_cast<Storage*>(p.weights) + bases[q];
-    const int vecs = live ? dims[q] / 4 : 0;
-#pragma unroll
-    for (int k = 0; k < kVecsPerLane; ++k) {
-      const int vec = lane + k * kWarpSize;
-      w[q][k] = vec < vecs ? load_row_vec<Tag>(rows_weights[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-    rowwise_state[q] = live && p.update == Update::kRowwiseAdagrad ? p.state1[global_row] : 0.0f;
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    if (p.decay == Decay::kL2) fma_vec(g[k], p.weight_decay, w[k]);
+    sum_sq += g[k].x * g[k].x + g[k].y * g[k].y + g[k].z * g[k].z + g[k].w * g[k].w;
   }
+  return sum_sq;
+}
+
+template <typename IndexT, int kVecsPerLane>
+__device__ inline float rowwise_lane_step(const BackwardParams<IndexT>& p, float m, float4 (&w)[kVecsPerLane],
+                                          const float4 (&g)[kVecsPerLane]) {
   const float lr = p.learning_rate;
+  const float mult = lr / (sqrtf(m) + p.eps);
+  float corr = 1.0f;
+  if (p.decay == Decay::kL2) corr = 1.0f - mult * p.weight_decay;
+  if (p.decay == Decay::kDecoupled) corr = 1.0f - lr * p.weight_decay;
+  float norm_sq = 0.0f;
 #pragma unroll
-  for (int q = 0; q < kBatch; ++q) {
-    if (q >= count) continue;
-    const std::int64_t global_row = global_rows[q];
-    const int dim = dims[q];
-    const int vecs = dim / 4;
-    switch (p.update) {
-      case Update::kSgd:
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    float4& wk = w[k];
+    const float4 gk = g[k];
+    wk.x = corr * wk.x - mult * gk.x;
+    wk.y = corr * wk.y - mult * gk.y;
+    wk.z = corr * wk.z - mult * gk.z;
+    wk.w = corr * wk.w - mult * gk.w;
+    norm_sq += wk.x * wk.x + wk.y * wk.y + wk.z * wk.z + wk.w * wk.w;
+  }
+  return norm_sq;
+}
+
+// Adagrad / Adam step of one row (per-element state at `base`).
+template <typename IndexT, int kVecsPerLane>
+__device__ inline void update_row_with_element_state(const BackwardParams<IndexT>& p, std::int64_t base,
+                                                           int vecs, float4 (&w)[kVecsPerLane],
+                                                           float4 (&g)[kVecsPerLane]) {
+  const int lane = lane_id();
+  const float lr = p.learning_rate;
+  float* m_row = p.state1 + base;
+  float* v_row = p.state2 != nullptr ? p.state2 + base : nullptr;
 #pragma unroll
-        for (int k = 0; k < kVecsPerLane; ++k) fma_vec(w[q][k], -lr, g[q][k]);
-        break;
-      case Update::kRowwiseAdagrad: {
-        float sum_sq = 0.0f;
-#pragma unroll
-        for (int k = 0; k < kVecsPerLane; ++k) {
-          if (p.decay == Decay::kL2) fma_vec(g[q][k], p.weight_decay, w[q][k]);
-          sum_sq += g[q][k].x * g[q][k].x + g[q][k].y * g[q][k].y + g[q][k].z * g[q][k].z + g[q][k].w * g[q][k].w;
-        }
-        sum_sq = warp_reduce_sum(sum_sq);
-        const float m = rowwise_state[q] + sum_sq / static_cast<float>(dim);
-        if (lane == 0) p.state1[global_row] = m;
-        const float mult = lr / (sqrtf(m) + p.eps);
-        float corr = 1.0f;
-        if (p.decay == Decay::kL2) corr = 1.0f - mult * p.weight_decay;
-        if (p.decay == Decay::kDecoupled) corr = 1.0f - lr * p.weight_decay;
-        float norm_sq = 0.0f;
-#pragma unroll
-        for (int k = 0; k < kVecsPerLane; ++k) {
-          float4& wk = w[q][k];
-          const float4 gk = g[q][k];
-          wk.x = corr * wk.x - mult * gk.x;
-          wk.y = corr * wk.y - mult * gk.y;
-          wk.z = corr * wk.z - mult * gk.z;
-          wk.w = corr * wk.w - mult * gk.w;
-          norm_sq += wk.x * wk.x + wk.y * wk.y + wk.z * wk.z + wk.w * wk.w;
-        }
-        if (p.max_norm > 0.0f) {
-          norm_sq = warp_reduce_sum(norm_sq);
-          if (sqrtf(norm_sq) > p.max_norm) {
-            const float scale = p.max_norm / sqrtf(norm_sq);
-#pragma unroll
-            for (int k = 0; k < kVecsPerLane; ++k) {
-              w[q][k].x *= scale;
-              w[q][k].y *= scale;
-              w[q][k].z *= scale;
-              w[q][k].w *= scale;
-            }
-          }
-        }
-        break;
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    const int vec = lane + k * kWarpSize;
+    if (vec >= vecs) continue;
+    float4 mv = load_vec(m_row + vec * 4);
+    float* wk = &w[k].x;
+    float* gk = &g[k].x;
+    float* mk = &mv.x;
+    if (p.update == Update::kAdagrad) {
+      for (int e = 0; e < 4; ++e) {
+        mk[e] += gk[e] * gk[e];
+        wk[e] -= lr * gk[e] / (sqrtf(mk[e]) + p.eps);
       }
-      case Update::kAdagrad:
-      case Update::kAdam: {
-        float* m_row = p.state1 + bases[q];
-        float* v_row = p.state2 != nullptr ? p.state2 + bases[q] : nullptr;
-#pragma unroll
-        for (int k = 0; k < kVecsPerLane; ++k) {
-          const int vec = lane + k * kWarpSize;
-          if (vec >= vecs) continue;
-          float4 m = load_vec(m_row + vec * 4);
-          float* wk = &w[q][k].x;
-          float* gk = &g[q][k].x;
-          float* mk = &m.x;
-          if (p.update == Update::kAdagrad) {
-            for (int e = 0; e < 4; ++e) {
-              mk[e] += gk[e] * gk[e];
-              wk[e] -= lr * gk[e] / (sqrtf(mk[e]) + p.eps);
-            }
-          } else {
-            float4 v = load_vec(v_row + vec * 4);
-            float* vk = &v.x;
-            for (int e = 0; e < 4; ++e) {
-              mk[e] = p.beta1 * mk[e] + (1.0f - p.beta1) * gk[e];
-              vk[e] = p.beta2 * vk[e] + (1.0f - p.beta2) * gk[e] * gk[e];
-              wk[e] -= lr * ((mk[e] / p.bias_correction1) / (sqrtf(vk[e] / p.bias_correction2) + p.eps) +
-                             p.weight_decay * wk[e]);
-            }
-            *reinterpret_cast<float4*>(v_row + vec * 4) = v;
-          }
-          *reinterpret_cast<float4*>(m_row + vec * 4) = m;
-        }
-        break;
+    } else {
+      float4 v = load_vec(v_row + vec * 4);
+      float* vk = &v.x;
+      for (int e = 0; e < 4; ++e) {
+        mk[e] = p.beta1 * mk[e] + (1.0f - p.beta1) * gk[e];
+        vk[e] = p.beta2 * vk[e] + (1.0f - p.beta2) * gk[e] * gk[e];
+        wk[e] -= lr * ((mk[e] / p.bias_correction1) / (sqrtf(vk[e] / p.bias_correction2) + p.eps) +
+                       p.weight_decay * wk[e]);
       }
-      default: break;
+      *reinterpret_cast<float4*>(v_row + vec * 4) = v;
     }
+    *reinterpret_cast<float4*>(m_row + vec * 4) = mv;
+  }
+}
+
+// The fused optimiser update of up to kRows rows by one warp (rows with is_update[q] false are
+// left alone): lane owns vecs lane + k*kWarpSize; w[q] holds row q's weights (already loaded),
+// rowwise_state[q] its row-wise Adagrad state, g[q] its summed gradient; bases[q] is the row's
+// first element in weights (and in per-element state). Stores weights and state. Row-wise Adagrad
+// runs the rows side by side (their warp reductions interleaved, so kRows rows cost about one
+// reduction's latency); the arithmetic of each row is the same for any kRows.
+template <typename Tag, typename IndexT, int kVecsPerLane, int kRows>
+__device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const bool (&is_update)[kRows],
+                                          const std::int64_t (&global_rows)[kRows],
+                                          const std::int64_t (&bases)[kRows], const int (&dims)[kRows],
+                                          float4 (&w)[kRows][kVecsPerLane], const float (&rowwise_state)[kRows],
+                                          float4 (&g)[kRows][kVecsPerLane]) {
+  const int lane = lane_id();
+  const float lr = p.learning_rate;
+  if (p.update == Update::kRowwiseAdagrad) {
+    float sum_sq[kRows], m[kRows], norm_sq[kRows];
+#pragma unroll
+    for (int q = 0; q < kRows; ++q) sum_sq[q] = rowwise_lane_sum_sq<IndexT, kVecsPerLane>(p, g[q], w[q]);
+#pragma unroll
+    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+#pragma unroll
+      for (int q = 0; q < kRows; ++q) sum_sq[q] += shfl_xor(sum_sq[q], offset);
+    }
+#pragma unroll
+    for (int q = 0; q < kRows; ++q) {
+      m[q] = rowwise_state[q] + sum_sq[q] / static_cast<float>(dims[q] > 0 ? dims[q] : 1);
+      norm_sq[q] = rowwise_lane_step<IndexT, kVecsPerLane>(p, m[q], w[q], g[q]);
+    }
+    if (p.max_norm > 0.0f) {
+#pragma unroll
+      for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+#pragma unroll
+        for (int q = 0; q < kRows; ++q) norm_sq[q] += shfl_xor(norm_sq[q], offset);
+      }
+#pragma unroll
+      for (int q = 0; q < kRows; ++q) {
+        if (sqrtf(norm_sq[q]) > p.max_norm) {
+          const float scale = p.max_norm / sqrtf(norm_sq[q]);
+#pragma unroll
+          for (int k = 0; k < kVecsPerLane; ++k) {
+            w[q][k].x *= scale;
+            w[q][k].y *= scale;
+            w[q][k].z *= scale;
+            w[q][k].w *= scale;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kRows; ++q) {
+      if (is_update[q] && lane == 0) p.state1[global_rows[q]] = m[q];
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < kRows; ++q) {
+      if (!is_update[q]) continue;
+      const int vecs = dims[q] / 4;
+      switch (p.update) {
+        case Update::kSgd:
+#pragma unroll
+          for (int k = 0; k < kVecsPerLane; ++k) fma_vec(w[q][k], -lr, g[q][k]);
+          break;
+        case Update::kAdagrad:
+        case Update::kAdam: update_row_with_element_state<IndexT, kVecsPerLane>(p, bases[q], vecs, w[q], g[q]); break;
+        default: break;
+      }
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < kRows; ++q) {
+    if (!is_update[q]) continue;
+    auto* row_weights = static_cast<typename Tag::Storage*>(p.weights) + bases[q];
 #pragma unroll
     for (int k = 0; k < kVecsPerLane; ++k) {
       const int vec = lane + k * kWarpSize;
-      if (vec < vecs) store_row_vec<Tag>(rows_weights[q] + vec * 4, w[q][k]);
+      if (vec < dims[q] / 4) store_row_vec_once<Tag>(row_weights + vec * 4, w[q][k]);
     }
   }
 }
 
-// Rows queued per warp before their update: 4 where a row is <= 2 vecs per lane (bounded
-// registers and stack for wide rows, which move enough bytes per row already).
-template <int kVecsPerLane>
-inline constexpr int kUpdateBatchRows = kVecsPerLane <= 2 ? 4 : 1;
+// Update of one row known only by its global row (the combine kernel): table by binary search
+// over the per-table row bases, then load, update, store; or the dense gradient.
+template <typename Tag, typename IndexT, int kVecsPerLane>
+__device__ inline void apply_row_update(const BackwardParams<IndexT>& p, std::int64_t global_row,
+                                        std::int64_t sorted_position, float4 (&g)[kVecsPerLane]) {
+  if (p.update == Update::kDenseGrad) {
+    write_dense_row<IndexT, kVecsPerLane>(p, global_row, sorted_position, g);
+    return;
+  }
+  int lo = 0, hi = p.layout.num_tables - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (p.layout.table_row_base[mid] <= global_row) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const int dim = static_cast<int>(p.layout.table_dim[lo]);
+  const std::int64_t base = p.layout.table_weights_offset[lo] + (global_row - p.layout.table_row_base[lo]) * dim;
+  const auto* row_weights = static_cast<const typename Tag::Storage*>(p.weights) + base;
+  float4 w[kVecsPerLane];
+#pragma unroll
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    const int vec = lane_id() + k * kWarpSize;
+    w[k] = vec < dim / 4 ? load_row_vec<Tag>(row_weights + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  const bool is_update[1] = {true};
+  const std::int64_t rows[1] = {global_row}, bases[1] = {base};
+  const int dims[1] = {dim};
+  const float rowwise_state[1] = {p.update == Update::kRowwiseAdagrad ? p.state1[global_row] : 0.0f};
+  float4 ws[1][kVecsPerLane], gs[1][kVecsPerLane];
+#pragma unroll
+  for (int k = 0; k < kVecsPerLane; ++k) {
+    ws[0][k] = w[k];
+    gs[0][k] = g[k];
+  }
+  update_loaded_rows<Tag, IndexT, kVecsPerLane, 1>(p, is_update, rows, bases, dims, ws, rowwise_state, gs);
+}
 
-// 128-thread blocks: the batched-update kernel needs ~157 registers (D <= 128), and a 256-thread
-// block of that fits only once per SM (8 warps); 128-thread blocks fit three times (12 warps).
+// 128-thread blocks (four warps, each its own chunks).
 inline constexpr int kChunkBlockThreads = 128;
 
-// Grad row of one occurrence: its address in grad_output, its scale (per-sample weight, 1/L) and
-// the dim of its table (columns past it belong to the next feature and are never read).
+// Positions whose grad rows (and, where a run ends there, weight row and row-wise state) one warp
+// loads before it adds any: 2 x kWindowScale for rows of one vec per lane, fewer for wider rows.
+// Window 2 won on the H200 (C2 backward: window 1 2.54 ms, 2 2.31, 4 3.34, 8 5.64): registers per
+// window cost warps per SM, and past 2 more warps hide more latency than a wider window does.
+// kWindowScale 2 is the alternative timed beside the default (same results).
+template <int kVecsPerLane, int kWindowScale>
+inline constexpr int kChunkWindow = kVecsPerLane >= 2 * kWindowScale ? 1 : 2 * kWindowScale / kVecsPerLane;
+
+// Blocks per SM the register budget must allow (6 x 128 threads: <= 80 registers) for rows of
+// one vec per lane and windows <= 2; wider rows and windows take what they need. The automatic
+// chunk grid is this many blocks per SM (resident at once: one sweep over the sorted array, so
+// the warps in flight share grad_output rows in L2; C2 2.29 vs 2.31 ms with 16 per SM).
+inline constexpr int kChunkBlocksPerSm = 6;
+template <int kVecsPerLane, int kWindow>
+inline constexpr int kChunkMinBlocks = kVecsPerLane == 1 && kWindow <= 2 ? kChunkBlocksPerSm : 1;
+
+// Flags of one sorted position, computed lane-parallel and broadcast.
+inline constexpr int kPosLive = 1;        // inside a bag (not the sentinel row)
+inline constexpr int kPosStartsRun = 2;   // first position of its run inside this chunk
+inline constexpr int kPosEndsRun = 4;     // last position of its run inside this chunk
+inline constexpr int kPosUpdatesRow = 8;  // run ends here, lies inside the chunk, fused update
+inline constexpr int kPosFlagBits = 4;    // dim is packed above the flags
+
+// Grad row of one occurrence: its address in grad_output, its scale (per-sample weight, 1/L), the
+// dim of its table (columns past it belong to the next feature and are never read) and its feature.
 template <typename IndexT>
 __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int64_t position,
-                                       std::int64_t* grad_offset, float* scale, int* dim) {
+                                       std::int64_t* grad_offset, float* scale, int* dim, int* feature) {
   const std::int64_t bag = p.bag_of_position[position];
   const auto f = static_cast<int>(bag / p.batch_size);
   const std::int64_t b = bag - static_cast<std::int64_t>(f) * p.batch_size;
@@ -262,19 +355,32 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
   }
   *scale = s;
   *dim = static_cast<int>(p.layout.feature_dim[f]);
+  *feature = f;
   *grad_offset = p.pooling == Pool::kNone ? position * p.output_cols : b * p.output_cols + p.layout.feature_out_col[f];
 }
 
-// kBatch = rows whose update is queued and applied together (1: each row updated as its run ends).
-template <typename Tag, typename IndexT, int kVecsPerLane, int kBatch>
-__global__ void __launch_bounds__(kChunkBlockThreads)
+// One warp per chunk of C sorted positions. Each lane first works out the facts of one position
+// of a 32/64-position block (row, grad address and scale, weight address, run start/end) so no
+// address needs a dependent lookup later; then the warp takes kWindow positions at a time:
+// broadcasts them, issues every grad-row load of the window and, for each run that ends in the
+// window and lies inside the chunk, its weight-row and row-wise state loads, and only then adds
+// the grads in position order and updates each finished run. A run's sum runs over its positions
+// in ascending order whatever kWindow or the grid is, so results are bitwise identical. Runs
+// touching a chunk edge leave their piece in a slot for the combine kernel.
+template <typename Tag, typename IndexT, int kVecsPerLane, int kWindow>
+__global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerLane, kWindow>))
     tbe_backward_chunk_kernel(BackwardParams<IndexT> p) {
-  // Grad rows in flight per lane: 4 vecs' worth, bounded registers for wide rows.
-  constexpr int kUnroll = kVecsPerLane >= 4 ? 1 : 4 / kVecsPerLane;
+  using Raw = RawVec<Tag>;
+  // Weight rows are loaded with the grads only while they fit registers (<= 4 vecs per lane);
+  // wider rows are loaded when their update starts.
+  constexpr bool kHoldRows = kVecsPerLane <= 4;
   const int lane = lane_id();
   const std::int64_t warps_per_block = kChunkBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
   const std::uint64_t pos_mask = (std::uint64_t{1} << p.pos_bits) - 1;
+  const auto sentinel = static_cast<std::int64_t>(p.sentinel_row);
+  const bool fused = p.update != Update::kDenseGrad;
+  const auto* weights = static_cast<const typename Tag::Storage*>(p.weights);
   for (std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id(); chunk < p.num_chunks;
        chunk += total_warps) {
     const std::int64_t chunk_start = chunk * p.chunk_positions;
@@ -289,98 +395,132 @@ __global__ void __launch_bounds__(kChunkBlockThreads)
     float4 acc[kVecsPerLane];
 #pragma unroll
     for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
-    std::int64_t current_row = -1, piece_start = chunk_start;
-    // Runs that end inside the chunk wait here until kBatch of them can be updated together.
-    std::int64_t queued_rows[kBatch], queued_starts[kBatch];
-    float4 queued_grads[kBatch][kVecsPerLane];
-    int queued = 0;
+    std::int64_t piece_start = chunk_start;
+    std::int64_t row_before_block = -2;  // row of the position before this block (-2: chunk start)
 
-    auto flush = [&](std::int64_t piece_end) {
-      if (current_row < 0 || current_row == static_cast<std::int64_t>(p.sentinel_row)) return;
-      const bool crosses_left = piece_start == chunk_start && current_row == prev_row;
-      const bool crosses_right = piece_end == chunk_end && current_row == next_row;
-      if (!crosses_left && !crosses_right) {
-#pragma unroll
-        for (int q = 0; q < kBatch; ++q) {  // constant indices keep the queue out of dynamic addressing
-          if (q == queued) {
-            queued_rows[q] = current_row;
-            queued_starts[q] = piece_start;
-#pragma unroll
-            for (int k = 0; k < kVecsPerLane; ++k) queued_grads[q][k] = acc[k];
-          }
-        }
-        if (++queued == kBatch) {
-          apply_row_updates<Tag, IndexT, kVecsPerLane, kBatch>(p, queued_rows, queued_starts, queued_grads, queued);
-          queued = 0;
-        }
-        return;
-      }
-      const std::int64_t slot = chunk * 2 + (crosses_left ? 0 : 1);
-      float* dst = p.slot_grads + slot * p.max_dim;
-#pragma unroll
-      for (int k = 0; k < kVecsPerLane; ++k) {
-        const int vec = lane + k * kWarpSize;
-        if (vec * 4 < p.max_dim) *reinterpret_cast<float4*>(dst + vec * 4) = acc[k];
-      }
-      if (lane == 0) {
-        p.slot_rows[slot] = current_row;
-        p.slot_starts[slot] = piece_start;
-      }
-    };
-
-    for (std::int64_t sub = chunk_start; sub < chunk_end; sub += kWarpSize) {
-      // Each lane prepares one occurrence of this sub-block; shuffles hand them to the warp.
-      const std::int64_t my_pos = sub + lane;
-      std::int64_t my_row = -1, my_grad_offset = 0;
+    for (std::int64_t block = chunk_start; block < chunk_end; block += kWarpSize) {
+      const std::int64_t my_pos = block + lane;
+      const bool valid = my_pos < chunk_end;
+      std::int64_t my_row = -3, my_grad_offset = 0, my_base = 0;
       float my_scale = 0.0f;
       int my_dim = 0;
-      if (my_pos < chunk_end) {
+      if (valid) {
         const std::uint64_t key = p.sorted_keys[my_pos];
         my_row = static_cast<std::int64_t>(key >> p.pos_bits);
-        if (my_row != static_cast<std::int64_t>(p.sentinel_row)) {
-          occurrence_grad(p, static_cast<std::int64_t>(key & pos_mask), &my_grad_offset, &my_scale, &my_dim);
+        if (my_row != sentinel) {
+          int feature = 0;
+          occurrence_grad(p, static_cast<std::int64_t>(key & pos_mask), &my_grad_offset, &my_scale, &my_dim, &feature);
+          my_base = p.layout.feature_weights_offset[feature] + (my_row - p.layout.feature_row_base[feature]) * my_dim;
         }
       }
-      const std::int64_t count = chunk_end - sub < kWarpSize ? chunk_end - sub : kWarpSize;
-      for (int j = 0; j < count; j += kUnroll) {
-        float4 rows[kUnroll][kVecsPerLane];
-        std::int64_t row_id[kUnroll];
-        float row_scale[kUnroll];
+      std::int64_t row_after = shfl_down(my_row, 1);
+      if (lane == kWarpSize - 1 && my_pos + 1 < chunk_end) {
+        row_after = static_cast<std::int64_t>(p.sorted_keys[my_pos + 1] >> p.pos_bits);
+      }
+      std::int64_t row_before = shfl(my_row, lane > 0 ? lane - 1 : 0);
+      if (lane == 0) row_before = row_before_block;
+      row_before_block = shfl(my_row, kWarpSize - 1);
+      const bool live = valid && my_row != sentinel;
+      const bool ends = valid && (my_pos + 1 == chunk_end || row_after != my_row);
+      const bool crossing = my_row == prev_row || my_row == next_row;
+      int my_flags = (live ? kPosLive : 0) | (valid && row_before != my_row ? kPosStartsRun : 0) |
+                     (ends ? kPosEndsRun : 0) | (live && ends && fused && !crossing ? kPosUpdatesRow : 0);
+      my_flags |= my_dim << kPosFlagBits;
+      const int count = chunk_end - block < kWarpSize ? static_cast<int>(chunk_end - block) : kWarpSize;
+      for (int j = 0; j < count; j += kWindow) {
+        float4 grads[kWindow][kVecsPerLane];
+        Raw loaded_w[kWindow][kVecsPerLane];
+        float loaded_state[kWindow];
+        float scales[kWindow];
+        int flags[kWindow];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int src = (j + u) < kWarpSize ? j + u : 0;
-          row_id[u] = shfl(my_row, src);
-          row_scale[u] = shfl(my_scale, src);
+        for (int u = 0; u < kWindow; ++u) {
+          const int src = j + u < kWarpSize ? j + u : 0;
+          flags[u] = shfl(my_flags, src);
+          if (j + u >= count) flags[u] = 0;
+          const std::int64_t row = shfl(my_row, src);
+          const std::int64_t base = shfl(my_base, src);
+          scales[u] = shfl(my_scale, src);
           const std::int64_t grad_offset = shfl(my_grad_offset, src);
-          const int dim = shfl(my_dim, src);
-          const bool live = (j + u) < count && row_id[u] != static_cast<std::int64_t>(p.sentinel_row);
+          const int dim = flags[u] >> kPosFlagBits;
 #pragma unroll
           for (int k = 0; k < kVecsPerLane; ++k) {
             const int vec = lane + k * kWarpSize;
-            rows[u][k] = (live && vec * 4 < dim) ? load_vec(p.grad_output + grad_offset + vec * 4)
-                                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+            grads[u][k] = (flags[u] & kPosLive) && vec * 4 < dim ? load_vec(p.grad_output + grad_offset + vec * 4)
+                                                                 : make_float4(0.f, 0.f, 0.f, 0.f);
+            if constexpr (kHoldRows) {
+              loaded_w[u][k] = (flags[u] & kPosUpdatesRow) && vec * 4 < dim ? load_raw_vec_once<Tag>(weights + base + vec * 4)
+                                                                            : zero_raw_vec<Tag>();
+            }
+          }
+          loaded_state[u] = (flags[u] & kPosUpdatesRow) && p.update == Update::kRowwiseAdagrad ? p.state1[row] : 0.0f;
+        }
+        // Sums in position order; a run that ends here and updates its row keeps its sum in
+        // grads[u]; runs that touch a chunk edge (or the dense gradient) are written right away.
+#pragma unroll
+        for (int u = 0; u < kWindow; ++u) {
+          if (flags[u] & kPosStartsRun) piece_start = block + j + u;
+          if (flags[u] & kPosLive) {
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) fma_vec(acc[k], scales[u], grads[u][k]);
+          }
+          if (!(flags[u] & kPosEndsRun)) continue;
+          if (flags[u] & kPosUpdatesRow) {
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) grads[u][k] = acc[k];
+          } else if (flags[u] & kPosLive) {
+            const std::int64_t row = shfl(my_row, j + u < kWarpSize ? j + u : 0);
+            const bool crosses_left = row == prev_row;
+            if (!crosses_left && row != next_row) {
+              write_dense_row<IndexT, kVecsPerLane>(p, row, piece_start, acc);
+            } else {
+              const std::int64_t slot = chunk * 2 + (crosses_left ? 0 : 1);
+              float* dst = p.slot_grads + slot * p.max_dim;
+#pragma unroll
+              for (int k = 0; k < kVecsPerLane; ++k) {
+                const int vec = lane + k * kWarpSize;
+                if (vec * 4 < p.max_dim) *reinterpret_cast<float4*>(dst + vec * 4) = acc[k];
+              }
+              if (lane == 0) {
+                p.slot_rows[slot] = row;
+                p.slot_starts[slot] = piece_start;
+              }
+            }
+          }
+#pragma unroll
+          for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        if (!fused) continue;
+        // The window's row updates side by side (row and weight address again by shuffle: fewer
+        // registers held while the loads were in flight).
+        bool is_update[kWindow];
+        int dims[kWindow];
+        std::int64_t rows[kWindow], bases[kWindow];
+        float4 w[kWindow][kVecsPerLane];
+        bool any_update = false;
+#pragma unroll
+        for (int u = 0; u < kWindow; ++u) {
+          const int src = j + u < kWarpSize ? j + u : 0;
+          is_update[u] = (flags[u] & kPosUpdatesRow) != 0;
+          any_update = any_update || is_update[u];
+          dims[u] = flags[u] >> kPosFlagBits;
+          rows[u] = shfl(my_row, src);
+          bases[u] = shfl(my_base, src);
+#pragma unroll
+          for (int k = 0; k < kVecsPerLane; ++k) {
+            const int vec = lane + k * kWarpSize;
+            if constexpr (kHoldRows) {
+              w[u][k] = raw_to_float4<Tag>(loaded_w[u][k]);
+            } else {
+              w[u][k] = is_update[u] && vec < dims[u] / 4 ? load_row_vec<Tag>(weights + bases[u] + vec * 4)
+                                                          : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
           }
         }
-        // A guard rather than `break`, so the loop unrolls and rows[][] stays in registers.
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (j + u < count) {
-            if (row_id[u] != current_row) {
-              flush(sub + j + u);
-              current_row = row_id[u];
-              piece_start = sub + j + u;
-#pragma unroll
-              for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
-            }
-#pragma unroll
-            for (int k = 0; k < kVecsPerLane; ++k) fma_vec(acc[k], row_scale[u], rows[u][k]);
-          }
+        if (any_update) {
+          update_loaded_rows<Tag, IndexT, kVecsPerLane, kWindow>(p, is_update, rows, bases, dims, w, loaded_state, grads);
         }
       }
-    }
-    flush(chunk_end);
-    if (queued > 0) {
-      apply_row_updates<Tag, IndexT, kVecsPerLane, kBatch>(p, queued_rows, queued_starts, queued_grads, queued);
     }
   }
 }
@@ -441,12 +581,7 @@ __global__ void __launch_bounds__(kCombineBlockThreads)
         g[k] = make_float4(0.f, 0.f, 0.f, 0.f);
         for (int s = 0; s < strands; ++s) fma_vec(g[k], 1.0f, combine_shared[s * vec_slots + v]);
       }
-      const std::int64_t rows[1] = {row};
-      const std::int64_t starts[1] = {p.slot_starts[chunk * 2 + 1]};
-      float4 grads[1][kVecsPerLane];
-#pragma unroll
-      for (int k = 0; k < kVecsPerLane; ++k) grads[0][k] = g[k];
-      apply_row_updates<Tag, IndexT, kVecsPerLane, 1>(p, rows, starts, grads, 1);
+      apply_row_update<Tag, IndexT, kVecsPerLane>(p, row, p.slot_starts[chunk * 2 + 1], g);
     }
     __syncthreads();
   }
