@@ -73,6 +73,10 @@ def foundation(folders, out):
          "the same kernel; torch timed by do_bench; L2 flushed, median; both sides warmed up for the same "
          "time (`--warmup-ms`, do_bench's `warmup`) so both are timed at the clocks the GPU holds under "
          "sustained load; rounds interleaved (ours, torch, ours, torch), median of the rounds:"),
+        ("foundation_comparison_boost.json",
+         "bf16 GEMM, harness check at the maximum clock (boost protocol): the same call on both sides, each "
+         "timing started after 1.5 s idle and kept to ~25 ms (5 ms warm-up, 20 ms of repetitions), before the "
+         "power limit lowers the SM clock; three rounds, median of rounds:"),
         ("foundation_comparison_cublaslt.json",
          "bf16 GEMM, our default path (`parity bench gemm`: cuBLASLt's heuristic top-1) against the same "
          "torch `F.linear` (where the two libraries choose different kernels, the ratio compares kernels, "

@@ -14,6 +14,7 @@ import json
 import math
 import socket
 import sys
+import time
 
 
 def read_shapes(path):
@@ -36,6 +37,13 @@ def main():
                         help="do_bench warm-up (ms); give the same as `parity bench gemm --warmup-ms` so both "
                              "sides are timed in the same power state")
     parser.add_argument("--rep-ms", type=float, default=100.0, help="do_bench repetition time (ms)")
+    parser.add_argument("--cooldown-ms", type=float, default=0.0,
+                        help="sleep this long before each GEMM timing, so each starts from an idle GPU at its "
+                             "maximum clock (the 'boost' protocol; pair with a short --warmup-ms/--rep-ms)")
+    parser.add_argument("--default-backend-only", action="store_true",
+                        help="time only F.linear on torch's default BLAS backend (skip the transposed problem and "
+                             "the cuBLASLt backend)")
+    parser.add_argument("--skip-copy", action="store_true", help="do not time the copy_ baseline")
     parser.add_argument("--preheat-ms", type=float, default=0.0,
                         help="run the first shape's GEMM this long before timing anything: the process starts "
                              "after an idle gap (imports), and the first do_bench otherwise catches the GPU "
@@ -66,7 +74,6 @@ def main():
         first = shapes[0]
         a = torch.randn(first["m"], first["k"], device=device, dtype=torch.bfloat16)
         b = torch.randn(first["n"], first["k"], device=device, dtype=torch.bfloat16)
-        import time
         torch.cuda.synchronize()
         start = time.perf_counter()
         while (time.perf_counter() - start) * 1e3 < args.preheat_ms:
@@ -89,12 +96,20 @@ def main():
         # torch's default BLAS backend calls cublasGemmEx (cuBLAS's own choice of kernel): timed
         # against `parity bench gemm --library cublas`, the same call, to check the harness. Its
         # "cublaslt" backend is reported beside it (torch's own cuBLASLt preferences).
-        median_ms = do_bench(lambda: F.linear(b, a), return_mode="median")
-        transposed_ms = do_bench(lambda: F.linear(a, b), return_mode="median")
-        previous_backend = torch.backends.cuda.preferred_blas_library()
-        torch.backends.cuda.preferred_blas_library("cublaslt")
-        cublaslt_ms = do_bench(lambda: F.linear(b, a), return_mode="median")
-        torch.backends.cuda.preferred_blas_library(previous_backend)
+        def cooled_bench(fn):
+            if args.cooldown_ms > 0:
+                torch.cuda.synchronize()
+                time.sleep(args.cooldown_ms / 1e3)
+            return do_bench(fn, return_mode="median")
+
+        median_ms = cooled_bench(lambda: F.linear(b, a))
+        transposed_ms = cublaslt_ms = None
+        if not args.default_backend_only:
+            transposed_ms = cooled_bench(lambda: F.linear(a, b))
+            previous_backend = torch.backends.cuda.preferred_blas_library()
+            torch.backends.cuda.preferred_blas_library("cublaslt")
+            cublaslt_ms = cooled_bench(lambda: F.linear(b, a))
+            torch.backends.cuda.preferred_blas_library(previous_backend)
         tflops = 2.0 * m * n * k / (median_ms * 1e-3) / 1e12
         gemm_rows.append({**shape, "dtype": "bf16",
                           "op": "torch.nn.functional.linear(B[n,k], A[m,k]) (cuBLAS m x n x k, TN)",
@@ -107,15 +122,19 @@ def main():
               f"  (check max rel err {max_rel:.2e})")
         del a, b, got
 
-    copy_bytes = args.copy_bytes // 2
-    src = torch.randint(0, 256, (copy_bytes,), device=device, dtype=torch.uint8)
-    dst = torch.empty_like(src)
-    dst.copy_(src)
-    if not torch.equal(dst, src):
-        sys.exit("torch_reference.py: torch copy_ result differs from its source")
-    copy_ms = do_bench(lambda: dst.copy_(src), return_mode="median")
-    copy_tbps = args.copy_bytes / (copy_ms * 1e-3) / 1e12
-    print(f"torch copy_ {copy_bytes} bytes (read + written {args.copy_bytes}): {copy_ms:.4f} ms  {copy_tbps:.3f} TB/s")
+    copy = None
+    if not args.skip_copy:
+        copy_bytes = args.copy_bytes // 2
+        src = torch.randint(0, 256, (copy_bytes,), device=device, dtype=torch.uint8)
+        dst = torch.empty_like(src)
+        dst.copy_(src)
+        if not torch.equal(dst, src):
+            sys.exit("torch_reference.py: torch copy_ result differs from its source")
+        copy_ms = do_bench(lambda: dst.copy_(src), return_mode="median")
+        copy_tbps = args.copy_bytes / (copy_ms * 1e-3) / 1e12
+        print(f"torch copy_ {copy_bytes} bytes (read + written {args.copy_bytes}): {copy_ms:.4f} ms  {copy_tbps:.3f} TB/s")
+        copy = {"op": "torch.Tensor.copy_ (uint8, device to device)", "total_bytes": args.copy_bytes,
+                "copy_bytes": copy_bytes, "median_ms": copy_ms, "median_tbps": copy_tbps}
 
     props = torch.cuda.get_device_properties(device)
     document = {
@@ -127,11 +146,11 @@ def main():
             "timestamp_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "timer": f'triton.testing.do_bench(fn, warmup={args.warmup_ms}, rep={args.rep_ms}, '
                      'return_mode="median") (L2 cleared before each rep)',
-            "warmup_ms": args.warmup_ms, "rep_ms": args.rep_ms,
+            "warmup_ms": args.warmup_ms, "rep_ms": args.rep_ms, "cooldown_ms": args.cooldown_ms,
+            "preheat_ms": args.preheat_ms,
         },
         "gemm": gemm_rows,
-        "copy": {"op": "torch.Tensor.copy_ (uint8, device to device)", "total_bytes": args.copy_bytes,
-                 "copy_bytes": copy_bytes, "median_ms": copy_ms, "median_tbps": copy_tbps},
+        "copy": copy,
     }
     if any(not math.isfinite(r["median_ms"]) for r in gemm_rows):
         sys.exit("torch_reference.py: a timing is not finite")

@@ -38,6 +38,7 @@ TEST(BenchGemmCli, RejectsBadInput) {
   expect_bad_input("bench gemm --m 64 --n 64 --k 64 --dtype int8", "int8");
   expect_bad_input("bench gemm --m 64 --n 64 --k 64 --reps 0", "--reps=0 must be >= 1");
   expect_bad_input("bench gemm --m 64 --n 64 --k 64 --warmup-ms -1", "--warmup-ms=-1 must be in [0, ");
+  expect_bad_input("bench gemm --m 64 --n 64 --k 64 --flush-bytes 12XB", "--flush-bytes='12XB'");
   expect_bad_input("bench gemm --m 64 --n 64 --k 64 --cache cold", "cold");
   expect_bad_input("bench gemm --m 64 --n 64 --k 64 --shapes bench/shapes/gemm_shapes_dev.csv",
                    "not both");

@@ -21,6 +21,7 @@ struct HbmArgs {
   int reps = 50;
   double warmup_ms = 0.0;
   double rep_ms = 0.0;
+  std::string flush_bytes = "0";
   std::string cache = "flush";
   std::string out;
 };
@@ -49,7 +50,7 @@ Status run_bench_hbm(const HbmArgs& args) {
   PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const std::int64_t total_bytes, copy_bytes_from_flag("bench hbm", args.bytes_text));
   PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const bench::TimingOptions options,
                           timing_options_from_flags("bench hbm", args.warmup, args.reps, args.cache, args.warmup_ms,
-                                                    args.rep_ms));
+                                                    args.rep_ms, args.flush_bytes));
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench hbm"));
 #ifdef PARITY_HAS_CUDA
   ProcessArgs process_args;
@@ -79,7 +80,7 @@ void add_bench_commands(CLI::App& bench, Outcome& outcome) {
       ->capture_default_str();
   hbm->add_option("--warmup", args->warmup, "untimed iterations before timing")->capture_default_str();
   hbm->add_option("--reps", args->reps, "timed repetitions (each timed alone)")->capture_default_str();
-  add_time_based_flags(hbm, args->warmup_ms, args->rep_ms);
+  add_time_based_flags(hbm, args->warmup_ms, args->rep_ms, args->flush_bytes);
   hbm->add_option("--cache", args->cache, "flush: L2 flushed before each repetition; warm: not flushed")
       ->capture_default_str();
   hbm->add_option("--out", args->out, "write the results JSON (with provenance) to FILE");

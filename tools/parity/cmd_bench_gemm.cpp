@@ -29,6 +29,7 @@ struct BenchGemmArgs {
   int reps = 50;
   double warmup_ms = 0.0;
   double rep_ms = 0.0;
+  std::string flush_bytes = "0";
   std::string cache = "flush";
   std::string library = "cublaslt";
   std::uint64_t cublas_workspace_bytes = 32ull << 20;
@@ -73,7 +74,7 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const auto shapes, shapes_from_args(args, dtype));
   PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
                           timing_options_from_flags("bench gemm", args.warmup, args.reps, args.cache, args.warmup_ms,
-                                                    args.rep_ms));
+                                                    args.rep_ms, args.flush_bytes));
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench gemm"));
 #ifdef PARITY_HAS_CUDA
   ProcessArgs process_args;
@@ -88,6 +89,7 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
                         {"repetitions", options.repetitions},
                         {"warmup_ms", options.warmup_ms},
                         {"rep_ms", options.rep_ms},
+                        {"flush_bytes", options.flush_bytes},
                         {"inputs", "normal(0,1) rounded to the operand type"},
                         {"cublaslt_version", gemm::CublasLtProvider::library_version()}};
   PARITY_ASSIGN_OR_RETURN(const auto clocks_before, bench::read_device_clocks());
@@ -151,7 +153,7 @@ void add_bench_gemm_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--shapes", args->shapes, "CSV of shapes (name,m,n,k[,...]) instead of --m/--n/--k");
   cmd->add_option("--warmup", args->warmup, "untimed iterations before timing")->capture_default_str();
   cmd->add_option("--reps", args->reps, "timed repetitions (each timed alone)")->capture_default_str();
-  add_time_based_flags(cmd, args->warmup_ms, args->rep_ms);
+  add_time_based_flags(cmd, args->warmup_ms, args->rep_ms, args->flush_bytes);
   cmd->add_option("--cache", args->cache, "flush: L2 flushed before each repetition; warm: not flushed")
       ->capture_default_str();
   cmd->add_option("--library", args->library,

@@ -38,7 +38,8 @@ inline Status require_cuda_device(const std::string& command) {
 /// Timing flags checked with the flag names in the message ("bench hbm: --reps=0 must be >= 1").
 inline Result<bench::TimingOptions> timing_options_from_flags(const std::string& command, int warmup, int reps,
                                                               const std::string& cache = "flush",
-                                                              double warmup_ms = 0.0, double rep_ms = 0.0) {
+                                                              double warmup_ms = 0.0, double rep_ms = 0.0,
+                                                              const std::string& flush_bytes = "0") {
   PARITY_CHECK_ARG(reps >= 1, command, ": --reps=", reps, " must be >= 1");
   PARITY_CHECK_ARG(warmup >= 0, command, ": --warmup=", warmup, " must be >= 0");
   PARITY_CHECK_ARG(std::isfinite(warmup_ms) && warmup_ms >= 0.0 && warmup_ms <= bench::kMaxTimedMilliseconds,
@@ -50,13 +51,17 @@ inline Result<bench::TimingOptions> timing_options_from_flags(const std::string&
   options.repetitions = reps;
   options.warmup_ms = warmup_ms;
   options.rep_ms = rep_ms;
+  PARITY_ASSIGN_OR_RETURN(options.flush_bytes, bench::parse_byte_count(flush_bytes, "--flush-bytes"));
   PARITY_ASSIGN_OR_RETURN(options.cache, bench::parse_cache_mode(cache));
   PARITY_RETURN_IF_ERROR(bench::validate_timing_options(options));
   return options;
 }
 
-/// --warmup-ms / --rep-ms on a bench command (time-based minimums, do_bench's way of sizing).
-inline void add_time_based_flags(CLI::App* cmd, double& warmup_ms, double& rep_ms) {
+/// --warmup-ms / --rep-ms (time-based minimums, do_bench's way of sizing) and --flush-bytes.
+inline void add_time_based_flags(CLI::App* cmd, double& warmup_ms, double& rep_ms, std::string& flush_bytes) {
+  cmd->add_option("--flush-bytes", flush_bytes,
+                  "bytes written to flush the L2 before each repetition (0 = twice the L2; do_bench writes 256MiB)")
+      ->capture_default_str();
   cmd->add_option("--warmup-ms", warmup_ms,
                   "warm up for at least this many ms (raises --warmup; do_bench's default is 25). A long warm-up "
                   "measures the clocks the GPU holds under sustained load")

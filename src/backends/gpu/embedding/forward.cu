@@ -10,6 +10,18 @@ namespace {
 
 using namespace parity::gpu_device;
 
+// Every row of every table starts on a 16-byte boundary: the pointer, each table's offset and
+// each row's length in bytes are multiples of 16.
+bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  if (reinterpret_cast<std::uintptr_t>(weights) % 16 != 0) return false;
+  for (int t = 0; t < problem.layout.num_tables(); ++t) {
+    if ((problem.layout.weights_offset(t) * element_bytes) % 16 != 0) return false;
+    if ((static_cast<std::int64_t>(problem.layout.tables()[t].dim) * element_bytes) % 16 != 0) return false;
+  }
+  return true;
+}
+
 template <typename IndexT>
 Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
                      const DeviceBatch& batch, void* output, gpuStream_t stream) {
@@ -30,10 +42,11 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.num_indices = problem.num_indices;
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
+  const bool aligned = rows_16_byte_aligned(problem, weights);
   switch (problem.weight_dtype) {
-    case DType::kF16: return dispatch_forward_kernels<F16Tag, IndexT>(params, max_dim, sm_count, stream);
-    case DType::kBF16: return dispatch_forward_kernels<BF16Tag, IndexT>(params, max_dim, sm_count, stream);
-    default: return dispatch_forward_kernels<F32Tag, IndexT>(params, max_dim, sm_count, stream);
+    case DType::kF16: return dispatch_forward_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+    case DType::kBF16: return dispatch_forward_kernels<BF16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+    default: return dispatch_forward_kernels<F32Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
   }
 }
 

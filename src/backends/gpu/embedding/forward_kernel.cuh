@@ -5,10 +5,16 @@
 
 namespace parity::gpu_device {
 
-template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane>
+// kPaired (16-bit weights, every row 16-byte aligned): a lane's vecs come in adjacent pairs read
+// with one 16-byte load, so a 16-bit row needs half the lanes and half the load instructions of
+// the 8-byte-per-lane layout (fp16 C2 was instruction-bound at 2.1 TB/s with 8-byte loads). The
+// per-element summation order is the same in both layouts, so results are bitwise identical.
+template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false>
 __global__ void __launch_bounds__(kForwardBlockThreads)
     tbe_forward_group_per_bag_kernel(ForwardParams<IndexT> p) {
   static_assert(kWarpSize % kGroupLanes == 0, "groups tile the warp");
+  static_assert(!kPaired || (kVecsPerLane % 2 == 0 && !std::is_same_v<Tag, F32Tag>),
+                "pairs are two 8-byte vecs of 16-bit weights");
   using Storage = typename Tag::Storage;
   // Rows in flight per lane: enough bytes outstanding to cover memory latency (8 x 16 B per lane),
   // bounded registers. A 16-bit vec is 8 B, so 16-bit rows need twice the rows in flight for the
@@ -19,6 +25,10 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
   constexpr int kGroupsPerWarp = kWarpSize / kGroupLanes;
   const int lane = lane_id();
   const int group_lane = lane % kGroupLanes;
+  // The k-th vec this lane owns within a row.
+  auto vec_of = [&](int k) {
+    return kPaired ? 2 * (group_lane + (k / 2) * kGroupLanes) + (k % 2) : group_lane + k * kGroupLanes;
+  };
   const int group_base_lane = lane - group_lane;
   const std::int64_t warps_per_block = kForwardBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
@@ -70,10 +80,25 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
           row_weight[u] = live ? row_weight[u] : 0.0f;
           row_position[u] = start + chunk + j + u;
           const Storage* row = weights + weights_offset + index * dim;
+          if constexpr (kPaired) {
 #pragma unroll
-          for (int k = 0; k < kVecsPerLane; ++k) {
-            const int vec = group_lane + k * kGroupLanes;
-            rows[u][k] = (live && vec < vecs) ? load_raw_vec<Tag>(row + vec * 4) : zero_raw_vec<Tag>();
+            for (int k = 0; k < kVecsPerLane; k += 2) {
+              const int vec = vec_of(k);
+              if (live && vec + 1 < vecs) {
+                const uint4 both = *reinterpret_cast<const uint4*>(row + vec * 4);
+                rows[u][k] = make_uint2(both.x, both.y);
+                rows[u][k + 1] = make_uint2(both.z, both.w);
+              } else {
+                rows[u][k] = (live && vec < vecs) ? load_raw_vec<Tag>(row + vec * 4) : zero_raw_vec<Tag>();
+                rows[u][k + 1] = zero_raw_vec<Tag>();
+              }
+            }
+          } else {
+#pragma unroll
+            for (int k = 0; k < kVecsPerLane; ++k) {
+              const int vec = vec_of(k);
+              rows[u][k] = (live && vec < vecs) ? load_raw_vec<Tag>(row + vec * 4) : zero_raw_vec<Tag>();
+            }
           }
         }
 #pragma unroll
@@ -82,7 +107,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
             const bool live = (j + u) < in_chunk && (j + u) < kGroupLanes;
 #pragma unroll
             for (int k = 0; k < kVecsPerLane; ++k) {
-              const int vec = group_lane + k * kGroupLanes;
+              const int vec = vec_of(k);
               if (live && vec < vecs) {
                 float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
                 fma_vec(v, row_weight[u], raw_to_float4<Tag>(rows[u][k]));
@@ -100,7 +125,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
     const float scale = (p.pooling == Pool::kMean && length > 0) ? 1.0f / static_cast<float>(length) : 1.0f;
 #pragma unroll
     for (int k = 0; k < kVecsPerLane; ++k) {
-      const int vec = group_lane + k * kGroupLanes;
+      const int vec = vec_of(k);
       if (vec < vecs) {
         float4 v = acc[k];
         v.x *= scale;

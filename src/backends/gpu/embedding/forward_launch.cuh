@@ -11,13 +11,13 @@ namespace parity::embedding::gpu {
 namespace detail {
 using namespace parity::gpu_device;
 
-template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane>
+template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false>
 Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
   constexpr int kGroupsPerBlock = kForwardBlockThreads / kGroupLanes;
   // Grid-stride beyond a few waves: keeps gridDim * blockDim far below 2^32 (HIP's limit).
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kGroupsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane>
+  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane, kPaired>
       <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_group_per_bag_kernel);
   return Status::ok();
@@ -25,8 +25,33 @@ Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStre
 
 inline constexpr std::int64_t kShortBagMaxMeanLength = 4;
 
+// 16-bit rows read as 16-byte pairs of vecs (see the kernel): the same group choice as below,
+// made on pairs, with twice the vecs per lane.
 template <typename Tag, typename IndexT>
-Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+Status dispatch_forward_paired(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  const int pairs = (max_dim / 4 + 1) / 2;
+  if (pairs <= kWarpSize / 4) return launch_forward<Tag, IndexT, kWarpSize / 4, 2, true>(params, sm_count, stream);
+  if (pairs <= kWarpSize / 2) {
+    if (params.num_indices <= kShortBagMaxMeanLength * params.num_bags) {
+      return launch_forward<Tag, IndexT, kWarpSize / 4, 4, true>(params, sm_count, stream);
+    }
+    return launch_forward<Tag, IndexT, kWarpSize / 2, 2, true>(params, sm_count, stream);
+  }
+  if (pairs <= kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 2, true>(params, sm_count, stream);
+  if (pairs <= 2 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 4, true>(params, sm_count, stream);
+  if (pairs <= 4 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 8, true>(params, sm_count, stream);
+  if constexpr (kWarpSize == 32) {
+    if (pairs <= 8 * kWarpSize) return launch_forward<Tag, IndexT, kWarpSize, 16, true>(params, sm_count, stream);
+  }
+  return unsupported("tbe_forward: max_dim=", max_dim, " exceeds ", 16 * kWarpSize * 4);
+}
+
+template <typename Tag, typename IndexT>
+Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, bool rows_16_byte_aligned, int sm_count,
+                        gpuStream_t stream) {
+  if constexpr (!std::is_same_v<Tag, F32Tag>) {
+    if (rows_16_byte_aligned) return dispatch_forward_paired<Tag, IndexT>(params, max_dim, sm_count, stream);
+  }
   const int vecs = max_dim / 4;
   if (vecs <= kWarpSize / 4) return launch_forward<Tag, IndexT, kWarpSize / 4, 1>(params, sm_count, stream);
   if (vecs <= kWarpSize / 2) return launch_forward<Tag, IndexT, kWarpSize / 2, 1>(params, sm_count, stream);
@@ -50,19 +75,22 @@ Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, int sm
 
 }  // namespace detail
 
+/// rows_16_byte_aligned: every row of every table starts on a 16-byte boundary (weights pointer
+/// 16-byte aligned, dims and table offsets multiples of 8 elements for 16-bit weights).
 template <typename Tag, typename IndexT>
-Status dispatch_forward_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
-  return detail::dispatch_forward<Tag, IndexT>(params, max_dim, sm_count, stream);
+Status dispatch_forward_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
+                                bool rows_16_byte_aligned, int sm_count, gpuStream_t stream) {
+  return detail::dispatch_forward<Tag, IndexT>(params, max_dim, rows_16_byte_aligned, sm_count, stream);
 }
 
 // Instantiated only in the per-dtype files; every other includer links against those.
 #ifndef PARITY_TBE_FORWARD_INSTANTIATING
-extern template Status dispatch_forward_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 #endif
 
 }  // namespace parity::embedding::gpu
