@@ -17,7 +17,8 @@
 #                    scripts/gpu/bench_foundation.sh)
 #   --skip-tests     do not run the GPU tests
 #   --piece-timeout  limit for each bench piece and for the tests (default 240 s)
-#   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device) instead
+#   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device, or the
+#                    archive scripts/gpu/pack_prebuilt.sh writes, build/carry/prebuilt.tar.gz) instead
 #                    of configuring and building here; GPU tests then run the test binary directly
 #   --deadline       whole-run budget (default 570 s, under the device tool's 600 s per command):
 #                    a piece is cut to the time left, and skipped when under 20 s is left
@@ -108,7 +109,14 @@ finish() {
 t0=$SECONDS
 { cmake --version | head -1; g++ --version | head -1; nvcc --version 2>/dev/null | tail -1; } > "$stage/build.log" 2>&1
 if [[ -n "$prebuilt" ]]; then
-  # A build carried from the development machine: device time is not spent compiling.
+  # A build carried from the development machine: device time is not spent compiling. A .tar.gz
+  # (scripts/gpu/pack_prebuilt.sh: bin/parity + tests/parity_gpu_tests, ~10 MB where the two
+  # binaries are ~70 MB, above the device tool's 64 MiB carry limit) is unpacked first.
+  if [[ "$prebuilt" == *.tar.gz ]]; then
+    mkdir -p build/prebuilt && tar -C build/prebuilt -xzf "$prebuilt"
+    prebuilt=build/prebuilt
+  fi
+  export PARITY_DATA_DIR="${PARITY_DATA_DIR:-$PWD/data}"  # the binaries hold their build tree's path
   build_dir="$prebuilt"
   if [[ -x "$build_dir/bin/parity" ]]; then
     record build "prebuilt" 0 "$build_dir"
