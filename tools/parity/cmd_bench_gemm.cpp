@@ -128,13 +128,7 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
   std::printf("clocks: SM %d -> %d MHz (%s)\n", clocks_before.sm_clock_mhz, clocks_after.sm_clock_mhz,
               clocks_after.source.c_str());
   document["results"] = std::move(results);
-  document["clocks_before"] = bench::clocks_json(clocks_before);
-  document["clocks_after"] = bench::clocks_json(clocks_after);
-  if (!args.out.empty()) {
-    PARITY_RETURN_IF_ERROR(bench::write_json_file(args.out, document));
-    std::printf("wrote %s\n", args.out.c_str());
-  }
-  return Status::ok();
+  return finish_results_document(document, clocks_before, clocks_after, args.out);
 #else
   return internal_error("bench gemm: unreachable without CUDA");
 #endif
