@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # GEMM selector piece of the device run (called by run_all.sh with the build dir as $1, $OUT set).
 # Two phases, so the evaluation times the choices of the model as calibrated, never an older one:
-#   1. parity gemm measure on the CALIBRATION split (rows i % 3 == 0 of the suite)
-#      parity gemm calibrate -> $OUT/h200_gemm.json (scalars fitted on that split only)
+#   1. parity gemm measure on the CALIBRATION split (rows i % 3 == 0 of the suite) and on the
+#      extra calibration shapes (bench/shapes/gemm_shapes_calibration_extra.csv, disjoint from the
+#      suite), parity gemm calibrate on both files -> $OUT/h200_gemm.json (scalars fitted on
+#      calibration shapes only; calibrate refuses any evaluation row's name or size)
 #      (GEMM_SKIP_CALIBRATION=1 skips phase 1 and uses the committed data/calibration/h200_gemm.json)
 #   2. parity gemm measure on the EVALUATION split (other rows) with those scalars loaded, so the
 #      calibrated selector's top-3 are among the candidates timed in full
@@ -14,8 +16,10 @@ build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
 : "${OUT:?OUT must be set}"
 suite="bench/shapes/gemm_shapes_dev.csv"
+extra_suite="bench/shapes/gemm_shapes_calibration_extra.csv"
 reps=30
 calibration_budget_s="${GEMM_CALIBRATION_BUDGET_S:-70}"
+calibration_extra_budget_s="${GEMM_CALIBRATION_EXTRA_BUDGET_S:-60}"
 evaluation_budget_s="${GEMM_EVALUATION_BUDGET_S:-120}"
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"  # step NAME COMMAND..., failed
@@ -43,10 +47,19 @@ else
   step gemm_measure_calibration "$parity" gemm measure --shapes "$calibration_shapes" \
     --out "$OUT/gemm_measurements_calibration.json" --hw h200 --data-dir "$data_dir" \
     --time-budget-s "$calibration_budget_s" --reps "$reps"
-  if [[ -s "$OUT/gemm_measurements_calibration.json" ]]; then
-    step gemm_calibrate "$parity" gemm calibrate --hw h200 \
-      --measurements "$OUT/gemm_measurements_calibration.json" --shapes "$suite" \
-      --out "$OUT/h200_gemm.json"
+  calibration_files=()
+  [[ -s "$OUT/gemm_measurements_calibration.json" ]] &&
+    calibration_files+=(--measurements "$OUT/gemm_measurements_calibration.json")
+  if [[ -s "$extra_suite" ]]; then
+    step gemm_measure_calibration_extra "$parity" gemm measure --shapes "$extra_suite" \
+      --out "$OUT/gemm_measurements_calibration_extra.json" --hw h200 --data-dir "$data_dir" \
+      --time-budget-s "$calibration_extra_budget_s" --reps "$reps"
+    [[ -s "$OUT/gemm_measurements_calibration_extra.json" ]] &&
+      calibration_files+=(--measurements "$OUT/gemm_measurements_calibration_extra.json")
+  fi
+  if [[ ${#calibration_files[@]} -gt 0 ]]; then
+    step gemm_calibrate "$parity" gemm calibrate --hw h200 "${calibration_files[@]}" \
+      --shapes "$suite" --calibration-shapes "$extra_suite" --out "$OUT/h200_gemm.json"
     [[ -s "$OUT/h200_gemm.json" ]] && cp "$OUT/h200_gemm.json" "$data_dir/calibration/h200_gemm.json"
   fi
 fi

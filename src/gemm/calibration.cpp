@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "parity/gemm/evaluation.hpp"
+#include "parity/gemm/selector.hpp"
 #include "parity/hw/catalogue.hpp"
 
 namespace parity::gemm {
@@ -151,26 +154,96 @@ Result<ShapeSuite> read_shape_suite(const std::filesystem::path& csv_path) {
   return suite;
 }
 
-ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite) {
-  const auto split_of_row = [](std::size_t row) {
-    return row % 3 == 0 ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
-  };
-  // By name first (the suite repeats some sizes under different names), then by size.
+namespace {
+
+constexpr std::size_t kNotFound = static_cast<std::size_t>(-1);
+
+bool same_size(const GemmProblem& a, const GemmProblem& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch;
+}
+
+// The suite row of a measured shape: by name first (the suite repeats some sizes under different
+// names), then by size; kNotFound when absent.
+std::size_t suite_row(const MeasuredShape& shape, const ShapeSuite& suite) {
   for (std::size_t i = 0; i < suite.names.size(); ++i) {
-    if (!shape.name.empty() && suite.names[i] == shape.name) return split_of_row(i);
+    if (!shape.name.empty() && suite.names[i] == shape.name) return i;
   }
   for (std::size_t i = 0; i < suite.names.size(); ++i) {
-    const GemmProblem& p = suite.problems[i];
-    if (p.m == shape.problem.m && p.n == shape.problem.n && p.k == shape.problem.k) {
-      return split_of_row(i);
+    if (same_size(suite.problems[i], shape.problem)) return i;
+  }
+  return kNotFound;
+}
+
+bool is_calibration_row(std::size_t row) { return row % 3 == 0; }
+
+ShapeSplit hash_split(const GemmProblem& problem) {
+  const std::uint64_t h =
+      mix(mix(mix(mix(static_cast<std::uint64_t>(problem.m)) ^ static_cast<std::uint64_t>(problem.n)) ^
+              static_cast<std::uint64_t>(problem.k)) ^
+          static_cast<std::uint64_t>(problem.batch));
+  return h % 3 == 0 ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
+}
+
+}  // namespace
+
+ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite,
+                    const ShapeSuite* extra_calibration) {
+  const std::size_t row = suite_row(shape, suite);
+  if (row != kNotFound) {
+    return is_calibration_row(row) ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
+  }
+  if (extra_calibration != nullptr && suite_row(shape, *extra_calibration) != kNotFound) {
+    return ShapeSplit::kCalibration;
+  }
+  return hash_split(shape.problem);
+}
+
+CalibrationShapes select_calibration_shapes(const std::vector<LabelledMeasurements>& sets,
+                                            const ShapeSuite& suite,
+                                            const ShapeSuite* extra_calibration) {
+  CalibrationShapes out;
+  for (const LabelledMeasurements& labelled : sets) {
+    if (labelled.set == nullptr) continue;
+    for (const MeasuredShape& shape : labelled.set->shapes) {
+      const std::string what = detail::concat(
+          labelled.label, ": ", shape.name.empty() ? std::string("(unnamed)") : shape.name, " (",
+          shape.problem.m, "x", shape.problem.n, "x", shape.problem.k,
+          shape.problem.batch > 1 ? detail::concat(" batch ", shape.problem.batch) : std::string(),
+          ")");
+      // Refused: an evaluation row's name, or an evaluation row's size under any name.
+      std::size_t evaluation_row = kNotFound;
+      for (std::size_t i = 0; i < suite.names.size() && evaluation_row == kNotFound; ++i) {
+        if (is_calibration_row(i)) continue;
+        if ((!shape.name.empty() && suite.names[i] == shape.name) ||
+            same_size(suite.problems[i], shape.problem)) {
+          evaluation_row = i;
+        }
+      }
+      if (evaluation_row != kNotFound) {
+        out.ignored.push_back(detail::concat(what, " ignored: evaluation row ", evaluation_row, " (",
+                                             suite.names[evaluation_row],
+                                             ") of the suite has this name or size"));
+        continue;
+      }
+      const std::size_t row = suite_row(shape, suite);
+      std::string origin;
+      if (row != kNotFound) {
+        origin = detail::concat(labelled.label, ": suite row ", row);
+      } else if (extra_calibration != nullptr && suite_row(shape, *extra_calibration) != kNotFound) {
+        origin = detail::concat(labelled.label, ": extra calibration shape");
+      } else if (hash_split(shape.problem) == ShapeSplit::kCalibration) {
+        origin = detail::concat(labelled.label, ": not in the suite, hash split calibration");
+      } else {
+        out.ignored.push_back(detail::concat(
+            what, " ignored: not in the suite nor the extra calibration shapes, and the hash split "
+                  "puts it in evaluation"));
+        continue;
+      }
+      out.shapes.push_back(shape);
+      out.origins.push_back(origin);
     }
   }
-  const std::uint64_t h =
-      mix(mix(mix(mix(static_cast<std::uint64_t>(shape.problem.m)) ^
-                  static_cast<std::uint64_t>(shape.problem.n)) ^
-              static_cast<std::uint64_t>(shape.problem.k)) ^
-          static_cast<std::uint64_t>(shape.problem.batch));
-  return h % 3 == 0 ? ShapeSplit::kCalibration : ShapeSplit::kEvaluation;
+  return out;
 }
 
 double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
@@ -385,6 +458,73 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
   result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes,
                                        options.regret_weight, &result.rms_log_error_after);
   result.evaluations = evaluations;
+  return result;
+}
+
+Result<CrossValidationResult> cross_validate(const DeviceParams& device, const ModelScalars& start,
+                                             const std::vector<MeasuredShape>& shapes, int folds,
+                                             const FitOptions& options) {
+  PARITY_CHECK_ARG(folds >= 2, "gemm calibrate: --cv-folds=", folds, " must be >= 2");
+  // Sizes in order of first appearance, dealt to folds round-robin.
+  std::vector<GemmProblem> sizes;
+  std::vector<int> fold_of(shapes.size(), 0);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    std::size_t at = 0;
+    while (at < sizes.size() && !same_size(sizes[at], shapes[i].problem)) ++at;
+    if (at == sizes.size()) sizes.push_back(shapes[i].problem);
+    fold_of[i] = static_cast<int>(at % static_cast<std::size_t>(folds));
+  }
+  PARITY_CHECK_ARG(static_cast<int>(sizes.size()) >= folds, "gemm calibrate: --cv-folds=", folds,
+                   " needs at least as many distinct shapes (", sizes.size(), ")");
+  CrossValidationResult result;
+  result.folds = folds;
+  std::vector<double> ratio, oracle_ms, chosen_ms, heuristic_log;
+  std::vector<std::pair<double, std::string>> scored;
+  double squared = 0.0;
+  std::size_t samples = 0;
+  for (int fold = 0; fold < folds; ++fold) {
+    std::vector<MeasuredShape> train, test;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      (fold_of[i] == fold ? test : train).push_back(shapes[i]);
+    }
+    PARITY_ASSIGN_OR_RETURN(const FitResult fit, fit_scalars(device, start, train, options));
+    Selector selector(GemmModel(device, fit.scalars));
+    const EvaluationReport report = evaluate_selector(selector, test);
+    std::vector<double> fold_ratio, fold_oracle, fold_chosen;
+    for (const ShapeEvaluation& e : report.shapes) {
+      ratio.push_back(e.selected_ratio);
+      oracle_ms.push_back(e.oracle_ms);
+      chosen_ms.push_back(e.selected_ms);
+      fold_ratio.push_back(e.selected_ratio);
+      fold_oracle.push_back(e.oracle_ms);
+      fold_chosen.push_back(e.selected_ms);
+      if (e.heuristic_ratio > 0) heuristic_log.push_back(std::log(e.heuristic_ratio));
+      scored.emplace_back(e.selected_ratio, e.name);
+    }
+    result.fold_geomean.push_back(summarize_ratios(fold_ratio, fold_oracle, fold_chosen).geomean);
+    double rms = 0.0;
+    calibration_loss(GemmModel(device, fit.scalars), test, 0.0, &rms);
+    std::size_t count = 0;
+    for (const auto& shape : test) count += shape.candidates.size();
+    squared += rms * rms * static_cast<double>(count);
+    samples += count;
+  }
+  const RatioSummary pooled = summarize_ratios(ratio, oracle_ms, chosen_ms);
+  result.shapes = pooled.shapes;
+  result.geomean = pooled.geomean;
+  result.worst = pooled.worst;
+  result.within_5_percent = pooled.within_5_percent;
+  double heuristic_sum = 0.0;
+  for (const double v : heuristic_log) heuristic_sum += v;
+  result.heuristic_geomean =
+      heuristic_log.empty() ? 0.0 : std::exp(heuristic_sum / static_cast<double>(heuristic_log.size()));
+  result.held_out_rms_log_error = samples > 0 ? std::sqrt(squared / static_cast<double>(samples)) : 0.0;
+  std::sort(scored.begin(), scored.end());
+  for (std::size_t i = 0; i < scored.size() && i < 5; ++i) {
+    std::ostringstream line;
+    line << scored[i].second << " " << std::fixed << std::setprecision(3) << scored[i].first;
+    result.worst_shapes.push_back(line.str());
+  }
   return result;
 }
 

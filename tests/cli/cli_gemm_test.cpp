@@ -126,6 +126,27 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
                        (dir / "eval").string(),
                    "--split");
   expect_bad_input("gemm calibrate --measurements " + measurements, "--out");
+  // Several files: every admitted shape of each is used, evaluation rows are refused with a
+  // message (65536x1024x1024 is an evaluation row's size in the dev suite), provenance lists both.
+  const auto calibration2 = (dir / "h200_gemm_two.json").string();
+  r = run_cli("gemm calibrate --measurements " + measurements + " --measurements " + measurements +
+              ".gz --out " + calibration2 + " --max-evals 200");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("from 2 file(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("s65536x1024 (65536x1024x1024) ignored: evaluation row"), std::string::npos)
+      << r.output;
+  const auto written = nlohmann::json::parse(slurp(calibration2));
+  EXPECT_EQ(written["provenance"]["measurements"].size(), 2u);
+  EXPECT_FALSE(written["provenance"]["ignored"].empty());
+  r = run_cli("gemm calibrate --measurements " + measurements + " --cv-folds 2 --max-evals 100");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2-fold cross-validation"), std::string::npos) << r.output;
+  expect_bad_input("gemm calibrate --measurements " + measurements + " --cv-folds 1", "--cv-folds=1");
+  r = run_cli("gemm calibrate --measurements " + measurements + " --out " + calibration2 +
+              " --calibration-shapes " + (dir / "absent.csv").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--calibration-shapes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("absent.csv"), std::string::npos) << r.output;
   r = run_cli("gemm eval --measurements " + (dir / "missing.json").string() + " --out-dir " +
               (dir / "eval").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -48,6 +48,11 @@ struct GemmOptions {
   bool is_latency_report = false;
   int latency_samples = 10000;
   std::string measurements;
+  std::vector<std::string> measurement_files;  // calibrate: repeatable --measurements
+  // calibrate/eval: shapes measured only to calibrate (absent from the suite); default the
+  // repository's extra calibration CSV when it exists
+  std::vector<std::string> calibration_shapes;
+  int cv_folds = 0;
   std::string shapes = std::string(PARITY_SOURCE_DIR) + "/bench/shapes/gemm_shapes_dev.csv";
   std::string out;
   std::string out_dir;
@@ -255,9 +260,8 @@ Status run_select(const GemmOptions& options) {
 
 // Recorded runs keep their measurements gzipped (bench/results/*/gemm_measurements_*.json.gz):
 // a FILE ending in .gz is read through `gzip -dc`, so eval replays a run without unpacking it.
-Result<gemm::MeasurementSet> read_measurements(const GemmOptions& options) {
-  PARITY_CHECK_ARG(!options.measurements.empty(), "gemm: --measurements FILE is required");
-  const std::string& path = options.measurements;
+Result<gemm::MeasurementSet> read_measurements(const std::string& path) {
+  PARITY_CHECK_ARG(!path.empty(), "gemm: --measurements FILE is required");
   if (path.size() < 3 || path.compare(path.size() - 3, 3, ".gz") != 0) {
     return gemm::read_measurements_file(path);
   }
@@ -279,29 +283,82 @@ Result<gemm::MeasurementSet> read_measurements(const GemmOptions& options) {
   return set;
 }
 
+std::string default_calibration_shapes() {
+  return std::string(PARITY_SOURCE_DIR) + "/bench/shapes/gemm_shapes_calibration_extra.csv";
+}
+
+// The extra calibration shapes: the files given with --calibration-shapes (each must exist), else
+// the repository's default file when present. Returns an empty suite when there are none.
+Result<gemm::ShapeSuite> read_calibration_shapes(const GemmOptions& options, json* files) {
+  std::vector<std::string> paths = options.calibration_shapes;
+  if (paths.empty() && std::filesystem::exists(default_calibration_shapes())) {
+    paths.push_back(default_calibration_shapes());
+  }
+  gemm::ShapeSuite extra;
+  for (const auto& path : paths) {
+    auto suite = gemm::read_shape_suite(path);
+    if (!suite) return suite.status().with_context("--calibration-shapes");
+    extra.names.insert(extra.names.end(), suite->names.begin(), suite->names.end());
+    extra.problems.insert(extra.problems.end(), suite->problems.begin(), suite->problems.end());
+    if (files != nullptr) files->push_back(path);
+  }
+  return extra;
+}
+
 Status run_calibrate(const GemmOptions& options) {
-  PARITY_CHECK_ARG(!options.out.empty(), "gemm calibrate: --out FILE is required");
-  PARITY_ASSIGN_OR_RETURN(const auto set, read_measurements(options));
-  const std::string hw_name = options.hw.empty() ? set.device : options.hw;
+  PARITY_CHECK_ARG(!options.measurement_files.empty(),
+                   "gemm calibrate: --measurements FILE is required (repeatable)");
+  PARITY_CHECK_ARG(!options.out.empty() || options.cv_folds > 0,
+                   "gemm calibrate: --out FILE is required (or --cv-folds K to cross-validate only)");
+  PARITY_CHECK_ARG(options.cv_folds == 0 || options.cv_folds >= 2, "gemm calibrate: --cv-folds=",
+                   options.cv_folds, " must be >= 2 (0 = no cross-validation)");
+  std::vector<gemm::MeasurementSet> sets;
+  for (const auto& path : options.measurement_files) {
+    PARITY_ASSIGN_OR_RETURN(auto set, read_measurements(path));
+    if (!sets.empty()) {
+      PARITY_CHECK_ARG(set.device == sets.front().device, "gemm calibrate: --measurements '", path,
+                       "' is from device '", set.device, "', '", options.measurement_files.front(),
+                       "' from '", sets.front().device, "' (one device per calibration)");
+    }
+    sets.push_back(std::move(set));
+  }
+  const std::string hw_name = options.hw.empty() ? sets.front().device : options.hw;
   PARITY_ASSIGN_OR_RETURN(auto loaded, load_model(hw_name, options));
   PARITY_ASSIGN_OR_RETURN(const auto suite, gemm::read_shape_suite(options.shapes));
-  std::vector<gemm::MeasuredShape> calibration_shapes;
-  json names = json::array();
-  for (const auto& shape : set.shapes) {
-    if (gemm::split_of(shape, suite) == gemm::ShapeSplit::kCalibration) {
-      calibration_shapes.push_back(shape);
-      names.push_back(shape.name);
-    }
+  json extra_files = json::array();
+  PARITY_ASSIGN_OR_RETURN(const auto extra, read_calibration_shapes(options, &extra_files));
+  std::vector<gemm::LabelledMeasurements> labelled;
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    labelled.push_back({options.measurement_files[i], &sets[i]});
   }
-  PARITY_CHECK_ARG(!calibration_shapes.empty(), "gemm calibrate: --measurements '",
-                   options.measurements, "' holds no calibration-split shape (", set.shapes.size(),
-                   " shapes; the split is row % 3 == 0 of ", options.shapes, ")");
+  const auto admitted = gemm::select_calibration_shapes(labelled, suite, &extra);
+  for (const auto& message : admitted.ignored) std::cout << "gemm calibrate: " << message << "\n";
+  std::size_t measured_shapes = 0;
+  for (const auto& set : sets) measured_shapes += set.shapes.size();
+  PARITY_CHECK_ARG(!admitted.shapes.empty(), "gemm calibrate: --measurements holds no calibration "
+                   "shape (", measured_shapes, " shapes; the split is row % 3 == 0 of ",
+                   options.shapes, ", plus the extra calibration shapes)");
   gemm::FitOptions fit_options;
   fit_options.max_evaluations = options.max_evaluations;
   fit_options.regret_weight = options.regret_weight;
   const gemm::ModelScalars start = gemm::default_scalars(loaded.device);
+  if (options.cv_folds > 0) {
+    PARITY_ASSIGN_OR_RETURN(const auto cv, gemm::cross_validate(loaded.device, start, admitted.shapes,
+                                                                options.cv_folds, fit_options));
+    std::cout << "gemm calibrate: " << cv.folds << "-fold cross-validation on " << cv.shapes
+              << " calibration shape measurements (held out, t_oracle / t_pick)\n"
+              << "  geomean " << fixed(cv.geomean, 4) << "  worst " << fixed(cv.worst, 3)
+              << "  within 5% " << fixed(100 * cv.within_5_percent, 0) << "%  heuristic top-1 "
+              << fixed(cv.heuristic_geomean, 4) << "  held-out rms log-time error "
+              << fixed(cv.held_out_rms_log_error, 3) << "\n  per fold:";
+    for (const double g : cv.fold_geomean) std::cout << " " << fixed(g, 4);
+    std::cout << "\n  lowest:";
+    for (const auto& w : cv.worst_shapes) std::cout << "  " << w;
+    std::cout << "\n";
+    if (options.out.empty()) return Status::ok();
+  }
   PARITY_ASSIGN_OR_RETURN(const auto fit,
-                          gemm::fit_scalars(loaded.device, start, calibration_shapes, fit_options));
+                          gemm::fit_scalars(loaded.device, start, admitted.shapes, fit_options));
   gemm::GemmCalibration calibration;
   calibration.device = loaded.device.name;
   calibration.scalars = fit.scalars;
@@ -309,11 +366,21 @@ Status run_calibrate(const GemmOptions& options) {
   json provenance;
   provenance["kind"] = "measured_here";
   provenance["method"] = "Nelder-Mead on log-time error + selection regret (docs/gemm.md)";
-  provenance["measurements"] = options.measurements;
-  provenance["measurements_device"] = set.device;
-  provenance["measurements_provenance"] = json::parse(set.provenance_json, nullptr, false);
-  provenance["split"] = "calibration rows: data row index % 3 == 0 of " + options.shapes;
+  provenance["measurements"] = options.measurement_files;
+  provenance["measurements_device"] = sets.front().device;
+  json file_provenance = json::array();
+  for (const auto& set : sets) file_provenance.push_back(json::parse(set.provenance_json, nullptr, false));
+  provenance["measurements_provenance"] = file_provenance;
+  provenance["split"] = "calibration rows: data row index % 3 == 0 of " + options.shapes +
+                        ", minus any size of an evaluation row; plus the extra calibration shapes";
+  provenance["extra_calibration_shapes"] = extra_files;
+  json names = json::array();
+  for (std::size_t i = 0; i < admitted.shapes.size(); ++i) {
+    names.push_back(admitted.shapes[i].name + " <- " + admitted.origins[i]);
+  }
   provenance["shapes"] = names;
+  provenance["ignored"] = admitted.ignored;
+  provenance["regret_weight"] = fit_options.regret_weight;
   provenance["samples"] = fit.samples;
   provenance["loss_before"] = fit.loss_before;
   provenance["loss_after"] = fit.loss_after;
@@ -324,8 +391,9 @@ Status run_calibrate(const GemmOptions& options) {
   provenance["commit"] = build::kGitSha;
   calibration.provenance_json = provenance.dump();
   PARITY_RETURN_IF_ERROR(gemm::write_gemm_calibration(calibration, options.out));
-  std::cout << "gemm calibrate: " << calibration_shapes.size() << " calibration shapes, "
-            << fit.samples << " candidates (timed or screened), " << fit.evaluations << " model evaluations\n"
+  std::cout << "gemm calibrate: " << admitted.shapes.size() << " calibration shapes from "
+            << sets.size() << " file(s), " << admitted.ignored.size() << " ignored, " << fit.samples
+            << " candidates (timed or screened), " << fit.evaluations << " model evaluations\n"
             << "  loss " << fixed(fit.loss_before, 4) << " -> " << fixed(fit.loss_after, 4)
             << ", rms log-time error " << fixed(fit.rms_log_error_before, 3) << " -> "
             << fixed(fit.rms_log_error_after, 3) << "\n";
@@ -350,13 +418,14 @@ Status run_eval(const GemmOptions& options) {
   PARITY_CHECK_ARG(options.split == "evaluation" || options.split == "calibration" ||
                        options.split == "all",
                    "gemm eval: --split='", options.split, "' (expected evaluation, calibration, all)");
-  PARITY_ASSIGN_OR_RETURN(const auto set, read_measurements(options));
+  PARITY_ASSIGN_OR_RETURN(const auto set, read_measurements(options.measurements));
   const std::string hw_name = options.hw.empty() ? set.device : options.hw;
   PARITY_ASSIGN_OR_RETURN(const auto loaded, load_model(hw_name, options));
   PARITY_ASSIGN_OR_RETURN(const auto suite, gemm::read_shape_suite(options.shapes));
+  PARITY_ASSIGN_OR_RETURN(const auto extra, read_calibration_shapes(options, nullptr));
   std::vector<gemm::MeasuredShape> shapes;
   for (const auto& shape : set.shapes) {
-    const auto split = gemm::split_of(shape, suite);
+    const auto split = gemm::split_of(shape, suite, &extra);
     if (options.split == "all" ||
         (options.split == "evaluation") == (split == gemm::ShapeSplit::kEvaluation)) {
       shapes.push_back(shape);
@@ -475,8 +544,15 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   auto* calibrate = gemm.add_subcommand("calibrate", "Fit the model's scalars to measurements (CPU)");
   add_common_options(*calibrate, *options);
   calibrate->add_option("--hw", options->hw, "Catalogue GPU (default: the measurements' device)");
-  calibrate->add_option("--measurements", options->measurements, "Measurements JSON (gemm measure)");
+  calibrate->add_option("--measurements", options->measurement_files,
+                        "Measurements JSON (gemm measure; .json.gz read through gzip); repeatable")
+      ->take_all();
   calibrate->add_option("--shapes", options->shapes, "Shape suite CSV defining the split");
+  calibrate->add_option("--calibration-shapes", options->calibration_shapes,
+                        "Extra calibration-only shapes CSV, absent from the suite (repeatable; "
+                        "default bench/shapes/gemm_shapes_calibration_extra.csv)");
+  calibrate->add_option("--cv-folds", options->cv_folds,
+                        "K-fold cross-validation inside the calibration shapes (report; 0 = off)");
   calibrate->add_option("--out", options->out, "Calibration file to write");
   calibrate->add_option("--max-evals", options->max_evaluations, "Model-loss evaluations budget");
   calibrate->add_option("--regret-weight", options->regret_weight,
@@ -489,6 +565,8 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   eval->add_option("--measurements", options->measurements, "Measurements JSON (gemm measure)");
   eval->add_option("--shapes", options->shapes, "Shape suite CSV defining the split");
   eval->add_option("--split", options->split, "evaluation (default), calibration or all");
+  eval->add_option("--calibration-shapes", options->calibration_shapes,
+                   "Calibration-only shapes CSV (never evaluation; default the extra CSV)");
   eval->add_option("--out-dir", options->out_dir, "Directory for gemm_eval.{json,md,svg}");
   eval->add_option("--vendor-band", options->selector_options.vendor_band,
                    "Confidence rule band for TMA kernels (default 0.03; < 0 turns the rule off)");

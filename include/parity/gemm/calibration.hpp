@@ -41,7 +41,30 @@ struct ShapeSuite {
   std::vector<GemmProblem> problems;
 };
 Result<ShapeSuite> read_shape_suite(const std::filesystem::path& csv_path);
-ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite);
+// `extra_calibration` (optional): shapes measured only to calibrate (e.g.
+// bench/shapes/gemm_shapes_calibration_extra.csv, disjoint from the suite): a shape absent from
+// the suite but listed there (by name or size) is a calibration shape, never an evaluation one.
+ShapeSplit split_of(const MeasuredShape& shape, const ShapeSuite& suite,
+                    const ShapeSuite* extra_calibration = nullptr);
+
+// The shapes a calibration fit may see, gathered from one or more measurement files. A shape is
+// refused (with one message each in `ignored`) when its name is an evaluation row's name or its
+// size (m, n, k, batch) is an evaluation row's size: the suite repeats some sizes under other
+// names, and a size in both splits would show the fit an evaluation shape. Otherwise it is kept
+// when it is a calibration row of the suite or a row of `extra_calibration`, and, for shapes in
+// neither, when the hash fallback of split_of makes it a calibration shape.
+struct CalibrationShapes {
+  std::vector<MeasuredShape> shapes;
+  std::vector<std::string> origins;  // per kept shape: "<file>: suite row i" or "<file>: extra"
+  std::vector<std::string> ignored;  // per refused shape: why
+};
+struct LabelledMeasurements {
+  std::string label;  // the file it came from (messages and provenance)
+  const MeasurementSet* set = nullptr;
+};
+CalibrationShapes select_calibration_shapes(const std::vector<LabelledMeasurements>& sets,
+                                            const ShapeSuite& suite,
+                                            const ShapeSuite* extra_calibration = nullptr);
 
 struct FitOptions {
   int max_evaluations = 4000;
@@ -67,5 +90,25 @@ double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>
                         double regret_weight, double* rms_log_error = nullptr);
 Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& start,
                               const std::vector<MeasuredShape>& shapes, const FitOptions& options);
+
+// K-fold cross-validation inside the calibration shapes, for choosing model forms and fit options
+// without looking at the evaluation split. Shapes are grouped by size (m, n, k, batch) so repeated
+// measurements of one size (several runs) fall in the same fold; sizes are dealt to folds in order
+// of first appearance. Each fold is fitted on the others and its shapes are scored with the
+// selector's pick (the confidence rule included, as `gemm eval` does): every shape is held out once.
+struct CrossValidationResult {
+  int folds = 0;
+  int shapes = 0;                      // held-out shape measurements scored (all of them, once)
+  double geomean = 0.0;                // t_oracle / t_pick over every held-out shape
+  double worst = 0.0;
+  double within_5_percent = 0.0;
+  double heuristic_geomean = 0.0;      // the vendor's top-1 on the same shapes (where measured)
+  double held_out_rms_log_error = 0.0; // of the held-out predictions, every candidate
+  std::vector<double> fold_geomean;
+  std::vector<std::string> worst_shapes;  // "name ratio", the five lowest
+};
+Result<CrossValidationResult> cross_validate(const DeviceParams& device, const ModelScalars& start,
+                                             const std::vector<MeasuredShape>& shapes, int folds,
+                                             const FitOptions& options);
 
 }  // namespace parity::gemm
