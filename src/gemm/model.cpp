@@ -240,7 +240,12 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   double peak = device_.peak_bf16_flops_per_s;
   if (key.a_dtype == DType::kF16) peak = device_.peak_fp16_flops_per_s;
   if (key.a_dtype == DType::kF32) peak = device_.peak_tf32_flops_per_s;
-  const double intensity = tm * tn / (tm + tn);
+  // Operand feed from shared memory per K-step: every consumer warpgroup that multiplies into a
+  // tile reads the whole B slice. A ping-pong schedule gives each warpgroup a tile of its own (A
+  // and B read once per tile); a cooperative one (TMA family, variants 4..7) splits the tile's M
+  // rows over two warpgroups, so B is read twice: tm*tn FMAs per (tm + 2 tn) elements fed.
+  const bool is_cooperative = uses_tma && c.variant >= kFirstCooperativeVariant;
+  const double intensity = tm * tn / (tm + (is_cooperative ? 2.0 : 1.0) * tn);
   double efficiency = scalars_.mma_efficiency * intensity / (intensity + scalars_.feed_intensity);
   if (uses_tma && tm * tn > kLargeAccumulatorElements) efficiency *= kLargeAccumulatorEfficiency;
   // A tile extent beyond 256 (the widest wgmma N, two 128-row consumer warpgroups) needs extra
@@ -261,6 +266,13 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   }
   if (uses_tma && c.variant >= kFirstCooperativeVariant) {
     p.exposed_epilogue_us = scalars_.epilogue_us * tm * tn * c_bytes / kReferenceEpilogueBytes;
+  } else if (uses_tma) {
+    // Ping-pong: a warpgroup's epilogue runs while the other warpgroup's K-loop holds the tensor
+    // cores, so a tile costs max(K-loop, epilogue): only the epilogue's excess over one K-loop is
+    // exposed (short-K shapes with many waves of small tiles). The epilogue's latency (registers ->
+    // shared memory -> TMA store, wait before the buffer is reused) is the same per-tile cost the
+    // cooperative schedules expose in full, taken at the reference tile: a latency, not a rate.
+    p.pingpong_epilogue_us = scalars_.epilogue_us;
   }
   if (c.variant >= 0 && c.variant < static_cast<int>(scalars_.variant_efficiency.size())) {
     efficiency *= scalars_.variant_efficiency[static_cast<std::size_t>(c.variant)];
@@ -527,7 +539,8 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
     const double iter_us = std::max(compute_us, memory_us);
     exposed_fill_us = std::max(exposed_fill_us, memory_us);
     exposed_store_us = store_bytes * t.inv_dram_bw * inv_bw_fraction;
-    return iters * iter_us + scalars_.tile_overhead_us + c.exposed_epilogue_us;
+    return iters * iter_us + scalars_.tile_overhead_us + c.exposed_epilogue_us +
+           std::max(0.0, c.pingpong_epilogue_us - iters * iter_us);
   };
   const auto window = [&](double positions, double rows_hint, double& rows_used, double& cols_used) {
     rows_used = std::clamp(rows_hint, 1.0, grid_rows);

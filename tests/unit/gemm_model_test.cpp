@@ -117,6 +117,7 @@ TEST_F(HopperModelTest, SplitKHelpsOnlyWhenTilesAreFewerThanSms) {
 TEST_F(HopperModelTest, CooperativeVariantsExposeOneEpiloguePerWave) {
   ModelScalars s = default_scalars(device_);
   s.epilogue_us = 0.5;
+  s.feed_intensity = 1e-9;  // no operand-feed difference: the epilogue alone separates them
   const GemmModel model(device_, s);
   Candidate ping_pong;
   ping_pong.tile_m = ping_pong.tile_n = 128;
@@ -136,6 +137,49 @@ TEST_F(HopperModelTest, CooperativeVariantsExposeOneEpiloguePerWave) {
   GemmProblem misaligned = shape(128 * sms, 128 * kWaves, 512);
   misaligned.alignment_bytes = 8;
   EXPECT_EQ(model.predict_us(misaligned, cooperative), model.predict_us(misaligned, ping_pong));
+}
+
+// A cooperative schedule splits a tile's rows over two warpgroups, each reading the whole B slice:
+// at equal epilogue cost it runs its K-loop slower than a ping-pong schedule of the same tile.
+TEST_F(HopperModelTest, CooperativeWarpgroupsFeedBTwice) {
+  ModelScalars s = default_scalars(device_);
+  s.epilogue_us = 0.01;
+  s.l2_bandwidth_ratio = 8.0;  // compute-bound: the K-loop runs at the tensor rate
+  const GemmModel model(device_, s);
+  Candidate ping_pong;
+  ping_pong.tile_m = ping_pong.tile_n = 128;
+  Candidate cooperative = ping_pong;
+  cooperative.variant = 5;
+  const GemmProblem p = shape(16384, 16384, 16384);
+  const double intensity_ratio = (128.0 * 128.0 / 384.0 / (128.0 * 128.0 / 384.0 + s.feed_intensity)) /
+                                 (64.0 / (64.0 + s.feed_intensity));
+  const double t0 = model.predict_us(p, ping_pong), t5 = model.predict_us(p, cooperative);
+  EXPECT_GT(t5, t0 * 1.02);
+  // Compute-bound: the time ratio approaches the rate ratio.
+  EXPECT_NEAR(t0 / t5, intensity_ratio, 0.02);
+}
+
+// Ping-pong hides a tile's epilogue behind the other warpgroup's K-loop: only its excess over one
+// K-loop is charged, per wave. Long K-loops hide it entirely; one-iteration K-loops do not.
+TEST_F(HopperModelTest, PingPongExposesOnlyTheEpilogueBeyondOneKLoop) {
+  ModelScalars short_epilogue = default_scalars(device_), long_epilogue = short_epilogue;
+  short_epilogue.epilogue_us = 0.01;
+  long_epilogue.epilogue_us = 5.0;
+  const GemmModel fast(device_, short_epilogue), slow(device_, long_epilogue);
+  Candidate ping_pong;
+  ping_pong.tile_m = ping_pong.tile_n = 64;
+  const int sms = fast.prepare(ProblemClass{}, ping_pong).usable_sms;
+  constexpr int kWaves = 8;
+  const GemmProblem deep = shape(64 * sms, 64 * kWaves, 65536);
+  EXPECT_EQ(slow.predict_us(deep, ping_pong), fast.predict_us(deep, ping_pong));
+  const GemmProblem shallow = shape(64 * sms, 64 * kWaves, 64);
+  const double excess = slow.predict_us(shallow, ping_pong) - fast.predict_us(shallow, ping_pong);
+  EXPECT_GT(excess, kWaves * 4.0);
+  EXPECT_LE(excess, kWaves * 5.0);
+  // Without TMA (no warp-specialised epilogue overlap modelled) nothing changes.
+  GemmProblem misaligned = shallow;
+  misaligned.alignment_bytes = 8;
+  EXPECT_EQ(slow.predict_us(misaligned, ping_pong), fast.predict_us(misaligned, ping_pong));
 }
 
 // Below 16-byte alignment there is no TMA: no multicast and no cluster factor (a cluster shape

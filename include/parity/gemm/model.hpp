@@ -117,6 +117,7 @@ struct PreparedCandidate {
   bool is_stream_k = false;
   bool is_feasible = true;           // false when shared memory / LDS cannot hold the tile
   double exposed_epilogue_us = 0.0;  // per tile: cooperative schedules of TMA kernels only
+  double pingpong_epilogue_us = 0.0; // per tile: ping-pong TMA kernels, exposed beyond one K-loop
   bool uses_tma = true;              // Hopper: operands aligned for TMA (>= 16 bytes)
   double compute_us_per_iter = 0.0;  // one K-iteration of one tile at sustained rate
   double l2_bytes_per_iter = 0.0;    // per CTA (already divided by the multicast sharing)
