@@ -456,8 +456,8 @@ inline HopperGrid hopper_grid(const GemmModel::ProblemTerms& t, const PreparedCa
 double GemmModel::hopper_lower_bound_us(const ProblemTerms& t, const PreparedCandidate& c) const {
   // predict_hopper_us without DRAM, store and the finer window terms, and with the largest tail
   // boost: every wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the
-  // same products as the exact wave), the exposed fill at least the larger L2 time, and every
-  // dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
+  // same products as the exact wave), the exposed fill at least a wave's min(L2 time, compute),
+  // and every dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
   constexpr double kGuard = 1e-9;
   constexpr double kRoundingMargin = 1.0 - 1e-12;
   const HopperGrid grid = hopper_grid(t, c);
@@ -475,7 +475,8 @@ double GemmModel::hopper_lower_bound_us(const ProblemTerms& t, const PreparedCan
   double total_us = scalars_.launch_us +
                     (full_waves + has_last_wave) * (scalars_.tile_overhead_us + c.exposed_epilogue_us) +
                     full_waves * iters * full_iter_us + has_last_wave * iters * last_iter_us +
-                    std::max(full_l2_us, last_l2_us);
+                    std::max(std::min(full_l2_us, c.compute_us_per_iter),
+                             std::min(last_l2_us, c.compute_us_per_iter / (1.0 + scalars_.tail_boost)));
   if (c.split_k > 1) {
     const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);
     total_us += scalars_.splitk_overhead_us + reduce_bytes * t.inv_dram_bw;
@@ -518,7 +519,7 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
   const double grid_rows = grid_m * t.batch;
 
   // One wave of `active` concurrent tiles: K-loop at the slowest of compute, L2 and DRAM, plus the
-  // pipeline fill (one memory iteration), the output store and the fixed per-tile cost. The window
+  // pipeline fill, the output store and the fixed per-tile cost. The window
   // of concurrently running tiles touches rows_used x cols_used tile positions per split (the best
   // raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
   // Warp-specialised persistent kernels overlap one tile's epilogue with the next tile's loads:
@@ -537,8 +538,15 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
     const double dram_us = dram_bytes * t.inv_dram_bw * inv_bw_fraction;
     const double memory_us = std::max(l2_us, dram_us);
     const double iter_us = std::max(compute_us, memory_us);
-    exposed_fill_us = std::max(exposed_fill_us, memory_us);
-    exposed_store_us = store_bytes * t.inv_dram_bw * inv_bw_fraction;
+    // A pipeline of n iterations costs n max(memory, compute) + min(memory, compute): the first
+    // loads wait for nothing to overlap, but a memory-bound loop already paid for its bytes, so
+    // only the shorter stage is exposed (not a whole memory iteration counted twice).
+    exposed_fill_us = std::max(exposed_fill_us, std::min(memory_us, compute_us));
+    // The last wave's store has no next tile to hide behind; the part of it that the K-loop
+    // already paid as bandwidth beyond compute (memory-bound iterations include store/iters) is
+    // not charged again: short-K grids of large tiles are not charged their last store twice.
+    const double store_us = store_bytes * t.inv_dram_bw * inv_bw_fraction;
+    exposed_store_us = std::max(0.0, store_us - iters * std::max(0.0, memory_us - compute_us));
     return iters * iter_us + scalars_.tile_overhead_us + c.exposed_epilogue_us +
            std::max(0.0, c.pingpong_epilogue_us - iters * iter_us);
   };

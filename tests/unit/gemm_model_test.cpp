@@ -182,6 +182,32 @@ TEST_F(HopperModelTest, PingPongExposesOnlyTheEpilogueBeyondOneKLoop) {
   EXPECT_EQ(slow.predict_us(misaligned, ping_pong), fast.predict_us(misaligned, ping_pong));
 }
 
+// A memory-bound pipeline pays for its bytes once: n max(memory, compute) + min(memory, compute),
+// and the last wave's store is not charged again when the K-loop already paid it as bandwidth. A
+// short-K grid of large tiles (few waves, a quarter of the output in the last one) then moves the
+// same bytes in about the same time as one of smaller tiles.
+TEST_F(HopperModelTest, MemoryBoundGridsPayTheirBytesOnce) {
+  ModelScalars s = default_scalars(device_);
+  s.tile_overhead_us = 0.01;
+  s.epilogue_us = 0.01;
+  s.launch_us = 1.0;
+  s.bw_saturation = 0.1;
+  s.l2_bandwidth_ratio = 8.0;
+  const GemmModel model(device_, s);
+  const GemmProblem p = shape(131072, 128, 64);
+  const double bytes = 2.0 * (131072.0 * 64 + 64.0 * 128 + 131072.0 * 128);
+  const double bytes_us = bytes / (device_.hbm_bytes_per_s * s.dram_efficiency) * 1e6;
+  for (const int tile_m : {128, 256}) {
+    Candidate c;
+    c.tile_m = tile_m;
+    c.tile_n = 128;
+    c.cluster_m = 2;  // along M, which has an even number of tiles (no padded cluster)
+    const double ratio = (model.predict_us(p, c) - s.launch_us) / bytes_us;
+    EXPECT_GT(ratio, 0.95) << "tile_m=" << tile_m;
+    EXPECT_LT(ratio, 1.15) << "tile_m=" << tile_m;
+  }
+}
+
 // Below 16-byte alignment there is no TMA: no multicast and no cluster factor (a cluster shape
 // changes nothing), the legacy rate, and half of it at 2 bytes (no cp.async).
 TEST_F(HopperModelTest, KernelsWithoutTmaIgnoreClustersAndRunAtTheLegacyRate) {
