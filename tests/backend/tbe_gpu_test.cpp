@@ -479,20 +479,29 @@ struct BoundsRun {
   std::vector<std::int64_t> indices, offsets;
 };
 
+// shift_elements > 0 places the indices that many elements past a 256-byte aligned allocation,
+// so the kernel's 16-byte vector loads are off (the scalar path is checked too).
 BoundsRun gpu_bounds_check(const TbeProblem& problem, BoundsCheckMode mode, const std::vector<std::int64_t>& indices,
-                           const std::vector<std::int64_t>& offsets) {
+                           const std::vector<std::int64_t>& offsets, int shift_elements = 0) {
   auto layout = egpu::DeviceTbeLayout::create(problem.layout);
-  auto d_indices = gpu::upload(embedding::pack_indices(indices, problem.index_dtype));
+  std::vector<std::int64_t> shifted(static_cast<std::size_t>(shift_elements), 0);
+  shifted.insert(shifted.end(), indices.begin(), indices.end());
+  auto d_indices = gpu::upload(embedding::pack_indices(shifted, problem.index_dtype));
   auto d_offsets = gpu::upload(embedding::pack_indices(offsets, problem.index_dtype));
+  const std::size_t width = dtype_size_bytes(problem.index_dtype);
+  void* indices_ptr = static_cast<std::uint8_t*>(d_indices->data()) + width * static_cast<std::size_t>(shift_elements);
   const auto ws_bytes = egpu::bounds_check_workspace_bytes(problem);
   auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(ws_bytes));
-  const Status launched = egpu::bounds_check(problem, *layout, mode, d_indices->data(), d_offsets->data(), ws->data(), ws_bytes);
+  const Status launched = egpu::bounds_check(problem, *layout, mode, indices_ptr, d_offsets->data(), ws->data(), ws_bytes);
   EXPECT_TRUE(launched.is_ok()) << launched.to_string();
-  auto report = egpu::read_bounds_check_report(problem, mode, d_indices->data(), d_offsets->data(), ws->data());
+  auto report = egpu::read_bounds_check_report(problem, mode, indices_ptr, d_offsets->data(), ws->data());
   EXPECT_TRUE(report.is_ok()) << report.status().to_string();
   BoundsRun run{*report, {}, {}};
-  const std::size_t width = dtype_size_bytes(problem.index_dtype);
-  auto raw_i = *gpu::download<std::uint8_t>(*d_indices, indices.size() * width);
+  auto raw_all = *gpu::download<std::uint8_t>(*d_indices, shifted.size() * width);
+  std::vector<std::uint8_t> raw_i(raw_all.begin() + static_cast<std::ptrdiff_t>(width * shift_elements), raw_all.end());
+  for (std::size_t b = 0; b < width * static_cast<std::size_t>(shift_elements); ++b) {
+    EXPECT_EQ(raw_all[b], 0) << "bounds check wrote before the indices";
+  }
   auto raw_o = *gpu::download<std::uint8_t>(*d_offsets, offsets.size() * width);
   auto unpack = [&](const std::vector<std::uint8_t>& raw, std::size_t count) {
     std::vector<std::int64_t> v(count);
@@ -621,6 +630,49 @@ TEST(GpuTbeBoundsCheck, ManyFeaturesScatteredBadIndicesMatchTheReference) {
     EXPECT_EQ(got.report.first_bad_table, want.first_bad_table);
     EXPECT_EQ(got.report.first_bad_bag, want.first_bad_bag);
     EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
+  }
+}
+
+TEST(GpuTbeBoundsCheck, SeveralTilesPerBlockAlignedAndMisalignedMatchTheReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(410);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  // ~1.6M indices: more than the resident blocks x one tile, so each block walks several
+  // double-buffered tiles; an odd count leaves a partial 16-byte vector at the end.
+  const std::vector<TableSpec> tables = {{1000, 4}, {37, 4}, {250000, 4}};
+  auto clean = bounds_check_batch(tables, 107001, seed);
+  auto n = static_cast<std::int64_t>(clean.indices.size());
+  if (n % 2 == 0) {  // make N odd: one more index in the last bag
+    clean.indices.push_back(0);
+    clean.offsets.back() = ++n;
+  }
+  ASSERT_GT(n, 1000000);
+  std::mt19937_64 rng(seed);
+  auto indices = clean.indices;
+  std::int64_t planted = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (rng() % 4099 == 0 || i == n - 1) {
+      indices[i] = (rng() % 2 == 0) ? -1 : 2147483647;
+      ++planted;
+    }
+  }
+  for (DType dtype : {DType::kI64, DType::kI32}) {
+    for (int shift : {0, 1}) {
+      for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
+        SCOPED_TRACE(std::string(dtype == DType::kI64 ? "int64" : "int32") + " shift " + std::to_string(shift) +
+                     (mode == BoundsCheckMode::kFix ? " fix" : " error"));
+        auto problem = testing::make_problem(tables, 107001, n, dtype);
+        auto ref_indices = indices, ref_offsets = clean.offsets;
+        const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
+        ASSERT_EQ(want.bad_indices, planted);
+        const auto got = gpu_bounds_check(problem, mode, indices, clean.offsets, shift);
+        EXPECT_EQ(got.report.bad_indices, want.bad_indices);
+        EXPECT_EQ(got.report.bad_offsets, 0);
+        EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
+        EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
+        EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
+      }
+    }
   }
 }
 

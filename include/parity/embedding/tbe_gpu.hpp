@@ -48,9 +48,10 @@ struct BackwardOptions {
   bool batch_row_updates = false;
 };
 
-/// Workspace for either backward: sort keys (2 x 8 B), bag of each position (4 B) and the chunk
-/// partials of runs that cross chunk boundaries (<= 8 B per index). Rejected (kUnsupported) when a
-/// global row id and a position do not fit 64 bits together.
+/// Workspace for either backward: sort keys (2 x 8 B), the bag of each position (4 B; only with
+/// per-sample weights or pooling none, otherwise the key holds the bag) and the chunk partials of
+/// runs that cross chunk boundaries (<= 8 B per index). Rejected (kUnsupported) when a global row
+/// id and a bag (or position) do not fit 64 bits together.
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem);
 
 struct TrainingState {

@@ -24,11 +24,12 @@ struct BackwardParams {
   std::int64_t num_indices;
   std::int64_t output_cols;
   Pool pooling;
-  int pos_bits;
+  int low_bits;                // bits of the key below the row: the bag, or the position
+  bool key_holds_bag;          // low bits = bag (no per-sample weights, pooling sum/mean)
   std::uint64_t sentinel_row;  // total_rows: marks positions outside every bag
   // sort output and chunking
   const std::uint64_t* sorted_keys;
-  std::uint32_t* bag_of_position;
+  std::uint32_t* bag_of_position;  // position keys only
   std::int64_t chunk_positions;  // C
   std::int64_t num_chunks;
   int max_dim;
@@ -50,8 +51,10 @@ struct BackwardParams {
 inline constexpr int kLinearizeBlockThreads = 256;
 inline constexpr int kLinearizeGroupLanes = 8;
 
-// Writes key = (global_row << pos_bits) | position and the bag of every position; positions
-// outside every bag (before offsets[0] or after offsets[F*B]) get the sentinel row.
+// Writes key = (global_row << low_bits) | low, low = the bag (key_holds_bag) or the position with
+// the bag of every position stored beside it; positions outside every bag (before offsets[0] or
+// after offsets[F*B]) get the sentinel row. Keys are written in position order and the sort is
+// stable, so within a row both kinds keep position order (bags are contiguous position ranges).
 template <typename IndexT>
 __global__ void __launch_bounds__(kLinearizeBlockThreads)
     tbe_linearize_kernel(BackwardParams<IndexT> p, std::uint64_t* __restrict__ keys) {
@@ -67,8 +70,12 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
     const std::uint64_t base = static_cast<std::uint64_t>(p.layout.feature_row_base[f]);
     for (std::int64_t pos = start + group_lane; pos < end; pos += kLinearizeGroupLanes) {
       const std::uint64_t row = base + static_cast<std::uint64_t>(static_cast<std::int64_t>(p.indices[pos]));
-      keys[pos] = (row << p.pos_bits) | static_cast<std::uint64_t>(pos);
-      p.bag_of_position[pos] = static_cast<std::uint32_t>(bag);
+      if (p.key_holds_bag) {
+        keys[pos] = (row << p.low_bits) | static_cast<std::uint64_t>(bag);
+      } else {
+        keys[pos] = (row << p.low_bits) | static_cast<std::uint64_t>(pos);
+        p.bag_of_position[pos] = static_cast<std::uint32_t>(bag);
+      }
     }
     // Uncovered head and tail (offsets are trusted after the bounds check; this keeps keys defined).
     std::int64_t lo = 0, hi = 0;
@@ -78,8 +85,8 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
       hi = p.num_indices;
     }
     for (std::int64_t pos = lo + group_lane; pos < hi; pos += kLinearizeGroupLanes) {
-      keys[pos] = (p.sentinel_row << p.pos_bits) | static_cast<std::uint64_t>(pos);
-      p.bag_of_position[pos] = 0;
+      keys[pos] = p.sentinel_row << p.low_bits;  // never read past the row: no low part needed
+      if (!p.key_holds_bag) p.bag_of_position[pos] = 0;
     }
   }
 }
@@ -340,15 +347,18 @@ inline constexpr int kPosEndsRun = 4;     // last position of its run inside thi
 inline constexpr int kPosUpdatesRow = 8;  // run ends here, lies inside the chunk, fused update
 inline constexpr int kPosFlagBits = 4;    // dim is packed above the flags
 
-// Grad row of one occurrence: its address in grad_output, its scale (per-sample weight, 1/L), the
-// dim of its table (columns past it belong to the next feature and are never read) and its feature.
+// Grad row of one occurrence (`low` = its key's low bits: bag or position): its address in
+// grad_output, its scale (per-sample weight, 1/L), the dim of its table (columns past it belong to
+// the next feature and are never read) and its feature. With the bag in the key there is no
+// dependent lookup of the bag between the key and the grad row.
 template <typename IndexT>
-__device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int64_t position,
+__device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int64_t low,
                                        std::int64_t* grad_offset, float* scale, int* dim, int* feature) {
-  const std::int64_t bag = p.bag_of_position[position];
+  const std::int64_t position = low;  // meaningful only for position keys
+  const std::int64_t bag = p.key_holds_bag ? low : static_cast<std::int64_t>(p.bag_of_position[position]);
   const auto f = static_cast<int>(bag / p.batch_size);
   const std::int64_t b = bag - static_cast<std::int64_t>(f) * p.batch_size;
-  float s = p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f;
+  float s = !p.key_holds_bag && p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f;
   if (p.pooling == Pool::kMean) {
     const std::int64_t length = static_cast<std::int64_t>(p.offsets[bag + 1]) - static_cast<std::int64_t>(p.offsets[bag]);
     s = length > 0 ? s / static_cast<float>(length) : s;
@@ -356,7 +366,7 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
   *scale = s;
   *dim = static_cast<int>(p.layout.feature_dim[f]);
   *feature = f;
-  *grad_offset = p.pooling == Pool::kNone ? position * p.output_cols : b * p.output_cols + p.layout.feature_out_col[f];
+  *grad_offset = !p.key_holds_bag && p.pooling == Pool::kNone ? position * p.output_cols : b * p.output_cols + p.layout.feature_out_col[f];
 }
 
 // One warp per chunk of C sorted positions. Each lane first works out the facts of one position
@@ -377,7 +387,7 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
   const int lane = lane_id();
   const std::int64_t warps_per_block = kChunkBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
-  const std::uint64_t pos_mask = (std::uint64_t{1} << p.pos_bits) - 1;
+  const std::uint64_t low_mask = (std::uint64_t{1} << p.low_bits) - 1;
   const auto sentinel = static_cast<std::int64_t>(p.sentinel_row);
   const bool fused = p.update != Update::kDenseGrad;
   const auto* weights = static_cast<const typename Tag::Storage*>(p.weights);
@@ -386,8 +396,8 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
     const std::int64_t chunk_start = chunk * p.chunk_positions;
     const std::int64_t chunk_end =
         chunk_start + p.chunk_positions < p.num_indices ? chunk_start + p.chunk_positions : p.num_indices;
-    const std::int64_t prev_row = chunk_start > 0 ? static_cast<std::int64_t>(p.sorted_keys[chunk_start - 1] >> p.pos_bits) : -1;
-    const std::int64_t next_row = chunk_end < p.num_indices ? static_cast<std::int64_t>(p.sorted_keys[chunk_end] >> p.pos_bits) : -1;
+    const std::int64_t prev_row = chunk_start > 0 ? static_cast<std::int64_t>(p.sorted_keys[chunk_start - 1] >> p.low_bits) : -1;
+    const std::int64_t next_row = chunk_end < p.num_indices ? static_cast<std::int64_t>(p.sorted_keys[chunk_end] >> p.low_bits) : -1;
     if (lane == 0) {  // one thread, so its later writes of the same slots stay ordered after these
       p.slot_rows[chunk * 2] = -1;
       p.slot_rows[chunk * 2 + 1] = -1;
@@ -406,16 +416,16 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
       int my_dim = 0;
       if (valid) {
         const std::uint64_t key = p.sorted_keys[my_pos];
-        my_row = static_cast<std::int64_t>(key >> p.pos_bits);
+        my_row = static_cast<std::int64_t>(key >> p.low_bits);
         if (my_row != sentinel) {
           int feature = 0;
-          occurrence_grad(p, static_cast<std::int64_t>(key & pos_mask), &my_grad_offset, &my_scale, &my_dim, &feature);
+          occurrence_grad(p, static_cast<std::int64_t>(key & low_mask), &my_grad_offset, &my_scale, &my_dim, &feature);
           my_base = p.layout.feature_weights_offset[feature] + (my_row - p.layout.feature_row_base[feature]) * my_dim;
         }
       }
       std::int64_t row_after = shfl_down(my_row, 1);
       if (lane == kWarpSize - 1 && my_pos + 1 < chunk_end) {
-        row_after = static_cast<std::int64_t>(p.sorted_keys[my_pos + 1] >> p.pos_bits);
+        row_after = static_cast<std::int64_t>(p.sorted_keys[my_pos + 1] >> p.low_bits);
       }
       std::int64_t row_before = shfl(my_row, lane > 0 ? lane - 1 : 0);
       if (lane == 0) row_before = row_before_block;

@@ -23,7 +23,9 @@ Result<int> bounds_check_blocks(const TbeProblem& problem) {
       &blocks_per_sm, bounds_check_fused_kernel<std::int64_t>, kBoundsBlockThreads, 0);
   if (err != gpuSuccess) return device_error("tbe bounds check: occupancy query failed: ", gpuGetErrorString(err));
   const std::int64_t work = std::max(problem.num_indices, problem.num_offsets());
-  const std::int64_t wanted = ceil_div(work, kBoundsBlockThreads);
+  // At least a full tile per block: small inputs take fewer, fuller blocks instead of many whose
+  // threads hold mostly predicated-off items (C4: 264 blocks with ~2 live items per thread).
+  const std::int64_t wanted = ceil_div(work, kBoundsTileItems);
   const std::int64_t resident = static_cast<std::int64_t>(std::max(blocks_per_sm, 1)) * sm_count;
   return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::min<std::int64_t>(kMaxBoundsBlocks, resident)));
 }
@@ -34,10 +36,12 @@ Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& dev
   auto* idx = static_cast<IndexT*>(indices);
   auto* off = static_cast<IndexT*>(offsets);
   const auto view = make_layout_view(device_layout, problem.layout);
+  // 16-byte index loads need a 16-byte aligned array (slices start on multiples of 512 indices).
+  const bool vector_loads = reinterpret_cast<std::uintptr_t>(indices) % 16 == 0;
   if (mode != BoundsCheckMode::kFix) {
     bounds_check_fused_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(
         idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_bags(), problem.num_indices,
-        slots);
+        vector_loads, slots);
     PARITY_GPU_CHECK_LAUNCH(bounds_check_fused_kernel);
     return Status::ok();
   }
@@ -49,7 +53,7 @@ Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& dev
                                                                    blocks);
   PARITY_GPU_CHECK_LAUNCH(repair_offsets_kernel);
   bounds_check_indices_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(
-      idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_indices, 1, slots);
+      idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_indices, 1, vector_loads, slots);
   PARITY_GPU_CHECK_LAUNCH(bounds_check_indices_kernel);
   return Status::ok();
 }

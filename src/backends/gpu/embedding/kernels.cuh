@@ -8,7 +8,7 @@
 // indices are broadcast by shuffles, and every lane loads its vecs of kUnroll rows before adding
 // any (several rows in flight). Accumulation in fp32 registers; mean scales by 1/L (L = 0 -> 0).
 //
-// Backward: keys (global_row << pos_bits | position) sorted by the row bits (stable) group equal
+// Backward: keys (global_row << low_bits | bag or position) sorted by the row bits (stable) group equal
 // rows; the sorted array is cut into fixed chunks of C positions, one warp per chunk. A run that
 // lies inside one chunk is summed in registers and updated right there (one update per unique
 // row). A run crossing chunk edges leaves one partial per chunk in the workspace (head slot: the
