@@ -463,7 +463,8 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
 
 Result<CrossValidationResult> cross_validate(const DeviceParams& device, const ModelScalars& start,
                                              const std::vector<MeasuredShape>& shapes, int folds,
-                                             const FitOptions& options) {
+                                             const FitOptions& options,
+                                             const SelectorOptions& selector_options) {
   PARITY_CHECK_ARG(folds >= 2, "gemm calibrate: --cv-folds=", folds, " must be >= 2");
   // Sizes in order of first appearance, dealt to folds round-robin.
   std::vector<GemmProblem> sizes;
@@ -488,7 +489,7 @@ Result<CrossValidationResult> cross_validate(const DeviceParams& device, const M
       (fold_of[i] == fold ? test : train).push_back(shapes[i]);
     }
     PARITY_ASSIGN_OR_RETURN(const FitResult fit, fit_scalars(device, start, train, options));
-    Selector selector(GemmModel(device, fit.scalars));
+    Selector selector(GemmModel(device, fit.scalars), selector_options);
     const EvaluationReport report = evaluate_selector(selector, test);
     std::vector<double> fold_ratio, fold_oracle, fold_chosen;
     for (const ShapeEvaluation& e : report.shapes) {

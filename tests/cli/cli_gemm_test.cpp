@@ -141,6 +141,9 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
   r = run_cli("gemm calibrate --measurements " + measurements + " --cv-folds 2 --max-evals 100");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("2-fold cross-validation"), std::string::npos) << r.output;
+  r = run_cli("gemm calibrate --measurements " + measurements +
+              " --cv-folds 2 --max-evals 100 --vendor-band -1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_bad_input("gemm calibrate --measurements " + measurements + " --cv-folds 1", "--cv-folds=1");
   r = run_cli("gemm calibrate --measurements " + measurements + " --out " + calibration2 +
               " --calibration-shapes " + (dir / "absent.csv").string());

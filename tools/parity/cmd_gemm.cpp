@@ -344,7 +344,8 @@ Status run_calibrate(const GemmOptions& options) {
   const gemm::ModelScalars start = gemm::default_scalars(loaded.device);
   if (options.cv_folds > 0) {
     PARITY_ASSIGN_OR_RETURN(const auto cv, gemm::cross_validate(loaded.device, start, admitted.shapes,
-                                                                options.cv_folds, fit_options));
+                                                                options.cv_folds, fit_options,
+                                                                options.selector_options));
     std::cout << "gemm calibrate: " << cv.folds << "-fold cross-validation on " << cv.shapes
               << " calibration shape measurements (held out, t_oracle / t_pick)\n"
               << "  geomean " << fixed(cv.geomean, 4) << "  worst " << fixed(cv.worst, 3)
@@ -553,6 +554,8 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
                         "default bench/shapes/gemm_shapes_calibration_extra.csv)");
   calibrate->add_option("--cv-folds", options->cv_folds,
                         "K-fold cross-validation inside the calibration shapes (report; 0 = off)");
+  calibrate->add_option("--vendor-band", options->selector_options.vendor_band,
+                        "Confidence rule band the cross-validation's selector uses (default 0.03)");
   calibrate->add_option("--out", options->out, "Calibration file to write");
   calibrate->add_option("--max-evals", options->max_evaluations, "Model-loss evaluations budget");
   calibrate->add_option("--regret-weight", options->regret_weight,

@@ -11,6 +11,7 @@
 #include "parity/core/status.hpp"
 #include "parity/gemm/measurements.hpp"
 #include "parity/gemm/model.hpp"
+#include "parity/gemm/selector.hpp"
 
 namespace parity::gemm {
 
@@ -109,6 +110,7 @@ struct CrossValidationResult {
 };
 Result<CrossValidationResult> cross_validate(const DeviceParams& device, const ModelScalars& start,
                                              const std::vector<MeasuredShape>& shapes, int folds,
-                                             const FitOptions& options);
+                                             const FitOptions& options,
+                                             const SelectorOptions& selector_options = {});
 
 }  // namespace parity::gemm
