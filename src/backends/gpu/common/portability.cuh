@@ -113,6 +113,34 @@ __device__ inline T block_reduce_sum(T value, T* scratch) {
   return total;
 }
 
+// x / y and sqrt(x) with the hardware approximations (<= 2 ulp; no IEEE fix-up sequence).
+__device__ inline float fast_divide(float x, float y) {
+#if defined(PARITY_GPU_HIP)
+  return __fdividef(x, y);
+#else
+  return __fdividef(x, y);
+#endif
+}
+__device__ inline float fast_sqrt(float x) {
+#if defined(PARITY_GPU_HIP)
+  return __fsqrt_rn(x);
+#else
+  float r;
+  asm("sqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#endif
+}
+
+// Orders shared-memory accesses among the lanes of one warp (lanes are not lockstep on NVIDIA
+// since Volta; a wavefront barrier on AMD).
+__device__ inline void sync_lanes_of_warp() {
+#if defined(PARITY_GPU_HIP)
+  __builtin_amdgcn_wave_barrier();
+#else
+  __syncwarp();
+#endif
+}
+
 // IEEE binary16 <-> binary32 with the hardware conversion instructions (round to nearest even),
 // on 16-bit patterns so no vendor half header is needed. A software conversion cost ~12
 // instructions per element and made the fp16 TBE forward instruction-bound.

@@ -146,7 +146,9 @@ template <typename IndexT, int kVecsPerLane>
 __device__ inline float rowwise_lane_step(const BackwardParams<IndexT>& p, float m, float4 (&w)[kVecsPerLane],
                                           const float4 (&g)[kVecsPerLane]) {
   const float lr = p.learning_rate;
-  const float mult = lr / (sqrtf(m) + p.eps);
+  // Fast reciprocal (<= 2 ulp): the IEEE division and square root were ~30 of the ~180
+  // instructions per position of a scheduler-bound kernel; far inside the derived tolerance.
+  const float mult = fast_divide(lr, fast_sqrt(m) + p.eps);
   float corr = 1.0f;
   if (p.decay == Decay::kL2) corr = 1.0f - mult * p.weight_decay;
   if (p.decay == Decay::kDecoupled) corr = 1.0f - lr * p.weight_decay;
@@ -159,7 +161,7 @@ __device__ inline float rowwise_lane_step(const BackwardParams<IndexT>& p, float
     wk.y = corr * wk.y - mult * gk.y;
     wk.z = corr * wk.z - mult * gk.z;
     wk.w = corr * wk.w - mult * gk.w;
-    norm_sq += wk.x * wk.x + wk.y * wk.y + wk.z * wk.z + wk.w * wk.w;
+    if (p.max_norm > 0.0f) norm_sq += wk.x * wk.x + wk.y * wk.y + wk.z * wk.z + wk.w * wk.w;
   }
   return norm_sq;
 }
@@ -226,7 +228,7 @@ __device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const
     }
 #pragma unroll
     for (int q = 0; q < kRows; ++q) {
-      m[q] = rowwise_state[q] + sum_sq[q] / static_cast<float>(dims[q] > 0 ? dims[q] : 1);
+      m[q] = rowwise_state[q] + fast_divide(sum_sq[q], static_cast<float>(dims[q] > 0 ? dims[q] : 1));
       norm_sq[q] = rowwise_lane_step<IndexT, kVecsPerLane>(p, m[q], w[q], g[q]);
     }
     if (p.max_norm > 0.0f) {
@@ -347,6 +349,15 @@ inline constexpr int kPosEndsRun = 4;     // last position of its run inside thi
 inline constexpr int kPosUpdatesRow = 8;  // run ends here, lies inside the chunk, fused update
 inline constexpr int kPosFlagBits = 4;    // dim is packed above the flags
 
+// One sorted position's facts as the chunk kernel stages them in shared memory.
+struct alignas(16) PositionRecord {
+  std::int64_t row;          // global row (sentinel or -3 past the chunk)
+  std::int64_t base;         // first element of the row in weights (and per-element state)
+  std::int64_t grad_offset;  // first element of its grad row in grad_output
+  float scale;
+  int flags;                 // kPos* | dim << kPosFlagBits
+};
+
 // Grad row of one occurrence (`low` = its key's low bits: bag or position): its address in
 // grad_output, its scale (per-sample weight, 1/L), the dim of its table (columns past it belong to
 // the next feature and are never read) and its feature. With the bag in the key there is no
@@ -356,7 +367,8 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
                                        std::int64_t* grad_offset, float* scale, int* dim, int* feature) {
   const std::int64_t position = low;  // meaningful only for position keys
   const std::int64_t bag = p.key_holds_bag ? low : static_cast<std::int64_t>(p.bag_of_position[position]);
-  const auto f = static_cast<int>(bag / p.batch_size);
+  // 32-bit division: F*B < 2^32 is checked on the host (a 64-bit one is a ~70-instruction call).
+  const auto f = static_cast<int>(static_cast<std::uint32_t>(bag) / static_cast<std::uint32_t>(p.batch_size));
   const std::int64_t b = bag - static_cast<std::int64_t>(f) * p.batch_size;
   float s = !p.key_holds_bag && p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f;
   if (p.pooling == Pool::kMean) {
@@ -391,6 +403,11 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
   const auto sentinel = static_cast<std::int64_t>(p.sentinel_row);
   const bool fused = p.update != Update::kDenseGrad;
   const auto* weights = static_cast<const typename Tag::Storage*>(p.weights);
+  // The block's position facts, one 32-byte record per lane, read back by every lane with one
+  // broadcast 16-byte load per half: ncu showed the scheduler issuing every other cycle (186
+  // instructions per position), and the per-position shuffles of 64-bit facts were a good part.
+  __shared__ PositionRecord warp_facts[kChunkBlockThreads / kWarpSize][kWarpSize];
+  PositionRecord* facts = warp_facts[warp_id()];
   for (std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id(); chunk < p.num_chunks;
        chunk += total_warps) {
     const std::int64_t chunk_start = chunk * p.chunk_positions;
@@ -436,6 +453,9 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
       int my_flags = (live ? kPosLive : 0) | (valid && row_before != my_row ? kPosStartsRun : 0) |
                      (ends ? kPosEndsRun : 0) | (live && ends && fused && !crossing ? kPosUpdatesRow : 0);
       my_flags |= my_dim << kPosFlagBits;
+      sync_lanes_of_warp();  // every lane is done reading the previous block's records
+      facts[lane] = PositionRecord{my_row, my_base, my_grad_offset, my_scale, my_flags};
+      sync_lanes_of_warp();
       const int count = chunk_end - block < kWarpSize ? static_cast<int>(chunk_end - block) : kWarpSize;
       for (int j = 0; j < count; j += kWindow) {
         float4 grads[kWindow][kVecsPerLane];
@@ -445,13 +465,12 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         int flags[kWindow];
 #pragma unroll
         for (int u = 0; u < kWindow; ++u) {
-          const int src = j + u < kWarpSize ? j + u : 0;
-          flags[u] = shfl(my_flags, src);
-          if (j + u >= count) flags[u] = 0;
-          const std::int64_t row = shfl(my_row, src);
-          const std::int64_t base = shfl(my_base, src);
-          scales[u] = shfl(my_scale, src);
-          const std::int64_t grad_offset = shfl(my_grad_offset, src);
+          const PositionRecord& record = facts[j + u < kWarpSize ? j + u : 0];
+          flags[u] = j + u < count ? record.flags : 0;
+          const std::int64_t row = record.row;
+          const std::int64_t base = record.base;
+          scales[u] = record.scale;
+          const std::int64_t grad_offset = record.grad_offset;
           const int dim = flags[u] >> kPosFlagBits;
 #pragma unroll
           for (int k = 0; k < kVecsPerLane; ++k) {
@@ -479,7 +498,7 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
 #pragma unroll
             for (int k = 0; k < kVecsPerLane; ++k) grads[u][k] = acc[k];
           } else if (flags[u] & kPosLive) {
-            const std::int64_t row = shfl(my_row, j + u < kWarpSize ? j + u : 0);
+            const std::int64_t row = facts[j + u < kWarpSize ? j + u : 0].row;
             const bool crosses_left = row == prev_row;
             if (!crosses_left && row != next_row) {
               write_dense_row<IndexT, kVecsPerLane>(p, row, piece_start, acc);
@@ -501,21 +520,19 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
           for (int k = 0; k < kVecsPerLane; ++k) acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
         }
         if (!fused) continue;
-        // The window's row updates side by side (row and weight address again by shuffle: fewer
-        // registers held while the loads were in flight).
+        // The window's row updates side by side (row and weight address read again from the
+        // records: fewer registers held while the loads were in flight).
         bool is_update[kWindow];
         int dims[kWindow];
         std::int64_t rows[kWindow], bases[kWindow];
         float4 w[kWindow][kVecsPerLane];
-        bool any_update = false;
 #pragma unroll
         for (int u = 0; u < kWindow; ++u) {
-          const int src = j + u < kWarpSize ? j + u : 0;
+          const PositionRecord& record = facts[j + u < kWarpSize ? j + u : 0];
           is_update[u] = (flags[u] & kPosUpdatesRow) != 0;
-          any_update = any_update || is_update[u];
           dims[u] = flags[u] >> kPosFlagBits;
-          rows[u] = shfl(my_row, src);
-          bases[u] = shfl(my_base, src);
+          rows[u] = record.row;
+          bases[u] = record.base;
 #pragma unroll
           for (int k = 0; k < kVecsPerLane; ++k) {
             const int vec = lane + k * kWarpSize;
@@ -527,9 +544,9 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
             }
           }
         }
-        if (any_update) {
-          update_loaded_rows<Tag, IndexT, kVecsPerLane, kWindow>(p, is_update, rows, bases, dims, w, loaded_state, grads);
-        }
+        // Unconditional (rows without an update are masked inside): under a branch on lane data the
+        // compiler cannot prove uniform, every warp reduction became a collective loop.
+        update_loaded_rows<Tag, IndexT, kVecsPerLane, kWindow>(p, is_update, rows, bases, dims, w, loaded_state, grads);
       }
     }
   }

@@ -20,7 +20,8 @@ Result<int> bounds_check_blocks(const TbeProblem& problem) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   int blocks_per_sm = 0;
   const gpuError_t err = gpuOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks_per_sm, bounds_check_fused_kernel<std::int64_t>, kBoundsBlockThreads, 0);
+      &blocks_per_sm, bounds_check_fused_kernel<std::int64_t>, kBoundsBlockThreads,
+      bounds_check_shared_bytes(problem.layout.num_features()));
   if (err != gpuSuccess) return device_error("tbe bounds check: occupancy query failed: ", gpuGetErrorString(err));
   const std::int64_t work = std::max(problem.num_indices, problem.num_offsets());
   // At least a full tile per block: small inputs take fewer, fuller blocks instead of many whose
@@ -38,8 +39,9 @@ Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& dev
   const auto view = make_layout_view(device_layout, problem.layout);
   // 16-byte index loads need a 16-byte aligned array (slices start on multiples of 512 indices).
   const bool vector_loads = reinterpret_cast<std::uintptr_t>(indices) % 16 == 0;
+  const std::size_t shared_bytes = bounds_check_shared_bytes(view.num_features);
   if (mode != BoundsCheckMode::kFix) {
-    bounds_check_fused_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(
+    bounds_check_fused_kernel<IndexT><<<blocks, kBoundsBlockThreads, shared_bytes, s>>>(
         idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_bags(), problem.num_indices,
         vector_loads, slots);
     PARITY_GPU_CHECK_LAUNCH(bounds_check_fused_kernel);
@@ -52,7 +54,7 @@ Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& dev
   repair_offsets_kernel<IndexT><<<1, kRepairBlockThreads, 0, s>>>(off, problem.num_bags(), problem.num_indices, slots,
                                                                    blocks);
   PARITY_GPU_CHECK_LAUNCH(repair_offsets_kernel);
-  bounds_check_indices_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(
+  bounds_check_indices_kernel<IndexT><<<blocks, kBoundsBlockThreads, shared_bytes, s>>>(
       idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_indices, 1, vector_loads, slots);
   PARITY_GPU_CHECK_LAUNCH(bounds_check_indices_kernel);
   return Status::ok();

@@ -19,6 +19,12 @@ inline constexpr int kBoundsVecsPerThread = 4;
 inline constexpr int kBoundsMinBlocksPerSm = 2;
 inline constexpr std::int64_t kBoundsTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsItemsPerThread;
 inline constexpr int kBoundsMaxSharedBoundaries = 4096;
+// Feature boundaries are staged in dynamic shared memory sized to the problem (F + 1 entries, none
+// past kBoundsMaxSharedBoundaries features): a fixed 32 KiB array made every block reserve it.
+inline std::size_t bounds_check_shared_bytes(int num_features) {
+  return num_features <= kBoundsMaxSharedBoundaries ? sizeof(std::int64_t) * (static_cast<std::size_t>(num_features) + 1)
+                                                    : 0;
+}
 // Per-block slot: counts and the lowest bad position with its value, for indices and offsets.
 struct BoundsSlot {
   std::int64_t bad_indices;
@@ -317,7 +323,7 @@ __global__ void __launch_bounds__(kBoundsBlockThreads, kBoundsMinBlocksPerSm)
                                 const std::int64_t* __restrict__ feature_rows, int num_features,
                                 std::int64_t batch_size, std::int64_t num_indices, int fix, bool vector_loads,
                                 BoundsSlot* __restrict__ slots) {
-  __shared__ std::int64_t boundaries[kBoundsMaxSharedBoundaries + 1];
+  extern __shared__ std::int64_t boundaries[];  // bounds_check_shared_bytes(num_features)
   __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
   check_indices_slice(indices, offsets, feature_rows, num_features, batch_size, num_indices, fix, vector_loads, slots,
                       boundaries, scratch);
@@ -331,7 +337,7 @@ __global__ void __launch_bounds__(kBoundsBlockThreads, kBoundsMinBlocksPerSm)
                               const std::int64_t* __restrict__ feature_rows, int num_features,
                               std::int64_t batch_size, std::int64_t num_bags, std::int64_t num_indices,
                               bool vector_loads, BoundsSlot* __restrict__ slots) {
-  __shared__ std::int64_t boundaries[kBoundsMaxSharedBoundaries + 1];
+  extern __shared__ std::int64_t boundaries[];  // bounds_check_shared_bytes(num_features)
   __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
   __shared__ int last_bad;
   check_offsets_slice(offsets, num_bags, num_indices, slots, scratch, &last_bad);

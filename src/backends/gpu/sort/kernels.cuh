@@ -50,15 +50,6 @@ __device__ inline std::uint32_t block_exclusive_scan(std::uint32_t own, std::uin
   return warps_before + inclusive - own;
 }
 
-// Orders the warp's shared-memory accesses (lanes are not lockstep on NVIDIA since Volta).
-__device__ inline void sync_lanes() {
-#if defined(PARITY_GPU_HIP)
-  __builtin_amdgcn_wave_barrier();
-#else
-  __syncwarp();
-#endif
-}
-
 __global__ void __launch_bounds__(kRadixBlockThreads)
     radix_histogram_kernel(const std::uint64_t* __restrict__ keys, std::int64_t count, int shift,
                            int digit_bits, std::int64_t num_tiles, std::uint32_t* __restrict__ tile_counts) {
@@ -69,10 +60,17 @@ __global__ void __launch_bounds__(kRadixBlockThreads)
   const std::uint64_t mask = (std::uint64_t{1} << digit_bits) - 1;
   const std::int64_t tile = blockIdx.x;
   const std::int64_t tile_start = tile * kRadixTileItems;
-#pragma unroll 4
+  // Every key of the thread is loaded before the first count: 16 loads in flight per thread
+  // instead of 4 (C2, ncu: 22 -> 17 us per pass for 42 MB).
+  std::uint32_t digits[kRadixItemsPerThread];
+#pragma unroll
   for (int r = 0; r < kRadixItemsPerThread; ++r) {
     const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kRadixBlockThreads + threadIdx.x;
-    if (i < count) atomicAdd(&counts[(keys[i] >> shift) & mask], 1u);  // shared memory only
+    digits[r] = i < count ? static_cast<std::uint32_t>((keys[i] >> shift) & mask) : kRadixMaxDigits;
+  }
+#pragma unroll
+  for (int r = 0; r < kRadixItemsPerThread; ++r) {
+    if (digits[r] < kRadixMaxDigits) atomicAdd(&counts[digits[r]], 1u);  // shared memory only
   }
   __syncthreads();
   for (int d = threadIdx.x; d < num_digits; d += kRadixBlockThreads) {
@@ -172,7 +170,7 @@ __global__ void __launch_bounds__(kRadixBlockThreads)
     }
     before = shfl(before, leader);
     ranks[r] = before + static_cast<std::uint32_t>(popcount(below));
-    sync_lanes();  // the counters written this round are visible to the next round's leaders
+    sync_lanes_of_warp();  // the counters written this round are visible to the next round's leaders
   }
   __syncthreads();
   // Per digit: warp counts -> each warp's start inside the digit (warp order = input order); the
