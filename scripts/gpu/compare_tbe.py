@@ -34,6 +34,8 @@ def main():
                "step_ms": ours["step_fwd_bwd_opt"]["median_ms"], "backward_ms": ours["backward_fused"]["median_ms"],
                "bounds_check_us": ours["bounds_check_clean"]["median_ms"] * 1e3,
                "bounds_check_bad_ratio": ours["bounds_check_bad"]["ratio_to_clean"],
+               "bounds_check_writeback_free_us": ours.get("bounds_check_clean_writeback_free_flush", {}).get(
+                   "median_ms", float("nan")) * 1e3,
                "num_indices": ours["config"]["num_indices"],
                "step_ns_per_index": ours["step_fwd_bwd_opt"]["median_ms"] * 1e6 / max(1, ours["config"]["num_indices"]),
                "workspace_bytes_per_index": ours["workspace_bytes_per_index"],

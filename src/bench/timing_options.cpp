@@ -34,13 +34,19 @@ ResolvedCounts resolve_time_based_counts(const TimingOptions& options, double es
 }
 
 const char* cache_mode_name(TimingOptions::CacheMode mode) {
-  return mode == TimingOptions::CacheMode::kFlushL2 ? "flush_l2" : "warm";
+  switch (mode) {
+    case TimingOptions::CacheMode::kFlushL2: return "flush_l2";
+    case TimingOptions::CacheMode::kFlushL2Clean: return "flush_l2_clean";
+    case TimingOptions::CacheMode::kWarm: return "warm";
+  }
+  return "unknown";
 }
 
 Result<TimingOptions::CacheMode> parse_cache_mode(const std::string& text) {
   if (text == "flush" || text == "flush_l2") return TimingOptions::CacheMode::kFlushL2;
+  if (text == "flush-clean" || text == "flush_l2_clean") return TimingOptions::CacheMode::kFlushL2Clean;
   if (text == "warm") return TimingOptions::CacheMode::kWarm;
-  return invalid_argument("--cache='", text, "' is not a cache mode; expected flush or warm");
+  return invalid_argument("--cache='", text, "' is not a cache mode; expected flush, flush-clean or warm");
 }
 
 }  // namespace parity::bench

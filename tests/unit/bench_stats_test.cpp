@@ -125,6 +125,10 @@ TEST(BenchTimingOptions, CacheModeNamesRoundTrip) {
   ASSERT_TRUE(flush.is_ok());
   EXPECT_EQ(*flush, TimingOptions::CacheMode::kFlushL2);
   EXPECT_STREQ(cache_mode_name(*flush), "flush_l2");
+  auto flush_clean = parse_cache_mode("flush-clean");
+  ASSERT_TRUE(flush_clean.is_ok());
+  EXPECT_EQ(*flush_clean, TimingOptions::CacheMode::kFlushL2Clean);
+  EXPECT_STREQ(cache_mode_name(*flush_clean), "flush_l2_clean");
   auto warm = parse_cache_mode("warm");
   ASSERT_TRUE(warm.is_ok());
   EXPECT_EQ(*warm, TimingOptions::CacheMode::kWarm);

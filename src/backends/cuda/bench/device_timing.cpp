@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cuda/common/cuda_try.hpp"
+#include "parity/bench/copy.hpp"
 #include "parity/bench/device_timing.hpp"
 
 namespace parity::bench {
@@ -52,11 +53,14 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
                                    const TimingOptions& options, gpu::StreamHandle stream) {
   PARITY_RETURN_IF_ERROR(validate_timing_options(options));
   PARITY_CHECK_ARG(static_cast<bool>(work), "time_on_device: work is empty; expected a callable");
-  const bool flush = options.cache == TimingOptions::CacheMode::kFlushL2;
+  const bool flush = options.cache != TimingOptions::CacheMode::kWarm;
+  const bool read_back = options.cache == TimingOptions::CacheMode::kFlushL2Clean;
   gpu::DeviceBuffer scratch;
   if (flush) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t flush_bytes, resolved_flush_bytes(options));
-    PARITY_ASSIGN_OR_RETURN(scratch, gpu::DeviceBuffer::allocate(static_cast<std::size_t>(flush_bytes)));
+    // Rounded up to whole 16-byte vectors for the read-back; 16 more bytes hold its sink.
+    const std::int64_t rounded = (flush_bytes + 15) / 16 * 16;
+    PARITY_ASSIGN_OR_RETURN(scratch, gpu::DeviceBuffer::allocate(static_cast<std::size_t>(rounded + 16)));
   }
   auto cuda_stream = static_cast<cudaStream_t>(stream);
   // Alternate the fill byte so the memset is never a no-op a driver could skip.
@@ -64,7 +68,12 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
   auto flush_l2 = [&]() -> Status {
     if (!flush) return Status::ok();
     flush_value ^= 0x5a;
-    PARITY_CUDA_TRY(cudaMemsetAsync(scratch.data(), flush_value, scratch.size_bytes(), cuda_stream));
+    const std::int64_t flush_bytes = static_cast<std::int64_t>(scratch.size_bytes()) - 16;
+    PARITY_CUDA_TRY(cudaMemsetAsync(scratch.data(), flush_value, static_cast<std::size_t>(flush_bytes), cuda_stream));
+    if (read_back) {
+      auto* bytes = static_cast<unsigned char*>(scratch.data());
+      PARITY_RETURN_IF_ERROR(bench::read_device_vectors(bytes, flush_bytes, bytes + flush_bytes, stream));
+    }
     return Status::ok();
   };
 

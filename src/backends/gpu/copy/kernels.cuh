@@ -35,6 +35,29 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < tail_bytes) dst_tail[threadIdx.x] = src_tail[threadIdx.x];
 }
 
+// Reads every 16-byte vector (the L2 then holds these lines clean). The XOR of all of them is
+// stored only if it equals a value the caller never passes, so the loads cannot be removed.
+template <int kBlockThreads, int kUnroll>
+__global__ void __launch_bounds__(kBlockThreads)
+    read_vectors_kernel(const uint4* __restrict__ src, std::int64_t vector_count, unsigned int impossible,
+                        unsigned int* __restrict__ sink) {
+  constexpr std::int64_t kChunk = static_cast<std::int64_t>(kBlockThreads) * kUnroll;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kChunk;
+  unsigned int folded = 0;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kChunk + threadIdx.x; base < vector_count;
+       base += stride) {
+    uint4 values[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t index = base + u * kBlockThreads;
+      values[u] = index < vector_count ? src[index] : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) folded ^= values[u].x ^ values[u].y ^ values[u].z ^ values[u].w;
+  }
+  if (folded == impossible) *sink = folded;
+}
+
 // word[i] = hash(i, seed): every 4-byte word distinct from its neighbours, so a copy that drops,
 // duplicates or shifts any vector is caught by the comparison.
 template <int kBlockThreads>

@@ -53,6 +53,23 @@ Status copy_device_vectorized(void* dst, const void* src, std::int64_t size_byte
   return Status::ok();
 }
 
+Status read_device_vectors(const void* data, std::int64_t size_bytes, void* sink, gpu::StreamHandle stream) {
+  PARITY_CHECK_ARG(size_bytes >= 0 && size_bytes % 16 == 0, "read_device_vectors: size_bytes=", size_bytes,
+                   " must be a non-negative multiple of 16");
+  if (size_bytes == 0) return Status::ok();
+  PARITY_CHECK_ARG(data != nullptr && sink != nullptr && is_aligned_16(data), "read_device_vectors: data=", data,
+                   " (16-byte aligned) and sink=", sink, " must be device pointers");
+  PARITY_ASSIGN_OR_RETURN(const int block_limit, resident_block_limit());
+  const std::int64_t vector_count = size_bytes / 16;
+  const int blocks = grid_for(vector_count, static_cast<std::int64_t>(kBlockThreads) * kCopyUnroll, block_limit);
+  // The sink is written only if a thread's XOR equals the constant (rare, and harmless: its value
+  // is never read); the possibility keeps the loads from being removed.
+  gpu_device::read_vectors_kernel<kBlockThreads, kCopyUnroll><<<blocks, kBlockThreads, 0, static_cast<gpuStream_t>(stream)>>>(
+      static_cast<const uint4*>(data), vector_count, 0x9e3779b9u, static_cast<unsigned int*>(sink));
+  PARITY_GPU_CHECK_LAUNCH(read_vectors_kernel);
+  return Status::ok();
+}
+
 Status fill_word_pattern(void* data, std::int64_t size_bytes, std::uint32_t seed, gpu::StreamHandle stream) {
   PARITY_CHECK_ARG(size_bytes >= 0 && size_bytes % 4 == 0, "fill_word_pattern: size_bytes=", size_bytes,
                    " must be a non-negative multiple of 4");
