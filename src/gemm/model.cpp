@@ -203,8 +203,10 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   const double c_bytes = static_cast<double>(dtype_size_bytes(key.c_dtype));
   const double tm = c.tile_m, tn = c.tile_n, tk = c.tile_k;
   p.arithmetic_intensity = 2.0 * tm * tn * tk / (tm * tk + tn * tk + tm * tn);
-  p.a_bytes_per_row_iter = tk * a_bytes;
-  p.b_bytes_per_col_iter = tk * a_bytes;
+  // DRAM bytes one tile row of the window (tm rows of A) and one tile column (tn columns of B)
+  // read per K-iteration: the window below counts tile positions, not matrix rows.
+  p.a_bytes_per_row_iter = tm * tk * a_bytes;
+  p.b_bytes_per_col_iter = tn * tk * a_bytes;
   p.window_aspect = std::sqrt(tn / tm);
   const bool is_split = p.split_k > 1 && !p.is_stream_k;
   p.store_bytes_per_tile = tm * tn * (is_split ? 4.0 : c_bytes);

@@ -208,6 +208,23 @@ TEST_F(HopperModelTest, MemoryBoundGridsPayTheirBytesOnce) {
   }
 }
 
+// Operands far larger than the L2 are re-read from DRAM for every window of concurrent tiles:
+// whole tile rows of A and tile columns of B per K-iteration. With fast tensor cores and L2, slow
+// DRAM then sets the time (a window counted in matrix rows instead of tile rows would not).
+TEST_F(HopperModelTest, DramWindowCountsWholeTileRowsAndColumns) {
+  ModelScalars s = default_scalars(device_);
+  s.mma_efficiency = 1.0;
+  s.feed_intensity = 1e-9;
+  s.l2_bandwidth_ratio = 1000.0;
+  s.dram_efficiency = 0.3;
+  const GemmModel model(device_, s);
+  Candidate small;
+  small.tile_m = small.tile_n = 64;
+  const GemmProblem p = shape(16384, 16384, 16384);
+  const double compute_us = p.flop_count() / device_.peak_bf16_flops_per_s * 1e6;
+  EXPECT_GT(model.predict_us(p, small), 1.5 * compute_us);
+}
+
 // Below 16-byte alignment there is no TMA: no multicast and no cluster factor (a cluster shape
 // changes nothing), the legacy rate, and half of it at 2 bytes (no cp.async).
 TEST_F(HopperModelTest, KernelsWithoutTmaIgnoreClustersAndRunAtTheLegacyRate) {

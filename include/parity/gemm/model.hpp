@@ -121,8 +121,8 @@ struct PreparedCandidate {
   bool uses_tma = true;              // Hopper: operands aligned for TMA (>= 16 bytes)
   double compute_us_per_iter = 0.0;  // one K-iteration of one tile at sustained rate
   double l2_bytes_per_iter = 0.0;    // per CTA (already divided by the multicast sharing)
-  double a_bytes_per_row_iter = 0.0; // tile_k * a element bytes (DRAM bytes per A row / iter)
-  double b_bytes_per_col_iter = 0.0;
+  double a_bytes_per_row_iter = 0.0; // tile_m * tile_k * a bytes: DRAM bytes per tile row / iter
+  double b_bytes_per_col_iter = 0.0; // tile_n * tile_k * b bytes: per tile column / iter
   double window_aspect = 1.0;        // sqrt(tile_n / tile_m): best raster window shape
   double full_wave_rows = 1.0;       // sqrt(positions of a full wave) * window_aspect
   double full_wave_splits = 1.0, full_wave_positions = 1.0;
