@@ -13,8 +13,8 @@
 # done so far.
 #
 # Usage: scripts/gpu/run_all.sh [--only NAME] [--skip-tests] [--piece-timeout S] [--deadline S]
-#   --only NAME      build, then run only that piece: "tests" or a bench name ("foundation" for
-#                    scripts/gpu/bench_foundation.sh)
+#   --only NAMES     build, then run only these pieces (comma-separated): "tests" or bench names
+#                    ("foundation" for scripts/gpu/bench_foundation.sh), e.g. --only tests,tbe
 #   --skip-tests     do not run the GPU tests
 #   --piece-timeout  limit for each bench piece and for the tests (default 240 s)
 #   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device, or the
@@ -140,7 +140,7 @@ fi
 
 failures=0
 # ---- 2. GPU tests ----
-if [[ $skip_tests -eq 0 && ( -z "$only" || "$only" == "tests" ) ]]; then
+if [[ $skip_tests -eq 0 && ( -z "$only" || ",$only," == *",tests,"* ) ]]; then
   t0=$SECONDS
   if [[ -n "$prebuilt" ]]; then
     gpu_test_command=("$build_dir/tests/parity_gpu_tests" --gtest_brief=1)
@@ -162,7 +162,7 @@ fi
 for script in scripts/gpu/bench_*.sh; do
   [[ -e "$script" ]] || continue
   name="$(basename "$script" .sh)"; name="${name#bench_}"
-  if [[ -n "$only" && "$only" != "$name" ]]; then continue; fi
+  if [[ -n "$only" && ",$only," != *",$name,"* ]]; then continue; fi
   limit=$(piece_limit)
   if (( $(time_left) < 20 )); then
     record "bench_$name" "SKIPPED" 0 "no time left under --deadline $deadline"
