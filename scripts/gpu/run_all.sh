@@ -87,7 +87,10 @@ piece_limit() {
 snapshot() {
   local summary="$stage/summary.txt"
   {
-    echo "parity device run: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (+uncommitted changes)')"
+    # The binary's own build provenance (the copied tree's git metadata may be older than the
+    # files, and a prebuilt binary may come from another checkout).
+    local built; built="$("$build_dir/bin/parity" --version 2>/dev/null | head -1)"
+    echo "parity device run: $(date -u +%Y-%m-%dT%H:%M:%SZ), binary: ${built:-not built yet}"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
     printf '%-22s %-10s %7s  %s\n' "step" "status" "time" "log (inside results.tar.gz)"
     printf '%s\n' "${summary_rows[@]}"
