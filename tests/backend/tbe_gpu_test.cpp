@@ -633,6 +633,43 @@ TEST(GpuTbeBoundsCheck, ManyFeaturesScatteredBadIndicesMatchTheReference) {
   }
 }
 
+TEST(GpuTbeBoundsCheck, MoreFeaturesThanSharedMemoryStagesMatchTheReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(411);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  // 2100 features (> kBoundsMaxSharedBoundaries = 2048): boundaries and row counts are read from
+  // global memory instead of shared memory.
+  std::vector<TableSpec> tables;
+  for (int t = 0; t < 2100; ++t) tables.push_back({static_cast<std::int64_t>(2 + t % 41), 4});
+  const auto clean = bounds_check_batch(tables, 7, seed);
+  const auto n = static_cast<std::int64_t>(clean.indices.size());
+  std::mt19937_64 rng(seed);
+  auto indices = clean.indices;
+  std::int64_t planted = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (rng() % 53 == 0) {
+      indices[i] = (rng() % 2 == 0) ? -1 : 1000;  // every table has 2..42 rows
+      ++planted;
+    }
+  }
+  ASSERT_GT(planted, 10);
+  for (DType dtype : {DType::kI64, DType::kI32}) {
+    for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
+      SCOPED_TRACE(std::string(dtype == DType::kI64 ? "int64" : "int32") + (mode == BoundsCheckMode::kFix ? " fix" : " error"));
+      auto problem = testing::make_problem(tables, 7, n, dtype);
+      auto ref_indices = indices, ref_offsets = clean.offsets;
+      const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
+      ASSERT_EQ(want.bad_indices, planted);
+      const auto got = gpu_bounds_check(problem, mode, indices, clean.offsets);
+      EXPECT_EQ(got.report.bad_indices, want.bad_indices);
+      EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
+      EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
+      EXPECT_EQ(got.report.first_bad_table, want.first_bad_table);
+      EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
+    }
+  }
+}
+
 TEST(GpuTbeBoundsCheck, SeveralTilesPerBlockAlignedAndMisalignedMatchTheReference) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(410);

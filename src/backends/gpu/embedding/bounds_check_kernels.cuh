@@ -18,12 +18,15 @@ inline constexpr int kBoundsItemsPerThread = 8;
 inline constexpr int kBoundsVecsPerThread = 4;
 inline constexpr int kBoundsMinBlocksPerSm = 2;
 inline constexpr std::int64_t kBoundsTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsItemsPerThread;
-inline constexpr int kBoundsMaxSharedBoundaries = 4096;
-// Feature boundaries are staged in dynamic shared memory sized to the problem (F + 1 entries, none
-// past kBoundsMaxSharedBoundaries features): a fixed 32 KiB array made every block reserve it.
+inline constexpr int kBoundsMaxSharedBoundaries = 2048;
+// Feature boundaries (F + 1) and row counts (F) are staged in dynamic shared memory sized to the
+// problem, none past kBoundsMaxSharedBoundaries features (<= 32 KiB): a fixed array made every
+// block reserve it, and a row count read from global memory after the feature's binary search
+// was one more dependent memory round trip per block.
 inline std::size_t bounds_check_shared_bytes(int num_features) {
-  return num_features <= kBoundsMaxSharedBoundaries ? sizeof(std::int64_t) * (static_cast<std::size_t>(num_features) + 1)
-                                                    : 0;
+  return num_features <= kBoundsMaxSharedBoundaries
+             ? sizeof(std::int64_t) * (2 * static_cast<std::size_t>(num_features) + 1)
+             : 0;
 }
 // Per-block slot: counts and the lowest bad position with its value, for indices and offsets.
 struct BoundsSlot {
@@ -39,9 +42,8 @@ struct BoundsSlot {
 
 inline constexpr std::int64_t kNoPosition = 0x7fffffffffffffffLL;
 
-// Block reduction of (count, lowest position, its value); thread 0 gets the result.
-__device__ inline void block_reduce_first_bad(std::int64_t& count, std::int64_t& position, std::int64_t& value,
-                                              std::int64_t* scratch /* 3 * warps */) {
+// Warp reduction of (count, lowest position, its value); every lane gets the result.
+__device__ inline void warp_reduce_first_bad(std::int64_t& count, std::int64_t& position, std::int64_t& value) {
   count = warp_reduce_sum(count);
   for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
     const std::int64_t other_position = shfl_xor(position, offset);
@@ -51,6 +53,14 @@ __device__ inline void block_reduce_first_bad(std::int64_t& count, std::int64_t&
       value = other_value;
     }
   }
+}
+
+// Block reduction of (count, lowest position, its value); thread 0 gets the result. The warps'
+// partials are combined by warp 0's shuffles (a serial loop of thread 0 over them sat on every
+// block's critical path twice per fused check).
+__device__ inline void block_reduce_first_bad(std::int64_t& count, std::int64_t& position, std::int64_t& value,
+                                              std::int64_t* scratch /* 3 * warps */) {
+  warp_reduce_first_bad(count, position, value);
   const int warps = static_cast<int>(blockDim.x) / kWarpSize;
   if (lane_id() == 0) {
     scratch[warp_id()] = count;
@@ -58,14 +68,12 @@ __device__ inline void block_reduce_first_bad(std::int64_t& count, std::int64_t&
     scratch[2 * warps + warp_id()] = value;
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < warps; ++w) {
-      count += scratch[w];
-      if (scratch[warps + w] < position) {
-        position = scratch[warps + w];
-        value = scratch[2 * warps + w];
-      }
-    }
+  if (warp_id() == 0) {
+    const int lane = lane_id();
+    count = lane < warps ? scratch[lane] : 0;
+    position = lane < warps ? scratch[warps + lane] : kNoPosition;
+    value = lane < warps ? scratch[2 * warps + lane] : 0;
+    warp_reduce_first_bad(count, position, value);
   }
   __syncthreads();
 }
@@ -187,6 +195,7 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
                                     std::int64_t batch_size, std::int64_t num_indices, int fix, bool vector_loads,
                                     BoundsSlot* __restrict__ slots, std::int64_t* boundaries, std::int64_t* scratch) {
   const bool staged = num_features <= kBoundsMaxSharedBoundaries;
+  std::int64_t* staged_rows = boundaries + num_features + 1;  // F row counts after the F + 1 boundaries
   auto clamp_offset = [&](std::int64_t o) { return o < 0 ? 0 : (o > num_indices ? num_indices : o); };
   // Feature start boundaries (a monotone view of the offsets) staged in shared memory. Called by
   // the whole block after its first tile's loads are issued, so the two latencies overlap.
@@ -194,6 +203,7 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
     if (!staged) return;
     for (int f = threadIdx.x; f < num_features; f += kBoundsBlockThreads) {
       boundaries[f] = clamp_offset(static_cast<std::int64_t>(offsets[static_cast<std::int64_t>(f) * batch_size]));
+      staged_rows[f] = feature_rows[f];
     }
     __syncthreads();
     if (warp_id() == 0) {  // running max by a warp scan, kWarpSize features per step
@@ -214,6 +224,7 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
     }
     __syncthreads();
   };
+  auto rows_of = [&](int f) -> std::int64_t { return staged ? staged_rows[f] : feature_rows[f]; };
   auto boundary = [&](int f) -> std::int64_t {
     if (staged) return boundaries[f];
     return f == num_features ? num_indices
@@ -275,7 +286,7 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
           feature = lo;
           feature_lo = boundary(feature);
           feature_hi = boundary(feature + 1);
-          rows = feature_rows[feature < num_features ? feature : num_features - 1];
+          rows = rows_of(feature < num_features ? feature : num_features - 1);
           if (i < feature_lo) continue;
         }
         const auto idx = static_cast<std::int64_t>(tile[v][k]);
@@ -295,7 +306,7 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
     stage_boundaries();  // its loads overlap the first tile's
     feature_lo = boundary(0);
     feature_hi = boundary(1 < num_features ? 1 : num_features);
-    rows = feature_rows[0];
+    rows = rows_of(0);
     for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += kTileItems) {
       const bool more = tile_start + kTileItems < slice.end;
       if (more) load_tile(tile_start + kTileItems, upcoming);
