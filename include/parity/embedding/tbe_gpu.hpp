@@ -42,9 +42,10 @@ struct BackwardOptions {
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;
   /// Wider chunk-kernel window: true = each warp loads 4 positions' grad (and finished runs'
-  /// weight) rows at a time for rows of one vec per lane, false (default) = 2 (1 for wider rows
-  /// either way). Same results either way. On the H200 (2026-11-29, docs/embedding.md) the
-  /// default was faster (C2 backward 2.3 vs 3.3 ms); the wider window stays for other targets.
+  /// weight) rows at a time for rows of one vec per lane, false (default) = 2; rows of two vecs
+  /// per lane always take 2, wider rows 1. Same results either way. On the H200 (2026-11-29,
+  /// docs/embedding.md) the default was faster on C2 (1.96 vs 2.29 ms), slower on C4 (L = 1:
+  /// 0.35 vs 0.31 ms).
   bool batch_row_updates = false;
 };
 
