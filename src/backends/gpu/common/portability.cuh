@@ -113,6 +113,18 @@ __device__ inline T block_reduce_sum(T value, T* scratch) {
   return total;
 }
 
+// A load of data read once (evict-first in L1 and L2: ld.global.cs on CUDA): a stream of such
+// lines recycles its own L2 slots instead of evicting lines that are reused or dirty. T: a
+// 4/8/16-byte scalar or vector type (int, long long, int4, longlong2, float4, uint2, ...).
+template <typename T>
+__device__ inline T load_read_once(const T* ptr) {
+#if defined(PARITY_GPU_CUDA)
+  return __ldcs(ptr);
+#else
+  return *ptr;
+#endif
+}
+
 // x / y and sqrt(x) with the hardware approximations (<= 2 ulp; no IEEE fix-up sequence).
 __device__ inline float fast_divide(float x, float y) {
 #if defined(PARITY_GPU_HIP)

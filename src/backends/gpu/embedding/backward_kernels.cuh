@@ -109,11 +109,7 @@ __device__ inline void write_dense_row(const BackwardParams<IndexT>& p, std::int
 // -> 2.288 ms backward.
 template <typename Tag>
 __device__ inline RawVec<Tag> load_raw_vec_once(const typename Tag::Storage* ptr) {
-#if defined(PARITY_GPU_CUDA)
-  return __ldcs(reinterpret_cast<const RawVec<Tag>*>(ptr));
-#else
-  return load_raw_vec<Tag>(ptr);
-#endif
+  return load_read_once(reinterpret_cast<const RawVec<Tag>*>(ptr));
 }
 
 template <typename Tag>

@@ -234,6 +234,8 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
   int feature = 0;
   std::int64_t feature_lo = 0, feature_hi = 0, rows = 0;
   const BlockSlice slice = block_slice(num_indices);
+  // Indices are read once, evict-first: after a memset-style L2 flush (dirty lines everywhere)
+  // plain loads made every line read evict, i.e. write back, a dirty line (~2x the DRAM traffic).
   // A tile: kBoundsVecsPerThread 16-byte vectors per thread (2 int64 or 4 int32 indices each),
   // consecutive threads on consecutive vectors. Double-buffered: the next tile's loads are issued
   // before the current tile is checked, so a thread always has a tile in flight (ncu, C2: the
@@ -248,11 +250,11 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
       const std::int64_t e = tile_start + (static_cast<std::int64_t>(v) * kBoundsBlockThreads + threadIdx.x) * kPerVec;
       if (vector_loads && e + kPerVec <= slice.end) {
         if constexpr (kPerVec == 2) {
-          const longlong2 pair = *reinterpret_cast<const longlong2*>(indices + e);
+          const longlong2 pair = load_read_once(reinterpret_cast<const longlong2*>(indices + e));
           tile[v][0] = static_cast<IndexT>(pair.x);
           tile[v][1] = static_cast<IndexT>(pair.y);
         } else {
-          const int4 quad = *reinterpret_cast<const int4*>(indices + e);
+          const int4 quad = load_read_once(reinterpret_cast<const int4*>(indices + e));
           tile[v][0] = static_cast<IndexT>(quad.x);
           tile[v][1] = static_cast<IndexT>(quad.y);
           tile[v][2] = static_cast<IndexT>(quad.z);
