@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/test_support.hpp"
@@ -102,6 +103,43 @@ TEST(GpuTiming, CopyTimesAreSaneAndOrdered) {
   const double tbps = bandwidth_tbps(2.0 * kCopyBytes, stats->median_ms);
   EXPECT_GT(tbps, 0.05);
   EXPECT_LT(tbps, 20.0);
+}
+
+TEST(GpuTiming, EveryCacheModeTimesAndTheCleanFlushReadLeavesDataAlone) {
+  PARITY_REQUIRE_GPU();
+  constexpr std::int64_t kBytes = 8LL << 20;
+  auto src = gpu::DeviceBuffer::allocate(kBytes);
+  auto dst = gpu::DeviceBuffer::allocate(kBytes);
+  auto sink = gpu::DeviceBuffer::allocate(16);
+  ASSERT_TRUE(src.is_ok() && dst.is_ok() && sink.is_ok());
+  ASSERT_TRUE(fill_word_pattern(src->data(), kBytes, 7).is_ok());
+  for (auto mode : {TimingOptions::CacheMode::kFlushL2, TimingOptions::CacheMode::kFlushL2Clean,
+                    TimingOptions::CacheMode::kWarm}) {
+    SCOPED_TRACE(cache_mode_name(mode));
+    TimingOptions options;
+    options.warmup_iterations = 1;
+    options.repetitions = 5;
+    options.cache = mode;
+    auto stats = time_on_device(
+        [&](gpu::StreamHandle stream) { return copy_device_vectorized(dst->data(), src->data(), kBytes, stream); },
+        options);
+    ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+    EXPECT_EQ(stats->count, 5);
+    EXPECT_GT(stats->median_ms, 0.0);
+  }
+  auto mismatched = count_mismatched_bytes(src->data(), dst->data(), kBytes);
+  ASSERT_TRUE(mismatched.is_ok());
+  EXPECT_EQ(*mismatched, 0);
+  // The read-back of the clean flush reads only: the buffer it reads is unchanged.
+  ASSERT_TRUE(read_device_vectors(dst->data(), kBytes, sink->data()).is_ok());
+  mismatched = count_mismatched_bytes(src->data(), dst->data(), kBytes);
+  ASSERT_TRUE(mismatched.is_ok());
+  EXPECT_EQ(*mismatched, 0);
+  const Status bad_size = read_device_vectors(dst->data(), 17, sink->data());
+  EXPECT_EQ(bad_size.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_size.message().find("size_bytes=17"), std::string::npos) << bad_size.message();
+  const Status misaligned = read_device_vectors(static_cast<char*>(dst->data()) + 4, 16, sink->data());
+  EXPECT_EQ(misaligned.code(), StatusCode::kInvalidArgument) << misaligned.to_string();
 }
 
 TEST(GpuTiming, WorkErrorsArePropagatedWithContext) {

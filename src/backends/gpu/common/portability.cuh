@@ -126,13 +126,7 @@ __device__ inline T load_read_once(const T* ptr) {
 }
 
 // x / y and sqrt(x) with the hardware approximations (<= 2 ulp; no IEEE fix-up sequence).
-__device__ inline float fast_divide(float x, float y) {
-#if defined(PARITY_GPU_HIP)
-  return __fdividef(x, y);
-#else
-  return __fdividef(x, y);
-#endif
-}
+__device__ inline float fast_divide(float x, float y) { return __fdividef(x, y); }
 __device__ inline float fast_sqrt(float x) {
 #if defined(PARITY_GPU_HIP)
   return __fsqrt_rn(x);
