@@ -21,6 +21,7 @@ constexpr double kBytesPerMib = 1048576.0;
 constexpr double kLargeAccumulatorEfficiency = 0.93;
 constexpr double kLargeAccumulatorElements = 192.0 * 128.0;
 constexpr double kWidestMmaExtent = 256.0;
+constexpr double kSectorBytes = 32.0;
 // TMA descriptors need 16-byte aligned global addresses and strides; cp.async copies 4, 8 or 16.
 constexpr int kTmaAlignmentBytes = 16;
 constexpr double kAsyncCopyMinBytes = 4.0;
@@ -231,6 +232,16 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   // cp.async or registers, with no multicast, no clusters and no warp-specialised overlap.
   const bool uses_tma = key.alignment_bytes >= kTmaAlignmentBytes;
   p.uses_tma = uses_tma;
+  // The output is column-major: a tile column is tm contiguous elements. When its bytes are not a
+  // whole number of 32-byte DRAM sectors (168 bf16 = 336 bytes; 8 bf16), neighbouring tiles share
+  // a sector at every tile boundary: the L2 writes the two partial sectors at a column's ends back
+  // whole (floor(bytes / 32) + 2 sectors written) and reads them from DRAM first to merge (two
+  // sectors read). No fitted scalar: the sector size is the DRAM access granularity.
+  const double column_bytes = tm * (is_split ? 4.0 : c_bytes);
+  if (column_bytes > kSectorBytes * fast_floor(column_bytes / kSectorBytes)) {
+    p.store_bytes_per_tile = tn * (kSectorBytes * (fast_floor(column_bytes / kSectorBytes) + 2.0) +
+                                   2.0 * kSectorBytes);
+  }
   const int launched_cluster = uses_tma ? cluster_size : 1;
   p.usable_sms = usable_sms_for_cluster(device_.num_sms, launched_cluster);
   p.cluster_m = uses_tma ? std::max(1, c.cluster_m) : 1;
@@ -297,7 +308,7 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   p.inv_split_k = 1.0 / p.split_k;
   p.inv_usable_sms = 1.0 / p.usable_sms;
   p.tiles_per_output = p.split_k / (tm * tn);
-  p.wave_fixed_us = scalars_.tile_overhead_us + p.exposed_epilogue_us;
+  p.wave_fixed_us = scalars_.tile_overhead_us;
   p.split_fixed_us = is_split ? scalars_.splitk_overhead_us : 0.0;
   p.reduce_bytes_per_output = is_split ? p.split_k * 4.0 + c_bytes : 0.0;
   const double dram_bw = device_.hbm_bytes_per_s * scalars_.dram_efficiency * 1e-6;  // bytes/us
@@ -358,7 +369,9 @@ std::size_t GemmModel::predict_top_us(const GemmProblem& problem, const Prepared
     const double waves = fast_ceil(outputs * c.tiles_per_output * c.inv_usable_sms - kGuard);
     const double compute_us = terms.k * (std::max(0.0, waves - 1.0) * c.full_wave_compute_us_per_k +
                                          c.min_compute_us_per_k);
-    const double loop_us = std::max(compute_us, flops * c.min_l2_us_per_flop);
+    // Per wave max(memory, compute + cooperative epilogue): the sums bound the sum of the maxima.
+    const double loop_us =
+        std::max(compute_us + waves * c.exposed_epilogue_us, flops * c.min_l2_us_per_flop);
     double bound = c.is_feasible ? (scalars_.launch_us + waves * c.wave_fixed_us + loop_us +
                                     c.split_fixed_us + output_us * c.reduce_bytes_per_output) *
                                        kCoarseRoundingMargin
@@ -474,9 +487,15 @@ double GemmModel::hopper_lower_bound_us(const ProblemTerms& t, const PreparedCan
   const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
   const double last_iter_us =
       std::max(c.compute_us_per_iter / (1.0 + scalars_.tail_boost), last_l2_us);
-  double total_us = scalars_.launch_us +
-                    (full_waves + has_last_wave) * (scalars_.tile_overhead_us + c.exposed_epilogue_us) +
-                    full_waves * iters * full_iter_us + has_last_wave * iters * last_iter_us +
+  // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
+  // iters x compute + epilogue) (the exact wave: max(iters x memory-or-compute, same)).
+  const double last_compute_us = c.compute_us_per_iter / (1.0 + scalars_.tail_boost);
+  const double full_loop_us =
+      std::max(iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us);
+  const double last_loop_us =
+      std::max(iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us);
+  double total_us = scalars_.launch_us + (full_waves + has_last_wave) * scalars_.tile_overhead_us +
+                    full_waves * full_loop_us + has_last_wave * last_loop_us +
                     std::max(std::min(full_l2_us, c.compute_us_per_iter),
                              std::min(last_l2_us, c.compute_us_per_iter / (1.0 + scalars_.tail_boost)));
   if (c.split_k > 1) {
@@ -549,8 +568,13 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
     // not charged again: short-K grids of large tiles are not charged their last store twice.
     const double store_us = store_bytes * t.inv_dram_bw * inv_bw_fraction;
     exposed_store_us = std::max(0.0, store_us - iters * std::max(0.0, memory_us - compute_us));
-    return iters * iter_us + scalars_.tile_overhead_us + c.exposed_epilogue_us +
-           std::max(0.0, c.pingpong_epilogue_us - iters * iter_us);
+    // A cooperative tile's epilogue stalls both consumer warpgroups, but not the TMA producer: it
+    // keeps filling the freed pipeline stages with the next tile's K-blocks, so the epilogue hides
+    // in the time a memory-bound K-loop leaves the tensor cores idle. The tile costs
+    // max(memory stream, K-loop compute + epilogue) (the whole epilogue when compute-bound).
+    const double loop_us = iters * iter_us;
+    return std::max(loop_us, iters * compute_us + c.exposed_epilogue_us) +
+           scalars_.tile_overhead_us + std::max(0.0, c.pingpong_epilogue_us - loop_us);
   };
   const auto window = [&](double positions, double rows_hint, double& rows_used, double& cols_used) {
     rows_used = std::clamp(rows_hint, 1.0, grid_rows);

@@ -139,6 +139,58 @@ TEST_F(HopperModelTest, CooperativeVariantsExposeOneEpiloguePerWave) {
   EXPECT_EQ(model.predict_us(misaligned, cooperative), model.predict_us(misaligned, ping_pong));
 }
 
+// The TMA producer keeps loading the next tile while a cooperative tile's epilogue runs: in a
+// memory-bound K-loop the epilogue hides in the tensor cores' idle time, so the cooperative option
+// costs less than one epilogue per wave more than the ping-pong one (and nothing at all when the
+// K-loop's slack exceeds the epilogue), while a compute-bound grid pays it in full (test above).
+TEST_F(HopperModelTest, CooperativeEpilogueHidesInAMemoryBoundKLoop) {
+  ModelScalars s = default_scalars(device_);
+  s.feed_intensity = 1e-9;
+  s.dram_efficiency = 0.3;  // memory-bound
+  Candidate ping_pong;
+  ping_pong.tile_m = ping_pong.tile_n = 128;
+  Candidate cooperative = ping_pong;
+  cooperative.variant = 4;
+  const int sms = GemmModel(device_, s).prepare(ProblemClass{}, ping_pong).usable_sms;
+  constexpr int kWaves = 6;
+  const GemmProblem p = shape(128 * sms, 128 * kWaves, 4096);
+  s.epilogue_us = 0.5;
+  const GemmModel small_epilogue(device_, s);
+  EXPECT_NEAR(small_epilogue.predict_us(p, cooperative), small_epilogue.predict_us(p, ping_pong),
+              1e-9 * small_epilogue.predict_us(p, ping_pong));
+  s.epilogue_us = 1e4;  // longer than any K-loop: exposed beyond the memory stream
+  const GemmModel huge_epilogue(device_, s);
+  const double excess =
+      huge_epilogue.predict_us(p, cooperative) - huge_epilogue.predict_us(p, ping_pong);
+  EXPECT_GT(excess, 0.0);
+  EXPECT_LT(excess, kWaves * s.epilogue_us);
+}
+
+// A tile column of 168 bf16 outputs is 336 bytes, not a whole number of 32-byte sectors: the
+// partial sectors at tile boundaries are read and written whole, so a store-bound grid of 168-row
+// tiles moves more bytes per output than one of 160- or 176-row tiles; fp32 split-K partials
+// (672 bytes per column) are whole sectors and pay nothing extra.
+TEST_F(HopperModelTest, OutputColumnsOfPartialSectorsCostWholeSectors) {
+  const GemmProblem p = shape(168 * 160 * 11, 256, 32);  // every tile height divides M
+  const auto per_output = [&](int tile_m, int split_k) {
+    Candidate c;
+    c.tile_m = tile_m;
+    c.tile_n = 128;
+    c.split_k = split_k;
+    return model_.predict_us(p, c);
+  };
+  EXPECT_GT(per_output(168, 1), 1.15 * per_output(176, 1));
+  EXPECT_GT(per_output(168, 1), 1.15 * per_output(160, 1));
+  const GemmProblem long_k = shape(168 * 16, 128, 65536);
+  Candidate split168, split176;
+  split168.tile_m = 168;
+  split176.tile_m = 176;
+  split168.tile_n = split176.tile_n = 128;
+  split168.split_k = split176.split_k = 8;
+  const double t168 = model_.predict_us(long_k, split168), t176 = model_.predict_us(long_k, split176);
+  EXPECT_LT(t168, 1.05 * t176);
+}
+
 // A cooperative schedule splits a tile's rows over two warpgroups, each reading the whole B slice:
 // at equal epilogue cost it runs its K-loop slower than a ping-pong schedule of the same tile.
 TEST_F(HopperModelTest, CooperativeWarpgroupsFeedBTwice) {

@@ -105,7 +105,8 @@ struct PreparedCandidate {
   double inv_cluster_m = 1.0, inv_cluster_n = 1.0;
   // predict_top_us's coarse lower bound (no tile counts): waves >= ceil(M N batch x
   // tiles_per_output / SMs), each at least one K-loop (the last one boosted)
-  // and the fixed per-wave costs; the L2 -> SM time per flop; the split-K kernel's fixed cost and
+  // plus the cooperative epilogue, and the fixed per-wave cost; the L2 -> SM time per flop (the
+  // loop is at least max(compute + epilogues, L2)); the split-K kernel's fixed cost and
   // DRAM bytes per output element (0 without a split).
   double tiles_per_output = 0.0;
   double min_compute_us_per_k = 0.0;       // boosted (a partial wave)
