@@ -3,6 +3,7 @@
 // the calibration shapes holds every shape out once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -29,26 +30,60 @@ MeasuredShape measured(const std::string& name, std::int64_t m, std::int64_t n, 
   return s;
 }
 
-TEST(GemmCalibrationShapes, ExtraCsvSharesNoShapeOrNameWithTheDevSuite) {
+using Size = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+
+// Every extra CSV: no dev-suite name or size, no size repeated within or across the extra files,
+// and every row a calibration shape (the extra files together are the calibration list).
+TEST(GemmCalibrationShapes, ExtraCsvsShareNoShapeOrNameWithTheDevSuiteOrEachOther) {
   const ShapeSuite dev = suite_at("bench/shapes/gemm_shapes_dev.csv");
-  const ShapeSuite extra = suite_at("bench/shapes/gemm_shapes_calibration_extra.csv");
   ASSERT_GE(dev.names.size(), 30u);
-  ASSERT_GE(extra.names.size(), 20u);
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> dev_sizes;
+  std::set<Size> dev_sizes;
   std::set<std::string> dev_names(dev.names.begin(), dev.names.end());
   for (const auto& p : dev.problems) dev_sizes.emplace(p.m, p.n, p.k);
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> extra_sizes;
+  ShapeSuite all_extra;
+  for (const char* file : {"bench/shapes/gemm_shapes_calibration_extra.csv",
+                           "bench/shapes/gemm_shapes_calibration_extra2.csv"}) {
+    const ShapeSuite extra = suite_at(file);
+    EXPECT_GE(extra.names.size(), 20u) << file;
+    all_extra.names.insert(all_extra.names.end(), extra.names.begin(), extra.names.end());
+    all_extra.problems.insert(all_extra.problems.end(), extra.problems.begin(),
+                              extra.problems.end());
+  }
+  std::set<Size> extra_sizes;
+  std::set<std::string> extra_names;
+  for (std::size_t i = 0; i < all_extra.names.size(); ++i) {
+    const auto& p = all_extra.problems[i];
+    const std::string& name = all_extra.names[i];
+    EXPECT_EQ(p.batch, 1) << name;
+    EXPECT_EQ(dev_sizes.count({p.m, p.n, p.k}), 0u)
+        << name << " (" << p.m << "x" << p.n << "x" << p.k << ") is a dev-suite size";
+    EXPECT_EQ(dev_names.count(name), 0u) << name << " is a dev-suite name";
+    EXPECT_TRUE(extra_sizes.emplace(p.m, p.n, p.k).second) << name << " repeats a size";
+    EXPECT_TRUE(extra_names.insert(name).second) << name << " repeats a name";
+    // Every extra shape is a calibration shape, never an evaluation one.
+    EXPECT_EQ(split_of(measured(name, p.m, p.n, p.k), dev, &all_extra), ShapeSplit::kCalibration)
+        << name;
+  }
+}
+
+// The second extra file (what `gemm measure --shapes` reads on the device) parses to the rows it
+// targets: 24-30 bf16 TN shapes with 16-byte rows, so the TMA kernels the model ranks run.
+TEST(GemmCalibrationShapes, SecondExtraCsvParsesToAlignedTallSkinnyAndSmallKShapes) {
+  const ShapeSuite extra = suite_at("bench/shapes/gemm_shapes_calibration_extra2.csv");
+  ASSERT_GE(extra.names.size(), 24u);
+  ASSERT_LE(extra.names.size(), 30u);
+  int tall_skinny = 0, small_k = 0, off_128 = 0;
   for (std::size_t i = 0; i < extra.names.size(); ++i) {
     const auto& p = extra.problems[i];
-    EXPECT_EQ(dev_sizes.count({p.m, p.n, p.k}), 0u)
-        << extra.names[i] << " (" << p.m << "x" << p.n << "x" << p.k << ") is a dev-suite size";
-    EXPECT_EQ(dev_names.count(extra.names[i]), 0u) << extra.names[i] << " is a dev-suite name";
-    EXPECT_TRUE(extra_sizes.emplace(p.m, p.n, p.k).second) << extra.names[i] << " repeats a size";
-    // Every extra shape is a calibration shape, never an evaluation one.
-    EXPECT_EQ(split_of(measured(extra.names[i], p.m, p.n, p.k), dev, &extra),
-              ShapeSplit::kCalibration)
-        << extra.names[i];
+    EXPECT_TRUE(p.validate().is_ok()) << extra.names[i] << ": " << p.validate().to_string();
+    EXPECT_EQ(p.alignment_class_bytes(), 16) << extra.names[i];
+    if (std::max(p.m, p.n) >= 32768 && std::min(p.m, p.n) <= 1024) ++tall_skinny;
+    if (p.k <= 128) ++small_k;
+    if (p.m % 128 != 0 && p.n % 128 != 0) ++off_128;
   }
+  EXPECT_GE(tall_skinny, 12);
+  EXPECT_GE(small_k, 6);
+  EXPECT_GE(off_128, 5);
 }
 
 TEST(GemmCalibrationShapes, EvaluationRowsAreRefusedByNameAndBySize) {

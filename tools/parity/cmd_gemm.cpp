@@ -50,7 +50,7 @@ struct GemmOptions {
   std::string measurements;
   std::vector<std::string> measurement_files;  // calibrate: repeatable --measurements
   // calibrate/eval: shapes measured only to calibrate (absent from the suite); default the
-  // repository's extra calibration CSV when it exists
+  // repository's extra calibration CSVs that exist
   std::vector<std::string> calibration_shapes;
   int cv_folds = 0;
   std::string shapes = std::string(PARITY_SOURCE_DIR) + "/bench/shapes/gemm_shapes_dev.csv";
@@ -283,17 +283,23 @@ Result<gemm::MeasurementSet> read_measurements(const std::string& path) {
   return set;
 }
 
-std::string default_calibration_shapes() {
-  return std::string(PARITY_SOURCE_DIR) + "/bench/shapes/gemm_shapes_calibration_extra.csv";
+// The repository's extra calibration CSVs (each disjoint from the dev suite, checked by tests);
+// a measurement of their shapes calibrates only when its CSV is among the calibration shapes.
+std::vector<std::string> default_calibration_shapes() {
+  std::vector<std::string> paths;
+  for (const char* name :
+       {"gemm_shapes_calibration_extra.csv", "gemm_shapes_calibration_extra2.csv"}) {
+    const std::string path = std::string(PARITY_SOURCE_DIR) + "/bench/shapes/" + name;
+    if (std::filesystem::exists(path)) paths.push_back(path);
+  }
+  return paths;
 }
 
-// The extra calibration shapes: the files given with --calibration-shapes (each must exist), else
-// the repository's default file when present. Returns an empty suite when there are none.
+// The extra calibration shapes: the files given with --calibration-shapes (repeatable, each must
+// exist), else the repository's default files present. Returns an empty suite when there are none.
 Result<gemm::ShapeSuite> read_calibration_shapes(const GemmOptions& options, json* files) {
   std::vector<std::string> paths = options.calibration_shapes;
-  if (paths.empty() && std::filesystem::exists(default_calibration_shapes())) {
-    paths.push_back(default_calibration_shapes());
-  }
+  if (paths.empty()) paths = default_calibration_shapes();
   gemm::ShapeSuite extra;
   for (const auto& path : paths) {
     auto suite = gemm::read_shape_suite(path);
@@ -550,8 +556,8 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
       ->take_all();
   calibrate->add_option("--shapes", options->shapes, "Shape suite CSV defining the split");
   calibrate->add_option("--calibration-shapes", options->calibration_shapes,
-                        "Extra calibration-only shapes CSV, absent from the suite (repeatable; "
-                        "default bench/shapes/gemm_shapes_calibration_extra.csv)");
+                        "Extra calibration-only shapes CSV, absent from the suite (repeatable; default "
+                        "bench/shapes/gemm_shapes_calibration_extra{,2}.csv)");
   calibrate->add_option("--cv-folds", options->cv_folds,
                         "K-fold cross-validation inside the calibration shapes (report; 0 = off)");
   calibrate->add_option("--vendor-band", options->selector_options.vendor_band,
@@ -569,7 +575,8 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   eval->add_option("--shapes", options->shapes, "Shape suite CSV defining the split");
   eval->add_option("--split", options->split, "evaluation (default), calibration or all");
   eval->add_option("--calibration-shapes", options->calibration_shapes,
-                   "Calibration-only shapes CSV (never evaluation; default the extra CSV)");
+                   "Calibration-only shapes CSV (repeatable; never evaluation; default the "
+                   "extra CSVs)");
   eval->add_option("--out-dir", options->out_dir, "Directory for gemm_eval.{json,md,svg}");
   eval->add_option("--vendor-band", options->selector_options.vendor_band,
                    "Confidence rule band for TMA kernels (default 0.03; < 0 turns the rule off)");
