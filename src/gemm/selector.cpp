@@ -18,6 +18,9 @@ bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
   if (a.tile_m != b.tile_m) return a.tile_m > b.tile_m;
   if (a.tile_n != b.tile_n) return a.tile_n > b.tile_n;
   if (a.tile_k != b.tile_k) return a.tile_k > b.tile_k;
+  // One tile, other clusters: the one that multicasts the larger operand moves fewer L2 -> SM
+  // bytes (176x128: c1x2 reads 88 + 128 rows per CTA, c2x1 176 + 64).
+  if (a.l2_bytes_per_iter != b.l2_bytes_per_iter) return a.l2_bytes_per_iter < b.l2_bytes_per_iter;
   return a.split_k < b.split_k;
 }
 

@@ -50,6 +50,20 @@ TEST(GemmTieBreak, OrderFollowsOrigami) {
   // Equal intensity: follow the problem's aspect.
   EXPECT_TRUE(tie_break_before(p(tile(256, 128)), p(tile(128, 256)), tall));
   EXPECT_TRUE(tie_break_before(p(tile(128, 256)), p(tile(256, 128)), wide));
+  // Same tile, other 2-CTA clusters: the one multicasting the larger operand (fewer L2 -> SM bytes)
+  // first: c1x2 shares the 176-row A tile, c2x1 the 128-row B tile; for 128x256 the reverse; a
+  // square tile reads the same bytes either way and is not ordered by it.
+  const auto clustered = [&](int m, int n, int cluster_m, int cluster_n) {
+    Candidate c = tile(m, n);
+    c.cluster_m = cluster_m;
+    c.cluster_n = cluster_n;
+    return p(c);
+  };
+  EXPECT_TRUE(tie_break_before(clustered(176, 128, 1, 2), clustered(176, 128, 2, 1), tall));
+  EXPECT_FALSE(tie_break_before(clustered(176, 128, 2, 1), clustered(176, 128, 1, 2), tall));
+  EXPECT_TRUE(tie_break_before(clustered(128, 256, 2, 1), clustered(128, 256, 1, 2), wide));
+  EXPECT_FALSE(tie_break_before(clustered(128, 128, 2, 1), clustered(128, 128, 1, 2), tall));
+  EXPECT_FALSE(tie_break_before(clustered(128, 128, 1, 2), clustered(128, 128, 2, 1), tall));
   // Same tile: fewer split-K partials first; identical candidates are not ordered.
   EXPECT_TRUE(tie_break_before(p(tile(128, 128, 64, 1)), p(tile(128, 128, 64, 2)), tall));
   EXPECT_FALSE(tie_break_before(p(tile(128, 128)), p(tile(128, 128)), tall));

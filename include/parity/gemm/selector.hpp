@@ -1,8 +1,9 @@
 // Selector: ranks candidates by the model's predicted time and picks one, breaking near-ties as
 // Origami does (origami.md §2.10): within kTieEpsilon of the fastest prediction, prefer higher
 // tile arithmetic intensity, then the tile that follows the problem's aspect (larger tile_m when
-// M > N, else larger tile_n), then larger tile_m, tile_n, tile_k, then fewer split-K partials,
-// then enumeration order. No timing, no tuning files beyond the model's scalars, no environment.
+// M > N, else larger tile_n), then larger tile_m, tile_n, tile_k, then fewer L2 -> SM bytes per
+// K-iteration (of one tile's clusters, the one multicasting the larger operand), then fewer split-K
+// partials, then enumeration order. No timing, no tuning files beyond the model's scalars, no environment.
 #pragma once
 
 #include <cstddef>
