@@ -2,8 +2,8 @@
 # GEMM selector piece of the device run (called by run_all.sh with the build dir as $1, $OUT set).
 # Two phases, so the evaluation times the choices of the model as calibrated, never an older one:
 #   1. parity gemm measure on the CALIBRATION split (rows i % 3 == 0 of the suite) and on the
-#      extra calibration shapes (bench/shapes/gemm_shapes_calibration_extra.csv, disjoint from the
-#      suite), parity gemm calibrate on both files -> $OUT/h200_gemm.json (scalars fitted on
+#      extra calibration shapes (bench/shapes/gemm_shapes_calibration_extra{,2}.csv, disjoint from
+#      the suite), parity gemm calibrate on both files -> $OUT/h200_gemm.json (scalars fitted on
 #      calibration shapes only; calibrate refuses any evaluation row's name or size)
 #      (GEMM_SKIP_CALIBRATION=1 skips phase 1 and uses the committed data/calibration/h200_gemm.json)
 #   2. parity gemm measure on the EVALUATION split (other rows) with those scalars loaded, so the
@@ -16,7 +16,7 @@ build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
 : "${OUT:?OUT must be set}"
 suite="bench/shapes/gemm_shapes_dev.csv"
-extra_suite="bench/shapes/gemm_shapes_calibration_extra.csv"
+extra_suites=(bench/shapes/gemm_shapes_calibration_extra.csv bench/shapes/gemm_shapes_calibration_extra2.csv)
 reps=30
 calibration_budget_s="${GEMM_CALIBRATION_BUDGET_S:-70}"
 calibration_extra_budget_s="${GEMM_CALIBRATION_EXTRA_BUDGET_S:-60}"
@@ -50,16 +50,21 @@ else
   calibration_files=()
   [[ -s "$OUT/gemm_measurements_calibration.json" ]] &&
     calibration_files+=(--measurements "$OUT/gemm_measurements_calibration.json")
-  if [[ -s "$extra_suite" ]]; then
-    step gemm_measure_calibration_extra "$parity" gemm measure --shapes "$extra_suite" \
-      --out "$OUT/gemm_measurements_calibration_extra.json" --hw h200 --data-dir "$data_dir" \
+  calibration_shape_args=()
+  for extra_suite in "${extra_suites[@]}"; do
+    [[ -s "$extra_suite" ]] || continue
+    tag="$(basename "$extra_suite" .csv)"
+    tag="${tag#gemm_shapes_}"
+    step "gemm_measure_$tag" "$parity" gemm measure --shapes "$extra_suite" \
+      --out "$OUT/gemm_measurements_$tag.json" --hw h200 --data-dir "$data_dir" \
       --time-budget-s "$calibration_extra_budget_s" --reps "$reps"
-    [[ -s "$OUT/gemm_measurements_calibration_extra.json" ]] &&
-      calibration_files+=(--measurements "$OUT/gemm_measurements_calibration_extra.json")
-  fi
+    [[ -s "$OUT/gemm_measurements_$tag.json" ]] &&
+      calibration_files+=(--measurements "$OUT/gemm_measurements_$tag.json")
+    calibration_shape_args+=(--calibration-shapes "$extra_suite")
+  done
   if [[ ${#calibration_files[@]} -gt 0 ]]; then
     step gemm_calibrate "$parity" gemm calibrate --hw h200 "${calibration_files[@]}" \
-      --shapes "$suite" --calibration-shapes "$extra_suite" --out "$OUT/h200_gemm.json"
+      --shapes "$suite" "${calibration_shape_args[@]}" --out "$OUT/h200_gemm.json"
     [[ -s "$OUT/h200_gemm.json" ]] && cp "$OUT/h200_gemm.json" "$data_dir/calibration/h200_gemm.json"
   fi
 fi

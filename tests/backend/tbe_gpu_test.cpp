@@ -713,6 +713,68 @@ TEST(GpuTbeBoundsCheck, SeveralTilesPerBlockAlignedAndMisalignedMatchTheReferenc
   }
 }
 
+// Error mode splits its blocks between the offsets and the indices: a bad offset deep in a large
+// batch is found by an offsets block, every block fills its whole slot (a workspace reused after a
+// failing check reports a clean batch clean), and an all-empty batch (N = 0) checks cleanly.
+TEST(GpuTbeBoundsCheck, SplitRolesFindDeepBadOffsetsFillEverySlotAndTakeEmptyBatches) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(412);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{1000, 4}, {50000, 4}};
+  const std::int64_t batch_size = 400001;
+  const auto clean = bounds_check_batch(tables, batch_size, seed);
+  const auto n = static_cast<std::int64_t>(clean.indices.size());
+  auto damaged_offsets = clean.offsets;
+  damaged_offsets[600000] = damaged_offsets[600002] + 3;  // non-monotone, second feature
+  auto damaged_indices = clean.indices;
+  damaged_indices[static_cast<std::size_t>(n - 7)] = -3;
+  auto problem = testing::make_problem(tables, batch_size, n, DType::kI64);
+  auto ref_indices = damaged_indices, ref_offsets = damaged_offsets;
+  const auto want = ref::tbe_bounds_check(problem, BoundsCheckMode::kError, ref_indices, ref_offsets);
+  ASSERT_GT(want.bad_offsets, 0);
+  const auto got = gpu_bounds_check(problem, BoundsCheckMode::kError, damaged_indices, damaged_offsets);
+  EXPECT_EQ(got.report.bad_offsets, want.bad_offsets);
+  EXPECT_EQ(got.report.first_bad_offset_position, want.first_bad_offset_position);
+  EXPECT_EQ(got.report.first_bad_offset_value, want.first_bad_offset_value);
+  EXPECT_EQ(got.report.bad_indices, want.bad_indices);
+
+  // One workspace: a failing check, then the clean batch.
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  const auto ws_bytes = egpu::bounds_check_workspace_bytes(problem);
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(ws_bytes));
+  auto d_bad_i = gpu::upload(damaged_indices);
+  auto d_bad_o = gpu::upload(damaged_offsets);
+  auto d_clean_i = gpu::upload(clean.indices);
+  auto d_clean_o = gpu::upload(clean.offsets);
+  ASSERT_TRUE(egpu::bounds_check(problem, *layout, BoundsCheckMode::kError, d_bad_i->data(), d_bad_o->data(),
+                                 ws->data(), ws_bytes).is_ok());
+  auto failing = egpu::read_bounds_check_report(problem, BoundsCheckMode::kError, d_bad_i->data(), d_bad_o->data(),
+                                                ws->data());
+  ASSERT_TRUE(failing.is_ok());
+  EXPECT_GT(failing->bad_offsets + failing->bad_indices, 0);
+  ASSERT_TRUE(egpu::bounds_check(problem, *layout, BoundsCheckMode::kError, d_clean_i->data(), d_clean_o->data(),
+                                 ws->data(), ws_bytes).is_ok());
+  auto passing = egpu::read_bounds_check_report(problem, BoundsCheckMode::kError, d_clean_i->data(),
+                                                d_clean_o->data(), ws->data());
+  ASSERT_TRUE(passing.is_ok());
+  EXPECT_EQ(passing->bad_indices, 0);
+  EXPECT_EQ(passing->bad_offsets, 0);
+  EXPECT_FALSE(passing->has_bad_index);
+  EXPECT_FALSE(passing->has_bad_offset);
+  EXPECT_FALSE(passing->last_offset_fixed);
+
+  // Every bag empty.
+  const std::vector<std::int64_t> empty_offsets(2 * 5 + 1, 0);
+  auto empty_problem = testing::make_problem(tables, 5, 0, DType::kI32);
+  for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
+    const auto empty = gpu_bounds_check(empty_problem, mode, {}, empty_offsets);
+    EXPECT_EQ(empty.report.bad_indices, 0);
+    EXPECT_EQ(empty.report.bad_offsets, 0);
+    EXPECT_FALSE(empty.report.last_offset_fixed);
+    EXPECT_EQ(empty.offsets, empty_offsets);
+  }
+}
+
 TEST(GpuTbe, TableBeyondTwoToThe31ElementsTouchedAtItsLastRow) {
   PARITY_REQUIRE_GPU();
   // 16777217 rows x 128 fp32 = 2^31 + 128 elements (8.6 GB): the last row sits past int32 offsets.

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "device_support.hpp"
+#include "parity/bench/copy.hpp"
 #include "parity/bench/results.hpp"
 #include "parity/core/rng.hpp"
 #include "parity/embedding/tbe.hpp"
@@ -348,6 +349,17 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
     return eg::bounds_check(problem, device_layout, BoundsCheckMode::kError, indices.data(), offsets.data(), bc_ws.data(),
                             bc_bytes, stream);
   }, writeback_free));
+  // Floors for the bounds check under the same flush: one plain vector read of the index array
+  // (the bytes the check cannot avoid), and a 16-byte read (launch plus event overhead).
+  PARITY_ASSIGN_OR_RETURN(auto sink, parity::gpu::DeviceBuffer::allocate(16));
+  const std::int64_t index_read_bytes =
+      problem.num_indices * static_cast<std::int64_t>(dtype_size_bytes(problem.index_dtype)) / 16 * 16;
+  PARITY_ASSIGN_OR_RETURN(const auto index_read_stats, bench::time_on_device([&](parity::gpu::StreamHandle stream) {
+    return bench::read_device_vectors(indices.data(), index_read_bytes, sink.data(), stream);
+  }, timing));
+  PARITY_ASSIGN_OR_RETURN(const auto tiny_read_stats, bench::time_on_device([&](parity::gpu::StreamHandle stream) {
+    return bench::read_device_vectors(indices.data(), index_read_bytes > 0 ? 16 : 0, sink.data(), stream);
+  }, timing));
   bench::DeviceClocks clocks_after;
   if (auto c = bench::read_device_clocks(); c.is_ok()) clocks_after = *c;
 
@@ -398,6 +410,10 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
   doc["bounds_check_bad"]["ratio_to_clean"] = bounds_bad_stats.median_ms / bounds_stats.median_ms;
   doc["bounds_check_clean_writeback_free_flush"] = timed(bounds_writeback_free_stats, bytes.bounds_check_bytes);
   doc["bounds_check_clean_writeback_free_flush"]["cache"] = bench::cache_mode_name(writeback_free.cache);
+  doc["bounds_check_floor_index_read"] = timed(index_read_stats, static_cast<double>(index_read_bytes));
+  doc["bounds_check_floor_index_read"]["what"] = "one plain 16-byte-vector read kernel over the index array, same flush";
+  doc["bounds_check_floor_tiny_kernel"] = bench::sample_stats_json(tiny_read_stats);
+  doc["bounds_check_floor_tiny_kernel"]["what"] = "a one-block kernel reading 16 bytes: launch and event overhead";
   doc["deterministic"] = "always (stable sort, fixed chunking; no separate mode to time)";
   doc["workspace_bytes"] = ws_bytes;
   doc["workspace_bytes_per_index"] = n > 0 ? static_cast<double>(ws_bytes) / n : 0.0;
@@ -421,6 +437,8 @@ Status run_bench(const BenchTbeArgs& args, const BenchSpec& spec, TbeProblem pro
   line("bounds check (clean)", bounds_stats, bytes.bounds_check_bytes);
   line("bounds check (bad)", bounds_bad_stats, bytes.bounds_check_bytes);
   line("bounds check (flush-clean)", bounds_writeback_free_stats, bytes.bounds_check_bytes);
+  line("  floor: index read", index_read_stats, static_cast<double>(index_read_bytes));
+  std::printf("  %-26s median %9.4f ms\n", "  floor: tiny kernel", tiny_read_stats.median_ms);
   std::printf("  workspace %.1f B/index, peak device memory %.2f GB\n", n > 0 ? ws_bytes / n : 0.0,
               static_cast<double>(free_before - free_min) / 1e9);
   return finish_results_document(doc, clocks_before, clocks_after, args.out);

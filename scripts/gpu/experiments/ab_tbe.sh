@@ -7,7 +7,8 @@
 # Usage (on the device, repository root): scripts/gpu/experiments/ab_tbe.sh ARCHIVE [CONFIG...]
 #   ARCHIVE: tar.gz of parity_A, parity_B, ... (+ parity_gpu_tests), e.g. carried as
 #            build/carry/variants.tar.gz; CONFIG: bench tbe arguments as one word, e.g.
-#            C2 "C2 --optimizer sgd" (default: C2). ROUNDS (env, default 2).
+#            C2 "C2 --optimizer sgd" (default: C2). ROUNDS (env, default 2); AB_NCU=0 skips
+#            the ncu pass.
 set -uo pipefail
 archive="${1:?usage: ab_tbe.sh ARCHIVE [CONFIG...]}"
 shift
@@ -35,12 +36,12 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
       echo "== $v round $round: $config" >> "$results/sweep.log"
       # shellcheck disable=SC2086  # a config is several bench arguments in one word
       timeout 90 "$bin/parity_$v" bench tbe --config $config --reps 20 --warmup 3 --backward-variant row \
-        2>&1 | grep -E "forward  |backward|fwd|bounds" >> "$results/sweep.log"
+        2>&1 | grep -E "forward  |backward|fwd|bounds|floor" >> "$results/sweep.log"
     done
   done
 done
 ncu_bin="$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)"
-if [[ -n "$ncu_bin" ]]; then
+if [[ -n "$ncu_bin" && "${AB_NCU:-1}" == "1" ]]; then
   for v in "${variants[@]}"; do
     echo "== $v" >> "$results/ncu.csv"
     timeout 120 "$ncu_bin" --clock-control none -k regex:'tbe_|radix|bounds' --launch-count 20 --csv \

@@ -1,6 +1,7 @@
 // Host side of the TBE bounds check: offsets pass, (fix mode) repair, indices pass; the report is
 // read from per-block slots after a sync, so error mode never needs a device assert.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -14,26 +15,56 @@ using namespace parity::gpu_device;
 
 constexpr int kMaxBoundsBlocks = 1024;
 
-// Same answer for the launch and the report reader: the blocks that are resident at once (every
-// block takes an equal contiguous slice, so there is no second wave), fewer for small inputs.
-Result<int> bounds_check_blocks(const TbeProblem& problem) {
+// Same answer for the launch and the report reader. Fix mode: `blocks` for each of its kernels.
+// Error mode: one launch of offset_blocks + index_blocks, each role sized to its share of the bytes
+// (offsets and indices have the same element size), together no more than are resident at once
+// (every block takes an equal contiguous slice, so there is no second wave).
+struct BoundsGrid {
+  int blocks = 1;         // fix mode's kernels
+  int offset_blocks = 1;  // error mode's fused kernel: offsets role
+  int index_blocks = 1;   //                             indices role
+  int slots(BoundsCheckMode mode) const { return mode == BoundsCheckMode::kFix ? blocks : offset_blocks + index_blocks; }
+};
+
+Result<BoundsGrid> bounds_check_grid(const TbeProblem& problem) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   int blocks_per_sm = 0;
   const gpuError_t err = gpuOccupancyMaxActiveBlocksPerMultiprocessor(
       &blocks_per_sm, bounds_check_fused_kernel<std::int64_t>, kBoundsBlockThreads,
       bounds_check_shared_bytes(problem.layout.num_features()));
   if (err != gpuSuccess) return device_error("tbe bounds check: occupancy query failed: ", gpuGetErrorString(err));
-  const std::int64_t work = std::max(problem.num_indices, problem.num_offsets());
+  const std::int64_t resident = std::min<std::int64_t>(
+      kMaxBoundsBlocks, std::max<std::int64_t>(2, static_cast<std::int64_t>(std::max(blocks_per_sm, 1)) * sm_count));
   // At least a full tile per block: small inputs take fewer, fuller blocks instead of many whose
   // threads hold mostly predicated-off items (C4: 264 blocks with ~2 live items per thread).
-  const std::int64_t wanted = ceil_div(work, kBoundsTileItems);
-  const std::int64_t resident = static_cast<std::int64_t>(std::max(blocks_per_sm, 1)) * sm_count;
-  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, std::min<std::int64_t>(kMaxBoundsBlocks, resident)));
+  // Roles are balanced by weighted tiles, not bytes (kBoundsOffsetsTileWeight): split by bytes,
+  // the offsets blocks of C2 with int32 indices finished last (18.7 -> 24.6 us).
+  const std::int64_t entries = problem.num_offsets();
+  const std::int64_t offsets_tiles = std::max<std::int64_t>(1, ceil_div(entries, kBoundsTileItems));
+  const std::int64_t index_tile_items =
+      bounds_index_tile_items(problem.index_dtype == DType::kI32 ? sizeof(std::int32_t) : sizeof(std::int64_t));
+  const std::int64_t index_tiles = std::max<std::int64_t>(1, ceil_div(problem.num_indices, index_tile_items));
+  BoundsGrid grid;
+  grid.blocks = static_cast<int>(std::clamp<std::int64_t>(
+      std::max(offsets_tiles, ceil_div(problem.num_indices, kBoundsTileItems)), 1, resident));
+  if (offsets_tiles + index_tiles <= resident) {
+    grid.offset_blocks = static_cast<int>(offsets_tiles);
+    grid.index_blocks = static_cast<int>(index_tiles);
+  } else {
+    const double offsets_work = static_cast<double>(kBoundsOffsetsTileWeight) * static_cast<double>(offsets_tiles);
+    const double offsets_share = offsets_work / (offsets_work + static_cast<double>(index_tiles));
+    const auto offset_blocks = std::clamp<std::int64_t>(std::llround(offsets_share * static_cast<double>(resident)), 1,
+                                                        std::min(offsets_tiles, resident - 1));
+    grid.offset_blocks = static_cast<int>(offset_blocks);
+    grid.index_blocks = static_cast<int>(std::min(index_tiles, resident - offset_blocks));
+  }
+  return grid;
 }
 
 template <typename IndexT>
 Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& device_layout, BoundsCheckMode mode,
-                           void* indices, void* offsets, BoundsSlot* slots, int blocks, gpuStream_t s) {
+                           void* indices, void* offsets, BoundsSlot* slots, const BoundsGrid& grid,
+                           gpuStream_t s) {
   auto* idx = static_cast<IndexT*>(indices);
   auto* off = static_cast<IndexT*>(offsets);
   const auto view = make_layout_view(device_layout, problem.layout);
@@ -41,13 +72,14 @@ Status launch_bounds_check(const TbeProblem& problem, const DeviceTbeLayout& dev
   const bool vector_loads = reinterpret_cast<std::uintptr_t>(indices) % 16 == 0;
   const std::size_t shared_bytes = bounds_check_shared_bytes(view.num_features);
   if (mode != BoundsCheckMode::kFix) {
-    bounds_check_fused_kernel<IndexT><<<blocks, kBoundsBlockThreads, shared_bytes, s>>>(
+    bounds_check_fused_kernel<IndexT><<<grid.offset_blocks + grid.index_blocks, kBoundsBlockThreads, shared_bytes, s>>>(
         idx, off, view.feature_rows, view.num_features, problem.batch_size, problem.num_bags(), problem.num_indices,
-        vector_loads, slots);
+        grid.offset_blocks, vector_loads, slots);
     PARITY_GPU_CHECK_LAUNCH(bounds_check_fused_kernel);
     return Status::ok();
   }
   // Fix mode repairs the offsets before the indices are mapped to features through them.
+  const int blocks = grid.blocks;
   bounds_check_offsets_kernel<IndexT><<<blocks, kBoundsBlockThreads, 0, s>>>(off, problem.num_bags(),
                                                                              problem.num_indices, slots);
   PARITY_GPU_CHECK_LAUNCH(bounds_check_offsets_kernel);
@@ -94,13 +126,13 @@ Status bounds_check(const TbeProblem& problem, const DeviceTbeLayout& device_lay
   PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= bounds_check_workspace_bytes(problem),
                    "tbe_bounds_check: workspace_bytes=", workspace_bytes, "; expected >= ",
                    bounds_check_workspace_bytes(problem));
-  PARITY_ASSIGN_OR_RETURN(const int blocks, bounds_check_blocks(problem));
+  PARITY_ASSIGN_OR_RETURN(const BoundsGrid grid, bounds_check_grid(problem));
   auto* slots = static_cast<BoundsSlot*>(workspace);
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {
-    return launch_bounds_check<std::int32_t>(problem, device_layout, mode, indices, offsets, slots, blocks, s);
+    return launch_bounds_check<std::int32_t>(problem, device_layout, mode, indices, offsets, slots, grid, s);
   }
-  return launch_bounds_check<std::int64_t>(problem, device_layout, mode, indices, offsets, slots, blocks, s);
+  return launch_bounds_check<std::int64_t>(problem, device_layout, mode, indices, offsets, slots, grid, s);
 }
 
 Result<BoundsCheckReport> read_bounds_check_report(const TbeProblem& problem, BoundsCheckMode mode,
@@ -109,7 +141,8 @@ Result<BoundsCheckReport> read_bounds_check_report(const TbeProblem& problem, Bo
   (void)indices;
   BoundsCheckReport report;
   if (mode == BoundsCheckMode::kOff) return report;
-  PARITY_ASSIGN_OR_RETURN(const int blocks, bounds_check_blocks(problem));
+  PARITY_ASSIGN_OR_RETURN(const BoundsGrid grid, bounds_check_grid(problem));
+  const int blocks = grid.slots(mode);
   auto s = static_cast<gpuStream_t>(stream);
   std::vector<BoundsSlot> slots(static_cast<std::size_t>(blocks));
   PARITY_GPU_TRY(gpuMemcpyAsync(slots.data(), workspace, sizeof(BoundsSlot) * blocks, gpuMemcpyDeviceToHost, s));

@@ -9,15 +9,25 @@ namespace parity::gpu_device {
 // Bounds check
 // ---------------------------------------------------------------------------------------------
 
-inline constexpr int kBoundsBlockThreads = 512;
-// 8 positions in flight per thread and at least 2 blocks per SM (<= 64 registers): ncu showed
-// 16 int64 positions per thread at 115 registers, one 512-thread block per SM (16 warps), and the
-// kernel walking five serial tiles per thread at 39% of DRAM bandwidth (C2 25.6 -> 23.5 us).
+// 256-thread blocks, 4 per SM (<= 64 registers, half the thread slots): finer slices than 2 x 512
+// (C2 20.3 -> 20.0 us, measured side by side); 6 per SM (40 registers) spilled.
+inline constexpr int kBoundsBlockThreads = 256;
+// 8 offsets in flight per thread: ncu showed 16 int64 positions per thread at 115 registers, one
+// block per SM and five serial tiles per thread at 39% of DRAM bandwidth (C2 25.6 -> 23.5 us).
 inline constexpr int kBoundsItemsPerThread = 8;
 // Indices tiles: 16-byte vectors per thread per tile (two tiles held: current and upcoming).
 inline constexpr int kBoundsVecsPerThread = 4;
-inline constexpr int kBoundsMinBlocksPerSm = 2;
+inline constexpr int kBoundsMinBlocksPerSm = 4;
 inline constexpr std::int64_t kBoundsTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsItemsPerThread;
+// Indices per tile of the indices pass: kBoundsVecsPerThread 16-byte vectors per thread.
+inline constexpr std::int64_t bounds_index_tile_items(std::size_t index_bytes) {
+  return std::int64_t{kBoundsBlockThreads} * kBoundsVecsPerThread * static_cast<std::int64_t>(16 / index_bytes);
+}
+// The host gives an offsets tile (two scalar loads per entry, one tile in flight) the weight of
+// this many indices tiles (16-byte vectors, two tiles in flight) when it splits the blocks
+// between the roles: measured side by side, weight 1 left the offsets blocks finishing last
+// (C2 flush-clean 18.1 us, int32 indices 17.2), 2 and 3 gave 17.3 / 17.2 and 17.2 / 16.5.
+inline constexpr int kBoundsOffsetsTileWeight = 3;
 inline constexpr int kBoundsMaxSharedBoundaries = 2048;
 // Feature boundaries (F + 1) and row counts (F) are staged in dynamic shared memory sized to the
 // problem, none past kBoundsMaxSharedBoundaries features (<= 32 KiB): a fixed array made every
@@ -84,31 +94,30 @@ __device__ inline void block_reduce_first_bad(std::int64_t& count, std::int64_t&
 struct BlockSlice {
   std::int64_t begin, end;
 };
-__device__ inline BlockSlice block_slice(std::int64_t count) {
+__device__ inline BlockSlice block_slice(std::int64_t count, int block, int blocks) {
   const std::int64_t rows = (count + kBoundsBlockThreads - 1) / kBoundsBlockThreads;
-  const std::int64_t items_per_block = (rows + gridDim.x - 1) / gridDim.x * kBoundsBlockThreads;
-  const std::int64_t begin = static_cast<std::int64_t>(blockIdx.x) * items_per_block;
+  const std::int64_t items_per_block = (rows + blocks - 1) / blocks * kBoundsBlockThreads;
+  const std::int64_t begin = static_cast<std::int64_t>(block) * items_per_block;
   return {begin < count ? begin : count, begin + items_per_block < count ? begin + items_per_block : count};
 }
 
 // Offsets check of the block's slice of the F*B+1 entries; thread 0 writes the block's slot.
 template <typename IndexT>
 __device__ void check_offsets_slice(const IndexT* __restrict__ offsets, std::int64_t num_bags,
-                                    std::int64_t num_indices, BoundsSlot* __restrict__ slots,
+                                    std::int64_t num_indices, BlockSlice slice, BoundsSlot* __restrict__ slots,
                                     std::int64_t* scratch, int* last_bad) {
   if (threadIdx.x == 0) *last_bad = 0;
   __syncthreads();
   std::int64_t count = 0, position = kNoPosition, value = 0;
   // Tiles of kBoundsItemsPerThread x block positions: every load of a tile is issued before the
   // first check, so a thread keeps that many loads in flight instead of one.
-  const std::int64_t entries = num_bags + 1;
-  const BlockSlice slice = block_slice(entries);
   for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += kBoundsTileItems) {
     std::int64_t current[kBoundsItemsPerThread], previous[kBoundsItemsPerThread];
 #pragma unroll
     for (int r = 0; r < kBoundsItemsPerThread; ++r) {
       const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
-      current[r] = i < slice.end ? static_cast<std::int64_t>(offsets[i]) : 0;
+      // Read once, evict-first, as the indices (int32 indices: 17.5 -> 17.4 us after a memset flush).
+      current[r] = i < slice.end ? static_cast<std::int64_t>(load_read_once(offsets + i)) : 0;
       previous[r] = i > 0 && i < slice.end ? static_cast<std::int64_t>(offsets[i - 1]) : 0;
     }
 #pragma unroll
@@ -142,7 +151,8 @@ __global__ void __launch_bounds__(kBoundsBlockThreads, kBoundsMinBlocksPerSm)
                                 BoundsSlot* __restrict__ slots) {
   __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
   __shared__ int last_bad;
-  check_offsets_slice(offsets, num_bags, num_indices, slots, scratch, &last_bad);
+  check_offsets_slice(offsets, num_bags, num_indices, block_slice(num_bags + 1, blockIdx.x, gridDim.x), slots,
+                      scratch, &last_bad);
 }
 
 // Fix mode only, one block: offsets := running max of clamp(offsets, 0, N), last := N. Returns at
@@ -193,7 +203,8 @@ template <typename IndexT>
 __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
                                     const std::int64_t* __restrict__ feature_rows, int num_features,
                                     std::int64_t batch_size, std::int64_t num_indices, int fix, bool vector_loads,
-                                    BoundsSlot* __restrict__ slots, std::int64_t* boundaries, std::int64_t* scratch) {
+                                    BlockSlice slice, BoundsSlot* __restrict__ slots, std::int64_t* boundaries,
+                                    std::int64_t* scratch) {
   const bool staged = num_features <= kBoundsMaxSharedBoundaries;
   std::int64_t* staged_rows = boundaries + num_features + 1;  // F row counts after the F + 1 boundaries
   auto clamp_offset = [&](std::int64_t o) { return o < 0 ? 0 : (o > num_indices ? num_indices : o); };
@@ -233,7 +244,6 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
   std::int64_t count = 0, position = kNoPosition, value = 0;
   int feature = 0;
   std::int64_t feature_lo = 0, feature_hi = 0, rows = 0;
-  const BlockSlice slice = block_slice(num_indices);
   // Indices are read once, evict-first: after a memset-style L2 flush (dirty lines everywhere)
   // plain loads made every line read evict, i.e. write back, a dirty line (~2x the DRAM traffic).
   // A tile: kBoundsVecsPerThread 16-byte vectors per thread (2 int64 or 4 int32 indices each),
@@ -243,7 +253,7 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
   // eligible warp). Slices start on multiples of the block's threads, so vectors stay aligned
   // when `indices` is; the host passes vector_loads = false otherwise.
   constexpr int kPerVec = static_cast<int>(16 / sizeof(IndexT));
-  constexpr std::int64_t kTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsVecsPerThread * kPerVec;
+  constexpr std::int64_t kTileItems = bounds_index_tile_items(sizeof(IndexT));
   auto load_tile = [&](std::int64_t tile_start, IndexT (&tile)[kBoundsVecsPerThread][kPerVec]) {
 #pragma unroll
     for (int v = 0; v < kBoundsVecsPerThread; ++v) {
@@ -267,6 +277,25 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
     }
   };
   auto check_tile = [&](std::int64_t tile_start, const IndexT (&tile)[kBoundsVecsPerThread][kPerVec]) {
+    // Fast path: the thread's positions of this tile all lie in the current feature and slice, so
+    // one unsigned compare per index decides (a negative index wraps to a huge one); only a tile
+    // with a bad index or a feature boundary takes the exact walk below. ncu on C2 showed the
+    // exact walk at ~55 instructions per index with the schedulers issuing every other cycle.
+    const std::int64_t first = tile_start + static_cast<std::int64_t>(threadIdx.x) * kPerVec;
+    const std::int64_t last = first + static_cast<std::int64_t>(kBoundsVecsPerThread - 1) * kBoundsBlockThreads * kPerVec +
+                              (kPerVec - 1);
+    if (first >= feature_lo && last < feature_hi && last < slice.end) {
+      const auto row_count = static_cast<std::uint64_t>(rows);
+      bool any_bad = false;
+#pragma unroll
+      for (int v = 0; v < kBoundsVecsPerThread; ++v) {
+#pragma unroll
+        for (int k = 0; k < kPerVec; ++k) {
+          any_bad |= static_cast<std::uint64_t>(static_cast<std::int64_t>(tile[v][k])) >= row_count;
+        }
+      }
+      if (!any_bad) return;
+    }
 #pragma unroll
     for (int v = 0; v < kBoundsVecsPerThread; ++v) {
 #pragma unroll
@@ -303,23 +332,23 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
     }
   };
   if (slice.begin < slice.end) {  // block-uniform
-    IndexT current[kBoundsVecsPerThread][kPerVec], upcoming[kBoundsVecsPerThread][kPerVec];
-    load_tile(slice.begin, current);
+    // Two tiles in flight, ping-pong by hand: copying the upcoming tile into the current one at
+    // the end of each step made the thread wait for the upcoming loads before issuing the next.
+    // (Also asking the L2 for tiles further ahead with Hopper's bulk prefetch, two tiles or the
+    // whole slice, was slower: C2 22.5 / 23.7 us against 20.2, measured side by side.)
+    IndexT even[kBoundsVecsPerThread][kPerVec], odd[kBoundsVecsPerThread][kPerVec];
+    load_tile(slice.begin, even);
     stage_boundaries();  // its loads overlap the first tile's
     feature_lo = boundary(0);
     feature_hi = boundary(1 < num_features ? 1 : num_features);
     rows = rows_of(0);
-    for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += kTileItems) {
-      const bool more = tile_start + kTileItems < slice.end;
-      if (more) load_tile(tile_start + kTileItems, upcoming);
-      check_tile(tile_start, current);
-      if (more) {
-#pragma unroll
-        for (int v = 0; v < kBoundsVecsPerThread; ++v) {
-#pragma unroll
-          for (int k = 0; k < kPerVec; ++k) current[v][k] = upcoming[v][k];
-        }
-      }
+    for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += 2 * kTileItems) {
+      const std::int64_t odd_start = tile_start + kTileItems;
+      if (odd_start < slice.end) load_tile(odd_start, odd);
+      check_tile(tile_start, even);
+      if (odd_start >= slice.end) break;
+      if (odd_start + kTileItems < slice.end) load_tile(odd_start + kTileItems, even);
+      check_tile(odd_start, odd);
     }
   }
   block_reduce_first_bad(count, position, value, scratch);
@@ -338,24 +367,43 @@ __global__ void __launch_bounds__(kBoundsBlockThreads, kBoundsMinBlocksPerSm)
                                 BoundsSlot* __restrict__ slots) {
   extern __shared__ std::int64_t boundaries[];  // bounds_check_shared_bytes(num_features)
   __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
-  check_indices_slice(indices, offsets, feature_rows, num_features, batch_size, num_indices, fix, vector_loads, slots,
-                      boundaries, scratch);
+  check_indices_slice(indices, offsets, feature_rows, num_features, batch_size, num_indices, fix, vector_loads,
+                      block_slice(num_indices, blockIdx.x, gridDim.x), slots, boundaries, scratch);
 }
 
 // Error mode (nothing is written, so the offsets need no repair first): both checks in one launch,
-// saving a launch and its tail; each block checks its slice of the offsets, then of the indices.
+// the blocks split by role. The first `offset_blocks` check slices of the offsets, the rest slices
+// of the indices, all at once: a block that did both in turn waited one DRAM round trip on its
+// offsets before its first index load (C4's 6.8 MB took 11 us). Every block fills its whole slot.
 template <typename IndexT>
 __global__ void __launch_bounds__(kBoundsBlockThreads, kBoundsMinBlocksPerSm)
     bounds_check_fused_kernel(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
                               const std::int64_t* __restrict__ feature_rows, int num_features,
                               std::int64_t batch_size, std::int64_t num_bags, std::int64_t num_indices,
-                              bool vector_loads, BoundsSlot* __restrict__ slots) {
+                              int offset_blocks, bool vector_loads, BoundsSlot* __restrict__ slots) {
   extern __shared__ std::int64_t boundaries[];  // bounds_check_shared_bytes(num_features)
   __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
   __shared__ int last_bad;
-  check_offsets_slice(offsets, num_bags, num_indices, slots, scratch, &last_bad);
-  check_indices_slice(indices, offsets, feature_rows, num_features, batch_size, num_indices, 0, vector_loads, slots,
-                      boundaries, scratch);
+  const int block = static_cast<int>(blockIdx.x);
+  if (block < offset_blocks) {  // block-uniform
+    check_offsets_slice(offsets, num_bags, num_indices, block_slice(num_bags + 1, block, offset_blocks), slots,
+                        scratch, &last_bad);
+    if (threadIdx.x == 0) {
+      slots[block].bad_indices = 0;
+      slots[block].first_bad_index_position = kNoPosition;
+      slots[block].first_bad_index_value = 0;
+    }
+    return;
+  }
+  const int index_blocks = static_cast<int>(gridDim.x) - offset_blocks;
+  check_indices_slice(indices, offsets, feature_rows, num_features, batch_size, num_indices, 0, vector_loads,
+                      block_slice(num_indices, block - offset_blocks, index_blocks), slots, boundaries, scratch);
+  if (threadIdx.x == 0) {
+    slots[block].bad_offsets = 0;
+    slots[block].first_bad_offset_position = kNoPosition;
+    slots[block].first_bad_offset_value = 0;
+    slots[block].last_offset_bad = 0;
+  }
 }
 
 }  // namespace parity::gpu_device
