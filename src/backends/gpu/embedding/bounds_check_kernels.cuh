@@ -9,15 +9,17 @@ namespace parity::gpu_device {
 // Bounds check
 // ---------------------------------------------------------------------------------------------
 
-// 256-thread blocks, 4 per SM (<= 64 registers, half the thread slots): finer slices than 2 x 512
-// (C2 20.3 -> 20.0 us, measured side by side); 6 per SM (40 registers) spilled.
-inline constexpr int kBoundsBlockThreads = 256;
+// 128-thread blocks, 8 per SM (<= 64 registers, half the thread slots; the host caps the grid at
+// 1024 blocks): finer slices balance better. Measured side by side on C2 after the memset flush:
+// 2 x 512 threads 20.3 us, 4 x 256 19.6, 8 x 128 18.8, 16 x 64 19.1 (int32 indices 17.5 / 17.7 /
+// 18.9 for the last three); 256 x 6 per SM (40 registers) spilled.
+inline constexpr int kBoundsBlockThreads = 128;
 // 8 offsets in flight per thread: ncu showed 16 int64 positions per thread at 115 registers, one
 // block per SM and five serial tiles per thread at 39% of DRAM bandwidth (C2 25.6 -> 23.5 us).
 inline constexpr int kBoundsItemsPerThread = 8;
 // Indices tiles: 16-byte vectors per thread per tile (two tiles held: current and upcoming).
 inline constexpr int kBoundsVecsPerThread = 4;
-inline constexpr int kBoundsMinBlocksPerSm = 4;
+inline constexpr int kBoundsMinBlocksPerSm = 8;
 inline constexpr std::int64_t kBoundsTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsItemsPerThread;
 // Indices per tile of the indices pass: kBoundsVecsPerThread 16-byte vectors per thread.
 inline constexpr std::int64_t bounds_index_tile_items(std::size_t index_bytes) {
