@@ -479,20 +479,26 @@ Result<CrossValidationResult> cross_validate(const DeviceParams& device, const M
                    " needs at least as many distinct shapes (", sizes.size(), ")");
   CrossValidationResult result;
   result.folds = folds;
+  result.shape_ratio.assign(shapes.size(), 0.0);
   std::vector<double> ratio, oracle_ms, chosen_ms, heuristic_log;
   std::vector<std::pair<double, std::string>> scored;
   double squared = 0.0;
   std::size_t samples = 0;
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<MeasuredShape> train, test;
+    std::vector<std::size_t> test_index;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       (fold_of[i] == fold ? test : train).push_back(shapes[i]);
+      if (fold_of[i] == fold) test_index.push_back(i);
     }
     PARITY_ASSIGN_OR_RETURN(const FitResult fit, fit_scalars(device, start, train, options));
     Selector selector(GemmModel(device, fit.scalars), selector_options);
     const EvaluationReport report = evaluate_selector(selector, test);
     std::vector<double> fold_ratio, fold_oracle, fold_chosen;
+    std::size_t next = 0;  // evaluate_selector keeps the order and skips empty shapes only
     for (const ShapeEvaluation& e : report.shapes) {
+      while (next < test.size() && test[next].name != e.name) ++next;
+      if (next < test.size()) result.shape_ratio[test_index[next++]] = e.selected_ratio;
       ratio.push_back(e.selected_ratio);
       oracle_ms.push_back(e.oracle_ms);
       chosen_ms.push_back(e.selected_ms);

@@ -51,6 +51,17 @@ inline double fast_ceil(double x) {
 }
 inline double ceil_div(double a, double b) { return fast_ceil(a / b); }
 
+// Compute and L2 -> SM time of one K-iteration combine as a 4-norm, not a hard max: near the L2
+// limit the TMA loads queue behind each other and the consumers wait on some of them even when
+// the tensor cores are nominally the bottleneck (cluster shapes of one tile that move 4-25% more
+// L2 bytes ran 3-14% slower on compute-bound shapes, docs/gemm.md "After run 12"). p = 4 is a
+// fixed form, not fitted: p = 2..8 gave the same calibration cross-validation within 0.002. The
+// 4-norm is >= the max, so every lower bound built on the max stays a lower bound.
+inline double compute_l2_norm(double compute_us, double l2_us) {
+  const double c2 = compute_us * compute_us, l2 = l2_us * l2_us;
+  return std::sqrt(std::sqrt(c2 * c2 + l2 * l2));
+}
+
 int usable_sms_for_cluster(int num_sms, int cluster_size) {
   // Clusters must fit inside one GPC; beyond pairs some SMs of each GPC stay idle. Without a
   // runtime cudaOccupancyMaxActiveClusters we assume one cluster's worth is lost (documented).
@@ -494,7 +505,8 @@ double GemmModel::hopper_lower_bound_us(const ProblemTerms& t, const PreparedCan
   const double last_iter_us =
       std::max(c.compute_us_per_iter / (1.0 + scalars_.tail_boost), last_l2_us);
   // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
-  // iters x compute + epilogue) (the exact wave: max(iters x memory-or-compute, same)).
+  // iters x compute + epilogue) (the exact wave: max(iters x max(DRAM, norm of compute and L2),
+  // same); the norm is >= the max).
   const double last_compute_us = c.compute_us_per_iter / (1.0 + scalars_.tail_boost);
   const double full_loop_us =
       std::max(iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us);
@@ -545,7 +557,8 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
   // Batched problems stack their grids along M (distinct operands per batch entry).
   const double grid_rows = grid_m * t.batch;
 
-  // One wave of `active` concurrent tiles: K-loop at the slowest of compute, L2 and DRAM, plus the
+  // One wave of `active` concurrent tiles: K-loop at the slower of DRAM and the 4-norm of compute
+  // and L2 -> SM time (compute_l2_norm), plus the
   // pipeline fill, the output store and the fixed per-tile cost. The window
   // of concurrently running tiles touches rows_used x cols_used tile positions per split (the best
   // raster: cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range.
@@ -564,7 +577,7 @@ double GemmModel::predict_hopper_us(const ProblemTerms& t, const PreparedCandida
                               t.reuse * active * compulsory_per_tile_iter + store_bytes * inv_iters;
     const double dram_us = dram_bytes * t.inv_dram_bw * inv_bw_fraction;
     const double memory_us = std::max(l2_us, dram_us);
-    const double iter_us = std::max(compute_us, memory_us);
+    const double iter_us = std::max(dram_us, compute_l2_norm(compute_us, l2_us));
     // A pipeline of n iterations costs n max(memory, compute) + min(memory, compute): the first
     // loads wait for nothing to overlap, but a memory-bound loop already paid for its bytes, so
     // only the shorter stage is exposed (not a whole memory iteration counted twice).

@@ -362,6 +362,27 @@ Status run_calibrate(const GemmOptions& options) {
     std::cout << "\n  lowest:";
     for (const auto& w : cv.worst_shapes) std::cout << "  " << w;
     std::cout << "\n";
+    // Held-out geomean per measurements file: figures on a grown set stay comparable by file.
+    for (const auto& file : options.measurement_files) {
+      double log_sum = 0.0, worst = 1.0;
+      std::size_t count = 0, within = 0;
+      for (std::size_t i = 0; i < admitted.shapes.size(); ++i) {
+        const std::string& origin = admitted.origins[i];
+        if (origin.compare(0, file.size() + 1, file + ":") != 0) continue;
+        const double r = cv.shape_ratio[i];
+        if (r <= 0) continue;
+        log_sum += std::log(r);
+        worst = std::min(worst, r);
+        within += r >= 0.95 ? 1 : 0;
+        ++count;
+      }
+      if (count == 0) continue;
+      std::cout << "  " << file << ": " << count << " shapes, geomean "
+                << fixed(std::exp(log_sum / static_cast<double>(count)), 4) << "  worst "
+                << fixed(worst, 3) << "  within 5% "
+                << fixed(100.0 * static_cast<double>(within) / static_cast<double>(count), 0)
+                << "%\n";
+    }
     if (options.out.empty()) return Status::ok();
   }
   PARITY_ASSIGN_OR_RETURN(const auto fit,

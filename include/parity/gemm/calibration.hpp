@@ -107,6 +107,7 @@ struct CrossValidationResult {
   double held_out_rms_log_error = 0.0; // of the held-out predictions, every candidate
   std::vector<double> fold_geomean;
   std::vector<std::string> worst_shapes;  // "name ratio", the five lowest
+  std::vector<double> shape_ratio;        // per input shape (same order): its held-out ratio
 };
 Result<CrossValidationResult> cross_validate(const DeviceParams& device, const ModelScalars& start,
                                              const std::vector<MeasuredShape>& shapes, int folds,
