@@ -36,6 +36,10 @@ def main():
                "bounds_check_bad_ratio": ours["bounds_check_bad"]["ratio_to_clean"],
                "bounds_check_writeback_free_us": ours.get("bounds_check_clean_writeback_free_flush", {}).get(
                    "median_ms", float("nan")) * 1e3,
+               "bounds_check_floor_index_read_us": ours.get("bounds_check_floor_index_read", {}).get(
+                   "median_ms", float("nan")) * 1e3,
+               "bounds_check_floor_tiny_kernel_us": ours.get("bounds_check_floor_tiny_kernel", {}).get(
+                   "median_ms", float("nan")) * 1e3,
                "num_indices": ours["config"]["num_indices"],
                "step_ns_per_index": ours["step_fwd_bwd_opt"]["median_ms"] * 1e6 / max(1, ours["config"]["num_indices"]),
                "workspace_bytes_per_index": ours["workspace_bytes_per_index"],
