@@ -16,9 +16,9 @@ using namespace parity::gpu_device;
 constexpr int kMaxBoundsBlocks = 1024;
 
 // Same answer for the launch and the report reader. Fix mode: `blocks` for each of its kernels.
-// Error mode: one launch of offset_blocks + index_blocks, each role sized to its share of the bytes
-// (offsets and indices have the same element size), together no more than are resident at once
-// (every block takes an equal contiguous slice, so there is no second wave).
+// Error mode: one launch of offset_blocks + index_blocks, the roles sharing the blocks by weighted
+// tiles, together no more than are resident at once (every block takes an equal contiguous slice,
+// so there is no second wave) nor than kMaxBoundsBlocks (the workspace's slots).
 struct BoundsGrid {
   int blocks = 1;         // fix mode's kernels
   int offset_blocks = 1;  // error mode's fused kernel: offsets role
