@@ -534,6 +534,25 @@ auto bounds_check_batch(const std::vector<TableSpec>& tables, std::int64_t batch
   return embedding::make_synthetic_batch(probe.layout, options);
 }
 
+// The GPU check against the reference on clean offsets and `planted` bad indices: counts, the
+// first bad index (position, value, table, bag) and the indices afterwards.
+void expect_bad_indices_match_reference(const TbeProblem& problem, BoundsCheckMode mode,
+                                        const std::vector<std::int64_t>& indices,
+                                        const std::vector<std::int64_t>& offsets, std::int64_t planted,
+                                        int shift_elements = 0) {
+  auto ref_indices = indices, ref_offsets = offsets;
+  const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
+  ASSERT_EQ(want.bad_indices, planted);
+  const auto got = gpu_bounds_check(problem, mode, indices, offsets, shift_elements);
+  EXPECT_EQ(got.report.bad_indices, want.bad_indices);
+  EXPECT_EQ(got.report.bad_offsets, 0);
+  EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
+  EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
+  EXPECT_EQ(got.report.first_bad_table, want.first_bad_table);
+  EXPECT_EQ(got.report.first_bad_bag, want.first_bad_bag);
+  EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
+}
+
 TEST(GpuTbeBoundsCheck, ModesMatchTheReferenceOnEveryKindOfBadEntry) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(408);
@@ -618,18 +637,8 @@ TEST(GpuTbeBoundsCheck, ManyFeaturesScatteredBadIndicesMatchTheReference) {
   }
   ASSERT_GT(planted, 10);
   for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
-    auto problem = testing::make_problem(tables, 301, n, DType::kI64);
-    auto ref_indices = indices, ref_offsets = clean.offsets;
-    const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
-    ASSERT_EQ(want.bad_indices, planted);
-    const auto got = gpu_bounds_check(problem, mode, indices, clean.offsets);
-    EXPECT_EQ(got.report.bad_indices, want.bad_indices);
-    EXPECT_EQ(got.report.bad_offsets, 0);
-    EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
-    EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
-    EXPECT_EQ(got.report.first_bad_table, want.first_bad_table);
-    EXPECT_EQ(got.report.first_bad_bag, want.first_bad_bag);
-    EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
+    expect_bad_indices_match_reference(testing::make_problem(tables, 301, n, DType::kI64), mode, indices,
+                                       clean.offsets, planted);
   }
 }
 
@@ -656,16 +665,8 @@ TEST(GpuTbeBoundsCheck, MoreFeaturesThanSharedMemoryStagesMatchTheReference) {
   for (DType dtype : {DType::kI64, DType::kI32}) {
     for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
       SCOPED_TRACE(std::string(dtype == DType::kI64 ? "int64" : "int32") + (mode == BoundsCheckMode::kFix ? " fix" : " error"));
-      auto problem = testing::make_problem(tables, 7, n, dtype);
-      auto ref_indices = indices, ref_offsets = clean.offsets;
-      const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
-      ASSERT_EQ(want.bad_indices, planted);
-      const auto got = gpu_bounds_check(problem, mode, indices, clean.offsets);
-      EXPECT_EQ(got.report.bad_indices, want.bad_indices);
-      EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
-      EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
-      EXPECT_EQ(got.report.first_bad_table, want.first_bad_table);
-      EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
+      expect_bad_indices_match_reference(testing::make_problem(tables, 7, n, dtype), mode, indices, clean.offsets,
+                                         planted);
     }
   }
 }
@@ -698,16 +699,8 @@ TEST(GpuTbeBoundsCheck, SeveralTilesPerBlockAlignedAndMisalignedMatchTheReferenc
       for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
         SCOPED_TRACE(std::string(dtype == DType::kI64 ? "int64" : "int32") + " shift " + std::to_string(shift) +
                      (mode == BoundsCheckMode::kFix ? " fix" : " error"));
-        auto problem = testing::make_problem(tables, 107001, n, dtype);
-        auto ref_indices = indices, ref_offsets = clean.offsets;
-        const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
-        ASSERT_EQ(want.bad_indices, planted);
-        const auto got = gpu_bounds_check(problem, mode, indices, clean.offsets, shift);
-        EXPECT_EQ(got.report.bad_indices, want.bad_indices);
-        EXPECT_EQ(got.report.bad_offsets, 0);
-        EXPECT_EQ(got.report.first_bad_position, want.first_bad_position);
-        EXPECT_EQ(got.report.first_bad_value, want.first_bad_value);
-        EXPECT_EQ(got.indices, mode == BoundsCheckMode::kFix ? ref_indices : indices);
+        expect_bad_indices_match_reference(testing::make_problem(tables, 107001, n, dtype), mode, indices,
+                                           clean.offsets, planted, shift);
       }
     }
   }
