@@ -10,7 +10,9 @@
 #      calibrated selector's top-3 are among the candidates timed in full
 #      parity gemm eval -> $OUT/gemm_eval.{json,md,svg}: selector vs heuristic top-1 vs oracle
 # Measuring = the pruned cuBLASLt space screened (flushed), top-K + heuristic's 8 + selector's top-3
-# timed in full (L2 flushed, median of 30 interleaved repetitions), oracle top-5 re-timed (noise).
+# timed in full (L2 flushed, median of >= 30 interleaved repetitions: short kernels get rounds
+# until each candidate has ~GEMM_MIN_TIMED_MS (default 2) ms of kernel time, at most 300), oracle
+# top-5 re-timed (noise).
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -18,9 +20,10 @@ parity="$build_dir/bin/parity"
 suite="bench/shapes/gemm_shapes_dev.csv"
 extra_suites=(bench/shapes/gemm_shapes_calibration_extra.csv bench/shapes/gemm_shapes_calibration_extra2.csv)
 reps=30
+min_timed_ms="${GEMM_MIN_TIMED_MS:-2}"
 calibration_budget_s="${GEMM_CALIBRATION_BUDGET_S:-70}"
 calibration_extra_budget_s="${GEMM_CALIBRATION_EXTRA_BUDGET_S:-60}"
-evaluation_budget_s="${GEMM_EVALUATION_BUDGET_S:-120}"
+evaluation_budget_s="${GEMM_EVALUATION_BUDGET_S:-240}"
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"  # step NAME COMMAND..., failed
 
@@ -46,7 +49,7 @@ else
   rm -f "$data_dir/calibration/h200_gemm.json"  # phase 1 ranks with the built-in defaults
   step gemm_measure_calibration "$parity" gemm measure --shapes "$calibration_shapes" \
     --out "$OUT/gemm_measurements_calibration.json" --hw h200 --data-dir "$data_dir" \
-    --time-budget-s "$calibration_budget_s" --reps "$reps"
+    --time-budget-s "$calibration_budget_s" --reps "$reps" --min-timed-ms "$min_timed_ms"
   calibration_files=()
   [[ -s "$OUT/gemm_measurements_calibration.json" ]] &&
     calibration_files+=(--measurements "$OUT/gemm_measurements_calibration.json")
@@ -57,7 +60,7 @@ else
     tag="${tag#gemm_shapes_}"
     step "gemm_measure_$tag" "$parity" gemm measure --shapes "$extra_suite" \
       --out "$OUT/gemm_measurements_$tag.json" --hw h200 --data-dir "$data_dir" \
-      --time-budget-s "$calibration_extra_budget_s" --reps "$reps"
+      --time-budget-s "$calibration_extra_budget_s" --reps "$reps" --min-timed-ms "$min_timed_ms"
     [[ -s "$OUT/gemm_measurements_$tag.json" ]] &&
       calibration_files+=(--measurements "$OUT/gemm_measurements_$tag.json")
     calibration_shape_args+=(--calibration-shapes "$extra_suite")
@@ -71,7 +74,7 @@ fi
 
 step gemm_measure_evaluation "$parity" gemm measure --shapes "$evaluation_shapes" \
   --out "$OUT/gemm_measurements_evaluation.json" --hw h200 --data-dir "$data_dir" \
-  --time-budget-s "$evaluation_budget_s" --reps "$reps"
+  --time-budget-s "$evaluation_budget_s" --reps "$reps" --min-timed-ms "$min_timed_ms"
 if [[ -s "$OUT/gemm_measurements_evaluation.json" ]]; then
   step gemm_eval "$parity" gemm eval --hw h200 --measurements "$OUT/gemm_measurements_evaluation.json" \
     --shapes "$suite" --data-dir "$data_dir" --out-dir "$OUT"

@@ -394,9 +394,45 @@ TEST(CublasLtMeasure, OracleIsNoSlowerThanHeuristicAndEveryTimedRowChecked) {
   }
   EXPECT_GE(timed, 3);  // the top-3 screened, plus every heuristic pick (which may overlap)
   EXPECT_EQ(m->noise.size(), 2u);
+  EXPECT_EQ(m->rounds, 5);  // min_timed_ms = 0: exactly `repetitions`
   MeasureOptions bad = options;
   bad.repetitions = 0;
   EXPECT_EQ(measure_shape(**provider, p, {}, bad).status().code(), StatusCode::kInvalidArgument);
+  bad = options;
+  bad.max_repetitions = 4;  // below repetitions
+  EXPECT_EQ(measure_shape(**provider, p, {}, bad).status().code(), StatusCode::kInvalidArgument);
+  bad = options;
+  bad.min_timed_ms = -1.0;
+  EXPECT_EQ(measure_shape(**provider, p, {}, bad).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(CublasLtMeasure, ShortKernelsGetMoreRoundsUpToTheCap) {
+  PARITY_REQUIRE_GPU();
+  auto provider = CublasLtProvider::create();
+  ASSERT_TRUE(provider.is_ok());
+  MeasureOptions options;
+  options.repetitions = 3;
+  options.warmup_iterations = 1;
+  options.screen_repetitions = 1;
+  options.top_k = 2;
+  options.noise_top = 1;
+  options.check_samples = 16;
+  const GemmProblem p = bf16_problem(256, 256, 256);  // a few microseconds per run
+  // 1 s of kernel time is far beyond the cap: every timed candidate and the re-timing run the
+  // cap's rounds.
+  options.min_timed_ms = 1000.0;
+  options.max_repetitions = 7;
+  auto capped = measure_shape(**provider, p, {}, options);
+  ASSERT_TRUE(capped.is_ok()) << capped.status().to_string();
+  EXPECT_EQ(capped->rounds, 7);
+  for (const auto& c : capped->candidates) {
+    if (c.is_timed) EXPECT_EQ(c.stats.count, 7);
+  }
+  // 1 us of kernel time is below one run: the floor `repetitions` holds.
+  options.min_timed_ms = 0.001;
+  auto floored = measure_shape(**provider, p, {}, options);
+  ASSERT_TRUE(floored.is_ok()) << floored.status().to_string();
+  EXPECT_EQ(floored->rounds, 3);
 }
 
 }  // namespace

@@ -109,6 +109,21 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
   for (const char* file : {"gemm_eval.json", "gemm_eval.md", "gemm_eval.svg"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / "eval" / file)) << file;
   }
+  {
+    // One row per measured candidate of every shape, one model rank 0 per shape.
+    std::ifstream csv(dir / "eval" / "gemm_eval_candidates.csv");
+    std::string line;
+    ASSERT_TRUE(std::getline(csv, line));
+    EXPECT_EQ(line.rfind("shape,m,n,k,", 0), 0u) << line;
+    std::size_t rows = 0, picks = 0, expected_rows = 0;
+    while (std::getline(csv, line)) {
+      ++rows;
+      picks += line.substr(line.rfind(',') + 1) == "0" ? 1 : 0;
+    }
+    for (const auto& shape : set.shapes) expected_rows += shape.candidates.size();
+    EXPECT_EQ(rows, expected_rows);
+    EXPECT_EQ(picks, set.shapes.size());
+  }
   // A recorded run's gzipped file replays without unpacking, to the same report.
   ASSERT_EQ(std::system(("gzip -kf " + measurements).c_str()), 0);
   r = run_cli("gemm eval --measurements " + measurements + ".gz --calibration " + calibration +

@@ -442,6 +442,35 @@ Status write_text(const std::filesystem::path& path, const std::string& text) {
   return out ? Status::ok() : io_error("gemm eval: write to '", path.string(), "' failed");
 }
 
+// Every measured candidate of every evaluated shape with the model's prediction and rank: the
+// residual analyses of docs/gemm.md read this (one row per candidate, the pick has rank 0).
+Status write_candidates_csv(const std::filesystem::path& path, gemm::Selector& selector,
+                            const std::vector<gemm::MeasuredShape>& shapes) {
+  std::ofstream out(path);
+  if (!out) return io_error("gemm eval: cannot write '", path.string(), "'");
+  out << "shape,m,n,k,batch,alignment_bytes,tile_m,tile_n,tile_k,cluster_m,cluster_n,split_k,"
+         "mi_m,mi_n,family,variant,heuristic_rank,screened_only,measured_us,predicted_us,model_rank\n";
+  out << std::setprecision(6);
+  for (const auto& shape : shapes) {
+    std::vector<gemm::Candidate> candidates;
+    for (const auto& measured : shape.candidates) candidates.push_back(measured.candidate);
+    auto ranked = selector.rank(shape.problem, candidates);
+    if (!ranked) continue;
+    for (std::size_t r = 0; r < ranked->size(); ++r) {
+      const auto& entry = (*ranked)[r];
+      const auto& measured = shape.candidates[entry.index];
+      const auto& c = measured.candidate;
+      const auto& p = shape.problem;
+      out << shape.name << ',' << p.m << ',' << p.n << ',' << p.k << ',' << p.batch << ','
+          << p.alignment_class_bytes() << ',' << c.tile_m << ',' << c.tile_n << ',' << c.tile_k << ','
+          << c.cluster_m << ',' << c.cluster_n << ',' << c.split_k << ',' << c.mi_m << ',' << c.mi_n << ',' << c.kernel_family << ','
+          << c.variant << ',' << measured.heuristic_rank << ',' << (measured.is_screened_only ? 1 : 0)
+          << ',' << measured.median_ms * 1e3 << ',' << entry.predicted_us << ',' << r << '\n';
+    }
+  }
+  return out ? Status::ok() : io_error("gemm eval: write to '", path.string(), "' failed");
+}
+
 Status run_eval(const GemmOptions& options) {
   PARITY_CHECK_ARG(!options.out_dir.empty(), "gemm eval: --out-dir DIR is required");
   PARITY_CHECK_ARG(options.split == "evaluation" || options.split == "calibration" ||
@@ -473,6 +502,7 @@ Status run_eval(const GemmOptions& options) {
   PARITY_RETURN_IF_ERROR(write_text(dir / "gemm_eval.json", gemm::evaluation_to_json(report)));
   PARITY_RETURN_IF_ERROR(write_text(dir / "gemm_eval.md", gemm::evaluation_to_markdown(report)));
   PARITY_RETURN_IF_ERROR(write_text(dir / "gemm_eval.svg", gemm::evaluation_to_svg(report)));
+  PARITY_RETURN_IF_ERROR(write_candidates_csv(dir / "gemm_eval_candidates.csv", selector, shapes));
   const auto line = [](const char* name, const gemm::RatioSummary& s) {
     std::cout << "  " << std::left << std::setw(24) << name << std::right << "geomean "
               << fixed(s.geomean, 3) << "  worst " << fixed(s.worst, 3) << "  within 5% "
@@ -485,7 +515,7 @@ Status run_eval(const GemmOptions& options) {
   std::cout << "  within the noise floor: model " << fixed(100 * report.selector_within_noise, 0)
             << "%, heuristic " << fixed(100 * report.heuristic_within_noise, 0) << "%\n";
   std::cout << "  mean Kendall tau " << fixed(report.mean_kendall_tau, 3) << "\n  wrote "
-            << (dir / "gemm_eval.{json,md,svg}").string() << "\n";
+            << (dir / "gemm_eval.{json,md,svg}").string() << ", gemm_eval_candidates.csv\n";
   return Status::ok();
 }
 

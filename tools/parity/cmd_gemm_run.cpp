@@ -52,6 +52,8 @@ struct MeasureArgs : CommonArgs {
   std::string shapes;
   std::string dtype = "bf16";
   int screen_reps = 3;
+  double min_timed_ms = 2.0;
+  int max_reps = 300;
   int top_k = 8;
   int noise_top = 5;
   int limit = 0;
@@ -157,6 +159,7 @@ nlohmann::json shape_json(const std::string& name, const gemm::ShapeMeasurement&
                        {"second_ms", r.second_ms}});
   }
   item["noise_floor"] = {{"retimed", retimed}, {"max_relative_spread", m.noise_max_relative_spread}};
+  item["rounds"] = m.rounds;
   return item;
 }
 
@@ -300,6 +303,8 @@ Status run_gemm_measure(const MeasureArgs& args) {
   options.repetitions = args.reps;
   options.warmup_iterations = args.warmup;
   options.screen_repetitions = args.screen_reps;
+  options.min_timed_ms = args.min_timed_ms;
+  options.max_repetitions = args.max_reps;
   options.top_k = args.top_k;
   options.noise_top = args.noise_top;
   options.seed = args.seed;
@@ -321,7 +326,9 @@ Status run_gemm_measure(const MeasureArgs& args) {
                           {"screen_repetitions", options.screen_repetitions},
                           {"repetitions", options.repetitions},
                           {"warmup_iterations", options.warmup_iterations},
-                          {"interleaved_rounds", options.repetitions},
+                          {"interleaved_rounds", "per shape: its \"rounds\" (>= repetitions)"},
+                          {"min_timed_ms", options.min_timed_ms},
+                          {"max_repetitions", options.max_repetitions},
                           {"top_k", options.top_k},
                           {"noise_top", options.noise_top},
                           {"check_samples", options.check_samples},
@@ -333,8 +340,9 @@ Status run_gemm_measure(const MeasureArgs& args) {
                              {"device", catalogue_name_of_device()},
                              {"provenance", provenance},
                              {"shapes", nlohmann::json::array()}};
-  std::printf("%-28s %6s %6s %6s %5s %5s %10s %10s %10s %7s %7s %6s\n", "shape", "m", "n", "k",
-              "cands", "timed", "oracle_ms", "heur1_ms", "select_ms", "h1/orc", "sel/orc", "noise");
+  std::printf("%-28s %6s %6s %6s %5s %5s %10s %10s %10s %7s %7s %6s %6s\n", "shape", "m", "n", "k",
+              "cands", "timed", "oracle_ms", "heur1_ms", "select_ms", "h1/orc", "sel/orc", "noise",
+              "rounds");
   double log_heuristic = 0.0, log_selector = 0.0;
   int shapes_done = 0, selector_shapes = 0;
   const auto started = std::chrono::steady_clock::now();
@@ -379,11 +387,12 @@ Status run_gemm_measure(const MeasureArgs& args) {
       return index < 0 ? NAN : m.candidates[static_cast<std::size_t>(index)].stats.median_ms;
     };
     const double oracle_ms = ms(m.oracle), heuristic_ms = ms(m.heuristic_top1), selector_ms = ms(m.selector_top1);
-    std::printf("%-28s %6lld %6lld %6lld %5zu %5d %10.4f %10.4f %10.4f %7.3f %7.3f %6.3f\n",
+    std::printf("%-28s %6lld %6lld %6lld %5zu %5d %10.4f %10.4f %10.4f %7.3f %7.3f %6.3f %6d\n",
                 suite.names[i].c_str(), static_cast<long long>(problem.m),
                 static_cast<long long>(problem.n), static_cast<long long>(problem.k),
                 m.candidates.size(), timed, oracle_ms, heuristic_ms, selector_ms,
-                oracle_ms / heuristic_ms, oracle_ms / selector_ms, m.noise_max_relative_spread);
+                oracle_ms / heuristic_ms, oracle_ms / selector_ms, m.noise_max_relative_spread,
+                m.rounds);
     std::fflush(stdout);
     if (std::isfinite(oracle_ms / heuristic_ms)) log_heuristic += std::log(oracle_ms / heuristic_ms);
     if (std::isfinite(oracle_ms / selector_ms)) {
@@ -446,6 +455,12 @@ void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome) {
   measure->add_option("--out", measure_args->out, "measurements JSON to write")->required();
   measure->add_option("--dtype", measure_args->dtype, "bf16, fp16 or fp32 (TF32)")->capture_default_str();
   measure->add_option("--screen-reps", measure_args->screen_reps, "flushed repetitions of the screening pass")
+      ->capture_default_str();
+  measure->add_option("--min-timed-ms", measure_args->min_timed_ms,
+                      "kernel time each fully timed candidate accumulates: short kernels get more "
+                      "rounds than --reps, up to --max-reps (0 = always --reps)")
+      ->capture_default_str();
+  measure->add_option("--max-reps", measure_args->max_reps, "most rounds a short kernel gets")
       ->capture_default_str();
   measure->add_option("--top-k", measure_args->top_k, "best screened candidates timed in full")
       ->capture_default_str();

@@ -3,8 +3,8 @@
 // launch checked; a screening pass times every candidate with a few L2-flushed repetitions; the
 // best top_k of it, every heuristic pick and every selector pick are then checked against an fp64
 // reference on sampled entries and timed in full: L2 flushed before each repetition, warm-up
-// first, one repetition per candidate per round over `repetitions` rounds, the order shuffled every
-// round; the median is reported. The oracle's top `noise_top` are re-timed the same way for the
+// first, one repetition per candidate per round over `repetitions` rounds (more for short kernels,
+// see min_timed_ms), the order shuffled every round; the median is reported. The oracle's top `noise_top` are re-timed the same way for the
 // noise floor. Implemented in parity_gpu.
 #pragma once
 
@@ -23,6 +23,11 @@ namespace parity::gemm {
 struct MeasureOptions {
   int screen_repetitions = 3;
   int repetitions = 30;  // >= 30 for the oracle; one per round, interleaved
+  // Short kernels get more rounds: max(repetitions, min(max_repetitions, ceil(min_timed_ms /
+  // fastest screened median))), so each median rests on about min_timed_ms of kernel time and a
+  // 10 us shape's median is not noisier than a 1 ms one's (0 = always `repetitions`).
+  double min_timed_ms = 0.0;
+  int max_repetitions = 300;
   int warmup_iterations = 5;
   int top_k = 8;         // best screened candidates promoted to full timing
   int noise_top = 5;     // oracle's top candidates re-timed for the noise floor (0 = none)
@@ -62,6 +67,7 @@ struct ShapeMeasurement {
   int selector_top1 = -1;
   std::vector<NoiseRetime> noise;
   double noise_max_relative_spread = 0.0;
+  int rounds = 0;             // interleaved rounds of the full timing (and of the noise floor)
 };
 
 /// Measures one shape. `selector_picks` (best first, may be empty) are matched to enumerated

@@ -15,6 +15,10 @@ Status validate_measure_options(const MeasureOptions& o) {
   PARITY_CHECK_ARG(o.screen_repetitions >= 1, "measure: screen_repetitions=", o.screen_repetitions,
                    " (expected >= 1)");
   PARITY_CHECK_ARG(o.repetitions >= 1, "measure: repetitions=", o.repetitions, " (expected >= 1)");
+  PARITY_CHECK_ARG(std::isfinite(o.min_timed_ms) && o.min_timed_ms >= 0.0,
+                   "measure: min_timed_ms=", o.min_timed_ms, " (expected >= 0)");
+  PARITY_CHECK_ARG(o.max_repetitions >= o.repetitions, "measure: max_repetitions=",
+                   o.max_repetitions, " (expected >= repetitions=", o.repetitions, ")");
   PARITY_CHECK_ARG(o.warmup_iterations >= 0, "measure: warmup_iterations=", o.warmup_iterations,
                    " (expected >= 0)");
   PARITY_CHECK_ARG(o.top_k >= 0, "measure: top_k=", o.top_k, " (expected >= 0)");
@@ -63,18 +67,18 @@ struct Session {
     return operands.max_relative_error(options.check_samples, options.seed + 17);
   }
 
-  // Interleaved full timing: warm-up each, then `repetitions` rounds of one flushed repetition
+  // Interleaved full timing: warm-up each, then `rounds` rounds of one flushed repetition
   // per candidate, order shuffled each round. Returns per-candidate samples.
   Result<std::vector<std::vector<double>>> interleaved(const std::vector<std::size_t>& order_in,
                                                        std::vector<TimedCandidate>& all,
-                                                       std::mt19937_64& engine) {
+                                                       int rounds, std::mt19937_64& engine) {
     std::vector<std::vector<double>> samples(order_in.size());
     for (std::size_t i = 0; i < order_in.size(); ++i) {
       PARITY_RETURN_IF_ERROR(time(all[order_in[i]].candidate, options.warmup_iterations, 1).status());
     }
     std::vector<std::size_t> order(order_in.size());
     std::iota(order.begin(), order.end(), 0);
-    for (int round = 0; round < options.repetitions; ++round) {
+    for (int round = 0; round < rounds; ++round) {
       std::shuffle(order.begin(), order.end(), engine);
       for (std::size_t slot : order) {
         PARITY_ASSIGN_OR_RETURN(const auto one, time(all[order_in[slot]].candidate, 0, 1));
@@ -201,7 +205,24 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
     checked.push_back(index);
   }
 
-  PARITY_ASSIGN_OR_RETURN(auto samples, session.interleaved(checked, out.candidates, engine));
+  // Rounds from the fastest screened median: a 10 us kernel's repetitions scatter by ~10% (launch
+  // and DRAM-latency jitter), so 30 of them leave its median ~1% uncertain; min_timed_ms of kernel
+  // time brings every shape's median to about the same precision.
+  out.rounds = options.repetitions;
+  double fastest_screen_ms = 0.0;
+  for (std::size_t index : checked) {
+    const double screen_ms = out.candidates[index].screen_ms;
+    if (screen_ms > 0.0 && (fastest_screen_ms == 0.0 || screen_ms < fastest_screen_ms)) {
+      fastest_screen_ms = screen_ms;
+    }
+  }
+  if (options.min_timed_ms > 0.0 && fastest_screen_ms > 0.0) {
+    const double wanted = std::ceil(options.min_timed_ms / fastest_screen_ms);
+    out.rounds = static_cast<int>(std::clamp(wanted, static_cast<double>(options.repetitions),
+                                             static_cast<double>(options.max_repetitions)));
+  }
+  PARITY_ASSIGN_OR_RETURN(auto samples,
+                          session.interleaved(checked, out.candidates, out.rounds, engine));
   for (std::size_t slot = 0; slot < checked.size(); ++slot) {
     auto& c = out.candidates[checked[slot]];
     PARITY_ASSIGN_OR_RETURN(c.stats, bench::summarize(samples[slot]));
@@ -226,7 +247,7 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
                                  by_time.begin() + std::min<std::ptrdiff_t>(
                                                        options.noise_top,
                                                        static_cast<std::ptrdiff_t>(by_time.size())));
-    PARITY_ASSIGN_OR_RETURN(auto again, session.interleaved(top, out.candidates, engine));
+    PARITY_ASSIGN_OR_RETURN(auto again, session.interleaved(top, out.candidates, out.rounds, engine));
     for (std::size_t slot = 0; slot < top.size(); ++slot) {
       PARITY_ASSIGN_OR_RETURN(const auto stats, bench::summarize(again[slot]));
       NoiseRetime retime{top[slot], out.candidates[top[slot]].stats.median_ms, stats.median_ms};
