@@ -365,17 +365,23 @@ TEST(CublasLtTiming, SampledCheckCatchesUnwrittenOutput) {
   EXPECT_DOUBLE_EQ(RandomGemmOperands::tolerance(p), derived_tolerance(p));
 }
 
+// Few repetitions and samples: the tests check the method's bookkeeping, not the timings.
+MeasureOptions quick_measure_options(int repetitions, int top_k, int noise_top) {
+  MeasureOptions options;
+  options.repetitions = repetitions;
+  options.warmup_iterations = 1;
+  options.screen_repetitions = 1;
+  options.top_k = top_k;
+  options.noise_top = noise_top;
+  options.check_samples = 16;
+  return options;
+}
+
 TEST(CublasLtMeasure, OracleIsNoSlowerThanHeuristicAndEveryTimedRowChecked) {
   PARITY_REQUIRE_GPU();
   auto provider = CublasLtProvider::create();
   ASSERT_TRUE(provider.is_ok());
-  MeasureOptions options;
-  options.repetitions = 5;
-  options.warmup_iterations = 1;
-  options.screen_repetitions = 1;
-  options.top_k = 3;
-  options.noise_top = 2;
-  options.check_samples = 16;
+  MeasureOptions options = quick_measure_options(5, 3, 2);
   const GemmProblem p = bf16_problem(768, 512, 1000);
   auto m = measure_shape(**provider, p, {}, options);
   ASSERT_TRUE(m.is_ok()) << m.status().to_string();
@@ -410,13 +416,7 @@ TEST(CublasLtMeasure, ShortKernelsGetMoreRoundsUpToTheCap) {
   PARITY_REQUIRE_GPU();
   auto provider = CublasLtProvider::create();
   ASSERT_TRUE(provider.is_ok());
-  MeasureOptions options;
-  options.repetitions = 3;
-  options.warmup_iterations = 1;
-  options.screen_repetitions = 1;
-  options.top_k = 2;
-  options.noise_top = 1;
-  options.check_samples = 16;
+  MeasureOptions options = quick_measure_options(3, 2, 1);
   const GemmProblem p = bf16_problem(256, 256, 256);  // a few microseconds per run
   // 1 s of kernel time is far beyond the cap: every timed candidate and the re-timing run the
   // cap's rounds.
