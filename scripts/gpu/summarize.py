@@ -110,34 +110,47 @@ def foundation(folders, out):
                    f"{cal.get('sm_count')} SMs, L2 {(cal.get('l2_bytes') or 0) / 2**20:.0f} MiB.\n")
 
 
+def gemm_passes(folders):
+    """Every evaluation pass (a folder or its immediate subfolder holding gemm_eval.json) measured
+    with the calibration of the newest one: all of them are reported, none picked."""
+    passes = []
+    for folder in folders:
+        for candidate in [folder] + sorted(p for p in folder.iterdir() if p.is_dir()):
+            if (candidate / "gemm_eval.json").exists():
+                calibration = candidate / "h200_gemm.json"
+                passes.append((candidate, calibration.read_bytes() if calibration.exists() else None))
+    if not passes:
+        return []
+    reference = passes[0][1]
+    return [folder for folder, calibration in passes if calibration == reference]
+
+
 def gemm(folders, out):
-    folder = find(folders, "gemm_eval.json")
-    if not folder:
+    passes = gemm_passes(folders)
+    if not passes:
         return
-    doc = load(folder, "gemm_eval.json")
+    doc = load(passes[0], "gemm_eval.json")
     out.append("## GEMM selection (issue 3): selector vs cuBLASLt heuristic top-1 vs oracle\n")
-    out.append(provenance_line(folder, ["gemm_measurements_evaluation.json"]).rstrip("\n") +
-               " `gemm_eval.md` there has every shape.\n")
+    for folder in passes:
+        out.append(provenance_line(folder, ["gemm_measurements_evaluation.json"]))
     out.append(f"Held-out {doc.get('split')} split of `bench/shapes/gemm_shapes_dev.csv`; model scalars "
                f"{doc.get('calibration')}. Ratio = t_oracle / t_chosen (1.0 = the fastest measured "
                "candidate; all timed L2 flushed, median of >= 30 interleaved repetitions, more for "
-               "short kernels: rounds until ~2 ms of kernel time per candidate, at most 300). Per shape: "
-               "`gemm_eval.md` in the run folder. A `second_pass/` folder beside it holds the same "
-               "measurement repeated later in the same device call.\n")
+               "short kernels: rounds until ~2 ms of kernel time per candidate, at most 300). Every "
+               "pass measured with this calibration is listed; per shape: `gemm_eval.md` in each "
+               "pass's folder.\n")
     out.append("| pass | chooser | shapes | geomean | worst | within 5% | within noise | target |")
     out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    passes = [("first", doc)]
-    second = load(folder / "second_pass", "gemm_eval.json")
-    if second:
-        passes.append(("second", second))
-    for pass_name, pass_doc in passes:
+    for folder in passes:
+        pass_doc = load(folder, "gemm_eval.json")
         for key, label, target in (("selector", "analytical selector", "≥ 0.98 geomean, ≥ 0.90 worst, ≥ 90% within 5%"),
                                    ("heuristic_top1", "cuBLASLt heuristic top-1", "(baseline)")):
             s = pass_doc.get(key, {})
-            out.append(f"| {pass_name} | {label} | {s.get('shapes')} | {fmt(s.get('geomean_oracle_over_chosen'))} | "
+            out.append(f"| `{folder}` | {label} | {s.get('shapes')} | {fmt(s.get('geomean_oracle_over_chosen'))} | "
                        f"{fmt(s.get('worst'))} | {fmt(100 * s.get('fraction_within_5_percent', 0), 0)}% | "
                        f"{fmt(100 * s.get('fraction_within_noise', 0), 0)}% | {target} |")
-    out.append(f"\nMean Kendall τ of predicted vs measured order per shape: {fmt(doc.get('mean_kendall_tau'))}.\n")
+    out.append(f"\nMean Kendall τ of predicted vs measured order per shape (first pass listed): "
+               f"{fmt(doc.get('mean_kendall_tau'))}.\n")
 
 
 def tbe(folders, out):
