@@ -462,10 +462,11 @@ Status write_candidates_csv(const std::filesystem::path& path, gemm::Selector& s
       const auto& c = measured.candidate;
       const auto& p = shape.problem;
       out << shape.name << ',' << p.m << ',' << p.n << ',' << p.k << ',' << p.batch << ','
-          << p.alignment_class_bytes() << ',' << c.tile_m << ',' << c.tile_n << ',' << c.tile_k << ','
-          << c.cluster_m << ',' << c.cluster_n << ',' << c.split_k << ',' << c.mi_m << ',' << c.mi_n << ',' << c.kernel_family << ','
-          << c.variant << ',' << measured.heuristic_rank << ',' << (measured.is_screened_only ? 1 : 0)
-          << ',' << measured.median_ms * 1e3 << ',' << entry.predicted_us << ',' << r << '\n';
+          << p.alignment_class_bytes() << ',' << c.tile_m << ',' << c.tile_n << ',' << c.tile_k
+          << ',' << c.cluster_m << ',' << c.cluster_n << ',' << c.split_k << ',' << c.mi_m << ','
+          << c.mi_n << ',' << c.kernel_family << ',' << c.variant << ',' << measured.heuristic_rank
+          << ',' << (measured.is_screened_only ? 1 : 0) << ',' << measured.median_ms * 1e3 << ','
+          << entry.predicted_us << ',' << r << '\n';
     }
   }
   return out ? Status::ok() : io_error("gemm eval: write to '", path.string(), "' failed");

@@ -4,8 +4,8 @@
 // best top_k of it, every heuristic pick and every selector pick are then checked against an fp64
 // reference on sampled entries and timed in full: L2 flushed before each repetition, warm-up
 // first, one repetition per candidate per round over `repetitions` rounds (more for short kernels,
-// see min_timed_ms), the order shuffled every round; the median is reported. The oracle's top `noise_top` are re-timed the same way for the
-// noise floor. Implemented in parity_gpu.
+// see min_timed_ms), the order shuffled every round; the median is reported. The oracle's top
+// `noise_top` are re-timed the same way for the noise floor. Implemented in parity_gpu.
 #pragma once
 
 #include <cstdint>
