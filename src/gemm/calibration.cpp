@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -256,6 +257,7 @@ double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>
   double squared = 0.0;
   double regret = 0.0;
   std::size_t samples = 0;
+  double samples_w = 0.0;
   std::size_t counted_shapes = 0;
   std::vector<double> log_predicted, log_measured;
   for (const MeasuredShape& shape : shapes) {
@@ -265,13 +267,20 @@ double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>
     log_measured.clear();
     double best_log_measured = std::numeric_limits<double>::infinity();
     double best_log_predicted = std::numeric_limits<double>::infinity();
+    static const double exp_w = std::getenv("PARITY_EXP_W") ? std::atof(std::getenv("PARITY_EXP_W")) : 0.0;
+    static const double exp_wlow = std::getenv("PARITY_EXP_WLOW") ? std::atof(std::getenv("PARITY_EXP_WLOW")) : 0.0;
+    for (const MeasuredCandidate& measured : shape.candidates) {
+      best_log_measured = std::min(best_log_measured, std::log(measured.median_ms * 1e3));
+    }
     for (const MeasuredCandidate& measured : shape.candidates) {
       const double predicted_us = model.predict_us(shape.problem, model.prepare(key, measured.candidate));
       const double log_measured_us = std::log(measured.median_ms * 1e3);
-      best_log_measured = std::min(best_log_measured, log_measured_us);
       if (!std::isfinite(predicted_us)) continue;
       const double error = std::log(predicted_us) - log_measured_us;
-      squared += error * error;
+      double w = 1.0;
+      if (exp_w > 0 && log_measured_us - best_log_measured > std::log(exp_w)) w = exp_wlow;
+      squared += w * error * error;
+      samples_w += w;
       ++samples;
       log_predicted.push_back(std::log(predicted_us));
       log_measured.push_back(log_measured_us);
@@ -287,7 +296,7 @@ double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>
     regret += weighted_regret / weight_sum;
     ++counted_shapes;
   }
-  const double mse = samples > 0 ? squared / static_cast<double>(samples) : 0.0;
+  const double mse = samples_w > 0 ? squared / samples_w : 0.0;
   if (rms_log_error != nullptr) *rms_log_error = std::sqrt(mse);
   const double mean_regret = counted_shapes > 0 ? regret / static_cast<double>(counted_shapes) : 0.0;
   return mse + regret_weight * mean_regret;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace parity::gemm {
@@ -184,6 +187,11 @@ std::array<double, 2> scalar_bounds(int index) {
       {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}, {0.001, 0.5}, {0.4, 1.1}, {0.5, 1.1},
       {0.01, 5.0}, {0.02, 1.0}};
   if (index < 0 || index >= kNumModelScalars) return {0.0, 0.0};
+  const std::string env = "PARITY_EXP_B" + std::to_string(index);
+  if (const char* v = std::getenv(env.c_str())) {
+    double lo = 0, hi = 0;
+    if (std::sscanf(v, "%lf,%lf", &lo, &hi) == 2) return {lo, hi};
+  }
   return {kBounds[index][0], kBounds[index][1]};
 }
 
@@ -269,7 +277,30 @@ PreparedCandidate GemmModel::prepare(const ProblemClass& key, const Candidate& c
   // and B read once per tile); a cooperative one (TMA family, variants 4..7) splits the tile's M
   // rows over two warpgroups, so B is read twice: tm*tn FMAs per (tm + 2 tn) elements fed.
   const bool is_cooperative = uses_tma && c.variant >= kFirstCooperativeVariant;
-  const double intensity = tm * tn / (tm + (is_cooperative ? 2.0 : 1.0) * tn);
+  static const int exp_coop = std::getenv("PARITY_EXP_COOP") ? std::atoi(std::getenv("PARITY_EXP_COOP")) : 0;
+  double intensity = tm * tn / (tm + (is_cooperative ? 2.0 : 1.0) * tn);
+  if (is_cooperative && exp_coop == 1) {
+    const double big = std::max(tm, tn), small = std::min(tm, tn);
+    intensity = (big / 2) * small / (big / 2 + small);
+  } else if (exp_coop == 3) {
+    const double mm = c.mi_m, mn = std::min<double>(c.mi_n, tn);
+    intensity = mm * mn / (mm + mn);
+  } else if (exp_coop == 4) {
+    const double mm = c.mi_m, mn = std::min<double>(c.mi_n, tn);
+    intensity = mm * mn / (mm + mn);
+    if (is_cooperative) intensity = std::min(intensity, tm * tn / (tm + 2.0 * tn));
+  } else if (!is_cooperative && exp_coop == 5) {
+    const double rows = std::min(tm, 128.0);
+    intensity = rows * tn / (rows + tn);
+  } else if (!is_cooperative && exp_coop == 6) {
+    const double rows = std::min(tm, 128.0), cols = std::min(tn, 128.0);
+    intensity = rows * cols / (rows + cols);
+  } else if (!is_cooperative && exp_coop == 5) {
+    const double rows = std::min(tm, 128.0);
+    intensity = rows * tn / (rows + tn);
+  } else if (is_cooperative && exp_coop == 2) {
+    intensity = tm >= 128 ? tm * tn / (tm + 2.0 * tn) : tm * tn / (2.0 * tm + tn);
+  }
   double efficiency = scalars_.mma_efficiency * intensity / (intensity + scalars_.feed_intensity);
   if (uses_tma && tm * tn > kLargeAccumulatorElements) efficiency *= kLargeAccumulatorEfficiency;
   // A tile extent beyond 256 (the widest wgmma N, two 128-row consumer warpgroups) needs extra

@@ -2,8 +2,10 @@
 // errors propagated), clocks and device provenance, on the GPU.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/test_support.hpp"
@@ -11,6 +13,7 @@
 #include "parity/bench/device_timing.hpp"
 #include "parity/bench/hbm.hpp"
 #include "parity/bench/provenance.hpp"
+#include "parity/bench/stream_hold.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"
 
@@ -140,6 +143,68 @@ TEST(GpuTiming, EveryCacheModeTimesAndTheCleanFlushReadLeavesDataAlone) {
   EXPECT_NE(bad_size.message().find("size_bytes=17"), std::string::npos) << bad_size.message();
   const Status misaligned = read_device_vectors(static_cast<char*>(dst->data()) + 4, 16, sink->data());
   EXPECT_EQ(misaligned.code(), StatusCode::kInvalidArgument) << misaligned.to_string();
+}
+
+TEST(GpuStreamHold, WorkQueuedBehindAHoldStartsOnlyAtTheRelease) {
+  PARITY_REQUIRE_GPU();
+  constexpr std::int64_t kBytes = 1 << 20;
+  constexpr auto kHostWait = std::chrono::milliseconds(30);
+  auto buffer = gpu::DeviceBuffer::allocate(kBytes);
+  auto hold = StreamHold::create();
+  auto timer = gpu::EventTimer::create();
+  ASSERT_TRUE(buffer.is_ok() && hold.is_ok() && timer.is_ok());
+  // start -> hold -> fill -> stop, released 30 ms later: the interval spans the wait.
+  ASSERT_TRUE(timer->start().is_ok());
+  ASSERT_TRUE(hold->hold(nullptr).is_ok());
+  ASSERT_TRUE(fill_word_pattern(buffer->data(), kBytes, 3).is_ok());
+  ASSERT_TRUE(timer->stop().is_ok());
+  std::this_thread::sleep_for(kHostWait);
+  hold->release();
+  ASSERT_TRUE(gpu::synchronize().is_ok());
+  auto waited = timer->elapsed_ms();
+  ASSERT_TRUE(waited.is_ok());
+  EXPECT_GE(*waited, 20.0);
+  // hold -> start -> fill -> (the host sleeps 30 ms) -> stop -> release: the device runs start,
+  // fill and stop back to back, so the host's wait is not in the interval.
+  ASSERT_TRUE(hold->hold(nullptr).is_ok());
+  ASSERT_TRUE(timer->start().is_ok());
+  ASSERT_TRUE(fill_word_pattern(buffer->data(), kBytes, 4).is_ok());
+  std::this_thread::sleep_for(kHostWait);
+  ASSERT_TRUE(timer->stop().is_ok());
+  hold->release();
+  ASSERT_TRUE(gpu::synchronize().is_ok());
+  auto back_to_back = timer->elapsed_ms();
+  ASSERT_TRUE(back_to_back.is_ok());
+  EXPECT_LT(*back_to_back, 5.0);
+  // A hold dropped without its release lets the stream go at once (no wait for the timeout).
+  const auto dropped_at = std::chrono::steady_clock::now();
+  {
+    auto dropped = StreamHold::create();
+    ASSERT_TRUE(dropped.is_ok());
+    ASSERT_TRUE(dropped->hold(nullptr).is_ok());
+  }
+  ASSERT_TRUE(gpu::synchronize().is_ok());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - dropped_at).count(), 1.0);
+}
+
+TEST(GpuTiming, HostTimeSpentQueueingTheWorkIsNotTimed) {
+  PARITY_REQUIRE_GPU();
+  // Each run's work sleeps 5 ms on the host before queueing a tiny copy: far longer than the flush
+  // ahead of it, so without the hold the device would idle ~5 ms inside every timed interval.
+  auto src = gpu::DeviceBuffer::allocate(4096);
+  auto dst = gpu::DeviceBuffer::allocate(4096);
+  ASSERT_TRUE(src.is_ok() && dst.is_ok());
+  TimingOptions options;
+  options.warmup_iterations = 0;
+  options.repetitions = 3;
+  auto stats = time_on_device(
+      [&](gpu::StreamHandle stream) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return copy_device_vectorized(dst->data(), src->data(), 4096, stream);
+      },
+      options);
+  ASSERT_TRUE(stats.is_ok()) << stats.status().to_string();
+  EXPECT_LT(stats->max_ms, 1.0);
 }
 
 TEST(GpuTiming, WorkErrorsArePropagatedWithContext) {

@@ -426,7 +426,9 @@ TEST(CublasLtMeasure, ShortKernelsGetMoreRoundsUpToTheCap) {
   ASSERT_TRUE(capped.is_ok()) << capped.status().to_string();
   EXPECT_EQ(capped->rounds, 7);
   for (const auto& c : capped->candidates) {
-    if (c.is_timed) EXPECT_EQ(c.stats.count, 7);
+    if (c.is_timed) {
+      EXPECT_EQ(c.stats.count, 7);
+    }
   }
   // 1 us of kernel time is below one run: the floor `repetitions` holds.
   options.min_timed_ms = 0.001;

@@ -53,6 +53,7 @@ struct GemmOptions {
   // repository's extra calibration CSVs that exist
   std::vector<std::string> calibration_shapes;
   int cv_folds = 0;
+  std::string cv_csv;  // calibrate: per-shape held-out ratios of the cross-validation
   std::string shapes = std::string(PARITY_SOURCE_DIR) + "/bench/shapes/gemm_shapes_dev.csv";
   std::string out;
   std::string out_dir;
@@ -384,6 +385,19 @@ Status run_calibrate(const GemmOptions& options) {
                 << fixed(100.0 * static_cast<double>(within) / static_cast<double>(count), 0)
                 << "%\n";
     }
+    if (!options.cv_csv.empty()) {
+      // Per held-out shape: what the per-file lines above summarise, for residual analyses.
+      std::ofstream csv(options.cv_csv);
+      if (!csv) return io_error("gemm calibrate: cannot write '", options.cv_csv, "'");
+      csv << "origin,shape,m,n,k,batch,held_out_ratio\n";
+      for (std::size_t i = 0; i < admitted.shapes.size(); ++i) {
+        const auto& shape = admitted.shapes[i];
+        csv << '"' << admitted.origins[i] << "\"," << shape.name << ',' << shape.problem.m << ','
+            << shape.problem.n << ',' << shape.problem.k << ',' << shape.problem.batch << ','
+            << cv.shape_ratio[i] << '\n';
+      }
+      if (!csv) return io_error("gemm calibrate: write to '", options.cv_csv, "' failed");
+    }
     if (options.out.empty()) return Status::ok();
   }
   PARITY_ASSIGN_OR_RETURN(const auto fit,
@@ -613,6 +627,8 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
                         "bench/shapes/gemm_shapes_calibration_extra{,2}.csv)");
   calibrate->add_option("--cv-folds", options->cv_folds,
                         "K-fold cross-validation inside the calibration shapes (report; 0 = off)");
+  calibrate->add_option("--cv-csv", options->cv_csv,
+                        "Write each held-out shape's ratio t_oracle / t_pick to this CSV");
   calibrate->add_option("--vendor-band", options->selector_options.vendor_band,
                         "Confidence rule band the cross-validation's selector uses (default 0.03)");
   calibrate->add_option("--out", options->out, "Calibration file to write");

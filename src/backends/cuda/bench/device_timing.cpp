@@ -1,6 +1,7 @@
 // Device-event timing with the L2 flushed between repetitions (see device_timing.hpp).
 // The flush is a cudaMemsetAsync over a scratch buffer of 2 x L2 queued before each repetition's
-// start event: it evicts the previous repetition's lines and runs outside the timed region.
+// start event: it evicts the previous repetition's lines and runs outside the timed region. The
+// runs wait behind a held kernel until all are queued (stream_hold.hpp).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "backends/cuda/common/cuda_try.hpp"
 #include "parity/bench/copy.hpp"
 #include "parity/bench/device_timing.hpp"
+#include "parity/bench/stream_hold.hpp"
 
 namespace parity::bench {
 namespace {
@@ -78,15 +80,22 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
   };
 
   // Queues `count` flushed runs, each between its own events; waits once; returns their times.
+  // The runs are queued behind a held kernel, kRunsPerHold at a time, and released together: the
+  // device never waits on the host between a start and a stop event (a slow enqueue of `work`
+  // longer than the flush would otherwise be timed as kernel time).
+  constexpr int kRunsPerHold = 32;  // ~200 queued operations, well inside the launch queue
+  PARITY_ASSIGN_OR_RETURN(StreamHold hold, StreamHold::create());
   auto timed_runs = [&](int count, const char* what) -> Result<SampleStats> {
     EventPairs events;
     PARITY_RETURN_IF_ERROR(events.create(count));
     for (int i = 0; i < count; ++i) {
+      if (i % kRunsPerHold == 0) PARITY_RETURN_IF_ERROR(hold.hold(stream));
       PARITY_RETURN_IF_ERROR(flush_l2());
       PARITY_CUDA_TRY(cudaEventRecord(events.start(i), cuda_stream));
       const Status status = work(stream);
       if (!status.is_ok()) return status.with_context(std::string("time_on_device: ") + what + " work failed");
       PARITY_CUDA_TRY(cudaEventRecord(events.stop(i), cuda_stream));
+      if ((i + 1) % kRunsPerHold == 0 || i + 1 == count) hold.release();
     }
     PARITY_CUDA_TRY(cudaStreamSynchronize(cuda_stream));
     // Asynchronous faults of `work` surface here rather than in the next unrelated call.

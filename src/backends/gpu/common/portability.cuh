@@ -197,6 +197,9 @@ __device__ inline std::uint16_t device_float_to_fp16_bits(float value) {
 #define gpuMalloc hipMalloc
 #define gpuFree hipFree
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuHostAllocMapped(pointer, bytes) hipHostMalloc(pointer, bytes, hipHostMallocMapped)
+#define gpuHostGetDevicePointer hipHostGetDevicePointer
+#define gpuFreeHost hipHostFree
 #else
 #define gpuError_t cudaError_t
 #define gpuSuccess cudaSuccess
@@ -216,6 +219,9 @@ __device__ inline std::uint16_t device_float_to_fp16_bits(float value) {
 #define gpuMalloc cudaMalloc
 #define gpuFree cudaFree
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuHostAllocMapped(pointer, bytes) cudaHostAlloc(pointer, bytes, cudaHostAllocMapped)
+#define gpuHostGetDevicePointer cudaHostGetDevicePointer
+#define gpuFreeHost cudaFreeHost
 #endif
 
 // Turns a runtime error into a Status naming the call, the error string, file and line.
