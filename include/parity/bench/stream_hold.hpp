@@ -20,8 +20,9 @@ class StreamHold {
   /// Releases (a kernel still waiting exits), waits for its stream, frees the flag.
   ~StreamHold();
 
-  /// Queues the waiting kernel on `stream`. An earlier hold is released and its stream drained
-  /// first: one flag, one waiting kernel. The kernel gives up after ~2.5 s of SM clock.
+  /// Queues the waiting kernel on `stream`. An earlier hold is released and its stream (this one
+  /// or another) drained first: one flag, one waiting kernel. The kernel gives up after ~2.5 s of
+  /// SM clock.
   Status hold(gpu::StreamHandle stream);
   /// Lets the waiting kernel exit; what was queued behind it then runs.
   void release();

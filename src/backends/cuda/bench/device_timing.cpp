@@ -4,6 +4,7 @@
 // runs wait behind a held kernel until all are queued (stream_hold.hpp).
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,17 @@ class EventPairs {
  private:
   std::vector<cudaEvent_t> events_;
 };
+
+// One hold per thread, made on first use: its pinned allocation costs far more than a short
+// timed run, and `gemm measure` calls time_on_device once per repetition.
+Result<StreamHold*> thread_stream_hold() {
+  thread_local std::optional<StreamHold> hold;
+  if (!hold) {
+    PARITY_ASSIGN_OR_RETURN(StreamHold created, StreamHold::create());
+    hold.emplace(std::move(created));
+  }
+  return &*hold;
+}
 
 }  // namespace
 
@@ -84,7 +96,13 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
   // device never waits on the host between a start and a stop event (a slow enqueue of `work`
   // longer than the flush would otherwise be timed as kernel time).
   constexpr int kRunsPerHold = 32;  // ~200 queued operations, well inside the launch queue
-  PARITY_ASSIGN_OR_RETURN(StreamHold hold, StreamHold::create());
+  PARITY_ASSIGN_OR_RETURN(StreamHold * held, thread_stream_hold());
+  StreamHold& hold = *held;
+  // An early return (a failing `work`) must not leave the stream held until the timeout.
+  struct ReleaseOnExit {
+    StreamHold& hold;
+    ~ReleaseOnExit() { hold.release(); }
+  } release_on_exit{hold};
   auto timed_runs = [&](int count, const char* what) -> Result<SampleStats> {
     EventPairs events;
     PARITY_RETURN_IF_ERROR(events.create(count));

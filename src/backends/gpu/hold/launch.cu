@@ -56,7 +56,6 @@ void StreamHold::free_flag() {
 
 Status StreamHold::hold(gpu::StreamHandle stream) {
   PARITY_CHECK_ARG(flag_ != nullptr, "StreamHold::hold: not created (use StreamHold::create)");
-  PARITY_CHECK_ARG(!is_queued_ || stream == stream_, "StreamHold::hold: one hold serves one stream");
   // The previous hold must be released before this one is queued, or both would wait on one flag
   // (the previous kernel may not have started yet: it would see the new 0 and wait too).
   if (is_queued_) {
