@@ -138,7 +138,9 @@ def gemm(folders, out):
                "candidate; all timed L2 flushed, median of >= 30 interleaved repetitions, more for "
                "short kernels: rounds until ~2 ms of kernel time per candidate, at most 300). Every "
                "pass measured with this calibration is listed; per shape: `gemm_eval.md` in each "
-               "pass's folder.\n")
+               "pass's folder. Binaries from commit 4861103 on (4c19b35 in the provenance lines) "
+               "queue the timed runs behind a stream hold, so host-side enqueue time is never "
+               "timed (docs/benchmarking.md); earlier ones do not.\n")
     out.append("| pass | chooser | shapes | geomean | worst | within 5% | within noise | target |")
     out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for folder in passes:
