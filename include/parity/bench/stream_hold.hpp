@@ -26,6 +26,9 @@ class StreamHold {
   Status hold(gpu::StreamHandle stream);
   /// Lets the waiting kernel exit; what was queued behind it then runs.
   void release();
+  /// Releases and waits for the held stream to drain; afterwards the hold refers to no stream
+  /// (one that is destroyed later is never touched again).
+  Status finish();
 
  private:
   StreamHold() = default;

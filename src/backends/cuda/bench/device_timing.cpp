@@ -98,11 +98,12 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
   constexpr int kRunsPerHold = 32;  // ~200 queued operations, well inside the launch queue
   PARITY_ASSIGN_OR_RETURN(StreamHold * held, thread_stream_hold());
   StreamHold& hold = *held;
-  // An early return (a failing `work`) must not leave the stream held until the timeout.
-  struct ReleaseOnExit {
+  // An early return (a failing `work`) must not leave the stream held until the timeout, nor the
+  // hold pointing at a stream its caller may destroy.
+  struct FinishOnExit {
     StreamHold& hold;
-    ~ReleaseOnExit() { hold.release(); }
-  } release_on_exit{hold};
+    ~FinishOnExit() { (void)hold.finish(); }
+  } finish_on_exit{hold};
   auto timed_runs = [&](int count, const char* what) -> Result<SampleStats> {
     EventPairs events;
     PARITY_RETURN_IF_ERROR(events.create(count));
@@ -115,7 +116,7 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
       PARITY_CUDA_TRY(cudaEventRecord(events.stop(i), cuda_stream));
       if ((i + 1) % kRunsPerHold == 0 || i + 1 == count) hold.release();
     }
-    PARITY_CUDA_TRY(cudaStreamSynchronize(cuda_stream));
+    PARITY_RETURN_IF_ERROR(hold.finish());  // the stream drained: every event is complete
     // Asynchronous faults of `work` surface here rather than in the next unrelated call.
     PARITY_CUDA_TRY(cudaGetLastError());
     std::vector<double> samples_ms;

@@ -46,10 +46,8 @@ StreamHold::~StreamHold() { free_flag(); }
 
 void StreamHold::free_flag() {
   if (flag_ == nullptr) return;
-  release();
-  // A queued kernel may still be reading the flag (an early return on an error path): wait for
-  // its stream before the memory goes.
-  if (is_queued_) (void)gpuStreamSynchronize(static_cast<gpuStream_t>(stream_));
+  // A queued kernel may still be reading the flag: wait for its stream before the memory goes.
+  (void)finish();
   (void)gpuFreeHost(flag_);
   flag_ = nullptr;
 }
@@ -58,16 +56,21 @@ Status StreamHold::hold(gpu::StreamHandle stream) {
   PARITY_CHECK_ARG(flag_ != nullptr, "StreamHold::hold: not created (use StreamHold::create)");
   // The previous hold must be released before this one is queued, or both would wait on one flag
   // (the previous kernel may not have started yet: it would see the new 0 and wait too).
-  if (is_queued_) {
-    release();
-    PARITY_GPU_TRY(gpuStreamSynchronize(static_cast<gpuStream_t>(stream_)));
-  }
+  PARITY_RETURN_IF_ERROR(finish());
   *reinterpret_cast<volatile int*>(flag_) = 0;
   gpu_device::hold_until_released_kernel<<<1, 1, 0, static_cast<gpuStream_t>(stream)>>>(
       device_flag_, kHoldTimeoutCycles);
   stream_ = stream;
   is_queued_ = true;
   PARITY_GPU_CHECK_LAUNCH(hold_until_released_kernel);
+  return Status::ok();
+}
+
+Status StreamHold::finish() {
+  release();
+  if (!is_queued_) return Status::ok();
+  is_queued_ = false;
+  PARITY_GPU_TRY(gpuStreamSynchronize(static_cast<gpuStream_t>(stream_)));
   return Status::ok();
 }
 
