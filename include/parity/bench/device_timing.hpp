@@ -48,7 +48,10 @@ Result<TimingOptions::CacheMode> parse_cache_mode(const std::string& text);
 
 /// Runs `work` warmup_iterations times untimed, then repetitions times, each between its own pair
 /// of events; a non-ok Status from `work` stops the run and is returned with context. With
-/// warmup_ms/rep_ms set, both counts are first raised by resolve_time_based_counts.
+/// warmup_ms/rep_ms set, both counts are first raised by resolve_time_based_counts. Timed runs are
+/// queued behind a held kernel (stream_hold.hpp) and released up to 32 at a time, so `work` must
+/// only queue: a `work` that synchronises the stream waits for the hold's ~2.5 s timeout once per
+/// batch (its timings stay right; the run gets slow).
 ///
 /// The counts a time-based run uses: max(count, ceil(ms / estimate_ms)), repetitions capped at
 /// kMaxTimeBasedRepetitions. Pure; exposed for tests.
