@@ -71,7 +71,8 @@ EvaluationReport evaluate_selector(Selector& selector, const std::vector<Measure
   std::vector<double> sel_ratio, sel_oracle, sel_chosen, heu_ratio, heu_oracle, heu_chosen;
   double tau_sum = 0.0;
   int within_noise = 0, heuristic_within_noise = 0;
-  for (const MeasuredShape& shape : shapes) {
+  for (std::size_t shape_index = 0; shape_index < shapes.size(); ++shape_index) {
+    const MeasuredShape& shape = shapes[shape_index];
     if (shape.candidates.empty()) continue;
     std::vector<Candidate> candidates;
     candidates.reserve(shape.candidates.size());
@@ -79,6 +80,8 @@ EvaluationReport evaluate_selector(Selector& selector, const std::vector<Measure
     auto ranked = selector.rank(shape.problem, candidates);
     if (!ranked) continue;
     ShapeEvaluation e;
+    e.shape_index = shape_index;
+    e.ranking = *ranked;
     e.name = shape.name;
     e.problem = shape.problem;
     e.candidates = static_cast<int>(candidates.size());

@@ -456,25 +456,23 @@ Status write_text(const std::filesystem::path& path, const std::string& text) {
   return out ? Status::ok() : io_error("gemm eval: write to '", path.string(), "' failed");
 }
 
-// Every measured candidate of every evaluated shape with the model's prediction and rank: the
-// residual analyses of docs/gemm.md read this (one row per candidate, the pick has rank 0).
-Status write_candidates_csv(const std::filesystem::path& path, gemm::Selector& selector,
+// Every measured candidate of every evaluated shape with the model's prediction and rank, in the
+// order evaluate_selector ranked them: the residual analyses of docs/gemm.md read this (one row
+// per candidate, the pick has rank 0).
+Status write_candidates_csv(const std::filesystem::path& path, const gemm::EvaluationReport& report,
                             const std::vector<gemm::MeasuredShape>& shapes) {
   std::ofstream out(path);
   if (!out) return io_error("gemm eval: cannot write '", path.string(), "'");
   out << "shape,m,n,k,batch,alignment_bytes,tile_m,tile_n,tile_k,cluster_m,cluster_n,split_k,"
          "mi_m,mi_n,family,variant,heuristic_rank,screened_only,measured_us,predicted_us,model_rank\n";
   out << std::setprecision(6);
-  for (const auto& shape : shapes) {
-    std::vector<gemm::Candidate> candidates;
-    for (const auto& measured : shape.candidates) candidates.push_back(measured.candidate);
-    auto ranked = selector.rank(shape.problem, candidates);
-    if (!ranked) continue;
-    for (std::size_t r = 0; r < ranked->size(); ++r) {
-      const auto& entry = (*ranked)[r];
+  for (const auto& evaluated : report.shapes) {
+    const auto& shape = shapes[evaluated.shape_index];
+    const auto& p = shape.problem;
+    for (std::size_t r = 0; r < evaluated.ranking.size(); ++r) {
+      const auto& entry = evaluated.ranking[r];
       const auto& measured = shape.candidates[entry.index];
       const auto& c = measured.candidate;
-      const auto& p = shape.problem;
       out << shape.name << ',' << p.m << ',' << p.n << ',' << p.k << ',' << p.batch << ','
           << p.alignment_class_bytes() << ',' << c.tile_m << ',' << c.tile_n << ',' << c.tile_k
           << ',' << c.cluster_m << ',' << c.cluster_n << ',' << c.split_k << ',' << c.mi_m << ','
@@ -517,7 +515,7 @@ Status run_eval(const GemmOptions& options) {
   PARITY_RETURN_IF_ERROR(write_text(dir / "gemm_eval.json", gemm::evaluation_to_json(report)));
   PARITY_RETURN_IF_ERROR(write_text(dir / "gemm_eval.md", gemm::evaluation_to_markdown(report)));
   PARITY_RETURN_IF_ERROR(write_text(dir / "gemm_eval.svg", gemm::evaluation_to_svg(report)));
-  PARITY_RETURN_IF_ERROR(write_candidates_csv(dir / "gemm_eval_candidates.csv", selector, shapes));
+  PARITY_RETURN_IF_ERROR(write_candidates_csv(dir / "gemm_eval_candidates.csv", report, shapes));
   const auto line = [](const char* name, const gemm::RatioSummary& s) {
     std::cout << "  " << std::left << std::setw(24) << name << std::right << "geomean "
               << fixed(s.geomean, 3) << "  worst " << fixed(s.worst, 3) << "  within 5% "

@@ -12,6 +12,8 @@
 namespace parity::gemm {
 
 struct ShapeEvaluation {
+  std::size_t shape_index = 0;  // into the shapes evaluate_selector was given
+  std::vector<RankedCandidate> ranking;  // the selector's order of that shape's candidates
   std::string name;
   GemmProblem problem;
   int candidates = 0;
