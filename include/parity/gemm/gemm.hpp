@@ -1,0 +1,103 @@
+// gemm::Gemm: the run API the trainer, the HSTU layer and the bench use. One object per exact
+// problem: the configuration is selected once at create() (analytical model on the GPU; OpenBLAS
+// on the CPU) and reused by every run(). Column-major, cuBLAS terms (see problem.hpp's legend).
+//
+// A row-major linear layer Y[B, out] = X[B, in] * W[out, in]^T + bias maps to:
+//   forward      TN  M=out N=B K=in   A=W  B=X   D=Y    bias length M, epilogue kBias/kBiasRelu...
+//   data grad    NN  M=in  N=B K=out  A=W  B=dY  D=dX   epilogue kDRelu* reads the forward's aux
+//   weight grad  NT  M=in  N=out K=B  A=X  B=dY  D=dW   epilogue kBgradB: bias_grad = sum over B of dY
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "parity/core/op.hpp"
+#include "parity/core/status.hpp"
+#include "parity/gemm/problem.hpp"
+
+namespace parity::gemm {
+
+// Epilogues of the run API (cuBLASLt's CUBLASLT_EPILOGUE_* family). "Aux" writes the auxiliary
+// output the backward needs (ReLU: a bit mask or the pre-activation; GELU: the pre-activation) to
+// GemmArgs::aux. The backward ones read that aux (dReLU/dGELU) and may also reduce the bias
+// gradient (Bgrad); kBgradA / kBgradB only reduce the bias gradient of A's rows / B's columns.
+enum class RunEpilogue : std::uint8_t {
+  kNone,
+  kBias,
+  kRelu,
+  kBiasRelu,
+  kBiasReluAux,
+  kGelu,
+  kBiasGelu,
+  kBiasGeluAux,
+  kDRelu,
+  kDReluBgrad,
+  kDGelu,
+  kDGeluBgrad,
+  kBgradA,
+  kBgradB,
+};
+std::string_view run_epilogue_name(RunEpilogue epilogue);
+Result<RunEpilogue> parse_run_epilogue(std::string_view text);
+
+// What a run computes: D = epilogue(alpha * op(A) * op(B) + beta * C), C and D alias.
+struct GemmRunProblem {
+  GemmProblem shape;  // m, n, k, batch, dtypes, layout, leading dims (shape.epilogue unused)
+  RunEpilogue epilogue = RunEpilogue::kNone;
+  // Strided batch: element strides between consecutive matrices (0 = packed, ld * cols).
+  std::int64_t stride_a = 0;
+  std::int64_t stride_b = 0;
+  std::int64_t stride_c = 0;
+  // fp32 operands: true computes on TF32 tensor cores (GPU), false keeps fp32 FMA.
+  bool allow_tf32 = true;
+  Status validate() const;  // shape.validate() plus epilogue/batch/stride rules, naming each
+};
+
+// Pointers: host memory for kCpu, device memory for kGpu. Vectors are c_dtype unless said.
+struct GemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* d = nullptr;
+  const void* bias = nullptr;  // length M: the bias epilogues
+  void* aux = nullptr;         // M x N (ld = aux_ld): written by *Aux, read by kDRelu*/kDGelu*
+  std::int64_t aux_ld = 0;     // 0 = M
+  void* bias_grad = nullptr;   // fp32: length M (Bgrad of D's rows) or N for kBgradB
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  void* workspace = nullptr;
+  std::int64_t workspace_bytes = 0;
+};
+
+struct GemmOptions {
+  std::string hardware = "h200";  // catalogue entry the analytical model selects for (GPU)
+  std::string forced_configuration;  // empty = select; otherwise a configuration text to run
+};
+
+class Gemm {
+ public:
+  // Validates, selects the configuration (once), and sizes the workspace. kUnsupported when the
+  // device of `context` cannot run the problem (e.g. a GPU context in a CPU-only build).
+  static Result<Gemm> create(const GemmRunProblem& problem, const ExecutionContext& context,
+                             const GemmOptions& options = {});
+  Gemm(Gemm&&) noexcept;
+  Gemm& operator=(Gemm&&) noexcept;
+  ~Gemm();
+
+  const GemmRunProblem& problem() const;
+  std::int64_t workspace_bytes() const;
+  // Human-readable chosen configuration ("openblas sgemm", "algo66 tile=256x128 ...").
+  std::string configuration() const;
+  // Enqueues on context.stream (GPU) or runs to completion (CPU). Checks the arguments the
+  // epilogue needs (bias, aux, bias_grad) and the workspace size.
+  Status run(const GemmArgs& args, const ExecutionContext& context) const;
+
+  struct Impl;
+
+ private:
+  explicit Gemm(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace parity::gemm
