@@ -7,6 +7,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "parity/core/parse.hpp"
+
 namespace parity::gemm {
 namespace {
 
@@ -51,53 +53,130 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
 
 }  // namespace
 
-Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path) {
-  std::ifstream in(csv_path);
-  if (!in) return io_error("origami rankings: cannot open '", csv_path.string(), "'");
+namespace {
+
+constexpr std::string_view kOrigamiHeader = "problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm";
+
+// "MxNxK" or "MxNxKxBatch", each a strict positive integer, the problem passing validate().
+// Messages carry no location: the caller prefixes "<file>: line N".
+Result<GemmProblem> parse_origami_problem(std::string_view text) {
+  static constexpr const char* kNames[] = {"problem m", "problem n", "problem k", "problem batch"};
+  std::int64_t dims[4] = {0, 0, 0, 1};
+  std::size_t count = 0;
+  for (std::size_t start = 0;;) {
+    PARITY_CHECK_ARG(count < 4, "problem '", text, "' has more than 4 sizes (MxNxK[xB])");
+    const std::size_t x = text.find('x', start);
+    const std::string_view part = text.substr(start, x == std::string_view::npos ? x : x - start);
+    PARITY_ASSIGN_OR_RETURN(dims[count], parse_int64(part, kNames[count], 1));
+    ++count;
+    if (x == std::string_view::npos) break;
+    start = x + 1;
+  }
+  PARITY_CHECK_ARG(count >= 3, "problem '", text, "' is not MxNxK[xB]");
+  GemmProblem problem;
+  problem.m = dims[0];
+  problem.n = dims[1];
+  problem.k = dims[2];
+  problem.batch = dims[3];
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  return problem;
+}
+
+// One ranked row after its problem: rank, latency and the configuration. Tile and instruction
+// sizes are strict integers in [1, bound] (bounds far above any listed kernel: tiles up to 1024,
+// MFMA sizes up to 32, occupancy 2, WGM 8 in the shipped lists).
+Status parse_origami_row(const std::vector<std::string_view>& f, OrigamiRanking& ranking) {
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t rank, parse_int64(f[1], "rank", 0, 1 << 20));
+  PARITY_CHECK_ARG(rank == static_cast<std::int64_t>(ranking.top.size()), "rank ", rank,
+                   " of problem '", f[0], "' (expected ", ranking.top.size(),
+                   ": ranks count up from 0)");
+  PARITY_ASSIGN_OR_RETURN(const double latency, parse_double(f[2], "latency"));
+  PARITY_CHECK_ARG(latency > 0.0, "latency ", f[2], " must be > 0");
+  static constexpr struct {
+    const char* name;
+    int Candidate::*member;
+    std::int64_t maximum;
+  } kColumns[] = {{"mt_m", &Candidate::tile_m, 1 << 16}, {"mt_n", &Candidate::tile_n, 1 << 16},
+                  {"mt_k", &Candidate::tile_k, 1 << 16}, {"mi_m", &Candidate::mi_m, 1 << 10},
+                  {"mi_n", &Candidate::mi_n, 1 << 10},   {"mi_k", &Candidate::mi_k, 1 << 10},
+                  {"occ", &Candidate::occupancy, 1 << 10}, {"wgm", &Candidate::group_size, 1 << 20}};
+  Candidate c;
+  for (std::size_t i = 0; i < std::size(kColumns); ++i) {
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t value,
+                            parse_int64(f[3 + i], kColumns[i].name, 1, kColumns[i].maximum));
+    c.*kColumns[i].member = static_cast<int>(value);
+  }
+  c.stages = 2;
+  c.xcd_mapping = XcdMapping::kContiguous;
+  ranking.top.push_back(c);
+  ranking.latency.push_back(latency);
+  return Status::ok();
+}
+
+std::vector<std::string_view> split_commas(std::string_view line) {
+  std::vector<std::string_view> fields;
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = line.find(',', begin);
+    fields.push_back(line.substr(begin, comma == std::string_view::npos ? comma : comma - begin));
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return fields;
+}
+
+}  // namespace
+
+Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text,
+                                                           std::string_view origin) {
   std::vector<OrigamiRanking> rankings;
-  std::string line;
+  std::set<std::string, std::less<>> finished_problems;
+  bool seen_header = false;
   int line_number = 0;
-  while (std::getline(in, line)) {
+  // Built only on failure: "<origin>: line N".
+  const auto at_line = [&] { return detail::concat(origin, ": line ", line_number); };
+  for (std::size_t line_start = 0; line_start < text.size();) {
+    const std::size_t newline = text.find('\n', line_start);
+    std::string_view line = text.substr(
+        line_start, newline == std::string_view::npos ? newline : newline - line_start);
+    line_start = newline == std::string_view::npos ? text.size() : newline + 1;
     ++line_number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line.rfind("problem,", 0) == 0) continue;
-    std::vector<std::string> f;
-    std::stringstream row(line);
-    std::string field;
-    while (std::getline(row, field, ',')) f.push_back(field);
-    PARITY_CHECK_ARG(f.size() == 11, "origami rankings: '", csv_path.string(), "' line ",
-                     line_number, " has ", f.size(), " fields (expected 11)");
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (!seen_header) {
+      PARITY_CHECK_ARG(line == kOrigamiHeader, at_line(), ": header '", line, "' (expected '",
+                       kOrigamiHeader, "')");
+      seen_header = true;
+      continue;
+    }
+    const std::vector<std::string_view> f = split_commas(line);
+    PARITY_CHECK_ARG(f.size() == 11, at_line(), " has ", f.size(), " fields (expected 11: ",
+                     kOrigamiHeader, ")");
     if (rankings.empty() || rankings.back().problem_text != f[0]) {
+      PARITY_CHECK_ARG(finished_problems.find(f[0]) == finished_problems.end(), at_line(),
+                       ": problem '", f[0], "' appears again after other problems");
+      if (!rankings.empty()) finished_problems.insert(rankings.back().problem_text);
       OrigamiRanking ranking;
-      ranking.problem_text = f[0];
-      long long dims[4] = {0, 0, 0, 1};
-      std::stringstream dims_in(f[0]);
-      std::string part;
-      int d = 0;
-      while (std::getline(dims_in, part, 'x') && d < 4) dims[d++] = std::stoll(part);
-      PARITY_CHECK_ARG(d >= 3, "origami rankings: line ", line_number, " problem '", f[0],
-                       "' is not MxNxK[xB]");
-      ranking.problem.m = dims[0];
-      ranking.problem.n = dims[1];
-      ranking.problem.k = dims[2];
-      ranking.problem.batch = dims[3];
+      ranking.problem_text = std::string(f[0]);
+      auto problem = parse_origami_problem(f[0]);
+      if (!problem) return problem.status().with_context(at_line());
+      ranking.problem = *problem;
       rankings.push_back(std::move(ranking));
     }
-    Candidate c;
-    c.tile_m = std::stoi(f[3]);
-    c.tile_n = std::stoi(f[4]);
-    c.tile_k = std::stoi(f[5]);
-    c.mi_m = std::stoi(f[6]);
-    c.mi_n = std::stoi(f[7]);
-    c.mi_k = std::stoi(f[8]);
-    c.occupancy = std::stoi(f[9]);
-    c.group_size = std::stoi(f[10]);
-    c.stages = 2;
-    c.xcd_mapping = XcdMapping::kContiguous;
-    rankings.back().top.push_back(c);
-    rankings.back().latency.push_back(std::stod(f[2]));
+    const Status row = parse_origami_row(f, rankings.back());
+    if (!row.is_ok()) return row.with_context(at_line());
   }
+  PARITY_CHECK_ARG(!rankings.empty(), origin, ": no rankings (expected the header '",
+                   kOrigamiHeader, "' and at least one row)");
   return rankings;
+}
+
+Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path) {
+  std::ifstream in(csv_path, std::ios::binary);
+  if (!in) return io_error("origami rankings: cannot open '", csv_path.string(), "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return io_error("origami rankings: read of '", csv_path.string(), "' failed");
+  return parse_origami_rankings(text.str(), csv_path.string());
 }
 
 AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& rankings,

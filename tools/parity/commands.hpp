@@ -14,7 +14,8 @@ struct Outcome {
   Status status;
 };
 
-// Exit codes: 0 ok, 1 runtime error, 2 invalid input/usage, 3 unsupported on this build/hardware.
+// Exit codes: 0 ok, 1 runtime error, 2 invalid input/usage, 3 unsupported on this build/hardware
+// (main adds 4: an exception escaped a command, an internal error).
 int exit_code_for(const Status& status);
 
 void add_hw_commands(CLI::App& hw, Outcome& outcome);           // list, show, compare

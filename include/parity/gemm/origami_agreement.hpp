@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parity/core/status.hpp"
@@ -21,7 +22,13 @@ struct OrigamiRanking {
   std::vector<double> latency;       // Origami's predicted latency, its own units
 };
 
-// Reads a rankings CSV (problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm; CRLF ok).
+// Parses a rankings CSV: the header problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm,
+// then rows grouped by problem ("MxNxK[xB]") with ranks 0, 1, 2, ... (CRLF and blank lines ok).
+// Every field is strict (parity/core/parse.hpp); errors name `origin`, the line and the field.
+// An empty or header-only file is an error. Never throws.
+Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text,
+                                                           std::string_view origin);
+// Reads the file and parses it as above, with the path as origin.
 Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path);
 
 struct AgreementReport {
