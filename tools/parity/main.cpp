@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
 
+  auto* data = app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion");
+  data->require_subcommand(1);
+  add_data_commands(*data, outcome);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
