@@ -240,6 +240,12 @@ Status Gemm::run(const GemmArgs& args, const ExecutionContext& context) const {
   PARITY_CHECK_ARG(p.bias_grad_length() == 0 || args.bias_grad != nullptr,
                    "gemm run: bias_grad is null but epilogue ", epilogue,
                    " writes a bias gradient of length ", p.bias_grad_length(), " (fp32)");
+  // Whether cuBLASLt scales the reduced operand by alpha is not documented: only alpha = 1 is
+  // defined for the operand bias gradients.
+  PARITY_CHECK_ARG(args.alpha == 1.0f ||
+                       (p.epilogue != RunEpilogue::kBgradA && p.epilogue != RunEpilogue::kBgradB),
+                   "gemm run: alpha=", args.alpha, " with epilogue ", epilogue,
+                   " (the operand bias gradient is defined for alpha = 1 only)");
   PARITY_CHECK_ARG(args.workspace_bytes >= impl_->workspace_bytes,
                    "gemm run: workspace_bytes=", args.workspace_bytes, " is smaller than the ",
                    impl_->workspace_bytes, " bytes this problem needs (Gemm::workspace_bytes())");

@@ -118,7 +118,10 @@ TEST(GemmRunGpu, EveryEpilogueLayoutAndDtypeMatchesReference) {
         // Sizes with 16-byte rows in every type (m, k multiples of 8), none a tile multiple.
         const GemmRunProblem p = testing::make_run_problem(200, 136, 264, layout, dtypes, epilogue);
         std::string reason;
-        if (check_gpu_case(p, base_seed + index, 1.5, index % 2 == 0 ? 0.0 : 0.5, &reason)) {
+        const bool operand_grad =
+            epilogue == RunEpilogue::kBgradA || epilogue == RunEpilogue::kBgradB;
+        if (check_gpu_case(p, base_seed + index, operand_grad ? 1.0 : 1.5,
+                           index % 2 == 0 ? 0.0 : 0.5, &reason)) {
           ++ran;
         } else {
           unsupported.push_back(reason);

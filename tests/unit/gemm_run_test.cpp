@@ -49,7 +49,9 @@ TEST(GemmRunCpu, EveryEpilogueLayoutAndDtypeMatchesReference) {
         p.shape.ldb = (layout == GemmLayout::kNT || layout == GemmLayout::kTT ? 29 : 45) + 5;
         p.shape.ldc = 37 + 2;
         const double beta = case_index % 2 == 0 ? 0.0 : 0.5;
-        check_cpu_case(p, base_seed + case_index, 1.5, beta);
+        const bool operand_grad =
+            epilogue == RunEpilogue::kBgradA || epilogue == RunEpilogue::kBgradB;
+        check_cpu_case(p, base_seed + case_index, operand_grad ? 1.0 : 1.5, beta);
         ++case_index;
       }
     }
@@ -207,6 +209,14 @@ TEST(GemmRunCpu, RejectsSmallWorkspaceAndBadAuxLd) {
   expect_invalid(gemm->run(args, ExecutionContext{}), "aux_ld=64");
   args.aux_ld = 0;
   EXPECT_TRUE(gemm->run(args, ExecutionContext{}).is_ok());
+  auto bgrad = Gemm::create(
+      testing::make_run_problem(40, 8, 8, GemmLayout::kNT, kDtypes[0], RunEpilogue::kBgradB),
+      ExecutionContext{});
+  ASSERT_TRUE(bgrad.is_ok());
+  std::vector<float> grad(8);
+  args.bias_grad = grad.data();
+  args.alpha = 2.0f;
+  expect_invalid(bgrad->run(args, ExecutionContext{}), "alpha=2 with epilogue bgradb");
   ExecutionContext gpu;
   gpu.device = DeviceKind::kGpu;
   expect_invalid(gemm->run(args, gpu), "context.device=gpu");

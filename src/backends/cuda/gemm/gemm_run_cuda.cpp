@@ -17,6 +17,7 @@
 
 #include "backends/cuda/gemm/lt_common.hpp"
 #include "gemm/gemm_run_backend.hpp"
+#include "parity/core/gpu.hpp"
 #include "parity/gemm/calibration.hpp"
 #include "parity/gemm/cublaslt.hpp"
 #include "parity/gemm/model.hpp"
@@ -31,6 +32,9 @@ int parity_gemm_run_cuda_anchor = 0;
 
 namespace parity::gemm::detail {
 namespace {
+
+// Alignment run() requires of the bias, bias-gradient and aux pointers (selection assumes it).
+constexpr int kVectorAlignmentBytes = 16;
 
 cublasLtEpilogue_t lt_epilogue(RunEpilogue epilogue) {
   switch (epilogue) {
@@ -159,6 +163,9 @@ Status build_descriptors(const GemmRunProblem& p, const lt::LtTypes& types, LtDe
 struct DeviceState {
   std::mutex mutex;
   lt::Handle handle;
+  // Stand-in bias/aux pointers while selecting: cuBLASLt reads only their alignment, so they
+  // point 16 bytes into an allocation (aligned to exactly 16), the alignment run() requires.
+  gpu::DeviceBuffer placeholder;
   std::unique_ptr<CublasLtProvider> provider;
   std::map<std::string, std::unique_ptr<Selector>> selectors;
 };
@@ -176,6 +183,7 @@ Result<DeviceState*> device_state() {
   if (!state) {
     auto fresh = std::make_unique<DeviceState>();
     PARITY_ASSIGN_OR_RETURN(fresh->handle, lt::Handle::create());
+    PARITY_ASSIGN_OR_RETURN(fresh->placeholder, gpu::DeviceBuffer::allocate(256));
     PARITY_ASSIGN_OR_RETURN(fresh->provider, CublasLtProvider::create());
     state = std::move(fresh);
   }
@@ -216,7 +224,7 @@ class GpuGemmRun final : public GemmRunBackend {
   Result<Chosen> heuristic_top1(const std::string& why) const;
   Result<Chosen> select_with_model(DeviceState& state, const GemmOptions& options) const;
   Result<Chosen> forced(DeviceState& state, const std::string& text) const;
-  Status check_alignment(const void* pointer, const char* name) const;
+  Status check_alignment(const void* pointer, const char* name, int alignment_bytes) const;
 
   GemmRunProblem p_;
   cublasLtHandle_t handle_ = nullptr;
@@ -268,7 +276,11 @@ Result<Chosen> GpuGemmRun::heuristic_top1(const std::string& why) const {
       handle_, lt_.desc, lt_.a, lt_.b, lt_.c, lt_.c, preference, 1, &result, &returned);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0)) {
     return unsupported("gemm: cuBLASLt offers no kernel for ", p_.shape.describe(),
-                       " run_epilogue=", run_epilogue_name(p_.epilogue));
+                       " run_epilogue=", run_epilogue_name(p_.epilogue),
+                       p_.bias_grad_length() > 0 && p_.shape.c_dtype != DType::kF32
+                           ? " (an fp32 bias gradient with a 16-bit D; the weight-gradient GEMM's "
+                             "kBgradB with fp32 D gives the same bias gradient)"
+                           : "");
   }
   if (status != CUBLAS_STATUS_SUCCESS)
     return lt::lt_error("cublasLtMatmulAlgoGetHeuristic", status);
@@ -333,6 +345,15 @@ Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options) {
   PARITY_ASSIGN_OR_RETURN(const lt::LtTypes types, run_types(p_));
   PARITY_RETURN_IF_ERROR(build_descriptors(p_, types, &lt_));
   aux_ld_set_ = p_.default_aux_ld();
+  const void* stand_in = state.placeholder.as<std::uint8_t>() + kVectorAlignmentBytes;
+  if (epilogue_reads_bias(p_.epilogue) || p_.bias_grad_length() > 0) {
+    PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, stand_in));
+    bias_set_ = stand_in;
+  }
+  if (epilogue_aux_kind(p_.epilogue) != AuxKind::kNone) {
+    PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, stand_in));
+    aux_set_ = stand_in;
+  }
   std::lock_guard<std::mutex> lock(state.mutex);  // the provider and selectors are not thread-safe
   if (!options.forced_configuration.empty()) {
     PARITY_ASSIGN_OR_RETURN(chosen_, forced(state, options.forced_configuration));
@@ -353,18 +374,28 @@ Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options) {
   return Status::ok();
 }
 
-Status GpuGemmRun::check_alignment(const void* pointer, const char* name) const {
+Status GpuGemmRun::check_alignment(const void* pointer, const char* name,
+                                   int alignment_bytes) const {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  PARITY_CHECK_ARG(address % static_cast<std::uintptr_t>(alignment_bytes_) == 0, "gemm run: ", name,
-                   "=", pointer, " is not aligned to the ", alignment_bytes_,
+  PARITY_CHECK_ARG(address % static_cast<std::uintptr_t>(alignment_bytes) == 0, "gemm run: ", name,
+                   "=", pointer, " is not aligned to the ", alignment_bytes,
                    " bytes this problem's kernel was selected for");
   return Status::ok();
 }
 
 Status GpuGemmRun::run(const GemmArgs& args, const ExecutionContext& context) const {
-  PARITY_RETURN_IF_ERROR(check_alignment(args.a, "a"));
-  PARITY_RETURN_IF_ERROR(check_alignment(args.b, "b"));
-  PARITY_RETURN_IF_ERROR(check_alignment(args.d, "d"));
+  PARITY_RETURN_IF_ERROR(check_alignment(args.a, "a", alignment_bytes_));
+  PARITY_RETURN_IF_ERROR(check_alignment(args.b, "b", alignment_bytes_));
+  PARITY_RETURN_IF_ERROR(check_alignment(args.d, "d", alignment_bytes_));
+  if (epilogue_reads_bias(p_.epilogue)) {
+    PARITY_RETURN_IF_ERROR(check_alignment(args.bias, "bias", kVectorAlignmentBytes));
+  }
+  if (p_.bias_grad_length() > 0) {
+    PARITY_RETURN_IF_ERROR(check_alignment(args.bias_grad, "bias_grad", kVectorAlignmentBytes));
+  }
+  if (epilogue_aux_kind(p_.epilogue) != AuxKind::kNone) {
+    PARITY_RETURN_IF_ERROR(check_alignment(args.aux, "aux", kVectorAlignmentBytes));
+  }
   std::lock_guard<std::mutex> lock(run_mutex_);
   const void* bias = p_.bias_grad_length() > 0 ? args.bias_grad : args.bias;
   if (bias != bias_set_ && (epilogue_reads_bias(p_.epilogue) || p_.bias_grad_length() > 0)) {
