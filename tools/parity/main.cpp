@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add_bench_commands(*bench, outcome);
   add_bench_gemm_command(*bench, outcome);
   add_bench_tbe_command(*bench, outcome);
+  add_bench_gemm_run_command(*bench, outcome);
 
   auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
   gemm->require_subcommand(1);
@@ -47,6 +48,10 @@ int main(int argc, char** argv) {
   auto* tbe = app.add_subcommand("tbe", "Table-batched embeddings: correctness runs against the fp64 reference");
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
+
+  auto* data = app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion");
+  data->require_subcommand(1);
+  add_data_commands(*data, outcome);
 
   try {
     app.parse(argc, argv);
