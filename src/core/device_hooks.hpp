@@ -26,6 +26,8 @@ struct DeviceHooks {
   Status (*fill_uniform)(void* values, DType dtype, std::int64_t count, std::uint64_t seed, float scale,
                          void* stream) = nullptr;
   Status (*synchronize)(void* stream) = nullptr;
+  // Bytes of device memory in use (total minus free), for peak-memory reports.
+  Result<std::int64_t> (*memory_in_use)() = nullptr;
 };
 
 void register_device_hooks(const DeviceHooks& hooks);

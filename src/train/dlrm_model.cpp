@@ -267,7 +267,8 @@ Status DlrmModel::stage_inputs(const data::Batch& batch) {
 }
 
 Status DlrmModel::forward(const data::Batch& batch) {
-  PARITY_RETURN_IF_ERROR(forward_pass(batch));
+  PARITY_RETURN_IF_ERROR(stage_inputs(batch));
+  PARITY_RETURN_IF_ERROR(forward_staged(batch.batch_size));
   if (context_.device != DeviceKind::kGpu) return Status::ok();
   // The caller reads logits() on the host.
   host_logits_.resize(static_cast<std::size_t>(batch.batch_size));
@@ -278,14 +279,13 @@ const float* DlrmModel::logits() const {
   return context_.device == DeviceKind::kGpu ? host_logits_.data() : logits_;
 }
 
-Status DlrmModel::forward_pass(const data::Batch& batch) {
-  PARITY_RETURN_IF_ERROR(stage_inputs(batch));
+Status DlrmModel::forward_staged(std::int64_t batch_size) {
   embedding::TbeForwardArgs args;
   args.weights = embedding_weights_.data();
   args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
   args.output = pooled_.data();
-  PARITY_RETURN_IF_ERROR(embedding::tbe_forward(tbe_problem(batch.batch_size), args, context_));
-  return forward_dense_blocks(batch.batch_size);
+  PARITY_RETURN_IF_ERROR(embedding::tbe_forward(tbe_problem(batch_size), args, context_));
+  return forward_dense_blocks(batch_size);
 }
 
 Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
@@ -336,9 +336,13 @@ Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
 }
 
 Result<double> DlrmModel::train_step(const data::Batch& batch, std::int64_t step) {
-  PARITY_RETURN_IF_ERROR(forward_pass(batch));
+  PARITY_RETURN_IF_ERROR(stage_inputs(batch));
+  return train_step_staged(batch.batch_size, step);
+}
+
+Result<double> DlrmModel::train_step_staged(std::int64_t rows, std::int64_t step) {
+  PARITY_RETURN_IF_ERROR(forward_staged(rows));
   double loss = 0;
-  const std::int64_t rows = batch.batch_size;
   PARITY_RETURN_IF_ERROR(nn::bce_with_logits(
       {rows}, {logits_, input_labels_.as<float>(), &loss, grad_logits_.as<float>()}, context_));
   PARITY_RETURN_IF_ERROR(backward(rows, step));

@@ -56,14 +56,17 @@ class DlrmModel {
   /// Forward, BCE loss, backward, then the embedding (fused in the TBE backward) and dense
   /// updates at the schedule's learning rate for `step` (0-based). Returns the batch's mean loss.
   Result<double> train_step(const data::Batch& batch, std::int64_t step);
+  /// Copies a batch into the model's input buffers (host to device on a GPU run).
+  Status stage_inputs(const data::Batch& batch);
+  /// train_step on the batch staged last (benchmarks: the batch stays resident on the device).
+  Result<double> train_step_staged(std::int64_t batch_size, std::int64_t step);
 
   std::vector<StateBuffer> state_buffers();
   const model::ModelSpec& spec() const { return spec_; }
   std::int64_t dense_parameter_count() const { return dense_parameters_; }
 
  private:
-  Status stage_inputs(const data::Batch& batch);
-  Status forward_pass(const data::Batch& batch);  // forward() without the host copy of the logits
+  Status forward_staged(std::int64_t batch_size);  // forward() on staged inputs, logits left on the device
   Status initialize_tables_on_device(std::uint64_t seed);
   Status forward_dense_blocks(std::int64_t batch_size);
   Status backward(std::int64_t batch_size, std::int64_t step);

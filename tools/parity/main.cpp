@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   add_bench_tbe_command(*bench, outcome);
   add_bench_gemm_run_command(*bench, outcome);
   add_bench_comm_command(*bench, outcome);
+  add_bench_train_command(*bench, outcome);
 
   auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
   gemm->require_subcommand(1);

@@ -58,6 +58,13 @@ Status synchronize(void* stream) {
   return Status::ok();
 }
 
+Result<std::int64_t> memory_in_use() {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  PARITY_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return static_cast<std::int64_t>(total_bytes - free_bytes);
+}
+
 }  // namespace
 
 void register_device_hooks() {
@@ -69,6 +76,7 @@ void register_device_hooks() {
   hooks.fill_zero = &fill_zero;
   hooks.fill_uniform = &fill_uniform;
   hooks.synchronize = &synchronize;
+  hooks.memory_in_use = &memory_in_use;
   parity::detail::register_device_hooks(hooks);
 }
 
