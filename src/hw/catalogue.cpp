@@ -359,9 +359,14 @@ Result<std::vector<HardwareSpec>> load_catalogue(const std::filesystem::path& ha
                      "hardware/*.json)");
   }
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(hardware_dir, error)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json")
-      files.push_back(entry.path());
+  // The error_code forms throughout: a range-for's increment and entry.is_regular_file() throw
+  // std::filesystem::filesystem_error on an unreadable entry.
+  for (std::filesystem::directory_iterator it(hardware_dir, error), end; !error && it != end;
+       it.increment(error)) {
+    std::error_code entry_error;
+    if (it->is_regular_file(entry_error) && it->path().extension() == ".json") {
+      files.push_back(it->path());
+    }
   }
   if (error) {
     return io_error("load_catalogue: cannot list '", hardware_dir.string(), "': ", error.message());
