@@ -53,13 +53,13 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
     const float* g = args.grads;
     switch (problem.kind) {
       case DenseOptimizerKind::kSgd:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kParallelMinElements)
         for (std::int64_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + wd * w[i]);
         break;
       case DenseOptimizerKind::kAdagrad: {
         float* s = args.state1;
         const float eps = problem.eps;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kParallelMinElements)
         for (std::int64_t i = 0; i < n; ++i) {
           const float grad = g[i] + wd * w[i];
           s[i] += grad * grad;
@@ -74,7 +74,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
         const auto t = static_cast<double>(problem.step);
         const auto correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(b1), t));
         const auto correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(b2), t));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kParallelMinElements)
         for (std::int64_t i = 0; i < n; ++i) {
           const float grad = g[i] + wd * w[i];
           m[i] = b1 * m[i] + (1 - b1) * grad;

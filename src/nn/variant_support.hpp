@@ -2,6 +2,7 @@
 // CPU variant, the device check CPU variants make, and running the preferred variant.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,11 @@
 #include "parity/core/op.hpp"
 
 namespace parity::nn::detail {
+
+// Below this many elements of work an OpenMP region costs more than it saves (a fork-join is a
+// few microseconds on idle cores and a scheduler time slice on oversubscribed ones), so loops
+// run on one thread. The results do not change: every loop's iterations are independent.
+inline constexpr std::int64_t kParallelMinElements = std::int64_t{1} << 16;
 
 // Listed so the variant tables already have the GPU slot: refuses with the reason until the
 // kernel exists (issue 14: the lead adds the CUDA kernels behind the same Problem/Args).
