@@ -10,8 +10,6 @@
 #include "commands.hpp"
 #include "device_support.hpp"
 #include "parity/bench/gemm_run_bench.hpp"
-#include "parity/bench/provenance.hpp"
-#include "parity/bench/results.hpp"
 #include "parity/gemm/problem.hpp"
 
 namespace parity::cli {
@@ -29,35 +27,6 @@ struct BenchGemmRunArgs {
   std::string out;
 };
 
-#ifdef PARITY_HAS_CUDA
-nlohmann::json result_json(const bench::GemmRunBenchResult& r) {
-  const auto& p = r.item.problem;
-  nlohmann::json row = {{"model", r.item.model},
-                        {"layer", r.item.layer},
-                        {"pass", r.item.pass},
-                        {"problem", p.shape.describe()},
-                        {"run_epilogue", gemm::run_epilogue_name(p.epilogue)},
-                        {"flop_count", p.shape.flop_count()}};
-  if (!r.error.empty()) {
-    row["error"] = r.error;
-    return row;
-  }
-  const double ratio = r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0;
-  row.update({{"configuration", r.configuration},
-              {"create_ms", r.create_ms},
-              {"run", bench::sample_stats_json(r.run)},
-              {"heuristic_configuration", r.heuristic_configuration},
-              {"heuristic", bench::sample_stats_json(r.heuristic)},
-              {"oracle_problem", r.oracle_problem},
-              {"oracle_configuration", r.oracle_configuration},
-              {"oracle_median_ms", r.oracle_median_ms},
-              {"oracle_over_chosen", ratio},
-              {"host_run_us", r.host_run_us},
-              {"host_bare_us", r.host_bare_us},
-              {"host_overhead_us", r.host_run_us - r.host_bare_us}});
-  return row;
-}
-#endif
 
 Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
   PARITY_CHECK_ARG(args.batch > 0, "bench gemm-run: --batch=", args.batch, " must be > 0");
@@ -75,26 +44,11 @@ Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
   options.hardware = args.hw;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench gemm-run"));
 #ifdef PARITY_HAS_CUDA
-  ProcessArgs process_args;
-  nlohmann::json document = bench::results_document(
-      "gemm_run", bench::provenance_json(process_args.argc(), process_args.argv(), 0));
-  document["method"] = {
-      {"batch", args.batch},
-      {"dtype", gemm::gemm_dtype_name(dtype)},
-      {"cache", bench::cache_mode_name(options.timing.cache)},
-      {"warmup_iterations", options.timing.warmup_iterations},
-      {"repetitions", options.timing.repetitions},
-      {"oracle",
-       options.measure_oracle ? "gemm measure (epilogue as the provider times it)" : "off"},
-      {"host_calls", options.host_calls},
-      {"host_samples", options.host_samples},
-      {"hardware", args.hw}};
   PARITY_ASSIGN_OR_RETURN(const auto clocks_before, bench::read_device_clocks());
   PARITY_ASSIGN_OR_RETURN(const auto results, bench::run_gemm_run_bench(problems, options));
   PARITY_ASSIGN_OR_RETURN(const auto clocks_after, bench::read_device_clocks());
   std::printf("%-12s %-26s %-11s %10s %10s %10s %7s %8s  %s\n", "model", "layer", "pass", "run_ms",
               "heur_ms", "oracle_ms", "ratio", "host_us", "configuration");
-  nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : results) {
     if (!r.error.empty()) {
       std::printf("%-12s %-26s %-11s error: %s\n", r.item.model.c_str(), r.item.layer.c_str(),
@@ -106,10 +60,12 @@ Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
                   r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0,
                   r.host_run_us - r.host_bare_us, r.configuration.c_str());
     }
-    rows.push_back(result_json(r));
   }
-  document["results"] = std::move(rows);
-  return finish_results_document(document, clocks_before, clocks_after, args.out);
+  if (args.out.empty()) return Status::ok();
+  PARITY_RETURN_IF_ERROR(bench::write_gemm_run_bench_json(results, {args.batch, dtype}, options, clocks_before,
+                                                          clocks_after, args.out));
+  std::printf("wrote %s\n", args.out.c_str());
+  return Status::ok();
 #else
   return internal_error("bench gemm-run: unreachable without CUDA");
 #endif

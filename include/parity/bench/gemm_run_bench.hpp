@@ -59,6 +59,18 @@ struct GemmRunBenchResult {
   std::string error;              // non-empty: this GEMM could not be created or run
 };
 
+// What the results file records about the run's method (besides each result's own fields).
+struct GemmRunBenchMethod {
+  std::int64_t batch = 0;
+  DType dtype = DType::kBF16;
+};
+
+// Writes the results document (provenance, method, one row per result, clocks before and after)
+// to `path`; kIoError naming the path.
+Status write_gemm_run_bench_json(const std::vector<GemmRunBenchResult>& results, const GemmRunBenchMethod& method,
+                                 const GemmRunBenchOptions& options, const DeviceClocks& clocks_before,
+                                 const DeviceClocks& clocks_after, const std::string& path);
+
 // Runs every problem on the current device; a problem that fails is reported in its `error`.
 Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
     const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options);
