@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
 
+  add_train_command(app, outcome);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
