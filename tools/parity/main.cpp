@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
 
+  add_train_command(app, outcome);
+
   auto* data = app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion");
   data->require_subcommand(1);
   add_data_commands(*data, outcome);
