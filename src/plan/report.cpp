@@ -165,6 +165,54 @@ std::string plan_report(const Plan& plan, const PlannerModel& model) {
   return out.str();
 }
 
+std::string comparison_report(const Comparison& comparison) {
+  std::ostringstream out;
+  const Plan& source = comparison.source;
+  out << "direct port vs co-design (MODELLED): " << source.model << ", " << source.num_gpus
+      << " GPUs, " << source.hardware << " -> " << comparison.codesigned.hardware << "\n\n"
+      << cell("plan", 26) << cell("batch/rank", 11) << cell("ckpt", 6) << cell("precision", 16)
+      << cell("step ms", 9) << cell("M samples/s", 12) << cell("peak GB", 9) << "\n";
+  auto row = [&](const std::string& label, const Plan& plan) {
+    out << cell(label, 26) << cell(std::to_string(plan.config.per_rank_batch), 11)
+        << cell(std::string(checkpointing_name(plan.config.checkpointing)), 6)
+        << cell(std::string(precision_name(plan.config.precision)), 16)
+        << cell(ms(plan.prediction.step_us), 9) << cell(fixed(plan.prediction.samples_per_s / 1e6, 3), 12)
+        << cell(gb(plan.prediction.peak_memory_bytes), 9) << "\n";
+  };
+  row(source.hardware + "-optimal on " + source.hardware, source);
+  if (comparison.ported.is_ok()) {
+    row("direct port on " + comparison.codesigned.hardware, comparison.ported.value());
+  } else {
+    out << cell("direct port on " + comparison.codesigned.hardware, 26) << "  cannot run: "
+        << comparison.ported.status().message() << "\n";
+  }
+  row("co-designed on " + comparison.codesigned.hardware, comparison.codesigned);
+  if (comparison.ported.is_ok()) {
+    out << "\nco-designed / direct port: "
+        << fixed(comparison.codesigned.prediction.samples_per_s /
+                     comparison.ported->prediction.samples_per_s, 3)
+        << "x; ";
+  } else {
+    out << "\n";
+  }
+  out << comparison.codesigned.hardware << " co-designed / " << source.hardware << ": "
+      << fixed(comparison.codesigned.prediction.samples_per_s / source.prediction.samples_per_s, 3)
+      << "x\nwhat changed (" << source.hardware << " plan -> co-designed):\n";
+  for (const std::string& line : comparison.changes) out << "  " << line << "\n";
+  out << "\nmodel headroom on " << comparison.codesigned.hardware
+      << " (each change alone, re-planned):\n";
+  for (const HeadroomPoint& point : comparison.headroom) {
+    out << "  " << point.change << ": ";
+    if (point.fits) {
+      out << fixed(point.samples_per_s / 1e6, 3) << " M samples/s, peak " << gb(point.peak_memory_bytes)
+          << " GB\n";
+    } else {
+      out << "does not fit\n";
+    }
+  }
+  return out.str();
+}
+
 std::string pareto_svg(const SearchResult& result, std::string_view title) {
   constexpr double kWidth = 640, kHeight = 400, kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
   double max_memory = result.best.prediction.capacity_bytes, max_rate = 0.0;

@@ -25,5 +25,6 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome);  // bench tbe
 void add_gemm_commands(CLI::App& gemm, Outcome& outcome);       // gemm select/eval/calibrate
 void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome);   // gemm run/measure (cuBLASLt)
 void add_tbe_commands(CLI::App& tbe, Outcome& outcome);         // tbe check (correctness run)
+void add_plan_commands(CLI::App& plan, Outcome& outcome);       // plan, plan compare
 
 }  // namespace parity::cli

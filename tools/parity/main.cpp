@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
 
+  auto* plan = app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
+  add_plan_commands(*plan, outcome);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

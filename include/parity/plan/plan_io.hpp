@@ -34,6 +34,8 @@ std::vector<std::string> plan_differences(const Plan& from, const Plan& to);
 
 // Per-rank memory and time breakdown, then each table's placement.
 std::string plan_report(const Plan& plan, const PlannerModel& model);
+// Direct port vs co-designed, side by side, with the changes and the target's headroom.
+std::string comparison_report(const Comparison& comparison);
 // The Pareto front (samples/s vs peak memory per rank), the best plan marked, capacity drawn.
 std::string pareto_svg(const SearchResult& result, std::string_view title);
 
