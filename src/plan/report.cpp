@@ -77,6 +77,13 @@ Status check_plan_matches_model(const Plan& plan, const PlannerModel& model) {
   return Status::ok();
 }
 
+Status apply_plan_to_spec(const Plan& plan, model::ModelSpec& spec) {
+  PARITY_ASSIGN_OR_RETURN(const PlannerModel model, planner_model_from_spec(spec));
+  PARITY_RETURN_IF_ERROR(check_plan_matches_model(plan, model));
+  apply_precision_and_checkpointing(plan.config.precision, plan.config.checkpointing, spec);
+  return spec.validate();
+}
+
 std::vector<std::string> plan_differences(const Plan& from, const Plan& to) {
   std::vector<std::string> lines;
   if (from.config.per_rank_batch != to.config.per_rank_batch) {

@@ -28,6 +28,11 @@ Result<Plan> read_plan_file(const std::filesystem::path& path);
 // columns, rows partitioned; data-parallel: the whole table on every rank), ranks < gpus.
 Status check_plan_matches_model(const Plan& plan, const PlannerModel& model);
 
+// What `parity train --plan FILE` does with a plan: checks that it describes `spec`'s tables
+// (check_plan_matches_model) and writes its precision and checkpointing into `spec`. The batch
+// is plan.config.per_rank_batch per rank; each rank's shards are in plan.tables.
+Status apply_plan_to_spec(const Plan& plan, model::ModelSpec& spec);
+
 // What differs between two plans of the same model: batch, checkpointing, precision, sharding
 // types and placements, one line each.
 std::vector<std::string> plan_differences(const Plan& from, const Plan& to);
