@@ -31,5 +31,6 @@ void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome);   // gemm run/meas
 void add_tbe_commands(CLI::App& tbe, Outcome& outcome);         // tbe check (correctness run)
 void add_train_command(CLI::App& app, Outcome& outcome);        // train (cmd_train.cpp)
 void add_data_commands(CLI::App& data, Outcome& outcome);       // data generate / convert-criteo
+void add_plan_commands(CLI::App& plan, Outcome& outcome);       // plan, plan compare
 
 }  // namespace parity::cli

@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   // The library reports every failure as a Status; an exception reaching here is a bug, but it
   // still gets a message and its own exit code instead of an abort.
   constexpr int kInternalErrorExitCode = 4;
+  auto* plan = app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
+  add_plan_commands(*plan, outcome);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
