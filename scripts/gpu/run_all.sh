@@ -156,7 +156,7 @@ failures=0
 # ---- 2. GPU tests ----
 if [[ $skip_tests -eq 0 && ( -z "$only" || ",$only," == *",tests,"* ) ]]; then
   t0=$SECONDS
-  if [[ -n "$prebuilt" ]]; then
+  if [[ -n "$prebuilt" || -n "$build_targets" ]]; then
     gpu_test_command=("$build_dir/tests/parity_gpu_tests" --gtest_brief=1)
   else
     gpu_test_command=(ctest --test-dir "$build_dir" -L gpu --output-on-failure)
