@@ -140,7 +140,7 @@ if [[ -n "$prebuilt" ]]; then
     exit 1
   fi
 elif cmake --preset cuda "${extra_cmake_args[@]}" >> "$stage/build.log" 2>&1 &&
-     cmake --build --preset cuda -j "$(nproc)" ${build_targets:+--target $build_targets} >> "$stage/build.log" 2>&1; then
+     cmake --build --preset cuda -j "$(nproc)" ${build_targets:+--target $build_targets} -- -k 0 >> "$stage/build.log" 2>&1; then
   record build ok $((SECONDS - t0)) build.log
   snapshot
 else
