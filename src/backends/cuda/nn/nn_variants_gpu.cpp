@@ -3,6 +3,8 @@
 // include/parity/nn/dense_gpu.hpp. Asynchronous on the context's stream, except the loss, whose
 // value is read back (the trainer reports it every step).
 #include <mutex>
+#include <set>
+#include <string>
 
 #include "backends/cuda/register_backends.hpp"
 #include "nn/gemm_cache.hpp"
@@ -18,6 +20,70 @@ namespace {
 Status require_gpu_fp32(const LinearProblem& problem, const ExecutionContext& context) {
   if (context.device != DeviceKind::kGpu) return unsupported("runs on the GPU only");
   return Status::ok();
+}
+
+// cuBLASLt has no bf16 kernel for some of a layer's GEMMs (the bias-gradient epilogue at 2-byte
+// row alignment, e.g. 479 columns; an output width of 1). Those run on fp32 copies of the operands
+// (TF32 tensor cores, fp32 accumulation as before) and the result is cast back; the choice is
+// remembered per problem so the failed selection is not repeated every step.
+class Fp32Fallback {
+ public:
+  Status run(const gemm::GemmRunProblem& problem, const gemm::GemmArgs& args, const ExecutionContext& context) {
+    const std::string key = problem.shape.describe() + " " + std::string(gemm::run_epilogue_name(problem.epilogue));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (fp32_problems_.count(key) == 0) {
+        const Status status = detail::run_gemm(problem, args, context);
+        if (status.is_ok() || problem.shape.a_dtype == DType::kF32 ||
+            (status.code() != StatusCode::kUnsupported && status.code() != StatusCode::kDeviceError)) {
+          return status;
+        }
+        fp32_problems_.insert(key);
+      }
+    }
+    return run_fp32(problem, args, context);
+  }
+
+ private:
+  Status run_fp32(const gemm::GemmRunProblem& problem, const gemm::GemmArgs& args, const ExecutionContext& context) {
+    const auto& shape = problem.shape;
+    const std::int64_t a_count = shape.m * shape.k, b_count = shape.k * shape.n, d_count = shape.m * shape.n;
+    const bool cast_d = shape.c_dtype != DType::kF32;
+    const bool has_bias = args.bias != nullptr;
+    const std::int64_t floats = a_count + b_count + (cast_d ? d_count : 0) + (has_bias && cast_d ? shape.m : 0);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (staging_.size_bytes() < static_cast<std::size_t>(floats) * 4) {
+      PARITY_RETURN_IF_ERROR(parity::gpu::synchronize());
+      PARITY_ASSIGN_OR_RETURN(staging_, parity::gpu::DeviceBuffer::allocate(static_cast<std::size_t>(floats) * 4));
+    }
+    float* a = staging_.as<float>();
+    float* b = a + a_count;
+    float* d = cast_d ? b + b_count : static_cast<float*>(args.d);
+    float* bias = has_bias && cast_d ? b + b_count + d_count : nullptr;
+    PARITY_RETURN_IF_ERROR(gpu::cast(a_count, args.a, shape.a_dtype, a, DType::kF32, context.stream));
+    PARITY_RETURN_IF_ERROR(gpu::cast(b_count, args.b, shape.b_dtype, b, DType::kF32, context.stream));
+    if (bias != nullptr) PARITY_RETURN_IF_ERROR(gpu::cast(shape.m, args.bias, shape.c_dtype, bias, DType::kF32, context.stream));
+    gemm::GemmRunProblem fp32 = problem;
+    fp32.shape.a_dtype = fp32.shape.b_dtype = fp32.shape.c_dtype = DType::kF32;
+    fp32.allow_tf32 = true;
+    gemm::GemmArgs fp32_args = args;
+    fp32_args.a = a;
+    fp32_args.b = b;
+    fp32_args.d = d;
+    if (has_bias) fp32_args.bias = cast_d ? bias : args.bias;
+    PARITY_RETURN_IF_ERROR(detail::run_gemm(fp32, fp32_args, context));
+    if (!cast_d) return Status::ok();
+    return gpu::cast(d_count, d, DType::kF32, args.d, shape.c_dtype, context.stream);
+  }
+
+  std::mutex mutex_;
+  std::set<std::string> fp32_problems_;
+  parity::gpu::DeviceBuffer staging_;
+};
+
+Fp32Fallback& fallback() {
+  static Fp32Fallback instance;
+  return instance;
 }
 
 gemm::RunEpilogue forward_epilogue(const LinearProblem& problem) {
@@ -41,9 +107,9 @@ class LinearForwardGpu final : public LinearForwardVariant {
     gemm_args.b = args.input;
     gemm_args.d = args.output;
     gemm_args.bias = problem.bias == BiasMode::kBias ? args.bias : nullptr;
-    return detail::run_gemm(detail::linear_forward_gemm(problem.batch_size, problem.in_features, problem.out_features,
-                                                        problem.dtype, problem.math, forward_epilogue(problem)),
-                            gemm_args, context);
+    return fallback().run(detail::linear_forward_gemm(problem.batch_size, problem.in_features, problem.out_features,
+                                                      problem.dtype, problem.math, forward_epilogue(problem)),
+                          gemm_args, context);
   }
 };
 
@@ -73,7 +139,7 @@ class LinearBackwardGpu final : public LinearBackwardVariant {
     weight_args.b = grad_pre;
     weight_args.d = args.grad_weight;
     weight_args.bias_grad = has_bias ? args.grad_bias : nullptr;
-    PARITY_RETURN_IF_ERROR(detail::run_gemm(
+    PARITY_RETURN_IF_ERROR(fallback().run(
         detail::linear_weight_grad_gemm(rows, in, out, problem.dtype, problem.math,
                                         has_bias ? gemm::RunEpilogue::kBgradB : gemm::RunEpilogue::kNone),
         weight_args, context));
@@ -82,8 +148,8 @@ class LinearBackwardGpu final : public LinearBackwardVariant {
     data_args.a = args.weight;
     data_args.b = grad_pre;
     data_args.d = args.grad_input;
-    return detail::run_gemm(detail::linear_data_grad_gemm(rows, in, out, problem.dtype, problem.math), data_args,
-                            context);
+    return fallback().run(detail::linear_data_grad_gemm(rows, in, out, problem.dtype, problem.math), data_args,
+                          context);
   }
 };
 
