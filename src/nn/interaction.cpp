@@ -38,6 +38,9 @@ class DotForwardCpu final : public DotInteractionForwardVariant {
  public:
   std::string_view name() const override { return "dot_interaction_forward_cpu_omp"; }
   Status can_implement(const DotInteractionProblem& problem, const ExecutionContext& context) const override {
+    if (problem.output_stride != 0 && problem.output_stride != problem.output_dim()) {
+      return unsupported("a padded output stride runs on the GPU variant only");
+    }
     return require_fp32_cpu(problem.dtype, context);
   }
   Status run(const DotInteractionProblem& problem, const DotInteractionForwardArgs& args, void*,
@@ -72,6 +75,9 @@ class DotBackwardCpu final : public DotInteractionBackwardVariant {
  public:
   std::string_view name() const override { return "dot_interaction_backward_cpu_omp"; }
   Status can_implement(const DotInteractionProblem& problem, const ExecutionContext& context) const override {
+    if (problem.output_stride != 0 && problem.output_stride != problem.output_dim()) {
+      return unsupported("a padded output stride runs on the GPU variant only");
+    }
     return require_fp32_cpu(problem.dtype, context);
   }
   Status run(const DotInteractionProblem& problem, const DotInteractionBackwardArgs& args, void*,

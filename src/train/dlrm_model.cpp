@@ -76,11 +76,12 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
 
   // Dense parameter layout: bottom layers, cross layers, top layers.
   std::int64_t offset = 0;
-  const auto add_mlp = [&](std::int64_t in, const std::vector<int>& widths, bool relu_on_last,
-                           std::vector<LinearSlot>* slots) {
+  const auto add_mlp = [&](std::int64_t in, std::int64_t fan_in, const std::vector<int>& widths,
+                           bool relu_on_last, std::vector<LinearSlot>* slots) {
     for (std::size_t l = 0; l < widths.size(); ++l) {
       LinearSlot slot;
       slot.in = in;
+      slot.fan_in = l == 0 ? fan_in : in;
       slot.out = widths[l];
       const bool is_last = l + 1 == widths.size();
       slot.activation = (!is_last || relu_on_last) ? nn::Activation::kRelu : nn::Activation::kNone;
@@ -93,8 +94,12 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
     }
   };
   // Bottom MLP: ReLU after every layer (DLRM, MLPerf DLRMv2); top: none after the logit.
-  add_mlp(spec.num_dense_features, spec.bottom_mlp, true, &model.bottom_);
+  const bool pad = device == DeviceKind::kGpu && spec.interaction == model::InteractionKind::kDot;
+  const auto padded = [pad](std::int64_t columns) { return pad ? (columns + 7) / 8 * 8 : columns; };
+  model.dense_input_width_ = padded(spec.num_dense_features);
+  add_mlp(model.dense_input_width_, spec.num_dense_features, spec.bottom_mlp, true, &model.bottom_);
   const std::int64_t width = spec.interaction_output_dim();
+  model.top_input_width_ = padded(width);
   if (spec.interaction == model::InteractionKind::kDcnV2) {
     for (int l = 0; l < spec.cross_layers; ++l) {
       CrossSlot slot;
@@ -107,7 +112,7 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
       model.cross_.push_back(slot);
     }
   }
-  add_mlp(width, spec.top_mlp, false, &model.top_);
+  add_mlp(model.top_input_width_, width, spec.top_mlp, false, &model.top_);
   model.dense_parameters_ = offset;
   if (device == DeviceKind::kGpu && !model.cross_.empty()) {
     return unsupported("model: the DCNv2 cross layers have no GPU path in this build (interaction=dcnv2); "
@@ -120,7 +125,7 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   if (act == DType::kBF16) {
     PARITY_ASSIGN_OR_RETURN(model.shadow_, Buffer::allocate(device, offset * 2, "bf16 dense weights"));
     PARITY_ASSIGN_OR_RETURN(model.input_dense_act_,
-                            activation(device, batch, spec.num_dense_features, "bf16 dense input", act));
+                            activation(device, batch, model.dense_input_width_, "bf16 dense input", act));
   }
   PARITY_ASSIGN_OR_RETURN(model.dense_state1_,
                           Buffer::allocate(device, state_buffers >= 1 ? offset * kFloat : 0, "dense state1"));
@@ -143,13 +148,13 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   std::int64_t ids_per_sample = 0;
   for (const auto& feature : spec.embedding.features) ids_per_sample += feature.ids_per_sample;
   model.max_indices_ = batch * ids_per_sample;
-  PARITY_ASSIGN_OR_RETURN(model.input_dense_, activation(device, batch, spec.num_dense_features, "dense input"));
+  PARITY_ASSIGN_OR_RETURN(model.input_dense_, activation(device, batch, model.dense_input_width_, "dense input"));
   PARITY_ASSIGN_OR_RETURN(model.input_indices_, Buffer::allocate(device, model.max_indices_ * 8, "indices"));
   PARITY_ASSIGN_OR_RETURN(model.input_offsets_,
                           Buffer::allocate(device, (batch * spec.num_features() + 1) * 8, "offsets"));
   PARITY_ASSIGN_OR_RETURN(model.input_labels_, activation(device, batch, 1, "labels"));
 
-  std::int64_t widest = std::max<std::int64_t>(spec.num_dense_features, width);
+  std::int64_t widest = std::max<std::int64_t>(model.dense_input_width_, model.top_input_width_);
   for (const auto& slot : model.bottom_) {
     PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, "bottom activations", act));
     model.bottom_outputs_.push_back(std::move(out));
@@ -170,7 +175,7 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   }
   const std::int64_t pooled = layout.total_output_dim();
   PARITY_ASSIGN_OR_RETURN(model.pooled_, activation(device, batch, pooled, "pooled embeddings", act));
-  PARITY_ASSIGN_OR_RETURN(model.interaction_, activation(device, batch, width, "interaction", act));
+  PARITY_ASSIGN_OR_RETURN(model.interaction_, activation(device, batch, model.top_input_width_, "interaction", act));
   PARITY_ASSIGN_OR_RETURN(model.grad_a_, activation(device, batch, widest, "gradients", act));
   PARITY_ASSIGN_OR_RETURN(model.grad_b_, activation(device, batch, widest, "gradients", act));
   PARITY_ASSIGN_OR_RETURN(model.grad_pre_, activation(device, batch, widest, "gradients", act));
@@ -195,7 +200,7 @@ Status DlrmModel::initialize(std::uint64_t seed) {
   std::uint64_t stream = 1;
   for (const auto* slots : {&bottom_, &top_}) {
     for (const auto& slot : *slots) {
-      const double bound = 1.0 / std::sqrt(static_cast<double>(slot.in));
+      const double bound = 1.0 / std::sqrt(static_cast<double>(slot.fan_in));
       fill_uniform(p + slot.weight_offset, slot.in * slot.out, bound, seed, stream++);
       fill_uniform(p + slot.bias_offset, slot.out, bound, seed, stream++);
     }
@@ -279,7 +284,17 @@ Status DlrmModel::stage_inputs(const data::Batch& batch) {
                    "batch: offsets has ", batch.offsets.size(), " entries; expected ",
                    rows * spec_.num_features() + 1);
   num_indices_ = indices;
-  PARITY_RETURN_IF_ERROR(input_dense_.copy_from_host(batch.dense.data(), rows * spec_.num_dense_features * kFloat));
+  if (dense_input_width_ == spec_.num_dense_features) {
+    PARITY_RETURN_IF_ERROR(input_dense_.copy_from_host(batch.dense.data(), rows * spec_.num_dense_features * kFloat));
+  } else {  // zero padding columns (GPU)
+    const auto width = static_cast<std::size_t>(dense_input_width_);
+    const auto features = static_cast<std::size_t>(spec_.num_dense_features);
+    padded_dense_.assign(static_cast<std::size_t>(rows) * width, 0.0f);
+    for (std::size_t b = 0; b < static_cast<std::size_t>(rows); ++b) {
+      std::copy_n(batch.dense.data() + b * features, features, padded_dense_.data() + b * width);
+    }
+    PARITY_RETURN_IF_ERROR(input_dense_.copy_from_host(padded_dense_.data(), rows * dense_input_width_ * kFloat));
+  }
   PARITY_RETURN_IF_ERROR(input_indices_.copy_from_host(batch.indices.data(), indices * 8));
   PARITY_RETURN_IF_ERROR(input_offsets_.copy_from_host(batch.offsets.data(),
                                                        static_cast<std::int64_t>(batch.offsets.size()) * 8));
@@ -287,7 +302,7 @@ Status DlrmModel::stage_inputs(const data::Batch& batch) {
   if (input_dense_act_.size_bytes() == 0) return Status::ok();
   PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("bf16 input"));
   return hooks->cast(input_dense_.data(), DType::kF32, input_dense_act_.data(), act_dtype_,
-                     rows * spec_.num_dense_features, context_.stream);
+                     rows * dense_input_width_, context_.stream);
 }
 
 Status DlrmModel::forward(const data::Batch& batch) {
@@ -338,7 +353,8 @@ Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
   const std::int64_t dim = spec_.bottom_output_dim();
   const void* top_input = interaction_.data();
   if (cross_.empty()) {
-    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, dtype};  // dtype = act_dtype_
+    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, dtype,
+                                            top_input_width_ == spec_.interaction_output_dim() ? 0 : top_input_width_};
     PARITY_RETURN_IF_ERROR(nn::dot_interaction_forward(
         problem, {bottom_outputs_.back().data(), pooled_.data(), interaction_.data()}, context_));
   } else {

@@ -21,7 +21,8 @@
 namespace parity::train::detail {
 
 struct LinearSlot {
-  std::int64_t in = 0;
+  std::int64_t in = 0;       // columns of the input buffer (padded to 8 on the GPU)
+  std::int64_t fan_in = 0;   // the model's input width: the initialisation bound 1/sqrt(fan_in)
   std::int64_t out = 0;
   nn::Activation activation = nn::Activation::kRelu;
   std::int64_t weight_offset = 0;  // floats into the dense parameter buffer
@@ -103,9 +104,15 @@ class DlrmModel {
   std::vector<Buffer> cross_outputs_, cross_low_, cross_cross_;
   Buffer grad_a_, grad_b_, grad_pre_, grad_pooled_, grad_x0_, scratch_cross_, scratch_low_;
   Buffer grad_logits_;
+  // GPU: the dense input and the dot interaction's output are padded to a multiple of 8 columns
+  // (zeros), so every GEMM row is 16-byte aligned (TMA kernels); the padded weight columns multiply
+  // zeros and get zero gradients. CPU: no padding.
+  std::int64_t dense_input_width_ = 0;
+  std::int64_t top_input_width_ = 0;
   DType act_dtype_ = DType::kF32;       // activations and their gradients (bf16 runs: kBF16)
   Buffer shadow_;                       // bf16 runs: bf16 copy of dense_weights_
   Buffer input_dense_act_;              // bf16 runs: the dense input cast to bf16
+  std::vector<float> padded_dense_;     // GPU: the dense input with its padding columns, on the host
   void* logits_ = nullptr;              // on the model's device, act_dtype_
   std::vector<float> host_logits_;      // GPU runs: the last forward()'s logits
 };

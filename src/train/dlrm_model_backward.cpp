@@ -77,7 +77,8 @@ Status DlrmModel::backward_interaction(std::int64_t batch_size, void* grad_untyp
                                        void** grad_bottom) {
   const std::int64_t dim = spec_.bottom_output_dim();
   if (cross_.empty()) {
-    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, act_dtype_};
+    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, act_dtype_,
+                                            top_input_width_ == spec_.interaction_output_dim() ? 0 : top_input_width_};
     PARITY_RETURN_IF_ERROR(nn::dot_interaction_backward(
         problem, {bottom_outputs_.back().data(), pooled_.data(), grad_untyped, spare_untyped, grad_pooled_.as<float>()},
         context_));

@@ -164,6 +164,7 @@ gpu::InteractionShape interaction_shape(const DotInteractionProblem& problem) {
   shape.num_embeddings = static_cast<int>(problem.num_embeddings);
   shape.dim = static_cast<int>(problem.dim);
   shape.dtype = problem.dtype;
+  shape.output_stride = problem.output_stride;
   return shape;
 }
 
