@@ -47,9 +47,10 @@ Status read_variant_efficiency(const json& root, std::string_view origin, ModelS
   PARITY_CHECK_ARG(it->is_array() && it->size() == expected,
                    jc::key_context(origin, "variant_efficiency"), ": expected an array of ",
                    expected, " positive numbers, got ", jc::describe(*it));
-  // The fit sets each to a geometric-mean residual; 1e-3..1e3 is far wider than any real one.
-  constexpr double kMinEfficiency = 1e-3;
-  constexpr double kMaxEfficiency = 1e3;
+  // The fit sets each to a geometric-mean residual (0.97-1.02 on the H200); [0.5, 1.5] is far
+  // wider, yet keeps a multiplier of the sustained rate from lifting predictions past the peak.
+  constexpr double kMinEfficiency = 0.5;
+  constexpr double kMaxEfficiency = 1.5;
   for (std::size_t i = 0; i < expected; ++i) {
     const std::string where = jc::key_context(origin, detail::concat("variant_efficiency[", i, "]"));
     const json& value = (*it)[i];

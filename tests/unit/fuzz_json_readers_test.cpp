@@ -12,6 +12,7 @@
 #include <string>
 
 #include "parity/gemm/calibration_file.hpp"
+#include "parity/gemm/candidate_space.hpp"
 #include "parity/gemm/measurements.hpp"
 #include "parity/hw/calibration.hpp"
 #include "parity/hw/catalogue.hpp"
@@ -42,6 +43,27 @@ void fuzz_json(std::uint64_t seed, const json& valid,
       judge);
 }
 
+// What an accepted catalogue entry feeds: the GEMM model. Its predictions for a few candidates of
+// one shape must be finite, positive and no faster than the entry's own dense peak.
+std::string predictions_problem(const hw::HardwareSpec& spec) {
+  const auto device = gemm::device_params_from_spec(spec);
+  if (!device.is_ok()) return device.status().message().empty() ? "an empty model message" : "";
+  const gemm::GemmModel model(*device, gemm::default_scalars(*device));
+  gemm::GemmProblem problem;
+  problem.m = problem.n = problem.k = 4096;
+  const auto space = gemm::modelled_space(gemm::problem_class(problem), *device);
+  for (std::size_t i = 0; i < space.size(); i += space.size() / 8 + 1) {
+    const double us = model.predict_us(problem, space[i]);
+    if (!std::isfinite(us) && model.prepare(gemm::problem_class(problem), space[i]).is_feasible) {
+      return "a non-finite prediction for a feasible candidate";
+    }
+    if (std::isfinite(us) && (us <= 0 || problem.flop_count() / (us * 1e6) > spec.dense_bf16_tflops.value * (1 + 1e-9))) {
+      return "a prediction of " + std::to_string(us) + " us, above the peak or not positive";
+    }
+  }
+  return "";
+}
+
 // h200.json with one-letter provenance sources: the same structure, a third of the bytes.
 json small_catalogue_entry() {
   json spec = shipped_json("data/hardware/h200.json");
@@ -69,7 +91,7 @@ TEST(FuzzReaders, HardwareCatalogueEntry) {
                           }
                         }
                         if (spec.matrix_instructions.empty()) return "no matrix instructions";
-                        return "";
+                        return predictions_problem(spec);
                       });
   });
 }
@@ -96,6 +118,26 @@ TEST(FuzzReaders, HardwareCalibration) {
   });
 }
 
+// Accepted scalars drive the H200 model: its predictions must stay finite, positive and below
+// the catalogue's dense peak whatever in-bounds values the file holds.
+std::string scalar_predictions_problem(const gemm::ModelScalars& scalars) {
+  static const hw::HardwareSpec h200 = *hw::find_hardware("h200");
+  static const gemm::DeviceParams device = *gemm::device_params_from_spec(h200);
+  const gemm::GemmModel model(device, scalars);
+  gemm::GemmProblem problem;
+  problem.m = problem.n = problem.k = 8192;
+  static const auto space = gemm::hopper_modelled_space(gemm::problem_class(problem));
+  for (std::size_t i = 0; i < space.size(); i += 37) {
+    const double us = model.predict_us(problem, space[i]);
+    if (!std::isfinite(us) || us <= 0 ||
+        problem.flop_count() / (us * 1e6) > h200.dense_bf16_tflops.value * (1 + 1e-9)) {
+      return "a prediction of " + std::to_string(us) + " us for " + space[i].short_name() +
+             " (not positive, not finite or above the peak)";
+    }
+  }
+  return "";
+}
+
 json small_gemm_calibration() {
   json calibration = shipped_json("data/calibration/h200_gemm.json");
   calibration["provenance"] = {{"source", "fuzz seed"}};
@@ -115,10 +157,10 @@ TEST(FuzzReaders, GemmCalibration) {
                           }
                         }
                         for (const double e : c.scalars.variant_efficiency) {
-                          if (!is_finite_in(e, 1e-3, 1e3)) return "variant efficiency out of range";
+                          if (!is_finite_in(e, 0.5, 1.5)) return "variant efficiency out of range";
                         }
                         if (c.is_default || c.device.empty()) return "labelled default or no device";
-                        return "";
+                        return scalar_predictions_problem(c.scalars);
                       });
   });
 }
