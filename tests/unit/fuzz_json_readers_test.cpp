@@ -57,7 +57,8 @@ std::string predictions_problem(const hw::HardwareSpec& spec) {
     if (!std::isfinite(us) && model.prepare(gemm::problem_class(problem), space[i]).is_feasible) {
       return "a non-finite prediction for a feasible candidate";
     }
-    if (std::isfinite(us) && (us <= 0 || problem.flop_count() / (us * 1e6) > spec.dense_bf16_tflops.value * (1 + 1e-9))) {
+    if (std::isfinite(us) && (us <= 0 || problem.flop_count() / (us * 1e6) >
+                                             spec.dense_bf16_tflops.value * (1 + 1e-9))) {
       return "a prediction of " + std::to_string(us) + " us, above the peak or not positive";
     }
   }
@@ -98,23 +99,22 @@ TEST(FuzzReaders, HardwareCatalogueEntry) {
 
 TEST(FuzzReaders, HardwareCalibration) {
   fuzz_json(0xCA11B, shipped_json("data/calibration/h200.json"), [](const std::string& text) {
-    return verdict_of(hw::parse_calibration_text(text, "h200.json"),
-                      [](const hw::Calibration& c) -> std::string {
-                        // 0 (not measured) or within the reader's range.
-                        const auto measured = [](double v, double low, double high) {
-                          return v == 0.0 || is_finite_in(v, low, high);
-                        };
-                        if (!measured(c.copy_bandwidth_tbps, 1e-3, 100) ||
-                            !measured(c.bf16_gemm_tflops, 1e-3, 1e5) || c.sm_count < 0 ||
-                            c.l2_bytes < 0 || !measured(c.sm_clock_before_mhz, 1, 1e4) ||
-                            !measured(c.sm_clock_after_mhz, 1, 1e4)) {
-                          return "a measurement out of range";
-                        }
-                        if (c.device_name.empty() || c.provenance.date.size() < 10) {
-                          return "empty device or short date";
-                        }
-                        return "";
-                      });
+    return verdict_of(
+        hw::parse_calibration_text(text, "h200.json"), [](const hw::Calibration& c) -> std::string {
+          // 0 (not measured) or within the reader's range.
+          const auto measured = [](double v, double low, double high) {
+            return v == 0.0 || is_finite_in(v, low, high);
+          };
+          if (!measured(c.copy_bandwidth_tbps, 1e-3, 100) ||
+              !measured(c.bf16_gemm_tflops, 1e-3, 1e5) || c.sm_count < 0 || c.l2_bytes < 0 ||
+              !measured(c.sm_clock_before_mhz, 1, 1e4) || !measured(c.sm_clock_after_mhz, 1, 1e4)) {
+            return "a measurement out of range";
+          }
+          if (c.device_name.empty() || c.provenance.date.size() < 10) {
+            return "empty device or short date";
+          }
+          return "";
+        });
   });
 }
 
@@ -146,22 +146,22 @@ json small_gemm_calibration() {
 
 TEST(FuzzReaders, GemmCalibration) {
   fuzz_json(0x6E33C, small_gemm_calibration(), [](const std::string& text) {
-    return verdict_of(gemm::parse_gemm_calibration(text, "h200_gemm.json"),
-                      [](const gemm::GemmCalibration& c) -> std::string {
-                        const auto values = gemm::scalars_to_array(c.scalars);
-                        for (int i = 0; i < gemm::kNumModelScalars; ++i) {
-                          const auto bounds = gemm::scalar_bounds(i);
-                          if (!is_finite_in(values[static_cast<std::size_t>(i)], bounds[0],
-                                            bounds[1])) {
-                            return std::string(gemm::scalar_name(i)) + " out of its bounds";
-                          }
-                        }
-                        for (const double e : c.scalars.variant_efficiency) {
-                          if (!is_finite_in(e, 0.5, 1.5)) return "variant efficiency out of range";
-                        }
-                        if (c.is_default || c.device.empty()) return "labelled default or no device";
-                        return scalar_predictions_problem(c.scalars);
-                      });
+    return verdict_of(
+        gemm::parse_gemm_calibration(text, "h200_gemm.json"),
+        [](const gemm::GemmCalibration& c) -> std::string {
+          const auto values = gemm::scalars_to_array(c.scalars);
+          for (int i = 0; i < gemm::kNumModelScalars; ++i) {
+            const auto bounds = gemm::scalar_bounds(i);
+            if (!is_finite_in(values[static_cast<std::size_t>(i)], bounds[0], bounds[1])) {
+              return std::string(gemm::scalar_name(i)) + " out of its bounds";
+            }
+          }
+          for (const double e : c.scalars.variant_efficiency) {
+            if (!is_finite_in(e, 0.5, 1.5)) return "variant efficiency out of range";
+          }
+          if (c.is_default || c.device.empty()) return "labelled default or no device";
+          return scalar_predictions_problem(c.scalars);
+        });
   });
 }
 
@@ -173,11 +173,13 @@ json small_measurements() {
     c.heuristic_rank = rank;
     return c.describe();
   };
-  json shape = {{"name", "s0"},       {"m", 512},        {"n", 256},
-                {"k", 1024},          {"batch", 1},      {"dtype", "bf16"},
-                {"layout", "TN"},     {"heuristic_us", 120.5}};
+  json shape = {{"name", "s0"}, {"m", 512},        {"n", 256},       {"k", 1024},
+                {"batch", 1},   {"dtype", "bf16"}, {"layout", "TN"}, {"heuristic_us", 120.5}};
   shape["candidates"] = {
-      {{"config", config(128, 0)}, {"median_ms", 0.25}, {"spread_ms", 0.01}, {"screen_ms", 0.24},
+      {{"config", config(128, 0)},
+       {"median_ms", 0.25},
+       {"spread_ms", 0.01},
+       {"screen_ms", 0.24},
        {"heuristic_rank", 0}},
       {{"config", config(256, -1)}, {"median_ms", 0.3}, {"spread_ms", 0.02}, {"screen_ms", 0.31}}};
   shape["screened"] = {{{"config", config(64, -1)}, {"screen_ms", 0.5}, {"heuristic_rank", -1}},
