@@ -29,6 +29,8 @@ std::filesystem::path catalogue_dir(const std::optional<std::filesystem::path>& 
 // The JSON-typed parse/serialise pair is private to the library (src/hw/hw_json.hpp).
 std::string hardware_spec_json_text(const HardwareSpec& spec);
 
+// The same from JSON text (what load_hardware_spec_file reads). Never throws.
+Result<HardwareSpec> parse_hardware_spec_text(std::string_view text, std::string_view origin);
 Result<HardwareSpec> load_hardware_spec_file(const std::filesystem::path& path);
 // Every *.json in `hardware_dir`, sorted by vendor then name. Rejects an empty or missing
 // directory and two entries claiming the same name or alias.
