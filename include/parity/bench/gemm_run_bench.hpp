@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,25 @@ struct GemmRunBenchResult {
 };
 
 // Runs every problem on the current device; a problem that fails is reported in its `error`.
+// `on_result` (optional) sees each result as soon as it is measured.
 Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
-    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options);
+    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options,
+    const std::function<void(const GemmRunBenchResult&)>& on_result = {});
+
+// `parity bench gemm-run` as one call.
+struct GemmRunBenchRequest {
+  std::string model = "all";  // all, dlrm-kaggle, dlrm-v2
+  std::int64_t batch_size = 65536;
+  DType dtype = DType::kBF16;
+  GemmRunBenchOptions options;
+  std::string out;  // results JSON with provenance (empty: none)
+};
+// CPU: checks the request (kInvalidArgument naming the field) and lists its problems.
+Result<std::vector<GemmRunBenchProblem>> gemm_run_bench_problems(
+    const GemmRunBenchRequest& request);
+// parity_gpu: runs them, hands `print` one table line per GEMM as it finishes, writes the JSON
+// (provenance, method, one row per GEMM, clocks) and returns the closing text.
+Result<std::string> run_gemm_run_bench_report(const GemmRunBenchRequest& request,
+                                              const std::function<void(const std::string&)>& print);
 
 }  // namespace parity::bench

@@ -18,11 +18,9 @@
 #include "backends/cuda/gemm/lt_common.hpp"
 #include "gemm/gemm_run_backend.hpp"
 #include "parity/core/gpu.hpp"
-#include "parity/gemm/calibration.hpp"
 #include "parity/gemm/cublaslt.hpp"
-#include "parity/gemm/model.hpp"
 #include "parity/gemm/selector.hpp"
-#include "parity/hw/catalogue.hpp"
+#include "parity/gemm/workflow.hpp"
 
 // Referenced by the linker option parity_gpu exports (--undefined), so this object file, and with
 // it the registration below, is always linked from the static library.
@@ -193,11 +191,10 @@ Result<DeviceState*> device_state() {
 Result<Selector*> selector_for(DeviceState& state, const std::string& hardware) {
   auto& selector = state.selectors[hardware];
   if (!selector) {
-    PARITY_ASSIGN_OR_RETURN(const hw::HardwareSpec spec, hw::find_hardware(hardware, std::nullopt));
-    PARITY_ASSIGN_OR_RETURN(const DeviceParams device, device_params_from_spec(spec));
-    PARITY_ASSIGN_OR_RETURN(const GemmCalibration calibration,
-                            load_gemm_calibration_or_default(device, std::nullopt));
-    selector = std::make_unique<Selector>(GemmModel(device, calibration.scalars));
+    ModelSource source;
+    source.hw = hardware;
+    PARITY_ASSIGN_OR_RETURN(const LoadedModel model, load_model(source));
+    selector = std::make_unique<Selector>(make_selector(model));
   }
   return selector.get();
 }
@@ -305,7 +302,10 @@ Result<Chosen> GpuGemmRun::select_with_model(DeviceState& state, const GemmOptio
   auto try_candidate = [&](const Candidate& candidate, const std::string& how) -> Result<Chosen> {
     const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidate);
     PARITY_ASSIGN_OR_RETURN(const std::int64_t workspace, check(algo));
-    return Chosen{algo, workspace, how};
+    // The model's time with the run epilogue's own traffic (aux, bias gradient) added.
+    const double predicted_us = selector->model().predict_us(p_.shape, candidate, p_.epilogue);
+    return Chosen{algo, workspace,
+                  how + parity::detail::concat(", predicted ", predicted_us, " us")};
   };
   const std::string count = std::to_string(candidates.size());
   auto first = try_candidate(
