@@ -38,8 +38,8 @@ struct GemmRunBenchOptions {
   bool measure_oracle = true;  // run `gemm measure`'s method per GEMM (slow: every candidate)
   int oracle_repetitions = 30;
   double oracle_min_timed_ms = 2.0;
-  int host_calls = 200;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
-  int host_samples = 10;  // samples (median reported)
+  int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
+  int host_samples = 5;  // samples (median reported)
   std::string hardware = "h200";
 };
 
