@@ -207,8 +207,8 @@ struct Chosen {
 
 class GpuGemmRun final : public GemmRunBackend {
  public:
-  GpuGemmRun(const GemmRunProblem& problem, cublasLtHandle_t handle)
-      : p_(problem), handle_(handle) {}
+  GpuGemmRun(const GemmRunProblem& problem, cublasLtHandle_t handle, bool deterministic)
+      : p_(problem), handle_(handle), deterministic_(deterministic) {}
   Status prepare(DeviceState& state, const GemmOptions& options);
 
   std::int64_t workspace_bytes() const override { return chosen_.workspace_bytes; }
@@ -225,6 +225,9 @@ class GpuGemmRun final : public GemmRunBackend {
 
   GemmRunProblem p_;
   cublasLtHandle_t handle_ = nullptr;
+  // ExecutionContext::deterministic: split-K reductions that accumulate in place (atomics) are
+  // refused, so repeated runs give bitwise equal results.
+  bool deterministic_ = false;
   LtDescriptors lt_;
   Chosen chosen_;
   std::string configuration_;
@@ -247,6 +250,12 @@ Result<std::int64_t> GpuGemmRun::check(const cublasLtMatmulAlgo_t& algo) const {
   if (result.workspaceSize > lt::kMaxWorkspaceBytes) {
     return unsupported("needs ", result.workspaceSize, " bytes of workspace");
   }
+  if (deterministic_) {
+    PARITY_ASSIGN_OR_RETURN(const lt::AlgoConfig config, lt::read_config(algo));
+    if (config.split_k > 1 && config.reduction_scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE) {
+      return unsupported("in-place split-K reduction is not deterministic");
+    }
+  }
   return static_cast<std::int64_t>(result.workspaceSize);
 }
 
@@ -260,6 +269,12 @@ Result<Chosen> GpuGemmRun::heuristic_top1(const std::string& why) const {
   const std::uint64_t workspace = lt::kMaxWorkspaceBytes;
   PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+  if (deterministic_) {
+    const std::uint32_t schemes =
+        CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
+    PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes)));
+  }
   const auto align = static_cast<std::uint32_t>(alignment_bytes_);
   for (auto attr :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -426,10 +441,10 @@ Status GpuGemmRun::run(const GemmArgs& args, const ExecutionContext& context) co
 }
 
 Result<std::unique_ptr<GemmRunBackend>> create_gpu_gemm_run(const GemmRunProblem& problem,
-                                                            const ExecutionContext& /*context*/,
+                                                            const ExecutionContext& context,
                                                             const GemmOptions& options) {
   PARITY_ASSIGN_OR_RETURN(DeviceState * state, device_state());
-  auto backend = std::make_unique<GpuGemmRun>(problem, state->handle.get());
+  auto backend = std::make_unique<GpuGemmRun>(problem, state->handle.get(), context.deterministic);
   PARITY_RETURN_IF_ERROR(backend->prepare(*state, options));
   return std::unique_ptr<GemmRunBackend>(std::move(backend));
 }
