@@ -145,6 +145,13 @@ Result<SplitWriter> SplitWriter::create(const std::string& dir, const std::strin
   std::error_code error;
   std::filesystem::create_directories(dir + "/" + split, error);
   if (error) return io_error("dataset ", dir, ": cannot create ", dir, "/", split, ": ", error.message());
+  // A dataset written here before may have had more tables: its extra sparse files would linger.
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/" + split, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool is_sparse_file = name.rfind("sparse_", 0) == 0 &&
+                                (name.ends_with(".i32") || name.ends_with(".i64"));
+    if (is_sparse_file) std::filesystem::remove(entry.path(), error);
+  }
   SplitWriter writer;
   writer.schema_ = schema;
   writer.paths_ = {dense_path(dir, split), labels_path(dir, split)};

@@ -72,6 +72,18 @@ TEST_F(SyntheticTest, SameSeedSameBytesAnyThreadCount) {
   }
 }
 
+TEST_F(SyntheticTest, RewritingLeavesNoStaleFiles) {
+  SyntheticOptions options;
+  options.train_samples = 100;
+  ASSERT_TRUE(generate_synthetic(small_schema(), options, path("ds")).is_ok());
+  DatasetSchema one_table = small_schema();
+  one_table.tables.resize(1);
+  ASSERT_TRUE(generate_synthetic(one_table, options, path("ds")).is_ok());
+  EXPECT_TRUE(std::filesystem::exists(path("ds/train/sparse_0.i32")));
+  EXPECT_FALSE(std::filesystem::exists(path("ds/train/sparse_1.i32")));
+  EXPECT_FALSE(std::filesystem::exists(path("ds/train/sparse_2.i64")));
+}
+
 TEST_F(SyntheticTest, PlantedAucNearTarget) {
   for (const double target : {0.70, 0.78, 0.80}) {
     SyntheticOptions options;
