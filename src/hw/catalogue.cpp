@@ -124,9 +124,19 @@ Result<Quantity> parse_quantity(const json& spec, const QuantityField& field,
   Quantity quantity;
   PARITY_ASSIGN_OR_RETURN(quantity.value, detail::read_number(*it, "value", origin, field.key));
   const std::string value_where = key_context(origin, join_key(field.key, "value"));
+  // Far outside every figure of every GPU (B200 FP8: 4500 TFLOP/s, MI355X: 256 CUs; the smallest
+  // figure is a count of 1), so only garbage or a unit mistake trips them; they also keep integer
+  // fields exact and quotients finite when the models convert and divide them.
+  constexpr double kMinQuantityValue = 1e-3;
+  constexpr double kMaxQuantityValue = 1e6;
   if (quantity.value <= 0.0) {
     return invalid_argument(value_where, ": value ", quantity.value, " must be > 0 (", field.label,
                             field.unit.empty() ? "" : " in ", field.unit, ")");
+  }
+  if (quantity.value < kMinQuantityValue || quantity.value > kMaxQuantityValue) {
+    return invalid_argument(value_where, ": value ", quantity.value, " is outside [",
+                            kMinQuantityValue, ", ", kMaxQuantityValue, "] (", field.label,
+                            field.unit.empty() ? "" : " in ", field.unit, "): a unit mistake?");
   }
   if (field.domain == QuantityDomain::kPositiveInteger) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t whole,
@@ -329,6 +339,11 @@ json hardware_spec_to_json(const HardwareSpec& spec) {
   out["matrix_instructions"] = std::move(instructions);
   out["scale_up_topology"] = scale_up_topology_name(spec.scale_up_topology);
   return out;
+}
+
+Result<HardwareSpec> parse_hardware_spec_text(std::string_view text, std::string_view origin) {
+  PARITY_ASSIGN_OR_RETURN(const json parsed, detail::parse_json_text(text, origin));
+  return parse_hardware_spec(parsed, origin);
 }
 
 Result<HardwareSpec> load_hardware_spec_file(const std::filesystem::path& path) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nn/gpu_slots.hpp"
 #include "nn/variant_support.hpp"
 
 namespace parity::nn {
@@ -49,7 +50,7 @@ class BceLossCpu final : public BceLossVariant {
 
 const std::vector<const BceLossVariant*>& bce_loss_variants() {
   static const BceLossCpu cpu;
-  static const detail::GpuPendingVariant<BceLossProblem, BceLossArgs> gpu("bce_with_logits_gpu_reduce");
+  auto& gpu = detail::bce_with_logits_gpu_reduce_slot();
   static const std::vector<const BceLossVariant*> variants = {&cpu, &gpu};
   return variants;
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "nn/gpu_slots.hpp"
 #include "nn/variant_support.hpp"
 
 namespace parity::nn {
@@ -92,8 +93,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
 
 const std::vector<const DenseOptimizerVariant*>& dense_optimizer_variants() {
   static const DenseOptimizerCpu cpu;
-  static const detail::GpuPendingVariant<DenseOptimizerProblem, DenseOptimizerArgs> gpu(
-      "dense_optimizer_gpu_elementwise");
+  auto& gpu = detail::dense_optimizer_gpu_elementwise_slot();
   static const std::vector<const DenseOptimizerVariant*> variants = {&cpu, &gpu};
   return variants;
 }

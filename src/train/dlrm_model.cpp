@@ -6,7 +6,8 @@
 #include <cstring>
 
 #include "parity/core/dtype.hpp"
-#include "parity/embedding/tbe_cpu.hpp"
+#include "core/device_hooks.hpp"
+#include "parity/embedding/tbe_op.hpp"
 #include "parity/nn/interaction.hpp"
 #include "parity/nn/loss.hpp"
 #include "parity/nn/optimizer.hpp"
@@ -101,6 +102,10 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   }
   add_mlp(width, spec.top_mlp, false, &model.top_);
   model.dense_parameters_ = offset;
+  if (device == DeviceKind::kGpu && !model.cross_.empty()) {
+    return unsupported("model: the DCNv2 cross layers have no GPU path in this build (interaction=dcnv2); "
+                       "use --device cpu or a dot-interaction model");
+  }
 
   const int state_buffers = nn::dense_optimizer_state_buffers(spec.dense_optimizer.kind);
   PARITY_ASSIGN_OR_RETURN(model.dense_weights_, Buffer::allocate(device, offset * kFloat, "dense weights"));
@@ -169,8 +174,12 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
 }
 
 Status DlrmModel::initialize(std::uint64_t seed) {
-  float* p = params();
-  PARITY_RETURN_IF_ERROR(dense_weights_.fill_zero());  // padding and cross biases
+  // Dense parameters are filled on the host (and copied to the device on a GPU run).
+  std::vector<float> host_params;
+  const bool on_gpu = context_.device == DeviceKind::kGpu;
+  if (on_gpu) host_params.assign(static_cast<std::size_t>(dense_parameters_), 0.0f);
+  float* p = on_gpu ? host_params.data() : params();
+  if (!on_gpu) PARITY_RETURN_IF_ERROR(dense_weights_.fill_zero());  // padding and cross biases
   std::uint64_t stream = 1;
   for (const auto* slots : {&bottom_, &top_}) {
     for (const auto& slot : *slots) {
@@ -185,10 +194,12 @@ Status DlrmModel::initialize(std::uint64_t seed) {
     fill_normal(p + slot.v_offset, rank * width, stddev, seed, stream++);
     fill_normal(p + slot.u_offset, width * rank, stddev, seed, stream++);
   }
+  if (on_gpu) PARITY_RETURN_IF_ERROR(dense_weights_.copy_from_host(host_params.data(), dense_parameters_ * kFloat));
   for (Buffer* state : {&dense_grads_, &dense_state1_, &dense_state2_, &embedding_state1_, &embedding_state2_}) {
     PARITY_RETURN_IF_ERROR(state->fill_zero());
   }
   const DType dtype = spec_.embedding.weight_dtype;
+  if (on_gpu) return initialize_tables_on_device(seed);
   for (int t = 0; t < layout_.num_tables(); ++t) {
     const auto& table = layout_.tables()[t];
     const double bound = 1.0 / std::sqrt(static_cast<double>(table.num_rows));
@@ -206,6 +217,24 @@ Status DlrmModel::initialize(std::uint64_t seed) {
     }
   }
   return Status::ok();
+}
+
+// Tables on the GPU are filled on the device (a host copy of dlrm-v2's 105 GB would not fit):
+// the same distribution, U(-1/sqrt(rows), 1/sqrt(rows)), from a device counter hash, so the
+// values differ from a CPU run's with the same seed.
+Status DlrmModel::initialize_tables_on_device(std::uint64_t seed) {
+  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("embedding initialisation"));
+  const DType dtype = spec_.embedding.weight_dtype;
+  auto* base = static_cast<char*>(embedding_weights_.data());
+  for (int t = 0; t < layout_.num_tables(); ++t) {
+    const auto& table = layout_.tables()[t];
+    const auto bound = static_cast<float>(1.0 / std::sqrt(static_cast<double>(table.num_rows)));
+    const std::int64_t offset_bytes = layout_.weights_offset(t) * static_cast<std::int64_t>(dtype_size_bytes(dtype));
+    PARITY_RETURN_IF_ERROR(hooks->fill_uniform(base + offset_bytes, dtype, table.num_rows * table.dim,
+                                               mix(seed ^ (1'000'000 + static_cast<std::uint64_t>(t))), bound,
+                                               context_.stream));
+  }
+  return hooks->synchronize(context_.stream);
 }
 
 embedding::TbeProblem DlrmModel::tbe_problem(std::int64_t batch_size) const {
@@ -239,10 +268,24 @@ Status DlrmModel::stage_inputs(const data::Batch& batch) {
 
 Status DlrmModel::forward(const data::Batch& batch) {
   PARITY_RETURN_IF_ERROR(stage_inputs(batch));
-  const embedding::TbeBatchView view{input_indices_.data(), input_offsets_.data(), nullptr};
-  PARITY_RETURN_IF_ERROR(embedding::cpu::tbe_forward(tbe_problem(batch.batch_size),
-                                                     embedding_weights_.data(), view, pooled_.data()));
-  return forward_dense_blocks(batch.batch_size);
+  PARITY_RETURN_IF_ERROR(forward_staged(batch.batch_size));
+  if (context_.device != DeviceKind::kGpu) return Status::ok();
+  // The caller reads logits() on the host.
+  host_logits_.resize(static_cast<std::size_t>(batch.batch_size));
+  return top_outputs_.back().copy_to_host(host_logits_.data(), batch.batch_size * kFloat);
+}
+
+const float* DlrmModel::logits() const {
+  return context_.device == DeviceKind::kGpu ? host_logits_.data() : logits_;
+}
+
+Status DlrmModel::forward_staged(std::int64_t batch_size) {
+  embedding::TbeForwardArgs args;
+  args.weights = embedding_weights_.data();
+  args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
+  args.output = pooled_.data();
+  PARITY_RETURN_IF_ERROR(embedding::tbe_forward(tbe_problem(batch_size), args, context_));
+  return forward_dense_blocks(batch_size);
 }
 
 Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
@@ -293,9 +336,13 @@ Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
 }
 
 Result<double> DlrmModel::train_step(const data::Batch& batch, std::int64_t step) {
-  PARITY_RETURN_IF_ERROR(forward(batch));
+  PARITY_RETURN_IF_ERROR(stage_inputs(batch));
+  return train_step_staged(batch.batch_size, step);
+}
+
+Result<double> DlrmModel::train_step_staged(std::int64_t rows, std::int64_t step) {
+  PARITY_RETURN_IF_ERROR(forward_staged(rows));
   double loss = 0;
-  const std::int64_t rows = batch.batch_size;
   PARITY_RETURN_IF_ERROR(nn::bce_with_logits(
       {rows}, {logits_, input_labels_.as<float>(), &loss, grad_logits_.as<float>()}, context_));
   PARITY_RETURN_IF_ERROR(backward(rows, step));

@@ -51,17 +51,23 @@ class DlrmModel {
 
   /// Forward only (evaluation): logits() holds B values afterwards.
   Status forward(const data::Batch& batch);
-  const float* logits() const { return logits_; }
+  /// Host memory on every device (a GPU run copies the logits back in forward()).
+  const float* logits() const;
   /// Forward, BCE loss, backward, then the embedding (fused in the TBE backward) and dense
   /// updates at the schedule's learning rate for `step` (0-based). Returns the batch's mean loss.
   Result<double> train_step(const data::Batch& batch, std::int64_t step);
+  /// Copies a batch into the model's input buffers (host to device on a GPU run).
+  Status stage_inputs(const data::Batch& batch);
+  /// train_step on the batch staged last (benchmarks: the batch stays resident on the device).
+  Result<double> train_step_staged(std::int64_t batch_size, std::int64_t step);
 
   std::vector<StateBuffer> state_buffers();
   const model::ModelSpec& spec() const { return spec_; }
   std::int64_t dense_parameter_count() const { return dense_parameters_; }
 
  private:
-  Status stage_inputs(const data::Batch& batch);
+  Status forward_staged(std::int64_t batch_size);  // forward() on staged inputs, logits left on the device
+  Status initialize_tables_on_device(std::uint64_t seed);
   Status forward_dense_blocks(std::int64_t batch_size);
   Status backward(std::int64_t batch_size, std::int64_t step);
   Status backward_interaction(std::int64_t batch_size, float* grad, float* spare, float** grad_bottom);
@@ -89,7 +95,8 @@ class DlrmModel {
   std::vector<Buffer> cross_outputs_, cross_low_, cross_cross_;
   Buffer grad_a_, grad_b_, grad_pre_, grad_pooled_, grad_x0_, scratch_cross_, scratch_low_;
   Buffer grad_logits_;
-  float* logits_ = nullptr;
+  float* logits_ = nullptr;            // on the model's device
+  std::vector<float> host_logits_;      // GPU runs: the last forward()'s logits
 };
 
 }  // namespace parity::train::detail

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <utility>
 
-#include "parity/embedding/tbe_cpu.hpp"
+#include "parity/embedding/tbe_op.hpp"
 #include "parity/nn/interaction.hpp"
 #include "parity/nn/optimizer.hpp"
 #include "nn/variant_support.hpp"
@@ -63,10 +63,14 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
   optimizer.learning_rate = static_cast<float>(
       spec_.lr_schedule.learning_rate(spec_.embedding.optimizer.learning_rate, step));
   optimizer.step = step + 1;
-  const embedding::TbeBatchView view{input_indices_.data(), input_offsets_.data(), nullptr};
-  PARITY_RETURN_IF_ERROR(embedding::cpu::tbe_backward_fused(
-      tbe_problem(batch_size), optimizer, embedding_weights_.data(), embedding_state1_.as<float>(),
-      embedding_state2_.as<float>(), view, grad_pooled_.as<float>()));
+  embedding::TbeBackwardArgs tbe_args;
+  tbe_args.optimizer = optimizer;
+  tbe_args.weights = embedding_weights_.data();
+  tbe_args.state1 = embedding_state1_.as<float>();
+  tbe_args.state2 = embedding_state2_.as<float>();
+  tbe_args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
+  tbe_args.grad_output = grad_pooled_.as<float>();
+  PARITY_RETURN_IF_ERROR(embedding::tbe_backward_fused(tbe_problem(batch_size), tbe_args, context_));
   return apply_dense_update(step);
 }
 

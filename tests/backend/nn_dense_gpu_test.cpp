@@ -273,6 +273,10 @@ TEST(GpuDenseOps, CrossStepAndCastMatchFp64) {
     // Two fused steps of g*t: the second fma adds an exact-product to the rounded first.
     ASSERT_NEAR(gx0[i], 2 * go.values[i] * t.values[i], 2 * u * std::abs(2 * go.values[i] * t.values[i])) << i;
   }
+  // ReLU backward in place: kept where the output is positive, zero elsewhere (exact).
+  ASSERT_TRUE(nn::gpu::relu_backward(count, DType::kF32, d_go.data(), d_x0.data(), d_go.data()).is_ok());
+  const auto relu_grad = gpu::download<float>(d_go, count).value();
+  for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(relu_grad[i], x0.values[i] > 0 ? go.values[i] : 0.0) << i;
   auto d_bf16 = gpu::DeviceBuffer::allocate(count * 2).value();
   ASSERT_TRUE(nn::gpu::cast(count, d_x0.data(), DType::kF32, d_bf16.data(), DType::kBF16).is_ok());
   const auto bf16 = gpu::download<std::uint16_t>(d_bf16, count).value();

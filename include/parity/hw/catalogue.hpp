@@ -29,6 +29,8 @@ Result<HardwareSpec> parse_hardware_spec(const nlohmann::json& json, std::string
 // The inverse of parse_hardware_spec: parse(to_json(spec)) == spec.
 nlohmann::json hardware_spec_to_json(const HardwareSpec& spec);
 
+// The same from JSON text (what load_hardware_spec_file reads). Never throws.
+Result<HardwareSpec> parse_hardware_spec_text(std::string_view text, std::string_view origin);
 Result<HardwareSpec> load_hardware_spec_file(const std::filesystem::path& path);
 // Every *.json in `hardware_dir`, sorted by vendor then name. Rejects an empty or missing
 // directory and two entries claiming the same name or alias.

@@ -173,6 +173,16 @@ __global__ void cross_backward_kernel(std::int64_t count, const typename Elem<K>
   }
 }
 
+template <ElemKind K>
+__global__ void relu_backward_kernel(std::int64_t count, const typename Elem<K>::Storage* grad_out,
+                                     const typename Elem<K>::Storage* output, typename Elem<K>::Storage* grad_pre) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float g = Elem<K>::load(grad_out, i);
+    Elem<K>::store(grad_pre, i, Elem<K>::load(output, i) > 0.0f ? g : 0.0f);
+  }
+}
+
 // kind: 0 SGD, 1 Adagrad, 2 Adam. Adam's bias corrections come from the host (1 - beta^t).
 struct OptimizerStepArgs {
   int kind;
