@@ -147,4 +147,15 @@ Result<ShapeSuite> parse_shape_suite(std::string_view text, std::string_view ori
   return suite;
 }
 
+Result<GemmCalibration> load_gemm_calibration_file(const std::filesystem::path& path) {
+  PARITY_ASSIGN_OR_RETURN(const std::string text,
+                          jc::read_text_file(path, "a GEMM calibration JSON file"));
+  return parse_gemm_calibration(text, path.string());
+}
+
+Result<ShapeSuite> load_shape_suite_file(const std::filesystem::path& csv_path) {
+  PARITY_ASSIGN_OR_RETURN(const std::string text, jc::read_text_file(csv_path, "a shape-suite CSV"));
+  return parse_shape_suite(text, csv_path.string());
+}
+
 }  // namespace parity::gemm

@@ -166,6 +166,17 @@ StepScore score_placement(const CommParams& comm, const PlannerCalibration& cali
   step.allreduce_us = std::max(0.0, allreduce_us - calibration.allreduce_overlap_fraction.value *
                                                        costs.dense_time.dense_backward_us);
   score.step_us = step.total_us();
+  double tbe_sum = 0.0, pooled_sum = 0.0;
+  for (const RankLoad& rank : load.ranks) {
+    tbe_sum += rank.tbe_forward_us + rank.tbe_backward_us;
+    pooled_sum += rank.pooled_dim;
+  }
+  const double ranks = static_cast<double>(rank_count);
+  for (const RankLoad& rank : load.ranks) {
+    const double tbe = tbe_sum > 0.0 ? (rank.tbe_forward_us + rank.tbe_backward_us) * ranks / tbe_sum : 0.0;
+    const double pooled = pooled_sum > 0.0 ? rank.pooled_dim * ranks / pooled_sum : 0.0;
+    score.imbalance += (tbe * tbe + pooled * pooled) / ranks;
+  }
   if (detail != nullptr) {
     for (TimeBreakdown& time : detail->time_per_rank) {
       time.input_dist_us = input_us;

@@ -77,6 +77,13 @@ Status check_plan_matches_model(const Plan& plan, const PlannerModel& model) {
   return Status::ok();
 }
 
+Status apply_plan_to_spec(const Plan& plan, model::ModelSpec& spec) {
+  PARITY_ASSIGN_OR_RETURN(const PlannerModel model, planner_model_from_spec(spec));
+  PARITY_RETURN_IF_ERROR(check_plan_matches_model(plan, model));
+  apply_precision_and_checkpointing(plan.config.precision, plan.config.checkpointing, spec);
+  return spec.validate();
+}
+
 std::vector<std::string> plan_differences(const Plan& from, const Plan& to) {
   std::vector<std::string> lines;
   if (from.config.per_rank_batch != to.config.per_rank_batch) {
@@ -161,6 +168,54 @@ std::string plan_report(const Plan& plan, const PlannerModel& model) {
     out << cell(table.name, 8) << cell(std::to_string(table.rows), 12)
         << cell(std::to_string(table.dim), 5) << cell(fixed(table.ids_per_sample, 1), 6) << "  "
         << type << " " << ranks << "\n";
+  }
+  return out.str();
+}
+
+std::string comparison_report(const Comparison& comparison) {
+  std::ostringstream out;
+  const Plan& source = comparison.source;
+  out << "direct port vs co-design (MODELLED): " << source.model << ", " << source.num_gpus
+      << " GPUs, " << source.hardware << " -> " << comparison.codesigned.hardware << "\n\n"
+      << cell("plan", 26) << cell("batch/rank", 11) << cell("ckpt", 6) << cell("precision", 16)
+      << cell("step ms", 9) << cell("M samples/s", 12) << cell("peak GB", 9) << "\n";
+  auto row = [&](const std::string& label, const Plan& plan) {
+    out << cell(label, 26) << cell(std::to_string(plan.config.per_rank_batch), 11)
+        << cell(std::string(checkpointing_name(plan.config.checkpointing)), 6)
+        << cell(std::string(precision_name(plan.config.precision)), 16)
+        << cell(ms(plan.prediction.step_us), 9) << cell(fixed(plan.prediction.samples_per_s / 1e6, 3), 12)
+        << cell(gb(plan.prediction.peak_memory_bytes), 9) << "\n";
+  };
+  row(source.hardware + "-optimal on " + source.hardware, source);
+  if (comparison.ported.is_ok()) {
+    row("direct port on " + comparison.codesigned.hardware, comparison.ported.value());
+  } else {
+    out << cell("direct port on " + comparison.codesigned.hardware, 26) << "  cannot run: "
+        << comparison.ported.status().message() << "\n";
+  }
+  row("co-designed on " + comparison.codesigned.hardware, comparison.codesigned);
+  if (comparison.ported.is_ok()) {
+    out << "\nco-designed / direct port: "
+        << fixed(comparison.codesigned.prediction.samples_per_s /
+                     comparison.ported->prediction.samples_per_s, 3)
+        << "x; ";
+  } else {
+    out << "\n";
+  }
+  out << comparison.codesigned.hardware << " co-designed / " << source.hardware << ": "
+      << fixed(comparison.codesigned.prediction.samples_per_s / source.prediction.samples_per_s, 3)
+      << "x\nwhat changed (" << source.hardware << " plan -> co-designed):\n";
+  for (const std::string& line : comparison.changes) out << "  " << line << "\n";
+  out << "\nmodel headroom on " << comparison.codesigned.hardware
+      << " (each change alone, re-planned):\n";
+  for (const HeadroomPoint& point : comparison.headroom) {
+    out << "  " << point.change << ": ";
+    if (point.fits) {
+      out << fixed(point.samples_per_s / 1e6, 3) << " M samples/s, peak " << gb(point.peak_memory_bytes)
+          << " GB\n";
+    } else {
+      out << "does not fit\n";
+    }
   }
   return out.str();
 }

@@ -5,7 +5,10 @@
 // accepted shape can make the model predict above the catalogue's peak.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -230,6 +233,30 @@ TEST(MeasurementsJson, WronglyTypedOptionalFieldsAreErrorsNotAborts) {
                  {"candidates[0].heuristic_rank'", "-2"});
   expect_invalid(parse(row_prefix + R"("median_ms": 1, "screen_ms": "x"}], "screened": []}]})"),
                  {"candidates[0].screen_ms'"});
+}
+
+// Strict must not mean "refuses real data": every recorded measurement file parses. (Read through
+// gzip -dc here; the library's own gzip reader can replace it once there is one.)
+TEST(MeasurementsJson, EveryRecordedRunParses) {
+  int files = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::filesystem::path(PARITY_SOURCE_DIR) / "bench/results")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("gemm_measurements", 0) != 0 || entry.path().extension() != ".gz") continue;
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(("gzip -dc '" + entry.path().string() + "'").c_str(), "r"),
+                                               pclose);
+    ASSERT_NE(pipe, nullptr);
+    std::string text;
+    std::array<char, 1 << 16> buffer{};
+    for (std::size_t got; (got = std::fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0;) {
+      text.append(buffer.data(), got);
+    }
+    const auto set = parse_measurements_json(text, entry.path().string());
+    ASSERT_TRUE(set.is_ok()) << set.status().to_string();
+    EXPECT_FALSE(set->shapes.empty()) << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 1) << "no recorded measurement files found under bench/results";
 }
 
 // ---- Problem size bounds ----

@@ -29,7 +29,8 @@ void add_bench_comm_command(CLI::App& bench, Outcome& outcome);  // bench comm (
 void add_gemm_commands(CLI::App& gemm, Outcome& outcome);       // gemm select/eval/calibrate
 void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome);   // gemm run/measure (cuBLASLt)
 void add_tbe_commands(CLI::App& tbe, Outcome& outcome);         // tbe check (correctness run)
-void add_data_commands(CLI::App& data, Outcome& outcome);       // data generate / convert-criteo
 void add_train_command(CLI::App& app, Outcome& outcome);        // train (cmd_train.cpp)
+void add_data_commands(CLI::App& data, Outcome& outcome);       // data generate / convert-criteo
+void add_plan_commands(CLI::App& plan, Outcome& outcome);       // plan, plan compare
 
 }  // namespace parity::cli

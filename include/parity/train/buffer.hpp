@@ -31,11 +31,11 @@ class Buffer {
   Status fill_zero();
 
  private:
-  // Constructors instead of a default member initialiser: GCC 12 does not see a nested class
-  // with one as default-constructible inside the still-incomplete Buffer.
   struct AlignedFree {
-    AlignedFree() noexcept : on_device(false) {}
-    explicit AlignedFree(bool is_on_device) noexcept : on_device(is_on_device) {}
+    // A constructor rather than a member initialiser: the deleter must be default-constructible
+    // while Buffer is still incomplete.
+    AlignedFree() : on_device(false) {}
+    explicit AlignedFree(bool device) : on_device(device) {}
     bool on_device;
     void operator()(void* pointer) const;
   };
