@@ -206,16 +206,20 @@ std::string comparison_report(const Comparison& comparison) {
       << fixed(comparison.codesigned.prediction.samples_per_s / source.prediction.samples_per_s, 3)
       << "x\nwhat changed (" << source.hardware << " plan -> co-designed):\n";
   for (const std::string& line : comparison.changes) out << "  " << line << "\n";
-  out << "\nmodel headroom on " << comparison.codesigned.hardware
-      << " (each change alone, re-planned):\n";
-  for (const HeadroomPoint& point : comparison.headroom) {
-    out << "  " << point.change << ": ";
-    if (point.fits) {
-      out << fixed(point.samples_per_s / 1e6, 3) << " M samples/s, peak " << gb(point.peak_memory_bytes)
-          << " GB\n";
-    } else {
-      out << "does not fit\n";
+  const std::string& target = comparison.codesigned.hardware;
+  out << "\nmodel headroom (each change alone, re-planned; M samples/s, peak GB per rank):\n"
+      << cell("change", 18) << cell("on " + target, 24) << cell("on " + source.hardware, 24) << "\n";
+  auto point_text = [](const std::vector<HeadroomPoint>& points, const std::string& change) {
+    for (const HeadroomPoint& point : points) {
+      if (point.change != change) continue;
+      if (!point.fits) return std::string("does not fit");
+      return fixed(point.samples_per_s / 1e6, 3) + " M/s, " + gb(point.peak_memory_bytes) + " GB";
     }
+    return std::string("-");
+  };
+  for (const HeadroomPoint& point : comparison.headroom) {
+    out << cell(point.change, 18) << cell(point_text(comparison.headroom, point.change), 24)
+        << cell(point_text(comparison.source_headroom, point.change), 24) << "\n";
   }
   return out.str();
 }
