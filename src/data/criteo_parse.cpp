@@ -1,5 +1,5 @@
-// One pass over a Criteo line, no allocation: each field is found with memchr and checked as it
-// is converted. Hot spots: log1p of the 13 counts (a table for counts below 4096) and the modulo
+// One pass over a Criteo line, no allocation: each field is checked as it is converted, character
+// by character. Hot spots: log1p of the 13 counts (a table for counts below 4096) and the modulo
 // of the 26 ids (32-bit when the table has fewer than 2^32 + 1 rows; none when it has more).
 #include <cmath>
 #include <cstring>
@@ -12,12 +12,7 @@ namespace {
 
 constexpr int kLog1pTableSize = 4096;
 
-const char* find_tab(const char* begin, const char* end) {
-  const void* tab = std::memchr(begin, '\t', static_cast<std::size_t>(end - begin));
-  return tab != nullptr ? static_cast<const char*>(tab) : end;
-}
-
-int hex_value(char c) {
+constexpr int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -51,84 +46,107 @@ Result<CriteoLineParser> CriteoLineParser::create(const DatasetSchema& schema) {
   return parser;
 }
 
+namespace {
+
+// Scans a decimal field from p up to a tab or the line end; *field_end gets where it stopped.
+// Returns nullptr on success (x = the value, 0 for an empty field), else the reason.
+const char* scan_integer(const char* p, const char* end, const char** field_end, std::uint64_t* x,
+                         bool* is_negative) {
+  *is_negative = p < end && *p == '-';
+  const char* digits = p + (*is_negative ? 1 : 0);
+  const char* q = digits;
+  std::uint64_t value = 0;
+  for (; q < end; ++q) {
+    const unsigned d = static_cast<unsigned char>(*q) - static_cast<unsigned>('0');
+    if (d > 9) break;
+    value = value * 10 + d;  // may wrap on overlong fields, which are rejected below
+  }
+  *field_end = q;
+  if (q < end && *q != '\t') return "integer has a non-digit character";
+  if (q == digits && *is_negative) return "integer has no digits";
+  if (q - digits > kCriteoMaxIntegerDigits) return "integer is overlong (more than 18 digits)";
+  *x = value;
+  return nullptr;
+}
+
+// Hex digit values, -1 for anything else.
+struct HexTable {
+  std::int8_t value[256];
+  constexpr HexTable() : value() {
+    for (int c = 0; c < 256; ++c) value[c] = static_cast<std::int8_t>(hex_value(static_cast<char>(c)));
+  }
+};
+constexpr HexTable kHex;
+
+const char* scan_hex(const char* p, const char* end, const char** field_end, std::uint32_t* v) {
+  std::uint32_t value = 0;
+  const char* q = p;
+  for (; q < end && *q != '\t'; ++q) {
+    const int h = kHex.value[static_cast<unsigned char>(*q)];
+    if (h < 0) return "categorical has a non-hex character";
+    value = (value << 4) | static_cast<std::uint32_t>(h);
+  }
+  *field_end = q;
+  if (q - p > kCriteoMaxHexDigits) return "categorical is overlong (more than 8 hex digits)";
+  *v = value;
+  return nullptr;
+}
+
+}  // namespace
+
 bool CriteoLineParser::parse(std::string_view line, float* label, float* dense, std::int64_t* ids,
                              std::int64_t ids_stride, Error* error) const {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  const char* p = line.data();
-  const char* const end = p + line.size();
   if (line.empty()) {
     *error = {-1, "empty line", 0};
     return false;
   }
-  bool is_line_done = false;
-  for (int column = 0; column < kCriteoColumns; ++column) {
-    if (is_line_done) {  // the previous field ended the line
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  if ((*p != '0' && *p != '1') || (p + 1 < end && p[1] != '\t')) {
+    *error = {0, "label is not 0 or 1"};
+    return false;
+  }
+  *label = *p == '1' ? 1.0f : 0.0f;
+  const char* field_end = p + 1;
+  for (int column = 1; column < kCriteoColumns; ++column) {
+    if (field_end == end) {  // the previous field ended the line
       *error = {-1, "too few columns", column};
       return false;
     }
-    const char* field_end = find_tab(p, end);
-    const auto length = field_end - p;
-    if (column == 0) {
-      if (length != 1 || (*p != '0' && *p != '1')) {
-        *error = {0, "label is not 0 or 1"};
+    p = field_end + 1;  // past the tab
+    if (column <= kCriteoDenseColumns) {
+      std::uint64_t x = 0;
+      bool is_negative = false;
+      if (const char* why = scan_integer(p, end, &field_end, &x, &is_negative)) {
+        *error = {column, why};
         return false;
       }
-      *label = *p == '1' ? 1.0f : 0.0f;
-    } else if (column <= kCriteoDenseColumns) {
-      float value = 0;
-      if (length > 0) {
-        const bool negative = *p == '-';
-        const char* digit = p + (negative ? 1 : 0);
-        const auto digits = field_end - digit;
-        if (digits == 0 || digits > kCriteoMaxIntegerDigits) {
-          *error = {column, digits == 0 ? "integer has no digits" : "integer is overlong (more than 18 digits)"};
-          return false;
-        }
-        std::int64_t x = 0;
-        for (; digit < field_end; ++digit) {
-          const unsigned d = static_cast<unsigned>(*digit - '0');
-          if (d > 9) {
-            *error = {column, "integer has a non-digit character"};
-            return false;
-          }
-          x = x * 10 + d;
-        }
-        if (!negative && x > 0) {  // negative counts clamp to 0
-          value = x < kLog1pTableSize ? log1p_table_[x] : static_cast<float>(std::log1p(static_cast<double>(x)));
-        }
+      float value = 0;  // empty and negative counts are 0
+      if (!is_negative && x > 0) {
+        value = x < kLog1pTableSize ? log1p_table_[x] : static_cast<float>(std::log1p(static_cast<double>(x)));
       }
       dense[column - 1] = value;
     } else {
       const int table = column - 1 - kCriteoDenseColumns;
+      std::uint32_t v = 0;
+      if (const char* why = scan_hex(p, end, &field_end, &v)) {
+        *error = {column, why};
+        return false;
+      }
       std::int64_t id = 0;  // reserved for empty values
-      if (length > 0) {
-        if (length > kCriteoMaxHexDigits) {
-          *error = {column, "categorical is overlong (more than 8 hex digits)"};
-          return false;
-        }
-        std::uint32_t v = 0;
-        for (const char* c = p; c < field_end; ++c) {
-          const int h = hex_value(*c);
-          if (h < 0) {
-            *error = {column, "categorical has a non-hex character"};
-            return false;
-          }
-          v = (v << 4) | static_cast<std::uint32_t>(h);
-        }
+      if (field_end != p) {
         const std::uint64_t rows = hashed_rows_[table];
-        const std::uint64_t hashed = rows > std::numeric_limits<std::uint32_t>::max()
-                                         ? v
-                                         : v % static_cast<std::uint32_t>(rows);
-        id = 1 + static_cast<std::int64_t>(hashed);
+        id = 1 + static_cast<std::int64_t>(rows > std::numeric_limits<std::uint32_t>::max()
+                                               ? v
+                                               : v % static_cast<std::uint32_t>(rows));
       }
       ids[table * ids_stride] = id;
     }
-    is_line_done = field_end == end;
-    if (!is_line_done) p = field_end + 1;
   }
-  if (!is_line_done) {  // a tab after column 40
+  if (field_end != end) {  // a tab after column 40
     int found = kCriteoColumns + 1;
-    for (const char* c = p; c < end; ++c) found += *c == '\t' ? 1 : 0;
+    for (const char* c = field_end + 1; c < end; ++c) found += *c == '\t' ? 1 : 0;
     *error = {-1, "too many columns", found};
     return false;
   }

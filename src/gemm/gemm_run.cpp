@@ -82,11 +82,14 @@ AuxKind epilogue_aux_kind(RunEpilogue e) {
   switch (e) {
     case RunEpilogue::kBiasReluAux:
     case RunEpilogue::kDRelu:
-    case RunEpilogue::kDReluBgrad: return AuxKind::kReluMask;
+    case RunEpilogue::kDReluBgrad:
+      return AuxKind::kReluMask;
     case RunEpilogue::kBiasGeluAux:
     case RunEpilogue::kDGelu:
-    case RunEpilogue::kDGeluBgrad: return AuxKind::kGeluPreactivation;
-    default: return AuxKind::kNone;
+    case RunEpilogue::kDGeluBgrad:
+      return AuxKind::kGeluPreactivation;
+    default:
+      return AuxKind::kNone;
   }
 }
 
@@ -106,9 +109,12 @@ std::int64_t GemmRunProblem::bias_grad_length() const {
   switch (epilogue) {
     case RunEpilogue::kDReluBgrad:
     case RunEpilogue::kDGeluBgrad:
-    case RunEpilogue::kBgradA: return shape.m;
-    case RunEpilogue::kBgradB: return shape.n;
-    default: return 0;
+    case RunEpilogue::kBgradA:
+      return shape.m;
+    case RunEpilogue::kBgradB:
+      return shape.n;
+    default:
+      return 0;
   }
 }
 
@@ -130,11 +136,11 @@ std::int64_t GemmRunProblem::aux_bytes(std::int64_t aux_ld) const {
 Status GemmRunProblem::validate() const {
   PARITY_RETURN_IF_ERROR(shape.validate());
   PARITY_CHECK_ARG(shape.c_dtype == shape.a_dtype || shape.c_dtype == DType::kF32,
-                   "gemm: c_dtype=", gemm_dtype_name(shape.c_dtype), " with a_dtype=",
-                   gemm_dtype_name(shape.a_dtype),
+                   "gemm: c_dtype=", gemm_dtype_name(shape.c_dtype),
+                   " with a_dtype=", gemm_dtype_name(shape.a_dtype),
                    " is unsupported (D is the input type or fp32)");
-  PARITY_CHECK_ARG(run_epilogue_name(epilogue) != "?", "gemm: epilogue=",
-                   static_cast<int>(epilogue), " is not a RunEpilogue value");
+  PARITY_CHECK_ARG(run_epilogue_name(epilogue) != "?",
+                   "gemm: epilogue=", static_cast<int>(epilogue), " is not a RunEpilogue value");
   const struct {
     const char* name;
     std::int64_t stride;
@@ -149,9 +155,9 @@ Status GemmRunProblem::validate() const {
   };
   for (const auto& s : strides) {
     PARITY_CHECK_ARG(s.stride >= 0, "gemm: ", s.name, "=", s.stride, " must be >= 0 (0 = packed)");
-    PARITY_CHECK_ARG(shape.batch == 1 || s.stride == 0 || s.stride >= s.matrix_elements, "gemm: ",
-                     s.name, "=", s.stride, " is smaller than one matrix (", s.matrix, " = ",
-                     s.matrix_elements, " elements): batches would overlap");
+    PARITY_CHECK_ARG(shape.batch == 1 || s.stride == 0 || s.stride >= s.matrix_elements,
+                     "gemm: ", s.name, "=", s.stride, " is smaller than one matrix (", s.matrix,
+                     " = ", s.matrix_elements, " elements): batches would overlap");
   }
   PARITY_CHECK_ARG(bias_grad_length() == 0 || shape.batch == 1, "gemm: epilogue ",
                    run_epilogue_name(epilogue), " reduces a bias gradient and needs batch=1 (got ",
@@ -188,8 +194,7 @@ Result<Gemm> Gemm::create(const GemmRunProblem& problem, const ExecutionContext&
   impl->problem = problem;
   impl->device = context.device;
   if (context.device == DeviceKind::kCpu) {
-    if (!options.forced_configuration.empty() &&
-        options.forced_configuration != "openblas sgemm") {
+    if (!options.forced_configuration.empty() && options.forced_configuration != "openblas sgemm") {
       return invalid_argument("forced_configuration: '", options.forced_configuration,
                               "' is not a CPU configuration (the CPU has 'openblas sgemm')");
     }
@@ -227,23 +232,31 @@ Status Gemm::run(const GemmArgs& args, const ExecutionContext& context) const {
     const std::int64_t aux_ld = detail::effective_aux_ld(p, args);
     const std::int64_t multiple = aux_ld_multiple(aux_kind);
     PARITY_CHECK_ARG(aux_ld >= p.shape.m && aux_ld % multiple == 0, "gemm run: aux_ld=", aux_ld,
-                     " must be >= m=", p.shape.m, " and a multiple of ", multiple,
-                     " for epilogue ", epilogue, " (0 = ", p.default_aux_ld(), ")");
+                     " must be >= m=", p.shape.m, " and a multiple of ", multiple, " for epilogue ",
+                     epilogue, " (0 = ", p.default_aux_ld(), ")");
   } else {
     PARITY_CHECK_ARG(args.aux_ld >= 0, "gemm run: aux_ld=", args.aux_ld, " must be >= 0");
   }
   PARITY_CHECK_ARG(p.bias_grad_length() == 0 || args.bias_grad != nullptr,
                    "gemm run: bias_grad is null but epilogue ", epilogue,
                    " writes a bias gradient of length ", p.bias_grad_length(), " (fp32)");
-  PARITY_CHECK_ARG(args.workspace_bytes >= impl_->workspace_bytes, "gemm run: workspace_bytes=",
-                   args.workspace_bytes, " is smaller than the ", impl_->workspace_bytes,
-                   " bytes this problem needs (Gemm::workspace_bytes())");
+  // Whether cuBLASLt scales the reduced operand by alpha is not documented: only alpha = 1 is
+  // defined for the operand bias gradients.
+  PARITY_CHECK_ARG(args.alpha == 1.0f ||
+                       (p.epilogue != RunEpilogue::kBgradA && p.epilogue != RunEpilogue::kBgradB),
+                   "gemm run: alpha=", args.alpha, " with epilogue ", epilogue,
+                   " (the operand bias gradient is defined for alpha = 1 only)");
+  PARITY_CHECK_ARG(args.workspace_bytes >= impl_->workspace_bytes,
+                   "gemm run: workspace_bytes=", args.workspace_bytes, " is smaller than the ",
+                   impl_->workspace_bytes, " bytes this problem needs (Gemm::workspace_bytes())");
   PARITY_CHECK_ARG(impl_->workspace_bytes == 0 || args.workspace != nullptr,
                    "gemm run: workspace is null but this problem needs ", impl_->workspace_bytes,
                    " bytes");
-  PARITY_CHECK_ARG(context.device == impl_->device, "gemm run: context.device=",
-                   device_kind_name(context.device), " differs from the device this Gemm was "
-                   "created for (", device_kind_name(impl_->device), ")");
+  PARITY_CHECK_ARG(context.device == impl_->device,
+                   "gemm run: context.device=", device_kind_name(context.device),
+                   " differs from the device this Gemm was "
+                   "created for (",
+                   device_kind_name(impl_->device), ")");
   return impl_->backend->run(args, context);
 }
 

@@ -37,9 +37,12 @@ inline std::uint16_t float_to_bf16(float value) {
 
 inline float load_as_float(const void* base, DType dtype, std::int64_t index) {
   switch (dtype) {
-    case DType::kBF16: return bf16_to_float(static_cast<const std::uint16_t*>(base)[index]);
-    case DType::kF16: return fp16_bits_to_float(static_cast<const std::uint16_t*>(base)[index]);
-    default: return static_cast<const float*>(base)[index];
+    case DType::kBF16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(base)[index]);
+    case DType::kF16:
+      return fp16_bits_to_float(static_cast<const std::uint16_t*>(base)[index]);
+    default:
+      return static_cast<const float*>(base)[index];
   }
 }
 
@@ -295,7 +298,8 @@ Status CpuGemmRun::run(const GemmArgs& args, const ExecutionContext& /*context*/
         static_cast<const std::uint8_t*>(args.a) + batch_index * p_.stride_a_or_packed() * a_size;
     const auto* b_native =
         static_cast<const std::uint8_t*>(args.b) + batch_index * p_.stride_b_or_packed() * a_size;
-    void* d_native = static_cast<std::uint8_t*>(args.d) + batch_index * p_.stride_c_or_packed() * c_size;
+    void* d_native =
+        static_cast<std::uint8_t*>(args.d) + batch_index * p_.stride_c_or_packed() * c_size;
     FloatMatrix a{reinterpret_cast<const float*>(a_native), s.lda_or_packed()};
     FloatMatrix b{reinterpret_cast<const float*>(b_native), s.ldb_or_packed()};
     if (s.a_dtype != DType::kF32) {
@@ -312,7 +316,8 @@ Status CpuGemmRun::run(const GemmArgs& args, const ExecutionContext& /*context*/
       d32 = workspace + d_offset_;
       ld32 = s.m;
       // beta reads C (= D's previous contents) in fp32.
-      if (args.beta != 0.0f) convert_to_float(d_native, s.c_dtype, s.m, s.n, s.ldc_or_packed(), d32, ld32);
+      if (args.beta != 0.0f)
+        convert_to_float(d_native, s.c_dtype, s.m, s.n, s.ldc_or_packed(), d32, ld32);
     }
     cblas_sgemm(CblasColMajor, is_a_transposed() ? CblasTrans : CblasNoTrans,
                 is_b_transposed() ? CblasTrans : CblasNoTrans, static_cast<blasint>(s.m),
@@ -333,7 +338,8 @@ Status CpuGemmRun::run(const GemmArgs& args, const ExecutionContext& /*context*/
 
 Result<std::unique_ptr<GemmRunBackend>> create_cpu_gemm_run_backend(const GemmRunProblem& problem) {
   const GemmProblem& s = problem.shape;
-  for (const std::int64_t value : {s.m, s.n, s.k, s.lda_or_packed(), s.ldb_or_packed(), s.ldc_or_packed()}) {
+  for (const std::int64_t value :
+       {s.m, s.n, s.k, s.lda_or_packed(), s.ldb_or_packed(), s.ldc_or_packed()}) {
     if (value > INT_MAX) {
       return unsupported("gemm: ", s.describe(), " has a size or leading dimension above ", INT_MAX,
                          " (OpenBLAS takes 32-bit ints)");

@@ -60,45 +60,105 @@ double gelu_tanh_derivative(double x) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c0 * (1.0 + 3.0 * 0.044715 * x * x);
 }
 
+namespace {
+
+Status check_inputs(const gemm::GemmRunProblem& p, const Dims& d, const GemmRunInputs& in,
+                    std::int64_t aux_ld) {
+  const auto need = [](const char* name, std::size_t have, std::int64_t want) -> Status {
+    if (static_cast<std::int64_t>(have) < want) {
+      return invalid_argument("reference gemm_run: ", name, " has ", have, " elements, needs ",
+                              want);
+    }
+    return Status::ok();
+  };
+  const RunEpilogue e = p.epilogue;
+  PARITY_RETURN_IF_ERROR(
+      need("a", in.a.size(), (d.batch - 1) * d.stride_a + d.lda * (d.a_t ? d.m : d.k)));
+  PARITY_RETURN_IF_ERROR(
+      need("b", in.b.size(), (d.batch - 1) * d.stride_b + d.ldb * (d.b_t ? d.k : d.n)));
+  if (in.beta != 0.0) {
+    PARITY_RETURN_IF_ERROR(need("c", in.c.size(), (d.batch - 1) * d.stride_c + d.ldc * d.n));
+  }
+  if (gemm::epilogue_reads_bias(e)) PARITY_RETURN_IF_ERROR(need("bias", in.bias.size(), d.m));
+  if (is_one_of(e, {RunEpilogue::kDRelu, RunEpilogue::kDReluBgrad})) {
+    PARITY_RETURN_IF_ERROR(need("aux_mask", in.aux_mask.size(), aux_ld * d.n * d.batch / 8));
+  }
+  if (is_one_of(e, {RunEpilogue::kDGelu, RunEpilogue::kDGeluBgrad})) {
+    PARITY_RETURN_IF_ERROR(
+        need("aux_preactivation", in.aux_preactivation.size(), aux_ld * d.n * d.batch));
+  }
+  return Status::ok();
+}
+
+struct Activated {
+  double value = 0.0;
+  double gain = 1.0;
+};
+
+// The epilogue's activation of x at element `aux_index` of the aux (mask bits LSB first).
+Activated activate(RunEpilogue e, double x, std::int64_t aux_index, const GemmRunInputs& in) {
+  if (is_one_of(e, {RunEpilogue::kRelu, RunEpilogue::kBiasRelu, RunEpilogue::kBiasReluAux})) {
+    return {x > 0.0 ? x : 0.0, x > 0.0 ? 1.0 : 0.0};
+  }
+  if (is_one_of(e, {RunEpilogue::kGelu, RunEpilogue::kBiasGelu, RunEpilogue::kBiasGeluAux})) {
+    return {gelu_tanh(x), std::abs(gelu_tanh_derivative(x))};
+  }
+  if (is_one_of(e, {RunEpilogue::kDRelu, RunEpilogue::kDReluBgrad})) {
+    const unsigned bit =
+        (in.aux_mask[static_cast<std::size_t>(aux_index / 8)] >> (aux_index % 8)) & 1u;
+    return {bit != 0 ? x : 0.0, bit != 0 ? 1.0 : 0.0};
+  }
+  if (is_one_of(e, {RunEpilogue::kDGelu, RunEpilogue::kDGeluBgrad})) {
+    const double factor = gelu_tanh_derivative(
+        static_cast<double>(in.aux_preactivation[static_cast<std::size_t>(aux_index)]));
+    return {x * factor, std::abs(factor)};
+  }
+  return {x, 1.0};
+}
+
+// kBgradA / kBgradB: sums of op(A)'s rows / op(B)'s columns over K (batch is 1).
+void operand_bias_grad(const gemm::GemmRunProblem& p, const Dims& d, const GemmRunInputs& in,
+                       GemmRunOutputs* out) {
+  const bool is_a = p.epilogue == RunEpilogue::kBgradA;
+  const std::int64_t length = is_a ? d.m : d.n;
+  for (std::int64_t i = 0; i < length; ++i) {
+    for (std::int64_t kk = 0; kk < d.k; ++kk) {
+      const double v = is_a ? in.a[static_cast<std::size_t>(a_at(d, 0, i, kk))]
+                            : in.b[static_cast<std::size_t>(b_at(d, 0, kk, i))];
+      out->bias_grad[static_cast<std::size_t>(i)] += v;
+      out->bias_grad_scale[static_cast<std::size_t>(i)] += std::abs(v);
+    }
+  }
+}
+
+}  // namespace
+
 Result<GemmRunOutputs> gemm_run(const gemm::GemmRunProblem& p, const GemmRunInputs& in) {
   PARITY_RETURN_IF_ERROR(p.validate());
   const Dims d = dims_of(p);
   const RunEpilogue e = p.epilogue;
   const std::int64_t aux_ld = in.aux_ld != 0 ? in.aux_ld : p.default_aux_ld();
-  const auto need = [](const char* name, std::size_t have, std::int64_t want) -> Status {
-    if (static_cast<std::int64_t>(have) < want) {
-      return invalid_argument("reference gemm_run: ", name, " has ", have, " elements, needs ", want);
-    }
-    return Status::ok();
-  };
-  PARITY_RETURN_IF_ERROR(need("a", in.a.size(), (d.batch - 1) * d.stride_a + d.lda * (d.a_t ? d.m : d.k)));
-  PARITY_RETURN_IF_ERROR(need("b", in.b.size(), (d.batch - 1) * d.stride_b + d.ldb * (d.b_t ? d.k : d.n)));
-  const std::int64_t d_storage = (d.batch - 1) * d.stride_c + d.ldc * d.n;
-  if (in.beta != 0.0) PARITY_RETURN_IF_ERROR(need("c", in.c.size(), d_storage));
-  const bool has_bias = gemm::epilogue_reads_bias(e);
-  if (has_bias) PARITY_RETURN_IF_ERROR(need("bias", in.bias.size(), d.m));
-  const bool reads_mask = is_one_of(e, {RunEpilogue::kDRelu, RunEpilogue::kDReluBgrad});
-  const bool reads_gelu = is_one_of(e, {RunEpilogue::kDGelu, RunEpilogue::kDGeluBgrad});
-  if (reads_mask) PARITY_RETURN_IF_ERROR(need("aux_mask", in.aux_mask.size(), aux_ld * d.n * d.batch / 8));
-  if (reads_gelu) PARITY_RETURN_IF_ERROR(need("aux_preactivation", in.aux_preactivation.size(), aux_ld * d.n * d.batch));
-
+  PARITY_RETURN_IF_ERROR(check_inputs(p, d, in, aux_ld));
   GemmRunOutputs out;
-  const auto storage = static_cast<std::size_t>(d_storage);
+  const auto storage = static_cast<std::size_t>((d.batch - 1) * d.stride_c + d.ldc * d.n);
   out.d.assign(storage, 0.0);
   out.preactivation.assign(storage, 0.0);
   out.scale.assign(storage, 0.0);
   out.gain.assign(storage, 0.0);
-  if (e == RunEpilogue::kBiasReluAux) out.aux_mask.assign(static_cast<std::size_t>(aux_ld * d.n * d.batch / 8), 0);
+  if (e == RunEpilogue::kBiasReluAux) {
+    out.aux_mask.assign(static_cast<std::size_t>(aux_ld * d.n * d.batch / 8), 0);
+  }
   out.bias_grad.assign(static_cast<std::size_t>(p.bias_grad_length()), 0.0);
   out.bias_grad_scale.assign(out.bias_grad.size(), 0.0);
-
+  const bool has_bias = gemm::epilogue_reads_bias(e);
   for (std::int64_t bi = 0; bi < d.batch; ++bi) {
     for (std::int64_t col = 0; col < d.n; ++col) {
       for (std::int64_t row = 0; row < d.m; ++row) {
         double x = 0.0, scale = 0.0;
         for (std::int64_t kk = 0; kk < d.k; ++kk) {
-          const double product = in.alpha * static_cast<double>(in.a[static_cast<std::size_t>(a_at(d, bi, row, kk))]) *
-                                 static_cast<double>(in.b[static_cast<std::size_t>(b_at(d, bi, kk, col))]);
+          const double product =
+              in.alpha * static_cast<double>(in.a[static_cast<std::size_t>(a_at(d, bi, row, kk))]) *
+              static_cast<double>(in.b[static_cast<std::size_t>(b_at(d, bi, kk, col))]);
           x += product;
           scale += std::abs(product);
         }
@@ -112,55 +172,23 @@ Result<GemmRunOutputs> gemm_run(const gemm::GemmRunProblem& p, const GemmRunInpu
           scale += std::abs(static_cast<double>(in.bias[static_cast<std::size_t>(row)]));
         }
         const std::int64_t aux_index = bi * aux_ld * d.n + row + col * aux_ld;
-        double value = x, gain = 1.0;
-        if (is_one_of(e, {RunEpilogue::kRelu, RunEpilogue::kBiasRelu, RunEpilogue::kBiasReluAux})) {
-          value = x > 0.0 ? x : 0.0;
-          gain = x > 0.0 ? 1.0 : 0.0;
-          if (e == RunEpilogue::kBiasReluAux && x > 0.0) {
-            auto& byte = out.aux_mask[static_cast<std::size_t>(aux_index / 8)];
-            byte = static_cast<std::uint8_t>(byte | (1u << (aux_index % 8)));
-          }
-        } else if (is_one_of(e, {RunEpilogue::kGelu, RunEpilogue::kBiasGelu, RunEpilogue::kBiasGeluAux})) {
-          value = gelu_tanh(x);
-          gain = std::abs(gelu_tanh_derivative(x));
-        } else if (reads_mask) {
-          const unsigned bit = (in.aux_mask[static_cast<std::size_t>(aux_index / 8)] >> (aux_index % 8)) & 1u;
-          value = bit != 0 ? x : 0.0;
-          gain = bit != 0 ? 1.0 : 0.0;
-        } else if (reads_gelu) {
-          const double factor = gelu_tanh_derivative(static_cast<double>(in.aux_preactivation[static_cast<std::size_t>(aux_index)]));
-          value = x * factor;
-          gain = std::abs(factor);
+        const Activated activated = activate(e, x, aux_index, in);
+        if (e == RunEpilogue::kBiasReluAux && x > 0.0) {
+          auto& byte = out.aux_mask[static_cast<std::size_t>(aux_index / 8)];
+          byte = static_cast<std::uint8_t>(byte | (1u << (aux_index % 8)));
         }
-        out.d[di] = value;
+        out.d[di] = activated.value;
         out.preactivation[di] = x;
         out.scale[di] = scale;
-        out.gain[di] = gain;
+        out.gain[di] = activated.gain;
         if (is_one_of(e, {RunEpilogue::kDReluBgrad, RunEpilogue::kDGeluBgrad})) {
-          out.bias_grad[static_cast<std::size_t>(row)] += value;
-          out.bias_grad_scale[static_cast<std::size_t>(row)] += std::abs(value);
+          out.bias_grad[static_cast<std::size_t>(row)] += activated.value;
+          out.bias_grad_scale[static_cast<std::size_t>(row)] += std::abs(activated.value);
         }
       }
     }
   }
-  // kBgradA / kBgradB: sums of op(A)'s rows / op(B)'s columns over K (batch is 1).
-  if (e == RunEpilogue::kBgradA) {
-    for (std::int64_t row = 0; row < d.m; ++row) {
-      for (std::int64_t kk = 0; kk < d.k; ++kk) {
-        const double v = in.a[static_cast<std::size_t>(a_at(d, 0, row, kk))];
-        out.bias_grad[static_cast<std::size_t>(row)] += v;
-        out.bias_grad_scale[static_cast<std::size_t>(row)] += std::abs(v);
-      }
-    }
-  } else if (e == RunEpilogue::kBgradB) {
-    for (std::int64_t col = 0; col < d.n; ++col) {
-      for (std::int64_t kk = 0; kk < d.k; ++kk) {
-        const double v = in.b[static_cast<std::size_t>(b_at(d, 0, kk, col))];
-        out.bias_grad[static_cast<std::size_t>(col)] += v;
-        out.bias_grad_scale[static_cast<std::size_t>(col)] += std::abs(v);
-      }
-    }
-  }
+  if (e == RunEpilogue::kBgradA || e == RunEpilogue::kBgradB) operand_bias_grad(p, d, in, &out);
   return out;
 }
 

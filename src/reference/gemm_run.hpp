@@ -36,9 +36,9 @@ struct GemmRunOutputs {
   // |d D / d preactivation| at the reference point (1 without activation, 0/1 ReLU, gelu'(x)
   // GELU, f'(aux) for the backward epilogues).
   std::vector<double> gain;
-  std::vector<std::uint8_t> aux_mask;  // kBiasReluAux, the bytes the run must write
-  std::vector<double> bias_grad;       // length problem.bias_grad_length()
-  std::vector<double> bias_grad_scale; // sum of |terms|
+  std::vector<std::uint8_t> aux_mask;   // kBiasReluAux, the bytes the run must write
+  std::vector<double> bias_grad;        // length problem.bias_grad_length()
+  std::vector<double> bias_grad_scale;  // sum of |terms|
 };
 
 // Checks that the inputs span what the problem reads (sizes named in the message).

@@ -79,6 +79,8 @@ struct GemmRunProblem {
 };
 
 // Pointers: host memory for kCpu, device memory for kGpu. Vectors are c_dtype unless said.
+// The bias is shared by all batches; aux batches are aux_ld * N apart. GPU: a, b, d aligned to the
+// problem's alignment class, bias / aux / bias_grad to 16 bytes (run() checks).
 struct GemmArgs {
   const void* a = nullptr;
   const void* b = nullptr;
