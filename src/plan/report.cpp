@@ -206,24 +206,34 @@ std::string comparison_report(const Comparison& comparison) {
       << fixed(comparison.codesigned.prediction.samples_per_s / source.prediction.samples_per_s, 3)
       << "x\nwhat changed (" << source.hardware << " plan -> co-designed):\n";
   for (const std::string& line : comparison.changes) out << "  " << line << "\n";
-  out << "\nmodel headroom on " << comparison.codesigned.hardware
-      << " (each change alone, re-planned):\n";
-  for (const HeadroomPoint& point : comparison.headroom) {
-    out << "  " << point.change << ": ";
-    if (point.fits) {
-      out << fixed(point.samples_per_s / 1e6, 3) << " M samples/s, peak " << gb(point.peak_memory_bytes)
-          << " GB\n";
-    } else {
-      out << "does not fit\n";
+  const std::string& target = comparison.codesigned.hardware;
+  out << "\nmodel headroom (each change alone, re-planned; M samples/s, peak GB per rank):\n"
+      << cell("change", 18) << cell("on " + target, 24) << cell("on " + source.hardware, 24) << "\n";
+  auto point_text = [](const std::vector<HeadroomPoint>& points, const std::string& change) {
+    for (const HeadroomPoint& point : points) {
+      if (point.change != change) continue;
+      if (!point.fits) return std::string("does not fit");
+      return fixed(point.samples_per_s / 1e6, 3) + " M/s, " + gb(point.peak_memory_bytes) + " GB";
     }
+    return std::string("-");
+  };
+  for (const HeadroomPoint& point : comparison.headroom) {
+    out << cell(point.change, 18) << cell(point_text(comparison.headroom, point.change), 24)
+        << cell(point_text(comparison.source_headroom, point.change), 24) << "\n";
   }
   return out.str();
 }
 
 std::string pareto_svg(const SearchResult& result, std::string_view title) {
   constexpr double kWidth = 640, kHeight = 400, kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
-  double max_memory = result.best.prediction.capacity_bytes, max_rate = 0.0;
-  for (const Plan& plan : result.pareto) max_rate = std::max(max_rate, plan.prediction.samples_per_s);
+  // The x axis ends at the capacity, or a little past the largest point when all sit far below.
+  const double capacity = result.best.prediction.capacity_bytes;
+  double max_memory = 0.0, max_rate = 0.0;
+  for (const Plan& plan : result.pareto) {
+    max_rate = std::max(max_rate, plan.prediction.samples_per_s);
+    max_memory = std::max(max_memory, plan.prediction.peak_memory_bytes);
+  }
+  max_memory = std::min(capacity, std::max(max_memory * 1.25, 1.0));
   max_rate = std::max(max_rate, 1.0) * 1.1;
   auto x_of = [&](double bytes) { return kLeft + bytes / max_memory * (kWidth - kLeft - kRight); };
   auto y_of = [&](double rate) { return kHeight - kBottom - rate / max_rate * (kHeight - kTop - kBottom); };
@@ -251,20 +261,26 @@ std::string pareto_svg(const SearchResult& result, std::string_view title) {
   svg << "<line x1=\"" << x_of(max_memory) << "\" y1=\"" << kTop << "\" x2=\"" << x_of(max_memory)
       << "\" y2=\"" << kHeight - kBottom << "\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n"
       << "<text x=\"" << x_of(max_memory) - 4 << "\" y=\"" << kTop + 12
-      << "\" text-anchor=\"end\" fill=\"#c00\">HBM capacity</text>\n<polyline fill=\"none\" "
-      << "stroke=\"#36c\" points=\"";
+      << "\" text-anchor=\"end\" fill=\"#c00\">"
+      << (max_memory < capacity ? "HBM capacity " + fixed(capacity / 1e9, 0) + " GB (off scale)"
+                                : std::string("HBM capacity"))
+      << "</text>\n<polyline fill=\"none\" stroke=\"#36c\" points=\"";
   for (const Plan& plan : result.pareto) {
     svg << x_of(plan.prediction.peak_memory_bytes) << "," << y_of(plan.prediction.samples_per_s) << " ";
   }
   svg << "\"/>\n";
-  for (const Plan& plan : result.pareto) {
+  for (std::size_t i = 0; i < result.pareto.size(); ++i) {
+    const Plan& plan = result.pareto[i];
     const bool is_best = plan == result.best;
     const double x = x_of(plan.prediction.peak_memory_bytes), y = y_of(plan.prediction.samples_per_s);
     svg << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"" << (is_best ? 5 : 3)
-        << "\" fill=\"" << (is_best ? "#c60" : "#36c") << "\"/>\n<text x=\"" << x + 6 << "\" y=\""
-        << y - 6 << "\">b=" << plan.config.per_rank_batch << " "
-        << checkpointing_name(plan.config.checkpointing) << " " << precision_name(plan.config.precision)
-        << "</text>\n";
+        << "\" fill=\"" << (is_best ? "#c60" : "#36c") << "\"/>\n";
+    if (is_best || i == 0) {  // label the ends only: inner points crowd
+      svg << "<text x=\"" << x + 6 << "\" y=\"" << y + (is_best ? -6 : 14) << "\">"
+          << (is_best ? "best: " : "") << "b=" << plan.config.per_rank_batch << " "
+          << checkpointing_name(plan.config.checkpointing) << " "
+          << precision_name(plan.config.precision) << "</text>\n";
+    }
   }
   svg << "</svg>\n";
   return svg.str();

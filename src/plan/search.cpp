@@ -244,6 +244,7 @@ Result<Comparison> compare_port_and_codesign(const PlannerContext& source,
   }
   comparison.changes = plan_differences(from.best, to.best);
   comparison.headroom = model_headroom(target, options, max_headroom_scale);
+  comparison.source_headroom = model_headroom(source, options, max_headroom_scale);
   return comparison;
 }
 

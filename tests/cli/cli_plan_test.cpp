@@ -47,7 +47,8 @@ TEST(CliPlan, CompareShowsPortAndCodesign) {
   EXPECT_TRUE(contains(r.output, "direct port on mi350x")) << r.output;
   EXPECT_TRUE(contains(r.output, "co-designed on mi350x")) << r.output;
   EXPECT_TRUE(contains(r.output, "what changed")) << r.output;
-  EXPECT_TRUE(contains(r.output, "model headroom on mi350x")) << r.output;
+  EXPECT_TRUE(contains(r.output, "model headroom")) << r.output;
+  EXPECT_TRUE(contains(r.output, "table rows x1.5")) << r.output;
 }
 
 TEST(CliPlan, UnknownGpuListsTheKnownOnes) {

@@ -55,7 +55,8 @@ struct Comparison {
   Result<Plan> ported = Plan{};  // the source plan on the target, or why it cannot run there
   Plan codesigned;             // best on the target
   std::vector<std::string> changes;  // ported -> co-designed
-  std::vector<HeadroomPoint> headroom;  // on the target
+  std::vector<HeadroomPoint> headroom;         // on the target
+  std::vector<HeadroomPoint> source_headroom;  // the same changes on the source, for contrast
 };
 Result<Comparison> compare_port_and_codesign(const PlannerContext& source,
                                              const PlannerContext& target,
