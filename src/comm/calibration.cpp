@@ -8,8 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "parity/bench/provenance.hpp"
-#include "parity/bench/results.hpp"
+#include "bench/results_json.hpp"
 #include "parity/comm/bench.hpp"
 
 namespace parity::comm {
@@ -58,9 +57,9 @@ nlohmann::json fit_json(const AlphaBetaFit& fit) {
 
 }  // namespace
 
-Status write_comm_bench_json(const CommBenchReport& report, int argc, char** argv, const std::string& path) {
+Status write_comm_bench_json(const CommBenchReport& report, const std::string& path) {
   try {
-    nlohmann::json document = bench::results_document("comm", bench::provenance_json(argc, argv, 0));
+    nlohmann::json document = bench::results_document("comm", bench::provenance_json(0));
     document["backend"] = report.backend;
     document["ranks"] = report.ranks;
     document["host"] = local_host_name();
@@ -184,7 +183,7 @@ std::string comm_calibration_path(const std::string& data_dir, const std::string
 }
 
 Status write_comm_calibration(const CommBenchReport& report, const std::vector<AlphaBetaFit>& fits,
-                              const std::string& host, const std::string& results_path, int argc, char** argv,
+                              const std::string& host, const std::string& results_path,
                               const std::string& path) {
   try {
     nlohmann::json collectives = nlohmann::json::object();
@@ -200,7 +199,7 @@ Status write_comm_calibration(const CommBenchReport& report, const std::vector<A
         {"collectives", collectives},
         {"source",
          {{"results_file", results_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(results_path)},
-          {"provenance", bench::provenance_json(argc, argv, 0)}}}};
+          {"provenance", bench::provenance_json(0)}}}};
     return bench::write_json_file(path, document);
   } catch (const std::exception& e) {
     return internal_error("bench comm: building the calibration JSON failed: ", e.what());

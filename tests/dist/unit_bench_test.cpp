@@ -89,7 +89,7 @@ TEST(CommBench, LocalRunIsCheckedAndRoundTripsThroughJson) {
     EXPECT_EQ(row.busbw_gbps, row.algbw_gbps * bus_bandwidth_factor(row.collective, 1));
   }
   const std::string path = (std::filesystem::temp_directory_path() / "parity_comm_bench_test.json").string();
-  ASSERT_TRUE(write_comm_bench_json(*report, 0, nullptr, path).is_ok());
+  ASSERT_TRUE(write_comm_bench_json(*report, path).is_ok());
   auto back = read_comm_bench_json(path);
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   EXPECT_EQ(back->backend, "local");

@@ -62,9 +62,7 @@ Status fit_and_write(const comm::CommBenchReport& report, const std::string& cal
   const std::string path = calibration_out == "auto" || calibration_out.empty()
                                ? comm::comm_calibration_path(data_dir, report.backend, host)
                                : calibration_out;
-  ProcessArgs process_args;
-  PARITY_RETURN_IF_ERROR(comm::write_comm_calibration(report, fits, host, results_path, process_args.argc(),
-                                                      process_args.argv(), path));
+  PARITY_RETURN_IF_ERROR(comm::write_comm_calibration(report, fits, host, results_path, path));
   std::printf("wrote %s\n", path.c_str());
   return Status::ok();
 }
@@ -111,9 +109,8 @@ Status run_bench_comm(const CommArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const auto report, comm::run_comm_bench(*communicator, options));
   if (communicator->rank() != 0) return Status::ok();
   std::printf("%s", comm::comm_bench_table(report).c_str());
-  ProcessArgs process_args;
   if (!args.out.empty()) {
-    PARITY_RETURN_IF_ERROR(comm::write_comm_bench_json(report, process_args.argc(), process_args.argv(), args.out));
+    PARITY_RETURN_IF_ERROR(comm::write_comm_bench_json(report, args.out));
     std::printf("wrote %s\n", args.out.c_str());
   }
   return args.calibration_out.empty() ? Status::ok() : fit_and_write(report, args.calibration_out, args.out);

@@ -78,7 +78,7 @@ std::string comm_bench_table(const CommBenchReport& report);
 
 /// The results JSON: {"benchmark": "comm", "provenance", "backend", "ranks", "dtype", "op",
 /// "warmup", "repetitions", "rows": [...]}.
-Status write_comm_bench_json(const CommBenchReport& report, int argc, char** argv, const std::string& path);
+Status write_comm_bench_json(const CommBenchReport& report, const std::string& path);
 Result<CommBenchReport> read_comm_bench_json(const std::string& path);
 
 struct AlphaBetaFit {
@@ -110,7 +110,7 @@ std::string comm_calibration_path(const std::string& data_dir, const std::string
 std::string local_host_name();
 /// The calibration file (schema in docs/comm.md), with the results' provenance source.
 Status write_comm_calibration(const CommBenchReport& report, const std::vector<AlphaBetaFit>& fits,
-                              const std::string& host, const std::string& results_path, int argc, char** argv,
+                              const std::string& host, const std::string& results_path,
                               const std::string& path);
 
 }  // namespace parity::comm

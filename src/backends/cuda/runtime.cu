@@ -4,7 +4,17 @@
 #include <utility>
 
 #include "parity/core/gpu.hpp"
+#include "backends/cuda/register_backends.hpp"
 #include "backends/cuda/common/cuda_try.hpp"
+
+namespace parity::gpu::detail {
+namespace {
+const bool kBackendsRegistered = [] {
+  register_backends();
+  return true;
+}();
+}  // namespace
+}  // namespace parity::gpu::detail
 
 namespace parity::gpu {
 
