@@ -26,6 +26,8 @@ struct DeviceHooks {
   Status (*fill_uniform)(void* values, DType dtype, std::int64_t count, std::uint64_t seed, float scale,
                          void* stream) = nullptr;
   Status (*synchronize)(void* stream) = nullptr;
+  // out[i] = in[i] converted between fp32, fp16 and bf16 (round to nearest even), on the device.
+  Status (*cast)(const void* in, DType in_dtype, void* out, DType out_dtype, std::int64_t count, void* stream) = nullptr;
   // Bytes of device memory in use (total minus free), for peak-memory reports.
   Result<std::int64_t> (*memory_in_use)() = nullptr;
 };

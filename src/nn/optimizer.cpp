@@ -45,6 +45,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
     if (n == 0) return Status::ok();
     PARITY_CHECK_ARG(args.weights != nullptr && args.grads != nullptr,
                      "dense_optimizer: weights and grads must not be null");
+    PARITY_CHECK_ARG(args.shadow == nullptr, "dense_optimizer: the CPU variant keeps no 16-bit shadow copy");
     const int buffers = dense_optimizer_state_buffers(problem.kind);
     PARITY_CHECK_ARG(buffers < 1 || args.state1 != nullptr, "dense_optimizer: state1 is null");
     PARITY_CHECK_ARG(buffers < 2 || args.state2 != nullptr, "dense_optimizer: state2 is null");

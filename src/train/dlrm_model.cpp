@@ -49,8 +49,9 @@ void fill_normal(float* values, std::int64_t count, double stddev, std::uint64_t
   }
 }
 
-Result<Buffer> activation(DeviceKind device, std::int64_t rows, std::int64_t cols, const char* what) {
-  return Buffer::allocate(device, rows * cols * kFloat, what);
+Result<Buffer> activation(DeviceKind device, std::int64_t rows, std::int64_t cols, const char* what,
+                          DType dtype = DType::kF32) {
+  return Buffer::allocate(device, rows * cols * static_cast<std::int64_t>(dtype_size_bytes(dtype)), what);
 }
 
 }  // namespace
@@ -66,6 +67,12 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   PARITY_ASSIGN_OR_RETURN(model.layout_, spec.tbe_layout());
   const DeviceKind device = context.device;
   const std::int64_t batch = max_batch_size;
+  // bf16 compute: bf16 activations and GEMM operands, fp32 master weights, fp32 accumulation.
+  const DType act = spec.precision == model::DensePrecision::kBf16 ? DType::kBF16 : DType::kF32;
+  if (act == DType::kBF16 && device != DeviceKind::kGpu) {
+    return unsupported("precision: bf16 dense compute runs on the GPU only (use fp32 on the CPU)");
+  }
+  model.act_dtype_ = act;
 
   // Dense parameter layout: bottom layers, cross layers, top layers.
   std::int64_t offset = 0;
@@ -110,6 +117,11 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   const int state_buffers = nn::dense_optimizer_state_buffers(spec.dense_optimizer.kind);
   PARITY_ASSIGN_OR_RETURN(model.dense_weights_, Buffer::allocate(device, offset * kFloat, "dense weights"));
   PARITY_ASSIGN_OR_RETURN(model.dense_grads_, Buffer::allocate(device, offset * kFloat, "dense gradients"));
+  if (act == DType::kBF16) {
+    PARITY_ASSIGN_OR_RETURN(model.shadow_, Buffer::allocate(device, offset * 2, "bf16 dense weights"));
+    PARITY_ASSIGN_OR_RETURN(model.input_dense_act_,
+                            activation(device, batch, spec.num_dense_features, "bf16 dense input", act));
+  }
   PARITY_ASSIGN_OR_RETURN(model.dense_state1_,
                           Buffer::allocate(device, state_buffers >= 1 ? offset * kFloat : 0, "dense state1"));
   PARITY_ASSIGN_OR_RETURN(model.dense_state2_,
@@ -139,37 +151,37 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
 
   std::int64_t widest = std::max<std::int64_t>(spec.num_dense_features, width);
   for (const auto& slot : model.bottom_) {
-    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, "bottom activations"));
+    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, "bottom activations", act));
     model.bottom_outputs_.push_back(std::move(out));
     widest = std::max(widest, slot.out);
   }
   for (const auto& slot : model.top_) {
-    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, "top activations"));
+    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, "top activations", act));
     model.top_outputs_.push_back(std::move(out));
     widest = std::max(widest, slot.out);
   }
   for (std::size_t l = 0; l < model.cross_.size(); ++l) {
-    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, width, "cross outputs"));
-    PARITY_ASSIGN_OR_RETURN(Buffer low, activation(device, batch, spec.cross_rank, "cross low"));
-    PARITY_ASSIGN_OR_RETURN(Buffer cross, activation(device, batch, width, "cross products"));
+    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, width, "cross outputs", act));
+    PARITY_ASSIGN_OR_RETURN(Buffer low, activation(device, batch, spec.cross_rank, "cross low", act));
+    PARITY_ASSIGN_OR_RETURN(Buffer cross, activation(device, batch, width, "cross products", act));
     model.cross_outputs_.push_back(std::move(out));
     model.cross_low_.push_back(std::move(low));
     model.cross_cross_.push_back(std::move(cross));
   }
   const std::int64_t pooled = layout.total_output_dim();
-  PARITY_ASSIGN_OR_RETURN(model.pooled_, activation(device, batch, pooled, "pooled embeddings"));
-  PARITY_ASSIGN_OR_RETURN(model.interaction_, activation(device, batch, width, "interaction"));
-  PARITY_ASSIGN_OR_RETURN(model.grad_a_, activation(device, batch, widest, "gradients"));
-  PARITY_ASSIGN_OR_RETURN(model.grad_b_, activation(device, batch, widest, "gradients"));
-  PARITY_ASSIGN_OR_RETURN(model.grad_pre_, activation(device, batch, widest, "gradients"));
+  PARITY_ASSIGN_OR_RETURN(model.pooled_, activation(device, batch, pooled, "pooled embeddings", act));
+  PARITY_ASSIGN_OR_RETURN(model.interaction_, activation(device, batch, width, "interaction", act));
+  PARITY_ASSIGN_OR_RETURN(model.grad_a_, activation(device, batch, widest, "gradients", act));
+  PARITY_ASSIGN_OR_RETURN(model.grad_b_, activation(device, batch, widest, "gradients", act));
+  PARITY_ASSIGN_OR_RETURN(model.grad_pre_, activation(device, batch, widest, "gradients", act));
   PARITY_ASSIGN_OR_RETURN(model.grad_pooled_, activation(device, batch, pooled, "embedding gradients"));
   const bool is_dcn = !model.cross_.empty();
-  PARITY_ASSIGN_OR_RETURN(model.grad_x0_, activation(device, is_dcn ? batch : 0, width, "cross x0 gradient"));
-  PARITY_ASSIGN_OR_RETURN(model.scratch_cross_, activation(device, is_dcn ? batch : 0, width, "cross scratch"));
+  PARITY_ASSIGN_OR_RETURN(model.grad_x0_, activation(device, is_dcn ? batch : 0, width, "cross x0 gradient", act));
+  PARITY_ASSIGN_OR_RETURN(model.scratch_cross_, activation(device, is_dcn ? batch : 0, width, "cross scratch", act));
   PARITY_ASSIGN_OR_RETURN(model.scratch_low_,
-                          activation(device, is_dcn ? batch : 0, spec.cross_rank, "cross scratch"));
-  PARITY_ASSIGN_OR_RETURN(model.grad_logits_, activation(device, batch, 1, "logit gradients"));
-  model.logits_ = model.top_outputs_.back().as<float>();
+                          activation(device, is_dcn ? batch : 0, spec.cross_rank, "cross scratch", act));
+  PARITY_ASSIGN_OR_RETURN(model.grad_logits_, activation(device, batch, 1, "logit gradients", act));
+  model.logits_ = model.top_outputs_.back().data();
   return model;
 }
 
@@ -195,6 +207,7 @@ Status DlrmModel::initialize(std::uint64_t seed) {
     fill_normal(p + slot.u_offset, width * rank, stddev, seed, stream++);
   }
   if (on_gpu) PARITY_RETURN_IF_ERROR(dense_weights_.copy_from_host(host_params.data(), dense_parameters_ * kFloat));
+  PARITY_RETURN_IF_ERROR(refresh_shadow());
   for (Buffer* state : {&dense_grads_, &dense_state1_, &dense_state2_, &embedding_state1_, &embedding_state2_}) {
     PARITY_RETURN_IF_ERROR(state->fill_zero());
   }
@@ -237,6 +250,13 @@ Status DlrmModel::initialize_tables_on_device(std::uint64_t seed) {
   return hooks->synchronize(context_.stream);
 }
 
+Status DlrmModel::refresh_shadow() {
+  if (shadow_.size_bytes() == 0) return Status::ok();
+  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("bf16 weights"));
+  return hooks->cast(dense_weights_.data(), DType::kF32, shadow_.data(), DType::kBF16, dense_parameters_,
+                     context_.stream);
+}
+
 embedding::TbeProblem DlrmModel::tbe_problem(std::int64_t batch_size) const {
   embedding::TbeProblem problem;
   problem.layout = layout_;
@@ -244,7 +264,7 @@ embedding::TbeProblem DlrmModel::tbe_problem(std::int64_t batch_size) const {
   problem.num_indices = num_indices_;
   problem.index_dtype = DType::kI64;
   problem.weight_dtype = spec_.embedding.weight_dtype;
-  problem.output_dtype = DType::kF32;
+  problem.output_dtype = act_dtype_;
   problem.pooling = spec_.embedding.pooling;
   return problem;
 }
@@ -263,7 +283,11 @@ Status DlrmModel::stage_inputs(const data::Batch& batch) {
   PARITY_RETURN_IF_ERROR(input_indices_.copy_from_host(batch.indices.data(), indices * 8));
   PARITY_RETURN_IF_ERROR(input_offsets_.copy_from_host(batch.offsets.data(),
                                                        static_cast<std::int64_t>(batch.offsets.size()) * 8));
-  return input_labels_.copy_from_host(batch.labels.data(), rows * kFloat);
+  PARITY_RETURN_IF_ERROR(input_labels_.copy_from_host(batch.labels.data(), rows * kFloat));
+  if (input_dense_act_.size_bytes() == 0) return Status::ok();
+  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("bf16 input"));
+  return hooks->cast(input_dense_.data(), DType::kF32, input_dense_act_.data(), act_dtype_,
+                     rows * spec_.num_dense_features, context_.stream);
 }
 
 Status DlrmModel::forward(const data::Batch& batch) {
@@ -271,12 +295,17 @@ Status DlrmModel::forward(const data::Batch& batch) {
   PARITY_RETURN_IF_ERROR(forward_staged(batch.batch_size));
   if (context_.device != DeviceKind::kGpu) return Status::ok();
   // The caller reads logits() on the host.
-  host_logits_.resize(static_cast<std::size_t>(batch.batch_size));
-  return top_outputs_.back().copy_to_host(host_logits_.data(), batch.batch_size * kFloat);
+  const auto rows = static_cast<std::size_t>(batch.batch_size);
+  host_logits_.resize(rows);
+  if (act_dtype_ == DType::kF32) return top_outputs_.back().copy_to_host(host_logits_.data(), batch.batch_size * kFloat);
+  std::vector<std::uint16_t> bits(rows);
+  PARITY_RETURN_IF_ERROR(top_outputs_.back().copy_to_host(bits.data(), batch.batch_size * 2));
+  for (std::size_t i = 0; i < rows; ++i) host_logits_[i] = bf16_bits_to_float(bits[i]);
+  return Status::ok();
 }
 
 const float* DlrmModel::logits() const {
-  return context_.device == DeviceKind::kGpu ? host_logits_.data() : logits_;
+  return context_.device == DeviceKind::kGpu ? host_logits_.data() : static_cast<const float*>(logits_);
 }
 
 Status DlrmModel::forward_staged(std::int64_t batch_size) {
@@ -289,7 +318,7 @@ Status DlrmModel::forward_staged(std::int64_t batch_size) {
 }
 
 Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
-  const DType dtype = DType::kF32;
+  const DType dtype = act_dtype_;
   const nn::MathMode math = spec_.precision == model::DensePrecision::kTf32 ? nn::MathMode::kTf32
                                                                             : nn::MathMode::kFp32;
   const auto run_mlp = [&](const std::vector<LinearSlot>& slots, std::vector<Buffer>& outputs,
@@ -298,16 +327,18 @@ Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
       const auto& slot = slots[l];
       const nn::LinearProblem problem{batch_size, slot.in, slot.out, slot.activation, nn::BiasMode::kBias, dtype, math};
       PARITY_RETURN_IF_ERROR(nn::linear_forward(
-          problem, {input, params() + slot.weight_offset, params() + slot.bias_offset, outputs[l].data()}, context_));
+          problem, {input, gemm_params(slot.weight_offset), gemm_params(slot.bias_offset), outputs[l].data()},
+          context_));
       input = outputs[l].data();
     }
     return Status::ok();
   };
-  PARITY_RETURN_IF_ERROR(run_mlp(bottom_, bottom_outputs_, input_dense_.data()));
+  const void* dense_input = input_dense_act_.size_bytes() > 0 ? input_dense_act_.data() : input_dense_.data();
+  PARITY_RETURN_IF_ERROR(run_mlp(bottom_, bottom_outputs_, dense_input));
   const std::int64_t dim = spec_.bottom_output_dim();
   const void* top_input = interaction_.data();
   if (cross_.empty()) {
-    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, dtype};
+    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, dtype};  // dtype = act_dtype_
     PARITY_RETURN_IF_ERROR(nn::dot_interaction_forward(
         problem, {bottom_outputs_.back().data(), pooled_.data(), interaction_.data()}, context_));
   } else {
@@ -344,7 +375,7 @@ Result<double> DlrmModel::train_step_staged(std::int64_t rows, std::int64_t step
   PARITY_RETURN_IF_ERROR(forward_staged(rows));
   double loss = 0;
   PARITY_RETURN_IF_ERROR(nn::bce_with_logits(
-      {rows}, {logits_, input_labels_.as<float>(), &loss, grad_logits_.as<float>()}, context_));
+      {rows, act_dtype_}, {logits_, input_labels_.as<float>(), &loss, grad_logits_.data()}, context_));
   PARITY_RETURN_IF_ERROR(backward(rows, step));
   return loss;
 }

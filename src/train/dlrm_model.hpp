@@ -62,6 +62,8 @@ class DlrmModel {
   Result<double> train_step_staged(std::int64_t batch_size, std::int64_t step);
 
   std::vector<StateBuffer> state_buffers();
+  /// bf16 runs: recomputes the bf16 copy of the dense weights (after a checkpoint is loaded).
+  Status refresh_shadow();
   const model::ModelSpec& spec() const { return spec_; }
   std::int64_t dense_parameter_count() const { return dense_parameters_; }
 
@@ -70,10 +72,16 @@ class DlrmModel {
   Status initialize_tables_on_device(std::uint64_t seed);
   Status forward_dense_blocks(std::int64_t batch_size);
   Status backward(std::int64_t batch_size, std::int64_t step);
-  Status backward_interaction(std::int64_t batch_size, float* grad, float* spare, float** grad_bottom);
+  Status backward_interaction(std::int64_t batch_size, void* grad, void* spare, void** grad_bottom);
   Status apply_dense_update(std::int64_t step);
   embedding::TbeProblem tbe_problem(std::int64_t batch_size) const;
   float* params() const { return dense_weights_.as<float>(); }
+  /// The dense weights the GEMMs read, element `offset`: the bf16 shadow in bf16 runs, else the
+  /// fp32 master weights.
+  const void* gemm_params(std::int64_t offset) const {
+    return shadow_.size_bytes() > 0 ? static_cast<const void*>(shadow_.as<std::uint16_t>() + offset)
+                                    : static_cast<const void*>(params() + offset);
+  }
   float* grads() const { return dense_grads_.as<float>(); }
 
   model::ModelSpec spec_;
@@ -95,7 +103,10 @@ class DlrmModel {
   std::vector<Buffer> cross_outputs_, cross_low_, cross_cross_;
   Buffer grad_a_, grad_b_, grad_pre_, grad_pooled_, grad_x0_, scratch_cross_, scratch_low_;
   Buffer grad_logits_;
-  float* logits_ = nullptr;            // on the model's device
+  DType act_dtype_ = DType::kF32;       // activations and their gradients (bf16 runs: kBF16)
+  Buffer shadow_;                       // bf16 runs: bf16 copy of dense_weights_
+  Buffer input_dense_act_;              // bf16 runs: the dense input cast to bf16
+  void* logits_ = nullptr;              // on the model's device, act_dtype_
   std::vector<float> host_logits_;      // GPU runs: the last forward()'s logits
 };
 

@@ -89,7 +89,7 @@ Status load_checkpoint(const std::string& path, DlrmModel& model, TrainState* st
                      piece.buffer->size_bytes());
     PARITY_RETURN_IF_ERROR(piece.buffer->copy_from_host(blob->bytes.data(), piece.buffer->size_bytes()));
   }
-  return Status::ok();
+  return model.refresh_shadow();  // bf16 runs: the GEMMs' copy of the restored weights
 }
 
 }  // namespace parity::train::detail

@@ -155,9 +155,8 @@ Status TrainOptions::validate() const {
                    " is not a finite value >= 0");
   PARITY_CHECK_ARG(num_threads >= 0 && num_threads <= 4096, "threads: ", num_threads,
                    " is out of range [0, 4096]");
-  if (spec.precision == model::DensePrecision::kBf16) {
-    return unsupported("precision: bf16 dense compute is not implemented yet (use precision fp32, or tf32 "
-                       "for TF32 tensor-core GEMMs on the GPU)");
+  if (spec.precision == model::DensePrecision::kBf16 && device != DeviceKind::kGpu) {
+    return unsupported("precision: bf16 dense compute runs on the GPU only (use fp32 or tf32 on the CPU)");
   }
   return spec.validate();
 }

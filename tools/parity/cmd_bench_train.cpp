@@ -27,7 +27,9 @@ struct BenchTrainArgs {
 
 Status run_bench_train(const BenchTrainArgs& args) {
   PARITY_ASSIGN_OR_RETURN(model::ModelSpec spec, model::load_spec(args.model));
-  if (!args.precision.empty()) PARITY_ASSIGN_OR_RETURN(spec.precision, model::parse_dense_precision(args.precision));
+  if (!args.precision.empty()) {
+    PARITY_ASSIGN_OR_RETURN(spec.precision, model::parse_dense_precision(args.precision));
+  }
   if (!args.table_cap.empty()) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(args.table_cap, "table-cap", 1));
     for (auto& table : spec.embedding.tables) table.num_rows = std::min(table.num_rows, cap);

@@ -32,7 +32,11 @@ class Buffer {
 
  private:
   struct AlignedFree {
-    bool on_device = false;
+    // A constructor rather than a member initialiser: the deleter must be default-constructible
+    // while Buffer is still incomplete.
+    AlignedFree() : on_device(false) {}
+    explicit AlignedFree(bool device) : on_device(device) {}
+    bool on_device;
     void operator()(void* pointer) const;
   };
   DeviceKind device_ = DeviceKind::kCpu;

@@ -5,6 +5,7 @@
 #include "backends/cuda/register_backends.hpp"
 #include "core/device_hooks.hpp"
 #include "parity/embedding/tbe_gpu.hpp"
+#include "parity/nn/dense_gpu.hpp"
 
 namespace parity::gpu::detail {
 namespace {
@@ -58,6 +59,10 @@ Status synchronize(void* stream) {
   return Status::ok();
 }
 
+Status cast(const void* in, DType in_dtype, void* out, DType out_dtype, std::int64_t count, void* stream) {
+  return nn::gpu::cast(count, in, in_dtype, out, out_dtype, stream);
+}
+
 Result<std::int64_t> memory_in_use() {
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
@@ -77,6 +82,7 @@ void register_device_hooks() {
   hooks.fill_uniform = &fill_uniform;
   hooks.synchronize = &synchronize;
   hooks.memory_in_use = &memory_in_use;
+  hooks.cast = &cast;
   parity::detail::register_device_hooks(hooks);
 }
 

@@ -16,7 +16,7 @@
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"
 #include "parity/gemm/cublaslt.hpp"
-#include "parity/gemm/cublaslt_measure.hpp"
+#include "parity/bench/gemm_timing.hpp"
 
 namespace parity::bench {
 namespace {

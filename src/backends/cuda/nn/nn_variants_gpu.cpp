@@ -13,11 +13,10 @@
 namespace parity::nn::gpu_variants {
 namespace {
 
+// fp32 (FMA or TF32) and bf16 activations; weights and biases in the same type (bf16 runs read
+// the shadow copy of the fp32 master weights), weight and bias gradients fp32.
 Status require_gpu_fp32(const LinearProblem& problem, const ExecutionContext& context) {
   if (context.device != DeviceKind::kGpu) return unsupported("runs on the GPU only");
-  if (problem.dtype != DType::kF32) {
-    return unsupported("the GPU linear variants take fp32 activations (dtype=", dtype_name(problem.dtype), ")");
-  }
   return Status::ok();
 }
 
@@ -145,14 +144,14 @@ class BceLossGpu final : public BceLossVariant {
     const std::int64_t batch = problem.batch_size;
     std::lock_guard<std::mutex> lock(mutex_);
     const std::int64_t partial_bytes = gpu::bce_workspace_bytes(batch);
-    const std::int64_t needed = partial_bytes + 16 + (args.grad_logits == nullptr ? batch * 4 : 0);
+    const std::int64_t needed = partial_bytes + 16 + (args.grad_logits == nullptr ? batch * 4 : 0);  // a sink of <= 4 B per logit
     if (scratch_.size_bytes() < static_cast<std::size_t>(needed)) {
       PARITY_ASSIGN_OR_RETURN(scratch_, parity::gpu::DeviceBuffer::allocate(static_cast<std::size_t>(needed)));
     }
     auto* base = static_cast<char*>(scratch_.data());
     auto* loss_sum = reinterpret_cast<float*>(base + partial_bytes);
-    void* grad = args.grad_logits != nullptr ? static_cast<void*>(args.grad_logits) : base + partial_bytes + 16;
-    PARITY_RETURN_IF_ERROR(gpu::bce_with_logits(batch, DType::kF32, args.logits, args.labels, loss_sum, grad,
+    void* grad = args.grad_logits != nullptr ? args.grad_logits : static_cast<void*>(base + partial_bytes + 16);
+    PARITY_RETURN_IF_ERROR(gpu::bce_with_logits(batch, problem.dtype, args.logits, args.labels, loss_sum, grad,
                                                 1.0f / static_cast<float>(batch), base, partial_bytes,
                                                 context.stream));
     float sum = 0.0f;
@@ -185,7 +184,8 @@ class DenseOptimizerGpu final : public DenseOptimizerVariant {
     params.weight_decay = problem.weight_decay;
     params.step = problem.step;
     return gpu::dense_optimizer_step(params, problem.num_elements, args.weights, args.state1, args.state2, args.grads,
-                                     DType::kF32, nullptr, DType::kF32, context.stream);
+                                     DType::kF32, args.shadow, args.shadow == nullptr ? DType::kF32 : args.shadow_dtype,
+                                     context.stream);
   }
 };
 
