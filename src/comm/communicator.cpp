@@ -88,7 +88,12 @@ Status Communicator::barrier() {
   return run({Collective::kBarrier, DType::kF32, ReduceOp::kSum, 0, 0, nullptr}, nullptr, nullptr, nullptr);
 }
 
-Status Communicator::synchronize(void* /*stream*/) { return failure_; }
+Status Communicator::synchronize(void* stream) {
+  if (!failure_.is_ok()) return failure_;
+  Status status = wait(stream);
+  if (status.code() == StatusCode::kCommError) failure_ = status;
+  return status;
+}
 
 Result<void*> Communicator::allocate_buffer(std::int64_t bytes) {
   if (bytes < 0) return invalid_argument("bytes: ", bytes, " must be >= 0");

@@ -111,8 +111,8 @@ class Communicator {
   Status broadcast(void* buffer, std::int64_t count, DType dtype, int root, void* stream = nullptr);
   Status barrier();
   /// Waits for the collectives queued on `stream` (NCCL) within the timeout; host backends
-  /// complete every collective before returning, so this is a no-op there.
-  virtual Status synchronize(void* stream);
+  /// complete every collective before returning, so this only reports an earlier failure there.
+  Status synchronize(void* stream);
 
   /// Buffers of this backend's kind (host for local/MPI, device for NCCL) and copies to/from the
   /// host, so benchmarks and tests are written once for every backend.
@@ -134,6 +134,8 @@ class Communicator {
   /// turned bf16/fp16 reductions into fp32 ones and avg into sum (+ division), so `execute` sees
   /// op in {sum, max} on fp32/fp64/int32/int64, and any dtype for data movement.
   virtual Status execute(const CollectiveProblem& problem, const void* send, void* recv, void* stream) = 0;
+  /// The backend's wait for `stream` (device backends); a kCommError marks the communicator failed.
+  virtual Status wait(void* /*stream*/) { return Status::ok(); }
 
   /// "all_reduce call #7 (rank 1 of 4)": the prefix every message of the current call carries.
   std::string call_context(Collective collective) const;
