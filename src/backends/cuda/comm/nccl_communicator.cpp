@@ -20,26 +20,37 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 Status nccl_error(ncclResult_t result, const char* call) {
-  return {StatusCode::kCommError, parity::detail::concat(call, " failed: ", ncclGetErrorString(result))};
+  return {StatusCode::kCommError,
+          parity::detail::concat(call, " failed: ", ncclGetErrorString(result))};
 }
 
 ncclDataType_t nccl_datatype(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return ncclFloat32;
-    case DType::kF64: return ncclFloat64;
-    case DType::kBF16: return ncclBfloat16;
-    case DType::kF16: return ncclFloat16;
-    case DType::kI32: return ncclInt32;
-    case DType::kI64: return ncclInt64;
-    default: return ncclUint8;
+    case DType::kF32:
+      return ncclFloat32;
+    case DType::kF64:
+      return ncclFloat64;
+    case DType::kBF16:
+      return ncclBfloat16;
+    case DType::kF16:
+      return ncclFloat16;
+    case DType::kI32:
+      return ncclInt32;
+    case DType::kI64:
+      return ncclInt64;
+    default:
+      return ncclUint8;
   }
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return ncclSum;
-    case ReduceOp::kAvg: return ncclAvg;
-    case ReduceOp::kMax: return ncclMax;
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kAvg:
+      return ncclAvg;
+    case ReduceOp::kMax:
+      return ncclMax;
   }
   return ncclSum;
 }
@@ -67,7 +78,8 @@ class NcclCommunicator final : public Communicator {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     ncclResult_t result = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
-    if (result != ncclSuccess && result != ncclInProgress) return nccl_error(result, "ncclCommInitRankConfig");
+    if (result != ncclSuccess && result != ncclInProgress)
+      return nccl_error(result, "ncclCommInitRankConfig");
     PARITY_RETURN_IF_ERROR(settle("ncclCommInitRankConfig"));
     PARITY_CUDA_TRY(cudaMalloc(&barrier_scratch_, sizeof(float)));
     return Status::ok();
@@ -88,20 +100,25 @@ class NcclCommunicator final : public Communicator {
     if (buffer != nullptr) cudaFree(buffer);
   }
   Status copy_from_host(void* buffer, const void* host, std::int64_t bytes) override {
-    PARITY_CUDA_TRY(cudaMemcpy(buffer, host, static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice));
+    PARITY_CUDA_TRY(
+        cudaMemcpy(buffer, host, static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice));
     return Status::ok();
   }
   Status copy_to_host(void* host, const void* buffer, std::int64_t bytes) override {
-    PARITY_CUDA_TRY(cudaMemcpy(host, buffer, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost));
+    PARITY_CUDA_TRY(
+        cudaMemcpy(host, buffer, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost));
     return Status::ok();
   }
 
  protected:
-  Status execute(const CollectiveProblem& problem, const void* send, void* recv, void* stream) override {
-    const bool is_reduction =
-        problem.collective == Collective::kAllReduce || problem.collective == Collective::kReduceScatter;
-    if (is_reduction && options().reduction_order == ReductionOrder::kRankOrder && problem.op != ReduceOp::kMax) {
-      return unsupported("reduction_order: rank_order is implemented for host communicators only (local, mpi)");
+  Status execute(const CollectiveProblem& problem, const void* send, void* recv,
+                 void* stream) override {
+    const bool is_reduction = problem.collective == Collective::kAllReduce ||
+                              problem.collective == Collective::kReduceScatter;
+    if (is_reduction && options().reduction_order == ReductionOrder::kRankOrder &&
+        problem.op != ReduceOp::kMax) {
+      return unsupported(
+          "reduction_order: rank_order is implemented for host communicators only (local, mpi)");
     }
     PARITY_CUDA_TRY(cudaSetDevice(device_));
     auto* s = static_cast<cudaStream_t>(stream);
@@ -115,19 +132,28 @@ class NcclCommunicator final : public Communicator {
       case Collective::kReduceScatter:
         result = ncclReduceScatter(send, recv, count, type, nccl_op(problem.op), comm_, s);
         break;
-      case Collective::kAllGather: result = ncclAllGather(send, recv, count, type, comm_, s); break;
-      case Collective::kBroadcast: result = ncclBroadcast(recv, recv, count, type, problem.root, comm_, s); break;
+      case Collective::kAllGather:
+        result = ncclAllGather(send, recv, count, type, comm_, s);
+        break;
+      case Collective::kBroadcast:
+        result = ncclBroadcast(recv, recv, count, type, problem.root, comm_, s);
+        break;
       case Collective::kAllToAll:
-      case Collective::kAllToAllv: result = grouped_all_to_all(problem, send, recv, s); break;
+      case Collective::kAllToAllv:
+        result = grouped_all_to_all(problem, send, recv, s);
+        break;
       case Collective::kBarrier: {
         // NCCL has no barrier: a one-element all_reduce, waited for.
-        result = ncclAllReduce(barrier_scratch_, barrier_scratch_, 1, ncclFloat32, ncclSum, comm_, s);
-        if (result != ncclSuccess && result != ncclInProgress) return nccl_error(result, "ncclAllReduce (barrier)");
+        result =
+            ncclAllReduce(barrier_scratch_, barrier_scratch_, 1, ncclFloat32, ncclSum, comm_, s);
+        if (result != ncclSuccess && result != ncclInProgress)
+          return nccl_error(result, "ncclAllReduce (barrier)");
         PARITY_RETURN_IF_ERROR(settle("ncclAllReduce (barrier)"));
         return wait(stream);
       }
     }
-    if (result != ncclSuccess && result != ncclInProgress) return abort_with(nccl_error(result, "NCCL collective"));
+    if (result != ncclSuccess && result != ncclInProgress)
+      return abort_with(nccl_error(result, "NCCL collective"));
     return settle(collective_name(problem.collective).data());
   }
 
@@ -147,31 +173,36 @@ class NcclCommunicator final : public Communicator {
       }
       if (options().timeout_ms > 0.0 && Clock::now() >= deadline) {
         return abort_with({StatusCode::kCommError,
-                           parity::detail::concat("stream not drained after ", options().timeout_ms,
-                                                  " ms (a peer rank is lost or hung); NCCL communicator aborted")});
+                           parity::detail::concat(
+                               "stream not drained after ", options().timeout_ms,
+                               " ms (a peer rank is lost or hung); NCCL communicator aborted")});
       }
       std::this_thread::yield();
     }
   }
 
  private:
-  ncclResult_t grouped_all_to_all(const CollectiveProblem& problem, const void* send, void* recv, cudaStream_t s) {
+  ncclResult_t grouped_all_to_all(const CollectiveProblem& problem, const void* send, void* recv,
+                                  cudaStream_t s) {
     const auto element_bytes = dtype_size_bytes(problem.dtype);
     const ncclDataType_t type = nccl_datatype(problem.dtype);
     ncclResult_t result = ncclGroupStart();
-    for (int peer = 0; peer < size_ && (result == ncclSuccess || result == ncclInProgress); ++peer) {
+    for (int peer = 0; peer < size_ && (result == ncclSuccess || result == ncclInProgress);
+         ++peer) {
       const AllToAllvLayout* layout = problem.layout;
       const std::int64_t send_count = layout ? layout->send_counts[peer] : problem.count;
       const std::int64_t send_displ = layout ? layout->send_displs[peer] : problem.count * peer;
       const std::int64_t recv_count = layout ? layout->recv_counts[peer] : problem.count;
       const std::int64_t recv_displ = layout ? layout->recv_displs[peer] : problem.count * peer;
       if (send_count > 0) {
-        result = ncclSend(static_cast<const char*>(send) + send_displ * static_cast<std::int64_t>(element_bytes),
-                          static_cast<std::size_t>(send_count), type, peer, comm_, s);
+        result = ncclSend(
+            static_cast<const char*>(send) + send_displ * static_cast<std::int64_t>(element_bytes),
+            static_cast<std::size_t>(send_count), type, peer, comm_, s);
       }
       if (recv_count > 0 && (result == ncclSuccess || result == ncclInProgress)) {
-        result = ncclRecv(static_cast<char*>(recv) + recv_displ * static_cast<std::int64_t>(element_bytes),
-                          static_cast<std::size_t>(recv_count), type, peer, comm_, s);
+        result = ncclRecv(
+            static_cast<char*>(recv) + recv_displ * static_cast<std::int64_t>(element_bytes),
+            static_cast<std::size_t>(recv_count), type, peer, comm_, s);
       }
     }
     const ncclResult_t end = ncclGroupEnd();
@@ -193,8 +224,9 @@ class NcclCommunicator final : public Communicator {
       if (state == ncclSuccess) return Status::ok();
       if (state != ncclInProgress) return abort_with(nccl_error(state, call));
       if (options().timeout_ms > 0.0 && Clock::now() >= deadline) {
-        return abort_with({StatusCode::kCommError, parity::detail::concat(call, " still in progress after ",
-                                                                          options().timeout_ms, " ms; aborted")});
+        return abort_with(
+            {StatusCode::kCommError, parity::detail::concat(call, " still in progress after ",
+                                                            options().timeout_ms, " ms; aborted")});
       }
       std::this_thread::yield();
     }
@@ -219,15 +251,18 @@ class NcclCommunicator final : public Communicator {
 
 }  // namespace
 
-Result<std::unique_ptr<Communicator>> make_nccl_communicator(Communicator& bootstrap, int device, CommOptions options) {
-  PARITY_CHECK_ARG(bootstrap.buffer_device() == DeviceKind::kCpu, "bootstrap: must be a host communicator (",
-                   bootstrap.backend_name(), " is not)");
+Result<std::unique_ptr<Communicator>> make_nccl_communicator(Communicator& bootstrap, int device,
+                                                             CommOptions options) {
+  PARITY_CHECK_ARG(bootstrap.buffer_device() == DeviceKind::kCpu,
+                   "bootstrap: must be a host communicator (", bootstrap.backend_name(),
+                   " is not)");
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
     return unsupported("nccl communicator: no CUDA device visible");
   }
   if (device < 0) device = bootstrap.rank() % device_count;
-  PARITY_CHECK_ARG(device < device_count, "device: ", device, " is out of range [0, ", device_count, ")");
+  PARITY_CHECK_ARG(device < device_count, "device: ", device, " is out of range [0, ", device_count,
+                   ")");
   ncclUniqueId id{};
   if (bootstrap.rank() == 0) {
     const ncclResult_t result = ncclGetUniqueId(&id);
@@ -235,8 +270,10 @@ Result<std::unique_ptr<Communicator>> make_nccl_communicator(Communicator& boots
   }
   // The id is 128 bytes: broadcast as 16 int64 over the host communicator.
   static_assert(sizeof(ncclUniqueId) % sizeof(std::int64_t) == 0);
-  PARITY_RETURN_IF_ERROR(bootstrap.broadcast(&id, sizeof(id) / sizeof(std::int64_t), DType::kI64, 0));
-  auto comm = std::make_unique<NcclCommunicator>(std::move(options), bootstrap.rank(), bootstrap.size(), device);
+  PARITY_RETURN_IF_ERROR(
+      bootstrap.broadcast(&id, sizeof(id) / sizeof(std::int64_t), DType::kI64, 0));
+  auto comm = std::make_unique<NcclCommunicator>(std::move(options), bootstrap.rank(),
+                                                 bootstrap.size(), device);
   PARITY_RETURN_IF_ERROR(comm->init(id));
   return std::unique_ptr<Communicator>(std::move(comm));
 }
