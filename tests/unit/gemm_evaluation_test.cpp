@@ -78,7 +78,7 @@ TEST(GemmEvaluation, OracleIgnoresScreenedEstimatesUnlessPickedOrAlone) {
   MeasuredShape s = shape_timed_by_model(selector, "screened", false);
   // A screened-only estimate far below every timed candidate that the model does not pick: not
   // the oracle (it is an estimate).
-  const auto& ranked_last = evaluate_selector(selector, {s}).shapes[0].ranking.back();
+  const RankedCandidate ranked_last = evaluate_selector(selector, {s}).shapes[0].ranking.back();
   s.candidates[ranked_last.index].is_screened_only = true;
   s.candidates[ranked_last.index].median_ms = 0.01;
   auto report = evaluate_selector(selector, {s});
