@@ -19,7 +19,7 @@ fi
 oracle_flag=()
 [[ "${GEMM_RUN_NO_ORACLE:-0}" == "1" ]] && oracle_flag=(--no-oracle)
 for model in dlrm-kaggle dlrm-v2; do
-  step "bench_gemm_run_$model" "$parity" bench gemm-run --model "$model" --batch 65536 --dtype bf16 \
+  step "bench_gemm_run_$model" "$parity" bench gemm-run --model "$model" --batch-size 65536 --dtype bf16 \
     "${oracle_flag[@]}" --out "$OUT/gemm_run_$model.json"
 done
 exit $failed

@@ -28,9 +28,11 @@ nlohmann::json row_json(const CommBenchRow& row, int ranks) {
 
 Result<CommBenchRow> row_from_json(const nlohmann::json& item) {
   CommBenchRow row;
-  PARITY_ASSIGN_OR_RETURN(row.collective, parse_collective(item.at("collective").get<std::string>()));
-  row.placement = item.at("placement").get<std::string>() == "in_place" ? BenchPlacement::kInPlace
-                                                                          : BenchPlacement::kOutOfPlace;
+  PARITY_ASSIGN_OR_RETURN(row.collective,
+                          parse_collective(item.at("collective").get<std::string>()));
+  row.placement = item.at("placement").get<std::string>() == "in_place"
+                      ? BenchPlacement::kInPlace
+                      : BenchPlacement::kOutOfPlace;
   row.bytes = item.at("bytes").get<std::int64_t>();
   row.count = item.at("count").get<std::int64_t>();
   row.time.median_ms = item.at("time").at("median_ms").get<double>();
@@ -67,7 +69,8 @@ Status write_comm_bench_json(const CommBenchReport& report, const std::string& p
     document["op"] = reduce_op_name(report.options.op);
     document["warmup"] = report.options.warmup;
     document["repetitions"] = report.options.repetitions;
-    document["time_definition"] = "per repetition: the slowest rank's wall time of barrier-aligned call + synchronize";
+    document["time_definition"] =
+        "per repetition: the slowest rank's wall time of barrier-aligned call + synchronize";
     nlohmann::json rows = nlohmann::json::array();
     for (const CommBenchRow& row : report.rows) rows.push_back(row_json(row, report.ranks));
     document["rows"] = rows;
@@ -88,7 +91,8 @@ Result<CommBenchReport> read_comm_bench_json(const std::string& path) {
     CommBenchReport report;
     report.backend = document.at("backend").get<std::string>();
     report.ranks = document.at("ranks").get<int>();
-    PARITY_ASSIGN_OR_RETURN(report.options.dtype, parse_dtype(document.at("dtype").get<std::string>()));
+    PARITY_ASSIGN_OR_RETURN(report.options.dtype,
+                            parse_dtype(document.at("dtype").get<std::string>()));
     for (const auto& item : document.at("rows")) {
       PARITY_ASSIGN_OR_RETURN(CommBenchRow row, row_from_json(item));
       report.rows.push_back(row);
@@ -99,11 +103,13 @@ Result<CommBenchReport> read_comm_bench_json(const std::string& path) {
   }
 }
 
-Result<AlphaBetaFit> fit_alpha_beta(Collective collective, int ranks, const std::vector<std::int64_t>& bytes,
+Result<AlphaBetaFit> fit_alpha_beta(Collective collective, int ranks,
+                                    const std::vector<std::int64_t>& bytes,
                                     const std::vector<double>& median_us) {
-  PARITY_CHECK_ARG(ranks >= 2, "ranks: ", ranks, " (a fit needs >= 2 ranks: one rank moves no data)");
-  PARITY_CHECK_ARG(bytes.size() == median_us.size(), "median_us: ", median_us.size(), " values for ", bytes.size(),
-                   " sizes");
+  PARITY_CHECK_ARG(ranks >= 2, "ranks: ", ranks,
+                   " (a fit needs >= 2 ranks: one rank moves no data)");
+  PARITY_CHECK_ARG(bytes.size() == median_us.size(), "median_us: ", median_us.size(),
+                   " values for ", bytes.size(), " sizes");
   AlphaBetaFit fit;
   fit.collective = collective;
   fit.busbw_factor = bus_bandwidth_factor(collective, ranks);
@@ -113,8 +119,8 @@ Result<AlphaBetaFit> fit_alpha_beta(Collective collective, int ranks, const std:
   // latency, large ones the bandwidth, instead of the largest size dominating.
   double sw = 0, swx = 0, swxx = 0, swt = 0, swxt = 0;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    PARITY_CHECK_ARG(median_us[i] > 0.0 && std::isfinite(median_us[i]), "median_us[", i, "]=", median_us[i],
-                     " must be > 0");
+    PARITY_CHECK_ARG(median_us[i] > 0.0 && std::isfinite(median_us[i]), "median_us[", i,
+                     "]=", median_us[i], " must be > 0");
     const double x = static_cast<double>(bytes[i]) * fit.busbw_factor;
     const double w = 1.0 / (median_us[i] * median_us[i]);
     sw += w, swx += w * x, swxx += w * x * x, swt += w * median_us[i], swxt += w * x * median_us[i];
@@ -131,34 +137,39 @@ Result<AlphaBetaFit> fit_alpha_beta(Collective collective, int ranks, const std:
     fit.beta_us_per_byte = swxt / swxx;
   }
   if (!(fit.beta_us_per_byte > 0.0)) {
-    return invalid_argument(collective_name(collective),
-                            ": times do not grow with size (extend --max-bytes so bandwidth shows)");
+    return invalid_argument(
+        collective_name(collective),
+        ": times do not grow with size (extend --max-bytes so bandwidth shows)");
   }
   fit.alpha_us = fit.latency_us / fit.steps;
   fit.bus_bandwidth_gbps = 1e-3 / fit.beta_us_per_byte;  // 1 byte/us = 1e-3 GB/s
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const double predicted = fit.latency_us + fit.beta_us_per_byte * static_cast<double>(bytes[i]) * fit.busbw_factor;
-    fit.max_relative_residual = std::max(fit.max_relative_residual, std::abs(predicted - median_us[i]) / median_us[i]);
+    const double predicted =
+        fit.latency_us + fit.beta_us_per_byte * static_cast<double>(bytes[i]) * fit.busbw_factor;
+    fit.max_relative_residual =
+        std::max(fit.max_relative_residual, std::abs(predicted - median_us[i]) / median_us[i]);
   }
   return fit;
 }
 
 std::string alpha_beta_summary(const AlphaBetaFit& fit) {
   char line[320];
-  std::snprintf(line, sizeof(line),
-                "fit %-15s latency %.2f us (alpha %.3f us x %d steps), bus bandwidth %.3f GB/s, %d sizes "
-                "%lld..%lld B, max relative residual %.2f%s",
-                std::string(collective_name(fit.collective)).c_str(), fit.latency_us, fit.alpha_us, fit.steps,
-                fit.bus_bandwidth_gbps, fit.points, static_cast<long long>(fit.min_bytes),
-                static_cast<long long>(fit.max_bytes), fit.max_relative_residual,
-                fit.is_latency_clamped ? " (latency clamped to 0)" : "");
+  std::snprintf(
+      line, sizeof(line),
+      "fit %-15s latency %.2f us (alpha %.3f us x %d steps), bus bandwidth %.3f GB/s, %d sizes "
+      "%lld..%lld B, max relative residual %.2f%s",
+      std::string(collective_name(fit.collective)).c_str(), fit.latency_us, fit.alpha_us, fit.steps,
+      fit.bus_bandwidth_gbps, fit.points, static_cast<long long>(fit.min_bytes),
+      static_cast<long long>(fit.max_bytes), fit.max_relative_residual,
+      fit.is_latency_clamped ? " (latency clamped to 0)" : "");
   return line;
 }
 
 Result<std::vector<AlphaBetaFit>> fit_report(const CommBenchReport& report) {
   std::map<Collective, std::pair<std::vector<std::int64_t>, std::vector<double>>> points;
   for (const CommBenchRow& row : report.rows) {
-    if (row.placement != BenchPlacement::kOutOfPlace && row.collective != Collective::kBroadcast) continue;
+    if (row.placement != BenchPlacement::kOutOfPlace && row.collective != Collective::kBroadcast)
+      continue;
     points[row.collective].first.push_back(row.bytes);
     points[row.collective].second.push_back(row.time.median_ms * 1e3);
   }
@@ -178,7 +189,8 @@ std::string local_host_name() {
   return name;
 }
 
-std::string comm_calibration_path(const std::string& data_dir, const std::string& backend, const std::string& host) {
+std::string comm_calibration_path(const std::string& data_dir, const std::string& backend,
+                                  const std::string& host) {
   return data_dir + "/calibration/comm_" + backend + "_" + host + ".json";
 }
 
@@ -187,18 +199,22 @@ Status write_comm_calibration(const CommBenchReport& report, const std::vector<A
                               const std::string& path) {
   try {
     nlohmann::json collectives = nlohmann::json::object();
-    for (const AlphaBetaFit& fit : fits) collectives[std::string(collective_name(fit.collective))] = fit_json(fit);
+    for (const AlphaBetaFit& fit : fits)
+      collectives[std::string(collective_name(fit.collective))] = fit_json(fit);
     nlohmann::json document = {
         {"schema", "parity.comm_calibration/1"},
         {"backend", report.backend},
         {"host", host},
         {"ranks", report.ranks},
         {"dtype", dtype_name(report.options.dtype)},
-        {"model", "t_us = latency_us + beta_us_per_byte * bytes * busbw_factor; alpha_us = latency_us / steps"},
+        {"model",
+         "t_us = latency_us + beta_us_per_byte * bytes * busbw_factor; alpha_us = latency_us / "
+         "steps"},
         {"fit", "least squares of relative residuals over the out-of-place median times"},
         {"collectives", collectives},
         {"source",
-         {{"results_file", results_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(results_path)},
+         {{"results_file",
+           results_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(results_path)},
           {"provenance", bench::provenance_json(0)}}}};
     return bench::write_json_file(path, document);
   } catch (const std::exception& e) {

@@ -10,11 +10,11 @@ namespace parity::comm {
 namespace {
 
 Status check_owners(const std::vector<int>& table_owner, int num_tables, int world_size) {
-  PARITY_CHECK_ARG(static_cast<int>(table_owner.size()) == num_tables, "table_owner: ", table_owner.size(),
-                   " entries for ", num_tables, " tables");
+  PARITY_CHECK_ARG(static_cast<int>(table_owner.size()) == num_tables,
+                   "table_owner: ", table_owner.size(), " entries for ", num_tables, " tables");
   for (std::size_t t = 0; t < table_owner.size(); ++t) {
-    PARITY_CHECK_ARG(table_owner[t] >= 0 && table_owner[t] < world_size, "table_owner[", t, "]=", table_owner[t],
-                     " is out of range [0, ", world_size, ")");
+    PARITY_CHECK_ARG(table_owner[t] >= 0 && table_owner[t] < world_size, "table_owner[", t,
+                     "]=", table_owner[t], " is out of range [0, ", world_size, ")");
   }
   return Status::ok();
 }
@@ -35,7 +35,7 @@ std::vector<std::int64_t> exclusive_sum(const std::vector<std::int64_t>& values)
 
 // Validated pooled layout: widths of every rank's owned tables and the local column offsets.
 struct PooledGeometry {
-  std::vector<std::int64_t> owned_width;   // per rank
+  std::vector<std::int64_t> owned_width;    // per rank
   std::vector<std::int64_t> column_offset;  // per table, in the local layout
   std::int64_t total_width = 0;
   std::vector<std::int64_t> sample_offset;  // per rank, into the global batch
@@ -46,14 +46,17 @@ Result<PooledGeometry> pooled_geometry(const Communicator& comm, const RoutedSpa
   const int num_tables = static_cast<int>(layout.table_owner.size());
   PARITY_RETURN_IF_ERROR(check_owners(layout.table_owner, num_tables, comm.size()));
   PARITY_RETURN_IF_ERROR(check_collective_dtype(layout.dtype));
-  PARITY_CHECK_ARG(static_cast<int>(layout.table_dims.size()) == num_tables, "table_dims: ", layout.table_dims.size(),
-                   " entries for ", num_tables, " tables");
-  PARITY_CHECK_ARG(static_cast<int>(routed.rank_batch_sizes.size()) == comm.size(), "routed.rank_batch_sizes: ",
-                   routed.rank_batch_sizes.size(), " entries for ", comm.size(), " ranks");
+  PARITY_CHECK_ARG(static_cast<int>(layout.table_dims.size()) == num_tables,
+                   "table_dims: ", layout.table_dims.size(), " entries for ", num_tables,
+                   " tables");
+  PARITY_CHECK_ARG(static_cast<int>(routed.rank_batch_sizes.size()) == comm.size(),
+                   "routed.rank_batch_sizes: ", routed.rank_batch_sizes.size(), " entries for ",
+                   comm.size(), " ranks");
   PooledGeometry g;
   g.owned_width.assign(static_cast<std::size_t>(comm.size()), 0);
   for (int t = 0; t < num_tables; ++t) {
-    PARITY_CHECK_ARG(layout.table_dims[t] >= 1, "table_dims[", t, "]=", layout.table_dims[t], " must be >= 1");
+    PARITY_CHECK_ARG(layout.table_dims[t] >= 1, "table_dims[", t, "]=", layout.table_dims[t],
+                     " must be >= 1");
     g.owned_width[static_cast<std::size_t>(layout.table_owner[t])] += layout.table_dims[t];
     g.column_offset.push_back(g.total_width);
     g.total_width += layout.table_dims[t];
@@ -66,8 +69,9 @@ enum class CopyDirection : std::uint8_t { kPackedToLocal, kLocalToPacked };
 
 // Copies `rows` rows of the columns of `owner`'s tables between a packed [rows][owned width]
 // block and the local [rows][total width] layout.
-void copy_owner_columns(const PooledLayout& layout, const PooledGeometry& g, int owner, std::int64_t rows,
-                        CopyDirection direction, const unsigned char* from, unsigned char* to) {
+void copy_owner_columns(const PooledLayout& layout, const PooledGeometry& g, int owner,
+                        std::int64_t rows, CopyDirection direction, const unsigned char* from,
+                        unsigned char* to) {
   const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(layout.dtype));
   const std::int64_t width = g.owned_width[static_cast<std::size_t>(owner)];
   for (std::int64_t b = 0; b < rows; ++b) {
@@ -92,7 +96,8 @@ void copy_owner_columns(const PooledLayout& layout, const PooledGeometry& g, int
 Status SparseBatch::validate() const {
   PARITY_CHECK_ARG(num_tables >= 0, "num_tables: ", num_tables, " must be >= 0");
   PARITY_CHECK_ARG(batch_size >= 0, "batch_size: ", batch_size, " must be >= 0");
-  PARITY_CHECK_ARG(static_cast<std::int64_t>(lengths.size()) == num_tables * batch_size, "lengths: ", lengths.size(),
+  PARITY_CHECK_ARG(static_cast<std::int64_t>(lengths.size()) == num_tables * batch_size,
+                   "lengths: ", lengths.size(),
                    " entries, expected num_tables * batch_size = ", num_tables * batch_size);
   std::int64_t total = 0;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
@@ -106,23 +111,27 @@ Status SparseBatch::validate() const {
 
 Result<RoutedSparseBatch> route_sparse_batch(Communicator& comm, const SparseBatch& local,
                                              const std::vector<int>& table_owner) {
-  PARITY_CHECK_ARG(comm.buffer_device() == DeviceKind::kCpu, "route_sparse_batch: needs a host communicator (",
-                   comm.backend_name(), " uses device buffers)");
+  PARITY_CHECK_ARG(comm.buffer_device() == DeviceKind::kCpu,
+                   "route_sparse_batch: needs a host communicator (", comm.backend_name(),
+                   " uses device buffers)");
   PARITY_RETURN_IF_ERROR(local.validate().with_context("route_sparse_batch: local"));
-  PARITY_RETURN_IF_ERROR(check_owners(table_owner, local.num_tables, comm.size()).with_context("route_sparse_batch"));
+  PARITY_RETURN_IF_ERROR(
+      check_owners(table_owner, local.num_tables, comm.size()).with_context("route_sparse_batch"));
   const int world = comm.size();
   const auto n = static_cast<std::size_t>(world);
   RoutedSparseBatch routed;
   routed.tables = tables_of(table_owner, comm.rank());
   routed.rank_batch_sizes.assign(n, 0);
-  PARITY_RETURN_IF_ERROR(comm.all_gather(&local.batch_size, routed.rank_batch_sizes.data(), 1, DType::kI64));
+  PARITY_RETURN_IF_ERROR(
+      comm.all_gather(&local.batch_size, routed.rank_batch_sizes.data(), 1, DType::kI64));
   const std::vector<std::int64_t> sample_offset = exclusive_sum(routed.rank_batch_sizes);
   routed.global_batch_size = sample_offset.back();
 
   // Per-table id ranges of the local CSR, then the send blocks packed by destination.
   std::vector<std::int64_t> table_ids(static_cast<std::size_t>(local.num_tables), 0);
   for (int t = 0; t < local.num_tables; ++t) {
-    for (std::int64_t b = 0; b < local.batch_size; ++b) table_ids[t] += local.lengths[t * local.batch_size + b];
+    for (std::int64_t b = 0; b < local.batch_size; ++b)
+      table_ids[t] += local.lengths[t * local.batch_size + b];
   }
   const std::vector<std::int64_t> table_id_offset = exclusive_sum(table_ids);
   AllToAllvLayout lengths_layout, ids_layout;
@@ -137,12 +146,15 @@ Result<RoutedSparseBatch> route_sparse_batch(Communicator& comm, const SparseBat
       const auto* first_id = local.ids.data() + table_id_offset[t];
       send_ids.insert(send_ids.end(), first_id, first_id + table_ids[t]);
     }
-    lengths_layout.send_counts.push_back(static_cast<std::int64_t>(send_lengths.size()) - lengths_layout.send_displs.back());
-    ids_layout.send_counts.push_back(static_cast<std::int64_t>(send_ids.size()) - ids_layout.send_displs.back());
+    lengths_layout.send_counts.push_back(static_cast<std::int64_t>(send_lengths.size()) -
+                                         lengths_layout.send_displs.back());
+    ids_layout.send_counts.push_back(static_cast<std::int64_t>(send_ids.size()) -
+                                     ids_layout.send_displs.back());
   }
   // Counts exchange: how many ids each rank sends here (lengths counts follow from batch sizes).
   std::vector<std::int64_t> ids_from(n, 0);
-  PARITY_RETURN_IF_ERROR(comm.all_to_all(ids_layout.send_counts.data(), ids_from.data(), 1, DType::kI64));
+  PARITY_RETURN_IF_ERROR(
+      comm.all_to_all(ids_layout.send_counts.data(), ids_from.data(), 1, DType::kI64));
   const auto owned_count = static_cast<std::int64_t>(routed.tables.size());
   for (std::size_t s = 0; s < n; ++s) {
     lengths_layout.recv_counts.push_back(owned_count * routed.rank_batch_sizes[s]);
@@ -157,8 +169,10 @@ Result<RoutedSparseBatch> route_sparse_batch(Communicator& comm, const SparseBat
   ids_layout.recv_capacity = std::accumulate(ids_from.begin(), ids_from.end(), std::int64_t{0});
   std::vector<std::int64_t> recv_lengths(static_cast<std::size_t>(lengths_layout.recv_capacity));
   std::vector<std::int64_t> recv_ids(static_cast<std::size_t>(ids_layout.recv_capacity));
-  PARITY_RETURN_IF_ERROR(comm.all_to_allv(send_lengths.data(), recv_lengths.data(), lengths_layout, DType::kI64));
-  PARITY_RETURN_IF_ERROR(comm.all_to_allv(send_ids.data(), recv_ids.data(), ids_layout, DType::kI64));
+  PARITY_RETURN_IF_ERROR(
+      comm.all_to_allv(send_lengths.data(), recv_lengths.data(), lengths_layout, DType::kI64));
+  PARITY_RETURN_IF_ERROR(
+      comm.all_to_allv(send_ids.data(), recv_ids.data(), ids_layout, DType::kI64));
 
   // Received: per source s, [owned table k][B_s] lengths and the ids of each k in turn. Reorder
   // to (k, global sample): for each k, the sources in rank order.
@@ -168,17 +182,20 @@ Result<RoutedSparseBatch> route_sparse_batch(Communicator& comm, const SparseBat
     for (std::size_t s = 0; s < n; ++s) {
       const std::int64_t batch = routed.rank_batch_sizes[s];
       const std::int64_t* block = recv_lengths.data() + lengths_layout.recv_displs[s] + k * batch;
-      std::copy(block, block + batch, routed.lengths.begin() + k * routed.global_batch_size + sample_offset[s]);
+      std::copy(block, block + batch,
+                routed.lengths.begin() + k * routed.global_batch_size + sample_offset[s]);
       const std::int64_t count = std::accumulate(block, block + batch, std::int64_t{0});
-      routed.ids.insert(routed.ids.end(), recv_ids.begin() + cursor[s], recv_ids.begin() + cursor[s] + count);
+      routed.ids.insert(routed.ids.end(), recv_ids.begin() + cursor[s],
+                        recv_ids.begin() + cursor[s] + count);
       cursor[s] += count;
     }
   }
   return routed;
 }
 
-Status return_pooled_outputs(Communicator& comm, const RoutedSparseBatch& routed, const PooledLayout& layout,
-                             const void* owned_pooled, void* local_pooled) {
+Status return_pooled_outputs(Communicator& comm, const RoutedSparseBatch& routed,
+                             const PooledLayout& layout, const void* owned_pooled,
+                             void* local_pooled) {
   PARITY_ASSIGN_OR_RETURN(const PooledGeometry g, pooled_geometry(comm, routed, layout));
   const auto n = static_cast<std::size_t>(comm.size());
   const std::int64_t my_batch = routed.rank_batch_sizes[static_cast<std::size_t>(comm.rank())];
@@ -194,18 +211,21 @@ Status return_pooled_outputs(Communicator& comm, const RoutedSparseBatch& routed
   }
   a2a.send_capacity = g.sample_offset.back() * my_width;
   a2a.recv_capacity = offset;
-  std::vector<unsigned char> packed(static_cast<std::size_t>(offset) * dtype_size_bytes(layout.dtype));
+  std::vector<unsigned char> packed(static_cast<std::size_t>(offset) *
+                                    dtype_size_bytes(layout.dtype));
   PARITY_RETURN_IF_ERROR(comm.all_to_allv(owned_pooled, packed.data(), a2a, layout.dtype));
   for (std::size_t o = 0; o < n; ++o) {
     copy_owner_columns(layout, g, static_cast<int>(o), my_batch, CopyDirection::kPackedToLocal,
-                       packed.data() + a2a.recv_displs[o] * static_cast<std::int64_t>(dtype_size_bytes(layout.dtype)),
+                       packed.data() + a2a.recv_displs[o] * static_cast<std::int64_t>(
+                                                                dtype_size_bytes(layout.dtype)),
                        static_cast<unsigned char*>(local_pooled));
   }
   return Status::ok();
 }
 
-Status send_pooled_gradients(Communicator& comm, const RoutedSparseBatch& routed, const PooledLayout& layout,
-                             const void* local_gradients, void* owned_gradients) {
+Status send_pooled_gradients(Communicator& comm, const RoutedSparseBatch& routed,
+                             const PooledLayout& layout, const void* local_gradients,
+                             void* owned_gradients) {
   PARITY_ASSIGN_OR_RETURN(const PooledGeometry g, pooled_geometry(comm, routed, layout));
   const auto n = static_cast<std::size_t>(comm.size());
   const std::int64_t my_batch = routed.rank_batch_sizes[static_cast<std::size_t>(comm.rank())];
@@ -221,11 +241,13 @@ Status send_pooled_gradients(Communicator& comm, const RoutedSparseBatch& routed
   }
   a2a.send_capacity = offset;
   a2a.recv_capacity = g.sample_offset.back() * my_width;
-  std::vector<unsigned char> packed(static_cast<std::size_t>(offset) * dtype_size_bytes(layout.dtype));
+  std::vector<unsigned char> packed(static_cast<std::size_t>(offset) *
+                                    dtype_size_bytes(layout.dtype));
   for (std::size_t o = 0; o < n; ++o) {
     copy_owner_columns(layout, g, static_cast<int>(o), my_batch, CopyDirection::kLocalToPacked,
                        static_cast<const unsigned char*>(local_gradients),
-                       packed.data() + a2a.send_displs[o] * static_cast<std::int64_t>(dtype_size_bytes(layout.dtype)));
+                       packed.data() + a2a.send_displs[o] * static_cast<std::int64_t>(
+                                                                dtype_size_bytes(layout.dtype)));
   }
   return comm.all_to_allv(packed.data(), owned_gradients, a2a, layout.dtype);
 }

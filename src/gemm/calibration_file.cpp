@@ -30,9 +30,9 @@ Status read_scalars(const json& root, std::string_view origin, ModelScalars& sca
   for (int i = 0; i < kNumModelScalars; ++i) {
     // A fitted file names every scalar: a missing one would silently take a default.
     const std::array<double, 2> bounds = scalar_bounds(i);
-    PARITY_ASSIGN_OR_RETURN(values[static_cast<std::size_t>(i)],
-                            jc::read_number_in(*it, scalar_name(i), origin, "scalars",
-                                               bounds[0], bounds[1]));
+    PARITY_ASSIGN_OR_RETURN(
+        values[static_cast<std::size_t>(i)],
+        jc::read_number_in(*it, scalar_name(i), origin, "scalars", bounds[0], bounds[1]));
   }
   const auto variant_efficiency = scalars.variant_efficiency;
   scalars = scalars_from_array(values);
@@ -47,11 +47,13 @@ Status read_variant_efficiency(const json& root, std::string_view origin, ModelS
   PARITY_CHECK_ARG(it->is_array() && it->size() == expected,
                    jc::key_context(origin, "variant_efficiency"), ": expected an array of ",
                    expected, " positive numbers, got ", jc::describe(*it));
-  // The fit sets each to a geometric-mean residual; 1e-3..1e3 is far wider than any real one.
-  constexpr double kMinEfficiency = 1e-3;
-  constexpr double kMaxEfficiency = 1e3;
+  // The fit sets each to a geometric-mean residual (0.97-1.02 on the H200); [0.5, 1.5] is far
+  // wider, yet keeps a multiplier of the sustained rate from lifting predictions past the peak.
+  constexpr double kMinEfficiency = 0.5;
+  constexpr double kMaxEfficiency = 1.5;
   for (std::size_t i = 0; i < expected; ++i) {
-    const std::string where = jc::key_context(origin, detail::concat("variant_efficiency[", i, "]"));
+    const std::string where =
+        jc::key_context(origin, detail::concat("variant_efficiency[", i, "]"));
     const json& value = (*it)[i];
     PARITY_CHECK_ARG(value.is_number(), where, ": expected a number, got ", jc::describe(value));
     const double number = value.get<double>();
@@ -63,8 +65,10 @@ Status read_variant_efficiency(const json& root, std::string_view origin, ModelS
 }
 
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
   return text;
 }
 
@@ -72,7 +76,8 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   std::vector<std::string_view> fields;
   for (std::size_t begin = 0;;) {
     const std::size_t comma = line.find(',', begin);
-    fields.push_back(trim(line.substr(begin, comma == std::string_view::npos ? comma : comma - begin)));
+    fields.push_back(
+        trim(line.substr(begin, comma == std::string_view::npos ? comma : comma - begin)));
     if (comma == std::string_view::npos) break;
     begin = comma + 1;
   }
@@ -109,8 +114,8 @@ Result<ShapeSuite> parse_shape_suite(std::string_view text, std::string_view ori
   int line_number = 0;
   for (std::size_t line_start = 0; line_start < text.size();) {
     const std::size_t newline = text.find('\n', line_start);
-    const std::string_view raw = text.substr(
-        line_start, newline == std::string_view::npos ? newline : newline - line_start);
+    const std::string_view raw =
+        text.substr(line_start, newline == std::string_view::npos ? newline : newline - line_start);
     line_start = newline == std::string_view::npos ? text.size() : newline + 1;
     ++line_number;
     const std::string_view line = trim(raw);
@@ -142,9 +147,20 @@ Result<ShapeSuite> parse_shape_suite(std::string_view text, std::string_view ori
   }
   PARITY_CHECK_ARG(header_fields != 0, origin,
                    ": empty shape suite (expected the header name,m,n,k[,...] and rows)");
-  PARITY_CHECK_ARG(!suite.problems.empty(), origin,
-                   ": the shape suite has a header but no shapes");
+  PARITY_CHECK_ARG(!suite.problems.empty(), origin, ": the shape suite has a header but no shapes");
   return suite;
+}
+
+Result<GemmCalibration> load_gemm_calibration_file(const std::filesystem::path& path) {
+  PARITY_ASSIGN_OR_RETURN(const std::string text,
+                          jc::read_text_file(path, "a GEMM calibration JSON file"));
+  return parse_gemm_calibration(text, path.string());
+}
+
+Result<ShapeSuite> load_shape_suite_file(const std::filesystem::path& csv_path) {
+  PARITY_ASSIGN_OR_RETURN(const std::string text,
+                          jc::read_text_file(csv_path, "a shape-suite CSV"));
+  return parse_shape_suite(text, csv_path.string());
 }
 
 }  // namespace parity::gemm

@@ -35,7 +35,8 @@ Result<double> read_time_ms(const json& row, std::string_view key, std::string_v
 // screened time too small to be real scales out of range and is refused there.)
 Result<double> read_optional_time(const json& row, std::string_view key, std::string_view origin,
                                   const std::string& path, double maximum = kMaxTimeMs) {
-  PARITY_ASSIGN_OR_RETURN(const double value, jc::read_optional_number(row, key, origin, path, 0.0));
+  PARITY_ASSIGN_OR_RETURN(const double value,
+                          jc::read_optional_number(row, key, origin, path, 0.0));
   PARITY_CHECK_ARG(value >= 0.0, jc::key_context(origin, jc::join_key(path, key)), ": value ",
                    value, " must be >= 0");
   PARITY_CHECK_ARG(value <= maximum, jc::key_context(origin, jc::join_key(path, key)), ": value ",
@@ -43,8 +44,10 @@ Result<double> read_optional_time(const json& row, std::string_view key, std::st
   return value;
 }
 
+enum class RowKind : std::uint8_t { kTimed, kScreenedOnly };
+
 Result<MeasuredCandidate> parse_candidate_row(const json& row, std::string_view origin,
-                                              const std::string& path, bool is_screened_only) {
+                                              const std::string& path, RowKind kind) {
   PARITY_RETURN_IF_ERROR(
       jc::expect_object(row, jc::key_context(origin, path), R"({"config": ..., ...})"));
   PARITY_ASSIGN_OR_RETURN(
@@ -54,10 +57,9 @@ Result<MeasuredCandidate> parse_candidate_row(const json& row, std::string_view 
   auto parsed = parse_candidate(config);
   if (!parsed) return parsed.status().with_context(jc::key_context(origin, path + ".config"));
   measured.candidate = std::move(parsed).value();
-  if (!is_screened_only) {
+  if (kind == RowKind::kTimed) {
     PARITY_ASSIGN_OR_RETURN(measured.median_ms, read_time_ms(row, "median_ms", origin, path));
-    PARITY_ASSIGN_OR_RETURN(measured.spread_ms,
-                            read_optional_time(row, "spread_ms", origin, path));
+    PARITY_ASSIGN_OR_RETURN(measured.spread_ms, read_optional_time(row, "spread_ms", origin, path));
   }
   // Read here for every row, so a wrongly typed one is an error even without a screened list.
   PARITY_RETURN_IF_ERROR(read_optional_time(row, "screen_ms", origin, path).status());
@@ -69,7 +71,7 @@ Result<MeasuredCandidate> parse_candidate_row(const json& row, std::string_view 
                    ": hrank=", rank, " is out of range [-1, ", kMaxRank, "]");
   measured.heuristic_rank = static_cast<int>(rank);
   measured.candidate.heuristic_rank = measured.heuristic_rank;
-  measured.is_screened_only = is_screened_only;
+  measured.is_screened_only = kind == RowKind::kScreenedOnly;
   return measured;
 }
 
@@ -102,7 +104,7 @@ Status add_screened_rows(const json& item, std::string_view origin, const std::s
   for (std::size_t s = 0; s < screened.size(); ++s) {
     const std::string path = detail::concat(list_path, "[", s, "]");
     PARITY_ASSIGN_OR_RETURN(MeasuredCandidate measured,
-                            parse_candidate_row(screened[s], origin, path, true));
+                            parse_candidate_row(screened[s], origin, path, RowKind::kScreenedOnly));
     PARITY_ASSIGN_OR_RETURN(const double screen_ms,
                             read_optional_time(screened[s], "screen_ms", origin, path));
     if (screen_ms == 0.0) continue;  // failed or not screened
@@ -122,8 +124,9 @@ Status add_screened_rows(const json& item, std::string_view origin, const std::s
 
 Result<MeasuredShape> parse_shape(const json& item, std::size_t index, std::string_view origin) {
   const std::string where = detail::concat("shapes[", index, "]");
-  PARITY_RETURN_IF_ERROR(jc::expect_object(item, jc::key_context(origin, where),
-                                           R"({"m": ..., "n": ..., "k": ..., "candidates": [...]})"));
+  PARITY_RETURN_IF_ERROR(
+      jc::expect_object(item, jc::key_context(origin, where),
+                        R"({"m": ..., "n": ..., "k": ..., "candidates": [...]})"));
   MeasuredShape shape;
   PARITY_ASSIGN_OR_RETURN(shape.name, jc::read_optional_string(item, "name", origin, where,
                                                                detail::concat("shape", index)));
@@ -143,8 +146,8 @@ Result<MeasuredShape> parse_shape(const json& item, std::size_t index, std::stri
   if (!layout) return layout.status().with_context(jc::key_context(origin, where + ".layout"));
   shape.problem.layout = *layout;
   PARITY_RETURN_IF_ERROR(shape.problem.validate().with_context(jc::key_context(origin, where)));
-  PARITY_ASSIGN_OR_RETURN(shape.heuristic_us,
-                          read_optional_time(item, "heuristic_us", origin, where, kMaxTimeMs * 1e3));
+  PARITY_ASSIGN_OR_RETURN(shape.heuristic_us, read_optional_time(item, "heuristic_us", origin,
+                                                                 where, kMaxTimeMs * 1e3));
   const auto candidates = item.find("candidates");
   PARITY_CHECK_ARG(candidates != item.end(), origin, ": missing required key '", where,
                    ".candidates'");
@@ -153,7 +156,7 @@ Result<MeasuredShape> parse_shape(const json& item, std::size_t index, std::stri
   for (std::size_t c = 0; c < candidates->size(); ++c) {
     const std::string path = detail::concat(where, ".candidates[", c, "]");
     PARITY_ASSIGN_OR_RETURN(MeasuredCandidate measured,
-                            parse_candidate_row((*candidates)[c], origin, path, false));
+                            parse_candidate_row((*candidates)[c], origin, path, RowKind::kTimed));
     shape.candidates.push_back(std::move(measured));
   }
   PARITY_RETURN_IF_ERROR(add_screened_rows(item, origin, where, shape));
@@ -173,8 +176,8 @@ Result<MeasurementSet> parse_measurements_json(std::string_view text, std::strin
   PARITY_ASSIGN_OR_RETURN(set.device, jc::read_optional_string(root, "device", origin, "", ""));
   if (root.contains("provenance")) {
     const json& provenance = root.at("provenance");
-    PARITY_RETURN_IF_ERROR(jc::expect_object(provenance, jc::key_context(origin, "provenance"),
-                                             "a JSON object"));
+    PARITY_RETURN_IF_ERROR(
+        jc::expect_object(provenance, jc::key_context(origin, "provenance"), "a JSON object"));
     set.provenance_json = provenance.dump();
   }
   const auto shapes = root.find("shapes");

@@ -56,7 +56,8 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
 
 namespace {
 
-constexpr std::string_view kOrigamiHeader = "problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm";
+constexpr std::string_view kOrigamiHeader =
+    "problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm";
 
 // "MxNxK" or "MxNxKxBatch", each a strict positive integer, the problem passing validate().
 // Messages carry no location: the caller prefixes "<file>: line N".
@@ -97,10 +98,11 @@ Status parse_origami_row(const std::vector<std::string_view>& f, OrigamiRanking&
     const char* name;
     int Candidate::*member;
     std::int64_t maximum;
-  } kColumns[] = {{"mt_m", &Candidate::tile_m, 1 << 16}, {"mt_n", &Candidate::tile_n, 1 << 16},
-                  {"mt_k", &Candidate::tile_k, 1 << 16}, {"mi_m", &Candidate::mi_m, 1 << 10},
-                  {"mi_n", &Candidate::mi_n, 1 << 10},   {"mi_k", &Candidate::mi_k, 1 << 10},
-                  {"occ", &Candidate::occupancy, 1 << 10}, {"wgm", &Candidate::group_size, 1 << 20}};
+  } kColumns[] = {
+      {"mt_m", &Candidate::tile_m, 1 << 16},   {"mt_n", &Candidate::tile_n, 1 << 16},
+      {"mt_k", &Candidate::tile_k, 1 << 16},   {"mi_m", &Candidate::mi_m, 1 << 10},
+      {"mi_n", &Candidate::mi_n, 1 << 10},     {"mi_k", &Candidate::mi_k, 1 << 10},
+      {"occ", &Candidate::occupancy, 1 << 10}, {"wgm", &Candidate::group_size, 1 << 20}};
   Candidate c;
   for (std::size_t i = 0; i < std::size(kColumns); ++i) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t value,
@@ -137,8 +139,8 @@ Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text
   const auto at_line = [&] { return detail::concat(origin, ": line ", line_number); };
   for (std::size_t line_start = 0; line_start < text.size();) {
     const std::size_t newline = text.find('\n', line_start);
-    std::string_view line = text.substr(
-        line_start, newline == std::string_view::npos ? newline : newline - line_start);
+    std::string_view line =
+        text.substr(line_start, newline == std::string_view::npos ? newline : newline - line_start);
     line_start = newline == std::string_view::npos ? text.size() : newline + 1;
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -150,8 +152,8 @@ Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text
       continue;
     }
     const std::vector<std::string_view> f = split_commas(line);
-    PARITY_CHECK_ARG(f.size() == 11, at_line(), " has ", f.size(), " fields (expected 11: ",
-                     kOrigamiHeader, ")");
+    PARITY_CHECK_ARG(f.size() == 11, at_line(), " has ", f.size(),
+                     " fields (expected 11: ", kOrigamiHeader, ")");
     if (rankings.empty() || rankings.back().problem_text != f[0]) {
       PARITY_CHECK_ARG(finished_problems.find(f[0]) == finished_problems.end(), at_line(),
                        ": problem '", f[0], "' appears again after other problems");

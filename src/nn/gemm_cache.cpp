@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/device_hooks.hpp"
+
 namespace parity::nn::detail {
 
 namespace {
@@ -47,6 +49,22 @@ Result<const gemm::Gemm*> GemmCache::get(const gemm::GemmRunProblem& problem,
   return pointer;
 }
 
+Result<void*> GemmCache::device_workspace(std::int64_t size_bytes, const ExecutionContext& context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (size_bytes <= device_workspace_bytes_) return device_workspace_;
+  PARITY_ASSIGN_OR_RETURN(const auto* hooks, ::parity::detail::require_device_hooks("gemm workspace"));
+  if (device_workspace_ != nullptr) {
+    // Kernels queued earlier may still read the old workspace.
+    PARITY_RETURN_IF_ERROR(hooks->synchronize(context.stream));
+    hooks->release(device_workspace_);
+    device_workspace_ = nullptr;
+    device_workspace_bytes_ = 0;
+  }
+  PARITY_ASSIGN_OR_RETURN(device_workspace_, hooks->allocate(size_bytes));
+  device_workspace_bytes_ = size_bytes;
+  return device_workspace_;
+}
+
 GemmCache& gemm_cache() {
   static GemmCache cache;
   return cache;
@@ -75,9 +93,14 @@ Status run_gemm(const gemm::GemmRunProblem& problem, const gemm::GemmArgs& args,
                 const ExecutionContext& context) {
   PARITY_ASSIGN_OR_RETURN(const gemm::Gemm* plan, gemm_cache().get(problem, context));
   if (plan->workspace_bytes() == 0) return plan->run(args, context);
-  // Host workspace per call (CPU variants only call this); a GPU variant would keep a device
-  // workspace with its plan.
-  if (context.device != DeviceKind::kCpu) return unsupported("run_gemm: device workspaces are not wired yet");
+  if (context.device == DeviceKind::kGpu) {
+    PARITY_ASSIGN_OR_RETURN(void* workspace, gemm_cache().device_workspace(plan->workspace_bytes(), context));
+    gemm::GemmArgs with_workspace = args;
+    with_workspace.workspace = workspace;
+    with_workspace.workspace_bytes = plan->workspace_bytes();
+    return plan->run(with_workspace, context);
+  }
+  // Host workspace per call on the CPU (bf16 operands converted to fp32).
   std::vector<std::byte> workspace(static_cast<std::size_t>(plan->workspace_bytes()));
   gemm::GemmArgs with_workspace = args;
   with_workspace.workspace = workspace.data();

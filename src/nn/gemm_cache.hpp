@@ -15,10 +15,15 @@ namespace parity::nn::detail {
 class GemmCache {
  public:
   Result<const gemm::Gemm*> get(const gemm::GemmRunProblem& problem, const ExecutionContext& context);
+  // GPU: one device workspace shared by every plan (the ops of a step run in order on one
+  // stream), grown on demand and kept for the process's life.
+  Result<void*> device_workspace(std::int64_t size_bytes, const ExecutionContext& context);
 
  private:
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<gemm::Gemm>> plans_;
+  void* device_workspace_ = nullptr;
+  std::int64_t device_workspace_bytes_ = 0;
 };
 
 GemmCache& gemm_cache();

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "nn/gpu_slots.hpp"
 #include "nn/variant_support.hpp"
 
 namespace parity::nn {
@@ -37,6 +38,9 @@ class DotForwardCpu final : public DotInteractionForwardVariant {
  public:
   std::string_view name() const override { return "dot_interaction_forward_cpu_omp"; }
   Status can_implement(const DotInteractionProblem& problem, const ExecutionContext& context) const override {
+    if (problem.output_stride != 0 && problem.output_stride != problem.output_dim()) {
+      return unsupported("a padded output stride runs on the GPU variant only");
+    }
     return require_fp32_cpu(problem.dtype, context);
   }
   Status run(const DotInteractionProblem& problem, const DotInteractionForwardArgs& args, void*,
@@ -71,6 +75,9 @@ class DotBackwardCpu final : public DotInteractionBackwardVariant {
  public:
   std::string_view name() const override { return "dot_interaction_backward_cpu_omp"; }
   Status can_implement(const DotInteractionProblem& problem, const ExecutionContext& context) const override {
+    if (problem.output_stride != 0 && problem.output_stride != problem.output_dim()) {
+      return unsupported("a padded output stride runs on the GPU variant only");
+    }
     return require_fp32_cpu(problem.dtype, context);
   }
   Status run(const DotInteractionProblem& problem, const DotInteractionBackwardArgs& args, void*,
@@ -112,16 +119,14 @@ class DotBackwardCpu final : public DotInteractionBackwardVariant {
 
 const std::vector<const DotInteractionForwardVariant*>& dot_interaction_forward_variants() {
   static const DotForwardCpu cpu;
-  static const detail::GpuPendingVariant<DotInteractionProblem, DotInteractionForwardArgs> gpu(
-      "dot_interaction_forward_gpu_batched_gemm");
+  auto& gpu = detail::dot_interaction_forward_gpu_batched_gemm_slot();
   static const std::vector<const DotInteractionForwardVariant*> variants = {&cpu, &gpu};
   return variants;
 }
 
 const std::vector<const DotInteractionBackwardVariant*>& dot_interaction_backward_variants() {
   static const DotBackwardCpu cpu;
-  static const detail::GpuPendingVariant<DotInteractionProblem, DotInteractionBackwardArgs> gpu(
-      "dot_interaction_backward_gpu_batched_gemm");
+  auto& gpu = detail::dot_interaction_backward_gpu_batched_gemm_slot();
   static const std::vector<const DotInteractionBackwardVariant*> variants = {&cpu, &gpu};
   return variants;
 }
@@ -236,16 +241,14 @@ class CrossBackwardCpu final : public CrossLayerBackwardVariant {
 
 const std::vector<const CrossLayerForwardVariant*>& cross_layer_forward_variants() {
   static const CrossForwardCpu cpu;
-  static const detail::GpuPendingVariant<CrossLayerProblem, CrossLayerForwardArgs> gpu(
-      "cross_layer_forward_gpu_gemm_fused");
+  auto& gpu = detail::cross_layer_forward_gpu_gemm_fused_slot();
   static const std::vector<const CrossLayerForwardVariant*> variants = {&cpu, &gpu};
   return variants;
 }
 
 const std::vector<const CrossLayerBackwardVariant*>& cross_layer_backward_variants() {
   static const CrossBackwardCpu cpu;
-  static const detail::GpuPendingVariant<CrossLayerProblem, CrossLayerBackwardArgs> gpu(
-      "cross_layer_backward_gpu_gemm_fused");
+  auto& gpu = detail::cross_layer_backward_gpu_gemm_fused_slot();
   static const std::vector<const CrossLayerBackwardVariant*> variants = {&cpu, &gpu};
   return variants;
 }

@@ -3,6 +3,7 @@
 #include "parity/nn/linear.hpp"
 
 #include "nn/gemm_cache.hpp"
+#include "nn/gpu_slots.hpp"
 #include "nn/variant_support.hpp"
 
 namespace parity::nn {
@@ -113,8 +114,7 @@ class LinearBackwardGemm final : public LinearBackwardVariant {
 const std::vector<const LinearForwardVariant*>& linear_forward_variants() {
   static const LinearForwardGemm cpu;
   // GPU: the same GEMM with kBiasReluAux (cuBLASLt), writing the ReLU bit mask to args.aux.
-  static const detail::GpuPendingVariant<LinearProblem, LinearForwardArgs> gpu(
-      "linear_forward_gpu_gemm_relu_aux");
+  auto& gpu = detail::linear_forward_gpu_gemm_relu_aux_slot();
   static const std::vector<const LinearForwardVariant*> variants = {&cpu, &gpu};
   return variants;
 }
@@ -122,8 +122,7 @@ const std::vector<const LinearForwardVariant*>& linear_forward_variants() {
 const std::vector<const LinearBackwardVariant*>& linear_backward_variants() {
   static const LinearBackwardGemm cpu;
   // GPU: dReLU fused into the GEMM epilogues (kDReluBgrad) instead of a separate pass.
-  static const detail::GpuPendingVariant<LinearProblem, LinearBackwardArgs> gpu(
-      "linear_backward_gpu_gemm_drelu_bgrad");
+  auto& gpu = detail::linear_backward_gpu_gemm_drelu_bgrad_slot();
   static const std::vector<const LinearBackwardVariant*> variants = {&cpu, &gpu};
   return variants;
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "nn/gpu_slots.hpp"
 #include "nn/variant_support.hpp"
 
 namespace parity::nn {
@@ -44,6 +45,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
     if (n == 0) return Status::ok();
     PARITY_CHECK_ARG(args.weights != nullptr && args.grads != nullptr,
                      "dense_optimizer: weights and grads must not be null");
+    PARITY_CHECK_ARG(args.shadow == nullptr, "dense_optimizer: the CPU variant keeps no 16-bit shadow copy");
     const int buffers = dense_optimizer_state_buffers(problem.kind);
     PARITY_CHECK_ARG(buffers < 1 || args.state1 != nullptr, "dense_optimizer: state1 is null");
     PARITY_CHECK_ARG(buffers < 2 || args.state2 != nullptr, "dense_optimizer: state2 is null");
@@ -92,8 +94,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
 
 const std::vector<const DenseOptimizerVariant*>& dense_optimizer_variants() {
   static const DenseOptimizerCpu cpu;
-  static const detail::GpuPendingVariant<DenseOptimizerProblem, DenseOptimizerArgs> gpu(
-      "dense_optimizer_gpu_elementwise");
+  auto& gpu = detail::dense_optimizer_gpu_elementwise_slot();
   static const std::vector<const DenseOptimizerVariant*> variants = {&cpu, &gpu};
   return variants;
 }

@@ -1,19 +1,36 @@
-// Buffer on the CPU: aligned host memory, zero-filled in parallel (first touch spreads the pages).
+// Buffer: aligned host memory on the CPU (zero-filled in parallel: first touch spreads the pages),
+// a device allocation through the GPU backend's hooks on the GPU.
 #include "parity/train/buffer.hpp"
+
+#include "core/device_hooks.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace parity::train {
 
-void Buffer::AlignedFree::operator()(void* pointer) const { std::free(pointer); }
+void Buffer::AlignedFree::operator()(void* pointer) const {
+  if (on_device) {
+    if (const auto* hooks = parity::detail::device_hooks()) hooks->release(pointer);
+    return;
+  }
+  std::free(pointer);
+}
 
 Result<Buffer> Buffer::allocate(DeviceKind device, std::int64_t size_bytes, const char* what) {
-  if (device != DeviceKind::kCpu) {
-    return unsupported("buffer '", what, "': GPU buffers are not wired into the trainer yet");
-  }
   PARITY_CHECK_ARG(size_bytes >= 0, "buffer '", what, "': size_bytes=", size_bytes, " is negative");
+  if (device == DeviceKind::kGpu) {
+    PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("buffer"));
+    Buffer buffer;
+    buffer.device_ = device;
+    buffer.size_bytes_ = size_bytes;
+    auto pointer = hooks->allocate(std::max<std::int64_t>(size_bytes, 1));
+    if (!pointer.is_ok()) return pointer.status().with_context(std::string("buffer '") + what + "'");
+    buffer.data_ = std::unique_ptr<void, AlignedFree>(*pointer, AlignedFree{true});
+    return buffer;
+  }
   Buffer buffer;
   buffer.device_ = device;
   buffer.size_bytes_ = size_bytes;
@@ -33,7 +50,12 @@ Status Buffer::copy_from_host(const void* host, std::int64_t size_bytes, std::in
   PARITY_CHECK_ARG(offset_bytes >= 0 && size_bytes >= 0 && offset_bytes + size_bytes <= size_bytes_,
                    "buffer: copy of ", size_bytes, " bytes at ", offset_bytes, " exceeds its ",
                    size_bytes_, " bytes");
-  if (size_bytes > 0) std::memcpy(static_cast<char*>(data()) + offset_bytes, host, size_bytes);
+  if (size_bytes == 0) return Status::ok();
+  if (device_ == DeviceKind::kGpu) {
+    return parity::detail::device_hooks()->copy(static_cast<char*>(data()) + offset_bytes, host, size_bytes,
+                                                parity::detail::CopyKind::kHostToDevice, nullptr);
+  }
+  std::memcpy(static_cast<char*>(data()) + offset_bytes, host, size_bytes);
   return Status::ok();
 }
 
@@ -41,11 +63,17 @@ Status Buffer::copy_to_host(void* host, std::int64_t size_bytes, std::int64_t of
   PARITY_CHECK_ARG(offset_bytes >= 0 && size_bytes >= 0 && offset_bytes + size_bytes <= size_bytes_,
                    "buffer: copy of ", size_bytes, " bytes at ", offset_bytes, " exceeds its ",
                    size_bytes_, " bytes");
-  if (size_bytes > 0) std::memcpy(host, static_cast<const char*>(data()) + offset_bytes, size_bytes);
+  if (size_bytes == 0) return Status::ok();
+  if (device_ == DeviceKind::kGpu) {
+    return parity::detail::device_hooks()->copy(host, static_cast<const char*>(data()) + offset_bytes, size_bytes,
+                                                parity::detail::CopyKind::kDeviceToHost, nullptr);
+  }
+  std::memcpy(host, static_cast<const char*>(data()) + offset_bytes, size_bytes);
   return Status::ok();
 }
 
 Status Buffer::fill_zero() {
+  if (device_ == DeviceKind::kGpu) return parity::detail::device_hooks()->fill_zero(data(), size_bytes_, nullptr);
   auto* bytes = static_cast<unsigned char*>(data());
   const std::int64_t chunk = std::int64_t{1} << 20;
   const std::int64_t chunks = (size_bytes_ + chunk - 1) / chunk;

@@ -21,7 +21,8 @@
 namespace parity::train::detail {
 
 struct LinearSlot {
-  std::int64_t in = 0;
+  std::int64_t in = 0;       // columns of the input buffer (padded to 8 on the GPU)
+  std::int64_t fan_in = 0;   // the model's input width: the initialisation bound 1/sqrt(fan_in)
   std::int64_t out = 0;
   nn::Activation activation = nn::Activation::kRelu;
   std::int64_t weight_offset = 0;  // floats into the dense parameter buffer
@@ -51,23 +52,37 @@ class DlrmModel {
 
   /// Forward only (evaluation): logits() holds B values afterwards.
   Status forward(const data::Batch& batch);
-  const float* logits() const { return logits_; }
+  /// Host memory on every device (a GPU run copies the logits back in forward()).
+  const float* logits() const;
   /// Forward, BCE loss, backward, then the embedding (fused in the TBE backward) and dense
   /// updates at the schedule's learning rate for `step` (0-based). Returns the batch's mean loss.
   Result<double> train_step(const data::Batch& batch, std::int64_t step);
+  /// Copies a batch into the model's input buffers (host to device on a GPU run).
+  Status stage_inputs(const data::Batch& batch);
+  /// train_step on the batch staged last (benchmarks: the batch stays resident on the device).
+  Result<double> train_step_staged(std::int64_t batch_size, std::int64_t step);
 
   std::vector<StateBuffer> state_buffers();
+  /// bf16 runs: recomputes the bf16 copy of the dense weights (after a checkpoint is loaded).
+  Status refresh_shadow();
   const model::ModelSpec& spec() const { return spec_; }
   std::int64_t dense_parameter_count() const { return dense_parameters_; }
 
  private:
-  Status stage_inputs(const data::Batch& batch);
+  Status forward_staged(std::int64_t batch_size);  // forward() on staged inputs, logits left on the device
+  Status initialize_tables_on_device(std::uint64_t seed);
   Status forward_dense_blocks(std::int64_t batch_size);
   Status backward(std::int64_t batch_size, std::int64_t step);
-  Status backward_interaction(std::int64_t batch_size, float* grad, float* spare, float** grad_bottom);
+  Status backward_interaction(std::int64_t batch_size, void* grad, void* spare, void** grad_bottom);
   Status apply_dense_update(std::int64_t step);
   embedding::TbeProblem tbe_problem(std::int64_t batch_size) const;
   float* params() const { return dense_weights_.as<float>(); }
+  /// The dense weights the GEMMs read, element `offset`: the bf16 shadow in bf16 runs, else the
+  /// fp32 master weights.
+  const void* gemm_params(std::int64_t offset) const {
+    return shadow_.size_bytes() > 0 ? static_cast<const void*>(shadow_.as<std::uint16_t>() + offset)
+                                    : static_cast<const void*>(params() + offset);
+  }
   float* grads() const { return dense_grads_.as<float>(); }
 
   model::ModelSpec spec_;
@@ -89,7 +104,17 @@ class DlrmModel {
   std::vector<Buffer> cross_outputs_, cross_low_, cross_cross_;
   Buffer grad_a_, grad_b_, grad_pre_, grad_pooled_, grad_x0_, scratch_cross_, scratch_low_;
   Buffer grad_logits_;
-  float* logits_ = nullptr;
+  // GPU: the dense input and the dot interaction's output are padded to a multiple of 8 columns
+  // (zeros), so every GEMM row is 16-byte aligned (TMA kernels); the padded weight columns multiply
+  // zeros and get zero gradients. CPU: no padding.
+  std::int64_t dense_input_width_ = 0;
+  std::int64_t top_input_width_ = 0;
+  DType act_dtype_ = DType::kF32;       // activations and their gradients (bf16 runs: kBF16)
+  Buffer shadow_;                       // bf16 runs: bf16 copy of dense_weights_
+  Buffer input_dense_act_;              // bf16 runs: the dense input cast to bf16
+  std::vector<float> padded_dense_;     // GPU: the dense input with its padding columns, on the host
+  void* logits_ = nullptr;              // on the model's device, act_dtype_
+  std::vector<float> host_logits_;      // GPU runs: the last forward()'s logits
 };
 
 }  // namespace parity::train::detail

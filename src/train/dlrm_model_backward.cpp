@@ -4,7 +4,7 @@
 #include <cstring>
 #include <utility>
 
-#include "parity/embedding/tbe_cpu.hpp"
+#include "parity/embedding/tbe_op.hpp"
 #include "parity/nn/interaction.hpp"
 #include "parity/nn/optimizer.hpp"
 #include "nn/variant_support.hpp"
@@ -27,19 +27,17 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
                                                                             : nn::MathMode::kFp32;
   // Ping-pong: a layer's input gradient goes to whichever of grad_a_ / grad_b_ its output
   // gradient is not in.
-  const auto other = [this](const float* buffer) {
-    return buffer == grad_a_.as<float>() ? grad_b_.as<float>() : grad_a_.as<float>();
-  };
-  float* grad = grad_logits_.as<float>();  // B x 1: the top MLP's output gradient
+  const auto other = [this](const void* buffer) { return buffer == grad_a_.data() ? grad_b_.data() : grad_a_.data(); };
+  void* grad = grad_logits_.data();  // B x 1: the top MLP's output gradient
   const auto run_mlp_backward = [&](const std::vector<LinearSlot>& slots, std::vector<Buffer>& outputs,
                                     const void* input, bool needs_input_grad) -> Status {
     for (std::size_t l = slots.size(); l-- > 0;) {
       const auto& slot = slots[l];
       const nn::LinearProblem problem{batch_size, slot.in, slot.out, slot.activation,
-                                      nn::BiasMode::kBias, DType::kF32, math};
+                                      nn::BiasMode::kBias, act_dtype_, math};
       nn::LinearBackwardArgs args;
       args.input = l == 0 ? input : outputs[l - 1].data();
-      args.weight = params() + slot.weight_offset;
+      args.weight = gemm_params(slot.weight_offset);
       args.output = outputs[l].data();
       args.grad_output = grad;
       args.grad_input = (l > 0 || needs_input_grad) ? other(grad) : nullptr;
@@ -47,40 +45,49 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
       args.grad_bias = grads() + slot.bias_offset;
       args.grad_preactivation = grad_pre_.data();
       PARITY_RETURN_IF_ERROR(nn::linear_backward(problem, args, context_));
-      if (args.grad_input != nullptr) grad = static_cast<float*>(args.grad_input);
+      if (args.grad_input != nullptr) grad = args.grad_input;
     }
     return Status::ok();
   };
   const void* top_input = cross_.empty() ? interaction_.data() : cross_outputs_.back().data();
   PARITY_RETURN_IF_ERROR(run_mlp_backward(top_, top_outputs_, top_input, true));
   // grad: d loss / d top input (B x I).
-  float* grad_bottom = nullptr;
+  void* grad_bottom = nullptr;
   PARITY_RETURN_IF_ERROR(backward_interaction(batch_size, grad, other(grad), &grad_bottom));
   grad = grad_bottom;
-  PARITY_RETURN_IF_ERROR(run_mlp_backward(bottom_, bottom_outputs_, input_dense_.data(), false));
+  const void* dense_input = input_dense_act_.size_bytes() > 0 ? input_dense_act_.data() : input_dense_.data();
+  PARITY_RETURN_IF_ERROR(run_mlp_backward(bottom_, bottom_outputs_, dense_input, false));
 
   embedding::OptimizerParams optimizer = spec_.embedding.optimizer;
   optimizer.learning_rate = static_cast<float>(
       spec_.lr_schedule.learning_rate(spec_.embedding.optimizer.learning_rate, step));
   optimizer.step = step + 1;
-  const embedding::TbeBatchView view{input_indices_.data(), input_offsets_.data(), nullptr};
-  PARITY_RETURN_IF_ERROR(embedding::cpu::tbe_backward_fused(
-      tbe_problem(batch_size), optimizer, embedding_weights_.data(), embedding_state1_.as<float>(),
-      embedding_state2_.as<float>(), view, grad_pooled_.as<float>()));
+  embedding::TbeBackwardArgs tbe_args;
+  tbe_args.optimizer = optimizer;
+  tbe_args.weights = embedding_weights_.data();
+  tbe_args.state1 = embedding_state1_.as<float>();
+  tbe_args.state2 = embedding_state2_.as<float>();
+  tbe_args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
+  tbe_args.grad_output = grad_pooled_.as<float>();
+  PARITY_RETURN_IF_ERROR(embedding::tbe_backward_fused(tbe_problem(batch_size), tbe_args, context_));
   return apply_dense_update(step);
 }
 
-Status DlrmModel::backward_interaction(std::int64_t batch_size, float* grad, float* spare,
-                                       float** grad_bottom) {
+Status DlrmModel::backward_interaction(std::int64_t batch_size, void* grad_untyped, void* spare_untyped,
+                                       void** grad_bottom) {
   const std::int64_t dim = spec_.bottom_output_dim();
   if (cross_.empty()) {
-    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, DType::kF32};
+    const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, act_dtype_,
+                                            top_input_width_ == spec_.interaction_output_dim() ? 0 : top_input_width_};
     PARITY_RETURN_IF_ERROR(nn::dot_interaction_backward(
-        problem, {bottom_outputs_.back().data(), pooled_.data(), grad, spare, grad_pooled_.as<float>()},
+        problem, {bottom_outputs_.back().data(), pooled_.data(), grad_untyped, spare_untyped, grad_pooled_.as<float>()},
         context_));
-    *grad_bottom = spare;
+    *grad_bottom = spare_untyped;
     return Status::ok();
   }
+  // The cross net runs fp32 on the CPU only (DlrmModel::create refuses it elsewhere).
+  auto* grad = static_cast<float*>(grad_untyped);
+  auto* spare = static_cast<float*>(spare_untyped);
   const nn::MathMode math = spec_.precision == model::DensePrecision::kTf32 ? nn::MathMode::kTf32
                                                                             : nn::MathMode::kFp32;
   const std::int64_t pooled = layout_.total_output_dim(), width = dim + pooled;
@@ -125,7 +132,9 @@ Status DlrmModel::apply_dense_update(std::int64_t step) {
   problem.weight_decay = config.weight_decay;
   problem.step = step + 1;
   return nn::dense_optimizer_step(
-      problem, {params(), grads(), dense_state1_.as<float>(), dense_state2_.as<float>()}, context_);
+      problem, {params(), grads(), dense_state1_.as<float>(), dense_state2_.as<float>(),
+                shadow_.size_bytes() > 0 ? shadow_.data() : nullptr, DType::kBF16},
+      context_);
 }
 
 std::vector<StateBuffer> DlrmModel::state_buffers() {

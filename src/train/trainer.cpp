@@ -155,13 +155,8 @@ Status TrainOptions::validate() const {
                    " is not a finite value >= 0");
   PARITY_CHECK_ARG(num_threads >= 0 && num_threads <= 4096, "threads: ", num_threads,
                    " is out of range [0, 4096]");
-  if (device == DeviceKind::kGpu) {
-    return unsupported("device: cuda training is not implemented yet in this build (the ops' GPU "
-                       "variants are pending); use --device cpu");
-  }
-  if (spec.precision == model::DensePrecision::kBf16) {
-    return unsupported("precision: bf16 dense compute needs the GPU path; the CPU trainer computes "
-                       "fp32 (use precision fp32 or tf32)");
+  if (spec.precision == model::DensePrecision::kBf16 && device != DeviceKind::kGpu) {
+    return unsupported("precision: bf16 dense compute runs on the GPU only (use fp32 or tf32 on the CPU)");
   }
   return spec.validate();
 }

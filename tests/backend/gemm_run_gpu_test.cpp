@@ -204,6 +204,40 @@ TEST(GemmRunGpu, ReluMaskRoundTrip) {
   }
 }
 
+TEST(GemmRunGpu, DeterministicContextGivesBitwiseEqualRuns) {
+  // Small M x N with a long K invites split-K; a deterministic context refuses in-place
+  // (atomic) reductions, so two runs agree bit for bit.
+  PARITY_REQUIRE_GPU();
+  ExecutionContext context = gpu_context();
+  context.deterministic = true;
+  const GemmRunProblem p =
+      testing::make_run_problem(64, 64, 16384, GemmLayout::kTN, kDtypes[1], RunEpilogue::kNone);
+  auto gemm = Gemm::create(p, context);
+  ASSERT_TRUE(gemm.is_ok()) << gemm.status().to_string();
+  auto c = testing::make_gemm_run_case(p, testing::test_seed(2205), 1.0, 0.0);
+  auto a = gpu::upload(c.a.bytes);
+  auto b = gpu::upload(c.b.bytes);
+  auto d = gpu::upload(c.c.bytes);
+  auto workspace = gpu::DeviceBuffer::allocate(
+      static_cast<std::size_t>(std::max<std::int64_t>(gemm->workspace_bytes(), 16)));
+  ASSERT_TRUE(a.is_ok() && b.is_ok() && d.is_ok() && workspace.is_ok());
+  GemmArgs args;
+  args.a = a->data();
+  args.b = b->data();
+  args.d = d->data();
+  args.workspace = workspace->data();
+  args.workspace_bytes = gemm->workspace_bytes();
+  std::vector<std::vector<std::uint8_t>> outputs;
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_TRUE(gemm->run(args, context).is_ok());
+    ASSERT_TRUE(gpu::synchronize().is_ok());
+    auto out = gpu::download<std::uint8_t>(*d, c.c.bytes.size());
+    ASSERT_TRUE(out.is_ok());
+    outputs.push_back(std::move(*out));
+  }
+  EXPECT_EQ(outputs[0], outputs[1]) << gemm->configuration();
+}
+
 TEST(GemmRunGpu, RejectsMisalignedPointers) {
   PARITY_REQUIRE_GPU();
   const GemmRunProblem p =

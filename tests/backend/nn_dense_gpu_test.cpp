@@ -230,11 +230,15 @@ TEST(GpuDenseOps, OptimizerStepsMatchFp64AndWriteTheShadowCopy) {
       } else if (kind == nn::gpu::DenseOptimizer::kAdagrad) {
         want -= 0.05 * gi / (std::sqrt(s1[i] + gi * gi) + 1e-8);
       } else {
-        const double m = 0.9 * s1[i] + 0.1 * gi;
-        const double v = 0.999 * s2[i] + 0.001 * gi * gi;
-        want -= 0.05 * (m / (1 - std::pow(0.9, 3))) / (std::sqrt(v / (1 - std::pow(0.999, 3))) + 1e-8);
+        // The betas as the kernel sees them (fp32 values), the rest in fp64.
+        const double b1 = static_cast<double>(0.9f), b2 = static_cast<double>(0.999f);
+        const double m = b1 * s1[i] + (1 - b1) * gi;
+        const double v = b2 * s2[i] + (1 - b2) * gi * gi;
+        want -= static_cast<double>(0.05f) * (m / (1 - std::pow(b1, 3))) / (std::sqrt(v / (1 - std::pow(b2, 3))) + 1e-8);
       }
-      // A handful of fp32 operations on values of order |w| + |update|: 16u of that magnitude.
+      // The update passes through ~12 fp32 roundings (state updates, corrections, sqrt, divide,
+      // lr), each <= u relative to the update: 16u of the update, plus the final subtraction's
+      // rounding of w (u |w|). The sum below bounds both.
       const double scale = std::abs(w[i]) + std::abs(want - w[i]);
       ASSERT_NEAR(got[i], want, 16 * u * scale + 1e-30) << "element " << i;
       ASSERT_EQ(got_shadow[i], float_to_bf16_bits(got[i])) << "shadow " << i;

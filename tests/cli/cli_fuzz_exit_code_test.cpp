@@ -76,10 +76,14 @@ TEST(CliFuzz, MutatedMeasurementsAndShapeSuitesNeverReachTheCatchAll) {
       {"schema", "parity.gemm.measurements/1"},
       {"device", "h200"},
       {"shapes",
-       {{{"name", "llama70b_qkv"}, {"m", 16384}, {"n", 8192}, {"k", 1280},
+       {{{"name", "llama70b_qkv"},
+         {"m", 16384},
+         {"n", 8192},
+         {"k", 1280},
          {"candidates", {{{"config", config}, {"median_ms", 0.5}, {"heuristic_rank", 0}}}}}}}};
   const std::string valid_text = valid.dump();
-  const std::string suite = (fs::path(PARITY_SOURCE_DIR) / "bench/shapes/gemm_shapes_dev.csv").string();
+  const std::string suite =
+      (fs::path(PARITY_SOURCE_DIR) / "bench/shapes/gemm_shapes_dev.csv").string();
   const std::string suite_text = read_text(suite);
   Mutator mutator(testing::test_seed(42));
   for (int i = 0; i < kMutantsPerReader; ++i) {
@@ -90,7 +94,8 @@ TEST(CliFuzz, MutatedMeasurementsAndShapeSuitesNeverReachTheCatchAll) {
     write_text(dir / "m.json", valid_text);
     write_text(dir / "s.csv", mutator.mutate_csv(suite_text));
     expect_reported("gemm eval --hw h200 --split all --measurements " + (dir / "m.json").string() +
-                        " --shapes " + (dir / "s.csv").string() + " --out-dir " + (dir / "out").string(),
+                        " --shapes " + (dir / "s.csv").string() + " --out-dir " +
+                        (dir / "out").string(),
                     i);
   }
 }
@@ -98,7 +103,8 @@ TEST(CliFuzz, MutatedMeasurementsAndShapeSuitesNeverReachTheCatchAll) {
 // `parity gemm agree` on a mutated Origami rankings file.
 TEST(CliFuzz, MutatedOrigamiRankingsNeverReachTheCatchAll) {
   const fs::path dir = scratch("agree");
-  std::istringstream lines(read_text(fs::path(PARITY_SOURCE_DIR) / "data/reference/origami/gfx942_bf16.csv"));
+  std::istringstream lines(
+      read_text(fs::path(PARITY_SOURCE_DIR) / "data/reference/origami/gfx942_bf16.csv"));
   std::string valid, line;
   for (int i = 0; i < 21 && std::getline(lines, line); ++i) valid += line + "\n";
   Mutator mutator(testing::test_seed(43));
@@ -126,7 +132,8 @@ TEST(CliFuzz, DISABLED_MutatedGemmCalibrationNeverReachesTheCatchAll) {
   nlohmann::json schema_number = valid;
   schema_number["schema"] = 5;
   write_text(dir / "c.json", schema_number.dump());
-  expect_reported("gemm select --hw h200 --m 64 --n 64 --k 64 --calibration " + (dir / "c.json").string(), -1);
+  expect_reported(
+      "gemm select --hw h200 --m 64 --n 64 --k 64 --calibration " + (dir / "c.json").string(), -1);
 }
 
 }  // namespace

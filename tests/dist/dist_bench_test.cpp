@@ -16,8 +16,9 @@ TEST_F(DistBench, SweepIsCheckedOnEveryRank) {
     options.min_bytes = 8;
     options.max_bytes = 3000;
     options.step_factor = 3.0;
-    options.collectives = {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
-                           Collective::kAllToAll, Collective::kBroadcast};
+    options.collectives = {Collective::kAllReduce, Collective::kAllGather,
+                           Collective::kReduceScatter, Collective::kAllToAll,
+                           Collective::kBroadcast};
     options.dtype = dtype;
     options.op = ReduceOp::kMax;
     options.warmup = 1;
@@ -28,7 +29,8 @@ TEST_F(DistBench, SweepIsCheckedOnEveryRank) {
     const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
     for (const CommBenchRow& row : report->rows) {
       EXPECT_EQ(row.wrong_elements, 0);
-      const bool is_per_rank = row.collective != Collective::kAllReduce && row.collective != Collective::kBroadcast;
+      const bool is_per_rank =
+          row.collective != Collective::kAllReduce && row.collective != Collective::kBroadcast;
       EXPECT_EQ(row.bytes, row.count * element_bytes * (is_per_rank ? world().size() : 1));
       EXPECT_GT(row.time.median_ms, 0.0);
     }

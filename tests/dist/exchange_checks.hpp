@@ -20,7 +20,8 @@ constexpr int kExchangeTables = 7;
 
 inline std::vector<int> uneven_owners(int world) {
   std::vector<int> owners;
-  for (int t = 0; t < kExchangeTables; ++t) owners.push_back((t * t + 1) % world);  // 1,2,5,10,17,26,37 mod world
+  for (int t = 0; t < kExchangeTables; ++t)
+    owners.push_back((t * t + 1) % world);  // 1,2,5,10,17,26,37 mod world
   return owners;
 }
 
@@ -40,7 +41,8 @@ inline SparseBatch make_batch(std::uint64_t seed, int rank) {
   batch.batch_size = rank_batch(rank);
   for (int t = 0; t < kExchangeTables; ++t) {
     for (std::int64_t b = 0; b < batch.batch_size; ++b) {
-      const auto length = static_cast<std::int64_t>(mix(seed + static_cast<std::uint64_t>(rank * 131 + t * 17 + b)) % 4);
+      const auto length = static_cast<std::int64_t>(
+          mix(seed + static_cast<std::uint64_t>(rank * 131 + t * 17 + b)) % 4);
       batch.lengths.push_back(length);
       for (std::int64_t j = 0; j < length; ++j) {
         batch.ids.push_back(1000 * rank + 100 * t + static_cast<std::int64_t>(batch.ids.size()));
@@ -68,12 +70,15 @@ inline void check_embedding_exchange(Communicator& comm, std::uint64_t seed) {
     for (const SparseBatch& batch : batches) {
       std::int64_t id_offset = 0;
       for (int u = 0; u < t; ++u) {
-        for (std::int64_t b = 0; b < batch.batch_size; ++b) id_offset += batch.lengths[static_cast<std::size_t>(u * batch.batch_size + b)];
+        for (std::int64_t b = 0; b < batch.batch_size; ++b)
+          id_offset += batch.lengths[static_cast<std::size_t>(u * batch.batch_size + b)];
       }
       for (std::int64_t b = 0; b < batch.batch_size; ++b) {
-        const std::int64_t length = batch.lengths[static_cast<std::size_t>(t * batch.batch_size + b)];
+        const std::int64_t length =
+            batch.lengths[static_cast<std::size_t>(t * batch.batch_size + b)];
         want_lengths.push_back(length);
-        for (std::int64_t j = 0; j < length; ++j) want_ids.push_back(batch.ids[static_cast<std::size_t>(id_offset++)]);
+        for (std::int64_t j = 0; j < length; ++j)
+          want_ids.push_back(batch.ids[static_cast<std::size_t>(id_offset++)]);
       }
     }
   }
@@ -87,8 +92,10 @@ inline void check_embedding_exchange(Communicator& comm, std::uint64_t seed) {
   std::vector<std::int64_t> owned_column(kExchangeTables), local_column(kExchangeTables);
   std::int64_t total_width = 0;
   for (int t = 0; t < kExchangeTables; ++t) {
-    owned_column[static_cast<std::size_t>(t)] = owned_width[static_cast<std::size_t>(owners[static_cast<std::size_t>(t)])];
-    owned_width[static_cast<std::size_t>(owners[static_cast<std::size_t>(t)])] += layout.table_dims[static_cast<std::size_t>(t)];
+    owned_column[static_cast<std::size_t>(t)] =
+        owned_width[static_cast<std::size_t>(owners[static_cast<std::size_t>(t)])];
+    owned_width[static_cast<std::size_t>(owners[static_cast<std::size_t>(t)])] +=
+        layout.table_dims[static_cast<std::size_t>(t)];
     local_column[static_cast<std::size_t>(t)] = total_width;
     total_width += layout.table_dims[static_cast<std::size_t>(t)];
   }
@@ -96,7 +103,8 @@ inline void check_embedding_exchange(Communicator& comm, std::uint64_t seed) {
   std::vector<float> owned(static_cast<std::size_t>(routed->global_batch_size * my_width));
   for (std::int64_t g = 0; g < routed->global_batch_size; ++g) {
     for (std::int64_t c = 0; c < my_width; ++c) {
-      owned[static_cast<std::size_t>(g * my_width + c)] = static_cast<float>(10000 * comm.rank() + 100 * g + c);
+      owned[static_cast<std::size_t>(g * my_width + c)] =
+          static_cast<float>(10000 * comm.rank() + 100 * g + c);
     }
   }
   const std::int64_t my_batch = rank_batch(comm.rank());
@@ -108,7 +116,8 @@ inline void check_embedding_exchange(Communicator& comm, std::uint64_t seed) {
   for (std::int64_t b = 0; b < my_batch; ++b) {
     for (int t = 0; t < kExchangeTables; ++t) {
       for (std::int64_t j = 0; j < layout.table_dims[static_cast<std::size_t>(t)]; ++j) {
-        want_local[static_cast<std::size_t>(b * total_width + local_column[static_cast<std::size_t>(t)] + j)] =
+        want_local[static_cast<std::size_t>(b * total_width +
+                                            local_column[static_cast<std::size_t>(t)] + j)] =
             static_cast<float>(10000 * owners[static_cast<std::size_t>(t)] + 100 * (my_offset + b) +
                                owned_column[static_cast<std::size_t>(t)] + j);
       }
@@ -137,7 +146,8 @@ inline void check_gradient_buckets(Communicator& comm) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     grads.emplace_back(static_cast<std::size_t>(sizes[i]));
     for (std::int64_t j = 0; j < sizes[i]; ++j) {
-      grads[i][static_cast<std::size_t>(j)] = static_cast<float>(input_value(comm.rank(), j + 10 * static_cast<std::int64_t>(i)));
+      grads[i][static_cast<std::size_t>(j)] =
+          static_cast<float>(input_value(comm.rank(), j + 10 * static_cast<std::int64_t>(i)));
     }
   }
   for (auto& g : grads) pointers.push_back(g.data());
@@ -145,11 +155,14 @@ inline void check_gradient_buckets(Communicator& comm) {
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     for (std::int64_t j = 0; j < sizes[i]; ++j) {
       EXPECT_EQ(grads[i][static_cast<std::size_t>(j)],
-                static_cast<float>(reduce_serial(DType::kF32, ReduceOp::kSum, comm.size(), j + 10 * static_cast<std::int64_t>(i))))
+                static_cast<float>(reduce_serial(DType::kF32, ReduceOp::kSum, comm.size(),
+                                                 j + 10 * static_cast<std::int64_t>(i))))
           << "tensor " << i << " element " << j;
     }
   }
-  EXPECT_NE(buckets->reduce_bucket(comm, 5, pointers, ReduceOp::kSum).message().find("bucket: 5 is out of range"),
+  EXPECT_NE(buckets->reduce_bucket(comm, 5, pointers, ReduceOp::kSum)
+                .message()
+                .find("bucket: 5 is out of range"),
             std::string::npos);
 }
 

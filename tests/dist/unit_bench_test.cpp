@@ -63,7 +63,8 @@ TEST(CommBench, OptionsNameTheFlag) {
   EXPECT_NE(options.validate().message().find("--step-factor: 1 must be > 1"), std::string::npos);
   options = {};
   options.op = ReduceOp::kAvg;
-  EXPECT_NE(options.validate().message().find("--op: avg cannot be checked exactly"), std::string::npos);
+  EXPECT_NE(options.validate().message().find("--op: avg cannot be checked exactly"),
+            std::string::npos);
   EXPECT_FALSE(parse_collective_list("all_reduce,allgather").is_ok());
   EXPECT_EQ(parse_collective_list("all_to_all,broadcast")->size(), 2u);
   EXPECT_FALSE(parse_bench_placements("inplace").is_ok());
@@ -88,7 +89,8 @@ TEST(CommBench, LocalRunIsCheckedAndRoundTripsThroughJson) {
     EXPECT_EQ(row.time.count, 3);
     EXPECT_EQ(row.busbw_gbps, row.algbw_gbps * bus_bandwidth_factor(row.collective, 1));
   }
-  const std::string path = (std::filesystem::temp_directory_path() / "parity_comm_bench_test.json").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "parity_comm_bench_test.json").string();
   ASSERT_TRUE(write_comm_bench_json(*report, path).is_ok());
   auto back = read_comm_bench_json(path);
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();

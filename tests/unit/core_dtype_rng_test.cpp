@@ -124,14 +124,16 @@ TEST(DType, ConversionsRoundToNearestEven) {
   }
   for (std::uint32_t b = 0x0001; b < 0x7BFF; b += 7) {
     const auto bits = static_cast<std::uint16_t>(b);
-    const double midpoint = (fp16_bits_to_float(bits) +
-                             fp16_bits_to_float(static_cast<std::uint16_t>(bits + 1))) / 2;
-    expect_nearest_even(static_cast<float>(midpoint), float_to_fp16_bits, fp16_bits_to_float, 65504.0);
+    const double midpoint =
+        (fp16_bits_to_float(bits) + fp16_bits_to_float(static_cast<std::uint16_t>(bits + 1))) / 2;
+    expect_nearest_even(static_cast<float>(midpoint), float_to_fp16_bits, fp16_bits_to_float,
+                        65504.0);
   }
   for (std::uint32_t b = 0x0001; b < 0x7F7F; b += 7) {
     const auto bits = static_cast<std::uint16_t>(b);
     const double midpoint = (static_cast<double>(bf16_bits_to_float(bits)) +
-                             bf16_bits_to_float(static_cast<std::uint16_t>(bits + 1))) / 2;
+                             bf16_bits_to_float(static_cast<std::uint16_t>(bits + 1))) /
+                            2;
     expect_nearest_even(static_cast<float>(midpoint), float_to_bf16_bits, bf16_bits_to_float,
                         kMaxFiniteBf16);
   }
@@ -199,7 +201,8 @@ TEST(Rng, ZipfIndexFollowsThePowerLaw) {
       ++counts[static_cast<std::size_t>(index)];
     }
     const auto cdf = [&](double y) {
-      return (1.0 - std::pow(y, 1.0 - alpha)) / (1.0 - std::pow(static_cast<double>(kRows), 1.0 - alpha));
+      return (1.0 - std::pow(y, 1.0 - alpha)) /
+             (1.0 - std::pow(static_cast<double>(kRows), 1.0 - alpha));
     };
     for (const int i : {0, 1, 2, 10, 100}) {
       const double p = cdf(i + 2.0) - cdf(i + 1.0);

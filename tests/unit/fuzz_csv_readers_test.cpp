@@ -54,27 +54,28 @@ TEST(FuzzReaders, ShapeSuiteCsv) {
 
 TEST(FuzzReaders, OrigamiRankingsCsv) {
   // The header and two problems of ten ranked configurations each.
-  fuzz_csv(0x0419A, head_of("data/reference/origami/gfx942_bf16.csv", 21), [](const std::string& text) {
-    return verdict_of(gemm::parse_origami_rankings(text, "origami.csv"),
-                      [](const std::vector<gemm::OrigamiRanking>& rankings) -> std::string {
-                        if (rankings.empty()) return "no rankings";
-                        for (const auto& r : rankings) {
-                          if (r.top.empty() || r.top.size() != r.latency.size()) {
-                            return "configurations and latencies out of step";
-                          }
-                          if (!r.problem.validate().is_ok()) return "an invalid problem";
-                          for (std::size_t i = 0; i < r.top.size(); ++i) {
-                            const auto& c = r.top[i];
-                            if (!(std::isfinite(r.latency[i]) && r.latency[i] > 0) ||
-                                c.tile_m < 1 || c.tile_n < 1 || c.tile_k < 1 || c.mi_m < 1 ||
-                                c.occupancy < 1 || c.group_size < 1) {
-                              return "a configuration with a non-positive field";
+  fuzz_csv(
+      0x0419A, head_of("data/reference/origami/gfx942_bf16.csv", 21), [](const std::string& text) {
+        return verdict_of(gemm::parse_origami_rankings(text, "origami.csv"),
+                          [](const std::vector<gemm::OrigamiRanking>& rankings) -> std::string {
+                            if (rankings.empty()) return "no rankings";
+                            for (const auto& r : rankings) {
+                              if (r.top.empty() || r.top.size() != r.latency.size()) {
+                                return "configurations and latencies out of step";
+                              }
+                              if (!r.problem.validate().is_ok()) return "an invalid problem";
+                              for (std::size_t i = 0; i < r.top.size(); ++i) {
+                                const auto& c = r.top[i];
+                                if (!(std::isfinite(r.latency[i]) && r.latency[i] > 0) ||
+                                    c.tile_m < 1 || c.tile_n < 1 || c.tile_k < 1 || c.mi_m < 1 ||
+                                    c.occupancy < 1 || c.group_size < 1) {
+                                  return "a configuration with a non-positive field";
+                                }
+                              }
                             }
-                          }
-                        }
-                        return "";
-                      });
-  });
+                            return "";
+                          });
+      });
 }
 
 }  // namespace

@@ -44,11 +44,21 @@ class Mutator {
       }
       const std::size_t at = below(text.size());
       switch (below(5)) {
-        case 0: text[at] = static_cast<char>(text[at] ^ (1 << below(8))); break;
-        case 1: text[at] = kInterestingBytes[below(kInterestingBytes.size())]; break;
-        case 2: text.insert(at, 1, kInterestingBytes[below(kInterestingBytes.size())]); break;
-        case 3: text.erase(at, 1 + below(8)); break;
-        default: text.resize(at); break;
+        case 0:
+          text[at] = static_cast<char>(text[at] ^ (1 << below(8)));
+          break;
+        case 1:
+          text[at] = kInterestingBytes[below(kInterestingBytes.size())];
+          break;
+        case 2:
+          text.insert(at, 1, kInterestingBytes[below(kInterestingBytes.size())]);
+          break;
+        case 3:
+          text.erase(at, 1 + below(8));
+          break;
+        default:
+          text.resize(at);
+          break;
       }
     }
     return text;
@@ -67,8 +77,8 @@ class Mutator {
     std::size_t begin = starts[below(starts.size())];
     if (begin > 0 && text[begin - 1] == '-') --begin;
     std::size_t end = begin + 1;
-    while (end < text.size() && std::string_view("0123456789.eE+-").find(text[end]) !=
-                                    std::string_view::npos) {
+    while (end < text.size() &&
+           std::string_view("0123456789.eE+-").find(text[end]) != std::string_view::npos) {
       ++end;
     }
     text.replace(begin, end - begin, kAwkwardNumbers[below(kAwkwardNumbers.size())]);
@@ -139,8 +149,12 @@ class Mutator {
         }
         break;
       }
-      case 4: lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(below(lines.size())), line); break;
-      default: lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(below(lines.size()))); break;
+      case 4:
+        lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(below(lines.size())), line);
+        break;
+      default:
+        lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(below(lines.size())));
+        break;
     }
     std::string out;
     for (const std::string& l : lines) out += l + "\n";
@@ -157,35 +171,79 @@ class Mutator {
 
   nlohmann::json awkward_value() {
     switch (below(16)) {
-      case 0: return nullptr;
-      case 1: return true;
-      case 2: return "";
-      case 3: return "64x";
-      case 4: return 0;
-      case 5: return -1;
-      case 6: return 64.5;
-      case 7: return 1e308;
-      case 8: return -1e308;
-      case 9: return 9223372036854775807LL;
-      case 10: return 18446744073709551615ULL;
-      case 11: return 4.9e-324;
-      case 12: return nlohmann::json::array();
-      case 13: return nlohmann::json::object();
-      case 14: return nlohmann::json::array({1, "x"});
-      default: return 1099511627776LL * 1048576LL;  // 2^60
+      case 0:
+        return nullptr;
+      case 1:
+        return true;
+      case 2:
+        return "";
+      case 3:
+        return "64x";
+      case 4:
+        return 0;
+      case 5:
+        return -1;
+      case 6:
+        return 64.5;
+      case 7:
+        return 1e308;
+      case 8:
+        return -1e308;
+      case 9:
+        return 9223372036854775807LL;
+      case 10:
+        return 18446744073709551615ULL;
+      case 11:
+        return 4.9e-324;
+      case 12:
+        return nlohmann::json::array();
+      case 13:
+        return nlohmann::json::object();
+      case 14:
+        return nlohmann::json::array({1, "x"});
+      default:
+        return 1099511627776LL * 1048576LL;  // 2^60
     }
   }
 
   static constexpr std::array<char, 16> kInterestingBytes{
       '\0', '\n', '\r', ',', '"', '{', '}', '[', ']', ':', '-', '.', 'e', 'x', '9', '\xff'};
-  static constexpr std::array<const char*, 16> kAwkwardNumbers{
-      "1e999", "-1e999", "NaN", "-Infinity", "1e3", "64.5", "-1", "0", "-0", "1e-400",
-      "99999999999999999999999", "18446744073709551616", "9223372036854775807", "0x40",
-      "4398046511104", "4611686018427387904"};
-  static constexpr std::array<const char*, 20> kAwkwardFields{
-      "64x", "1e3", "64.5", "", " ", "-1", "0", "nan", "inf", "-inf", "0x40", "+64",
-      "9223372036854775807", "9223372036854775808", "99999999999999999999", "4398046511104",
-      "4611686018427387904", "1e308", "1e-320", "abc"};
+  static constexpr std::array<const char*, 16> kAwkwardNumbers{"1e999",
+                                                               "-1e999",
+                                                               "NaN",
+                                                               "-Infinity",
+                                                               "1e3",
+                                                               "64.5",
+                                                               "-1",
+                                                               "0",
+                                                               "-0",
+                                                               "1e-400",
+                                                               "99999999999999999999999",
+                                                               "18446744073709551616",
+                                                               "9223372036854775807",
+                                                               "0x40",
+                                                               "4398046511104",
+                                                               "4611686018427387904"};
+  static constexpr std::array<const char*, 20> kAwkwardFields{"64x",
+                                                              "1e3",
+                                                              "64.5",
+                                                              "",
+                                                              " ",
+                                                              "-1",
+                                                              "0",
+                                                              "nan",
+                                                              "inf",
+                                                              "-inf",
+                                                              "0x40",
+                                                              "+64",
+                                                              "9223372036854775807",
+                                                              "9223372036854775808",
+                                                              "99999999999999999999",
+                                                              "4398046511104",
+                                                              "4611686018427387904",
+                                                              "1e308",
+                                                              "1e-320",
+                                                              "abc"};
 
   std::mt19937_64 engine_;
 };
@@ -252,8 +310,10 @@ FuzzVerdict verdict_of(const Result<T>& result, Check&& check_value) {
 // provenance note, a digit of a latency) keep an input valid, most break it.
 inline void expect_both_outcomes(const FuzzTally& tally, int count) {
   EXPECT_EQ(tally.inputs, count);
-  EXPECT_GT(tally.accepted, count / 100) << "almost every mutant was rejected: is the seed input valid?";
-  EXPECT_GT(tally.rejected, count / 10) << "almost every mutant was accepted: is the reader strict?";
+  EXPECT_GT(tally.accepted, count / 100)
+      << "almost every mutant was rejected: is the seed input valid?";
+  EXPECT_GT(tally.rejected, count / 10)
+      << "almost every mutant was accepted: is the reader strict?";
 }
 
 // The whole test for one reader: checks that `valid` is accepted (else the mutants mean nothing),

@@ -55,8 +55,10 @@ TEST(GemmCandidateSpace, AmdSpaceFitsTheLdsAndCoversOrigamisConfigurations) {
       EXPECT_LE((c.tile_m + c.tile_n) * c.tile_k * 2, device.smem_bytes_per_sm) << c.describe();
       EXPECT_EQ(c.tile_m % c.mi_m, 0) << c.describe();
       EXPECT_EQ(c.tile_k % c.mi_k, 0) << c.describe();
-      if (c.decomposition == Decomposition::kDataParallel && c.xcd_mapping == XcdMapping::kContiguous) {
-        offered.insert({c.tile_m, c.tile_n, c.tile_k, c.mi_m, c.mi_n, c.mi_k, c.occupancy, c.group_size});
+      if (c.decomposition == Decomposition::kDataParallel &&
+          c.xcd_mapping == XcdMapping::kContiguous) {
+        offered.insert(
+            {c.tile_m, c.tile_n, c.tile_k, c.mi_m, c.mi_n, c.mi_k, c.occupancy, c.group_size});
       }
     }
     std::ifstream in(std::filesystem::path(PARITY_SOURCE_DIR) / csv);
@@ -68,8 +70,8 @@ TEST(GemmCandidateSpace, AmdSpaceFitsTheLdsAndCoversOrigamisConfigurations) {
     // and, on gfx950, MFMA K sizes our space does not model; those are out of our space by rule.
     // Every configuration inside the rules must be offered.
     const auto within_rules = [&](const Candidate& c) {
-      const bool known_mi = (c.mi_m == 32 && c.mi_k == device.mi_k_32) ||
-                            (c.mi_m == 16 && c.mi_k == device.mi_k_16);
+      const bool known_mi =
+          (c.mi_m == 32 && c.mi_k == device.mi_k_32) || (c.mi_m == 16 && c.mi_k == device.mi_k_16);
       return known_mi && c.mi_n == c.mi_m && c.tile_m % c.mi_m == 0 && c.tile_n % c.mi_m == 0 &&
              c.tile_k % c.mi_k == 0 &&
              (c.tile_m + c.tile_n) * c.tile_k * 2 <= device.smem_bytes_per_sm;
@@ -82,7 +84,8 @@ TEST(GemmCandidateSpace, AmdSpaceFitsTheLdsAndCoversOrigamisConfigurations) {
           ++outside_rules;
           continue;
         }
-        const Key key{c.tile_m, c.tile_n, c.tile_k, c.mi_m, c.mi_n, c.mi_k, c.occupancy, c.group_size};
+        const Key key{c.tile_m, c.tile_n, c.tile_k,    c.mi_m,
+                      c.mi_n,   c.mi_k,   c.occupancy, c.group_size};
         if (offered.count(key) == 0) {
           ++missing;
           ADD_FAILURE() << device_name << ": Origami's " << c.tile_m << "x" << c.tile_n << "x"

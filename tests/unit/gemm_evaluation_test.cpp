@@ -40,7 +40,8 @@ MeasuredShape shape_timed_by_model(Selector& selector, const std::string& name, 
   }
   std::vector<std::size_t> order(predicted_ms.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return predicted_ms[a] < predicted_ms[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](auto a, auto b) { return predicted_ms[a] < predicted_ms[b]; });
   for (std::size_t r = 0; r < order.size(); ++r) {
     // Distinct times 1, 2, 3, ... ms in predicted order (or reversed).
     const double ms = reversed ? static_cast<double>(order.size() - r) : static_cast<double>(r + 1);
@@ -51,8 +52,9 @@ MeasuredShape shape_timed_by_model(Selector& selector, const std::string& name, 
 
 TEST(GemmEvaluation, KendallTauIsPlusOneInModelOrderAndMinusOneReversed) {
   Selector selector = h200_selector();
-  const auto report = evaluate_selector(
-      selector, {shape_timed_by_model(selector, "ordered", false), shape_timed_by_model(selector, "reversed", true)});
+  const auto report =
+      evaluate_selector(selector, {shape_timed_by_model(selector, "ordered", false),
+                                   shape_timed_by_model(selector, "reversed", true)});
   ASSERT_EQ(report.shapes.size(), 2u);
   EXPECT_DOUBLE_EQ(report.shapes[0].kendall_tau, 1.0);
   EXPECT_DOUBLE_EQ(report.shapes[1].kendall_tau, -1.0);
@@ -117,7 +119,7 @@ TEST(GemmEvaluation, SummaryMatchesHandComputation) {
   EXPECT_EQ(s.shapes, 4);
   EXPECT_NEAR(s.geomean, std::pow(1.0 * 0.96 * 0.92 * 0.5, 0.25), 1e-15);
   EXPECT_DOUBLE_EQ(s.worst, 0.5);
-  EXPECT_DOUBLE_EQ(s.within_5_percent, 0.5);   // 1.0 and 0.96
+  EXPECT_DOUBLE_EQ(s.within_5_percent, 0.5);    // 1.0 and 0.96
   EXPECT_DOUBLE_EQ(s.within_10_percent, 0.75);  // and 0.92
   EXPECT_DOUBLE_EQ(s.time_weighted, 10.0 / 14.5);
 }

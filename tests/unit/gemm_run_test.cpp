@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <string>
 #include <vector>
 
@@ -90,20 +93,44 @@ TEST(GemmRunCpu, LinearLayerForwardAndBackwardChain) {
       seed, 1, 0);
 }
 
+TEST(GemmRunCpu, ColumnPanelsMatchReference) {
+  // 16-bit operands run in panels of 2048 columns: N = 4500 crosses two panel edges, and the
+  // bias-gradient blocks straddle them.
+  const std::uint64_t seed = testing::test_seed(1207);
+  for (const RunEpilogue epilogue : {RunEpilogue::kBiasReluAux, RunEpilogue::kDReluBgrad,
+                                     RunEpilogue::kDGelu, RunEpilogue::kBgradB}) {
+    for (const GemmLayout layout : {GemmLayout::kNN, GemmLayout::kNT}) {
+      GemmRunProblem p = testing::make_run_problem(24, 4500, 16, layout, kDtypes[1], epilogue);
+      p.shape.ldc = 30;
+      check_cpu_case(p, seed, 1.0, epilogue == RunEpilogue::kBgradB ? 0.0 : 0.5);
+    }
+  }
+}
+
 TEST(GemmRunCpu, BiasGradientIsIndependentOfThreadPartition) {
-  // The partial sums use fixed column blocks: two runs give bitwise equal gradients.
-  GemmRunProblem p = testing::make_run_problem(64, 4096, 16, GemmLayout::kNN, kDtypes[0],
+  // The partial sums use fixed column blocks (bf16: across two panels): one thread and all
+  // threads give bitwise equal gradients.
+  GemmRunProblem p = testing::make_run_problem(64, 4096, 16, GemmLayout::kNN, kDtypes[1],
                                                RunEpilogue::kDReluBgrad);
   auto gemm = Gemm::create(p, ExecutionContext{});
   ASSERT_TRUE(gemm.is_ok());
   auto c = testing::make_gemm_run_case(p, testing::test_seed(1204), 1, 0);
   std::vector<float> first, second;
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();
+#endif
   for (auto* grad : {&first, &second}) {
+#ifdef _OPENMP
+    omp_set_num_threads(grad == &first ? 1 : std::max(threads, 3));
+#endif
     std::vector<std::uint8_t> d = c.c.bytes,
                               workspace(static_cast<std::size_t>(gemm->workspace_bytes()));
     grad->assign(64, 0.0f);
     ASSERT_TRUE(gemm->run(testing::host_args(c, d, *grad, workspace), ExecutionContext{}).is_ok());
   }
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
   EXPECT_EQ(first, second);
 }
 

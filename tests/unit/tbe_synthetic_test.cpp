@@ -1,13 +1,13 @@
 // Synthetic TBE batches: the structure every kernel test and benchmark relies on (offsets,
 // index ranges, bag sizes, empty bags, hot rows, weights), determinism per seed, the packing
 // helpers and the per-feature counts, each checked against a direct recount.
+#include "parity/embedding/tbe_synthetic.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <set>
-
-#include "parity/embedding/tbe_synthetic.hpp"
 
 namespace parity::embedding {
 namespace {
@@ -137,8 +137,8 @@ TEST(TbeSynthetic, WeightsAreScaledNormalsStoredInTheDtype) {
   for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     std::vector<double> stored;
     const auto bytes = make_weights(layout, dtype, 3, &stored);
-    ASSERT_EQ(bytes.size(), static_cast<std::size_t>(layout.total_weight_elements()) *
-                                dtype_size_bytes(dtype));
+    ASSERT_EQ(bytes.size(),
+              static_cast<std::size_t>(layout.total_weight_elements()) * dtype_size_bytes(dtype));
     ASSERT_EQ(stored.size(), static_cast<std::size_t>(layout.total_weight_elements()));
     for (std::size_t i = 0; i < stored.size(); i += 17) {
       EXPECT_EQ(stored[i], load_as_double(bytes, dtype, static_cast<std::int64_t>(i)));
@@ -153,7 +153,8 @@ TEST(TbeSynthetic, WeightsAreScaledNormalsStoredInTheDtype) {
         const std::int64_t row_stride =
             (layout.weights_offset(t + 1) - layout.weights_offset(t)) / layout.tables()[t].num_rows;
         for (int d = 0; d < layout.tables()[t].dim; ++d) {
-          const double w = stored[static_cast<std::size_t>(layout.weights_offset(t) + r * row_stride + d)];
+          const double w =
+              stored[static_cast<std::size_t>(layout.weights_offset(t) + r * row_stride + d)];
           sum_sq += w * w;
           ++count;
         }

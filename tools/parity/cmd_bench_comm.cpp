@@ -19,20 +19,14 @@
 namespace parity::cli {
 namespace {
 
-#ifdef PARITY_HAS_MPI
-constexpr bool kHasMpi = true;
-#else
-constexpr bool kHasMpi = false;
-#endif
-#ifdef PARITY_HAS_NCCL
-constexpr bool kHasNccl = true;
-#else
-constexpr bool kHasNccl = false;
-#endif
-
 struct CommArgs {
-  std::string backend = kHasMpi ? "mpi" : "local";
-  std::string min_bytes = "8", max_bytes = "1GiB", collectives = "all_reduce,all_gather,reduce_scatter,all_to_all";
+#ifdef PARITY_HAS_MPI
+  std::string backend = "mpi";
+#else
+  std::string backend = "local";
+#endif
+  std::string min_bytes = "8", max_bytes = "1GiB",
+              collectives = "all_reduce,all_gather,reduce_scatter,all_to_all";
   std::string placement = "both", dtype = "fp32", op = "sum", out, calibration_out, fit_from;
   double step_factor = 2.0, timeout_ms = 600000.0;
   int warmup = 5, reps = 20;
@@ -40,8 +34,10 @@ struct CommArgs {
 
 Result<comm::CommBenchOptions> options_from(const CommArgs& args) {
   comm::CommBenchOptions options;
-  PARITY_ASSIGN_OR_RETURN(options.min_bytes, bench::parse_byte_count(args.min_bytes, "--min-bytes"));
-  PARITY_ASSIGN_OR_RETURN(options.max_bytes, bench::parse_byte_count(args.max_bytes, "--max-bytes"));
+  PARITY_ASSIGN_OR_RETURN(options.min_bytes,
+                          bench::parse_byte_count(args.min_bytes, "--min-bytes"));
+  PARITY_ASSIGN_OR_RETURN(options.max_bytes,
+                          bench::parse_byte_count(args.max_bytes, "--max-bytes"));
   options.step_factor = args.step_factor;
   PARITY_ASSIGN_OR_RETURN(options.collectives, comm::parse_collective_list(args.collectives));
   PARITY_ASSIGN_OR_RETURN(options.placements, comm::parse_bench_placements(args.placement));
@@ -67,9 +63,10 @@ Status fit_and_write(const comm::CommBenchReport& report, const std::string& cal
   return Status::ok();
 }
 
-// local: one process. mpi: CPU ranks. nccl: GPU ranks bootstrapped over MPI (or local for one rank).
-Result<std::unique_ptr<comm::Communicator>> make_backend(const std::string& backend, comm::CommOptions options,
-                                                         std::unique_ptr<comm::Communicator>& bootstrap) {
+// local: one process. mpi: CPU ranks. nccl: GPU ranks bootstrapped over MPI (local for one).
+Result<std::unique_ptr<comm::Communicator>> make_backend(
+    const std::string& backend, comm::CommOptions options,
+    std::unique_ptr<comm::Communicator>& bootstrap) {
   if (backend == "local") return comm::make_local_communicator(options);
 #ifdef PARITY_HAS_MPI
   if (backend == "mpi") return comm::make_mpi_communicator(options);
@@ -85,8 +82,8 @@ Result<std::unique_ptr<comm::Communicator>> make_backend(const std::string& back
   }
 #endif
   (void)bootstrap;
-  return unsupported("bench comm: --backend ", backend, " is not built here (this build has local",
-                     kHasMpi ? ", mpi" : "", kHasNccl ? ", nccl" : "", ")");
+  return unsupported("bench comm: --backend ", backend,
+                     " is not built here (mpi needs MPI, nccl a CUDA build with NCCL)");
 }
 
 Status run_bench_comm(const CommArgs& args) {
@@ -113,31 +110,36 @@ Status run_bench_comm(const CommArgs& args) {
     PARITY_RETURN_IF_ERROR(comm::write_comm_bench_json(report, args.out));
     std::printf("wrote %s\n", args.out.c_str());
   }
-  return args.calibration_out.empty() ? Status::ok() : fit_and_write(report, args.calibration_out, args.out);
+  return args.calibration_out.empty() ? Status::ok()
+                                      : fit_and_write(report, args.calibration_out, args.out);
 }
 
 }  // namespace
 
 void add_bench_comm_command(CLI::App& bench, Outcome& outcome) {
   auto args = std::make_shared<CommArgs>();
-  auto* cmd = bench.add_subcommand("comm", "Collectives (nccl-tests conventions) and the planner's alpha-beta fit; "
-                                           "run under mpirun -np R");
-  cmd->add_option("--backend", args->backend, "local, mpi (CPU ranks) or nccl (GPUs)")->capture_default_str();
-  cmd->add_option("--min-bytes", args->min_bytes, "smallest size S (e.g. 8, 1KiB)")->capture_default_str();
-  cmd->add_option("--max-bytes", args->max_bytes, "largest size S")->capture_default_str();
-  cmd->add_option("--step-factor", args->step_factor, "size multiplier between steps (> 1)")->capture_default_str();
-  cmd->add_option("--collectives", args->collectives, "comma list (also: broadcast)")->capture_default_str();
-  cmd->add_option("--placement", args->placement, "both, out_of_place or in_place")->capture_default_str();
-  cmd->add_option("--dtype", args->dtype, "fp32, fp64, bf16, fp16, int32, int64")->capture_default_str();
-  cmd->add_option("--op", args->op, "sum or max")->capture_default_str();
-  cmd->add_option("--warmup", args->warmup, "untimed calls per size")->capture_default_str();
-  cmd->add_option("--reps", args->reps, "timed repetitions per size (median reported)")->capture_default_str();
-  cmd->add_option("--timeout-ms", args->timeout_ms, "a collective not done by then fails (0: no deadline)")
-      ->capture_default_str();
-  cmd->add_option("--out", args->out, "results JSON with provenance (rank 0 writes)");
-  cmd->add_option("--calibration-out", args->calibration_out,
-                  "fit alpha-beta and write the calibration JSON; 'auto' = <data dir>/calibration/comm_<backend>_<host>.json");
-  cmd->add_option("--fit-from", args->fit_from, "fit a results JSON written earlier (no run)");
+  auto* cmd =
+      bench.add_subcommand("comm",
+                           "Collectives (nccl-tests conventions) and the planner's alpha-beta fit; "
+                           "run under mpirun -np R");
+  const auto flag = [cmd](const char* name, auto& value, const char* help) {
+    cmd->add_option(name, value, help)->capture_default_str();
+  };
+  flag("--backend", args->backend, "local, mpi (CPU ranks) or nccl (GPUs)");
+  flag("--min-bytes", args->min_bytes, "smallest size S (e.g. 8, 1KiB)");
+  flag("--max-bytes", args->max_bytes, "largest size S");
+  flag("--step-factor", args->step_factor, "size multiplier between steps (> 1)");
+  flag("--collectives", args->collectives, "comma list (also: broadcast)");
+  flag("--placement", args->placement, "both, out_of_place or in_place");
+  flag("--dtype", args->dtype, "fp32, fp64, bf16, fp16, int32, int64");
+  flag("--op", args->op, "sum or max");
+  flag("--warmup", args->warmup, "untimed calls per size");
+  flag("--reps", args->reps, "timed repetitions per size (median reported)");
+  flag("--timeout-ms", args->timeout_ms, "a collective not done by then fails (0: no deadline)");
+  flag("--out", args->out, "results JSON with provenance (rank 0 writes)");
+  flag("--calibration-out", args->calibration_out,
+       "fit alpha-beta, write the calibration JSON ('auto': <data dir>/calibration/comm_*.json)");
+  flag("--fit-from", args->fit_from, "fit a results JSON written earlier (no run)");
   cmd->callback([args, &outcome] { outcome.status = run_bench_comm(*args); });
 }
 

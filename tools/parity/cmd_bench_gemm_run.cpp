@@ -1,8 +1,9 @@
 // `parity bench gemm-run`: the dense-layer GEMMs of dlrm-kaggle and dlrm-v2 (forward with bias +
 // ReLU aux, data gradient with dReLU + bias gradient, weight gradient with the bias gradient)
 // through gemm::Gemm::run, beside cuBLASLt's heuristic top-1 and the `gemm measure` oracle of the
-// same shape, plus Gemm::run's host time against a bare cublasLtMatmul. Arguments are validated
-// first (exit 2), then the device (exit 3).
+// same shape, plus Gemm::run's host time against a bare cublasLtMatmul. The driver is
+// parity/bench/gemm_run_bench.hpp's run_gemm_run_bench_report. Arguments are validated first
+// (exit 2), then the device (exit 3).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -27,48 +28,29 @@ struct BenchGemmRunArgs {
   std::string out;
 };
 
-
 Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
-  PARITY_CHECK_ARG(args.batch > 0, "bench gemm-run: --batch=", args.batch, " must be > 0");
-  PARITY_CHECK_ARG(args.oracle_reps >= 1, "bench gemm-run: --oracle-reps=", args.oracle_reps,
-                   " must be >= 1");
-  PARITY_ASSIGN_OR_RETURN(const DType dtype, gemm::parse_gemm_dtype(args.dtype));
-  PARITY_ASSIGN_OR_RETURN(
-      const auto problems,
-      bench::select_models(bench::dlrm_gemm_run_problems(args.batch, dtype), args.model));
-  bench::GemmRunBenchOptions options;
-  PARITY_ASSIGN_OR_RETURN(options.timing,
+  bench::GemmRunBenchRequest request;
+  request.model = args.model;
+  request.batch_size = args.batch;
+  PARITY_ASSIGN_OR_RETURN(request.dtype, gemm::parse_gemm_dtype(args.dtype));
+  PARITY_ASSIGN_OR_RETURN(request.options.timing,
                           timing_options_from_flags("bench gemm-run", args.warmup, args.reps));
-  options.measure_oracle = !args.no_oracle;
-  options.oracle_repetitions = args.oracle_reps;
-  options.hardware = args.hw;
+  request.options.measure_oracle = !args.no_oracle;
+  request.options.oracle_repetitions = args.oracle_reps;
+  request.options.hardware = args.hw;
+  request.out = args.out;
+  PARITY_RETURN_IF_ERROR(bench::gemm_run_bench_problems(request).status());
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench gemm-run"));
 #ifdef PARITY_HAS_CUDA
-  PARITY_ASSIGN_OR_RETURN(const auto clocks_before, bench::read_device_clocks());
-  PARITY_ASSIGN_OR_RETURN(const auto results, bench::run_gemm_run_bench(problems, options));
-  PARITY_ASSIGN_OR_RETURN(const auto clocks_after, bench::read_device_clocks());
-  std::printf("%-12s %-26s %-11s %10s %10s %10s %7s %8s  %s\n", "model", "layer", "pass", "run_ms",
-              "heur_ms", "oracle_ms", "ratio", "host_us", "configuration");
-  for (const auto& r : results) {
-    if (!r.error.empty()) {
-      std::printf("%-12s %-26s %-11s error: %s\n", r.item.model.c_str(), r.item.layer.c_str(),
-                  r.item.pass.c_str(), r.error.c_str());
-    } else {
-      std::printf("%-12s %-26s %-11s %10.4f %10.4f %10.4f %7.3f %8.2f  %s\n", r.item.model.c_str(),
-                  r.item.layer.c_str(), r.item.pass.c_str(), r.run.median_ms, r.heuristic.median_ms,
-                  r.oracle_median_ms,
-                  r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0,
-                  r.host_run_us - r.host_bare_us, r.configuration.c_str());
-    }
-  }
-  if (args.out.empty()) return Status::ok();
-  PARITY_RETURN_IF_ERROR(bench::write_gemm_run_bench_json(results, {args.batch, dtype}, options, clocks_before,
-                                                          clocks_after, args.out));
-  std::printf("wrote %s\n", args.out.c_str());
-  return Status::ok();
-#else
-  return internal_error("bench gemm-run: unreachable without CUDA");
+  const auto print = [](const std::string& line) {
+    std::fputs(line.c_str(), stdout);
+    std::fflush(stdout);
+  };
+  PARITY_ASSIGN_OR_RETURN(const std::string summary,
+                          bench::run_gemm_run_bench_report(request, print));
+  std::fputs(summary.c_str(), stdout);
 #endif
+  return Status::ok();
 }
 
 }  // namespace
@@ -78,7 +60,7 @@ void add_bench_gemm_run_command(CLI::App& bench, Outcome& outcome) {
   auto* cmd = bench.add_subcommand("gemm-run",
                                    "DLRM dense-layer GEMMs through gemm::Gemm::run vs the oracle");
   cmd->add_option("--model", args->model, "all, dlrm-kaggle or dlrm-v2")->capture_default_str();
-  cmd->add_option("--batch", args->batch,
+  cmd->add_option("--batch-size", args->batch,
                   "batch size (N of forward/data-gradient, K of weight-gradient)")
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)")

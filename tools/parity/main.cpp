@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   add_bench_tbe_command(*bench, outcome);
   add_bench_gemm_run_command(*bench, outcome);
   add_bench_comm_command(*bench, outcome);
+  add_bench_train_command(*bench, outcome);
 
   auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
   gemm->require_subcommand(1);
@@ -51,6 +52,8 @@ int main(int argc, char** argv) {
   auto* tbe = app.add_subcommand("tbe", "Table-batched embeddings: correctness runs against the fp64 reference");
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
+
+  add_train_command(app, outcome);
 
   auto* data = app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion");
   data->require_subcommand(1);
@@ -63,6 +66,9 @@ int main(int argc, char** argv) {
   // The library reports every failure as a Status; an exception reaching here is a bug, but it
   // still gets a message and its own exit code instead of an abort.
   constexpr int kInternalErrorExitCode = 4;
+  auto* plan = app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
+  add_plan_commands(*plan, outcome);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,8 @@ struct GemmRunBenchOptions {
   bool measure_oracle = true;  // run `gemm measure`'s method per GEMM (slow: every candidate)
   int oracle_repetitions = 30;
   double oracle_min_timed_ms = 2.0;
-  int host_calls = 200;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
-  int host_samples = 10;  // samples (median reported)
+  int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
+  int host_samples = 5;  // samples (median reported)
   std::string hardware = "h200";
 };
 
@@ -59,20 +60,27 @@ struct GemmRunBenchResult {
   std::string error;              // non-empty: this GEMM could not be created or run
 };
 
-// What the results file records about the run's method (besides each result's own fields).
-struct GemmRunBenchMethod {
-  std::int64_t batch = 0;
-  DType dtype = DType::kBF16;
-};
-
-// Writes the results document (provenance, method, one row per result, clocks before and after)
-// to `path`; kIoError naming the path.
-Status write_gemm_run_bench_json(const std::vector<GemmRunBenchResult>& results, const GemmRunBenchMethod& method,
-                                 const GemmRunBenchOptions& options, const DeviceClocks& clocks_before,
-                                 const DeviceClocks& clocks_after, const std::string& path);
 
 // Runs every problem on the current device; a problem that fails is reported in its `error`.
+// `on_result` (optional) sees each result as soon as it is measured.
 Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
-    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options);
+    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options,
+    const std::function<void(const GemmRunBenchResult&)>& on_result = {});
+
+// `parity bench gemm-run` as one call.
+struct GemmRunBenchRequest {
+  std::string model = "all";  // all, dlrm-kaggle, dlrm-v2
+  std::int64_t batch_size = 65536;
+  DType dtype = DType::kBF16;
+  GemmRunBenchOptions options;
+  std::string out;  // results JSON with provenance (empty: none)
+};
+// CPU: checks the request (kInvalidArgument naming the field) and lists its problems.
+Result<std::vector<GemmRunBenchProblem>> gemm_run_bench_problems(
+    const GemmRunBenchRequest& request);
+// parity_gpu: runs them, hands `print` one table line per GEMM as it finishes, writes the JSON
+// (provenance, method, one row per GEMM, clocks) and returns the closing text.
+Result<std::string> run_gemm_run_bench_report(const GemmRunBenchRequest& request,
+                                              const std::function<void(const std::string&)>& print);
 
 }  // namespace parity::bench

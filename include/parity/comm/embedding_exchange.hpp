@@ -49,10 +49,12 @@ struct PooledLayout {
 };
 
 /// Owners' pooled rows to the ranks holding the samples (the forward output all-to-all).
-Status return_pooled_outputs(Communicator& comm, const RoutedSparseBatch& routed, const PooledLayout& layout,
-                             const void* owned_pooled, void* local_pooled);
+Status return_pooled_outputs(Communicator& comm, const RoutedSparseBatch& routed,
+                             const PooledLayout& layout, const void* owned_pooled,
+                             void* local_pooled);
 /// Gradients of the local pooled outputs back to the owners (its backward).
-Status send_pooled_gradients(Communicator& comm, const RoutedSparseBatch& routed, const PooledLayout& layout,
-                             const void* local_gradients, void* owned_gradients);
+Status send_pooled_gradients(Communicator& comm, const RoutedSparseBatch& routed,
+                             const PooledLayout& layout, const void* local_gradients,
+                             void* owned_gradients);
 
 }  // namespace parity::comm

@@ -22,13 +22,18 @@ class GradientBuckets {
 
   int num_buckets() const { return static_cast<int>(bucket_first_tensor_.size()) - 1; }
   /// Tensors [first, last) of bucket `bucket`.
-  int first_tensor(int bucket) const { return bucket_first_tensor_[static_cast<std::size_t>(bucket)]; }
-  int end_tensor(int bucket) const { return bucket_first_tensor_[static_cast<std::size_t>(bucket) + 1]; }
+  int first_tensor(int bucket) const {
+    return bucket_first_tensor_[static_cast<std::size_t>(bucket)];
+  }
+  int end_tensor(int bucket) const {
+    return bucket_first_tensor_[static_cast<std::size_t>(bucket) + 1];
+  }
   std::int64_t bucket_elements(int bucket) const;
 
   /// Flattens bucket `bucket`'s gradients (gradients[i] points at tensor i), all-reduces the
   /// flat buffer with `op` (avg for data-parallel means) and copies the result back.
-  Status reduce_bucket(Communicator& comm, int bucket, const std::vector<void*>& gradients, ReduceOp op);
+  Status reduce_bucket(Communicator& comm, int bucket, const std::vector<void*>& gradients,
+                       ReduceOp op);
   /// Every bucket in order.
   Status reduce_all(Communicator& comm, const std::vector<void*>& gradients, ReduceOp op);
 

@@ -15,7 +15,8 @@ namespace parity::comm {
 /// One NCCL rank per process. The unique id is created by rank 0 and broadcast over `bootstrap`
 /// (the MPI communicator across processes, or the local one for a single rank); ranks and size
 /// are the bootstrap's. `device` < 0 picks bootstrap.rank() % device count.
-Result<std::unique_ptr<Communicator>> make_nccl_communicator(Communicator& bootstrap, int device = -1,
+Result<std::unique_ptr<Communicator>> make_nccl_communicator(Communicator& bootstrap,
+                                                             int device = -1,
                                                              CommOptions options = {});
 
 }  // namespace parity::comm

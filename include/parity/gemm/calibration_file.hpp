@@ -4,6 +4,7 @@
 // or line, and the value; neither function throws. Rules: docs/inputs.md.
 #pragma once
 
+#include <filesystem>
 #include <string_view>
 
 #include "parity/core/status.hpp"
@@ -21,5 +22,9 @@ Result<GemmCalibration> parse_gemm_calibration(std::string_view text, std::strin
 // GemmProblem. An empty or header-only suite is an error (the calibration/evaluation split would
 // silently vanish).
 Result<ShapeSuite> parse_shape_suite(std::string_view text, std::string_view origin);
+
+// The files: read, then parsed as above with the path as origin (kNotFound when absent).
+Result<GemmCalibration> load_gemm_calibration_file(const std::filesystem::path& path);
+Result<ShapeSuite> load_shape_suite_file(const std::filesystem::path& csv_path);
 
 }  // namespace parity::gemm

@@ -27,6 +27,10 @@ struct DotInteractionProblem {
   std::int64_t num_embeddings = 0;  // F
   std::int64_t dim = 0;             // D
   DType dtype = DType::kF32;
+  // Elements between rows of output and grad_output; 0 = output_dim(). A wider stride (e.g. 480 for
+  // 479) keeps the next GEMM's rows 16-byte aligned; the padding columns are written as zeros.
+  // GPU variants only.
+  std::int64_t output_stride = 0;
   std::int64_t num_pairs() const { return (num_embeddings + 1) * num_embeddings / 2; }
   std::int64_t output_dim() const { return dim + num_pairs(); }
   Status validate() const;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "parity/core/dtype.hpp"
 #include "parity/core/op.hpp"
 #include "parity/core/status.hpp"
 
@@ -13,14 +14,15 @@ namespace parity::nn {
 
 struct BceLossProblem {
   std::int64_t batch_size = 0;
+  DType dtype = DType::kF32;  // logits and their gradient: fp32 (CPU, GPU) or bf16/fp16 (GPU)
   Status validate() const;
 };
 
 struct BceLossArgs {
-  const float* logits = nullptr;  // B
+  const void* logits = nullptr;   // B, problem.dtype
   const float* labels = nullptr;  // B, in [0, 1]
   double* loss = nullptr;         // one value (host memory on every device)
-  float* grad_logits = nullptr;   // B, or null for evaluation
+  void* grad_logits = nullptr;    // B, problem.dtype, or null for evaluation
 };
 
 using BceLossVariant = OpVariant<BceLossProblem, BceLossArgs>;

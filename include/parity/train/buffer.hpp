@@ -1,7 +1,7 @@
 // Buffer: the trainer's storage for parameters, optimiser state and activations on the device the
 // run uses. On the CPU it is host memory (64-byte aligned, uninitialised until filled); on a GPU
-// it will hold a device allocation (gpu::DeviceBuffer, linked from parity_gpu) behind the same
-// interface, so the trainer never branches on the device except when it creates buffers.
+// it holds a device allocation made through the GPU backend's hooks (src/core/device_hooks.hpp),
+// behind the same interface, so the trainer never branches on the device to use a buffer.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +17,7 @@ class Buffer {
  public:
   Buffer() = default;
   /// kOutOfMemory naming `what` and the size when the allocation fails; kUnsupported for kGpu
-  /// until the GPU path exists.
+  /// in a build without the GPU backend.
   static Result<Buffer> allocate(DeviceKind device, std::int64_t size_bytes, const char* what);
 
   DeviceKind device() const { return device_; }
@@ -32,6 +32,11 @@ class Buffer {
 
  private:
   struct AlignedFree {
+    // A constructor rather than a member initialiser: the deleter must be default-constructible
+    // while Buffer is still incomplete.
+    AlignedFree() : on_device(false) {}
+    explicit AlignedFree(bool device) : on_device(device) {}
+    bool on_device;
     void operator()(void* pointer) const;
   };
   DeviceKind device_ = DeviceKind::kCpu;

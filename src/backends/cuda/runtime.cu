@@ -65,7 +65,7 @@ Result<DeviceBuffer> DeviceBuffer::allocate(std::size_t size_bytes) {
   if (error == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     return Status(StatusCode::kOutOfMemory,
-                  detail::concat("cudaMalloc of ", size_bytes, " bytes failed: out of device memory"));
+                  ::parity::detail::concat("cudaMalloc of ", size_bytes, " bytes failed: out of device memory"));
   }
   PARITY_CUDA_TRY(error);
   buffer.size_bytes_ = size_bytes;

@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "backends/cuda/gemm/lt_common.hpp"
+#include "bench/results_json.hpp"
+#include "bench/text_format.hpp"
+#include "parity/bench/gemm_timing.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"
 #include "parity/gemm/cublaslt.hpp"
-#include "parity/gemm/cublaslt_measure.hpp"
 
 namespace parity::bench {
 namespace {
@@ -197,7 +199,8 @@ Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
 }  // namespace
 
 Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
-    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options) {
+    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options,
+    const std::function<void(const GemmRunBenchResult&)>& on_result) {
   PARITY_RETURN_IF_ERROR(validate_timing_options(options.timing));
   PARITY_CHECK_ARG(options.host_calls >= 1 && options.host_samples >= 1,
                    "bench gemm-run: host_calls=", options.host_calls,
@@ -210,9 +213,91 @@ Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
     result.item = item;
     const Status status = bench_one(*provider, handle, options, &result);
     if (!status.is_ok()) result.error = status.to_string();
+    if (on_result) on_result(result);
     results.push_back(std::move(result));
   }
   return results;
+}
+
+namespace {
+
+nlohmann::json result_json(const GemmRunBenchResult& r) {
+  const GemmRunProblem& p = r.item.problem;
+  nlohmann::json row = {{"model", r.item.model},
+                        {"layer", r.item.layer},
+                        {"pass", r.item.pass},
+                        {"problem", p.shape.describe()},
+                        {"run_epilogue", gemm::run_epilogue_name(p.epilogue)},
+                        {"flop_count", p.shape.flop_count()}};
+  if (!r.error.empty()) {
+    row["error"] = r.error;
+    return row;
+  }
+  row.update({{"configuration", r.configuration},
+              {"create_ms", r.create_ms},
+              {"run", sample_stats_json(r.run)},
+              {"heuristic_configuration", r.heuristic_configuration},
+              {"heuristic", sample_stats_json(r.heuristic)},
+              {"oracle_problem", r.oracle_problem},
+              {"oracle_configuration", r.oracle_configuration},
+              {"oracle_median_ms", r.oracle_median_ms},
+              {"oracle_over_chosen",
+               r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0},
+              {"host_run_us", r.host_run_us},
+              {"host_bare_us", r.host_bare_us},
+              {"host_overhead_us", r.host_run_us - r.host_bare_us}});
+  return row;
+}
+
+std::string result_line(const GemmRunBenchResult& r) {
+  if (!r.error.empty()) {
+    return format_text("%-12s %-24s %-11s error: %s\n", r.item.model.c_str(), r.item.layer.c_str(),
+                       r.item.pass.c_str(), r.error.c_str());
+  }
+  return format_text("%-12s %-24s %-11s %9.4f %9.4f %9.4f %6.3f %7.2f  %s\n", r.item.model.c_str(),
+                     r.item.layer.c_str(), r.item.pass.c_str(), r.run.median_ms,
+                     r.heuristic.median_ms, r.oracle_median_ms,
+                     r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0,
+                     r.host_run_us - r.host_bare_us, r.configuration.c_str());
+}
+
+}  // namespace
+
+Result<std::string> run_gemm_run_bench_report(
+    const GemmRunBenchRequest& request, const std::function<void(const std::string&)>& print) {
+  PARITY_ASSIGN_OR_RETURN(const auto problems, gemm_run_bench_problems(request));
+  const GemmRunBenchOptions& options = request.options;
+  nlohmann::json document = results_document("gemm_run", provenance_json(0));
+  document["method"] = {
+      {"batch_size", request.batch_size},
+      {"dtype", gemm::gemm_dtype_name(request.dtype)},
+      {"cache", cache_mode_name(options.timing.cache)},
+      {"warmup_iterations", options.timing.warmup_iterations},
+      {"repetitions", options.timing.repetitions},
+      {"oracle", options.measure_oracle
+                     ? "gemm measure of the shape with the epilogue the provider times"
+                     : "off"},
+      {"oracle_repetitions", options.oracle_repetitions},
+      {"host_calls", options.host_calls},
+      {"host_samples", options.host_samples},
+      {"hardware", options.hardware},
+      {"cublaslt_version", gemm::CublasLtProvider::library_version()}};
+  PARITY_ASSIGN_OR_RETURN(const auto clocks_before, read_device_clocks());
+  print(format_text("%-12s %-24s %-11s %9s %9s %9s %6s %7s  %s\n", "model", "layer", "pass",
+                    "run_ms", "heur_ms", "oracle_ms", "ratio", "host_us", "configuration"));
+  nlohmann::json rows = nlohmann::json::array();
+  PARITY_RETURN_IF_ERROR(
+      run_gemm_run_bench(problems, options, [&](const GemmRunBenchResult& result) {
+        print(result_line(result));
+        rows.push_back(result_json(result));
+      }).status());
+  PARITY_ASSIGN_OR_RETURN(const auto clocks_after, read_device_clocks());
+  std::string text = format_text("clocks: SM %d -> %d MHz (%s)\n", clocks_before.sm_clock_mhz,
+                                 clocks_after.sm_clock_mhz, clocks_after.source.c_str());
+  document["results"] = std::move(rows);
+  PARITY_RETURN_IF_ERROR(
+      finish_results_document(document, clocks_before, clocks_after, request.out, &text));
+  return text;
 }
 
 }  // namespace parity::bench

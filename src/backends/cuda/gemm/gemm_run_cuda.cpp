@@ -18,11 +18,9 @@
 #include "backends/cuda/gemm/lt_common.hpp"
 #include "gemm/gemm_run_backend.hpp"
 #include "parity/core/gpu.hpp"
-#include "parity/gemm/calibration.hpp"
 #include "parity/gemm/cublaslt.hpp"
-#include "parity/gemm/model.hpp"
 #include "parity/gemm/selector.hpp"
-#include "parity/hw/catalogue.hpp"
+#include "parity/gemm/workflow.hpp"
 
 // Referenced by the linker option parity_gpu exports (--undefined), so this object file, and with
 // it the registration below, is always linked from the static library.
@@ -193,11 +191,10 @@ Result<DeviceState*> device_state() {
 Result<Selector*> selector_for(DeviceState& state, const std::string& hardware) {
   auto& selector = state.selectors[hardware];
   if (!selector) {
-    PARITY_ASSIGN_OR_RETURN(const hw::HardwareSpec spec, hw::find_hardware(hardware, std::nullopt));
-    PARITY_ASSIGN_OR_RETURN(const DeviceParams device, device_params_from_spec(spec));
-    PARITY_ASSIGN_OR_RETURN(const GemmCalibration calibration,
-                            load_gemm_calibration_or_default(device, std::nullopt));
-    selector = std::make_unique<Selector>(GemmModel(device, calibration.scalars));
+    ModelSource source;
+    source.hw = hardware;
+    PARITY_ASSIGN_OR_RETURN(const LoadedModel model, load_model(source));
+    selector = std::make_unique<Selector>(make_selector(model));
   }
   return selector.get();
 }
@@ -210,8 +207,8 @@ struct Chosen {
 
 class GpuGemmRun final : public GemmRunBackend {
  public:
-  GpuGemmRun(const GemmRunProblem& problem, cublasLtHandle_t handle)
-      : p_(problem), handle_(handle) {}
+  GpuGemmRun(const GemmRunProblem& problem, cublasLtHandle_t handle, bool deterministic)
+      : p_(problem), handle_(handle), deterministic_(deterministic) {}
   Status prepare(DeviceState& state, const GemmOptions& options);
 
   std::int64_t workspace_bytes() const override { return chosen_.workspace_bytes; }
@@ -228,6 +225,9 @@ class GpuGemmRun final : public GemmRunBackend {
 
   GemmRunProblem p_;
   cublasLtHandle_t handle_ = nullptr;
+  // ExecutionContext::deterministic: split-K reductions that accumulate in place (atomics) are
+  // refused, so repeated runs give bitwise equal results.
+  bool deterministic_ = false;
   LtDescriptors lt_;
   Chosen chosen_;
   std::string configuration_;
@@ -250,6 +250,12 @@ Result<std::int64_t> GpuGemmRun::check(const cublasLtMatmulAlgo_t& algo) const {
   if (result.workspaceSize > lt::kMaxWorkspaceBytes) {
     return unsupported("needs ", result.workspaceSize, " bytes of workspace");
   }
+  if (deterministic_) {
+    PARITY_ASSIGN_OR_RETURN(const lt::AlgoConfig config, lt::read_config(algo));
+    if (config.split_k > 1 && config.reduction_scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE) {
+      return unsupported("in-place split-K reduction is not deterministic");
+    }
+  }
   return static_cast<std::int64_t>(result.workspaceSize);
 }
 
@@ -263,6 +269,12 @@ Result<Chosen> GpuGemmRun::heuristic_top1(const std::string& why) const {
   const std::uint64_t workspace = lt::kMaxWorkspaceBytes;
   PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+  if (deterministic_) {
+    const std::uint32_t schemes =
+        CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
+    PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes)));
+  }
   const auto align = static_cast<std::uint32_t>(alignment_bytes_);
   for (auto attr :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -305,7 +317,10 @@ Result<Chosen> GpuGemmRun::select_with_model(DeviceState& state, const GemmOptio
   auto try_candidate = [&](const Candidate& candidate, const std::string& how) -> Result<Chosen> {
     const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidate);
     PARITY_ASSIGN_OR_RETURN(const std::int64_t workspace, check(algo));
-    return Chosen{algo, workspace, how};
+    // The model's time with the run epilogue's own traffic (aux, bias gradient) added.
+    const double predicted_us = selector->model().predict_us(p_.shape, candidate, p_.epilogue);
+    return Chosen{algo, workspace,
+                  how + parity::detail::concat(", predicted ", predicted_us, " us")};
   };
   const std::string count = std::to_string(candidates.size());
   auto first = try_candidate(
@@ -426,10 +441,10 @@ Status GpuGemmRun::run(const GemmArgs& args, const ExecutionContext& context) co
 }
 
 Result<std::unique_ptr<GemmRunBackend>> create_gpu_gemm_run(const GemmRunProblem& problem,
-                                                            const ExecutionContext& /*context*/,
+                                                            const ExecutionContext& context,
                                                             const GemmOptions& options) {
   PARITY_ASSIGN_OR_RETURN(DeviceState * state, device_state());
-  auto backend = std::make_unique<GpuGemmRun>(problem, state->handle.get());
+  auto backend = std::make_unique<GpuGemmRun>(problem, state->handle.get(), context.deterministic);
   PARITY_RETURN_IF_ERROR(backend->prepare(*state, options));
   return std::unique_ptr<GemmRunBackend>(std::move(backend));
 }

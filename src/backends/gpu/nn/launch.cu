@@ -287,6 +287,8 @@ Status dense_optimizer_step(const DenseOptimizerParams& params, std::int64_t cou
   args.eps = params.eps;
   args.beta1 = params.beta1;
   args.beta2 = params.beta2;
+  args.one_minus_beta1 = static_cast<float>(1.0 - static_cast<double>(params.beta1));
+  args.one_minus_beta2 = static_cast<float>(1.0 - static_cast<double>(params.beta2));
   args.weight_decay = params.weight_decay;
   const double step = static_cast<double>(params.step);
   args.adam_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(params.beta1), step));
