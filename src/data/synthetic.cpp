@@ -192,7 +192,7 @@ struct Chunk {
   std::vector<double> raw_scores;
 };
 
-// Draws `count` samples' features and raw scores (labels need the calibrated model: draw_labels).
+// Draws `count` samples' features and raw scores; generate_split draws the labels from them.
 void draw_features(const DatasetSchema& schema, const PlantedModel& model, StreamRng& rng, std::int64_t count,
                    Chunk* chunk) {
   const int num_dense = schema.num_dense;
@@ -392,9 +392,7 @@ Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema, const Sy
                          static_cast<double>(options.train_samples + options.eval_samples);
   report.planted_scale = model.scale;
   report.planted_bias = model.bias;
-  std::int64_t bytes_per_sample = 4 * std::int64_t{schema.num_dense} + 1;
-  for (const TableSchema& table : schema.tables) bytes_per_sample += index_bytes_for(table.num_rows) * table.ids_per_sample;
-  report.bytes_written = bytes_per_sample * (options.train_samples + options.eval_samples);
+  report.bytes_written = bytes_per_sample(schema) * (options.train_samples + options.eval_samples);
 
   DatasetInfo info;
   info.schema = schema;

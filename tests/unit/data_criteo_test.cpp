@@ -290,6 +290,12 @@ TEST_F(CriteoFileTest, ConvertMatchesStreamingAndSeeks) {
   EXPECT_EQ(report->eval_samples, 30);
   EXPECT_EQ(report->bad_lines, 1);
   EXPECT_NE(report->first_bad_lines.at(0).reason.find("train.tsv:5:"), std::string::npos);
+  EXPECT_EQ(report->positives, 74 + 15);  // label i % 2: lines 1..150 less the bad (positive) line 5, and 1..30
+  auto info = read_dataset_info(path("ds"));
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(info->source, "criteo");
+  EXPECT_DOUBLE_EQ(info->positive_rate, 89.0 / 179.0);
+  EXPECT_TRUE(std::isnan(info->planted_auc));
   auto binary = open_dataset(path("ds"), "train", {.batch_size = 16, .drop_last = false});
   auto streaming = open_criteo_tsv(train, criteo_schema(), {.batch_size = 16, .drop_last = false, .max_bad_lines = 1});
   const auto from_binary = read_all(**binary);

@@ -72,6 +72,18 @@ TEST_F(SyntheticTest, SameSeedSameBytesAnyThreadCount) {
   }
 }
 
+TEST_F(SyntheticTest, OneClassEvalSplitHasNoAuc) {
+  SyntheticOptions options;
+  options.train_samples = 10;
+  options.eval_samples = 1;  // one label: the AUC is undefined
+  auto report = generate_synthetic(small_schema(), options, path("ds"));
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_TRUE(std::isnan(report->planted_auc));
+  auto info = read_dataset_info(path("ds"));
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_TRUE(std::isnan(info->planted_auc));
+}
+
 TEST_F(SyntheticTest, RewritingLeavesNoStaleFiles) {
   SyntheticOptions options;
   options.train_samples = 100;
