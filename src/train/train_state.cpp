@@ -35,10 +35,19 @@ Status save_checkpoint(const std::string& path, DlrmModel& model, const TrainSta
   std::vector<BlobView> blobs;
   blobs.push_back({"meta", meta.data(), meta.size()});
   blobs.push_back({"history.step_losses", state.step_losses.data(), state.step_losses.size() * sizeof(double)});
-  for (const auto& piece : model.state_buffers()) {
-    // CPU buffers are host memory; a GPU run stages them through the host here.
-    if (piece.buffer->device() != DeviceKind::kCpu) return unsupported("checkpoint: GPU buffers");
-    blobs.push_back({piece.name, piece.buffer->data(), static_cast<std::size_t>(piece.buffer->size_bytes())});
+  // CPU buffers are written from their memory; device buffers are staged through host copies.
+  std::vector<std::vector<unsigned char>> staged;
+  const auto pieces = model.state_buffers();
+  staged.reserve(pieces.size());
+  for (const auto& piece : pieces) {
+    const auto size = static_cast<std::size_t>(piece.buffer->size_bytes());
+    if (piece.buffer->device() == DeviceKind::kCpu) {
+      blobs.push_back({piece.name, piece.buffer->data(), size});
+      continue;
+    }
+    staged.emplace_back(size);
+    PARITY_RETURN_IF_ERROR(piece.buffer->copy_to_host(staged.back().data(), piece.buffer->size_bytes()));
+    blobs.push_back({piece.name, staged.back().data(), size});
   }
   return write_checkpoint_file(path, blobs, options.checkpoint_write);
 }
