@@ -35,10 +35,11 @@ Status save_checkpoint(const std::string& path, DlrmModel& model, const TrainSta
   std::vector<BlobView> blobs;
   blobs.push_back({"meta", meta.data(), meta.size()});
   blobs.push_back({"history.step_losses", state.step_losses.data(), state.step_losses.size() * sizeof(double)});
-  // CPU buffers are host memory; a GPU run stages them through the host here.
+  // CPU buffers are written from their memory; device buffers are staged through host copies.
   std::vector<std::vector<unsigned char>> staged;
-  staged.reserve(model.state_buffers().size());
-  for (const auto& piece : model.state_buffers()) {
+  const auto pieces = model.state_buffers();
+  staged.reserve(pieces.size());
+  for (const auto& piece : pieces) {
     const auto size = static_cast<std::size_t>(piece.buffer->size_bytes());
     if (piece.buffer->device() == DeviceKind::kCpu) {
       blobs.push_back({piece.name, piece.buffer->data(), size});

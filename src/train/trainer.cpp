@@ -11,6 +11,7 @@
 #include <deque>
 #include <filesystem>
 
+#include "core/device_hooks.hpp"
 #include "parity/data/dataset.hpp"
 #include "parity/train/metrics.hpp"
 #include "train/train_state.hpp"
@@ -155,6 +156,10 @@ Status TrainOptions::validate() const {
                    " is not a finite value >= 0");
   PARITY_CHECK_ARG(num_threads >= 0 && num_threads <= 4096, "threads: ", num_threads,
                    " is out of range [0, 4096]");
+  if (device == DeviceKind::kGpu && parity::detail::device_hooks() == nullptr) {
+    return unsupported("device: this build has no GPU backend (configure with the cuda preset); use "
+                       "--device cpu");
+  }
   if (spec.precision == model::DensePrecision::kBf16 && device != DeviceKind::kGpu) {
     return unsupported("precision: bf16 dense compute runs on the GPU only (use fp32 or tf32 on the CPU)");
   }
@@ -168,8 +173,11 @@ Result<TrainSummary> train(const TrainOptions& original_options) {
     options.spec.embedding.optimizer.learning_rate = static_cast<float>(options.learning_rate);
   }
   PARITY_RETURN_IF_ERROR(options.validate());
-  PARITY_RETURN_IF_ERROR(model::check_fits(model::estimate_memory(options.spec, options.batch_size),
-                                           host_memory_bytes(), "this machine's memory"));
+  // On the GPU the allocations report a shortfall themselves (no total-memory hook yet).
+  if (options.device == DeviceKind::kCpu) {
+    PARITY_RETURN_IF_ERROR(model::check_fits(model::estimate_memory(options.spec, options.batch_size),
+                                             host_memory_bytes(), "this machine's memory"));
+  }
   const int num_threads = choose_threads(options);
   const ThreadCountScope thread_scope(num_threads);
   std::error_code error;

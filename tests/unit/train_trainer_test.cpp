@@ -1,6 +1,9 @@
 // The training loop on the CPU: artefacts, bit-exact resume, checkpoint errors, a DCNv2 model, and
 // the learning test (tiny reaches the planted model's AUC within 0.03).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -86,6 +89,49 @@ TEST(TrainTrainer, ResumedRunLossesEqualTheUninterruptedRunBitForBit) {
   fs::remove_all(split_dir);
 }
 
+// The child process dies (SIGKILL) inside its third checkpoint save, after the first blob of the
+// temporary file is written; the resumed run starts from the second save (step 10) and its losses
+// equal an uninterrupted run's bit for bit.
+TEST(TrainTrainer, KilledInsideASaveResumesFromTheLastGoodCheckpoint) {
+  const std::string straight_dir = fresh_dir("kill_straight"), killed_dir = fresh_dir("kill_child");
+  TrainOptions straight = tiny_options(straight_dir, 6400);
+  straight.max_steps = 30;
+  straight.num_threads = 1;
+  auto full = train(straight);
+  ASSERT_TRUE(full.is_ok()) << full.status().to_string();
+
+  TrainOptions killed = straight;
+  killed.synthetic_samples = 0;
+  killed.data_dir = full->data_dir;
+  killed.out_dir = killed_dir;
+  killed.checkpoint_every_steps = 5;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int saves = 0;
+    killed.checkpoint_write.on_phase = [&saves](CheckpointWritePhase phase) {
+      if (phase == CheckpointWritePhase::kTempOpened) ++saves;
+      if (saves == 3 && phase == CheckpointWritePhase::kBlobWritten) raise(SIGKILL);
+    };
+    (void)train(killed);
+    _exit(1);  // not reached: the hook kills the process
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+  EXPECT_TRUE(fs::exists(killed_dir + "/checkpoint.ckpt"));
+  killed.resume = ResumeMode::kFromLatestCheckpoint;
+  auto resumed = train(killed);
+  ASSERT_TRUE(resumed.is_ok()) << resumed.status().to_string();
+  EXPECT_EQ(resumed->resumed_from_step, 10);
+  ASSERT_EQ(resumed->step_losses.size(), full->step_losses.size());
+  for (std::size_t s = 0; s < full->step_losses.size(); ++s) {
+    EXPECT_EQ(resumed->step_losses[s], full->step_losses[s]) << "step " << s + 1;
+  }
+  fs::remove_all(straight_dir);
+  fs::remove_all(killed_dir);
+}
+
 TEST(TrainTrainer, DamagedCheckpointGivesAnErrorNamingTheFile) {
   const std::string out = fresh_dir("damaged");
   TrainOptions options = tiny_options(out, 2048);
@@ -137,7 +183,7 @@ TEST(TrainTrainer, BadOptionsNameTheOption) {
   options.device = DeviceKind::kGpu;
   auto gpu = train(options);
   EXPECT_EQ(gpu.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(gpu.status().message().find("not implemented yet"), std::string::npos);
+  EXPECT_NE(gpu.status().message().find("no GPU backend"), std::string::npos) << gpu.status().message();
   options.device = DeviceKind::kCpu;
   options.data_dir = "/nonexistent";
   EXPECT_NE(train(options).status().message().find("exactly one of"), std::string::npos);

@@ -148,7 +148,7 @@ Status run_train(const TrainFlags& flags) {
 
 void add_train_command(CLI::App& app, Outcome& outcome) {
   auto flags = std::make_shared<TrainFlags>();
-  auto* cmd = app.add_subcommand("train", "Train a DLRM-family model (CPU; NE/AUC, checkpoints, metrics)");
+  auto* cmd = app.add_subcommand("train", "Train a DLRM-family model on the CPU or a GPU (NE/AUC, checkpoints, metrics)");
   cmd->add_option("--model", flags->model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file")->required();
   cmd->add_option("--data", flags->data, "dataset directory (parity data generate / convert-criteo)");
   cmd->add_option("--synthetic", flags->synthetic, "generate N training samples for the model into OUT/data");
