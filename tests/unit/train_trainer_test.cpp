@@ -206,7 +206,13 @@ TEST(TrainLearning, TinyReachesThePlantedAucWithinTheBudget) {
   std::cout << "planted AUC " << summary->planted_auc << ", trained AUC " << auc << ", NE "
             << summary->evaluations.back().ne << ", " << seconds << " s\n";
   EXPECT_GE(auc, summary->planted_auc - 0.03);
-  EXPECT_LT(seconds, 60.0);
+#if defined(__SANITIZE_ADDRESS__)
+  // The sanitizers slow every loop several times over; the 60 s budget is the plain build's check.
+  constexpr double kBudgetSeconds = 600.0;
+#else
+  constexpr double kBudgetSeconds = 60.0;
+#endif
+  EXPECT_LT(seconds, kBudgetSeconds);
   fs::remove_all(out);
 }
 
