@@ -9,6 +9,7 @@
 #include "backends/cuda/register_backends.hpp"
 #include "nn/gemm_cache.hpp"
 #include "nn/gpu_slots.hpp"
+#include "nn/linear_steps.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/nn/dense_gpu.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 
 // fp32 (FMA or TF32) and bf16 activations; weights and biases in the same type (bf16 runs read
 // the shadow copy of the fp32 master weights), weight and bias gradients fp32.
-Status require_gpu_fp32(const LinearProblem& problem, const ExecutionContext& context) {
+Status require_gpu_linear(const LinearProblem&, const ExecutionContext& context) {
   if (context.device != DeviceKind::kGpu) return unsupported("runs on the GPU only");
   return Status::ok();
 }
@@ -86,30 +87,25 @@ Fp32Fallback& fallback() {
   return instance;
 }
 
-gemm::RunEpilogue forward_epilogue(const LinearProblem& problem) {
-  const bool has_bias = problem.bias == BiasMode::kBias;
-  if (problem.activation == Activation::kRelu) return has_bias ? gemm::RunEpilogue::kBiasRelu : gemm::RunEpilogue::kRelu;
-  return has_bias ? gemm::RunEpilogue::kBias : gemm::RunEpilogue::kNone;
+Status run_gemm_with_fallback(const gemm::GemmRunProblem& problem, const gemm::GemmArgs& args,
+                              const ExecutionContext& context) {
+  return fallback().run(problem, args, context);
+}
+
+Status relu_backward_gpu(std::int64_t count, DType dtype, const void* grad_out, const void* output, void* grad_pre,
+                         const ExecutionContext& context) {
+  return gpu::relu_backward(count, dtype, grad_out, output, grad_pre, context.stream);
 }
 
 class LinearForwardGpu final : public LinearForwardVariant {
  public:
   std::string_view name() const override { return "linear_forward_gpu_gemm_epilogue"; }
   Status can_implement(const LinearProblem& problem, const ExecutionContext& context) const override {
-    return require_gpu_fp32(problem, context);
+    return require_gpu_linear(problem, context);
   }
   Status run(const LinearProblem& problem, const LinearForwardArgs& args, void*,
              const ExecutionContext& context) const override {
-    PARITY_CHECK_ARG(args.input != nullptr && args.weight != nullptr && args.output != nullptr,
-                     "linear_forward: input, weight and output must not be null");
-    gemm::GemmArgs gemm_args;
-    gemm_args.a = args.weight;
-    gemm_args.b = args.input;
-    gemm_args.d = args.output;
-    gemm_args.bias = problem.bias == BiasMode::kBias ? args.bias : nullptr;
-    return fallback().run(detail::linear_forward_gemm(problem.batch_size, problem.in_features, problem.out_features,
-                                                      problem.dtype, problem.math, forward_epilogue(problem)),
-                          gemm_args, context);
+    return detail::linear_forward_steps(problem, args, context, &run_gemm_with_fallback);
   }
 };
 
@@ -117,39 +113,11 @@ class LinearBackwardGpu final : public LinearBackwardVariant {
  public:
   std::string_view name() const override { return "linear_backward_gpu_gemm_bgrad"; }
   Status can_implement(const LinearProblem& problem, const ExecutionContext& context) const override {
-    return require_gpu_fp32(problem, context);
+    return require_gpu_linear(problem, context);
   }
   Status run(const LinearProblem& problem, const LinearBackwardArgs& args, void*,
              const ExecutionContext& context) const override {
-    PARITY_CHECK_ARG(args.input != nullptr && args.weight != nullptr && args.grad_output != nullptr &&
-                         args.grad_weight != nullptr,
-                     "linear_backward: input, weight, grad_output and grad_weight must not be null");
-    const std::int64_t rows = problem.batch_size, in = problem.in_features, out = problem.out_features;
-    const void* grad_pre = args.grad_output;
-    if (problem.activation == Activation::kRelu) {
-      PARITY_CHECK_ARG(args.output != nullptr && args.grad_preactivation != nullptr,
-                       "linear_backward: ReLU needs output and grad_preactivation");
-      PARITY_RETURN_IF_ERROR(gpu::relu_backward(rows * out, problem.dtype, args.grad_output, args.output,
-                                                args.grad_preactivation, context.stream));
-      grad_pre = args.grad_preactivation;
-    }
-    const bool has_bias = problem.bias == BiasMode::kBias;
-    gemm::GemmArgs weight_args;
-    weight_args.a = args.input;
-    weight_args.b = grad_pre;
-    weight_args.d = args.grad_weight;
-    weight_args.bias_grad = has_bias ? args.grad_bias : nullptr;
-    PARITY_RETURN_IF_ERROR(fallback().run(
-        detail::linear_weight_grad_gemm(rows, in, out, problem.dtype, problem.math,
-                                        has_bias ? gemm::RunEpilogue::kBgradB : gemm::RunEpilogue::kNone),
-        weight_args, context));
-    if (args.grad_input == nullptr) return Status::ok();
-    gemm::GemmArgs data_args;
-    data_args.a = args.weight;
-    data_args.b = grad_pre;
-    data_args.d = args.grad_input;
-    return fallback().run(detail::linear_data_grad_gemm(rows, in, out, problem.dtype, problem.math), data_args,
-                          context);
+    return detail::linear_backward_steps(problem, args, context, &run_gemm_with_fallback, &relu_backward_gpu);
   }
 };
 
