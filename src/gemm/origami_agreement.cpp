@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -182,6 +183,65 @@ Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem:
   return parse_origami_rankings(text.str(), csv_path.string());
 }
 
+Result<DeviceParams> origami_reference_device(const DeviceParams& catalogue_device) {
+  DeviceParams d = catalogue_device;
+  constexpr double kMib = 1048576.0;
+  if (d.arch == "gfx942") {
+    d.num_sms = 228;
+    d.clock_ghz = 1.7;
+    d.l2_bytes_per_domain = 24.0 * kMib;
+  } else if (d.arch == "gfx950") {
+    d.num_sms = 304;
+    d.clock_ghz = 2.1;
+    d.l2_bytes_per_domain = 32.0 * kMib;
+  } else {
+    return invalid_argument("gemm agree: no Origami baseline hardware for arch '", d.arch, "'");
+  }
+  d.num_l2_domains = 8;
+  d.smem_bytes_per_sm = 64.0 * 1024.0;
+  d.mi_latency_16_cycles = 16.0;
+  d.mi_latency_32_cycles = 32.0;
+  return d;
+}
+
+std::vector<Candidate> origami_reference_space(const DeviceParams& reference_device) {
+  const int mt_sizes[] = {16, 32, 48, 96, 128, 192, 224, 256, 336, 448, 512};
+  const int depth_unroll[] = {16, 32, 64, 128, 512, 1024};
+  struct Mi {
+    int m, k;
+  };
+  std::vector<Mi> instructions = {{16, reference_device.mi_k_16}, {32, reference_device.mi_k_32}};
+  if (reference_device.arch == "gfx950") {
+    instructions.push_back({16, 16});  // the CDNA3 shapes, still offered on CDNA4
+    instructions.push_back({32, 8});
+  }
+  std::vector<Candidate> space;
+  for (const Mi& mi : instructions) {
+    for (const int tm : mt_sizes) {
+      for (const int tn : mt_sizes) {
+        for (const int tk : depth_unroll) {
+          for (const int occupancy : {1, 2}) {
+            for (const int wgm : {1, 4, 8}) {
+              Candidate c;
+              c.tile_m = tm;
+              c.tile_n = tn;
+              c.tile_k = tk;
+              c.mi_m = c.mi_n = mi.m;
+              c.mi_k = mi.k;
+              c.stages = 2;
+              c.occupancy = occupancy;
+              c.group_size = wgm;
+              c.xcd_mapping = XcdMapping::kContiguous;
+              space.push_back(c);
+            }
+          }
+        }
+      }
+    }
+  }
+  return space;
+}
+
 std::string_view ranking_half_name(RankingHalf half) {
   switch (half) {
     case RankingHalf::kPort: return "port";
@@ -212,18 +272,89 @@ std::vector<OrigamiRanking> select_half(const std::vector<OrigamiRanking>& ranki
 
 namespace {
 
-// Our ranks of the comparable space for one problem: the top `keep` through the selector (the
-// pruned path, timed), and where Origami's top-1 falls in our full order (exact, untimed).
-struct OurRanking {
-  std::vector<std::size_t> top;  // indices into the comparable space, best first
-  double select_us = 0.0;
-  std::size_t rank_of_their_top1 = 0;
-};
-
 double percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0.0;
   std::sort(values.begin(), values.end());
   return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))];
+}
+
+}  // namespace
+
+namespace {
+
+// One problem's agreement figures (AgreementReport averages them).
+struct ProblemScore {
+  double top1_exact = 0, top1_tile = 0, in_top5 = 0, tile_in_top5 = 0;
+  double overlap_exact = 0, overlap_tile = 0, rho_theirs = 0, rank_of_top1 = 0, select_us = 0;
+  std::optional<double> rho_shared;  // when >= 3 configs are in both top-10s
+};
+
+// Our five best distinct macro tiles: those of our top configs, continued down the full ranking.
+std::vector<TileKey> best_tiles(const std::vector<FullKey>& top, const std::vector<RankedCandidate>& ranked,
+                                const std::vector<Candidate>& comparable) {
+  std::vector<TileKey> tiles;
+  const auto add = [&](const TileKey& t) {
+    if (tiles.size() < 5 && std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
+  };
+  for (const FullKey& f : top) add({std::get<0>(f), std::get<1>(f), std::get<2>(f)});
+  for (std::size_t i = 0; i < ranked.size() && tiles.size() < 5; ++i) {
+    add(tile_key(comparable[ranked[i].index]));
+  }
+  return tiles;
+}
+
+std::optional<ProblemScore> score_problem(Selector& selector, const OrigamiRanking& theirs,
+                                          const std::vector<Candidate>& comparable) {
+  constexpr std::size_t kTop = 10;
+  const auto begin = std::chrono::steady_clock::now();
+  auto selection = selector.select(theirs.problem, kTop);
+  const auto end = std::chrono::steady_clock::now();
+  auto ranked = selector.rank(theirs.problem, comparable);
+  if (!selection || !ranked) return std::nullopt;
+  ProblemScore score;
+  score.select_us = std::chrono::duration<double, std::micro>(end - begin).count();
+  std::vector<FullKey> ours_full;
+  std::set<TileKey> ours_tiles, their_tiles;
+  for (const RankedCandidate& r : selection->top) {
+    ours_full.push_back(full_key(comparable[r.index]));
+    ours_tiles.insert(tile_key(comparable[r.index]));
+  }
+  const FullKey their_top = full_key(theirs.top.front());
+  const TileKey their_tile = tile_key(theirs.top.front());
+  score.top1_exact = ours_full.front() == their_top ? 1.0 : 0.0;
+  score.top1_tile = tile_key(comparable[selection->top.front().index]) == their_tile ? 1.0 : 0.0;
+  const auto top5_end = ours_full.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(5, ours_full.size()));
+  score.in_top5 = std::find(ours_full.begin(), top5_end, their_top) != top5_end ? 1.0 : 0.0;
+  const auto tiles = best_tiles(ours_full, *ranked, comparable);
+  score.tile_in_top5 = std::find(tiles.begin(), tiles.end(), their_tile) != tiles.end() ? 1.0 : 0.0;
+  std::vector<double> their_rank_shared, our_rank_shared;
+  for (std::size_t i = 0; i < theirs.top.size(); ++i) {
+    their_tiles.insert(tile_key(theirs.top[i]));
+    const auto it = std::find(ours_full.begin(), ours_full.end(), full_key(theirs.top[i]));
+    if (it == ours_full.end()) continue;
+    their_rank_shared.push_back(static_cast<double>(i));
+    our_rank_shared.push_back(static_cast<double>(it - ours_full.begin()));
+  }
+  score.overlap_exact = static_cast<double>(their_rank_shared.size()) / static_cast<double>(theirs.top.size());
+  int tiles_shared = 0;
+  for (const auto& t : their_tiles) tiles_shared += ours_tiles.count(t) > 0 ? 1 : 0;
+  score.overlap_tile = static_cast<double>(tiles_shared) / static_cast<double>(their_tiles.size());
+  if (their_rank_shared.size() >= 3) score.rho_shared = spearman(their_rank_shared, our_rank_shared);
+  // Their 10 configs through our model: does our latency order follow theirs?
+  const ProblemClass key = problem_class(theirs.problem);
+  std::vector<double> our_latency;
+  for (const Candidate& c : theirs.top) {
+    our_latency.push_back(selector.model().predict_us(theirs.problem, selector.model().prepare(key, c)));
+  }
+  score.rho_theirs = spearman(theirs.latency, our_latency);
+  score.rank_of_top1 = static_cast<double>(ranked->size());
+  for (std::size_t i = 0; i < ranked->size(); ++i) {
+    if (full_key(comparable[(*ranked)[i].index]) == their_top) {
+      score.rank_of_top1 = static_cast<double>(i);
+      break;
+    }
+  }
+  return score;
 }
 
 }  // namespace
@@ -239,101 +370,37 @@ AgreementReport compare_with_origami(Selector& selector, const std::vector<Origa
     }
   }
   selector.set_candidates(comparable);
-  const std::vector<OrigamiRanking> rankings = select_half(all, half);
   AgreementReport report;
   report.half = half;
-  double rho_shared_sum = 0, rho_theirs_sum = 0, top1_rank_sum = 0;
+  double rho_shared_sum = 0;
   std::vector<double> select_us;
-  constexpr std::size_t kTop = 10;
-  for (const OrigamiRanking& theirs : rankings) {
+  for (const OrigamiRanking& theirs : select_half(all, half)) {
     if (theirs.top.empty()) continue;
-    const auto begin = std::chrono::steady_clock::now();
-    auto selection = selector.select(theirs.problem, kTop);
-    const auto end = std::chrono::steady_clock::now();
-    if (!selection) continue;
-    select_us.push_back(std::chrono::duration<double, std::micro>(end - begin).count());
-    auto ranked = selector.rank(theirs.problem, comparable);
-    if (!ranked) continue;
+    const auto score = score_problem(selector, theirs, comparable);
+    if (!score) continue;
     ++report.problems;
-    std::vector<FullKey> ours_full;
-    std::vector<TileKey> ours_tile_order;
-    std::set<TileKey> ours_tiles, their_tiles;
-    for (const RankedCandidate& r : selection->top) {
-      const Candidate& c = comparable[r.index];
-      ours_full.push_back(full_key(c));
-      ours_tiles.insert(tile_key(c));
-      if (std::find(ours_tile_order.begin(), ours_tile_order.end(), tile_key(c)) ==
-          ours_tile_order.end()) {
-        ours_tile_order.push_back(tile_key(c));
-      }
-    }
-    // Our five best distinct macro tiles: continue down the full ranking when the top-10 configs
-    // hold fewer.
-    for (std::size_t i = 0; i < ranked->size() && ours_tile_order.size() < 5; ++i) {
-      const TileKey t = tile_key(comparable[(*ranked)[i].index]);
-      if (std::find(ours_tile_order.begin(), ours_tile_order.end(), t) == ours_tile_order.end()) {
-        ours_tile_order.push_back(t);
-      }
-    }
-    const Candidate& our_top = comparable[selection->top.front().index];
-    const FullKey their_top = full_key(theirs.top.front());
-    report.top1_exact += full_key(our_top) == their_top ? 1.0 : 0.0;
-    report.top1_macro_tile += tile_key(our_top) == tile_key(theirs.top.front()) ? 1.0 : 0.0;
-    const auto in_top5 = std::find(ours_full.begin(), ours_full.begin() + std::min<std::ptrdiff_t>(5, static_cast<std::ptrdiff_t>(ours_full.size())), their_top);
-    report.their_top1_in_our_top5 +=
-        in_top5 != ours_full.begin() + std::min<std::ptrdiff_t>(5, static_cast<std::ptrdiff_t>(ours_full.size())) ? 1.0 : 0.0;
-    report.their_top1_tile_in_our_top5_tiles +=
-        std::find(ours_tile_order.begin(), ours_tile_order.end(), tile_key(theirs.top.front())) !=
-                ours_tile_order.end()
-            ? 1.0
-            : 0.0;
-    int shared = 0;
-    std::vector<double> their_rank_shared, our_rank_shared;
-    for (std::size_t i = 0; i < theirs.top.size(); ++i) {
-      their_tiles.insert(tile_key(theirs.top[i]));
-      const auto it = std::find(ours_full.begin(), ours_full.end(), full_key(theirs.top[i]));
-      if (it != ours_full.end()) {
-        ++shared;
-        their_rank_shared.push_back(static_cast<double>(i));
-        our_rank_shared.push_back(static_cast<double>(it - ours_full.begin()));
-      }
-    }
-    report.top10_overlap_exact += static_cast<double>(shared) / static_cast<double>(theirs.top.size());
-    int tiles_shared = 0;
-    for (const auto& t : their_tiles) tiles_shared += ours_tiles.count(t) > 0 ? 1 : 0;
-    report.top10_overlap_macro_tile +=
-        static_cast<double>(tiles_shared) / static_cast<double>(their_tiles.size());
-    if (shared >= 3) {
-      rho_shared_sum += spearman(their_rank_shared, our_rank_shared);
+    report.top1_exact += score->top1_exact;
+    report.top1_macro_tile += score->top1_tile;
+    report.their_top1_in_our_top5 += score->in_top5;
+    report.their_top1_tile_in_our_top5_tiles += score->tile_in_top5;
+    report.top10_overlap_exact += score->overlap_exact;
+    report.top10_overlap_macro_tile += score->overlap_tile;
+    report.spearman_their_top10 += score->rho_theirs;
+    report.rank_of_their_top1 += score->rank_of_top1;
+    if (score->rho_shared) {
+      rho_shared_sum += *score->rho_shared;
       ++report.spearman_shared_problems;
     }
-    // Their 10 configs through our model: does our latency order follow their latency order?
-    const ProblemClass key = problem_class(theirs.problem);
-    std::vector<double> our_latency;
-    for (const Candidate& c : theirs.top) {
-      our_latency.push_back(selector.model().predict_us(theirs.problem, selector.model().prepare(key, c)));
-    }
-    rho_theirs_sum += spearman(theirs.latency, our_latency);
-    // Where our full ranking puts their top-1.
-    std::size_t at = ranked->size();
-    for (std::size_t i = 0; i < ranked->size(); ++i) {
-      if (full_key(comparable[(*ranked)[i].index]) == their_top) {
-        at = i;
-        break;
-      }
-    }
-    top1_rank_sum += static_cast<double>(at);
+    select_us.push_back(score->select_us);
   }
   if (report.problems > 0) {
     const double n = report.problems;
-    report.top1_exact /= n;
-    report.top1_macro_tile /= n;
-    report.top10_overlap_exact /= n;
-    report.top10_overlap_macro_tile /= n;
-    report.their_top1_in_our_top5 /= n;
-    report.their_top1_tile_in_our_top5_tiles /= n;
-    report.spearman_their_top10 = rho_theirs_sum / n;
-    report.rank_of_their_top1 = top1_rank_sum / n;
+    for (double* v : {&report.top1_exact, &report.top1_macro_tile, &report.their_top1_in_our_top5,
+                      &report.their_top1_tile_in_our_top5_tiles, &report.top10_overlap_exact,
+                      &report.top10_overlap_macro_tile, &report.spearman_their_top10,
+                      &report.rank_of_their_top1}) {
+      *v /= n;
+    }
   }
   if (report.spearman_shared_problems > 0) {
     report.spearman_shared = rho_shared_sum / report.spearman_shared_problems;

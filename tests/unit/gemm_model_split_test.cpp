@@ -6,11 +6,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
+
+#include "common/test_support.hpp"
 
 #include "parity/gemm/calibration.hpp"
 #include "parity/gemm/candidate_space.hpp"
 #include "parity/gemm/gemm.hpp"
 #include "parity/gemm/model.hpp"
+#include "parity/gemm/workflow.hpp"
 #include "parity/hw/catalogue.hpp"
 
 namespace parity::gemm {
@@ -63,6 +67,23 @@ TEST(GemmModelSplit, ExplainTermsAddUpToThePrediction) {
   }
 }
 
+// `gemm select --explain`: every listed candidate carries its breakdown, summing to its prediction.
+TEST(GemmModelSplit, SelectReportExplainsEachTopCandidate) {
+  ModelSource source;
+  source.hw = "h200";
+  const auto model = load_model(source);
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  const auto report = select_report(*model, shape(4096, 4096, 4096), 5, true);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  ASSERT_EQ(report->top.size(), 5u);
+  EXPECT_TRUE(report->is_explained);
+  for (const SelectionRow& row : report->top) {
+    EXPECT_NEAR(sum_of_terms(row.breakdown), row.predicted_us, 1e-9 * row.predicted_us) << row.config;
+    EXPECT_GT(row.breakdown.compute_us, 0.5 * row.predicted_us) << "4096^3 is compute bound";
+  }
+  EXPECT_NE(to_text(*report).find("compute "), std::string::npos);
+}
+
 TEST(GemmModelSplit, EpiloguesArePricedByTheirExtraBytes) {
   const GemmProblem p = shape(4096, 2048, 1024);
   const double m = 4096, n = 2048;
@@ -106,6 +127,39 @@ TEST(GemmModelSplit, LegacyKernelsGainFromCoResidentCtas) {
   EXPECT_GT(doubling(16), 1.8);
   EXPECT_LT(doubling(2), 1.7);
   EXPECT_LT(doubling(2), doubling(16) - 0.2);
+}
+
+// The AMD model's hierarchical pruning: bounds never exceed the exact predictions, and the top-k
+// and near-tie group are exact (what the selector orders).
+TEST(GemmModelSplit, OrigamiPrunedPredictionsAreLowerBoundsAndTheTopIsExact) {
+  const std::uint64_t seed = testing::test_seed(31);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> log_size(0.0, std::log(65536.0));
+  for (const char* name : {"mi300x", "mi350x"}) {
+    const DeviceParams device = device_named(name);
+    const GemmModel model(device, default_scalars(device));
+    const auto space = modelled_space(ProblemClass{}, device);
+    std::vector<PreparedCandidate> prepared;
+    for (const Candidate& c : space) prepared.push_back(model.prepare(ProblemClass{}, c));
+    std::vector<double> exact(space.size()), pruned(space.size());
+    constexpr std::size_t kKeep = 5;
+    for (int trial = 0; trial < 40; ++trial) {
+      const auto size = [&] { return 1 + static_cast<std::int64_t>(std::exp(log_size(rng))); };
+      const GemmProblem p = shape(size(), size(), size());
+      model.predict_all_us(p, prepared.data(), prepared.size(), exact.data());
+      double cutoff = 0.0;
+      const std::size_t computed =
+          model.predict_top_us(p, prepared.data(), prepared.size(), kKeep, 0.01, pruned.data(), &cutoff);
+      EXPECT_GE(computed, kKeep) << name << " " << p.describe();
+      EXPECT_EQ(cutoff, exact_cutoff_us(exact.data(), exact.size(), kKeep, 0.01)) << p.describe();
+      for (std::size_t i = 0; i < exact.size(); ++i) {
+        ASSERT_LE(pruned[i], exact[i]) << name << " " << p.describe() << " candidate " << i;
+        if (exact[i] <= cutoff) EXPECT_EQ(pruned[i], exact[i]) << p.describe() << " candidate " << i;
+        else EXPECT_GT(pruned[i], cutoff) << p.describe() << " candidate " << i;
+      }
+    }
+  }
 }
 
 std::vector<MeasuredShape> one_measured_shape(double median_ms) {

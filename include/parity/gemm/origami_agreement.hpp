@@ -58,6 +58,17 @@ struct AgreementReport {
   double selection_p99_us = 0.0;
 };
 
+// The hardware Origami's ranking baselines were generated on (its Python test harness,
+// shared/origami/python/tests/helpers.py: gfx942 with 228 CUs at 1.7 GHz and a 24 MiB L2, gfx950
+// with 304 CUs at 2.1 GHz and a 32 MiB L2, 64 KiB LDS, 8 XCDs) with the MFMA latency table
+// (bf16 16x16 = 16 cycles, 32x32 = 32, issued on 4 units): the catalogue entry with those fields
+// replaced. kInvalidArgument for an arch without a baseline.
+Result<DeviceParams> origami_reference_device(const DeviceParams& catalogue_device);
+// The config list of that harness: macro tiles {16..512}^2 from its size list, depth-unroll
+// {16, 32, 64, 128, 512, 1024}, the arch's bf16 MFMA shapes, occupancy {1, 2}, WGM {1, 4, 8},
+// data-parallel with the contiguous XCD mapping (Origami predicts the WGM itself).
+std::vector<Candidate> origami_reference_space(const DeviceParams& reference_device);
+
 // Ranks the Origami-comparable part of the AMD space (data-parallel, contiguous XCD mapping) with
 // `selector` for each problem and compares with Origami's top-10.
 // Origami's reference lists never exceed 64 KiB of A+B tile per stage on either arch (checked over
