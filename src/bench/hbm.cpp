@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "parity/bench/hbm.hpp"
-#include "parity/bench/results.hpp"
+#include "bench/results_json.hpp"
 
 namespace parity::bench {
 namespace {

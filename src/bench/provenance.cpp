@@ -1,6 +1,6 @@
 // Host and build provenance for results files, and the JSON writer. Device fields come from
-// parity_gpu (provenance.hpp merges them in CUDA builds).
-#include "parity/bench/provenance.hpp"
+// parity_gpu (results_json.hpp merges them in CUDA translation units).
+#include "bench/results_json.hpp"
 
 #include <unistd.h>
 
@@ -34,9 +34,9 @@ std::string hostname() {
 
 namespace detail {
 
-nlohmann::json host_provenance_json(int argc, char** argv, std::uint64_t seed) {
+nlohmann::json host_provenance_json(const std::vector<std::string>& argv, std::uint64_t seed) {
   nlohmann::json argv_json = nlohmann::json::array();
-  for (int i = 0; i < argc; ++i) argv_json.push_back(argv[i] != nullptr ? argv[i] : "");
+  for (const auto& arg : argv) argv_json.push_back(arg);
   return {
       {"commit", build::kGitSha},
       {"version", build::kVersion},
@@ -52,6 +52,23 @@ nlohmann::json host_provenance_json(int argc, char** argv, std::uint64_t seed) {
 }
 
 }  // namespace detail
+
+std::vector<std::string> process_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string current;
+  char c = 0;
+  while (in.get(c)) {
+    if (c == '\0') {
+      args.push_back(current);
+      current.clear();
+    } else {
+      current.push_back(c);
+    }
+  }
+  if (!current.empty()) args.push_back(current);
+  return args;
+}
 
 Status write_json_file(const std::string& path, const nlohmann::json& document) {
   PARITY_CHECK_ARG(!path.empty(), "write_json_file: path is empty; expected a file name");

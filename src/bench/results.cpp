@@ -1,4 +1,4 @@
-#include "parity/bench/results.hpp"
+#include "bench/results_json.hpp"
 
 #include <utility>
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -56,6 +55,13 @@ Result<GemmCalibration> read_gemm_calibration(const std::filesystem::path& path)
   PARITY_CHECK_ARG(root.contains("scalars") && root["scalars"].is_object(), "gemm calibration: '",
                    path.string(), "' has no scalars object");
   auto values = scalars_to_array(calibration.scalars);
+  // A fitted file names every scalar: an empty or partial object would silently run defaults
+  // under the label "fitted".
+  for (int i = 0; i < kNumModelScalars; ++i) {
+    PARITY_CHECK_ARG(root["scalars"].contains(std::string(scalar_name(i))), "gemm calibration: '",
+                     path.string(), "' scalars has no '", scalar_name(i),
+                     "' (a calibration file lists all ", kNumModelScalars, " fitted scalars)");
+  }
   for (const auto& [key, value] : root["scalars"].items()) {
     int index = -1;
     for (int i = 0; i < kNumModelScalars; ++i) {
@@ -249,15 +255,21 @@ CalibrationShapes select_calibration_shapes(const std::vector<LabelledMeasuremen
 
 double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
                         double regret_weight, double* rms_log_error) {
+  FitOptions options;
+  options.regret_weight = regret_weight;
+  return calibration_loss(model, shapes, options, rms_log_error);
+}
+
+double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
+                        const FitOptions& options, double* rms_log_error) {
   // The regret term is smooth so Nelder-Mead can follow it: each candidate's measured regret
   // log(t / t_oracle), weighted by a softmin over predicted log-times (temperature
   // kRegretTemperature, ~ the 3-5% spread between near-best kernels). It tends to the hard regret
   // of the model's argmin as the temperature goes to zero.
   constexpr double kRegretTemperature = 0.03;
-  double squared = 0.0;
-  double regret = 0.0;
-  std::size_t samples = 0;
-  double samples_w = 0.0;
+  const double log_slow_ratio =
+      options.slow_candidate_ratio > 0 ? std::log(options.slow_candidate_ratio) : 0.0;
+  double squared = 0.0, regret = 0.0, samples_weight = 0.0;
   std::size_t counted_shapes = 0;
   std::vector<double> log_predicted, log_measured;
   for (const MeasuredShape& shape : shapes) {
@@ -267,8 +279,6 @@ double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>
     log_measured.clear();
     double best_log_measured = std::numeric_limits<double>::infinity();
     double best_log_predicted = std::numeric_limits<double>::infinity();
-    static const double exp_w = std::getenv("PARITY_EXP_W") ? std::atof(std::getenv("PARITY_EXP_W")) : 0.0;
-    static const double exp_wlow = std::getenv("PARITY_EXP_WLOW") ? std::atof(std::getenv("PARITY_EXP_WLOW")) : 0.0;
     for (const MeasuredCandidate& measured : shape.candidates) {
       best_log_measured = std::min(best_log_measured, std::log(measured.median_ms * 1e3));
     }
@@ -277,11 +287,11 @@ double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>
       const double log_measured_us = std::log(measured.median_ms * 1e3);
       if (!std::isfinite(predicted_us)) continue;
       const double error = std::log(predicted_us) - log_measured_us;
-      double w = 1.0;
-      if (exp_w > 0 && log_measured_us - best_log_measured > std::log(exp_w)) w = exp_wlow;
-      squared += w * error * error;
-      samples_w += w;
-      ++samples;
+      const bool is_slow =
+          options.slow_candidate_ratio > 0 && log_measured_us - best_log_measured > log_slow_ratio;
+      const double weight = is_slow ? options.slow_candidate_weight : 1.0;
+      squared += weight * error * error;
+      samples_weight += weight;
       log_predicted.push_back(std::log(predicted_us));
       log_measured.push_back(log_measured_us);
       best_log_predicted = std::min(best_log_predicted, log_predicted.back());
@@ -296,21 +306,64 @@ double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>
     regret += weighted_regret / weight_sum;
     ++counted_shapes;
   }
-  const double mse = samples_w > 0 ? squared / samples_w : 0.0;
+  const double mse = samples_weight > 0 ? squared / samples_weight : 0.0;
   if (rms_log_error != nullptr) *rms_log_error = std::sqrt(mse);
   const double mean_regret = counted_shapes > 0 ? regret / static_cast<double>(counted_shapes) : 0.0;
-  return mse + regret_weight * mean_regret;
+  return mse + options.regret_weight * mean_regret;
+}
+
+std::array<std::array<double, 2>, kNumModelScalars> default_fit_bounds() {
+  std::array<std::array<double, 2>, kNumModelScalars> bounds{};
+  for (int i = 0; i < kNumModelScalars; ++i) bounds[static_cast<std::size_t>(i)] = scalar_bounds(i);
+  return bounds;
+}
+
+Status validate_fit_options(const FitOptions& options) {
+  PARITY_CHECK_ARG(options.max_evaluations >= 1, "gemm calibrate: max_evaluations: ",
+                   options.max_evaluations, " is out of range [1, ...]");
+  PARITY_CHECK_ARG(std::isfinite(options.regret_weight) && options.regret_weight >= 0.0,
+                   "gemm calibrate: regret_weight: ", options.regret_weight,
+                   " is out of range [0, ...)");
+  PARITY_CHECK_ARG(std::isfinite(options.slow_candidate_ratio) && options.slow_candidate_ratio >= 0.0,
+                   "gemm calibrate: slow_candidate_ratio: ", options.slow_candidate_ratio,
+                   " is out of range [0, ...) (0 = off)");
+  PARITY_CHECK_ARG(std::isfinite(options.slow_candidate_weight) && options.slow_candidate_weight > 0.0,
+                   "gemm calibrate: slow_candidate_weight: ", options.slow_candidate_weight,
+                   " is out of range (0, ...)");
+  for (int i = 0; i < kNumModelScalars; ++i) {
+    const auto& b = options.scalar_bounds[static_cast<std::size_t>(i)];
+    PARITY_CHECK_ARG(std::isfinite(b[0]) && std::isfinite(b[1]) && b[0] > 0.0 && b[0] <= b[1],
+                     "gemm calibrate: scalar_bounds[", scalar_name(i), "]: [", b[0], ", ", b[1],
+                     "] must satisfy 0 < low <= high");
+  }
+  return Status::ok();
+}
+
+Status check_measurement_device(const std::vector<LabelledMeasurements>& sets,
+                                std::string_view device) {
+  for (const LabelledMeasurements& labelled : sets) {
+    if (labelled.set == nullptr) continue;
+    PARITY_CHECK_ARG(labelled.set->device == device, "gemm calibrate: ", labelled.label,
+                     " was recorded on device '", labelled.set->device, "', not on --hw '", device,
+                     "': a fit must use measurements of the device it calibrates");
+  }
+  return Status::ok();
 }
 
 Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& start,
                               const std::vector<MeasuredShape>& shapes, const FitOptions& options) {
   PARITY_CHECK_ARG(!shapes.empty(), "gemm calibrate: no calibration shapes in the measurements");
+  PARITY_RETURN_IF_ERROR(validate_fit_options(options));
+  std::size_t measured = 0;
+  for (const auto& shape : shapes) measured += shape.candidates.size();
+  PARITY_CHECK_ARG(measured > 0, "gemm calibrate: the ", shapes.size(),
+                   " calibration shapes have 0 measured candidates: nothing to fit");
   constexpr int kDims = kNumModelScalars;
   using Point = std::array<double, kDims>;  // log of each scalar
-  const auto to_scalars = [](const Point& x) {
+  const auto to_scalars = [&options](const Point& x) {
     std::array<double, kDims> values{};
     for (int i = 0; i < kDims; ++i) {
-      const auto bounds = scalar_bounds(i);
+      const auto& bounds = options.scalar_bounds[static_cast<std::size_t>(i)];
       values[static_cast<std::size_t>(i)] =
           std::clamp(std::exp(x[static_cast<std::size_t>(i)]), bounds[0], bounds[1]);
     }
@@ -319,14 +372,16 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
   int evaluations = 0;
   const auto loss = [&](const Point& x) {
     ++evaluations;
-    return calibration_loss(GemmModel(device, to_scalars(x)), shapes, options.regret_weight);
+    return calibration_loss(GemmModel(device, to_scalars(x)), shapes, options);
   };
 
   FitResult result;
   result.shapes = static_cast<int>(shapes.size());
   for (const auto& shape : shapes) result.samples += static_cast<int>(shape.candidates.size());
-  result.loss_before = calibration_loss(GemmModel(device, start), shapes, options.regret_weight,
+  result.loss_before = calibration_loss(GemmModel(device, start), shapes, options,
                                         &result.rms_log_error_before);
+  PARITY_CHECK_ARG(std::isfinite(result.loss_before), "gemm calibrate: the loss at the start point is ",
+                   result.loss_before, " (a measured time of 0 or a non-finite prediction)");
 
   // Nelder-Mead in log space (standard coefficients), restarted once from the best vertex.
   Point origin{};
@@ -464,8 +519,10 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
           std::clamp(std::exp(-log_sum[v] / count[v]), 0.75, 1.25);
     }
   }
-  result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes,
-                                       options.regret_weight, &result.rms_log_error_after);
+  result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes, options,
+                                       &result.rms_log_error_after);
+  PARITY_CHECK_ARG(std::isfinite(result.loss_after), "gemm calibrate: the fitted loss is ",
+                   result.loss_after, ": refusing to write a degenerate fit");
   result.evaluations = evaluations;
   return result;
 }

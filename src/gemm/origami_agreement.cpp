@@ -1,6 +1,7 @@
 #include "parity/gemm/origami_agreement.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -181,9 +182,54 @@ Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem:
   return parse_origami_rankings(text.str(), csv_path.string());
 }
 
-AgreementReport compare_with_origami(Selector& selector,
-                                     const std::vector<OrigamiRanking>& rankings,
-                                     const std::vector<Candidate>& space) {
+std::string_view ranking_half_name(RankingHalf half) {
+  switch (half) {
+    case RankingHalf::kPort: return "port";
+    case RankingHalf::kHeldOut: return "held-out";
+    case RankingHalf::kAll: break;
+  }
+  return "all";
+}
+
+Result<RankingHalf> parse_ranking_half(std::string_view text) {
+  if (text == "all") return RankingHalf::kAll;
+  if (text == "port") return RankingHalf::kPort;
+  if (text == "held-out") return RankingHalf::kHeldOut;
+  return invalid_argument("gemm agree: half '", text, "' is not one of all, port, held-out");
+}
+
+std::vector<OrigamiRanking> select_half(const std::vector<OrigamiRanking>& rankings,
+                                        RankingHalf half) {
+  std::vector<OrigamiRanking> out;
+  for (std::size_t i = 0; i < rankings.size(); ++i) {
+    const bool is_port = i % 2 == 0;
+    if (half == RankingHalf::kAll || (half == RankingHalf::kPort) == is_port) {
+      out.push_back(rankings[i]);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Our ranks of the comparable space for one problem: the top `keep` through the selector (the
+// pruned path, timed), and where Origami's top-1 falls in our full order (exact, untimed).
+struct OurRanking {
+  std::vector<std::size_t> top;  // indices into the comparable space, best first
+  double select_us = 0.0;
+  std::size_t rank_of_their_top1 = 0;
+};
+
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))];
+}
+
+}  // namespace
+
+AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& all,
+                                     const std::vector<Candidate>& space, RankingHalf half) {
   std::vector<Candidate> comparable;
   for (const Candidate& c : space) {
     const double footprint_bytes = static_cast<double>(c.tile_m + c.tile_n) * c.tile_k * 2.0;
@@ -192,24 +238,55 @@ AgreementReport compare_with_origami(Selector& selector,
       comparable.push_back(c);
     }
   }
+  selector.set_candidates(comparable);
+  const std::vector<OrigamiRanking> rankings = select_half(all, half);
   AgreementReport report;
+  report.half = half;
   double rho_shared_sum = 0, rho_theirs_sum = 0, top1_rank_sum = 0;
+  std::vector<double> select_us;
+  constexpr std::size_t kTop = 10;
   for (const OrigamiRanking& theirs : rankings) {
     if (theirs.top.empty()) continue;
+    const auto begin = std::chrono::steady_clock::now();
+    auto selection = selector.select(theirs.problem, kTop);
+    const auto end = std::chrono::steady_clock::now();
+    if (!selection) continue;
+    select_us.push_back(std::chrono::duration<double, std::micro>(end - begin).count());
     auto ranked = selector.rank(theirs.problem, comparable);
     if (!ranked) continue;
     ++report.problems;
-    const std::size_t n_top = std::min<std::size_t>(theirs.top.size(), ranked->size());
     std::vector<FullKey> ours_full;
+    std::vector<TileKey> ours_tile_order;
     std::set<TileKey> ours_tiles, their_tiles;
-    for (std::size_t i = 0; i < n_top; ++i) {
-      const Candidate& c = comparable[(*ranked)[i].index];
+    for (const RankedCandidate& r : selection->top) {
+      const Candidate& c = comparable[r.index];
       ours_full.push_back(full_key(c));
       ours_tiles.insert(tile_key(c));
+      if (std::find(ours_tile_order.begin(), ours_tile_order.end(), tile_key(c)) ==
+          ours_tile_order.end()) {
+        ours_tile_order.push_back(tile_key(c));
+      }
     }
-    const Candidate& our_top = comparable[ranked->front().index];
-    report.top1_exact += full_key(our_top) == full_key(theirs.top.front()) ? 1.0 : 0.0;
+    // Our five best distinct macro tiles: continue down the full ranking when the top-10 configs
+    // hold fewer.
+    for (std::size_t i = 0; i < ranked->size() && ours_tile_order.size() < 5; ++i) {
+      const TileKey t = tile_key(comparable[(*ranked)[i].index]);
+      if (std::find(ours_tile_order.begin(), ours_tile_order.end(), t) == ours_tile_order.end()) {
+        ours_tile_order.push_back(t);
+      }
+    }
+    const Candidate& our_top = comparable[selection->top.front().index];
+    const FullKey their_top = full_key(theirs.top.front());
+    report.top1_exact += full_key(our_top) == their_top ? 1.0 : 0.0;
     report.top1_macro_tile += tile_key(our_top) == tile_key(theirs.top.front()) ? 1.0 : 0.0;
+    const auto in_top5 = std::find(ours_full.begin(), ours_full.begin() + std::min<std::ptrdiff_t>(5, static_cast<std::ptrdiff_t>(ours_full.size())), their_top);
+    report.their_top1_in_our_top5 +=
+        in_top5 != ours_full.begin() + std::min<std::ptrdiff_t>(5, static_cast<std::ptrdiff_t>(ours_full.size())) ? 1.0 : 0.0;
+    report.their_top1_tile_in_our_top5_tiles +=
+        std::find(ours_tile_order.begin(), ours_tile_order.end(), tile_key(theirs.top.front())) !=
+                ours_tile_order.end()
+            ? 1.0
+            : 0.0;
     int shared = 0;
     std::vector<double> their_rank_shared, our_rank_shared;
     for (std::size_t i = 0; i < theirs.top.size(); ++i) {
@@ -238,13 +315,14 @@ AgreementReport compare_with_origami(Selector& selector,
     }
     rho_theirs_sum += spearman(theirs.latency, our_latency);
     // Where our full ranking puts their top-1.
+    std::size_t at = ranked->size();
     for (std::size_t i = 0; i < ranked->size(); ++i) {
-      if (full_key(comparable[(*ranked)[i].index]) == full_key(theirs.top.front())) {
-        top1_rank_sum += static_cast<double>(i);
+      if (full_key(comparable[(*ranked)[i].index]) == their_top) {
+        at = i;
         break;
       }
-      if (i + 1 == ranked->size()) top1_rank_sum += static_cast<double>(ranked->size());
     }
+    top1_rank_sum += static_cast<double>(at);
   }
   if (report.problems > 0) {
     const double n = report.problems;
@@ -252,12 +330,16 @@ AgreementReport compare_with_origami(Selector& selector,
     report.top1_macro_tile /= n;
     report.top10_overlap_exact /= n;
     report.top10_overlap_macro_tile /= n;
+    report.their_top1_in_our_top5 /= n;
+    report.their_top1_tile_in_our_top5_tiles /= n;
     report.spearman_their_top10 = rho_theirs_sum / n;
     report.rank_of_their_top1 = top1_rank_sum / n;
   }
   if (report.spearman_shared_problems > 0) {
     report.spearman_shared = rho_shared_sum / report.spearman_shared_problems;
   }
+  report.selection_p50_us = percentile(select_us, 0.5);
+  report.selection_p99_us = percentile(select_us, 0.99);
   return report;
 }
 

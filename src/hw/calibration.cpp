@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hw/hw_json.hpp"
 #include "hw/json_checks.hpp"
 
 namespace parity::hw {

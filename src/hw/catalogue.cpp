@@ -22,10 +22,18 @@ using detail::join_key;
 using detail::key_context;
 using nlohmann::json;
 
+// An installed tree keeps its data at <prefix>/share/parity beside <prefix>/bin (or lib) holding
+// the executable; a build tree's executable has none there and reads the source tree's data/.
 std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path>& explicit_dir) {
   if (explicit_dir.has_value()) return *explicit_dir;
   if (const char* env = std::getenv("PARITY_DATA_DIR"); env != nullptr && *env != '\0') {
     return std::filesystem::path(env);
+  }
+  std::error_code error;
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed = executable.parent_path().parent_path() / "share" / "parity";
+    if (std::filesystem::is_directory(installed / "hardware", error)) return installed;
   }
   return std::filesystem::path(PARITY_SOURCE_DIR) / "data";
 }

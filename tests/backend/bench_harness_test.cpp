@@ -12,7 +12,7 @@
 #include "parity/bench/copy.hpp"
 #include "parity/bench/device_timing.hpp"
 #include "parity/bench/hbm.hpp"
-#include "parity/bench/provenance.hpp"
+#include "bench/results_json.hpp"
 #include "parity/bench/stream_hold.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"
@@ -248,7 +248,7 @@ TEST(GpuHbm, MeasurementIsCheckedAndReportsBothMethods) {
 
 TEST(GpuProvenance, DeviceFieldsAndClocksArePresent) {
   PARITY_REQUIRE_GPU();
-  const nlohmann::json doc = provenance_json(0, nullptr, 5);
+  const nlohmann::json doc = provenance_json(std::vector<std::string>{}, 5);
   ASSERT_TRUE(doc["device"].is_object()) << doc.dump(2);
   EXPECT_GT(doc["device"]["sm_count"].get<int>(), 0);
   EXPECT_GT(doc["device"]["l2_bytes"].get<std::int64_t>(), 0);

@@ -15,7 +15,7 @@
 #include "parity/core/rng.hpp"
 #include "parity/gemm/calibration.hpp"
 #include "parity/gemm/cublaslt.hpp"
-#include "parity/gemm/cublaslt_measure.hpp"
+#include "parity/bench/gemm_timing.hpp"
 #include "parity/gemm/selector.hpp"
 #include "parity/hw/catalogue.hpp"
 #include "reference/gemm.hpp"

@@ -7,7 +7,7 @@
 #include <regex>
 #include <string>
 
-#include "parity/bench/provenance.hpp"
+#include "bench/results_json.hpp"
 
 namespace parity::bench {
 namespace {
@@ -15,8 +15,7 @@ namespace {
 TEST(BenchProvenance, CpuBuildHasHostAndBuildFieldsAndNullDevice) {
   std::string arg0 = "parity";
   std::string arg1 = "--reps=3";
-  char* argv[] = {arg0.data(), arg1.data()};
-  const nlohmann::json doc = provenance_json(2, argv, 1234);
+  const nlohmann::json doc = provenance_json({arg0, arg1}, 1234);
   for (const char* key : {"commit", "version", "build_type", "cuda_enabled", "compiled_archs", "hostname",
                           "timestamp_utc", "argv", "seed", "device"}) {
     EXPECT_TRUE(doc.contains(key)) << "missing " << key << " in " << doc.dump();

@@ -48,7 +48,7 @@ TEST_F(HopperModelTest, DeviceParamsFromCatalogue) {
 TEST_F(HopperModelTest, MoreWavesNeverFaster) {
   for (const Candidate& c : space_) {
     const PreparedCandidate prepared = model_.prepare(ProblemClass{}, c);
-    const int p = prepared.usable_sms;
+    const int p = prepared.hopper.usable_sms;
     double previous_us = 0.0;
     for (int waves = 1; waves <= 4; ++waves) {
       const double full_us = model_.predict_us(shape(c.tile_m, c.tile_n, 4096, waves * p), prepared);
@@ -92,7 +92,7 @@ TEST_F(HopperModelTest, SplitKHelpsOnlyWhenTilesAreFewerThanSms) {
     if (base.split_k != 1) continue;
     const PreparedCandidate prepared = model_.prepare(ProblemClass{}, base);
     for (const int waves : {1, 2, 3}) {
-      const GemmProblem p = shape(static_cast<std::int64_t>(base.tile_m) * prepared.usable_sms,
+      const GemmProblem p = shape(static_cast<std::int64_t>(base.tile_m) * prepared.hopper.usable_sms,
                                   static_cast<std::int64_t>(base.tile_n) * waves, 8192);
       const double unsplit_us = model_.predict_us(p, base);
       for (const int split : {2, 4, 8}) {
@@ -128,7 +128,7 @@ TEST_F(HopperModelTest, CooperativeVariantsExposeOneEpiloguePerWave) {
   ping_pong.cluster_n = 2;
   Candidate cooperative = ping_pong;
   cooperative.variant = 4;
-  const int sms = model.prepare(ProblemClass{}, ping_pong).usable_sms;
+  const int sms = model.prepare(ProblemClass{}, ping_pong).hopper.usable_sms;
   constexpr int kWaves = 6;
   double previous_excess = 1e300;
   for (const std::int64_t k : {512, 2048, 8192}) {
@@ -155,7 +155,7 @@ TEST_F(HopperModelTest, CooperativeEpilogueHidesInAMemoryBoundKLoop) {
   ping_pong.tile_m = ping_pong.tile_n = 128;
   Candidate cooperative = ping_pong;
   cooperative.variant = 4;
-  const int sms = GemmModel(device_, s).prepare(ProblemClass{}, ping_pong).usable_sms;
+  const int sms = GemmModel(device_, s).prepare(ProblemClass{}, ping_pong).hopper.usable_sms;
   constexpr int kWaves = 6;
   const GemmProblem p = shape(128 * sms, 128 * kWaves, 4096);
   s.epilogue_us = 0.5;
@@ -224,7 +224,7 @@ TEST_F(HopperModelTest, PingPongExposesOnlyTheEpilogueBeyondOneKLoop) {
   const GemmModel fast(device_, short_epilogue), slow(device_, long_epilogue);
   Candidate ping_pong;
   ping_pong.tile_m = ping_pong.tile_n = 64;
-  const int sms = fast.prepare(ProblemClass{}, ping_pong).usable_sms;
+  const int sms = fast.prepare(ProblemClass{}, ping_pong).hopper.usable_sms;
   constexpr int kWaves = 8;
   const GemmProblem deep = shape(64 * sms, 64 * kWaves, 65536);
   EXPECT_EQ(slow.predict_us(deep, ping_pong), fast.predict_us(deep, ping_pong));

@@ -1,22 +1,15 @@
 // `parity bench gemm`: cuBLASLt's default choice (its heuristic top-1) for D = A*B, TN, bf16/fp16
 // in and out with fp32 accumulation (fp32 as TF32), normal random inputs, output checked against
 // an fp64 reference on sampled entries before timing; device-event times with the L2 flushed.
-// Arguments are validated first (exit 2), then the device is required (exit 3).
+// The driver is parity/bench/gemm_timing.hpp's run_gemm_bench. Arguments are validated first
+// (exit 2), then the device is required (exit 3).
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "commands.hpp"
 #include "device_support.hpp"
-#include "parity/bench/device_timing.hpp"
-#include "parity/bench/provenance.hpp"
-#include "parity/bench/results.hpp"
-#include "parity/gemm/calibration.hpp"
-#include "parity/gemm/problem.hpp"
-#ifdef PARITY_HAS_CUDA
-#include "parity/gemm/cublaslt.hpp"
-#endif
+#include "parity/bench/gemm_timing.hpp"
 
 namespace parity::cli {
 namespace {
@@ -36,102 +29,27 @@ struct BenchGemmArgs {
   std::string out;
 };
 
-struct NamedShape {
-  std::string name;
-  gemm::GemmProblem problem;
-};
-
-Result<std::vector<NamedShape>> shapes_from_args(const BenchGemmArgs& args, DType dtype) {
-  std::vector<NamedShape> shapes;
-  if (!args.shapes.empty()) {
-    PARITY_CHECK_ARG(args.m == 0 && args.n == 0 && args.k == 0,
-                     "bench gemm: give either --shapes or --m/--n/--k, not both");
-    PARITY_ASSIGN_OR_RETURN(const gemm::ShapeSuite suite, gemm::read_shape_suite(args.shapes));
-    PARITY_CHECK_ARG(!suite.problems.empty(), "bench gemm: --shapes='", args.shapes,
-                     "' holds no shapes");
-    for (std::size_t i = 0; i < suite.problems.size(); ++i) {
-      shapes.push_back({suite.names[i], suite.problems[i]});
-    }
-  } else {
-    PARITY_CHECK_ARG(args.m > 0 && args.n > 0 && args.k > 0, "bench gemm: --m=", args.m, " --n=",
-                     args.n, " --k=", args.k, " must all be > 0 (or give --shapes FILE)");
-    gemm::GemmProblem problem;
-    problem.m = args.m;
-    problem.n = args.n;
-    problem.k = args.k;
-    shapes.push_back({"", problem});
-  }
-  for (auto& shape : shapes) {
-    shape.problem.a_dtype = shape.problem.b_dtype = shape.problem.c_dtype = dtype;
-    shape.problem.layout = gemm::GemmLayout::kTN;
-    PARITY_RETURN_IF_ERROR(shape.problem.validate().with_context("bench gemm"));
-  }
-  return shapes;
-}
-
 Status run_bench_gemm(const BenchGemmArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const DType dtype, gemm::parse_gemm_dtype(args.dtype));
-  PARITY_ASSIGN_OR_RETURN(const auto shapes, shapes_from_args(args, dtype));
-  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
+  gemm::GemmBenchRequest request;
+  request.dtype = dtype;
+  PARITY_ASSIGN_OR_RETURN(request.shapes, gemm::gemm_bench_shapes(args.shapes, args.m, args.n, args.k, dtype));
+  PARITY_ASSIGN_OR_RETURN(request.timing,
                           timing_options_from_flags("bench gemm", args.warmup, args.reps, args.cache, args.warmup_ms,
                                                     args.rep_ms, args.flush_bytes));
+  request.use_cublas = args.library == "cublas";
+  request.cublas_workspace_bytes = args.cublas_workspace_bytes;
+  request.out = args.out;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench gemm"));
 #ifdef PARITY_HAS_CUDA
-  ProcessArgs process_args;
-  nlohmann::json document = bench::results_document(
-      "gemm_cublaslt_heuristic", bench::provenance_json(process_args.argc(), process_args.argv(), 0));
-  document["method"] = {{"layout", "TN"},
-                        {"dtype", gemm::gemm_dtype_name(dtype)},
-                        {"accumulate", "fp32"},
-                        {"choice", "cuBLASLt heuristic top-1"},
-                        {"cache", bench::cache_mode_name(options.cache)},
-                        {"warmup_iterations", options.warmup_iterations},
-                        {"repetitions", options.repetitions},
-                        {"warmup_ms", options.warmup_ms},
-                        {"rep_ms", options.rep_ms},
-                        {"flush_bytes", options.flush_bytes},
-                        {"inputs", "normal(0,1) rounded to the operand type"},
-                        {"cublaslt_version", gemm::CublasLtProvider::library_version()}};
-  PARITY_ASSIGN_OR_RETURN(const auto clocks_before, bench::read_device_clocks());
-  std::printf("bench gemm: %s, %s TN, fp32 accumulate, cache=%s, warmup=%d, reps=%d\n",
-              args.library == "cublas" ? "cublasGemmEx (cuBLAS's own choice)" : "cuBLASLt heuristic top-1",
-              std::string(gemm::gemm_dtype_name(dtype)).c_str(), bench::cache_mode_name(options.cache),
-              options.warmup_iterations, options.repetitions);
-  std::printf("%-24s %6s %6s %6s %10s %10s %10s %10s %8s %9s  %s\n", "shape", "m", "n", "k",
-              "median_ms", "p10_ms", "p90_ms", "min_ms", "TFLOP/s", "max_rel", "configuration");
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& shape : shapes) {
-    const auto& p = shape.problem;
-    auto timing = args.library == "cublas" ? gemm::time_cublas_gemm_ex(p.m, p.n, p.k, dtype, options,
-                                                                       args.cublas_workspace_bytes)
-                                           : gemm::time_cublaslt_heuristic(p.m, p.n, p.k, dtype, options);
-    if (!timing.is_ok()) return timing.status().with_context("bench gemm " + p.describe());
-    const auto& s = timing->stats;
-    std::printf("%-24s %6lld %6lld %6lld %10.4f %10.4f %10.4f %10.4f %8.1f %9.2e  %s\n",
-                shape.name.c_str(), static_cast<long long>(p.m), static_cast<long long>(p.n),
-                static_cast<long long>(p.k), s.median_ms, s.p10_ms, s.p90_ms, s.min_ms,
-                timing->median_tflops, timing->max_relative_error, timing->configuration.c_str());
+  const auto print = [](const std::string& line) {
+    std::fputs(line.c_str(), stdout);
     std::fflush(stdout);
-    results.push_back({{"name", shape.name},
-                       {"m", p.m},
-                       {"n", p.n},
-                       {"k", p.k},
-                       {"dtype", gemm::gemm_dtype_name(dtype)},
-                       {"stats", bench::sample_stats_json(s)},
-                       {"median_tflops", timing->median_tflops},
-                       {"configuration", timing->configuration},
-                       {"library", args.library},
-                       {"max_relative_error", timing->max_relative_error},
-                       {"tolerance", gemm::RandomGemmOperands::tolerance(p)}});
-  }
-  PARITY_ASSIGN_OR_RETURN(const auto clocks_after, bench::read_device_clocks());
-  std::printf("clocks: SM %d -> %d MHz (%s)\n", clocks_before.sm_clock_mhz, clocks_after.sm_clock_mhz,
-              clocks_after.source.c_str());
-  document["results"] = std::move(results);
-  return finish_results_document(document, clocks_before, clocks_after, args.out);
-#else
-  return internal_error("bench gemm: unreachable without CUDA");
+  };
+  PARITY_ASSIGN_OR_RETURN(const std::string summary, gemm::run_gemm_bench(request, print));
+  std::fputs(summary.c_str(), stdout);
 #endif
+  return Status::ok();
 }
 
 }  // namespace

@@ -1,22 +1,13 @@
-// Helpers shared by the device-measuring subcommands (bench hbm, hw probe, bench gemm): the
-// "needs a CUDA device" check that comes after argument validation, and the process's own argv
-// for provenance (read back from /proc, since subcommand callbacks do not receive argv).
+// Helpers shared by the device-measuring subcommands (bench hbm/gemm/tbe, hw probe, gemm run):
+// the "needs a CUDA device" check that comes after argument validation, and the timing flags.
 #pragma once
 
-#include <cmath>
-#include <fstream>
-#include <iterator>
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <nlohmann/json.hpp>
+#include <cmath>
+#include <string>
 
 #include "parity/bench/device_timing.hpp"
 #include "parity/bench/hbm.hpp"
-#include "parity/bench/provenance.hpp"
-#include "parity/build_info.hpp"
 #include "parity/core/status.hpp"
 #ifdef PARITY_HAS_CUDA
 #include "parity/core/gpu.hpp"
@@ -77,44 +68,5 @@ inline Result<std::int64_t> copy_bytes_from_flag(const std::string& command, con
   if (!valid.is_ok()) return valid.with_context(command + " --bytes");
   return total_bytes;
 }
-
-#ifdef PARITY_HAS_CUDA
-/// Adds clocks_before/clocks_after to a results document and writes it to `out` (if not empty).
-inline Status finish_results_document(nlohmann::json& document, const bench::DeviceClocks& before,
-                                      const bench::DeviceClocks& after, const std::string& out) {
-  document["clocks_before"] = bench::clocks_json(before);
-  document["clocks_after"] = bench::clocks_json(after);
-  if (out.empty()) return Status::ok();
-  PARITY_RETURN_IF_ERROR(bench::write_json_file(out, document));
-  std::printf("wrote %s\n", out.c_str());
-  return Status::ok();
-}
-#endif
-
-/// The command line as argv strings (empty if /proc is unavailable).
-class ProcessArgs {
- public:
-  ProcessArgs() {
-    std::ifstream in("/proc/self/cmdline", std::ios::binary);
-    const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::string current;
-    for (char c : raw) {
-      if (c == '\0') {
-        args_.push_back(current);
-        current.clear();
-      } else {
-        current.push_back(c);
-      }
-    }
-    if (!current.empty()) args_.push_back(current);
-    for (auto& arg : args_) pointers_.push_back(arg.data());
-  }
-  int argc() const { return static_cast<int>(pointers_.size()); }
-  char** argv() { return pointers_.data(); }
-
- private:
-  std::vector<std::string> args_;
-  std::vector<char*> pointers_;
-};
 
 }  // namespace parity::cli

@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   add_bench_commands(*bench, outcome);
   add_bench_gemm_command(*bench, outcome);
   add_bench_tbe_command(*bench, outcome);
+  add_bench_gemm_run_command(*bench, outcome);
+  add_bench_comm_command(*bench, outcome);
+  add_bench_train_command(*bench, outcome);
 
   auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
   gemm->require_subcommand(1);
@@ -50,6 +53,12 @@ int main(int argc, char** argv) {
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
 
+  add_train_command(app, outcome);
+
+  auto* data = app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion");
+  data->require_subcommand(1);
+  add_data_commands(*data, outcome);
+
   app.footer(
       "Exit codes: 0 ok, 1 runtime error, 2 invalid input or usage, 3 unsupported on this "
       "build/hardware, 4 internal error (a bug: please report the message).");
@@ -57,6 +66,9 @@ int main(int argc, char** argv) {
   // The library reports every failure as a Status; an exception reaching here is a bug, but it
   // still gets a message and its own exit code instead of an abort.
   constexpr int kInternalErrorExitCode = 4;
+  auto* plan = app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
+  add_plan_commands(*plan, outcome);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

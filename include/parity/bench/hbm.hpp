@@ -1,11 +1,10 @@
 // Device memory bandwidth: a device-to-device copy counted as bytes read + bytes written, timed
 // with the harness (events, L2 flushed) for two copies in the same run, the portable vectorised
 // kernel and the runtime's cudaMemcpyAsync; the faster median is the ceiling.
-// CPU part (parsing, validation, JSON) in the CPU library; device part in parity_gpu.
+// CPU part (parsing, validation) in the CPU library; device part in parity_gpu.
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "parity/bench/copy.hpp"
@@ -51,12 +50,13 @@ struct HbmMeasurement {
   }
 };
 
-/// The measurement as a results-file fragment (no provenance; the caller adds it).
-nlohmann::json hbm_measurement_json(const HbmMeasurement& measurement);
-
 // ---- parity_gpu (PARITY_HAS_CUDA builds) ----
 
 /// Allocates, fills, checks both copies bit for bit, then times both with `options`.
 Result<HbmMeasurement> measure_hbm_copy(std::int64_t total_bytes, const TimingOptions& options);
+
+/// `parity bench hbm`: the measurement with clocks before/after; writes the results JSON (with
+/// provenance) to `out` when not empty. Returns the printed table.
+Result<std::string> run_hbm_bench(std::int64_t total_bytes, const TimingOptions& options, const std::string& out);
 
 }  // namespace parity::bench

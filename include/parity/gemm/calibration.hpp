@@ -3,7 +3,9 @@
 // the shape suite, and the fit itself (Nelder-Mead on log-time error, CPU only).
 #pragma once
 
+#include <array>
 #include <filesystem>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,12 +69,27 @@ CalibrationShapes select_calibration_shapes(const std::vector<LabelledMeasuremen
                                             const ShapeSuite& suite,
                                             const ShapeSuite* extra_calibration = nullptr);
 
+// Each scalar's [low, high] clamp during the fit (scalar_bounds of model.hpp).
+std::array<std::array<double, 2>, kNumModelScalars> default_fit_bounds();
+
 struct FitOptions {
-  int max_evaluations = 4000;
-  // Weight of the per-shape (soft) selection regret in the loss. 1 from a two-fold cross-validation
-  // inside run 2's calibration split (docs/gemm.md): 0 misranks, 3-10 overfit the calibration picks.
+  int max_evaluations = 4000;  // >= 1
+  // Weight of the per-shape (soft) selection regret in the loss (>= 0). 1 from a two-fold
+  // cross-validation inside run 2's calibration split: 0 misranks, 3-10 overfit the picks.
   double regret_weight = 1.0;
+  // Optional down-weighting of slow candidates in the squared-error term: a candidate measured
+  // more than slow_candidate_ratio x its shape's fastest weighs slow_candidate_weight (0 = off).
+  double slow_candidate_ratio = 0.0;
+  double slow_candidate_weight = 1.0;
+  std::array<std::array<double, 2>, kNumModelScalars> scalar_bounds = default_fit_bounds();
 };
+// kInvalidArgument naming the option: max_evaluations < 1, a negative or non-finite
+// regret_weight, bounds with low <= 0 or low > high, ...
+Status validate_fit_options(const FitOptions& options);
+// kInvalidArgument when a measurement file was recorded on another device than the one the fit
+// calibrates (H200 data cannot calibrate mi300x).
+Status check_measurement_device(const std::vector<LabelledMeasurements>& sets,
+                                std::string_view device);
 struct FitResult {
   ModelScalars scalars;
   double loss_before = 0.0;
@@ -89,6 +106,10 @@ struct FitResult {
 // log-times at temperature 0.03 (-> the regret of the model's pick as the temperature -> 0).
 double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
                         double regret_weight, double* rms_log_error = nullptr);
+double calibration_loss(const GemmModel& model, const std::vector<MeasuredShape>& shapes,
+                        const FitOptions& options, double* rms_log_error = nullptr);
+// fit_scalars refuses degenerate fits (kInvalidArgument): no shapes, 0 measured candidates,
+// invalid options, a non-finite loss before or after.
 Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& start,
                               const std::vector<MeasuredShape>& shapes, const FitOptions& options);
 

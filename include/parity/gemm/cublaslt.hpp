@@ -1,7 +1,8 @@
 // The cuBLASLt provider (NVIDIA, runs): enumerates a pruned space of real cuBLASLt configurations
 // once per problem class, always adds the heuristic's own picks for the shape, filters everything
 // with cublasLtMatmulAlgoCheck, maps each configuration to Candidate features, runs a candidate,
-// and times candidates honestly (L2 flushed, medians, interleaved). Implemented in parity_gpu
+// and runs a candidate; the timing of candidates lives on the bench side
+// (parity/bench/gemm_timing.hpp). Implemented in parity_gpu
 // (src/backends/cuda/gemm/); only PARITY_HAS_CUDA builds link it. Plain C++: no CUDA header.
 #pragma once
 
@@ -11,8 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include "parity/bench/device_timing.hpp"
-#include "parity/bench/stats.hpp"
 #include "parity/core/dtype.hpp"
 #include "parity/core/status.hpp"
 #include "parity/gemm/candidate.hpp"
@@ -20,27 +19,6 @@
 #include "parity/gemm/provider.hpp"
 
 namespace parity::gemm {
-
-struct GemmTiming {
-  bench::SampleStats stats;         // per-repetition device times
-  double median_tflops = 0.0;       // 2*m*n*k / median
-  std::string configuration;        // human-readable: tile, stages, cluster, split-K, ...
-  double max_relative_error = 0.0;  // checked against a reference before timing
-};
-
-/// Times cuBLASLt's own heuristic top-1 for D = A*B (TN; bf16/fp16 in and out, fp32 accumulate;
-/// fp32 uses TF32), inputs drawn from a normal distribution, output checked before timing
-/// (kInternal when the check fails, so a wrong kernel is never timed).
-Result<GemmTiming> time_cublaslt_heuristic(std::int64_t m, std::int64_t n, std::int64_t k,
-                                           DType dtype, const bench::TimingOptions& options);
-
-/// Times cublasGemmEx with cuBLAS's own algorithm choice (CUBLAS_GEMM_DEFAULT, fp32 compute,
-/// the given handle workspace; cuBLAS's choice depends on it): the call torch's default BLAS
-/// backend makes for F.linear, so the harness can be checked against torch's timing of the very
-/// same kernel. bf16 or fp16, TN, checked first.
-Result<GemmTiming> time_cublas_gemm_ex(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
-                                       const bench::TimingOptions& options,
-                                       std::uint64_t workspace_bytes = 32ull << 20);
 
 /// One-time enumeration of a problem class (reported as the provider's start-up cost).
 struct EnumerationReport {

@@ -39,8 +39,19 @@ enum class RunEpilogue : std::uint8_t {
   kBgradA,
   kBgradB,
 };
-std::string_view run_epilogue_name(RunEpilogue epilogue);
+std::string_view run_epilogue_name(RunEpilogue epilogue);  // "bias_relu_aux", "drelu_bgrad", ...
 Result<RunEpilogue> parse_run_epilogue(std::string_view text);
+
+// What an epilogue reads and writes besides A, B and D (run() checks exactly these arguments).
+enum class AuxKind : std::uint8_t {
+  kNone,
+  kReluMask,           // one bit per element of D: pre-activation > 0 (aux_ld a multiple of 128)
+  kGeluPreactivation,  // the pre-activation in c_dtype (aux_ld a multiple of 8)
+};
+bool epilogue_reads_bias(RunEpilogue epilogue);  // kBias, kBiasRelu*, kBiasGelu*
+bool epilogue_writes_aux(RunEpilogue epilogue);  // kBiasReluAux, kBiasGeluAux
+bool epilogue_reads_aux(RunEpilogue epilogue);   // kDRelu*, kDGelu*
+AuxKind epilogue_aux_kind(RunEpilogue epilogue);  // kNone when the epilogue has no aux
 
 // What a run computes: D = epilogue(alpha * op(A) * op(B) + beta * C), C and D alias.
 struct GemmRunProblem {
@@ -53,16 +64,30 @@ struct GemmRunProblem {
   // fp32 operands: true computes on TF32 tensor cores (GPU), false keeps fp32 FMA.
   bool allow_tf32 = true;
   Status validate() const;  // shape.validate() plus epilogue/batch/stride rules, naming each
+
+  // Element strides with 0 resolved (ld * stored columns of each operand).
+  std::int64_t stride_a_or_packed() const;
+  std::int64_t stride_b_or_packed() const;
+  std::int64_t stride_c_or_packed() const;
+  // bias_grad length: M (kDReluBgrad, kDGeluBgrad, kBgradA), N (kBgradB), 0 otherwise.
+  std::int64_t bias_grad_length() const;
+  // aux_ld that GemmArgs::aux_ld = 0 stands for: M rounded up to 128 (ReLU mask) or 8 (GELU).
+  std::int64_t default_aux_ld() const;
+  // Bytes the aux buffer spans for all batches (batch stride aux_ld * N elements), given aux_ld
+  // (0 = default_aux_ld()); 0 when the epilogue has no aux.
+  std::int64_t aux_bytes(std::int64_t aux_ld = 0) const;
 };
 
 // Pointers: host memory for kCpu, device memory for kGpu. Vectors are c_dtype unless said.
+// The bias is shared by all batches; aux batches are aux_ld * N apart. GPU: a, b, d aligned to the
+// problem's alignment class, bias / aux / bias_grad to 16 bytes (run() checks).
 struct GemmArgs {
   const void* a = nullptr;
   const void* b = nullptr;
   void* d = nullptr;
   const void* bias = nullptr;  // length M: the bias epilogues
   void* aux = nullptr;         // M x N (ld = aux_ld): written by *Aux, read by kDRelu*/kDGelu*
-  std::int64_t aux_ld = 0;     // 0 = M
+  std::int64_t aux_ld = 0;     // in elements (bits for the ReLU mask); 0 = default_aux_ld()
   void* bias_grad = nullptr;   // fp32: length M (Bgrad of D's rows) or N for kBgradB
   float alpha = 1.0f;
   float beta = 0.0f;

@@ -1,5 +1,6 @@
 // Analytical GEMM cost models: predicted time of one candidate on one problem, from the hardware
-// description and at most kNumModelScalars fitted scalars. Two back ends share the interface:
+// description and at most kNumModelScalars fitted scalars. Two back ends share one interface
+// (PerformanceModel; make_model picks by DeviceParams::kind; design: docs/gemm_model.md):
 //  - Hopper-class (NVIDIA): waves with last-wave fill, per-K-iteration max(compute, L2, DRAM) with
 //    L2 reuse across the window of concurrently running tiles, TMA multicast across a cluster,
 //    split-K partials plus a reduction kernel, launch and epilogue overheads, tile efficiency.
@@ -10,7 +11,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -20,6 +23,8 @@
 #include "parity/hw/hardware_spec.hpp"
 
 namespace parity::gemm {
+
+enum class RunEpilogue : std::uint8_t;  // parity/gemm/gemm.hpp
 
 enum class ModelKind : std::uint8_t { kHopper, kOrigami };
 
@@ -55,7 +60,7 @@ struct DeviceParams {
 Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec);
 
 // The fitted scalars (all > 0). Names are stable keys of the calibration file.
-inline constexpr int kNumModelScalars = 14;
+inline constexpr int kNumModelScalars = 15;
 struct ModelScalars {
   double mma_efficiency = 0.90;      // sustained fraction of the dense peak for a big tile
   double feed_intensity = 5.0;       // tile-efficiency knee: eta ~ I/(I+this), I=tm*tn/(tm+tn)
@@ -82,6 +87,10 @@ struct ModelScalars {
   // cp.async / register loads, no multicast, no clusters), for 4-byte or wider alignment; 2-byte
   // alignment (no cp.async, one element per load) runs at half of it.
   double legacy_efficiency = 0.25;
+  // Kernels without TMA (mma.sync, cp.async or register loads) hide load latency only with work in
+  // flight: with r co-resident CTAs of tm x tn an SM runs at W / (W + this x 128 x 128) of its
+  // legacy rate, W = r tm tn accumulators. Half-saturation point, in 128x128 tiles.
+  double legacy_latency_ctas = 1.0;
   // Per-variant compute efficiency (cuBLASLt custom options 0..7 are undocumented kernel
   // variants): a multiplier on the tile's sustained rate, fitted in closed form after the scalars
   // (geometric-mean residual per variant). Not part of the scalar array; 1 = no preference.
@@ -96,63 +105,143 @@ std::array<double, 2> scalar_bounds(int index);
 ModelScalars default_scalars(const DeviceParams& device);
 
 // Per-candidate constants that depend only on the problem class (dtype, layout, alignment), so the
-// selector computes them once and each prediction for a new shape is a few dozen flops.
-struct PreparedCandidate {
-  int tile_m = 0, tile_n = 0, tile_k = 0;
-  int split_k = 1;
-  int usable_sms = 0;                // SMs/CUs that can host this cluster shape at once
+// selector computes them once and each prediction for a new shape is a few dozen flops. The
+// common part is what the selector's tie-break reads; each model keeps its own terms in its
+// section (the other section stays default).
+struct HopperTerms {
+  int usable_sms = 0;                // SMs that can host this cluster shape at once
   int cluster_m = 1, cluster_n = 1;  // the grid is padded to whole clusters
   double inv_cluster_m = 1.0, inv_cluster_n = 1.0;
   // predict_top_us's coarse lower bound (no tile counts): waves >= ceil(M N batch x
-  // tiles_per_output / SMs), each at least one K-loop (the last one boosted)
-  // plus the cooperative epilogue, and the fixed per-wave cost; the L2 -> SM time per flop (the
-  // loop is at least max(compute + epilogues, L2)); the split-K kernel's fixed cost and
-  // DRAM bytes per output element (0 without a split).
+  // tiles_per_output / SMs), each at least one K-loop (the last one boosted) plus the cooperative
+  // epilogue, and the fixed per-wave cost; the L2 -> SM time per flop; the split-K kernel's fixed
+  // cost and DRAM bytes per output element (0 without a split).
   double tiles_per_output = 0.0;
-  double min_compute_us_per_k = 0.0;       // boosted (a partial wave)
+  double min_compute_us_per_k = 0.0;        // boosted (a partial wave)
   double full_wave_compute_us_per_k = 0.0;  // unboosted (every wave before the last)
   double min_l2_us_per_flop = 0.0;
   double wave_fixed_us = 0.0;
   double split_fixed_us = 0.0;
   double reduce_bytes_per_output = 0.0;
-  bool is_stream_k = false;
-  bool is_feasible = true;           // false when shared memory / LDS cannot hold the tile
-  double exposed_epilogue_us = 0.0;  // per tile: cooperative schedules of TMA kernels only
-  double pingpong_epilogue_us = 0.0; // per tile: ping-pong TMA kernels, exposed beyond one K-loop
-  bool uses_tma = true;              // Hopper: operands aligned for TMA (>= 16 bytes)
-  double compute_us_per_iter = 0.0;  // one K-iteration of one tile at sustained rate
-  double l2_bytes_per_iter = 0.0;    // per CTA (already divided by the multicast sharing)
-  double a_bytes_per_row_iter = 0.0; // tile_m * tile_k * a bytes: DRAM bytes per tile row / iter
-  double b_bytes_per_col_iter = 0.0; // tile_n * tile_k * b bytes: per tile column / iter
-  double window_aspect = 1.0;        // sqrt(tile_n / tile_m): best raster window shape
-  double full_wave_rows = 1.0;       // sqrt(positions of a full wave) * window_aspect
+  double exposed_epilogue_us = 0.0;   // per tile: cooperative schedules of TMA kernels only
+  double pingpong_epilogue_us = 0.0;  // per tile: ping-pong TMA kernels, beyond one K-loop
+  double compute_us_per_iter = 0.0;   // one K-iteration of one tile at sustained rate
+  double a_bytes_per_row_iter = 0.0;  // tile_m * tile_k * a bytes: DRAM bytes per tile row / iter
+  double b_bytes_per_col_iter = 0.0;  // tile_n * tile_k * b bytes: per tile column / iter
+  double window_aspect = 1.0;         // sqrt(tile_n / tile_m): best raster window shape
+  double full_wave_rows = 1.0;        // sqrt(positions of a full wave) * window_aspect
   double full_wave_splits = 1.0, full_wave_positions = 1.0;
   double full_wave_rows_used = 1.0, full_wave_cols_used = 1.0, full_wave_inv_bw_fraction = 1.0;
   double inv_tile_m = 1.0, inv_tile_n = 1.0, inv_tile_k = 1.0, inv_split_k = 1.0;
-  double inv_usable_sms = 1.0;       // reciprocals: selection runs on multiplies, not divides
-  double store_bytes_per_tile = 0.0; // output (or fp32 partial) bytes per tile
-  double arithmetic_intensity = 0.0; // tie-break key (origami.md §2.10)
-  // AMD only
-  double amd_compute_cycles_per_iter = 0.0;
-  int group_size = 1;
+  double inv_usable_sms = 1.0;        // reciprocals: selection runs on multiplies, not divides
+  double store_bytes_per_tile = 0.0;  // output (or fp32 partial) bytes per tile
+  // Kernels without TMA: CTAs one SM can hold at once (shared memory for three stages, registers
+  // for the accumulators), how split-K partials are stored and whether a second kernel reduces them.
+  int legacy_resident_ctas = 1;
+  double partial_bytes = 4.0;
+  bool has_reduce_kernel = true;
+};
+struct OrigamiTerms {
+  double compute_cycles_per_iter = 0.0;  // MFMA cycles of one K-iteration of one tile
+  int group_size = 1;                    // WGM
   bool is_xcd_contiguous = false;
   int occupancy = 1;
+  bool is_stream_k = false;
+};
+struct PreparedCandidate {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int split_k = 1;
+  bool is_feasible = true;            // false when shared memory / LDS cannot hold the tile
+  bool uses_tma = true;               // Hopper: operands aligned for TMA (>= 16 bytes)
+  double l2_bytes_per_iter = 0.0;     // per CTA (already divided by the multicast sharing)
+  double arithmetic_intensity = 0.0;  // tie-break key (origami.md §2.10)
+  HopperTerms hopper;
+  OrigamiTerms origami;
 };
 
-class GemmModel {
+// A prediction split into the terms a user can reason about (`gemm select --explain`). The terms
+// are the model's own accounting: compute (tensor-core time of the K-loops), memory (DRAM time
+// beyond compute), l2 (L2 -> SM time beyond compute), launch_wave (launch, per-wave fixed costs,
+// pipeline fill and exposed epilogues), reduction (split-K / stream-K fix-up), epilogue (extra
+// traffic of the run API's epilogue). They add up to total_us.
+struct TimeBreakdown {
+  double total_us = 0.0;
+  double compute_us = 0.0;
+  double memory_us = 0.0;
+  double l2_us = 0.0;
+  double launch_wave_us = 0.0;
+  double reduction_us = 0.0;
+  double epilogue_us = 0.0;
+  double waves = 0.0;  // tile waves (fractional last wave counted whole)
+};
+
+// Extra DRAM bytes a run epilogue moves beyond D itself (parity/gemm/gemm.hpp RunEpilogue): the
+// bias vector read (M elements of C's type), the auxiliary output written by *Aux and read by
+// dReLU/dGELU (M x N: a bit per element for ReLU, C's type for GELU), and the fp32 bias gradient
+// written by *Bgrad (M floats; N for kBgradB). Per batch entry, times the batch.
+double epilogue_extra_bytes(RunEpilogue epilogue, const GemmProblem& problem);
+
+// The interface both back ends implement. Everything is const and a pure function of the device,
+// the scalars, the problem and the candidate.
+class PerformanceModel {
  public:
-  GemmModel(DeviceParams device, ModelScalars scalars);
+  PerformanceModel(DeviceParams device, ModelScalars scalars)
+      : device_(std::move(device)), scalars_(scalars) {}
+  virtual ~PerformanceModel() = default;
   const DeviceParams& device() const { return device_; }
   const ModelScalars& scalars() const { return scalars_; }
 
-  PreparedCandidate prepare(const ProblemClass& problem_class, const Candidate& candidate) const;
+  virtual PreparedCandidate prepare(const ProblemClass& problem_class,
+                                    const Candidate& candidate) const = 0;
   // Predicted time in microseconds (+infinity when infeasible).
-  double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const;
-  double predict_us(const GemmProblem& problem, const Candidate& candidate) const;
-  // predicted_us[i] = predict_us(problem, prepared[i]); the per-problem terms are computed once.
-  void predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                      std::size_t count, double* predicted_us) const;
+  virtual double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const = 0;
+  // predicted_us[i] = predict_us(problem, prepared[i]); per-problem terms computed once.
+  virtual void predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                              std::size_t count, double* predicted_us) const;
+  // Exact only where it matters for a top-`keep` selection (see GemmModel::predict_top_us); the
+  // default predicts everything exactly and reports no cutoff.
+  virtual std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                     std::size_t count, std::size_t keep, double tie_epsilon,
+                                     double* predicted_us, double* cutoff_us) const;
+  // The terms of predict_us (their sum is predict_us up to rounding).
+  virtual TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const = 0;
 
+ protected:
+  DeviceParams device_;
+  ModelScalars scalars_;
+};
+
+// max(keep-th smallest, smallest * (1 + tie_epsilon)) of exact predictions: the cutoff
+// predict_top_us reports when it predicted every candidate exactly (+infinity when count < keep).
+double exact_cutoff_us(const double* predicted_us, std::size_t count, std::size_t keep,
+                       double tie_epsilon);
+
+// The model for a device: the Hopper model for NVIDIA devices, the Origami-class one for AMD.
+std::unique_ptr<PerformanceModel> make_model(DeviceParams device, ModelScalars scalars);
+
+// A copyable handle on one immutable PerformanceModel (what the selector, calibration and
+// evaluation hold). Constructed from a device and scalars through make_model.
+class GemmModel {
+ public:
+  GemmModel(DeviceParams device, ModelScalars scalars);
+  const DeviceParams& device() const { return impl_->device(); }
+  const ModelScalars& scalars() const { return impl_->scalars(); }
+  const PerformanceModel& impl() const { return *impl_; }
+
+  PreparedCandidate prepare(const ProblemClass& problem_class, const Candidate& candidate) const {
+    return impl_->prepare(problem_class, candidate);
+  }
+  double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const {
+    return impl_->predict_us(problem, prepared);
+  }
+  double predict_us(const GemmProblem& problem, const Candidate& candidate) const;
+  // The prediction plus the run epilogue's extra traffic at the sustained DRAM bandwidth.
+  double predict_us(const GemmProblem& problem, const Candidate& candidate,
+                    RunEpilogue epilogue) const;
+  void predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                      std::size_t count, double* predicted_us) const {
+    impl_->predict_all_us(problem, prepared, count, predicted_us);
+  }
   // Like predict_all_us, but exact only where it matters for a top-`keep` selection: a candidate
   // whose cheap lower bound (compute-only waves, no memory, no fill) already exceeds both the
   // keep-th best exact prediction so far and the best one times (1 + tie_epsilon) is left at that
@@ -162,30 +251,15 @@ class GemmModel {
   // and of the near-tie group is at or below it, every other one above.
   std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t count, std::size_t keep, double tie_epsilon,
-                             double* predicted_us, double* cutoff_us = nullptr) const;
-
-  // Terms of the Hopper model that depend on the problem only.
-  struct ProblemTerms {
-    double m = 0, n = 0, k = 0, batch = 1, out_bytes = 2;
-    double inv_dram_bw = 0, inv_l2_bw = 0, reuse = 0, operand_bytes = 0, saturating_sms = 0;
-    // The last tile counts computed for this problem, keyed by the tile and cluster extents and the
-    // K step: candidate lists run through one tile shape at a time (clusters, variants, splits),
-    // so most candidates reuse the previous one's counts instead of recomputing the roundings.
-    struct GridMemo {
-      double inv_tile_m = -1, inv_tile_n = -1, inv_split_k = -1, inv_tile_k = -1;
-      int cluster_m = 0, cluster_n = 0;
-      double grid_m = 0, grid_n = 0, iters = 0;
-    };
-    mutable GridMemo memo;
-  };
+                             double* predicted_us, double* cutoff_us = nullptr) const {
+    return impl_->predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us,
+                                 cutoff_us);
+  }
+  TimeBreakdown explain(const GemmProblem& problem, const Candidate& candidate,
+                        RunEpilogue epilogue) const;
 
  private:
-  ProblemTerms problem_terms(const GemmProblem& problem) const;
-  double predict_hopper_us(const ProblemTerms& terms, const PreparedCandidate& c) const;
-  double hopper_lower_bound_us(const ProblemTerms& terms, const PreparedCandidate& c) const;
-  double predict_origami_us(const GemmProblem& problem, const PreparedCandidate& c) const;
-  DeviceParams device_;
-  ModelScalars scalars_;
+  std::shared_ptr<const PerformanceModel> impl_;
 };
 
 }  // namespace parity::gemm

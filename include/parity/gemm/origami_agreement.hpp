@@ -3,7 +3,9 @@
 // how alike two models are, not how fast any kernel runs: no AMD figure here is a measurement.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <string_view>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,8 +33,17 @@ Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text
 // Reads the file and parses it as above, with the path as origin.
 Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path);
 
+// Origami's 200 ranked problems are split deterministically: the port half (even problem index in
+// file order) is the one the AMD model may be developed against; the held-out half (odd index) is
+// only reported. kAll scores every problem.
+enum class RankingHalf : std::uint8_t { kAll, kPort, kHeldOut };
+std::string_view ranking_half_name(RankingHalf half);  // "all", "port", "held-out"
+Result<RankingHalf> parse_ranking_half(std::string_view text);
+std::vector<OrigamiRanking> select_half(const std::vector<OrigamiRanking>& rankings, RankingHalf half);
+
 struct AgreementReport {
   int problems = 0;
+  RankingHalf half = RankingHalf::kAll;
   double top1_exact = 0.0;           // same tile, MI, occupancy and WGM
   double top1_macro_tile = 0.0;      // same macro tile (MT_M, MT_N, MT_K)
   double top10_overlap_exact = 0.0;  // mean |ours ∩ theirs| / |theirs| on full configs
@@ -41,6 +52,10 @@ struct AgreementReport {
   int spearman_shared_problems = 0;
   double spearman_their_top10 = 0.0; // mean rho between their rank and our latency for their 10
   double rank_of_their_top1 = 0.0;   // mean rank (0-based) our model gives Origami's top-1
+  double their_top1_in_our_top5 = 0.0;             // their top-1 config among our 5 best configs
+  double their_top1_tile_in_our_top5_tiles = 0.0;  // its macro tile among our 5 best macro tiles
+  double selection_p50_us = 0.0;     // our selection (rank + pick) per problem, host time
+  double selection_p99_us = 0.0;
 };
 
 // Ranks the Origami-comparable part of the AMD space (data-parallel, contiguous XCD mapping) with
@@ -49,6 +64,7 @@ struct AgreementReport {
 // both CSVs), so the comparable space is capped there too; gfx950 kernels may use up to 160 KiB.
 inline constexpr double kOrigamiTileFootprintBytes = 65536.0;
 AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& rankings,
-                                     const std::vector<Candidate>& space);
+                                     const std::vector<Candidate>& space,
+                                     RankingHalf half = RankingHalf::kAll);
 
 }  // namespace parity::gemm

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "parity/bench/device_timing.hpp"
-#include "parity/bench/provenance.hpp"
+#include "bench/results_json.hpp"
 #include "parity/core/gpu.hpp"
 
 namespace parity::bench {

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "parity/gemm/cublaslt.hpp"
+#include "parity/bench/gemm_timing.hpp"
 
 namespace parity::gemm {
 

@@ -1,4 +1,4 @@
-// measure_shape: screening, check, interleaved full timing and noise floor (cublaslt_measure.hpp).
+// measure_shape: screening, check, interleaved full timing and noise floor (bench/gemm_timing.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -7,27 +7,9 @@
 #include <random>
 
 #include "parity/bench/device_timing.hpp"
-#include "parity/gemm/cublaslt_measure.hpp"
+#include "parity/bench/gemm_timing.hpp"
 
 namespace parity::gemm {
-
-Status validate_measure_options(const MeasureOptions& o) {
-  PARITY_CHECK_ARG(o.screen_repetitions >= 1, "measure: screen_repetitions=", o.screen_repetitions,
-                   " (expected >= 1)");
-  PARITY_CHECK_ARG(o.repetitions >= 1, "measure: repetitions=", o.repetitions, " (expected >= 1)");
-  PARITY_CHECK_ARG(std::isfinite(o.min_timed_ms) && o.min_timed_ms >= 0.0,
-                   "measure: min_timed_ms=", o.min_timed_ms, " (expected >= 0)");
-  PARITY_CHECK_ARG(o.max_repetitions >= o.repetitions, "measure: max_repetitions=",
-                   o.max_repetitions, " (expected >= repetitions=", o.repetitions, ")");
-  PARITY_CHECK_ARG(o.warmup_iterations >= 0, "measure: warmup_iterations=", o.warmup_iterations,
-                   " (expected >= 0)");
-  PARITY_CHECK_ARG(o.top_k >= 0, "measure: top_k=", o.top_k, " (expected >= 0)");
-  PARITY_CHECK_ARG(o.noise_top >= 0, "measure: noise_top=", o.noise_top, " (expected >= 0)");
-  PARITY_CHECK_ARG(o.check_samples >= 1, "measure: check_samples=", o.check_samples,
-                   " (expected >= 1)");
-  PARITY_CHECK_ARG(o.flush_bytes >= 0, "measure: flush_bytes=", o.flush_bytes, " (expected >= 0)");
-  return Status::ok();
-}
 
 namespace {
 

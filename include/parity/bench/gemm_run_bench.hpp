@@ -1,0 +1,86 @@
+// The gemm::Gemm run benchmark: the dense layers of dlrm-kaggle and dlrm-v2 (bottom and top MLPs,
+// DCNv2 low-rank cross layers) as the trainer runs them — forward (bias + ReLU with the mask aux),
+// data gradient (dReLU + bias gradient) and weight gradient (bias gradient of dY) — each timed
+// through Gemm::run and compared with the `gemm measure` oracle of the same GEMM, plus the host
+// time Gemm::run adds to a bare cublasLtMatmul. The problem list is CPU code; the measurement is
+// implemented in parity_gpu (src/backends/cuda/bench/gemm_run_bench.cpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "parity/bench/device_timing.hpp"
+#include "parity/bench/stats.hpp"
+#include "parity/core/status.hpp"
+#include "parity/gemm/gemm.hpp"
+
+namespace parity::bench {
+
+struct GemmRunBenchProblem {
+  std::string model;  // "dlrm-kaggle", "dlrm-v2"
+  std::string layer;  // "bottom0 13->512", "cross1_down 3456->512", ...
+  std::string pass;   // "forward", "data_grad", "weight_grad"
+  gemm::GemmRunProblem problem;
+};
+
+// Every GEMM of both models' dense layers at `batch_size`, operands in `dtype` (D in `dtype`,
+// weight gradients in fp32). The first bottom layer has no data gradient (its input is the data).
+std::vector<GemmRunBenchProblem> dlrm_gemm_run_problems(std::int64_t batch_size, DType dtype);
+
+// Filters by model name ("all" keeps both); kInvalidArgument for an unknown name.
+Result<std::vector<GemmRunBenchProblem>> select_models(std::vector<GemmRunBenchProblem> problems,
+                                                       const std::string& model);
+
+struct GemmRunBenchOptions {
+  TimingOptions timing;        // Gemm::run and heuristic timings (L2 flushed by default)
+  bool measure_oracle = true;  // run `gemm measure`'s method per GEMM (slow: every candidate)
+  int oracle_repetitions = 30;
+  double oracle_min_timed_ms = 2.0;
+  int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
+  int host_samples = 5;  // samples (median reported)
+  std::string hardware = "h200";
+};
+
+struct GemmRunBenchResult {
+  GemmRunBenchProblem item;
+  std::string configuration;  // Gemm::configuration(): the algo and how it was chosen
+  double create_ms = 0.0;     // Gemm::create host time (selection included)
+  SampleStats run;            // Gemm::run, device time
+  std::string heuristic_configuration;
+  SampleStats heuristic;  // the same problem with cuBLASLt's heuristic top-1 forced
+  // The `gemm measure` oracle of the same shape with the epilogue the provider can time (bias or
+  // none; the aux and bias-gradient outputs are left out, so the oracle is a lower bound).
+  std::string oracle_problem;
+  std::string oracle_configuration;
+  double oracle_median_ms = 0.0;  // 0 when not measured
+  double host_run_us = 0.0;       // median host time per Gemm::run call
+  double host_bare_us = 0.0;      // median host time per bare cublasLtMatmul call
+  std::string error;              // non-empty: this GEMM could not be created or run
+};
+
+
+// Runs every problem on the current device; a problem that fails is reported in its `error`.
+// `on_result` (optional) sees each result as soon as it is measured.
+Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
+    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options,
+    const std::function<void(const GemmRunBenchResult&)>& on_result = {});
+
+// `parity bench gemm-run` as one call.
+struct GemmRunBenchRequest {
+  std::string model = "all";  // all, dlrm-kaggle, dlrm-v2
+  std::int64_t batch_size = 65536;
+  DType dtype = DType::kBF16;
+  GemmRunBenchOptions options;
+  std::string out;  // results JSON with provenance (empty: none)
+};
+// CPU: checks the request (kInvalidArgument naming the field) and lists its problems.
+Result<std::vector<GemmRunBenchProblem>> gemm_run_bench_problems(
+    const GemmRunBenchRequest& request);
+// parity_gpu: runs them, hands `print` one table line per GEMM as it finishes, writes the JSON
+// (provenance, method, one row per GEMM, clocks) and returns the closing text.
+Result<std::string> run_gemm_run_bench_report(const GemmRunBenchRequest& request,
+                                              const std::function<void(const std::string&)>& print);
+
+}  // namespace parity::bench

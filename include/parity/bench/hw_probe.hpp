@@ -1,0 +1,26 @@
+// `parity hw probe` as a library call (parity_gpu): measures the local GPU's real ceilings (bf16
+// GEMM rate on large shapes via cuBLASLt's heuristic choice, device copy bandwidth counting bytes
+// read + written, SM count, L2, clocks before/after) and writes the calibration file the models
+// read, plus an optional results JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "parity/bench/device_timing.hpp"
+#include "parity/core/status.hpp"
+
+namespace parity::bench {
+
+struct HwProbeRequest {
+  std::int64_t copy_total_bytes = 0;  // read + written per copy
+  TimingOptions timing;
+  std::string out;      // calibration file; empty: <data dir>/calibration/<device>.json
+  std::string results;  // results JSON; empty: none
+};
+
+/// Returns the printed report. Model parameters fitted earlier into an existing calibration
+/// file are kept.
+Result<std::string> run_hw_probe(const HwProbeRequest& request);
+
+}  // namespace parity::bench

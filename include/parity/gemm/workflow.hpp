@@ -1,0 +1,145 @@
+// The GEMM model's workflows as library calls (CPU only): load a device's model, select for one
+// shape, time the selector itself, fit the scalars to measurement files (with cross-validation),
+// evaluate a selector on measurements (writing the JSON/Markdown/SVG/CSV reports) and compare with
+// Origami's rankings. `parity gemm select|calibrate|eval|agree` parse flags, call these and print
+// the returned text; a Python binding or a trainer calls the same functions.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parity/core/status.hpp"
+#include "parity/gemm/calibration.hpp"
+#include "parity/gemm/evaluation.hpp"
+#include "parity/gemm/measurements.hpp"
+#include "parity/gemm/origami_agreement.hpp"
+#include "parity/gemm/selector.hpp"
+
+namespace parity::gemm {
+
+/// Which device model to load: a catalogue GPU, the data directory (nullopt: PARITY_DATA_DIR or
+/// the installed/source data), and a calibration file (empty: <data>/calibration/<hw>_gemm.json,
+/// else the model's defaults).
+struct ModelSource {
+  std::string hw;
+  std::optional<std::filesystem::path> data_dir;
+  std::string calibration_file;
+};
+
+struct LoadedModel {
+  DeviceParams device;
+  GemmCalibration calibration;
+  std::string calibration_label;  // "built-in defaults (uncalibrated)" or "fitted (FILE)"
+};
+
+Result<LoadedModel> load_model(const ModelSource& source);
+/// The selector over a loaded model: the one place a workflow builds a model from its scalars.
+Selector make_selector(const LoadedModel& model, const SelectorOptions& options = {});
+
+/// A measurements file (`gemm measure`'s output); a name ending in .gz is read through zlib.
+Result<MeasurementSet> load_measurements(const std::string& path);
+
+/// The repository's shape suite that defines the calibration/evaluation split, and its extra
+/// calibration-only CSVs that exist (each disjoint from the suite, checked by tests).
+std::string default_shape_suite_path();
+std::vector<std::string> default_calibration_shape_paths();
+/// The extra calibration shapes of `paths` (each must exist) concatenated; empty paths: none.
+Result<ShapeSuite> read_calibration_shapes(const std::vector<std::string>& paths);
+
+// ---- select ----
+struct SelectionRow {
+  std::string short_name;
+  std::string config;
+  double predicted_us = 0.0;
+  double predicted_tflops = 0.0;
+};
+struct SelectionReport {
+  std::string hw;
+  std::string problem;  // GemmProblem::describe()
+  std::string basis;    // modelled (Hopper model) / modelled (AMD, ...; not a measurement)
+  std::string calibration;
+  std::size_t candidates = 0;
+  std::vector<SelectionRow> top;  // best first; top[0] is the choice
+};
+Result<SelectionReport> select_report(const LoadedModel& model, const GemmProblem& problem,
+                                      std::size_t top);
+std::string to_text(const SelectionReport& report);
+std::string to_json(const SelectionReport& report);
+
+/// Selection latency over `samples` unseen shapes (log-uniform sizes in [1, 32768], fixed seed),
+/// each `base` with new m, n, k, on the model's modelled space.
+struct SelectionLatency {
+  std::string hw;
+  std::size_t candidates = 0;
+  std::size_t samples = 0;
+  double first_call_us = 0.0;  // prepares the per-class constants
+  double p50_us = 0.0, p99_us = 0.0, max_us = 0.0;
+  double thread_cpu_mean_us_per_sample = 0.0;
+  double checksum = 0.0;  // keeps the calls observable
+};
+Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, const GemmProblem& base,
+                                                   int samples, std::size_t top);
+std::string to_text(const SelectionLatency& latency);
+std::string to_json(const SelectionLatency& latency);
+
+// ---- calibrate ----
+struct CalibrateRequest {
+  ModelSource model;  // hw empty: the measurements' device
+  std::vector<std::string> measurement_files;
+  std::string shapes = default_shape_suite_path();
+  std::vector<std::string> calibration_shapes;  // empty: default_calibration_shape_paths()
+  int cv_folds = 0;     // >= 2: cross-validate inside the calibration shapes first
+  std::string cv_csv;   // per held-out shape ratio, when cross-validating
+  std::string out;      // calibration file; empty only when cross-validating
+  FitOptions fit;
+  SelectorOptions selector;  // the cross-validation's selector
+};
+struct CalibrateOutcome {
+  std::vector<std::string> ignored;  // shapes refused by the split, one message each
+  std::size_t measurement_files = 0;
+  std::size_t calibration_shapes = 0;
+  std::optional<CrossValidationResult> cross_validation;
+  std::vector<std::string> cross_validation_per_file;  // "FILE: n shapes, geomean ..."
+  std::optional<FitResult> fit;  // absent when only cross-validating
+  std::string out;
+};
+/// Validates the request, reads every file, admits the calibration shapes, cross-validates when
+/// asked, fits and writes the calibration file with its provenance.
+Result<CalibrateOutcome> calibrate(const CalibrateRequest& request);
+std::string to_text(const CalibrateOutcome& outcome);
+
+// ---- eval ----
+struct EvalRequest {
+  ModelSource model;  // hw empty: the measurements' device
+  std::string measurements;
+  std::string shapes = default_shape_suite_path();
+  std::vector<std::string> calibration_shapes;  // empty: default_calibration_shape_paths()
+  std::string split = "evaluation";             // evaluation, calibration or all
+  std::string out_dir;
+  SelectorOptions selector;
+};
+/// Scores the selector on the measured shapes of the split and writes gemm_eval.{json,md,svg} and
+/// gemm_eval_candidates.csv (every measured candidate with its prediction and model rank) under
+/// out_dir.
+Result<EvaluationReport> evaluate(const EvalRequest& request);
+std::string eval_summary_text(const EvaluationReport& report, const std::string& out_dir);
+/// The per-candidate CSV `evaluate` writes (the residual analyses read it).
+Status write_candidates_csv(const std::filesystem::path& path, const EvaluationReport& report,
+                            const std::vector<MeasuredShape>& shapes);
+
+// ---- agree ----
+struct AgreementOutcome {
+  std::string hw;
+  std::string rankings_csv;
+  AgreementReport report;
+};
+/// `origami_csv` empty: <data>/reference/origami/<arch>_bf16.csv. kInvalidArgument on a non-AMD
+/// device.
+Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std::string& origami_csv);
+std::string to_text(const AgreementOutcome& outcome);
+std::string to_json(const AgreementOutcome& outcome);
+
+}  // namespace parity::gemm

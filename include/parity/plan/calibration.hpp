@@ -1,0 +1,75 @@
+// Planner calibration: the constants the memory and time models need beyond the catalogue
+// (kernel efficiencies, collective latencies, link efficiencies, reserves, overlap), each flagged
+// measured or modelled with its source. Files: <data dir>/calibration/planner_<vendor>.json (the
+// vendor defaults, required) overlaid by planner_<gpu>.json when present (e.g. H200 measurements).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parity/core/status.hpp"
+#include "parity/hw/hardware_spec.hpp"
+
+namespace parity::plan {
+
+inline constexpr const char* kPlannerCalibrationSchema = "parity.plan.calibration/1";
+
+struct CalibratedValue {
+  double value = 0.0;
+  bool is_measured = false;  // false: modelled (an assumption or a third-party figure)
+  std::string source;
+};
+
+struct PlannerCalibration {
+  std::vector<std::string> files;  // the files read, in overlay order
+  // Sustained fraction of the catalogue HBM bandwidth, per TBE byte model pass.
+  CalibratedValue tbe_forward_efficiency{0.7, false, "default"};
+  CalibratedValue tbe_backward_efficiency{0.7, false, "default"};
+  CalibratedValue elementwise_efficiency{0.8, false, "default"};  // fused element-wise kernels
+  CalibratedValue kernel_launch_us{5.0, false, "default"};        // per non-GEMM kernel
+  // Achievable fraction of the per-link / per-NIC peak for bulk transfers.
+  CalibratedValue scale_up_efficiency{0.8, false, "default"};
+  CalibratedValue scale_out_efficiency{0.8, false, "default"};
+  // alpha terms: fixed cost of a collective, per ring step inside a domain, per network step.
+  CalibratedValue collective_base_us{8.0, false, "default"};
+  CalibratedValue scale_up_step_us{1.0, false, "default"};
+  CalibratedValue scale_out_step_us{5.0, false, "default"};
+  // In-switch reduction (NVLS): all-reduce bus bandwidth multiplier; 1 = none (full mesh).
+  CalibratedValue in_switch_reduction_speedup{1.0, false, "default"};
+  // Memory: fraction of HBM the caching allocator loses to fragmentation; bytes the runtime
+  // context and communication library hold; input batches in flight (pipelining).
+  CalibratedValue allocator_reserve_fraction{0.05, false, "default"};
+  CalibratedValue runtime_reserve_gb{1.0, false, "default"};
+  CalibratedValue comm_library_buffer_gb{0.5, false, "default"};
+  CalibratedValue input_batches_in_flight{2.0, false, "default"};
+  // Overlap the trainer does: fraction of the dense backward that hides the dense all-reduce,
+  // of the bottom-MLP forward that hides the pooled-embedding all-to-all, and whether the next
+  // batch's input distribution runs under this step's compute (1) or not (0).
+  CalibratedValue allreduce_overlap_fraction{0.0, false, "default"};
+  CalibratedValue embedding_a2a_overlap_fraction{0.0, false, "default"};
+  CalibratedValue input_dist_overlap_fraction{0.0, false, "default"};
+  CalibratedValue step_overhead_us{50.0, false, "default"};  // host/framework per step
+
+  // Every value with its JSON key, for the reader, the writer and reports.
+  struct Field {
+    std::string_view key;
+    CalibratedValue PlannerCalibration::*member;
+  };
+  static std::vector<Field> fields();
+};
+
+// Reads `json` over `base` (only the keys present change). `origin` prefixes messages.
+Result<PlannerCalibration> overlay_planner_calibration(const PlannerCalibration& base,
+                                                       const nlohmann::json& json,
+                                                       std::string_view origin);
+nlohmann::json planner_calibration_to_json(const PlannerCalibration& calibration,
+                                           std::string_view device);
+// planner_<vendor>.json then planner_<gpu name>.json (optional) from <data dir>/calibration.
+Result<PlannerCalibration> load_planner_calibration(
+    const hw::HardwareSpec& gpu, const std::optional<std::filesystem::path>& data_dir);
+
+}  // namespace parity::plan

@@ -1,0 +1,132 @@
+// The planner's memory and step-time models: pure functions of (machine, model, calibration,
+// plan). GEMMs are priced by the analytical GEMM selector (gemm/selector.hpp) on the machine's
+// GPU, TBE passes by the TBE byte model (embedding/tbe.hpp) over calibrated bandwidth, collectives
+// by collectives.hpp. Equations: docs/planner.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "parity/core/status.hpp"
+#include "parity/gemm/selector.hpp"
+#include "parity/plan/calibration.hpp"
+#include "parity/plan/collectives.hpp"
+#include "parity/plan/plan.hpp"
+
+namespace parity::plan {
+
+// Prices GEMMs with the analytical selector on one device; remembers every shape it priced.
+class GemmPricer {
+ public:
+  static Result<GemmPricer> create(const hw::HardwareSpec& gpu,
+                                   const std::optional<std::filesystem::path>& data_dir);
+  // Time of the selected kernel for C[m x n] = A[m x k] B[k x n] (x batch) in `dtype`.
+  double time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DType dtype);
+  // Exact fp32 (no tensor cores): the GEMM model does not describe SIMT kernels, so a roofline
+  // on the vector FP32 peak at kSimtFp32Efficiency, the HBM bytes, and the model's launch cost.
+  double simt_fp32_time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const;
+  static constexpr double kSimtFp32Efficiency = 0.7;
+
+ private:
+  GemmPricer(gemm::DeviceParams device, gemm::ModelScalars scalars, double fp32_flops_per_us)
+      : device_(std::move(device)), scalars_(scalars), fp32_flops_per_us_(fp32_flops_per_us) {}
+  gemm::DeviceParams device_;
+  gemm::ModelScalars scalars_;
+  double fp32_flops_per_us_ = 0.0;
+  // One selector per dtype: the modelled candidate space depends only on the dtype.
+  std::map<int, std::shared_ptr<gemm::Selector>> selector_by_dtype_;
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>, double> cache_;
+};
+
+// Saved activation bytes per sample of one dense block, and what checkpointing keeps of it.
+struct BlockActivations {
+  std::string block;              // "bottom_mlp", "interaction", "top_mlp", "embeddings"
+  double saved_bytes = 0;         // everything the block saves without checkpointing
+  double boundary_bytes = 0;      // the block's input, kept under checkpointing
+};
+std::vector<BlockActivations> activation_profile(const PlannerModel& model, Precision precision);
+// Saved bytes per sample under `policy`, and the per-sample working set of the backward pass
+// (the largest recomputed block plus two activation-gradient buffers of the widest layer).
+double activation_bytes_per_sample(const PlannerModel& model, Precision precision,
+                                   Checkpointing policy);
+
+// Expected distinct rows touched when `lookups` uniform draws hit `rows` rows.
+double expected_unique_rows(double rows, double lookups);
+
+// The per-step work one shard brings to its rank, independent of where it is placed.
+struct ShardCost {
+  double tbe_forward_us = 0;
+  double tbe_backward_us = 0;
+  double weight_bytes = 0;
+  double optimizer_bytes = 0;
+  double pooled_dim = 0;       // columns this shard contributes to the pooled output
+  double index_bytes = 0;      // distributed indices it receives per step
+  double replicated_gradient_bytes = 0;  // data-parallel: the gradient every rank all-reduces
+};
+// Everything that does not depend on the placement, for one (machine, model, config).
+struct ConfigCosts {
+  TrainConfig config;
+  MemoryBreakdown shared_memory;  // dense state, activations, IO, reserves: equal on every rank
+  TimeBreakdown dense_time;       // dense forward/backward/recompute/optimizer + overhead
+  double dense_gradient_bytes = 0;
+  double bottom_forward_us = 0;   // what the pooled-embedding all-to-all can hide behind
+  double bottom_backward_us = 0;
+  double comm_bytes_per_elem = 4;
+  double table_bytes_per_elem = 4;
+};
+Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& model,
+                                 const PlannerCalibration& calibration, GemmPricer& pricer,
+                                 const TrainConfig& config);
+// One shard's cost: table `table`, `rows` x `cols` of it, under `type`.
+ShardCost shard_cost(const Machine& machine, const PlannerModel& model,
+                     const PlannerCalibration& calibration, const ConfigCosts& costs, int table,
+                     ShardingType type, std::int64_t rows, int cols);
+
+// What a placement puts on each rank: the sums of its shards' costs. The search updates it
+// shard by shard; score_placement turns it into the step time and memory (the one code path
+// predict() also uses).
+struct RankLoad {
+  double tbe_forward_us = 0;
+  double tbe_backward_us = 0;
+  double weight_bytes = 0;
+  double optimizer_bytes = 0;
+  double index_bytes = 0;
+  double pooled_dim = 0;
+  int shards = 0;
+};
+struct PlacementLoad {
+  std::vector<RankLoad> ranks;
+  double replicated_gradient_bytes = 0;  // data-parallel tables' gradients (all-reduced)
+  explicit PlacementLoad(int num_ranks = 0) : ranks(static_cast<std::size_t>(num_ranks)) {}
+  // sign +1 adds the shard to `rank`, -1 removes it.
+  void apply(int rank, const ShardCost& cost, double sign);
+};
+struct StepScore {
+  double step_us = 0;
+  double peak_memory_bytes = 0;
+  int peak_memory_rank = 0;
+  // Mean square of each rank's TBE time and pooled columns, each relative to its mean: lower is
+  // more balanced. The search breaks step-time ties with it, so it can leave plateaus where
+  // several ranks share the maximum.
+  double imbalance = 0;
+};
+// Step time and peak memory of a placement; with `detail`, the full per-rank breakdowns too.
+StepScore score_placement(const CommParams& comm, const PlannerCalibration& calibration,
+                          const ConfigCosts& costs, const PlacementLoad& load,
+                          Prediction* detail = nullptr);
+
+// Per-rank and step predictions for a complete plan (placement included).
+Result<Prediction> predict(const Machine& machine, const PlannerModel& model,
+                           const PlannerCalibration& calibration, const ConfigCosts& costs,
+                           const std::vector<TablePlacement>& tables);
+// Convenience: config_costs + predict for `plan`, filling plan.prediction.
+Status predict_plan(const Machine& machine, const PlannerModel& model,
+                    const PlannerCalibration& calibration, GemmPricer& pricer, Plan& plan);
+
+// Usable bytes per rank: HBM capacity (1e9 bytes per catalogue GB).
+double rank_capacity_bytes(const Machine& machine);
+
+}  // namespace parity::plan

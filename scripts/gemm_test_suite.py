@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Generate the GEMM *test* shape suite (bench/shapes/gemm_shapes_test.csv).
+
+The dev suite (bench/shapes/gemm_shapes_dev.csv) is where the model is iterated on; its figures
+are development figures. This script draws a disjoint suite from public model configurations the
+dev suite does not use, plus log-uniform random sizes with a misaligned share, so a model change
+can be scored once on shapes that never steered it. A later model change is scored on a fresh
+suite: bump --seed and swap the sources below.
+
+Sources (public configuration files / papers; the dimensions used are quoted next to each):
+  - Mixtral-8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): hidden 4096, intermediate 14336,
+    8 experts, top-2 routing, 32 heads / 8 KV heads of 128.
+  - Qwen2-7B (Qwen/Qwen2-7B config.json): hidden 3584, intermediate 18944, 28 heads, 4 KV heads
+    of 128.
+  - Qwen1.5-MoE-A2.7B (Qwen/Qwen1.5-MoE-A2.7B config.json): hidden 2048, expert intermediate 1408,
+    60 experts, top-4, shared expert intermediate 5632.
+  - DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json): hidden 7168, moe_intermediate 2048,
+    256 routed experts, top-8, q_lora_rank 1536, kv_lora_rank 512 (+64 rope dims).
+  - Gemma-7B (google/gemma-7b config.json): hidden 3072, intermediate 24576, 16 heads of 256.
+  - Falcon-7B (tiiuae/falcon-7b config.json): hidden 4544, multi-query (71 heads of 64 + 1 KV
+    head): fused QKV width 4544 + 2*64 = 4672, MLP 4 * 4544 = 18176.
+  - BERT-large (Devlin et al. 2019): hidden 1024, intermediate 4096, sequence 512.
+  - Phi-3-mini (microsoft/Phi-3-mini-4k-instruct config.json): hidden 3072, intermediate 8192,
+    fused QKV 9216.
+  - DeepFM (Guo et al. 2017, Criteo setup): 39 fields x 10-dim embeddings = 390 inputs,
+    MLP 400-400-400.
+  - Wide & Deep (Cheng et al. 2016): concatenated embeddings ~1200 inputs, MLP 1024-512-256.
+  - DIN (Zhou et al. 2018): MLP 200-80 over ~ 4 * 18-dim * fields (input 576 here).
+  - HSTU (Zhai et al. 2024, "Actions Speak Louder than Words"): d = 256 and d = 1024 variants
+    (UVQK projection 4d wide, output projection d).
+Training GEMMs are emitted as the forward (tokens x out x in), data gradient (tokens x in x out)
+and weight gradient (in x out x tokens) products, as the dev suite names them.
+
+Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes that coincide in
+(m, n, k) with a dev or calibration-extra row are dropped. Run from the repository root:
+    python3 scripts/gemm_test_suite.py > bench/shapes/gemm_shapes_test.csv
+"""
+
+import argparse
+import csv
+import math
+import random
+import sys
+from pathlib import Path
+
+EXCLUDED_SUITES = [
+    "bench/shapes/gemm_shapes_dev.csv",
+    "bench/shapes/gemm_shapes_calibration_extra.csv",
+    "bench/shapes/gemm_shapes_calibration_extra2.csv",
+]
+BF16_BYTES = 2
+TMA_ALIGNMENT_BYTES = 16
+RANDOM_SHAPES = 26
+MISALIGNED_SHARE = 0.30
+
+
+def is_misaligned(m, k):
+    # TN packed: lda = ldb = K, ldc = M (elements); TMA needs every row 16-byte aligned.
+    return (k * BF16_BYTES) % TMA_ALIGNMENT_BYTES != 0 or (m * BF16_BYTES) % TMA_ALIGNMENT_BYTES != 0
+
+
+def training_triplet(prefix, tokens, fan_in, fan_out, family):
+    return [
+        (f"{prefix}_fwd", tokens, fan_out, fan_in, family),
+        (f"{prefix}_dgrad", tokens, fan_in, fan_out, family),
+        (f"{prefix}_wgrad", fan_in, fan_out, tokens, family),
+    ]
+
+
+def llm_shapes(rng):
+    rows = []
+    # Dense LLM projections at a prefill/training token count and a decode-ish small batch.
+    for tokens in (2048, 8192):
+        rows += [
+            (f"qwen2_7b_qkv_t{tokens}", tokens, 3584 + 2 * 4 * 128, 3584, "llm"),
+            (f"qwen2_7b_gateup_t{tokens}", tokens, 2 * 18944, 3584, "llm"),
+            (f"qwen2_7b_down_t{tokens}", tokens, 3584, 18944, "llm"),
+        ]
+    rows += [
+        ("gemma7b_qkv_t4096", 4096, 3 * 16 * 256, 3072, "llm"),
+        ("gemma7b_o_t4096", 4096, 3072, 16 * 256, "llm"),
+        ("gemma7b_gateup_t4096", 4096, 2 * 24576, 3072, "llm"),
+        ("gemma7b_down_t4096", 4096, 3072, 24576, "llm"),
+        ("falcon7b_qkv_t4096", 4096, 4672, 4544, "llm"),
+        ("falcon7b_mlp_up_t4096", 4096, 18176, 4544, "llm"),
+        ("falcon7b_mlp_down_t4096", 4096, 4544, 18176, "llm"),
+        ("phi3mini_qkv_t16", 16, 9216, 3072, "llm"),
+        ("phi3mini_down_t16", 16, 3072, 8192, "llm"),
+        ("phi3mini_gateup_t1024", 1024, 2 * 8192, 3072, "llm"),
+    ]
+    # BERT-large training at batch 32 x sequence 512.
+    tokens = 32 * 512
+    rows += [
+        ("bertl_qkv_fwd", tokens, 3 * 1024, 1024, "llm"),
+        ("bertl_ffn1_fwd", tokens, 4096, 1024, "llm"),
+        ("bertl_ffn2_fwd", tokens, 1024, 4096, "llm"),
+        ("bertl_ffn1_wgrad", 1024, 4096, tokens, "llm"),
+    ]
+    return rows
+
+
+def moe_shapes(rng):
+    """Expert GEMMs: tokens per expert drawn around the mean (routing is never balanced), so
+    most expert row counts are odd sizes (a realistic source of misaligned M)."""
+    rows = []
+
+    def expert_tokens(total, experts, top_k):
+        mean = total * top_k / experts
+        return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
+
+    for i in range(3):
+        t = expert_tokens(8192, 8, 2)
+        rows += [
+            (f"mixtral_expert_gateup_{i}", t, 2 * 14336, 4096, "moe"),
+            (f"mixtral_expert_down_{i}", t, 4096, 14336, "moe"),
+        ]
+    for i in range(3):
+        t = expert_tokens(16384, 256, 8)
+        rows += [
+            (f"dsv3_expert_gateup_{i}", t, 2 * 2048, 7168, "moe"),
+            (f"dsv3_expert_down_{i}", t, 7168, 2048, "moe"),
+        ]
+    rows += [
+        ("dsv3_q_a_proj_t4096", 4096, 1536, 7168, "moe"),
+        ("dsv3_kv_a_proj_t4096", 4096, 512 + 64, 7168, "moe"),
+    ]
+    for i in range(2):
+        t = expert_tokens(4096, 60, 4)
+        rows += [
+            (f"qwenmoe_expert_gateup_{i}", t, 2 * 1408, 2048, "moe"),
+            (f"qwenmoe_expert_down_{i}", t, 2048, 1408, "moe"),
+        ]
+    rows.append(("qwenmoe_shared_gateup_t4096", 4096, 2 * 5632, 2048, "moe"))
+    return rows
+
+
+def recsys_shapes(rng):
+    rows = []
+    rows += training_triplet("deepfm_l0_b16384", 16384, 390, 400, "recsys")
+    rows += training_triplet("deepfm_l1_b16384", 16384, 400, 400, "recsys")
+    rows += training_triplet("widedeep_l0_b32768", 32768, 1200, 1024, "recsys")
+    rows += training_triplet("widedeep_l1_b32768", 32768, 1024, 512, "recsys")
+    rows += training_triplet("din_l0_b4096", 4096, 576, 200, "recsys")
+    rows += [
+        ("hstu256_uvqk_t65536", 65536, 4 * 256, 256, "hstu"),
+        ("hstu256_out_t65536", 65536, 256, 256, "hstu"),
+        ("hstu1024_uvqk_t16384", 16384, 4 * 1024, 1024, "hstu"),
+        ("hstu1024_out_t16384", 16384, 1024, 1024, "hstu"),
+        ("hstu1024_uvqk_wgrad_t16384", 1024, 4 * 1024, 16384, "hstu"),
+    ]
+    return rows
+
+
+def random_shapes(rng, count, misaligned_wanted):
+    """Log-uniform m, n, k in [16, 32768]; the first `misaligned_wanted` are forced misaligned
+    (K odd), the rest forced TMA-aligned (M and K multiples of 8)."""
+    rows = []
+    low, high = math.log(16), math.log(32768)
+    for i in range(count):
+        m, n, k = (int(round(math.exp(rng.uniform(low, high)))) for _ in range(3))
+        if i < misaligned_wanted:
+            if not is_misaligned(m, k):
+                k += 1 if k % 2 == 0 else 0
+                if not is_misaligned(m, k):
+                    k += 1
+        else:
+            m, k = max(8, m - m % 8), max(8, k - k % 8)
+        rows.append((f"rand_test_{i}", m, n, k, "random"))
+    return rows
+
+
+def read_excluded(root):
+    sizes = set()
+    for rel in EXCLUDED_SUITES:
+        path = root / rel
+        if not path.exists():
+            continue
+        with open(path) as f:
+            lines = [line for line in f if line.strip() and not line.startswith("#")]
+        for row in csv.DictReader(lines):
+            sizes.add((int(row["m"]), int(row["n"]), int(row["k"])))
+    return sizes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+
+    rows = llm_shapes(rng) + moe_shapes(rng) + recsys_shapes(rng)
+    excluded = read_excluded(args.root)
+    rows = [r for r in rows if (r[1], r[2], r[3]) not in excluded]
+    misaligned = sum(is_misaligned(r[1], r[3]) for r in rows)
+    total = len(rows) + RANDOM_SHAPES
+    wanted = max(0, min(RANDOM_SHAPES, math.ceil(MISALIGNED_SHARE * total) - misaligned))
+    for r in random_shapes(rng, RANDOM_SHAPES, wanted):
+        if (r[1], r[2], r[3]) not in excluded:
+            rows.append(r)
+    seen, unique = set(), []
+    for r in rows:
+        if (r[1], r[2], r[3]) not in seen:
+            seen.add((r[1], r[2], r[3]))
+            unique.append(r)
+    misaligned = sum(is_misaligned(r[1], r[3]) for r in unique)
+
+    out = sys.stdout
+    out.write(
+        "# GEMM TEST suite (scripts/gemm_test_suite.py --seed %d): scored once, never iterated on.\n"
+        "# C[m,n] = A[m,k] * B[k,n], bf16 in/out, fp32 accumulate. %d shapes, %d misaligned "
+        "(lda/ldc not 16-byte aligned).\n" % (args.seed, len(unique), misaligned))
+    out.write("name,m,n,k,family\n")
+    for name, m, n, k, family in unique:
+        out.write(f"{name},{m},{n},{k},{family}\n")
+
+
+if __name__ == "__main__":
+    main()

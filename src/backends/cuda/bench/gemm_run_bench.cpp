@@ -1,0 +1,303 @@
+// The device side of the gemm::Gemm run benchmark (parity/bench/gemm_run_bench.hpp): operands
+// filled from a random host pool, Gemm::run and the forced heuristic top-1 timed with
+// time_on_device, the oracle by measure_shape (`gemm measure`'s method), and host time per call of
+// Gemm::run against a bare cublasLtMatmul of the same shape.
+#include "parity/bench/gemm_run_bench.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "backends/cuda/gemm/lt_common.hpp"
+#include "bench/results_json.hpp"
+#include "bench/text_format.hpp"
+#include "parity/bench/gemm_timing.hpp"
+#include "parity/core/gpu.hpp"
+#include "parity/core/rng.hpp"
+#include "parity/gemm/cublaslt.hpp"
+
+namespace parity::bench {
+namespace {
+
+using gemm::GemmRunProblem;
+using gemm::RunEpilogue;
+namespace lt = gemm::lt;
+
+// Fills `buffer` with bytes tiled from a random pool of values in `dtype` (device copies only).
+Status fill_random(gpu::DeviceBuffer& buffer, DType dtype, std::uint64_t seed) {
+  constexpr std::size_t kPoolBytes = 4u << 20;
+  const std::size_t element = dtype_size_bytes(dtype);
+  std::vector<std::uint8_t> pool(kPoolBytes);
+  Rng rng(seed);
+  for (std::size_t i = 0; i + element <= kPoolBytes; i += element) {
+    const auto value = static_cast<float>(rng.normal(0.0, 1.0));
+    if (dtype == DType::kF32) {
+      std::memcpy(pool.data() + i, &value, 4);
+    } else {
+      const std::uint16_t bits =
+          dtype == DType::kBF16 ? float_to_bf16_bits(value) : float_to_fp16_bits(value);
+      std::memcpy(pool.data() + i, &bits, 2);
+    }
+  }
+  for (std::size_t offset = 0; offset < buffer.size_bytes(); offset += kPoolBytes) {
+    const std::size_t bytes = std::min(kPoolBytes, buffer.size_bytes() - offset);
+    PARITY_RETURN_IF_ERROR(buffer.copy_from_host(pool.data(), bytes, offset));
+  }
+  return Status::ok();
+}
+
+struct DeviceOperands {
+  gpu::DeviceBuffer a, b, d, bias, aux, bias_grad, workspace;
+};
+
+Result<DeviceOperands> allocate_operands(const GemmRunProblem& p, std::int64_t workspace_bytes) {
+  const gemm::GemmProblem& s = p.shape;
+  const std::size_t in = dtype_size_bytes(s.a_dtype), out = dtype_size_bytes(s.c_dtype);
+  auto bytes = [](std::int64_t elements, std::size_t size) {
+    return static_cast<std::size_t>(std::max<std::int64_t>(elements, 1)) * size;
+  };
+  DeviceOperands o;
+  PARITY_ASSIGN_OR_RETURN(o.a,
+                          gpu::DeviceBuffer::allocate(bytes(p.stride_a_or_packed() * s.batch, in)));
+  PARITY_ASSIGN_OR_RETURN(o.b,
+                          gpu::DeviceBuffer::allocate(bytes(p.stride_b_or_packed() * s.batch, in)));
+  PARITY_ASSIGN_OR_RETURN(
+      o.d, gpu::DeviceBuffer::allocate(bytes(p.stride_c_or_packed() * s.batch, out)));
+  PARITY_ASSIGN_OR_RETURN(o.bias, gpu::DeviceBuffer::allocate(bytes(s.m, out)));
+  PARITY_ASSIGN_OR_RETURN(o.aux, gpu::DeviceBuffer::allocate(bytes(p.aux_bytes(), 1)));
+  PARITY_ASSIGN_OR_RETURN(o.bias_grad, gpu::DeviceBuffer::allocate(bytes(std::max(s.m, s.n), 4)));
+  PARITY_ASSIGN_OR_RETURN(o.workspace, gpu::DeviceBuffer::allocate(bytes(workspace_bytes, 1)));
+  PARITY_RETURN_IF_ERROR(fill_random(o.a, s.a_dtype, 1));
+  PARITY_RETURN_IF_ERROR(fill_random(o.b, s.b_dtype, 2));
+  PARITY_RETURN_IF_ERROR(fill_random(o.bias, s.c_dtype, 3));
+  PARITY_RETURN_IF_ERROR(fill_random(o.aux, DType::kBF16, 4));  // random bits: a ReLU mask half set
+  return o;
+}
+
+gemm::GemmArgs args_of(const DeviceOperands& o, std::int64_t workspace_bytes) {
+  gemm::GemmArgs args;
+  args.a = o.a.data();
+  args.b = o.b.data();
+  args.d = o.d.data();
+  args.bias = o.bias.data();
+  args.aux = o.aux.data();
+  args.bias_grad = o.bias_grad.data();
+  args.workspace = o.workspace.data();
+  args.workspace_bytes = workspace_bytes;
+  return args;
+}
+
+// The shape the provider can time: the epilogue the model prices (bias, relu or none).
+gemm::GemmProblem oracle_problem_of(const GemmRunProblem& p) {
+  gemm::GemmProblem shape = p.shape;
+  shape.epilogue = gemm::epilogue_reads_bias(p.epilogue) ? gemm::Epilogue::kBias
+                   : p.epilogue == RunEpilogue::kRelu    ? gemm::Epilogue::kRelu
+                                                         : gemm::Epilogue::kNone;
+  return shape;
+}
+
+Result<SampleStats> time_gemm(const gemm::Gemm& gemm, const DeviceOperands& o,
+                              const TimingOptions& timing) {
+  const gemm::GemmArgs args = args_of(o, gemm.workspace_bytes());
+  return time_on_device(
+      [&](gpu::StreamHandle stream) {
+        ExecutionContext context{DeviceKind::kGpu, stream, false};
+        return gemm.run(args, context);
+      },
+      timing);
+}
+
+// Median host microseconds per call over `samples` batches of `calls` enqueues.
+Result<double> host_us_per_call(const std::function<Status()>& call, int calls, int samples) {
+  std::vector<double> per_call_us;
+  for (int s = 0; s < samples; ++s) {
+    PARITY_RETURN_IF_ERROR(gpu::synchronize());
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) PARITY_RETURN_IF_ERROR(call());
+    const auto stop = std::chrono::steady_clock::now();
+    per_call_us.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / calls);
+  }
+  PARITY_RETURN_IF_ERROR(gpu::synchronize());
+  std::sort(per_call_us.begin(), per_call_us.end());
+  return per_call_us[per_call_us.size() / 2];
+}
+
+// A bare cublasLtMatmul of the oracle shape with cuBLASLt's heuristic top-1.
+Result<double> bare_host_us(gemm::CublasLtProvider& provider, const lt::Handle& handle,
+                            const gemm::GemmProblem& shape, const DeviceOperands& o,
+                            const GemmRunBenchOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(const auto picks, provider.heuristic(shape, 1));
+  if (picks.empty()) return unsupported("no heuristic pick for ", shape.describe());
+  const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(picks.front());
+  PARITY_ASSIGN_OR_RETURN(const lt::MatmulPlan plan, lt::MatmulPlan::create(shape, o.bias.data()));
+  const float alpha = 1.0f, beta = 0.0f;
+  const std::size_t workspace_bytes =
+      std::min<std::size_t>(o.workspace.size_bytes(), picks.front().workspace_bytes);
+  if (picks.front().workspace_bytes > o.workspace.size_bytes())
+    return unsupported("workspace too small");
+  return host_us_per_call(
+      [&]() -> Status {
+        PARITY_CUBLASLT_TRY(cublasLtMatmul(handle.get(), plan.desc(), &alpha, o.a.data(), plan.a(),
+                                           o.b.data(), plan.b(), &beta, o.d.data(), plan.c(),
+                                           o.d.data(), plan.c(), &algo, o.workspace.data(),
+                                           workspace_bytes, nullptr));
+        return Status::ok();
+      },
+      options.host_calls, options.host_samples);
+}
+
+Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
+                 const GemmRunBenchOptions& options, GemmRunBenchResult* result) {
+  const GemmRunProblem& p = result->item.problem;
+  const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false};
+  gemm::GemmOptions gemm_options;
+  gemm_options.hardware = options.hardware;
+  const auto start = std::chrono::steady_clock::now();
+  PARITY_ASSIGN_OR_RETURN(const gemm::Gemm chosen,
+                          gemm::Gemm::create(p, gpu_context, gemm_options));
+  result->create_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result->configuration = chosen.configuration();
+  gemm_options.forced_configuration = "heuristic";
+  PARITY_ASSIGN_OR_RETURN(const gemm::Gemm heuristic,
+                          gemm::Gemm::create(p, gpu_context, gemm_options));
+  result->heuristic_configuration = heuristic.configuration();
+  const std::int64_t workspace =
+      std::max<std::int64_t>({chosen.workspace_bytes(), heuristic.workspace_bytes(),
+                              static_cast<std::int64_t>(lt::kMaxWorkspaceBytes)});
+  PARITY_ASSIGN_OR_RETURN(const DeviceOperands operands, allocate_operands(p, workspace));
+  PARITY_ASSIGN_OR_RETURN(result->run, time_gemm(chosen, operands, options.timing));
+  PARITY_ASSIGN_OR_RETURN(result->heuristic, time_gemm(heuristic, operands, options.timing));
+  const gemm::GemmArgs args = args_of(operands, chosen.workspace_bytes());
+  PARITY_ASSIGN_OR_RETURN(result->host_run_us,
+                          host_us_per_call([&] { return chosen.run(args, gpu_context); },
+                                           options.host_calls, options.host_samples));
+  const gemm::GemmProblem oracle_shape = oracle_problem_of(p);
+  result->oracle_problem = oracle_shape.describe();
+  PARITY_ASSIGN_OR_RETURN(result->host_bare_us,
+                          bare_host_us(provider, handle, oracle_shape, operands, options));
+  if (options.measure_oracle) {
+    gemm::MeasureOptions measure;
+    measure.repetitions = options.oracle_repetitions;
+    measure.min_timed_ms = options.oracle_min_timed_ms;
+    measure.noise_top = 0;
+    PARITY_ASSIGN_OR_RETURN(const gemm::ShapeMeasurement m,
+                            gemm::measure_shape(provider, oracle_shape, {}, measure));
+    if (m.oracle >= 0) {
+      const auto& best = m.candidates[static_cast<std::size_t>(m.oracle)];
+      result->oracle_median_ms = best.stats.median_ms;
+      result->oracle_configuration = best.configuration;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
+    const std::vector<GemmRunBenchProblem>& problems, const GemmRunBenchOptions& options,
+    const std::function<void(const GemmRunBenchResult&)>& on_result) {
+  PARITY_RETURN_IF_ERROR(validate_timing_options(options.timing));
+  PARITY_CHECK_ARG(options.host_calls >= 1 && options.host_samples >= 1,
+                   "bench gemm-run: host_calls=", options.host_calls,
+                   " and host_samples=", options.host_samples, " must be >= 1");
+  PARITY_ASSIGN_OR_RETURN(auto provider, gemm::CublasLtProvider::create());
+  PARITY_ASSIGN_OR_RETURN(const lt::Handle handle, lt::Handle::create());
+  std::vector<GemmRunBenchResult> results;
+  for (const auto& item : problems) {
+    GemmRunBenchResult result;
+    result.item = item;
+    const Status status = bench_one(*provider, handle, options, &result);
+    if (!status.is_ok()) result.error = status.to_string();
+    if (on_result) on_result(result);
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+namespace {
+
+nlohmann::json result_json(const GemmRunBenchResult& r) {
+  const GemmRunProblem& p = r.item.problem;
+  nlohmann::json row = {{"model", r.item.model},
+                        {"layer", r.item.layer},
+                        {"pass", r.item.pass},
+                        {"problem", p.shape.describe()},
+                        {"run_epilogue", gemm::run_epilogue_name(p.epilogue)},
+                        {"flop_count", p.shape.flop_count()}};
+  if (!r.error.empty()) {
+    row["error"] = r.error;
+    return row;
+  }
+  row.update({{"configuration", r.configuration},
+              {"create_ms", r.create_ms},
+              {"run", sample_stats_json(r.run)},
+              {"heuristic_configuration", r.heuristic_configuration},
+              {"heuristic", sample_stats_json(r.heuristic)},
+              {"oracle_problem", r.oracle_problem},
+              {"oracle_configuration", r.oracle_configuration},
+              {"oracle_median_ms", r.oracle_median_ms},
+              {"oracle_over_chosen",
+               r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0},
+              {"host_run_us", r.host_run_us},
+              {"host_bare_us", r.host_bare_us},
+              {"host_overhead_us", r.host_run_us - r.host_bare_us}});
+  return row;
+}
+
+std::string result_line(const GemmRunBenchResult& r) {
+  if (!r.error.empty()) {
+    return format_text("%-12s %-24s %-11s error: %s\n", r.item.model.c_str(), r.item.layer.c_str(),
+                       r.item.pass.c_str(), r.error.c_str());
+  }
+  return format_text("%-12s %-24s %-11s %9.4f %9.4f %9.4f %6.3f %7.2f  %s\n", r.item.model.c_str(),
+                     r.item.layer.c_str(), r.item.pass.c_str(), r.run.median_ms,
+                     r.heuristic.median_ms, r.oracle_median_ms,
+                     r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0,
+                     r.host_run_us - r.host_bare_us, r.configuration.c_str());
+}
+
+}  // namespace
+
+Result<std::string> run_gemm_run_bench_report(
+    const GemmRunBenchRequest& request, const std::function<void(const std::string&)>& print) {
+  PARITY_ASSIGN_OR_RETURN(const auto problems, gemm_run_bench_problems(request));
+  const GemmRunBenchOptions& options = request.options;
+  nlohmann::json document = results_document("gemm_run", provenance_json(0));
+  document["method"] = {
+      {"batch_size", request.batch_size},
+      {"dtype", gemm::gemm_dtype_name(request.dtype)},
+      {"cache", cache_mode_name(options.timing.cache)},
+      {"warmup_iterations", options.timing.warmup_iterations},
+      {"repetitions", options.timing.repetitions},
+      {"oracle", options.measure_oracle
+                     ? "gemm measure of the shape with the epilogue the provider times"
+                     : "off"},
+      {"oracle_repetitions", options.oracle_repetitions},
+      {"host_calls", options.host_calls},
+      {"host_samples", options.host_samples},
+      {"hardware", options.hardware},
+      {"cublaslt_version", gemm::CublasLtProvider::library_version()}};
+  PARITY_ASSIGN_OR_RETURN(const auto clocks_before, read_device_clocks());
+  print(format_text("%-12s %-24s %-11s %9s %9s %9s %6s %7s  %s\n", "model", "layer", "pass",
+                    "run_ms", "heur_ms", "oracle_ms", "ratio", "host_us", "configuration"));
+  nlohmann::json rows = nlohmann::json::array();
+  PARITY_RETURN_IF_ERROR(
+      run_gemm_run_bench(problems, options, [&](const GemmRunBenchResult& result) {
+        print(result_line(result));
+        rows.push_back(result_json(result));
+      }).status());
+  PARITY_ASSIGN_OR_RETURN(const auto clocks_after, read_device_clocks());
+  std::string text = format_text("clocks: SM %d -> %d MHz (%s)\n", clocks_before.sm_clock_mhz,
+                                 clocks_after.sm_clock_mhz, clocks_after.source.c_str());
+  document["results"] = std::move(rows);
+  PARITY_RETURN_IF_ERROR(
+      finish_results_document(document, clocks_before, clocks_after, request.out, &text));
+  return text;
+}
+
+}  // namespace parity::bench

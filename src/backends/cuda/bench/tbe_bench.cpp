@@ -1,0 +1,369 @@
+// `parity bench tbe` device driver (include/parity/bench/tbe_bench.hpp): buffers, the forward
+// check against fp64 before timing, nine timings, the byte models, the results file and the table.
+#include <algorithm>
+#include <cmath>
+
+#include "bench/results_json.hpp"
+#include "bench/text_format.hpp"
+#include "parity/bench/copy.hpp"
+#include "parity/bench/tbe_bench.hpp"
+#include "parity/core/gpu.hpp"
+#include "parity/core/rng.hpp"
+#include "parity/embedding/tbe_gpu.hpp"
+
+namespace parity::bench {
+namespace {
+
+using namespace parity::embedding;
+namespace eg = embedding::gpu;
+using parity::gpu::DeviceBuffer;
+using nlohmann::json;
+
+constexpr int kCheckedBags = 48;
+
+// Lowest free device memory seen: peak use = free_before - free_min.
+struct MemoryWatch {
+  std::size_t free_before = 0, free_min = 0, total = 0;
+  Status start() {
+    PARITY_RETURN_IF_ERROR(parity::gpu::memory_info(&free_before, &total));
+    free_min = free_before;
+    return Status::ok();
+  }
+  Status note() {
+    std::size_t free_now = 0;
+    PARITY_RETURN_IF_ERROR(parity::gpu::memory_info(&free_now, &total));
+    free_min = std::min(free_min, free_now);
+    return Status::ok();
+  }
+  double peak_bytes() const { return static_cast<double>(free_before - free_min); }
+};
+
+struct Buffers {
+  eg::DeviceTbeLayout layout;
+  DeviceBuffer weights, state1, state2, indices, offsets, bad, out, grad, ws, bc_ws, sink;
+  std::int64_t ws_bytes = 0, bc_bytes = 0, out_elements = 0;
+  bool has_state1 = false, has_state2 = false;
+};
+
+std::size_t at_least_one(std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(n, 1)); }
+
+Result<Buffers> allocate(const TbeProblem& problem, const TbeBenchSpec& spec, const SyntheticBatch& batch,
+                         const std::vector<std::int64_t>& bad_indices, std::uint64_t seed) {
+  const auto& layout = problem.layout;
+  Buffers b;
+  PARITY_ASSIGN_OR_RETURN(b.layout, eg::DeviceTbeLayout::create(layout));
+  PARITY_ASSIGN_OR_RETURN(b.weights, DeviceBuffer::allocate(static_cast<std::size_t>(layout.total_weight_elements()) *
+                                                            dtype_size_bytes(problem.weight_dtype)));
+  PARITY_RETURN_IF_ERROR(eg::fill_uniform(b.weights.data(), problem.weight_dtype, layout.total_weight_elements(), seed, 0.1f));
+  const auto s1 = optimizer_state1_elements(layout, spec.optimizer);
+  const auto s2 = optimizer_state2_elements(layout, spec.optimizer);
+  b.has_state1 = s1 > 0;
+  b.has_state2 = s2 > 0;
+  PARITY_ASSIGN_OR_RETURN(b.state1, DeviceBuffer::allocate(at_least_one(s1) * 4));
+  PARITY_ASSIGN_OR_RETURN(b.state2, DeviceBuffer::allocate(at_least_one(s2) * 4));
+  PARITY_RETURN_IF_ERROR(b.state1.fill_bytes(0));
+  PARITY_RETURN_IF_ERROR(b.state2.fill_bytes(0));
+  PARITY_ASSIGN_OR_RETURN(b.indices, parity::gpu::upload(pack_indices(batch.indices, problem.index_dtype)));
+  PARITY_ASSIGN_OR_RETURN(b.offsets, parity::gpu::upload(pack_indices(batch.offsets, problem.index_dtype)));
+  PARITY_ASSIGN_OR_RETURN(b.bad, parity::gpu::upload(pack_indices(bad_indices, problem.index_dtype)));
+  b.out_elements = problem.output_rows() * problem.output_cols();
+  PARITY_ASSIGN_OR_RETURN(b.out, DeviceBuffer::allocate(static_cast<std::size_t>(b.out_elements) *
+                                                        dtype_size_bytes(problem.output_dtype)));
+  PARITY_ASSIGN_OR_RETURN(b.grad, DeviceBuffer::allocate(static_cast<std::size_t>(b.out_elements) * 4));
+  PARITY_RETURN_IF_ERROR(eg::fill_uniform(b.grad.data(), DType::kF32, b.out_elements, seed + 1, 1.0f));
+  PARITY_ASSIGN_OR_RETURN(b.ws_bytes, eg::tbe_backward_workspace_bytes(problem));
+  PARITY_ASSIGN_OR_RETURN(b.ws, DeviceBuffer::allocate(at_least_one(b.ws_bytes)));
+  b.bc_bytes = eg::bounds_check_workspace_bytes(problem);
+  PARITY_ASSIGN_OR_RETURN(b.bc_ws, DeviceBuffer::allocate(static_cast<std::size_t>(b.bc_bytes)));
+  PARITY_ASSIGN_OR_RETURN(b.sink, DeviceBuffer::allocate(16));
+  return b;
+}
+
+struct ForwardCheck {
+  double max_err = 0, tolerance = 0, worst_ratio = 0;
+};
+
+// Forward on sampled bags against fp64 sums of the device's own rows. Per element the bound is
+// (L + 3) u32 sum|terms| + u_out |sum| (recursive fp32 summation of L terms, the fp32 -> output
+// rounding) plus 3e-8 for fp16's subnormal half-spacing.
+Result<ForwardCheck> check_forward(const TbeProblem& problem, const SyntheticBatch& batch, Buffers& b,
+                                   std::uint64_t seed) {
+  const auto& layout = problem.layout;
+  ForwardCheck check;
+  Rng rng(seed + 5);
+  const std::size_t w_size = dtype_size_bytes(problem.weight_dtype);
+  const std::size_t o_size = dtype_size_bytes(problem.output_dtype);
+  for (int sample = 0; sample < kCheckedBags; ++sample) {
+    const std::int64_t bag = rng.uniform_int(0, problem.num_bags() - 1);
+    const int f = static_cast<int>(bag / problem.batch_size);
+    const std::int64_t row_b = bag % problem.batch_size;
+    const int dim = layout.feature_dim(f);
+    std::vector<double> want(static_cast<std::size_t>(dim), 0.0), abs_sum(want.size(), 0.0);
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(dim) * w_size);
+    for (std::int64_t p = batch.offsets[bag]; p < batch.offsets[bag + 1]; ++p) {
+      const std::int64_t element = layout.weights_offset(layout.table_of_feature()[f]) + batch.indices[p] * dim;
+      PARITY_RETURN_IF_ERROR(b.weights.copy_to_host(row.data(), row.size(), static_cast<std::size_t>(element) * w_size));
+      for (int j = 0; j < dim; ++j) {
+        const double v = load_as_double(row, problem.weight_dtype, j);
+        want[j] += v;
+        abs_sum[j] += std::abs(v);
+      }
+    }
+    std::vector<std::uint8_t> got(static_cast<std::size_t>(dim) * o_size);
+    PARITY_RETURN_IF_ERROR(b.out.copy_to_host(
+        got.data(), got.size(),
+        static_cast<std::size_t>(row_b * problem.output_cols() + layout.output_column_offset(f)) * o_size));
+    const std::int64_t length = batch.offsets[bag + 1] - batch.offsets[bag];
+    for (int j = 0; j < dim; ++j) {
+      const double err = std::abs(load_as_double(got, problem.output_dtype, j) - want[j]);
+      const double tol = static_cast<double>(length + 3) * unit_roundoff(DType::kF32) * abs_sum[j] +
+                         unit_roundoff(problem.output_dtype) * std::abs(want[j]) + 3e-8;
+      if (err / tol >= check.worst_ratio) check = {err, tol, err / tol};
+    }
+  }
+  return check;
+}
+
+struct Timings {
+  SampleStats forward, backward, backward_batched, step, bounds, bounds_bad, bounds_writeback_free, index_read,
+      tiny_read;
+  bool has_backward_batched = false;
+  bool main_batches_row_updates = false;
+  TimingOptions writeback_free;
+  std::int64_t index_read_bytes = 0;
+  std::int64_t bad_counted = 0;
+};
+
+// Every timing, in the order the recorded runs used (each reads the L2 state the previous left).
+Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Buffers& b, const TimingOptions& timing,
+                         MemoryWatch& memory) {
+  OptimizerParams opt;
+  opt.kind = spec.optimizer;
+  opt.learning_rate = 0.01f;
+  opt.eps = 1e-8f;
+  const eg::TrainingState training{b.weights.data(), b.has_state1 ? b.state1.as<float>() : nullptr,
+                                   b.has_state2 ? b.state2.as<float>() : nullptr};
+  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), nullptr};
+  Timings t;
+  PARITY_ASSIGN_OR_RETURN(t.forward, time_on_device([&](parity::gpu::StreamHandle stream) {
+    return eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), stream);
+  }, timing));
+  // Backward variants (tbe_gpu.hpp BackwardOptions): the default updates rows one at a time; the
+  // batched-update kernel is timed beside it when both are asked for. `main` is what the step uses.
+  eg::BackwardOptions main_options;
+  main_options.batch_row_updates = !spec.time_row_at_a_time;
+  t.main_batches_row_updates = main_options.batch_row_updates;
+  eg::BackwardOptions other_options;
+  other_options.batch_row_updates = true;
+  auto backward = [&](const eg::BackwardOptions& options, parity::gpu::StreamHandle stream) {
+    return eg::tbe_backward_fused(problem, b.layout, opt, training, device_batch, b.grad.as<float>(), b.ws.data(),
+                                  b.ws_bytes, options, stream);
+  };
+  PARITY_ASSIGN_OR_RETURN(t.backward, time_on_device([&](parity::gpu::StreamHandle s) { return backward(main_options, s); },
+                                                     timing));
+  t.has_backward_batched = spec.time_batched_updates && spec.time_row_at_a_time;
+  if (t.has_backward_batched) {
+    PARITY_ASSIGN_OR_RETURN(t.backward_batched,
+                            time_on_device([&](parity::gpu::StreamHandle s) { return backward(other_options, s); }, timing));
+  }
+  PARITY_RETURN_IF_ERROR(memory.note());
+  PARITY_ASSIGN_OR_RETURN(t.step, time_on_device([&](parity::gpu::StreamHandle stream) {
+    PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), stream));
+    return backward(main_options, stream);
+  }, timing));
+  // Error-mode bounds check of `checked` (the clean or the bad indices) under `options`.
+  auto time_bounds_check = [&](void* checked, const TimingOptions& options) {
+    return time_on_device([&](parity::gpu::StreamHandle stream) {
+      return eg::bounds_check(problem, b.layout, BoundsCheckMode::kError, checked, b.offsets.data(), b.bc_ws.data(),
+                              b.bc_bytes, stream);
+    }, options);
+  };
+  PARITY_ASSIGN_OR_RETURN(t.bounds, time_bounds_check(b.indices.data(), timing));
+  PARITY_ASSIGN_OR_RETURN(t.bounds_bad, time_bounds_check(b.bad.data(), timing));
+  PARITY_ASSIGN_OR_RETURN(const auto report, eg::read_bounds_check_report(problem, BoundsCheckMode::kError, b.bad.data(),
+                                                                          b.offsets.data(), b.bc_ws.data()));
+  t.bad_counted = report.bad_indices;
+  // The clean-index check again after a flush that leaves the L2 without dirty lines (after the
+  // report above: this run rewrites the block slots). The default flush's memset leaves dirty
+  // lines to be written back while this short kernel reads: reported beside, not instead.
+  t.writeback_free = timing;
+  if (t.writeback_free.cache == TimingOptions::CacheMode::kFlushL2) {
+    t.writeback_free.cache = TimingOptions::CacheMode::kFlushL2Clean;
+  }
+  PARITY_ASSIGN_OR_RETURN(t.bounds_writeback_free, time_bounds_check(b.indices.data(), t.writeback_free));
+  // Floors for the bounds check under the same flush: one plain vector read of the index array
+  // (the bytes the check cannot avoid), and a 16-byte read (launch plus event overhead).
+  t.index_read_bytes = problem.num_indices * static_cast<std::int64_t>(dtype_size_bytes(problem.index_dtype)) / 16 * 16;
+  PARITY_ASSIGN_OR_RETURN(t.index_read, time_on_device([&](parity::gpu::StreamHandle stream) {
+    return read_device_vectors(b.indices.data(), t.index_read_bytes, b.sink.data(), stream);
+  }, timing));
+  PARITY_ASSIGN_OR_RETURN(t.tiny_read, time_on_device([&](parity::gpu::StreamHandle stream) {
+    return read_device_vectors(b.indices.data(), t.index_read_bytes > 0 ? 16 : 0, b.sink.data(), stream);
+  }, timing));
+  return t;
+}
+
+json timed(const SampleStats& stats, double bytes) {
+  json j = sample_stats_json(stats);
+  j["bytes"] = bytes;
+  j["tbps"] = bytes / (stats.median_ms * 1e-3) / 1e12;
+  return j;
+}
+
+// What the run measured, beside the spec: the byte models and the batch's counts.
+struct RunFacts {
+  TbeByteModel bytes;
+  double fbgemm_forward_bytes = 0;  // FBGEMM's convention: every index's row once, plus the output
+  std::int64_t unique_rows = 0;
+  std::int64_t planted = 0;
+  ForwardCheck check;
+  double peak_device_bytes = 0;
+};
+
+json results_json(const TbeBenchRequest& request, const TbeProblem& problem, const Buffers& b, const Timings& t,
+                  const RunFacts& facts) {
+  const auto& spec = request.spec;
+  const auto& layout = problem.layout;
+  const auto& bytes = facts.bytes;
+  json doc = results_document("tbe", provenance_json(request.seed));
+  doc["config"] = {{"name", spec.name},
+                   {"tables", layout.num_tables()},
+                   {"rows_first_table", layout.tables()[0].num_rows},
+                   {"total_rows", layout.total_rows()},
+                   {"max_dim", layout.max_dim()},
+                   {"total_output_dim", layout.total_output_dim()},
+                   {"batch_size", problem.batch_size},
+                   {"pooling_factor", spec.pooling_factor},
+                   {"num_indices", problem.num_indices},
+                   {"unique_rows", facts.unique_rows},
+                   {"zipf_alpha", spec.zipf},
+                   {"hot_rows", spec.hot_rows},
+                   {"weight_dtype", std::string(dtype_name(problem.weight_dtype))},
+                   {"index_dtype", std::string(dtype_name(problem.index_dtype))},
+                   {"optimizer", optimizer_kind_name(spec.optimizer)},
+                   {"bad_fraction", spec.bad_fraction},
+                   {"bad_indices_planted", facts.planted}};
+  doc["cache"] = cache_mode_name(request.timing.cache);
+  doc["byte_model"] = {{"forward_bytes", bytes.forward_bytes},
+                       {"forward_unique_rows_bytes", bytes.forward_unique_rows_bytes},
+                       {"backward_bytes", bytes.backward_bytes},
+                       {"bounds_check_bytes", bytes.bounds_check_bytes},
+                       {"fbgemm_convention_forward_bytes", facts.fbgemm_forward_bytes}};
+  doc["check"] = {{"forward_sampled_bags", kCheckedBags}, {"max_abs_err", facts.check.max_err},
+                  {"tolerance", facts.check.tolerance}};
+  doc["forward"] = timed(t.forward, bytes.forward_bytes);
+  doc["forward"]["fbgemm_convention_tbps"] = facts.fbgemm_forward_bytes / (t.forward.median_ms * 1e-3) / 1e12;
+  doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
+  doc["backward_variant"] = t.main_batches_row_updates ? "batched_row_updates" : "row_at_a_time";
+  if (t.has_backward_batched) doc["backward_fused_batched_row_updates"] = timed(t.backward_batched, bytes.backward_bytes);
+  doc["step_fwd_bwd_opt"] = timed(t.step, bytes.forward_bytes + bytes.backward_bytes);
+  doc["bounds_check_clean"] = timed(t.bounds, bytes.bounds_check_bytes);
+  doc["bounds_check_bad"] = timed(t.bounds_bad, bytes.bounds_check_bytes);
+  doc["bounds_check_bad"]["ratio_to_clean"] = t.bounds_bad.median_ms / t.bounds.median_ms;
+  doc["bounds_check_clean_writeback_free_flush"] = timed(t.bounds_writeback_free, bytes.bounds_check_bytes);
+  doc["bounds_check_clean_writeback_free_flush"]["cache"] = cache_mode_name(t.writeback_free.cache);
+  doc["bounds_check_floor_index_read"] = timed(t.index_read, static_cast<double>(t.index_read_bytes));
+  doc["bounds_check_floor_index_read"]["what"] = "one plain 16-byte-vector read kernel over the index array, same flush";
+  doc["bounds_check_floor_tiny_kernel"] = sample_stats_json(t.tiny_read);
+  doc["bounds_check_floor_tiny_kernel"]["what"] = "a one-block kernel reading 16 bytes: launch, events and the flush's tail";
+  doc["deterministic"] = "always (stable sort, fixed chunking; no separate mode to time)";
+  const double n = static_cast<double>(problem.num_indices);
+  doc["workspace_bytes"] = b.ws_bytes;
+  doc["workspace_bytes_per_index"] = n > 0 ? static_cast<double>(b.ws_bytes) / n : 0.0;
+  doc["peak_device_bytes"] = facts.peak_device_bytes;
+  return doc;
+}
+
+std::string report_text(const TbeBenchRequest& request, const TbeProblem& problem, const Buffers& b, const Timings& t,
+                         const RunFacts& facts) {
+  const auto& layout = problem.layout;
+  const auto& bytes = facts.bytes;
+  std::string text = format_text(
+      "bench tbe %s: %d tables, B=%lld, N=%lld, U=%lld, max_dim %d, %s weights, %s\n", request.spec.name.c_str(),
+      layout.num_tables(), static_cast<long long>(problem.batch_size), static_cast<long long>(problem.num_indices),
+      static_cast<long long>(facts.unique_rows), layout.max_dim(), std::string(dtype_name(problem.weight_dtype)).c_str(),
+      optimizer_kind_name(request.spec.optimizer));
+  text += format_text("  check: forward max_abs_err %.3e (tolerance %.3e) on %d sampled bags\n", facts.check.max_err,
+                      facts.check.tolerance, kCheckedBags);
+  auto line = [&text](const char* what, const SampleStats& s, double line_bytes) {
+    text += format_text("  %-26s median %9.4f ms  p10 %9.4f  p90 %9.4f  %7.3f TB/s\n", what, s.median_ms, s.p10_ms,
+                        s.p90_ms, line_bytes / (s.median_ms * 1e-3) / 1e12);
+  };
+  line("forward", t.forward, bytes.forward_bytes);
+  line(t.main_batches_row_updates ? "backward + opt (batched)" : "backward + optimizer", t.backward, bytes.backward_bytes);
+  if (t.has_backward_batched) line("backward + opt (batched)", t.backward_batched, bytes.backward_bytes);
+  line("fwd + bwd + optimizer", t.step, bytes.forward_bytes + bytes.backward_bytes);
+  line("bounds check (clean)", t.bounds, bytes.bounds_check_bytes);
+  line("bounds check (bad)", t.bounds_bad, bytes.bounds_check_bytes);
+  line("bounds check (flush-clean)", t.bounds_writeback_free, bytes.bounds_check_bytes);
+  line("  floor: index read", t.index_read, static_cast<double>(t.index_read_bytes));
+  text += format_text("  %-26s median %9.4f ms\n", "  floor: tiny kernel", t.tiny_read.median_ms);
+  const double n = static_cast<double>(problem.num_indices);
+  text += format_text("  workspace %.1f B/index, peak device memory %.2f GB\n",
+                      n > 0 ? static_cast<double>(b.ws_bytes) / n : 0.0, facts.peak_device_bytes / 1e9);
+  return text;
+}
+
+// Bad indices for the bounds-check timing (error mode reads them and changes nothing).
+std::vector<std::int64_t> plant_bad_indices(const SyntheticBatch& batch, double fraction, std::uint64_t seed,
+                                            std::int64_t* planted) {
+  auto bad = batch.indices;
+  *planted = 0;
+  if (fraction <= 0) return bad;
+  Rng rng(seed + 99);
+  for (auto& v : bad) {
+    if (rng.uniform() < fraction) {
+      v = -1;
+      ++*planted;
+    }
+  }
+  return bad;
+}
+
+}  // namespace
+
+Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
+  const auto& spec = request.spec;
+  PARITY_ASSIGN_OR_RETURN(TbeProblem problem, tbe_bench_problem(spec));
+  const auto batch = tbe_bench_batch(spec, problem.layout, request.seed);
+  problem.num_indices = static_cast<std::int64_t>(batch.indices.size());
+  PARITY_RETURN_IF_ERROR(problem.validate().with_context("bench tbe"));
+  PARITY_RETURN_IF_ERROR(validate_timing_options(request.timing));
+  RunFacts facts;
+  std::vector<std::int64_t> n_per_feature, u_per_feature;
+  count_per_feature(problem, batch, &n_per_feature, &u_per_feature);
+  facts.bytes = tbe_byte_model(problem, spec.optimizer, n_per_feature, u_per_feature);
+  for (auto u : u_per_feature) facts.unique_rows += u;
+  const auto bad_indices = plant_bad_indices(batch, spec.bad_fraction, request.seed, &facts.planted);
+  MemoryWatch memory;
+  PARITY_RETURN_IF_ERROR(memory.start());
+  PARITY_ASSIGN_OR_RETURN(Buffers b, allocate(problem, spec, batch, bad_indices, request.seed));
+  // Check before timing.
+  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), nullptr};
+  PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data()));
+  PARITY_RETURN_IF_ERROR(memory.note());
+  PARITY_ASSIGN_OR_RETURN(facts.check, check_forward(problem, batch, b, request.seed));
+  if (facts.check.worst_ratio > 1.0) {
+    return internal_error("bench tbe: forward check failed: max error ", facts.check.max_err, " > tolerance ",
+                          facts.check.tolerance);
+  }
+  DeviceClocks clocks_before, clocks_after;
+  if (auto c = read_device_clocks(); c.is_ok()) clocks_before = *c;
+  PARITY_ASSIGN_OR_RETURN(const Timings t, time_all(problem, spec, b, request.timing, memory));
+  if (t.bad_counted != facts.planted) {
+    return internal_error("bench tbe: bounds check counted ", t.bad_counted, " bad indices, planted ", facts.planted);
+  }
+  if (auto c = read_device_clocks(); c.is_ok()) clocks_after = *c;
+  for (int f = 0; f < problem.layout.num_features(); ++f) {
+    facts.fbgemm_forward_bytes += static_cast<double>(n_per_feature[f]) * problem.layout.feature_dim(f) *
+                                  static_cast<double>(dtype_size_bytes(problem.weight_dtype));
+  }
+  facts.fbgemm_forward_bytes += static_cast<double>(b.out_elements) * static_cast<double>(dtype_size_bytes(problem.output_dtype));
+  facts.peak_device_bytes = memory.peak_bytes();
+  json doc = results_json(request, problem, b, t, facts);
+  std::string text = report_text(request, problem, b, t, facts);
+  PARITY_RETURN_IF_ERROR(finish_results_document(doc, clocks_before, clocks_after, request.out, &text));
+  return text;
+}
+
+}  // namespace parity::bench

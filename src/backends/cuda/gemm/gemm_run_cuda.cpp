@@ -1,0 +1,457 @@
+// The GPU backend of gemm::Gemm (cuBLASLt). create() prepares the matmul descriptor and layouts of
+// the exact problem (epilogue, bias/aux types, aux leading dimension, batch strides) and selects
+// the configuration once: the analytical selector ranks the cuBLASLt provider's candidates for the
+// problem's class (the epilogue priced as the nearest one the model knows), and the best-ranked
+// candidate that cublasLtMatmulAlgoCheck accepts for the real descriptor wins; when the class is
+// outside the model (fp32 without TF32) or no ranked candidate passes, cuBLASLt's heuristic top-1
+// for the real descriptor is used. run() only sets the pointers that changed and calls
+// cublasLtMatmul. Registered with the CPU library at static-initialisation time.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "backends/cuda/gemm/lt_common.hpp"
+#include "gemm/gemm_run_backend.hpp"
+#include "parity/core/gpu.hpp"
+#include "parity/gemm/cublaslt.hpp"
+#include "parity/gemm/selector.hpp"
+#include "parity/gemm/workflow.hpp"
+
+// Referenced by the linker option parity_gpu exports (--undefined), so this object file, and with
+// it the registration below, is always linked from the static library.
+extern "C" {
+int parity_gemm_run_cuda_anchor = 0;
+}
+
+namespace parity::gemm::detail {
+namespace {
+
+// Alignment run() requires of the bias, bias-gradient and aux pointers (selection assumes it).
+constexpr int kVectorAlignmentBytes = 16;
+
+cublasLtEpilogue_t lt_epilogue(RunEpilogue epilogue) {
+  switch (epilogue) {
+    case RunEpilogue::kNone:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case RunEpilogue::kBias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case RunEpilogue::kRelu:
+      return CUBLASLT_EPILOGUE_RELU;
+    case RunEpilogue::kBiasRelu:
+      return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case RunEpilogue::kBiasReluAux:
+      return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
+    case RunEpilogue::kGelu:
+      return CUBLASLT_EPILOGUE_GELU;
+    case RunEpilogue::kBiasGelu:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case RunEpilogue::kBiasGeluAux:
+      return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    case RunEpilogue::kDRelu:
+      return CUBLASLT_EPILOGUE_DRELU;
+    case RunEpilogue::kDReluBgrad:
+      return CUBLASLT_EPILOGUE_DRELU_BGRAD;
+    case RunEpilogue::kDGelu:
+      return CUBLASLT_EPILOGUE_DGELU;
+    case RunEpilogue::kDGeluBgrad:
+      return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+    case RunEpilogue::kBgradA:
+      return CUBLASLT_EPILOGUE_BGRADA;
+    case RunEpilogue::kBgradB:
+      return CUBLASLT_EPILOGUE_BGRADB;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// The epilogue the analytical model prices in place of `epilogue` (it knows none, bias, relu):
+// the extra traffic of aux and bias-gradient vectors is small next to D's own.
+Epilogue model_epilogue(RunEpilogue epilogue) {
+  if (epilogue_reads_bias(epilogue)) return Epilogue::kBias;
+  if (epilogue == RunEpilogue::kRelu) return Epilogue::kRelu;
+  return Epilogue::kNone;
+}
+
+// Owned descriptor and layouts of one run problem (the provider's MatmulPlan has packed strides
+// and no aux attributes).
+struct LtDescriptors {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  LtDescriptors() = default;
+  LtDescriptors(const LtDescriptors&) = delete;
+  LtDescriptors& operator=(const LtDescriptors&) = delete;
+  ~LtDescriptors() {
+    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
+    for (auto* layout : {a, b, c}) {
+      if (layout != nullptr) cublasLtMatrixLayoutDestroy(layout);
+    }
+  }
+};
+
+Status make_layout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, std::int64_t rows,
+                   std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
+  PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutCreate(layout, type, static_cast<std::uint64_t>(rows),
+                                                 static_cast<std::uint64_t>(cols), ld));
+  if (batch > 1) {
+    const auto count = static_cast<std::int32_t>(batch);
+    PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(
+        *layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(
+        *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+  }
+  return Status::ok();
+}
+
+template <typename T>
+Status set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  PARITY_CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(T)));
+  return Status::ok();
+}
+
+Result<lt::LtTypes> run_types(const GemmRunProblem& p) {
+  PARITY_ASSIGN_OR_RETURN(lt::LtTypes types, lt::lt_types(p.shape.a_dtype, p.shape.c_dtype));
+  if (p.shape.a_dtype == DType::kF32 && !p.allow_tf32) types.compute = CUBLAS_COMPUTE_32F;
+  return types;
+}
+
+Status build_descriptors(const GemmRunProblem& p, const lt::LtTypes& types, LtDescriptors* out) {
+  const GemmProblem& s = p.shape;
+  PARITY_CHECK_ARG(s.batch <= INT32_MAX, "gemm: batch=", s.batch,
+                   " exceeds cuBLASLt's int32 count");
+  const bool a_t = s.layout == GemmLayout::kTN || s.layout == GemmLayout::kTT;
+  const bool b_t = s.layout == GemmLayout::kNT || s.layout == GemmLayout::kTT;
+  PARITY_CUBLASLT_TRY(cublasLtMatmulDescCreate(&out->desc, types.compute, types.scale));
+  PARITY_RETURN_IF_ERROR(
+      set_desc(out->desc, CUBLASLT_MATMUL_DESC_TRANSA, a_t ? CUBLAS_OP_T : CUBLAS_OP_N));
+  PARITY_RETURN_IF_ERROR(
+      set_desc(out->desc, CUBLASLT_MATMUL_DESC_TRANSB, b_t ? CUBLAS_OP_T : CUBLAS_OP_N));
+  PARITY_RETURN_IF_ERROR(
+      set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(p.epilogue)));
+  if (epilogue_reads_bias(p.epilogue)) {
+    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                    static_cast<std::int32_t>(types.cd)));
+  } else if (p.bias_grad_length() > 0) {  // the API's bias gradients are fp32
+    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                    static_cast<std::int32_t>(CUDA_R_32F)));
+  }
+  if (epilogue_aux_kind(p.epilogue) != AuxKind::kNone) {
+    const std::int64_t aux_ld = p.default_aux_ld();
+    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld));
+    if (s.batch > 1) {
+      PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
+                                      static_cast<std::int64_t>(aux_ld * s.n)));
+    }
+  }
+  PARITY_RETURN_IF_ERROR(make_layout(&out->a, types.ab, a_t ? s.k : s.m, a_t ? s.m : s.k,
+                                     s.lda_or_packed(), s.batch, p.stride_a_or_packed()));
+  PARITY_RETURN_IF_ERROR(make_layout(&out->b, types.ab, b_t ? s.n : s.k, b_t ? s.k : s.n,
+                                     s.ldb_or_packed(), s.batch, p.stride_b_or_packed()));
+  PARITY_RETURN_IF_ERROR(
+      make_layout(&out->c, types.cd, s.m, s.n, s.ldc_or_packed(), s.batch, p.stride_c_or_packed()));
+  return Status::ok();
+}
+
+// Process-wide per device: the handle runs use (cuBLASLt calls may share a handle across
+// threads), the provider (candidate cache) and one selector per hardware name. The mutex guards
+// creation only; run() never takes it.
+struct DeviceState {
+  std::mutex mutex;
+  lt::Handle handle;
+  // Stand-in bias/aux pointers while selecting: cuBLASLt reads only their alignment, so they
+  // point 16 bytes into an allocation (aligned to exactly 16), the alignment run() requires.
+  gpu::DeviceBuffer placeholder;
+  std::unique_ptr<CublasLtProvider> provider;
+  std::map<std::string, std::unique_ptr<Selector>> selectors;
+};
+
+Result<DeviceState*> device_state() {
+  static std::mutex states_mutex;
+  static std::map<int, std::unique_ptr<DeviceState>> states;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return unsupported("gemm: no CUDA device is usable (cudaGetDevice failed)");
+  }
+  std::lock_guard<std::mutex> lock(states_mutex);
+  auto& state = states[device];
+  if (!state) {
+    auto fresh = std::make_unique<DeviceState>();
+    PARITY_ASSIGN_OR_RETURN(fresh->handle, lt::Handle::create());
+    PARITY_ASSIGN_OR_RETURN(fresh->placeholder, gpu::DeviceBuffer::allocate(256));
+    PARITY_ASSIGN_OR_RETURN(fresh->provider, CublasLtProvider::create());
+    state = std::move(fresh);
+  }
+  return state.get();
+}
+
+Result<Selector*> selector_for(DeviceState& state, const std::string& hardware) {
+  auto& selector = state.selectors[hardware];
+  if (!selector) {
+    ModelSource source;
+    source.hw = hardware;
+    PARITY_ASSIGN_OR_RETURN(const LoadedModel model, load_model(source));
+    selector = std::make_unique<Selector>(make_selector(model));
+  }
+  return selector.get();
+}
+
+struct Chosen {
+  cublasLtMatmulAlgo_t algo{};
+  std::int64_t workspace_bytes = 0;
+  std::string how;  // "model rank 1 of 412", "cuBLASLt heuristic top-1 (...)", "forced"
+};
+
+class GpuGemmRun final : public GemmRunBackend {
+ public:
+  GpuGemmRun(const GemmRunProblem& problem, cublasLtHandle_t handle, bool deterministic)
+      : p_(problem), handle_(handle), deterministic_(deterministic) {}
+  Status prepare(DeviceState& state, const GemmOptions& options);
+
+  std::int64_t workspace_bytes() const override { return chosen_.workspace_bytes; }
+  std::string configuration() const override { return configuration_; }
+  Status run(const GemmArgs& args, const ExecutionContext& context) const override;
+
+ private:
+  // AlgoCheck against the real descriptor: the workspace it needs, or kUnsupported.
+  Result<std::int64_t> check(const cublasLtMatmulAlgo_t& algo) const;
+  Result<Chosen> heuristic_top1(const std::string& why) const;
+  Result<Chosen> select_with_model(DeviceState& state, const GemmOptions& options) const;
+  Result<Chosen> forced(DeviceState& state, const std::string& text) const;
+  Status check_alignment(const void* pointer, const char* name, int alignment_bytes) const;
+
+  GemmRunProblem p_;
+  cublasLtHandle_t handle_ = nullptr;
+  // ExecutionContext::deterministic: split-K reductions that accumulate in place (atomics) are
+  // refused, so repeated runs give bitwise equal results.
+  bool deterministic_ = false;
+  LtDescriptors lt_;
+  Chosen chosen_;
+  std::string configuration_;
+  int alignment_bytes_ = 16;
+  // Pointer attributes last written into the descriptor; run() rewrites only what changed.
+  // Guarded by run_mutex_ (one Gemm run from two threads at once stays correct).
+  mutable std::mutex run_mutex_;
+  mutable const void* bias_set_ = nullptr;
+  mutable const void* aux_set_ = nullptr;
+  mutable std::int64_t aux_ld_set_ = 0;
+};
+
+Result<std::int64_t> GpuGemmRun::check(const cublasLtMatmulAlgo_t& algo) const {
+  cublasLtMatmulHeuristicResult_t result{};
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoCheck(handle_, lt_.desc, lt_.a, lt_.b, lt_.c, lt_.c, &algo, &result);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    return unsupported("cublasLtMatmulAlgoCheck: ", cublasLtGetStatusName(status));
+  }
+  if (result.workspaceSize > lt::kMaxWorkspaceBytes) {
+    return unsupported("needs ", result.workspaceSize, " bytes of workspace");
+  }
+  if (deterministic_) {
+    PARITY_ASSIGN_OR_RETURN(const lt::AlgoConfig config, lt::read_config(algo));
+    if (config.split_k > 1 && config.reduction_scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE) {
+      return unsupported("in-place split-K reduction is not deterministic");
+    }
+  }
+  return static_cast<std::int64_t>(result.workspaceSize);
+}
+
+Result<Chosen> GpuGemmRun::heuristic_top1(const std::string& why) const {
+  cublasLtMatmulPreference_t preference = nullptr;
+  PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceCreate(&preference));
+  struct Guard {
+    cublasLtMatmulPreference_t p;
+    ~Guard() { cublasLtMatmulPreferenceDestroy(p); }
+  } guard{preference};
+  const std::uint64_t workspace = lt::kMaxWorkspaceBytes;
+  PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+  if (deterministic_) {
+    const std::uint32_t schemes =
+        CUBLASLT_REDUCTION_SCHEME_MASK & ~CUBLASLT_REDUCTION_SCHEME_INPLACE;
+    PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes)));
+  }
+  const auto align = static_cast<std::uint32_t>(alignment_bytes_);
+  for (auto attr :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    PARITY_CUBLASLT_TRY(
+        cublasLtMatmulPreferenceSetAttribute(preference, attr, &align, sizeof(align)));
+  }
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      handle_, lt_.desc, lt_.a, lt_.b, lt_.c, lt_.c, preference, 1, &result, &returned);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0)) {
+    return unsupported("gemm: cuBLASLt offers no kernel for ", p_.shape.describe(),
+                       " run_epilogue=", run_epilogue_name(p_.epilogue),
+                       p_.bias_grad_length() > 0 && p_.shape.c_dtype != DType::kF32
+                           ? " (an fp32 bias gradient with a 16-bit D; the weight-gradient GEMM's "
+                             "kBgradB with fp32 D gives the same bias gradient)"
+                           : "");
+  }
+  if (status != CUBLAS_STATUS_SUCCESS)
+    return lt::lt_error("cublasLtMatmulAlgoGetHeuristic", status);
+  Chosen chosen;
+  chosen.algo = result.algo;
+  chosen.workspace_bytes = static_cast<std::int64_t>(result.workspaceSize);
+  chosen.how = "cuBLASLt heuristic top-1 (" + why + ")";
+  return chosen;
+}
+
+Result<Chosen> GpuGemmRun::select_with_model(DeviceState& state, const GemmOptions& options) const {
+  GemmProblem model_problem = p_.shape;
+  model_problem.epilogue = model_epilogue(p_.epilogue);
+  PARITY_ASSIGN_OR_RETURN(Selector * selector, selector_for(state, options.hardware));
+  PARITY_ASSIGN_OR_RETURN(const std::vector<Candidate> candidates,
+                          state.provider->enumerate(model_problem));
+  if (candidates.empty()) return unsupported("the provider enumerates no candidate");
+  PARITY_ASSIGN_OR_RETURN(const Selection selection,
+                          selector->select(model_problem, candidates, 1));
+  // The selector's choice first (its confidence rule may take the vendor's pick), then the model's
+  // full ranking: the first that the real descriptor (with its epilogue) accepts.
+  auto try_candidate = [&](const Candidate& candidate, const std::string& how) -> Result<Chosen> {
+    const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidate);
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t workspace, check(algo));
+    // The model's time with the run epilogue's own traffic (aux, bias gradient) added.
+    const double predicted_us = selector->model().predict_us(p_.shape, candidate, p_.epilogue);
+    return Chosen{algo, workspace,
+                  how + parity::detail::concat(", predicted ", predicted_us, " us")};
+  };
+  const std::string count = std::to_string(candidates.size());
+  auto first = try_candidate(
+      selection.choice,
+      std::string(selection.is_vendor_pick ? "selector: vendor top-1 within the model's band"
+                                           : "selector: model rank 1") +
+          " of " + count);
+  if (first.is_ok()) return first;
+  PARITY_ASSIGN_OR_RETURN(const auto ranked, selector->rank(model_problem, candidates));
+  for (std::size_t r = 0; r < ranked.size(); ++r) {
+    auto chosen = try_candidate(candidates[ranked[r].index],
+                                "selector: model rank " + std::to_string(r + 1) + " of " + count +
+                                    " (the first the epilogue's kernels accept)");
+    if (chosen.is_ok()) return chosen;
+  }
+  return unsupported("no ranked candidate accepts epilogue ", run_epilogue_name(p_.epilogue));
+}
+
+Result<Chosen> GpuGemmRun::forced(DeviceState& state, const std::string& text) const {
+  if (text == "heuristic") return heuristic_top1("forced");
+  PARITY_ASSIGN_OR_RETURN(const Candidate features, parse_candidate(text));
+  GemmProblem model_problem = p_.shape;
+  model_problem.epilogue = model_epilogue(p_.epilogue);
+  PARITY_ASSIGN_OR_RETURN(const Candidate candidate,
+                          state.provider->candidate_from_features(model_problem, features));
+  const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidate);
+  auto workspace = check(algo);
+  if (!workspace.is_ok()) {
+    return invalid_argument("forced_configuration: '", text, "' cannot run this problem (",
+                            workspace.status().message(), ")");
+  }
+  return Chosen{algo, *workspace, "forced"};
+}
+
+Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options) {
+  alignment_bytes_ = p_.shape.alignment_class_bytes();
+  PARITY_ASSIGN_OR_RETURN(const lt::LtTypes types, run_types(p_));
+  PARITY_RETURN_IF_ERROR(build_descriptors(p_, types, &lt_));
+  aux_ld_set_ = p_.default_aux_ld();
+  const void* stand_in = state.placeholder.as<std::uint8_t>() + kVectorAlignmentBytes;
+  if (epilogue_reads_bias(p_.epilogue) || p_.bias_grad_length() > 0) {
+    PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, stand_in));
+    bias_set_ = stand_in;
+  }
+  if (epilogue_aux_kind(p_.epilogue) != AuxKind::kNone) {
+    PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, stand_in));
+    aux_set_ = stand_in;
+  }
+  std::lock_guard<std::mutex> lock(state.mutex);  // the provider and selectors are not thread-safe
+  if (!options.forced_configuration.empty()) {
+    PARITY_ASSIGN_OR_RETURN(chosen_, forced(state, options.forced_configuration));
+  } else if (types.compute == CUBLAS_COMPUTE_32F) {
+    PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("fp32 without TF32 is outside the model"));
+  } else {
+    auto selected = select_with_model(state, options);
+    if (selected.is_ok()) {
+      chosen_ = std::move(*selected);
+    } else {
+      PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1(selected.status().message()));
+    }
+  }
+  auto config = lt::read_config(chosen_.algo);
+  configuration_ =
+      (config.is_ok() ? lt::describe_config(*config) : std::string("(unreadable algo)")) + " [" +
+      chosen_.how + "]";
+  return Status::ok();
+}
+
+Status GpuGemmRun::check_alignment(const void* pointer, const char* name,
+                                   int alignment_bytes) const {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  PARITY_CHECK_ARG(address % static_cast<std::uintptr_t>(alignment_bytes) == 0, "gemm run: ", name,
+                   "=", pointer, " is not aligned to the ", alignment_bytes,
+                   " bytes this problem's kernel was selected for");
+  return Status::ok();
+}
+
+Status GpuGemmRun::run(const GemmArgs& args, const ExecutionContext& context) const {
+  PARITY_RETURN_IF_ERROR(check_alignment(args.a, "a", alignment_bytes_));
+  PARITY_RETURN_IF_ERROR(check_alignment(args.b, "b", alignment_bytes_));
+  PARITY_RETURN_IF_ERROR(check_alignment(args.d, "d", alignment_bytes_));
+  if (epilogue_reads_bias(p_.epilogue)) {
+    PARITY_RETURN_IF_ERROR(check_alignment(args.bias, "bias", kVectorAlignmentBytes));
+  }
+  if (p_.bias_grad_length() > 0) {
+    PARITY_RETURN_IF_ERROR(check_alignment(args.bias_grad, "bias_grad", kVectorAlignmentBytes));
+  }
+  if (epilogue_aux_kind(p_.epilogue) != AuxKind::kNone) {
+    PARITY_RETURN_IF_ERROR(check_alignment(args.aux, "aux", kVectorAlignmentBytes));
+  }
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  const void* bias = p_.bias_grad_length() > 0 ? args.bias_grad : args.bias;
+  if (bias != bias_set_ && (epilogue_reads_bias(p_.epilogue) || p_.bias_grad_length() > 0)) {
+    PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias));
+    bias_set_ = bias;
+  }
+  if (epilogue_aux_kind(p_.epilogue) != AuxKind::kNone) {
+    if (args.aux != aux_set_) {
+      PARITY_RETURN_IF_ERROR(
+          set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, args.aux));
+      aux_set_ = args.aux;
+    }
+    const std::int64_t aux_ld = effective_aux_ld(p_, args);
+    if (aux_ld != aux_ld_set_) {
+      PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld));
+      if (p_.shape.batch > 1) {
+        PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
+                                        static_cast<std::int64_t>(aux_ld * p_.shape.n)));
+      }
+      aux_ld_set_ = aux_ld;
+    }
+  }
+  PARITY_CUBLASLT_TRY(cublasLtMatmul(handle_, lt_.desc, &args.alpha, args.a, lt_.a, args.b, lt_.b,
+                                     &args.beta, args.d, lt_.c, args.d, lt_.c, &chosen_.algo,
+                                     args.workspace, static_cast<std::size_t>(args.workspace_bytes),
+                                     static_cast<cudaStream_t>(context.stream)));
+  return Status::ok();
+}
+
+Result<std::unique_ptr<GemmRunBackend>> create_gpu_gemm_run(const GemmRunProblem& problem,
+                                                            const ExecutionContext& context,
+                                                            const GemmOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(DeviceState * state, device_state());
+  auto backend = std::make_unique<GpuGemmRun>(problem, state->handle.get(), context.deterministic);
+  PARITY_RETURN_IF_ERROR(backend->prepare(*state, options));
+  return std::unique_ptr<GemmRunBackend>(std::move(backend));
+}
+
+}  // namespace
+
+// Called by parity::gpu::detail::register_backends (src/backends/cuda/register_backends.cpp).
+void register_cuda_gemm_run_backend() { register_gpu_gemm_run_factory(&create_gpu_gemm_run); }
+
+}  // namespace parity::gemm::detail

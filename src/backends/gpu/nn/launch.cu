@@ -1,0 +1,312 @@
+// Host launches of the dense DLRM kernels (kernels.cuh): argument checks, dtype dispatch, grids.
+#include <algorithm>
+#include <cmath>
+
+#include "backends/gpu/embedding/launch_common.cuh"
+#include "backends/gpu/nn/kernels.cuh"
+#include "parity/nn/dense_gpu.hpp"
+
+namespace parity::nn::gpu {
+namespace {
+
+using gpu_device::nn::ElemKind;
+
+constexpr int kElementwiseThreads = 256;
+constexpr int kBceThreads = 256;
+constexpr std::int64_t kMaxSharedBytes = 48 * 1024;  // the default per-block limit on every target
+
+Result<ElemKind> elem_kind(DType dtype, const char* what) {
+  switch (dtype) {
+    case DType::kF32: return ElemKind::kF32;
+    case DType::kF16: return ElemKind::kF16;
+    case DType::kBF16: return ElemKind::kBF16;
+    default: return invalid_argument(what, ": dtype ", dtype_name(dtype), " is not fp32, fp16 or bf16");
+  }
+}
+
+// Grid-stride kernels: a few blocks per SM are enough to saturate HBM.
+Result<int> elementwise_blocks(std::int64_t count) {
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, embedding::gpu::current_sm_count());
+  const std::int64_t wanted = (count + kElementwiseThreads - 1) / kElementwiseThreads;
+  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, 8LL * sm_count));
+}
+
+// Turns a runtime element kind into the template argument K of `call` (hipcc builds C++17 here:
+// no template lambdas).
+#define PARITY_DISPATCH_ELEM(kind, K, call)                   \
+  switch (kind) {                                             \
+    case ElemKind::kF32: {                                    \
+      constexpr ElemKind K = ElemKind::kF32;                  \
+      return call;                                            \
+    }                                                         \
+    case ElemKind::kF16: {                                    \
+      constexpr ElemKind K = ElemKind::kF16;                  \
+      return call;                                            \
+    }                                                         \
+    case ElemKind::kBF16: {                                   \
+      constexpr ElemKind K = ElemKind::kBF16;                 \
+      return call;                                            \
+    }                                                         \
+  }                                                           \
+  return internal_error("unknown element kind")
+
+template <ElemKind K>
+using Storage = typename gpu_device::nn::Elem<K>::Storage;
+
+std::int64_t interaction_forward_shared_bytes(const InteractionShape& s) {
+  return static_cast<std::int64_t>(s.num_vectors()) * (s.dim + 1) * 4;
+}
+std::int64_t interaction_backward_shared_bytes(const InteractionShape& s) {
+  return interaction_forward_shared_bytes(s) + static_cast<std::int64_t>(s.num_vectors()) * s.num_vectors() * 4;
+}
+
+
+template <ElemKind K>
+Status launch_interaction_forward(const InteractionShape& shape, const void* bottom, const void* embeddings,
+                                  void* output, std::size_t shared, gpuStream_t s) {
+  gpu_device::nn::interaction_forward_kernel<K><<<static_cast<unsigned>(shape.batch), 128, shared, s>>>(
+      shape.num_vectors(), shape.dim, shape.output_row_stride(), static_cast<const Storage<K>*>(bottom),
+      static_cast<const Storage<K>*>(embeddings), static_cast<Storage<K>*>(output));
+  PARITY_GPU_CHECK_LAUNCH(interaction_forward_kernel);
+  return Status::ok();
+}
+
+template <ElemKind K>
+Status launch_interaction_backward(const InteractionShape& shape, const void* bottom, const void* embeddings,
+                                   const void* grad_output, void* grad_bottom, float* grad_embeddings,
+                                   std::size_t shared, gpuStream_t s) {
+  gpu_device::nn::interaction_backward_kernel<K><<<static_cast<unsigned>(shape.batch), 128, shared, s>>>(
+      shape.num_vectors(), shape.dim, shape.output_row_stride(), static_cast<const Storage<K>*>(bottom),
+      static_cast<const Storage<K>*>(embeddings), static_cast<const Storage<K>*>(grad_output),
+      static_cast<Storage<K>*>(grad_bottom), grad_embeddings);
+  PARITY_GPU_CHECK_LAUNCH(interaction_backward_kernel);
+  return Status::ok();
+}
+
+template <ElemKind K>
+Status launch_bce(std::int64_t batch, const void* logits, const float* labels, float* loss_sum, void* grad_logits,
+                  float grad_scale, float* partials, int blocks, gpuStream_t s) {
+  gpu_device::nn::bce_partials_kernel<K, kBceThreads><<<blocks, kBceThreads, 0, s>>>(
+      batch, static_cast<const Storage<K>*>(logits), labels, static_cast<Storage<K>*>(grad_logits), grad_scale,
+      partials);
+  PARITY_GPU_CHECK_LAUNCH(bce_partials_kernel);
+  gpu_device::nn::sum_partials_kernel<kBceThreads><<<1, kBceThreads, 0, s>>>(blocks, partials, loss_sum);
+  PARITY_GPU_CHECK_LAUNCH(sum_partials_kernel);
+  return Status::ok();
+}
+
+template <ElemKind K>
+Status launch_cross_forward(std::int64_t count, const void* x0, const void* t, const void* xl, void* out,
+                            int blocks, gpuStream_t s) {
+  gpu_device::nn::cross_forward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+      count, static_cast<const Storage<K>*>(x0), static_cast<const Storage<K>*>(t),
+      static_cast<const Storage<K>*>(xl), static_cast<Storage<K>*>(out));
+  PARITY_GPU_CHECK_LAUNCH(cross_forward_kernel);
+  return Status::ok();
+}
+
+template <ElemKind K>
+Status launch_cross_backward(std::int64_t count, const void* grad_out, const void* x0, const void* t, void* grad_t,
+                             void* grad_x0, bool accumulate, int blocks, gpuStream_t s) {
+  gpu_device::nn::cross_backward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+      count, static_cast<const Storage<K>*>(grad_out), static_cast<const Storage<K>*>(x0),
+      static_cast<const Storage<K>*>(t), static_cast<Storage<K>*>(grad_t), static_cast<Storage<K>*>(grad_x0),
+      accumulate);
+  PARITY_GPU_CHECK_LAUNCH(cross_backward_kernel);
+  return Status::ok();
+}
+
+template <ElemKind K>
+Status launch_relu_backward(std::int64_t count, const void* grad_out, const void* output, void* grad_pre, int blocks,
+                            gpuStream_t s) {
+  gpu_device::nn::relu_backward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+      count, static_cast<const Storage<K>*>(grad_out), static_cast<const Storage<K>*>(output),
+      static_cast<Storage<K>*>(grad_pre));
+  PARITY_GPU_CHECK_LAUNCH(relu_backward_kernel);
+  return Status::ok();
+}
+
+template <ElemKind KG, ElemKind KS>
+Status launch_optimizer(const gpu_device::nn::OptimizerStepArgs& args, std::int64_t count, float* master,
+                        float* state1, float* state2, const void* grad, void* shadow, int blocks, gpuStream_t s) {
+  gpu_device::nn::dense_optimizer_kernel<KG, KS><<<blocks, kElementwiseThreads, 0, s>>>(
+      args, count, master, state1, state2, static_cast<const Storage<KG>*>(grad), static_cast<Storage<KS>*>(shadow));
+  PARITY_GPU_CHECK_LAUNCH(dense_optimizer_kernel);
+  return Status::ok();
+}
+
+template <ElemKind KG>
+Status launch_optimizer_for_shadow(ElemKind shadow_kind, const gpu_device::nn::OptimizerStepArgs& args,
+                                   std::int64_t count, float* master, float* state1, float* state2,
+                                   const void* grad, void* shadow, int blocks, gpuStream_t s) {
+  PARITY_DISPATCH_ELEM(shadow_kind, KS,
+                       (launch_optimizer<KG, KS>(args, count, master, state1, state2, grad, shadow, blocks, s)));
+}
+
+template <ElemKind KI, ElemKind KO>
+Status launch_cast(std::int64_t count, const void* in, void* out, int blocks, gpuStream_t s) {
+  gpu_device::nn::cast_kernel<KI, KO><<<blocks, kElementwiseThreads, 0, s>>>(
+      count, static_cast<const Storage<KI>*>(in), static_cast<Storage<KO>*>(out));
+  PARITY_GPU_CHECK_LAUNCH(cast_kernel);
+  return Status::ok();
+}
+
+template <ElemKind KI>
+Status launch_cast_to(ElemKind out_kind, std::int64_t count, const void* in, void* out, int blocks, gpuStream_t s) {
+  PARITY_DISPATCH_ELEM(out_kind, KO, (launch_cast<KI, KO>(count, in, out, blocks, s)));
+}
+
+}  // namespace
+
+Status InteractionShape::validate() const {
+  PARITY_CHECK_ARG(batch >= 0, "interaction: batch=", batch, " must be >= 0");
+  PARITY_CHECK_ARG(num_embeddings >= 1 && num_embeddings <= 1024, "interaction: num_embeddings=",
+                   num_embeddings, " must be in [1, 1024]");
+  PARITY_CHECK_ARG(dim >= 1 && dim <= 4096, "interaction: dim=", dim, " must be in [1, 4096]");
+  PARITY_RETURN_IF_ERROR(elem_kind(dtype, "interaction").status());
+  PARITY_CHECK_ARG(output_stride == 0 || output_stride >= output_width(), "interaction: output_stride=",
+                   output_stride, " is below the output width ", output_width());
+  if (interaction_backward_shared_bytes(*this) > kMaxSharedBytes) {
+    return unsupported("interaction: ", num_vectors(), " vectors of dim ", dim, " need ",
+                       interaction_backward_shared_bytes(*this), " bytes of shared memory per sample (limit ",
+                       kMaxSharedBytes, ")");
+  }
+  return Status::ok();
+}
+
+Status interaction_dot_forward(const InteractionShape& shape, const void* bottom, const void* embeddings,
+                               void* output, StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(shape.validate());
+  if (shape.batch == 0) return Status::ok();
+  PARITY_CHECK_ARG(bottom && embeddings && output, "interaction_dot_forward: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(shape.dtype, "interaction"));
+  const auto shared = static_cast<std::size_t>(interaction_forward_shared_bytes(shape));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_interaction_forward<K>(shape, bottom, embeddings, output, shared, s)));
+}
+
+Status interaction_dot_backward(const InteractionShape& shape, const void* bottom, const void* embeddings,
+                                const void* grad_output, void* grad_bottom, float* grad_embeddings,
+                                StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(shape.validate());
+  if (shape.batch == 0) return Status::ok();
+  PARITY_CHECK_ARG(bottom && embeddings && grad_output && grad_bottom && grad_embeddings,
+                   "interaction_dot_backward: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(shape.dtype, "interaction"));
+  const auto shared = static_cast<std::size_t>(interaction_backward_shared_bytes(shape));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_interaction_backward<K>(shape, bottom, embeddings, grad_output, grad_bottom,
+                                                              grad_embeddings, shared, s)));
+}
+
+std::int64_t bce_workspace_bytes(std::int64_t batch) {
+  const std::int64_t blocks = std::clamp<std::int64_t>((batch + kBceThreads - 1) / kBceThreads, 1, 1024);
+  return blocks * static_cast<std::int64_t>(sizeof(float));
+}
+
+Status bce_with_logits(std::int64_t batch, DType logit_dtype, const void* logits, const float* labels,
+                       float* loss_sum, void* grad_logits, float grad_scale, void* workspace,
+                       std::int64_t workspace_bytes, StreamHandle stream) {
+  PARITY_CHECK_ARG(batch >= 1, "bce_with_logits: batch=", batch, " must be >= 1");
+  PARITY_CHECK_ARG(logits && labels && loss_sum && grad_logits && workspace,
+                   "bce_with_logits: null pointer argument");
+  PARITY_CHECK_ARG(workspace_bytes >= bce_workspace_bytes(batch), "bce_with_logits: workspace_bytes=",
+                   workspace_bytes, " is below the ", bce_workspace_bytes(batch), " needed");
+  PARITY_CHECK_ARG(std::isfinite(grad_scale), "bce_with_logits: grad_scale=", grad_scale, " is not finite");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(logit_dtype, "bce_with_logits"));
+  const int blocks = static_cast<int>(bce_workspace_bytes(batch) / static_cast<std::int64_t>(sizeof(float)));
+  auto s = static_cast<gpuStream_t>(stream);
+  auto* partials = static_cast<float*>(workspace);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_bce<K>(batch, logits, labels, loss_sum, grad_logits, grad_scale, partials,
+                                               blocks, s)));
+}
+
+Status cross_forward(std::int64_t count, DType dtype, const void* x0, const void* t, const void* xl, void* out,
+                     StreamHandle stream) {
+  PARITY_CHECK_ARG(count >= 0, "cross_forward: count=", count, " must be >= 0");
+  if (count == 0) return Status::ok();
+  PARITY_CHECK_ARG(x0 && t && xl && out, "cross_forward: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(dtype, "cross_forward"));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_cross_forward<K>(count, x0, t, xl, out, blocks, s)));
+}
+
+Status cross_backward(std::int64_t count, DType dtype, const void* grad_out, const void* x0, const void* t,
+                      void* grad_t, void* grad_x0, bool accumulate_grad_x0, StreamHandle stream) {
+  PARITY_CHECK_ARG(count >= 0, "cross_backward: count=", count, " must be >= 0");
+  if (count == 0) return Status::ok();
+  PARITY_CHECK_ARG(grad_out && x0 && t && grad_t && grad_x0, "cross_backward: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(dtype, "cross_backward"));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_cross_backward<K>(count, grad_out, x0, t, grad_t, grad_x0, accumulate_grad_x0,
+                                                          blocks, s)));
+}
+
+Status relu_backward(std::int64_t count, DType dtype, const void* grad_out, const void* output, void* grad_pre,
+                     StreamHandle stream) {
+  PARITY_CHECK_ARG(count >= 0, "relu_backward: count=", count, " must be >= 0");
+  if (count == 0) return Status::ok();
+  PARITY_CHECK_ARG(grad_out && output && grad_pre, "relu_backward: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(dtype, "relu_backward"));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_relu_backward<K>(count, grad_out, output, grad_pre, blocks, s)));
+}
+
+Status DenseOptimizerParams::validate() const {
+  PARITY_CHECK_ARG(std::isfinite(learning_rate) && learning_rate >= 0.0f, "optimizer: learning_rate=",
+                   learning_rate, " must be finite and >= 0");
+  PARITY_CHECK_ARG(std::isfinite(eps) && eps > 0.0f, "optimizer: eps=", eps, " must be > 0");
+  PARITY_CHECK_ARG(beta1 >= 0.0f && beta1 < 1.0f, "optimizer: beta1=", beta1, " must be in [0, 1)");
+  PARITY_CHECK_ARG(beta2 >= 0.0f && beta2 < 1.0f, "optimizer: beta2=", beta2, " must be in [0, 1)");
+  PARITY_CHECK_ARG(std::isfinite(weight_decay) && weight_decay >= 0.0f, "optimizer: weight_decay=",
+                   weight_decay, " must be finite and >= 0");
+  PARITY_CHECK_ARG(step >= 1, "optimizer: step=", step, " must be >= 1");
+  return Status::ok();
+}
+
+Status dense_optimizer_step(const DenseOptimizerParams& params, std::int64_t count, float* master,
+                            float* state1, float* state2, const void* grad, DType grad_dtype, void* shadow,
+                            DType shadow_dtype, StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(params.validate());
+  PARITY_CHECK_ARG(count >= 0, "dense_optimizer_step: count=", count, " must be >= 0");
+  if (count == 0) return Status::ok();
+  PARITY_CHECK_ARG(master && grad, "dense_optimizer_step: null master or grad");
+  PARITY_CHECK_ARG(params.kind == DenseOptimizer::kSgd || state1 != nullptr,
+                   "dense_optimizer_step: state1 is required for Adagrad and Adam");
+  PARITY_CHECK_ARG(params.kind != DenseOptimizer::kAdam || state2 != nullptr,
+                   "dense_optimizer_step: state2 is required for Adam");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind grad_kind, elem_kind(grad_dtype, "dense_optimizer_step grad"));
+  PARITY_ASSIGN_OR_RETURN(const ElemKind shadow_kind, elem_kind(shadow_dtype, "dense_optimizer_step shadow"));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
+  gpu_device::nn::OptimizerStepArgs args{};
+  args.kind = static_cast<int>(params.kind);
+  args.learning_rate = params.learning_rate;
+  args.eps = params.eps;
+  args.beta1 = params.beta1;
+  args.beta2 = params.beta2;
+  args.one_minus_beta1 = static_cast<float>(1.0 - static_cast<double>(params.beta1));
+  args.one_minus_beta2 = static_cast<float>(1.0 - static_cast<double>(params.beta2));
+  args.weight_decay = params.weight_decay;
+  const double step = static_cast<double>(params.step);
+  args.adam_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(params.beta1), step));
+  args.adam_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(params.beta2), step));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(grad_kind, KG, (launch_optimizer_for_shadow<KG>(shadow_kind, args, count, master, state1,
+                                                                       state2, grad, shadow, blocks, s)));
+}
+
+Status cast(std::int64_t count, const void* in, DType in_dtype, void* out, DType out_dtype, StreamHandle stream) {
+  PARITY_CHECK_ARG(count >= 0, "cast: count=", count, " must be >= 0");
+  if (count == 0) return Status::ok();
+  PARITY_CHECK_ARG(in && out, "cast: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind in_kind, elem_kind(in_dtype, "cast input"));
+  PARITY_ASSIGN_OR_RETURN(const ElemKind out_kind, elem_kind(out_dtype, "cast output"));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(in_kind, KI, (launch_cast_to<KI>(out_kind, count, in, out, blocks, s)));
+}
+
+}  // namespace parity::nn::gpu

@@ -1,0 +1,60 @@
+// The Hopper-class (NVIDIA) model: waves with last-wave fill, per-K-iteration max(DRAM, 4-norm of
+// compute and L2 -> SM time) with L2 reuse across the window of concurrently running tiles, TMA
+// multicast across a cluster, split-K partials plus a reduction kernel, launch and epilogue
+// overheads, tile efficiency; kernels without TMA (operands aligned to < 16 bytes) at their own
+// limits. Internal header: users go through PerformanceModel / make_model.
+#pragma once
+
+#include "parity/gemm/model.hpp"
+
+namespace parity::gemm {
+
+// Terms of the Hopper model that depend on the problem only.
+struct HopperProblemTerms {
+  double m = 0, n = 0, k = 0, batch = 1, out_bytes = 2;
+  double inv_dram_bw = 0, inv_l2_bw = 0, reuse = 0, operand_bytes = 0, saturating_sms = 0;
+  // The last tile counts computed for this problem, keyed by the tile and cluster extents and the
+  // K step: candidate lists run through one tile shape at a time (clusters, variants, splits), so
+  // most candidates reuse the previous one's counts instead of recomputing the roundings.
+  struct GridMemo {
+    double inv_tile_m = -1, inv_tile_n = -1, inv_split_k = -1, inv_tile_k = -1;
+    int cluster_m = 0, cluster_n = 0;
+    double grid_m = 0, grid_n = 0, iters = 0;
+  };
+  mutable GridMemo memo;
+};
+
+class HopperModel final : public PerformanceModel {
+ public:
+  using PerformanceModel::PerformanceModel;
+  PreparedCandidate prepare(const ProblemClass& problem_class,
+                            const Candidate& candidate) const override;
+  double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
+  void predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                      std::size_t count, double* predicted_us) const override;
+  std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                             std::size_t count, std::size_t keep, double tie_epsilon,
+                             double* predicted_us, double* cutoff_us) const override;
+  TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
+
+ private:
+  HopperProblemTerms problem_terms(const GemmProblem& problem) const;
+  // The sustained tensor rate of one tile as a fraction of the dense peak.
+  double tile_efficiency(const ProblemClass& problem_class, const Candidate& candidate,
+                         bool uses_tma, int cluster_size) const;
+  void prepare_epilogue(const ProblemClass& problem_class, const Candidate& candidate,
+                        PreparedCandidate& p) const;
+  void prepare_bounds(const ProblemClass& problem_class, PreparedCandidate& p) const;
+  template <bool kExplain>
+  double predict(const HopperProblemTerms& terms, const PreparedCandidate& c,
+                 TimeBreakdown* breakdown) const;
+  template <bool kExplain>
+  double predict_legacy(const HopperProblemTerms& terms, const PreparedCandidate& c,
+                        TimeBreakdown* breakdown) const;
+  void prepare_legacy(const ProblemClass& problem_class, const Candidate& candidate,
+                      PreparedCandidate& p) const;
+  double lower_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
+  double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
+};
+
+}  // namespace parity::gemm

@@ -1,0 +1,302 @@
+// HopperModel's per-problem prediction, its explanation and the pruned top-k search.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "model_hopper.hpp"
+#include "model_math.hpp"
+
+namespace parity::gemm {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr std::size_t kMaxPrunedKeep = 16;
+constexpr double kCoarseRoundingMargin = 1.0 - 1e-12;
+constexpr double kGuard = 1e-9;
+
+inline double compute_l2_norm(double compute_us, double l2_us) {
+  const double c2 = compute_us * compute_us, l2 = l2_us * l2_us;
+  return std::sqrt(std::sqrt(c2 * c2 + l2 * l2));
+}
+
+struct HopperGrid {
+  double grid_m, grid_n, tiles, iters;
+};
+
+// Tiles launched (grid padded to whole clusters, times batch and split-K) and K iterations per
+// tile, shared by the prediction and its lower bound.
+inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandidate& p) {
+  const HopperTerms& c = p.hopper;
+  auto& memo = t.memo;
+  if (c.inv_tile_m != memo.inv_tile_m || c.cluster_m != memo.cluster_m) {
+    memo.inv_tile_m = c.inv_tile_m;
+    memo.cluster_m = c.cluster_m;
+    // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
+    memo.grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
+    if (c.cluster_m > 1) memo.grid_m = fast_ceil(memo.grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
+  }
+  if (c.inv_tile_n != memo.inv_tile_n || c.cluster_n != memo.cluster_n) {
+    memo.inv_tile_n = c.inv_tile_n;
+    memo.cluster_n = c.cluster_n;
+    memo.grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+    if (c.cluster_n > 1) memo.grid_n = fast_ceil(memo.grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
+  }
+  if (c.inv_split_k != memo.inv_split_k || c.inv_tile_k != memo.inv_tile_k) {
+    memo.inv_split_k = c.inv_split_k;
+    memo.inv_tile_k = c.inv_tile_k;
+    const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
+    memo.iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
+  }
+  return {memo.grid_m, memo.grid_n, memo.grid_m * memo.grid_n * t.batch * p.split_k, memo.iters};
+}
+
+// One wave's inputs: `active` concurrent tiles of `active_splits` K-splits over a window of
+// rows_used x cols_used tile positions.
+struct WaveShape {
+  double active, active_splits, rows_used, cols_used, inv_bw_fraction, compute_us;
+};
+
+}  // namespace
+
+template <bool kExplain>
+double HopperModel::predict(const HopperProblemTerms& t, const PreparedCandidate& p,
+                            TimeBreakdown* breakdown) const {
+  const HopperTerms& c = p.hopper;
+  const HopperGrid grid = hopper_grid(t, p);
+  const double splits = p.split_k;
+  const double sms = c.usable_sms;
+  const double iters = grid.iters;
+  const double compulsory_per_tile_iter = t.operand_bytes / (grid.tiles * iters);
+  // Batched problems stack their grids along M (distinct operands per batch entry).
+  const double grid_rows = grid.grid_m * t.batch;
+
+  // One wave: K-loop at the slower of DRAM and the 4-norm of compute and L2 -> SM time, plus the
+  // pipeline fill, the output store and the fixed per-tile cost. The window of concurrently
+  // running tiles touches rows_used x cols_used tile positions per split (the best raster:
+  // cols/rows ~ sqrt(tile_n/tile_m)); each split reads its own K range. Warp-specialised
+  // persistent kernels overlap one tile's epilogue with the next tile's loads: the output store
+  // costs bandwidth inside the K-loop, and only the first pipeline fill and the last epilogue are
+  // exposed (added once, below).
+  double exposed_fill_us = 0.0, exposed_store_us = 0.0;
+  const double inv_iters = 1.0 / iters;
+  const auto wave_us = [&](const WaveShape& w, double count) {
+    const double l2_us = w.active * p.l2_bytes_per_iter * t.inv_l2_bw;
+    const double window_bytes = w.active_splits * (w.rows_used * c.a_bytes_per_row_iter +
+                                                   w.cols_used * c.b_bytes_per_col_iter);
+    const double store_bytes = w.active * c.store_bytes_per_tile;
+    const double dram_bytes = (1.0 - t.reuse) * window_bytes +
+                              t.reuse * w.active * compulsory_per_tile_iter + store_bytes * inv_iters;
+    const double dram_us = dram_bytes * t.inv_dram_bw * w.inv_bw_fraction;
+    const double memory_us = std::max(l2_us, dram_us);
+    const double norm_us = compute_l2_norm(w.compute_us, l2_us);
+    const double iter_us = std::max(dram_us, norm_us);
+    // A pipeline of n iterations costs n max(memory, compute) + min(memory, compute): only the
+    // shorter stage of the first iteration is exposed.
+    exposed_fill_us = std::max(exposed_fill_us, std::min(memory_us, w.compute_us));
+    // The last wave's store has no next tile to hide behind; the part of it that the K-loop
+    // already paid as bandwidth beyond compute is not charged again.
+    const double store_us = store_bytes * t.inv_dram_bw * w.inv_bw_fraction;
+    exposed_store_us = std::max(0.0, store_us - iters * std::max(0.0, memory_us - w.compute_us));
+    // A cooperative tile's epilogue stalls both consumer warpgroups but not the TMA producer: the
+    // tile costs max(memory stream, K-loop compute + epilogue).
+    const double loop_us = iters * iter_us;
+    const double tile_us = std::max(loop_us, iters * w.compute_us + c.exposed_epilogue_us);
+    const double pingpong_us = std::max(0.0, c.pingpong_epilogue_us - loop_us);
+    if constexpr (kExplain) {
+      breakdown->compute_us += count * iters * w.compute_us;
+      breakdown->l2_us += count * iters * (std::min(norm_us, iter_us) - w.compute_us);
+      breakdown->memory_us += count * iters * (iter_us - std::min(norm_us, iter_us));
+      breakdown->launch_wave_us +=
+          count * (tile_us - loop_us + scalars_.tile_overhead_us + pingpong_us);
+    }
+    return tile_us + scalars_.tile_overhead_us + pingpong_us;
+  };
+  const auto window = [&](double positions, double rows_hint, double& rows_used, double& cols_used) {
+    rows_used = std::clamp(rows_hint, 1.0, grid_rows);
+    cols_used = std::min(grid.grid_n, fast_ceil(positions / rows_used));
+    rows_used = std::min(grid_rows, fast_ceil(positions / cols_used));
+  };
+
+  const double full_waves = fast_floor(grid.tiles * c.inv_usable_sms + kGuard);
+  const double last_wave_tiles = grid.tiles - full_waves * sms;
+  double total_us = scalars_.launch_us;
+  if (full_waves > 0) {
+    // The full-wave window was prepared once; recompute only when the grid clips it.
+    double rows_used = c.full_wave_rows_used, cols_used = c.full_wave_cols_used;
+    if (c.full_wave_rows > grid_rows || cols_used > grid.grid_n || rows_used > grid_rows) {
+      window(c.full_wave_positions, c.full_wave_rows, rows_used, cols_used);
+    }
+    total_us += full_waves * wave_us({sms, c.full_wave_splits, rows_used, cols_used,
+                                      c.full_wave_inv_bw_fraction, c.compute_us_per_iter},
+                                     full_waves);
+  }
+  if (last_wave_tiles > 0) {
+    const double active_splits = std::min(splits, last_wave_tiles);
+    const double positions = std::max(1.0, last_wave_tiles / active_splits);
+    double rows_used = 0, cols_used = 0;
+    window(positions, std::sqrt(positions) * c.window_aspect, rows_used, cols_used);
+    const double inv_bw_fraction = std::max(1.0, t.saturating_sms / last_wave_tiles);
+    const double busy_fraction = last_wave_tiles * c.inv_usable_sms;
+    const double compute_us =
+        c.compute_us_per_iter / (1.0 + scalars_.tail_boost * (1.0 - busy_fraction));
+    total_us += wave_us({last_wave_tiles, active_splits, rows_used, cols_used, inv_bw_fraction,
+                         compute_us},
+                        1.0);
+  }
+  total_us += exposed_fill_us + exposed_store_us;
+  double reduce_us = 0.0;
+  if (p.split_k > 1) {
+    // Separate reduction kernel: reads s fp32 partials, writes D.
+    const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);
+    reduce_us = scalars_.splitk_overhead_us + reduce_bytes * t.inv_dram_bw;
+    total_us += reduce_us;
+  }
+  if constexpr (kExplain) {
+    breakdown->launch_wave_us += scalars_.launch_us + exposed_fill_us;
+    breakdown->memory_us += exposed_store_us;
+    breakdown->reduction_us = reduce_us;
+    breakdown->waves = full_waves + (last_wave_tiles > 0 ? 1.0 : 0.0);
+  }
+  return total_us;
+}
+
+template double HopperModel::predict<true>(const HopperProblemTerms&, const PreparedCandidate&,
+                                           TimeBreakdown*) const;
+template double HopperModel::predict<false>(const HopperProblemTerms&, const PreparedCandidate&,
+                                            TimeBreakdown*) const;
+
+double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
+  // predict without DRAM, store and the finer window terms, and with the largest tail boost: every
+  // wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the same products
+  // as the exact wave), the exposed fill at least a wave's min(L2 time, compute), and every
+  // dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
+  const HopperTerms& c = p.hopper;
+  const HopperGrid grid = hopper_grid(t, p);
+  const double splits = p.split_k;
+  const double iters = grid.iters;
+  const double full_waves = fast_floor(grid.tiles * c.inv_usable_sms + kGuard);
+  const double last_wave_tiles = grid.tiles - full_waves * c.usable_sms;
+  const double has_last_wave = last_wave_tiles > 0 ? 1.0 : 0.0;
+  const double full_l2_us = full_waves > 0 ? c.usable_sms * p.l2_bytes_per_iter * t.inv_l2_bw : 0.0;
+  const double last_l2_us = last_wave_tiles * p.l2_bytes_per_iter * t.inv_l2_bw;
+  const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
+  const double last_iter_us =
+      std::max(c.compute_us_per_iter / (1.0 + scalars_.tail_boost), last_l2_us);
+  // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
+  // iters x compute + epilogue).
+  const double last_compute_us = c.compute_us_per_iter / (1.0 + scalars_.tail_boost);
+  const double full_loop_us =
+      std::max(iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us);
+  const double last_loop_us =
+      std::max(iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us);
+  double total_us = scalars_.launch_us + (full_waves + has_last_wave) * scalars_.tile_overhead_us +
+                    full_waves * full_loop_us + has_last_wave * last_loop_us +
+                    std::max(std::min(full_l2_us, c.compute_us_per_iter),
+                             std::min(last_l2_us, c.compute_us_per_iter / (1.0 + scalars_.tail_boost)));
+  if (p.split_k > 1) {
+    const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);
+    total_us += scalars_.splitk_overhead_us + reduce_bytes * t.inv_dram_bw;
+  }
+  return total_us * kCoarseRoundingMargin;
+}
+
+double HopperModel::coarse_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
+  // Launch; the fewest waves the output allows, each a boosted K-loop with its fixed costs; the
+  // L2 time; the split-K reduction: one rounding, no tile counts.
+  if (!p.is_feasible) return kInfinity;
+  const HopperTerms& c = p.hopper;
+  const double flops = 2.0 * t.m * t.n * t.k * t.batch;
+  const double outputs = t.batch * t.m * t.n;
+  const double output_us = outputs * t.inv_dram_bw;
+  const double waves = fast_ceil(outputs * c.tiles_per_output * c.inv_usable_sms - kGuard);
+  const double compute_us = t.k * (std::max(0.0, waves - 1.0) * c.full_wave_compute_us_per_k +
+                                   c.min_compute_us_per_k);
+  // Per wave max(memory, compute + cooperative epilogue): the sums bound the sum of the maxima.
+  const double loop_us =
+      std::max(compute_us + waves * c.exposed_epilogue_us, flops * c.min_l2_us_per_flop);
+  return (scalars_.launch_us + waves * c.wave_fixed_us + loop_us + c.split_fixed_us +
+          output_us * c.reduce_bytes_per_output) *
+         kCoarseRoundingMargin;
+}
+
+std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                        std::size_t count, std::size_t keep, double tie_epsilon,
+                                        double* predicted_us, double* cutoff_us) const {
+  // The bounds follow the TMA kernels' structure; kernels without TMA (one alignment class, so all
+  // or none of a list) are few and predicted exactly.
+  const bool any_legacy = count > 0 && !prepared[0].uses_tma;
+  if (keep == 0 || keep > kMaxPrunedKeep || count < keep || any_legacy) {
+    predict_all_us(problem, prepared, count, predicted_us);
+    if (cutoff_us != nullptr) *cutoff_us = exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
+    return count;
+  }
+  const HopperProblemTerms terms = problem_terms(problem);
+  // Pass 1: every candidate's coarse bound, and the finer bound where the coarse one could still
+  // make it a seed; remember the `keep` smallest bounds (ascending) as seeds.
+  std::array<double, kMaxPrunedKeep> seed_bound{};
+  std::array<std::size_t, kMaxPrunedKeep> seed_index{};
+  std::size_t seeds = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    double bound = coarse_bound_us(terms, prepared[i]);
+    predicted_us[i] = bound;
+    if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
+    bound = lower_bound_us(terms, prepared[i]);
+    predicted_us[i] = bound;
+    if (seeds == keep && bound >= seed_bound[keep - 1]) continue;
+    std::size_t at = seeds < keep ? seeds++ : keep - 1;
+    while (at > 0 && seed_bound[at - 1] > bound) {
+      seed_bound[at] = seed_bound[at - 1];
+      seed_index[at] = seed_index[at - 1];
+      --at;
+    }
+    seed_bound[at] = bound;
+    seed_index[at] = i;
+  }
+  // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
+  // other candidate whose bound does not already rule it out. best[] holds the smallest exact
+  // predictions so far, ascending.
+  std::array<double, kMaxPrunedKeep> best{};
+  std::size_t filled = 0, exact = 0;
+  const auto predict_exact = [&](std::size_t i) {
+    const double value = predict<false>(terms, prepared[i], nullptr);
+    predicted_us[i] = value;
+    ++exact;
+    if (filled < keep || value < best[keep - 1]) {
+      std::size_t at = filled < keep ? filled++ : keep - 1;
+      while (at > 0 && best[at - 1] > value) {
+        best[at] = best[at - 1];
+        --at;
+      }
+      best[at] = value;
+    }
+  };
+  for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
+  // Seeds in index order, walked beside i: skipping them costs one comparison per candidate.
+  std::array<std::size_t, kMaxPrunedKeep> seeds_in_order = seed_index;
+  std::sort(seeds_in_order.begin(), seeds_in_order.begin() + static_cast<std::ptrdiff_t>(seeds));
+  std::size_t next_seed = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (next_seed < seeds && seeds_in_order[next_seed] == i) {
+      ++next_seed;
+      continue;
+    }
+    if (predicted_us[i] == kInfinity) continue;
+    if (filled == keep) {
+      const double threshold = std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+      if (predicted_us[i] > threshold) continue;  // stays at its coarse bound
+      const double bound = lower_bound_us(terms, prepared[i]);
+      if (bound > threshold) {
+        predicted_us[i] = bound;  // stays at the finer bound
+        continue;
+      }
+    }
+    predict_exact(i);
+  }
+  if (cutoff_us != nullptr) {
+    *cutoff_us = filled == keep ? std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon)) : kInfinity;
+  }
+  return exact;
+}
+
+}  // namespace parity::gemm

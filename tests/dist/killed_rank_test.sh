@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Killed-rank test: 4 ranks, rank 2 dies by SIGKILL during all_reduces. Passes when the job ends
+# within 30 s with a non-zero exit and its output names rank 2 (mpirun's "process rank 2 ... exited
+# on signal 9", or a survivor's "lost rank(s) 2"). `timeout 60` is the hard stop if it hangs.
+# Usage: killed_rank_test.sh MPIEXEC FAULT_BINARY
+set -u
+mpiexec=$1
+binary=$2
+log=$(mktemp)
+start=$(date +%s)
+timeout 60 "$mpiexec" --allow-run-as-root --oversubscribe -np 4 "$binary" >"$log" 2>&1
+code=$?
+elapsed=$(( $(date +%s) - start ))
+cat "$log"
+echo "killed_rank_test: exit code $code after ${elapsed} s"
+fail=0
+if [ "$code" -eq 0 ]; then echo "FAIL: the job exited 0 although rank 2 was killed"; fail=1; fi
+if [ "$code" -eq 124 ]; then echo "FAIL: the job hung (killed by timeout 60)"; fail=1; fi
+if [ "$elapsed" -gt 30 ]; then echo "FAIL: the job took ${elapsed} s (limit 30 s)"; fail=1; fi
+if ! grep -Eq "process rank 2 |lost rank\(s\) 2" "$log"; then
+  echo "FAIL: no message names the lost rank 2"; fail=1
+fi
+rm -f "$log"
+[ "$fail" -eq 0 ] && echo "PASS"
+exit "$fail"
