@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "parity/gemm/calibration_file.hpp"
 #include "parity/gemm/evaluation.hpp"
 #include "parity/gemm/selector.hpp"
 #include "parity/hw/catalogue.hpp"
@@ -24,13 +25,6 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::string trim(std::string s) {
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
 }  // namespace
 
 std::filesystem::path gemm_calibration_path(std::string_view device,
@@ -39,54 +33,7 @@ std::filesystem::path gemm_calibration_path(std::string_view device,
 }
 
 Result<GemmCalibration> read_gemm_calibration(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return io_error("gemm calibration: cannot open '", path.string(), "'");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const json root = json::parse(buffer.str(), nullptr, false);
-  PARITY_CHECK_ARG(!root.is_discarded() && root.is_object(), "gemm calibration: '", path.string(),
-                   "' is not a JSON object");
-  PARITY_CHECK_ARG(root.value("schema", "") == kGemmCalibrationSchema, "gemm calibration: '",
-                   path.string(), "' schema='", root.value("schema", ""), "' (expected ",
-                   kGemmCalibrationSchema, ")");
-  GemmCalibration calibration;
-  calibration.device = root.value("device", "");
-  calibration.is_default = false;
-  PARITY_CHECK_ARG(root.contains("scalars") && root["scalars"].is_object(), "gemm calibration: '",
-                   path.string(), "' has no scalars object");
-  auto values = scalars_to_array(calibration.scalars);
-  // A fitted file names every scalar: an empty or partial object would silently run defaults
-  // under the label "fitted".
-  for (int i = 0; i < kNumModelScalars; ++i) {
-    PARITY_CHECK_ARG(root["scalars"].contains(std::string(scalar_name(i))), "gemm calibration: '",
-                     path.string(), "' scalars has no '", scalar_name(i),
-                     "' (a calibration file lists all ", kNumModelScalars, " fitted scalars)");
-  }
-  for (const auto& [key, value] : root["scalars"].items()) {
-    int index = -1;
-    for (int i = 0; i < kNumModelScalars; ++i) {
-      if (scalar_name(i) == key) index = i;
-    }
-    PARITY_CHECK_ARG(index >= 0, "gemm calibration: '", path.string(), "' unknown scalar '", key,
-                     "'");
-    PARITY_CHECK_ARG(value.is_number() && value.get<double>() > 0.0, "gemm calibration: '",
-                     path.string(), "' scalar ", key, " must be a positive number");
-    values[static_cast<std::size_t>(index)] = value.get<double>();
-  }
-  calibration.scalars = scalars_from_array(values);
-  if (root.contains("variant_efficiency")) {
-    const json& table = root["variant_efficiency"];
-    PARITY_CHECK_ARG(table.is_array() && table.size() == calibration.scalars.variant_efficiency.size(),
-                     "gemm calibration: '", path.string(), "' variant_efficiency needs ",
-                     calibration.scalars.variant_efficiency.size(), " numbers");
-    for (std::size_t i = 0; i < table.size(); ++i) {
-      PARITY_CHECK_ARG(table[i].is_number() && table[i].get<double>() > 0.0, "gemm calibration: '",
-                       path.string(), "' variant_efficiency[", i, "] must be a positive number");
-      calibration.scalars.variant_efficiency[i] = table[i].get<double>();
-    }
-  }
-  if (root.contains("provenance")) calibration.provenance_json = root["provenance"].dump();
-  return calibration;
+  return load_gemm_calibration_file(path);  // strict: src/gemm/calibration_file.cpp
 }
 
 Status write_gemm_calibration(const GemmCalibration& calibration, const std::filesystem::path& path) {
@@ -122,43 +69,7 @@ Result<GemmCalibration> load_gemm_calibration_or_default(
 }
 
 Result<ShapeSuite> read_shape_suite(const std::filesystem::path& csv_path) {
-  std::ifstream in(csv_path);
-  if (!in) return io_error("shape suite: cannot open '", csv_path.string(), "'");
-  ShapeSuite suite;
-  std::string line;
-  bool seen_header = false;
-  int line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    if (!seen_header) {
-      PARITY_CHECK_ARG(line.rfind("name,m,n,k", 0) == 0, "shape suite: '", csv_path.string(),
-                       "' header '", line, "' (expected name,m,n,k[,...])");
-      seen_header = true;
-      continue;
-    }
-    std::vector<std::string> fields;
-    std::stringstream row(line);
-    std::string field;
-    while (std::getline(row, field, ',')) fields.push_back(trim(field));
-    PARITY_CHECK_ARG(fields.size() >= 4, "shape suite: '", csv_path.string(), "' line ",
-                     line_number, " has ", fields.size(), " fields (expected >= 4)");
-    GemmProblem problem;
-    try {
-      problem.m = std::stoll(fields[1]);
-      problem.n = std::stoll(fields[2]);
-      problem.k = std::stoll(fields[3]);
-    } catch (const std::exception&) {
-      return invalid_argument("shape suite: '", csv_path.string(), "' line ", line_number,
-                              ": m, n, k must be integers");
-    }
-    PARITY_RETURN_IF_ERROR(problem.validate().with_context(
-        detail::concat("shape suite line ", line_number)));
-    suite.names.push_back(fields[0]);
-    suite.problems.push_back(problem);
-  }
-  return suite;
+  return load_shape_suite_file(csv_path);  // strict: src/gemm/calibration_file.cpp
 }
 
 namespace {

@@ -164,7 +164,7 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
   expect_bad_input("gemm calibrate --measurements " + measurements + " --cv-folds 1", "--cv-folds=1");
   r = run_cli("gemm calibrate --measurements " + measurements + " --out " + calibration2 +
               " --calibration-shapes " + (dir / "absent.csv").string());
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--calibration-shapes"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("absent.csv"), std::string::npos) << r.output;
   // A missing input file is an input error (exit 2), as for the .gz form and the catalogue.

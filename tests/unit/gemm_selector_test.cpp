@@ -259,7 +259,7 @@ TEST(GemmCalibration, FileRoundTripAndSplit) {
   EXPECT_EQ(read->device, "h200");
   EXPECT_FALSE(read->is_default);
   std::filesystem::remove(path);
-  EXPECT_EQ(read_gemm_calibration(path).status().code(), StatusCode::kIoError);
+  EXPECT_EQ(read_gemm_calibration(path).status().code(), StatusCode::kNotFound);
 
   const auto suite = read_shape_suite(std::string(PARITY_SOURCE_DIR) + "/bench/shapes/gemm_shapes_dev.csv");
   ASSERT_TRUE(suite.is_ok()) << suite.status().to_string();
