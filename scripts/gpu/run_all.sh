@@ -20,12 +20,14 @@
 #   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device, or the
 #                    archive scripts/gpu/pack_prebuilt.sh writes, build/carry/prebuilt.tar.gz) instead
 #                    of configuring and building here; GPU tests then run the test binary directly
+#   --targets "T..." build only these CMake targets (e.g. "parity_cli parity_gpu_tests")
 #   --deadline       whole-run budget (default 570 s, under the device tool's 600 s per command):
 #                    a piece is cut to the time left, and skipped when under 20 s is left
 set -uo pipefail
 
 only=""
 prebuilt=""
+build_targets=""
 skip_tests=0
 piece_timeout=240
 deadline=570
@@ -37,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --piece-timeout) piece_timeout="${2:?--piece-timeout needs seconds}"; shift 2 ;;
     --prebuilt) prebuilt="${2:?--prebuilt needs a build dir}"; shift 2 ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
+    --targets) build_targets="${2:?--targets needs target names}"; shift 2 ;;
     -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -60,6 +63,7 @@ export PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 build_dir="build/cuda"
 start_all=$SECONDS
+extra_cmake_args=()
 
 # Build dependencies carried as Debian packages (scripts/gpu/fetch_deps.sh, `carry: [".deps"]`)
 # for an image that lacks them: unpacked outside the system tree, found through CMAKE_PREFIX_PATH.
@@ -68,6 +72,12 @@ if compgen -G ".deps/*.deb" > /dev/null; then
   mkdir -p "$deps_root"
   for deb in .deps/*.deb; do dpkg -x "$deb" "$deps_root"; done
   export CMAKE_PREFIX_PATH="$deps_root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  # zlib: the carried header with the image's own runtime library (the carried libz.so link points
+  # at an absolute path the image may not have).
+  if [[ ! -f /usr/include/zlib.h && -f "$deps_root/usr/include/zlib.h" ]]; then
+    zlib_so="$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 /usr/lib64/libz.so.1 2>/dev/null | head -1)"
+    extra_cmake_args+=("-DZLIB_INCLUDE_DIR=$deps_root/usr/include" "-DZLIB_LIBRARY=$zlib_so")
+  fi
   echo "run_all.sh: using carried packages from .deps ($(ls .deps/*.deb | wc -l) .deb) via CMAKE_PREFIX_PATH"
 fi
 summary_rows=()
@@ -129,7 +139,8 @@ if [[ -n "$prebuilt" ]]; then
     finish
     exit 1
   fi
-elif cmake --preset cuda >> "$stage/build.log" 2>&1 && cmake --build --preset cuda -j 16 >> "$stage/build.log" 2>&1; then
+elif cmake --preset cuda "${extra_cmake_args[@]}" >> "$stage/build.log" 2>&1 &&
+     cmake --build --preset cuda -j "$(nproc)" ${build_targets:+--target $build_targets} -- -k 0 >> "$stage/build.log" 2>&1; then
   record build ok $((SECONDS - t0)) build.log
   snapshot
 else
@@ -145,7 +156,7 @@ failures=0
 # ---- 2. GPU tests ----
 if [[ $skip_tests -eq 0 && ( -z "$only" || ",$only," == *",tests,"* ) ]]; then
   t0=$SECONDS
-  if [[ -n "$prebuilt" ]]; then
+  if [[ -n "$prebuilt" || -n "$build_targets" ]]; then
     gpu_test_command=("$build_dir/tests/parity_gpu_tests" --gtest_brief=1)
   else
     gpu_test_command=(ctest --test-dir "$build_dir" -L gpu --output-on-failure)

@@ -11,19 +11,30 @@ import pathlib
 import sys
 
 
+def stored(folder, name):
+    """The file `name` in `folder` as stored: plain, or gzipped as `name`.gz (recorded runs keep
+    their large raw outputs compressed); None when neither exists."""
+    for candidate in (folder / name, folder / (name + ".gz")):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def read_bytes(path):
+    return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+
+
 def find(folders, name):
     for folder in folders:
-        if (folder / name).exists():
+        if stored(folder, name):
             return folder
     return None
 
 
 def load(folders, name):
     folder = find(folders, name) if isinstance(folders, list) else folders
-    path = folder / name if folder else None
-    if path and not path.exists() and (folder / (name + ".gz")).exists():
-        return json.loads(gzip.decompress((folder / (name + ".gz")).read_bytes()))
-    return json.loads(path.read_text()) if path and path.exists() else None
+    path = stored(folder, name) if folder else None
+    return json.loads(read_bytes(path)) if path else None
 
 
 def fmt(value, digits=3):
@@ -116,9 +127,9 @@ def gemm_passes(folders):
     passes = []
     for folder in folders:
         for candidate in [folder] + sorted(p for p in folder.iterdir() if p.is_dir()):
-            if (candidate / "gemm_eval.json").exists():
-                calibration = candidate / "h200_gemm.json"
-                passes.append((candidate, calibration.read_bytes() if calibration.exists() else None))
+            if stored(candidate, "gemm_eval.json"):
+                calibration = stored(candidate, "h200_gemm.json")
+                passes.append((candidate, read_bytes(calibration) if calibration else None))
     if not passes:
         return []
     reference = passes[0][1]

@@ -7,7 +7,8 @@ namespace parity::comm::detail {
 namespace {
 
 template <typename T>
-void fold_typed(ReduceOp op, const T* blocks, int num_blocks, std::int64_t block_elements, T* output) {
+void fold_typed(ReduceOp op, const T* blocks, int num_blocks, std::int64_t block_elements,
+                T* output) {
   for (std::int64_t i = 0; i < block_elements; ++i) {
     T acc = blocks[i];
     for (int b = 1; b < num_blocks; ++b) {
@@ -20,13 +21,15 @@ void fold_typed(ReduceOp op, const T* blocks, int num_blocks, std::int64_t block
 
 template <typename T>
 void divide_typed(T* data, std::int64_t count, int divisor) {
-  for (std::int64_t i = 0; i < count; ++i) data[i] = static_cast<T>(data[i] / static_cast<T>(divisor));
+  for (std::int64_t i = 0; i < count; ++i)
+    data[i] = static_cast<T>(data[i] / static_cast<T>(divisor));
 }
 
 }  // namespace
 
 bool is_float_dtype(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kBF16 || dtype == DType::kF16;
+  return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kBF16 ||
+         dtype == DType::kF16;
 }
 
 void widen_to_f32(DType dtype, const void* input, float* output, std::int64_t count) {
@@ -45,22 +48,33 @@ void narrow_from_f32(DType dtype, const float* input, void* output, std::int64_t
 
 void divide_in_place(DType dtype, void* data, std::int64_t count, int divisor) {
   switch (dtype) {
-    case DType::kF32: divide_typed(static_cast<float*>(data), count, divisor); break;
-    case DType::kF64: divide_typed(static_cast<double*>(data), count, divisor); break;
-    case DType::kI32: divide_typed(static_cast<std::int32_t*>(data), count, divisor); break;
-    case DType::kI64: divide_typed(static_cast<std::int64_t*>(data), count, divisor); break;
-    default: break;  // bf16/fp16 are divided in fp32 before narrowing
+    case DType::kF32:
+      divide_typed(static_cast<float*>(data), count, divisor);
+      break;
+    case DType::kF64:
+      divide_typed(static_cast<double*>(data), count, divisor);
+      break;
+    case DType::kI32:
+      divide_typed(static_cast<std::int32_t*>(data), count, divisor);
+      break;
+    case DType::kI64:
+      divide_typed(static_cast<std::int64_t*>(data), count, divisor);
+      break;
+    default:
+      break;  // bf16/fp16 are divided in fp32 before narrowing
   }
 }
 
-void fold_blocks(DType dtype, ReduceOp op, const void* blocks, int num_blocks, std::int64_t block_elements,
-                 void* output) {
+void fold_blocks(DType dtype, ReduceOp op, const void* blocks, int num_blocks,
+                 std::int64_t block_elements, void* output) {
   switch (dtype) {
     case DType::kF32:
-      fold_typed(op, static_cast<const float*>(blocks), num_blocks, block_elements, static_cast<float*>(output));
+      fold_typed(op, static_cast<const float*>(blocks), num_blocks, block_elements,
+                 static_cast<float*>(output));
       break;
     case DType::kF64:
-      fold_typed(op, static_cast<const double*>(blocks), num_blocks, block_elements, static_cast<double*>(output));
+      fold_typed(op, static_cast<const double*>(blocks), num_blocks, block_elements,
+                 static_cast<double*>(output));
       break;
     case DType::kI32:
       fold_typed(op, static_cast<const std::int32_t*>(blocks), num_blocks, block_elements,
@@ -70,7 +84,8 @@ void fold_blocks(DType dtype, ReduceOp op, const void* blocks, int num_blocks, s
       fold_typed(op, static_cast<const std::int64_t*>(blocks), num_blocks, block_elements,
                  static_cast<std::int64_t*>(output));
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

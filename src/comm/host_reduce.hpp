@@ -22,7 +22,7 @@ void divide_in_place(DType dtype, void* data, std::int64_t count, int divisor);
 /// output[i] = fold over b = 0..num_blocks-1 of blocks[b * block_elements + i], left to right
 /// (acc = b0; acc = op(acc, b1); ...), in the dtype's own arithmetic (fp32 for fp32, fp64 for fp64,
 /// wrap-around-free int64/int32 for ints). dtype in {fp32, fp64, int32, int64}.
-void fold_blocks(DType dtype, ReduceOp op, const void* blocks, int num_blocks, std::int64_t block_elements,
-                 void* output);
+void fold_blocks(DType dtype, ReduceOp op, const void* blocks, int num_blocks,
+                 std::int64_t block_elements, void* output);
 
 }  // namespace parity::comm::detail

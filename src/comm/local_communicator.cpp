@@ -16,7 +16,8 @@ class LocalCommunicator final : public Communicator {
   DeviceKind buffer_device() const override { return DeviceKind::kCpu; }
 
  protected:
-  Status execute(const CollectiveProblem& problem, const void* send, void* recv, void* /*stream*/) override {
+  Status execute(const CollectiveProblem& problem, const void* send, void* recv,
+                 void* /*stream*/) override {
     const std::size_t element_bytes = dtype_size_bytes(problem.dtype);
     switch (problem.collective) {
       case Collective::kAllReduce:
@@ -27,13 +28,16 @@ class LocalCommunicator final : public Communicator {
         return Status::ok();
       case Collective::kAllToAllv: {
         const AllToAllvLayout& layout = *problem.layout;
-        move(static_cast<char*>(recv) + layout.recv_displs[0] * static_cast<std::int64_t>(element_bytes),
-             static_cast<const char*>(send) + layout.send_displs[0] * static_cast<std::int64_t>(element_bytes),
+        move(static_cast<char*>(recv) +
+                 layout.recv_displs[0] * static_cast<std::int64_t>(element_bytes),
+             static_cast<const char*>(send) +
+                 layout.send_displs[0] * static_cast<std::int64_t>(element_bytes),
              static_cast<std::size_t>(layout.send_counts[0]) * element_bytes);
         return Status::ok();
       }
       case Collective::kBroadcast:
-      case Collective::kBarrier: return Status::ok();
+      case Collective::kBarrier:
+        return Status::ok();
     }
     return internal_error("local communicator: unknown collective");
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,14 @@ Status pwrite_all(int fd, const void* data, std::size_t size_bytes, std::int64_t
     size_bytes -= static_cast<std::size_t>(written);
   }
   return Status::ok();
+}
+
+// NaN (e.g. the AUC of a one-class eval split) is written as null and read back as NaN.
+nlohmann::json finite_or_null(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); }
+double number_or_nan(const nlohmann::json& manifest, const char* key) {
+  const auto found = manifest.find(key);
+  if (found == manifest.end() || found->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  return found->get<double>();
 }
 
 }  // namespace
@@ -69,8 +78,8 @@ Status write_manifest(const std::string& dir, const DatasetInfo& info) {
       {"label_dtype", "uint8"},
       {"tables", tables},
       {"splits", {{"train", {{"num_samples", info.train_samples}}}, {"eval", {{"num_samples", info.eval_samples}}}}},
-      {"planted_auc", info.planted_auc},
-      {"positive_rate", info.positive_rate},
+      {"planted_auc", finite_or_null(info.planted_auc)},
+      {"positive_rate", finite_or_null(info.positive_rate)},
       {"details", details}};
   const std::string path = dir + "/manifest.json";
   const std::string tmp_path = path + ".tmp";
@@ -113,8 +122,8 @@ Result<DatasetInfo> parse_manifest(const nlohmann::json& manifest, const std::st
                    ": negative sample count");
   info.source = manifest.at("source").get<std::string>();
   info.seed = manifest.at("seed").get<std::uint64_t>();
-  info.planted_auc = manifest.value("planted_auc", 0.0);
-  info.positive_rate = manifest.value("positive_rate", 0.0);
+  info.planted_auc = number_or_nan(manifest, "planted_auc");
+  info.positive_rate = number_or_nan(manifest, "positive_rate");
   const nlohmann::json details = manifest.value("details", nlohmann::json::object());
   for (const auto& [key, value] : details.items()) {
     if (value.is_number()) info.details.emplace_back(key, value.get<double>());
@@ -145,6 +154,13 @@ Result<SplitWriter> SplitWriter::create(const std::string& dir, const std::strin
   std::error_code error;
   std::filesystem::create_directories(dir + "/" + split, error);
   if (error) return io_error("dataset ", dir, ": cannot create ", dir, "/", split, ": ", error.message());
+  // A dataset written here before may have had more tables: its extra sparse files would linger.
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/" + split, error)) {
+    const std::string name = entry.path().filename().string();
+    const bool is_sparse_file = name.rfind("sparse_", 0) == 0 &&
+                                (name.ends_with(".i32") || name.ends_with(".i64"));
+    if (is_sparse_file) std::filesystem::remove(entry.path(), error);
+  }
   SplitWriter writer;
   writer.schema_ = schema;
   writer.paths_ = {dense_path(dir, split), labels_path(dir, split)};
@@ -168,9 +184,9 @@ SplitWriter::~SplitWriter() {
   for (const int fd : fds_) ::close(fd);
 }
 
-std::int64_t SplitWriter::bytes_per_sample() const {
-  std::int64_t bytes = 4 * std::int64_t{schema_.num_dense} + 1;
-  for (const TableSchema& table : schema_.tables) bytes += index_bytes_for(table.num_rows) * table.ids_per_sample;
+std::int64_t bytes_per_sample(const DatasetSchema& schema) {
+  std::int64_t bytes = 4 * std::int64_t{schema.num_dense} + 1;
+  for (const TableSchema& table : schema.tables) bytes += index_bytes_for(table.num_rows) * table.ids_per_sample;
   return bytes;
 }
 

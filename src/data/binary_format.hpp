@@ -15,6 +15,8 @@ inline constexpr int kDatasetFormatVersion = 1;
 
 // int32 ids while every row fits, else int64.
 int index_bytes_for(std::int64_t num_rows);
+// Bytes one sample takes over all of a split's files.
+std::int64_t bytes_per_sample(const DatasetSchema& schema);
 std::string dense_path(const std::string& dir, const std::string& split);
 std::string labels_path(const std::string& dir, const std::string& split);
 std::string sparse_path(const std::string& dir, const std::string& split, int table, std::int64_t num_rows);
@@ -36,7 +38,6 @@ class SplitWriter {
                const std::vector<const std::int64_t*>& ids_per_table) const;
   // Flushes to disk and closes; the files must hold exactly num_samples samples.
   Status finish(std::int64_t num_samples);
-  std::int64_t bytes_per_sample() const;
 
  private:
   SplitWriter() = default;

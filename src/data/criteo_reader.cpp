@@ -1,6 +1,7 @@
 // Criteo TSV: a streaming BatchReader (parses as it reads, on the prefetch thread) and the
 // converter into the binary layout. Both skip bad lines up to max_bad_lines and report them.
 #include <algorithm>
+#include <limits>
 #include <mutex>
 
 #include "binary_format.hpp"
@@ -136,7 +137,10 @@ Status convert_file(const std::string& tsv, const CriteoLineParser& parser, Spli
       }
       ++rows;
     }
-    for (std::int64_t i = 0; i < rows; ++i) label_bytes[i] = labels[i] != 0.0f ? 1 : 0;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      label_bytes[i] = labels[i] != 0.0f ? 1 : 0;
+      report->positives += label_bytes[i];
+    }
     PARITY_RETURN_IF_ERROR(writer.write(*samples, rows, dense.data(), label_bytes.data(), id_pointers));
     *samples += rows;
   }
@@ -166,13 +170,15 @@ Result<CriteoConvertReport> convert_criteo(const std::string& tsv, const Dataset
         convert_file(options.eval_tsv, parser, eval_writer, options.max_bad_lines, &report.eval_samples, &report));
   }
   PARITY_RETURN_IF_ERROR(eval_writer.finish(report.eval_samples));
-  report.bytes_written = train_writer.bytes_per_sample() * (report.train_samples + report.eval_samples);
+  report.bytes_written = bytes_per_sample(schema) * (report.train_samples + report.eval_samples);
 
   DatasetInfo info;
   info.schema = schema;
   info.train_samples = report.train_samples;
   info.eval_samples = report.eval_samples;
   info.source = "criteo";
+  info.planted_auc = std::numeric_limits<double>::quiet_NaN();  // no planted model in real data
+  info.positive_rate = static_cast<double>(report.positives) / static_cast<double>(report.train_samples + report.eval_samples);
   info.details = {{"lines", static_cast<double>(report.lines)}, {"bad_lines", static_cast<double>(report.bad_lines)}};
   PARITY_RETURN_IF_ERROR(write_manifest(out_dir, info));
   return report;

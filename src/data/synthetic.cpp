@@ -25,6 +25,7 @@ constexpr std::int64_t kChunkSamples = 16384;
 constexpr std::int64_t kCalibrationSamples = 100000;
 constexpr std::int64_t kMaxAucSamplesFromTrain = 10'000'000;
 constexpr double kMaxPlantedAuc = 0.80;
+constexpr int kLog1pTableSize = 4096;
 
 std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
   x ^= x >> 30;
@@ -43,32 +44,53 @@ class StreamRng {
     return mix64(state_);
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {  // Box-Muller, one value per call
-    const double u1 = 1.0 - uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * uniform());
+  double normal() {  // Box-Muller: two values per log/sqrt/sincos, the second kept for the next call
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    const double radius = std::sqrt(-2.0 * std::log(1.0 - uniform()));
+    const double angle = 6.283185307179586 * uniform();
+    spare_ = radius * std::sin(angle);
+    has_spare_ = true;
+    return radius * std::cos(angle);
   }
 
  private:
   std::uint64_t state_;
+  double spare_ = 0;
+  bool has_spare_ = false;
 };
 
-// Index in [0, num_rows) by the inverse power transform (P(rank r) ~ r^-alpha; alpha 0 uniform,
-// alpha 1 the log limit), row 0 the most frequent.
+// Index in [0, num_rows) by the inverse power transform of a uniform u (P(rank r) ~ r^-alpha;
+// alpha 0 uniform, alpha 1 the log limit), row 0 the most frequent. Tables of at most
+// kAliasMaxRows rows sample the same rank distribution with an alias table (one 64-bit draw, no
+// transcendental functions): P(rank <= r) = P(T(u) < r + 2) = cdf_bound(r + 2).
 class ZipfSampler {
  public:
+  static constexpr std::int64_t kAliasMaxRows = std::int64_t{1} << 16;
+
   ZipfSampler(std::int64_t num_rows, double alpha) : num_rows_(num_rows), alpha_(alpha) {
     const auto rows = static_cast<double>(num_rows);
     log_rows_ = std::log(rows);
-    if (alpha != 0.0 && std::abs(alpha - 1.0) >= 1e-9) {
+    if (!is_uniform() && !is_log_limit()) {
       span_ = std::pow(rows, 1.0 - alpha) - 1.0;
       inverse_exponent_ = 1.0 / (1.0 - alpha);
     }
+    if (num_rows <= kAliasMaxRows) build_alias();
   }
-  std::int64_t sample(double u) const {
+  std::int64_t sample(StreamRng& rng) const {
+    if (!alias_.empty()) {
+      const std::uint64_t bits = rng.next();
+      const auto bucket = static_cast<std::int64_t>(((bits >> 32) * static_cast<std::uint64_t>(num_rows_)) >> 32);
+      const double fraction = static_cast<double>(bits & 0xffffffffULL) * 0x1.0p-32;
+      return fraction < keep_[bucket] ? bucket : alias_[bucket];
+    }
+    const double u = rng.uniform();
     double rank_plus_one;
-    if (alpha_ == 0.0) {
+    if (is_uniform()) {
       rank_plus_one = 1.0 + u * static_cast<double>(num_rows_);
-    } else if (std::abs(alpha_ - 1.0) < 1e-9) {
+    } else if (is_log_limit()) {
       rank_plus_one = std::exp(u * log_rows_);
     } else {
       rank_plus_one = std::exp(inverse_exponent_ * std::log1p(span_ * u));
@@ -77,11 +99,56 @@ class ZipfSampler {
   }
 
  private:
+  bool is_uniform() const { return alpha_ == 0.0; }
+  bool is_log_limit() const { return std::abs(alpha_ - 1.0) < 1e-9; }
+  // P(T(u) < t) for the transform T above: the u below which T stays under t, in [0, 1].
+  double cdf_bound(double t) const {
+    double u;
+    if (is_uniform()) {
+      u = (t - 1.0) / static_cast<double>(num_rows_);
+    } else if (is_log_limit()) {
+      u = std::log(t) / log_rows_;
+    } else {
+      u = (std::pow(t, 1.0 - alpha_) - 1.0) / span_;  // also right for alpha > 1 (span < 0)
+    }
+    return std::clamp(u, 0.0, 1.0);
+  }
+  // Vose's alias method over the ranks' probabilities.
+  void build_alias() {
+    const std::int64_t n = num_rows_;
+    std::vector<double> scaled(static_cast<std::size_t>(n));
+    double below = 0;
+    for (std::int64_t r = 0; r < n; ++r) {
+      const double upto = r == n - 1 ? 1.0 : cdf_bound(static_cast<double>(r) + 2.0);
+      scaled[r] = (upto - below) * static_cast<double>(n);
+      below = upto;
+    }
+    keep_.assign(static_cast<std::size_t>(n), 1.0);
+    alias_.assign(static_cast<std::size_t>(n), 0);
+    std::vector<std::int64_t> small, large;
+    for (std::int64_t r = 0; r < n; ++r) (scaled[r] < 1.0 ? small : large).push_back(r);
+    while (!small.empty() && !large.empty()) {
+      const std::int64_t s = small.back(), l = large.back();
+      small.pop_back();
+      keep_[s] = scaled[s];
+      alias_[s] = l;
+      scaled[l] -= 1.0 - scaled[s];
+      if (scaled[l] < 1.0) {
+        large.pop_back();
+        small.push_back(l);
+      }
+    }
+    for (const std::int64_t r : small) alias_[r] = r;  // rounding leftovers keep themselves
+    for (const std::int64_t r : large) alias_[r] = r;
+  }
+
   std::int64_t num_rows_;
   double alpha_;
   double log_rows_ = 0;
   double span_ = 0;
   double inverse_exponent_ = 0;
+  std::vector<double> keep_;         // alias method: keep the bucket's own rank below this
+  std::vector<std::int64_t> alias_;  // else take this rank
 };
 
 struct PlantedModel {
@@ -89,6 +156,7 @@ struct PlantedModel {
   std::vector<double> dense_mu, dense_sigma, dense_weight;
   std::vector<ZipfSampler> zipf;
   std::vector<double> table_norm;  // 1 / sqrt(L_t)
+  std::vector<double> log1p_table;  // log(1 + x) for the common small counts
   double scale = 1, bias = 0;
 
   double hidden_weight(std::size_t table, std::int64_t id) const {
@@ -108,6 +176,7 @@ PlantedModel make_model(const DatasetSchema& schema, const SyntheticOptions& opt
     model.dense_sigma.push_back(0.5 + 1.5 * rng.uniform());
     model.dense_weight.push_back(rng.normal() * dense_gain / model.dense_sigma.back());
   }
+  for (int x = 0; x < kLog1pTableSize; ++x) model.log1p_table.push_back(std::log1p(static_cast<double>(x)));
   for (const TableSchema& table : schema.tables) {
     model.zipf.emplace_back(table.num_rows, options.zipf_alpha);
     model.table_norm.push_back(1.0 / std::sqrt(static_cast<double>(table.ids_per_sample)));
@@ -123,7 +192,7 @@ struct Chunk {
   std::vector<double> raw_scores;
 };
 
-// Draws `count` samples' features and raw scores (labels need the calibrated model: draw_labels).
+// Draws `count` samples' features and raw scores; generate_split draws the labels from them.
 void draw_features(const DatasetSchema& schema, const PlantedModel& model, StreamRng& rng, std::int64_t count,
                    Chunk* chunk) {
   const int num_dense = schema.num_dense;
@@ -137,7 +206,8 @@ void draw_features(const DatasetSchema& schema, const PlantedModel& model, Strea
     double z = 0;
     for (int j = 0; j < num_dense; ++j) {
       const double counts = std::floor(std::exp(model.dense_mu[j] + model.dense_sigma[j] * rng.normal())) - 1.0;
-      const double x = std::log1p(std::max(0.0, std::min(counts, 1e30)));
+      const double x = counts < kLog1pTableSize ? model.log1p_table[static_cast<std::size_t>(std::max(0.0, counts))]
+                                                : std::log1p(std::min(counts, 1e30));
       chunk->dense[i * num_dense + j] = static_cast<float>(x);
       z += model.dense_weight[j] * static_cast<float>(x);
     }
@@ -145,7 +215,7 @@ void draw_features(const DatasetSchema& schema, const PlantedModel& model, Strea
       const int ids_per_sample = schema.tables[t].ids_per_sample;
       double table_sum = 0;
       for (int k = 0; k < ids_per_sample; ++k) {
-        const std::int64_t id = model.zipf[t].sample(rng.uniform());
+        const std::int64_t id = model.zipf[t].sample(rng);
         chunk->ids[t][i * ids_per_sample + k] = id;
         table_sum += model.hidden_weight(t, id);
       }
@@ -322,9 +392,7 @@ Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema, const Sy
                          static_cast<double>(options.train_samples + options.eval_samples);
   report.planted_scale = model.scale;
   report.planted_bias = model.bias;
-  std::int64_t bytes_per_sample = 4 * std::int64_t{schema.num_dense} + 1;
-  for (const TableSchema& table : schema.tables) bytes_per_sample += index_bytes_for(table.num_rows) * table.ids_per_sample;
-  report.bytes_written = bytes_per_sample * (options.train_samples + options.eval_samples);
+  report.bytes_written = bytes_per_sample(schema) * (options.train_samples + options.eval_samples);
 
   DatasetInfo info;
   info.schema = schema;

@@ -136,6 +136,7 @@ Result<CalibrateOutcome> calibrate(const CalibrateRequest& request) {
   PARITY_ASSIGN_OR_RETURN(const auto extra, read_calibration_shapes(extra_files));
   std::vector<LabelledMeasurements> labelled;
   for (std::size_t i = 0; i < sets.size(); ++i) labelled.push_back({request.measurement_files[i], &sets[i]});
+  PARITY_RETURN_IF_ERROR(check_measurement_device(labelled, model.device.name));
   const auto admitted = select_calibration_shapes(labelled, suite, &extra);
   std::size_t measured_shapes = 0;
   for (const auto& set : sets) measured_shapes += set.shapes.size();

@@ -1,5 +1,6 @@
 // `gemm eval` as a library call: the selector scored on the measured shapes of one split, written
 // as gemm_eval.{json,md,svg} and the per-candidate CSV (include/parity/gemm/workflow.hpp).
+#include <algorithm>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -37,6 +38,41 @@ Status write_candidates_csv(const std::filesystem::path& path, const EvaluationR
   return out ? Status::ok() : io_error("gemm eval: write to '", path.string(), "' failed");
 }
 
+namespace {
+
+// Both modes' ratios on `shapes` and their selection latency: the model over its modelled space on
+// unseen shapes, plus (hybrid) the median vendor heuristic query `gemm measure` recorded.
+Result<std::vector<ModeFigures>> both_modes(const LoadedModel& model, const SelectorOptions& options,
+                                            const std::vector<MeasuredShape>& shapes) {
+  constexpr int kLatencySamples = 2000;
+  constexpr std::size_t kTop = 5;
+  PARITY_ASSIGN_OR_RETURN(const auto latency,
+                          measure_selection_latency(model, shapes.front().problem, kLatencySamples, kTop));
+  std::vector<double> query_us;
+  for (const auto& shape : shapes) {
+    if (shape.heuristic_us > 0) query_us.push_back(shape.heuristic_us);
+  }
+  std::sort(query_us.begin(), query_us.end());
+  std::vector<ModeFigures> modes;
+  for (const SelectionMode mode : {SelectionMode::kAnalytical, SelectionMode::kHybrid}) {
+    SelectorOptions mode_options = options;
+    mode_options.mode = mode;
+    Selector selector = make_selector(model, mode_options);
+    ModeFigures figures = mode_figures(evaluate_selector(selector, shapes),
+                                       std::string(selection_mode_name(mode)));
+    figures.model_p50_us = latency.p50_us;
+    figures.model_p99_us = latency.p99_us;
+    if (mode == SelectionMode::kHybrid && !query_us.empty()) {
+      figures.is_vendor_query_recorded = true;
+      figures.vendor_query_us = query_us[query_us.size() / 2];
+    }
+    modes.push_back(figures);
+  }
+  return modes;
+}
+
+}  // namespace
+
 Result<EvaluationReport> evaluate(const EvalRequest& request) {
   PARITY_CHECK_ARG(!request.out_dir.empty(), "gemm eval: --out-dir DIR is required");
   PARITY_CHECK_ARG(request.split == "evaluation" || request.split == "calibration" || request.split == "all",
@@ -58,6 +94,8 @@ Result<EvaluationReport> evaluate(const EvalRequest& request) {
   PARITY_CHECK_ARG(!shapes.empty(), "gemm eval: no ", request.split, " shapes in '", request.measurements, "'");
   Selector selector = make_selector(model, request.selector);
   auto report = evaluate_selector(selector, shapes);
+  report.mode = std::string(selection_mode_name(request.selector.mode));
+  PARITY_ASSIGN_OR_RETURN(report.modes, both_modes(model, request.selector, shapes));
   report.split = request.split;
   report.calibration_source = model.calibration_label;
   std::error_code ec;
@@ -79,8 +117,22 @@ std::string eval_summary_text(const EvaluationReport& report, const std::string&
   };
   out << "gemm eval on " << report.device << " (" << report.split << " shapes, "
       << report.calibration_source << "): t_oracle / t_chosen\n";
-  line("model selector", report.selector);
+  line(report.mode == "hybrid" ? "selector (hybrid)" : "selector (analytical)", report.selector);
   line("heuristic top-1", report.heuristic);
+  for (const ModeFigures& m : report.modes) {
+    out << "  mode " << std::left << std::setw(11) << m.mode << std::right << "geomean "
+        << fixed(m.all.geomean, 3) << "  worst " << fixed(m.all.worst, 3) << "  within 5% "
+        << fixed(100 * m.all.within_5_percent, 0) << "%; aligned " << fixed(m.aligned.geomean, 3)
+        << " (" << m.aligned.shapes << "), misaligned " << fixed(m.misaligned.geomean, 3) << " ("
+        << m.misaligned.shapes << "); selection p50 " << fixed(m.p50_us(), 1) << " us, p99 "
+        << fixed(m.p99_us(), 1) << " us";
+    if (m.mode == "hybrid") {
+      out << (m.is_vendor_query_recorded
+                  ? " (incl. the vendor query, " + fixed(m.vendor_query_us, 1) + " us recorded)"
+                  : " (vendor query NOT included: not recorded in the measurements)");
+    }
+    out << "\n";
+  }
   out << "  within the noise floor: model " << fixed(100 * report.selector_within_noise, 0)
       << "%, heuristic " << fixed(100 * report.heuristic_within_noise, 0) << "%\n"
       << "  mean Kendall tau " << fixed(report.mean_kendall_tau, 3) << "\n  wrote "

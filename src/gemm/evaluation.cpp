@@ -1,6 +1,7 @@
 #include "parity/gemm/evaluation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -174,6 +175,18 @@ std::string evaluation_to_json(const EvaluationReport& report) {
   root["mean_kendall_tau"] = report.mean_kendall_tau;
   root["selector"]["fraction_within_noise"] = report.selector_within_noise;
   root["heuristic_top1"]["fraction_within_noise"] = report.heuristic_within_noise;
+  root["mode"] = report.mode;
+  root["modes"] = json::array();
+  for (const ModeFigures& m : report.modes) {
+    root["modes"].push_back({{"mode", m.mode},
+                             {"all", summary(m.all)},
+                             {"aligned", summary(m.aligned)},
+                             {"misaligned", summary(m.misaligned)},
+                             // The model's own latency is timed on this host (eval's text
+                             // summary prints it); the file stays a function of its inputs.
+                             {"vendor_query_us", m.vendor_query_us},
+                             {"vendor_query_recorded", m.is_vendor_query_recorded}});
+  }
   root["shapes"] = json::array();
   for (const auto& e : report.shapes) {
     root["shapes"].push_back({{"name", e.name},
@@ -295,6 +308,24 @@ std::string evaluation_to_svg(const EvaluationReport& report) {
   }
   svg << "</svg>\n";
   return svg.str();
+}
+
+ModeFigures mode_figures(const EvaluationReport& report, std::string mode) {
+  ModeFigures figures;
+  figures.mode = std::move(mode);
+  std::array<std::vector<double>, 3> ratio, oracle, chosen;  // all, aligned, misaligned
+  for (const ShapeEvaluation& e : report.shapes) {
+    const std::size_t group = e.problem.alignment_class_bytes() < 16 ? 2 : 1;
+    for (const std::size_t g : {std::size_t{0}, group}) {
+      ratio[g].push_back(e.selected_ratio);
+      oracle[g].push_back(e.oracle_ms);
+      chosen[g].push_back(e.selected_ms);
+    }
+  }
+  figures.all = summarize_ratios(ratio[0], oracle[0], chosen[0]);
+  figures.aligned = summarize_ratios(ratio[1], oracle[1], chosen[1]);
+  figures.misaligned = summarize_ratios(ratio[2], oracle[2], chosen[2]);
+  return figures;
 }
 
 }  // namespace parity::gemm

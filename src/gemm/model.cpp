@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "model_hopper.hpp"
 #include "model_origami.hpp"
@@ -94,7 +95,8 @@ std::array<double, kNumModelScalars> scalars_to_array(const ModelScalars& s) {
   return {s.mma_efficiency, s.feed_intensity,    s.dram_efficiency,
           s.l2_bandwidth_ratio, s.launch_us,     s.tile_overhead_us,
           s.splitk_overhead_us, s.bw_saturation, s.cluster_efficiency, s.tail_boost,
-          s.single_cta_efficiency, s.cluster4_efficiency, s.epilogue_us, s.legacy_efficiency};
+          s.single_cta_efficiency, s.cluster4_efficiency, s.epilogue_us, s.legacy_efficiency,
+          s.legacy_latency_ctas};
 }
 
 ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
@@ -113,6 +115,7 @@ ModelScalars scalars_from_array(const std::array<double, kNumModelScalars>& v) {
   s.cluster4_efficiency = v[11];
   s.epilogue_us = v[12];
   s.legacy_efficiency = v[13];
+  s.legacy_latency_ctas = v[14];
   return s;
 }
 
@@ -121,7 +124,8 @@ std::string_view scalar_name(int index) {
       "mma_efficiency",     "feed_intensity", "dram_efficiency",
       "l2_bandwidth_ratio", "launch_us",      "tile_overhead_us",
       "splitk_overhead_us", "bw_saturation",  "cluster_efficiency", "tail_boost",
-      "single_cta_efficiency", "cluster4_efficiency", "epilogue_us", "legacy_efficiency"};
+      "single_cta_efficiency", "cluster4_efficiency", "epilogue_us", "legacy_efficiency",
+      "legacy_latency_ctas"};
   return index >= 0 && index < kNumModelScalars ? kNames[index] : "?";
 }
 
@@ -129,7 +133,7 @@ std::array<double, 2> scalar_bounds(int index) {
   static constexpr double kBounds[kNumModelScalars][2] = {
       {0.3, 1.0}, {0.5, 64.0}, {0.3, 1.0}, {1.0, 8.0}, {0.5, 20.0},
       {0.01, 10.0}, {0.1, 20.0}, {0.1, 1.0}, {0.7, 1.1}, {0.001, 0.5}, {0.4, 1.1}, {0.5, 1.1},
-      {0.01, 5.0}, {0.02, 1.0}};
+      {0.01, 5.0}, {0.02, 1.0}, {0.05, 8.0}};
   if (index < 0 || index >= kNumModelScalars) return {0.0, 0.0};
   return {kBounds[index][0], kBounds[index][1]};
 }
@@ -152,11 +156,21 @@ void PerformanceModel::predict_all_us(const GemmProblem& problem, const Prepared
 
 std::size_t PerformanceModel::predict_top_us(const GemmProblem& problem,
                                              const PreparedCandidate* prepared, std::size_t count,
-                                             std::size_t /*keep*/, double /*tie_epsilon*/,
+                                             std::size_t keep, double tie_epsilon,
                                              double* predicted_us, double* cutoff_us) const {
   predict_all_us(problem, prepared, count, predicted_us);
-  if (cutoff_us != nullptr) *cutoff_us = std::numeric_limits<double>::infinity();
+  if (cutoff_us != nullptr) *cutoff_us = exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
   return count;
+}
+
+double exact_cutoff_us(const double* predicted_us, std::size_t count, std::size_t keep,
+                       double tie_epsilon) {
+  if (keep == 0 || count < keep) return std::numeric_limits<double>::infinity();
+  std::vector<double> sorted(predicted_us, predicted_us + count);
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(keep - 1), sorted.end());
+  const double kth = sorted[keep - 1];
+  const double best = *std::min_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(keep));
+  return std::max(kth, best * (1.0 + tie_epsilon));
 }
 
 std::unique_ptr<PerformanceModel> make_model(DeviceParams device, ModelScalars scalars) {

@@ -159,6 +159,7 @@ PreparedCandidate HopperModel::prepare(const ProblemClass& key, const Candidate&
   // TMA multicast: the A tile is shared by the cluster's CTAs along N, the B tile along M.
   p.l2_bytes_per_iter = (tm * a_bytes / h.cluster_n + tn * a_bytes / h.cluster_m) * tk;
   prepare_bounds(key, p);
+  if (!p.uses_tma) prepare_legacy(key, c, p);
   return p;
 }
 
@@ -182,14 +183,18 @@ HopperProblemTerms HopperModel::problem_terms(const GemmProblem& problem) const 
 
 double HopperModel::predict_us(const GemmProblem& problem, const PreparedCandidate& c) const {
   if (!c.is_feasible) return kInfinity;
-  return predict<false>(problem_terms(problem), c, nullptr);
+  const HopperProblemTerms terms = problem_terms(problem);
+  return c.uses_tma ? predict<false>(terms, c, nullptr) : predict_legacy<false>(terms, c, nullptr);
 }
 
 void HopperModel::predict_all_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                  std::size_t count, double* predicted_us) const {
   const HopperProblemTerms terms = problem_terms(problem);
   for (std::size_t i = 0; i < count; ++i) {
-    predicted_us[i] = prepared[i].is_feasible ? predict<false>(terms, prepared[i], nullptr) : kInfinity;
+    const PreparedCandidate& c = prepared[i];
+    predicted_us[i] = !c.is_feasible ? kInfinity
+                      : c.uses_tma   ? predict<false>(terms, c, nullptr)
+                                     : predict_legacy<false>(terms, c, nullptr);
   }
 }
 
@@ -199,7 +204,9 @@ TimeBreakdown HopperModel::explain(const GemmProblem& problem, const PreparedCan
     breakdown.total_us = kInfinity;
     return breakdown;
   }
-  breakdown.total_us = predict<true>(problem_terms(problem), c, &breakdown);
+  const HopperProblemTerms terms = problem_terms(problem);
+  breakdown.total_us = c.uses_tma ? predict<true>(terms, c, &breakdown)
+                                  : predict_legacy<true>(terms, c, &breakdown);
   return breakdown;
 }
 

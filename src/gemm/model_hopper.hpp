@@ -48,6 +48,11 @@ class HopperModel final : public PerformanceModel {
   template <bool kExplain>
   double predict(const HopperProblemTerms& terms, const PreparedCandidate& c,
                  TimeBreakdown* breakdown) const;
+  template <bool kExplain>
+  double predict_legacy(const HopperProblemTerms& terms, const PreparedCandidate& c,
+                        TimeBreakdown* breakdown) const;
+  void prepare_legacy(const ProblemClass& problem_class, const Candidate& candidate,
+                      PreparedCandidate& p) const;
   double lower_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
   double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
 };

@@ -223,9 +223,12 @@ double HopperModel::coarse_bound_us(const HopperProblemTerms& t, const PreparedC
 std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                         double* predicted_us, double* cutoff_us) const {
-  if (keep == 0 || keep > kMaxPrunedKeep || count < keep) {
+  // The bounds follow the TMA kernels' structure; kernels without TMA (one alignment class, so all
+  // or none of a list) are few and predicted exactly.
+  const bool any_legacy = count > 0 && !prepared[0].uses_tma;
+  if (keep == 0 || keep > kMaxPrunedKeep || count < keep || any_legacy) {
     predict_all_us(problem, prepared, count, predicted_us);
-    if (cutoff_us != nullptr) *cutoff_us = kInfinity;
+    if (cutoff_us != nullptr) *cutoff_us = exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
     return count;
   }
   const HopperProblemTerms terms = problem_terms(problem);

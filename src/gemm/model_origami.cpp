@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "model_math.hpp"
 
@@ -127,9 +128,13 @@ PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate
   o.occupancy = std::max(1, c.occupancy);
   p.is_feasible = (tm * a_bytes + tn * a_bytes) * tk <= device_.smem_bytes_per_sm;
   const bool is_wide = c.mi_m >= 32;
-  const double latency = is_wide ? device_.mi_latency_32_cycles : device_.mi_latency_16_cycles;
   const int mi_m = is_wide ? 32 : 16;
-  const int mi_k = is_wide ? device_.mi_k_32 : device_.mi_k_16;
+  const int device_mi_k = is_wide ? device_.mi_k_32 : device_.mi_k_16;
+  // An instruction of another K than the arch's native one (CDNA3 shapes on CDNA4) takes its
+  // latency in proportion: the same rate, other padding of the K-extent.
+  const int mi_k = c.mi_k > 0 ? c.mi_k : device_mi_k;
+  const double latency = (is_wide ? device_.mi_latency_32_cycles : device_.mi_latency_16_cycles) *
+                         mi_k / device_mi_k;
   o.compute_cycles_per_iter =
       latency / 4.0 * ceil_div(tm, mi_m) * ceil_div(tn, mi_m) * ceil_div(tk, mi_k);
   // Without native TF32 (gfx950) fp32 inputs run as three bf16 passes (origami.md §2.2).
@@ -203,6 +208,81 @@ TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCa
   TimeBreakdown breakdown;
   breakdown.total_us = c.is_feasible ? predict<true>(problem, c, &breakdown) : kInfinity;
   return breakdown;
+}
+
+double OrigamiModel::lower_bound_us(const GemmProblem& problem, const PreparedCandidate& c) const {
+  // predict() with the memory terms, prologue, epilogue and tail dropped: a tile costs at least
+  // kappa compute iterations (n_main + n_drain + 1 = kappa) plus its loop bookkeeping and fixed
+  // cost; every dropped term is >= 0. The grid and utilisation are the exact ones (geometry()).
+  constexpr double kRoundingMargin = 1.0 - 1e-12;
+  const Geometry g = geometry(device_, problem, c);
+  double timesteps = g.timesteps;
+  if (c.origami.is_stream_k) {
+    const double tile_k = c.tile_k;
+    const double iters_per_tile = std::max(1.0, std::ceil(static_cast<double>(problem.k) / tile_k));
+    timesteps = std::ceil(g.tiles * iters_per_tile / device_.num_sms) / iters_per_tile * g.splits;
+  }
+  const double cycles_per_us = device_.clock_ghz * 1e3;
+  const double tile_cycles = g.kappa * (c.origami.compute_cycles_per_iter / g.utilization +
+                                        kLoopCyclesPerIter) +
+                             scalars_.tile_overhead_us * cycles_per_us;
+  return (scalars_.launch_us + timesteps * tile_cycles / cycles_per_us) * kRoundingMargin;
+}
+
+std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem,
+                                         const PreparedCandidate* prepared, std::size_t count,
+                                         std::size_t keep, double tie_epsilon,
+                                         double* predicted_us, double* cutoff_us) const {
+  if (keep == 0) {
+    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon,
+                                            predicted_us, cutoff_us);
+  }
+  const auto same_run = [&](std::size_t a, std::size_t b) {
+    const PreparedCandidate& x = prepared[a];
+    const PreparedCandidate& y = prepared[b];
+    return x.tile_m == y.tile_m && x.tile_n == y.tile_n && x.tile_k == y.tile_k &&
+           x.split_k == y.split_k && x.origami.is_stream_k == y.origami.is_stream_k &&
+           x.origami.compute_cycles_per_iter == y.origami.compute_cycles_per_iter;
+  };
+  // Pass 1: one bound per run (macro tile and MFMA shape), written to every member.
+  struct Run {
+    double bound;
+    std::size_t begin, end;
+  };
+  std::vector<Run> runs;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!runs.empty() && same_run(i, runs.back().begin)) {
+      predicted_us[i] = runs.back().bound;
+      runs.back().end = i + 1;
+      continue;
+    }
+    const double bound = prepared[i].is_feasible ? lower_bound_us(problem, prepared[i]) : kInfinity;
+    predicted_us[i] = bound;
+    runs.push_back({bound, i, i + 1});
+  }
+  // Pass 2: runs in ascending bound, predicted exactly until the bound passes the running cutoff
+  // max(keep-th best, best * (1 + tie_epsilon)); best[] holds the smallest exact values, ascending.
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.bound < b.bound; });
+  std::vector<double> best;
+  best.reserve(keep + 1);
+  const auto cutoff = [&] {
+    return keep == 0 || best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+  };
+  std::size_t exact = 0;
+  for (const Run& run : runs) {
+    if (run.bound == kInfinity || run.bound > cutoff()) break;
+    for (std::size_t i = run.begin; i < run.end; ++i) {
+      const double value = predict_us(problem, prepared[i]);
+      predicted_us[i] = value;
+      ++exact;
+      if (best.size() < keep || value < best.back()) {
+        best.insert(std::upper_bound(best.begin(), best.end(), value), value);
+        if (best.size() > keep) best.pop_back();
+      }
+    }
+  }
+  if (cutoff_us != nullptr) *cutoff_us = cutoff();
+  return exact;
 }
 
 }  // namespace parity::gemm

@@ -14,8 +14,16 @@ class OrigamiModel final : public PerformanceModel {
                             const Candidate& candidate) const override;
   double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
   TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
+  // Hierarchical: candidates come in runs of one macro tile and MFMA shape (their occupancy, WGM
+  // and XCD mapping variants follow each other); a run's compute-only bound (launch plus timesteps
+  // x K-iterations x MFMA cycles, every other term >= 0) is computed once, and only runs whose bound
+  // can reach the top-`keep` or the near-tie group are predicted exactly.
+  std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                             std::size_t count, std::size_t keep, double tie_epsilon,
+                             double* predicted_us, double* cutoff_us) const override;
 
  private:
+  double lower_bound_us(const GemmProblem& problem, const PreparedCandidate& c) const;
   template <bool kExplain>
   double predict(const GemmProblem& problem, const PreparedCandidate& c,
                  TimeBreakdown* breakdown) const;

@@ -1,11 +1,15 @@
 #include "parity/gemm/origami_agreement.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <tuple>
+
+#include "parity/core/parse.hpp"
 
 namespace parity::gemm {
 namespace {
@@ -51,57 +55,312 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
 
 }  // namespace
 
-Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path) {
-  std::ifstream in(csv_path);
-  if (!in) return io_error("origami rankings: cannot open '", csv_path.string(), "'");
+namespace {
+
+constexpr std::string_view kOrigamiHeader =
+    "problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm";
+
+// "MxNxK" or "MxNxKxBatch", each a strict positive integer, the problem passing validate().
+// Messages carry no location: the caller prefixes "<file>: line N".
+Result<GemmProblem> parse_origami_problem(std::string_view text) {
+  static constexpr const char* kNames[] = {"problem m", "problem n", "problem k", "problem batch"};
+  std::int64_t dims[4] = {0, 0, 0, 1};
+  std::size_t count = 0;
+  for (std::size_t start = 0;;) {
+    PARITY_CHECK_ARG(count < 4, "problem '", text, "' has more than 4 sizes (MxNxK[xB])");
+    const std::size_t x = text.find('x', start);
+    const std::string_view part = text.substr(start, x == std::string_view::npos ? x : x - start);
+    PARITY_ASSIGN_OR_RETURN(dims[count], parse_int64(part, kNames[count], 1));
+    ++count;
+    if (x == std::string_view::npos) break;
+    start = x + 1;
+  }
+  PARITY_CHECK_ARG(count >= 3, "problem '", text, "' is not MxNxK[xB]");
+  GemmProblem problem;
+  problem.m = dims[0];
+  problem.n = dims[1];
+  problem.k = dims[2];
+  problem.batch = dims[3];
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  return problem;
+}
+
+// One ranked row after its problem: rank, latency and the configuration. Tile and instruction
+// sizes are strict integers in [1, bound] (bounds far above any listed kernel: tiles up to 1024,
+// MFMA sizes up to 32, occupancy 2, WGM 8 in the shipped lists).
+Status parse_origami_row(const std::vector<std::string_view>& f, OrigamiRanking& ranking) {
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t rank, parse_int64(f[1], "rank", 0, 1 << 20));
+  PARITY_CHECK_ARG(rank == static_cast<std::int64_t>(ranking.top.size()), "rank ", rank,
+                   " of problem '", f[0], "' (expected ", ranking.top.size(),
+                   ": ranks count up from 0)");
+  PARITY_ASSIGN_OR_RETURN(const double latency, parse_double(f[2], "latency"));
+  PARITY_CHECK_ARG(latency > 0.0, "latency ", f[2], " must be > 0");
+  static constexpr struct {
+    const char* name;
+    int Candidate::*member;
+    std::int64_t maximum;
+  } kColumns[] = {
+      {"mt_m", &Candidate::tile_m, 1 << 16},   {"mt_n", &Candidate::tile_n, 1 << 16},
+      {"mt_k", &Candidate::tile_k, 1 << 16},   {"mi_m", &Candidate::mi_m, 1 << 10},
+      {"mi_n", &Candidate::mi_n, 1 << 10},     {"mi_k", &Candidate::mi_k, 1 << 10},
+      {"occ", &Candidate::occupancy, 1 << 10}, {"wgm", &Candidate::group_size, 1 << 20}};
+  Candidate c;
+  for (std::size_t i = 0; i < std::size(kColumns); ++i) {
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t value,
+                            parse_int64(f[3 + i], kColumns[i].name, 1, kColumns[i].maximum));
+    c.*kColumns[i].member = static_cast<int>(value);
+  }
+  c.stages = 2;
+  c.xcd_mapping = XcdMapping::kContiguous;
+  ranking.top.push_back(c);
+  ranking.latency.push_back(latency);
+  return Status::ok();
+}
+
+std::vector<std::string_view> split_commas(std::string_view line) {
+  std::vector<std::string_view> fields;
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = line.find(',', begin);
+    fields.push_back(line.substr(begin, comma == std::string_view::npos ? comma : comma - begin));
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return fields;
+}
+
+}  // namespace
+
+Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text,
+                                                           std::string_view origin) {
   std::vector<OrigamiRanking> rankings;
-  std::string line;
+  std::set<std::string, std::less<>> finished_problems;
+  bool seen_header = false;
   int line_number = 0;
-  while (std::getline(in, line)) {
+  // Built only on failure: "<origin>: line N".
+  const auto at_line = [&] { return detail::concat(origin, ": line ", line_number); };
+  for (std::size_t line_start = 0; line_start < text.size();) {
+    const std::size_t newline = text.find('\n', line_start);
+    std::string_view line =
+        text.substr(line_start, newline == std::string_view::npos ? newline : newline - line_start);
+    line_start = newline == std::string_view::npos ? text.size() : newline + 1;
     ++line_number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line.rfind("problem,", 0) == 0) continue;
-    std::vector<std::string> f;
-    std::stringstream row(line);
-    std::string field;
-    while (std::getline(row, field, ',')) f.push_back(field);
-    PARITY_CHECK_ARG(f.size() == 11, "origami rankings: '", csv_path.string(), "' line ",
-                     line_number, " has ", f.size(), " fields (expected 11)");
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (!seen_header) {
+      PARITY_CHECK_ARG(line == kOrigamiHeader, at_line(), ": header '", line, "' (expected '",
+                       kOrigamiHeader, "')");
+      seen_header = true;
+      continue;
+    }
+    const std::vector<std::string_view> f = split_commas(line);
+    PARITY_CHECK_ARG(f.size() == 11, at_line(), " has ", f.size(),
+                     " fields (expected 11: ", kOrigamiHeader, ")");
     if (rankings.empty() || rankings.back().problem_text != f[0]) {
+      PARITY_CHECK_ARG(finished_problems.find(f[0]) == finished_problems.end(), at_line(),
+                       ": problem '", f[0], "' appears again after other problems");
+      if (!rankings.empty()) finished_problems.insert(rankings.back().problem_text);
       OrigamiRanking ranking;
-      ranking.problem_text = f[0];
-      long long dims[4] = {0, 0, 0, 1};
-      std::stringstream dims_in(f[0]);
-      std::string part;
-      int d = 0;
-      while (std::getline(dims_in, part, 'x') && d < 4) dims[d++] = std::stoll(part);
-      PARITY_CHECK_ARG(d >= 3, "origami rankings: line ", line_number, " problem '", f[0],
-                       "' is not MxNxK[xB]");
-      ranking.problem.m = dims[0];
-      ranking.problem.n = dims[1];
-      ranking.problem.k = dims[2];
-      ranking.problem.batch = dims[3];
+      ranking.problem_text = std::string(f[0]);
+      auto problem = parse_origami_problem(f[0]);
+      if (!problem) return problem.status().with_context(at_line());
+      ranking.problem = *problem;
       rankings.push_back(std::move(ranking));
     }
-    Candidate c;
-    c.tile_m = std::stoi(f[3]);
-    c.tile_n = std::stoi(f[4]);
-    c.tile_k = std::stoi(f[5]);
-    c.mi_m = std::stoi(f[6]);
-    c.mi_n = std::stoi(f[7]);
-    c.mi_k = std::stoi(f[8]);
-    c.occupancy = std::stoi(f[9]);
-    c.group_size = std::stoi(f[10]);
-    c.stages = 2;
-    c.xcd_mapping = XcdMapping::kContiguous;
-    rankings.back().top.push_back(c);
-    rankings.back().latency.push_back(std::stod(f[2]));
+    const Status row = parse_origami_row(f, rankings.back());
+    if (!row.is_ok()) return row.with_context(at_line());
   }
+  PARITY_CHECK_ARG(!rankings.empty(), origin, ": no rankings (expected the header '",
+                   kOrigamiHeader, "' and at least one row)");
   return rankings;
 }
 
-AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& rankings,
-                                     const std::vector<Candidate>& space) {
+Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path) {
+  std::ifstream in(csv_path, std::ios::binary);
+  if (!in) return io_error("origami rankings: cannot open '", csv_path.string(), "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return io_error("origami rankings: read of '", csv_path.string(), "' failed");
+  return parse_origami_rankings(text.str(), csv_path.string());
+}
+
+Result<DeviceParams> origami_reference_device(const DeviceParams& catalogue_device) {
+  DeviceParams d = catalogue_device;
+  constexpr double kMib = 1048576.0;
+  if (d.arch == "gfx942") {
+    d.num_sms = 228;
+    d.clock_ghz = 1.7;
+    d.l2_bytes_per_domain = 24.0 * kMib;
+  } else if (d.arch == "gfx950") {
+    d.num_sms = 304;
+    d.clock_ghz = 2.1;
+    d.l2_bytes_per_domain = 32.0 * kMib;
+  } else {
+    return invalid_argument("gemm agree: no Origami baseline hardware for arch '", d.arch, "'");
+  }
+  d.num_l2_domains = 8;
+  d.smem_bytes_per_sm = 64.0 * 1024.0;
+  d.mi_latency_16_cycles = 16.0;
+  d.mi_latency_32_cycles = 32.0;
+  return d;
+}
+
+std::vector<Candidate> origami_reference_space(const DeviceParams& reference_device) {
+  const int mt_sizes[] = {16, 32, 48, 96, 128, 192, 224, 256, 336, 448, 512};
+  const int depth_unroll[] = {16, 32, 64, 128, 512, 1024};
+  struct Mi {
+    int m, k;
+  };
+  std::vector<Mi> instructions = {{16, reference_device.mi_k_16}, {32, reference_device.mi_k_32}};
+  if (reference_device.arch == "gfx950") {
+    instructions.push_back({16, 16});  // the CDNA3 shapes, still offered on CDNA4
+    instructions.push_back({32, 8});
+  }
+  std::vector<Candidate> space;
+  for (const Mi& mi : instructions) {
+    for (const int tm : mt_sizes) {
+      for (const int tn : mt_sizes) {
+        for (const int tk : depth_unroll) {
+          for (const int occupancy : {1, 2}) {
+            for (const int wgm : {1, 4, 8}) {
+              Candidate c;
+              c.tile_m = tm;
+              c.tile_n = tn;
+              c.tile_k = tk;
+              c.mi_m = c.mi_n = mi.m;
+              c.mi_k = mi.k;
+              c.stages = 2;
+              c.occupancy = occupancy;
+              c.group_size = wgm;
+              c.xcd_mapping = XcdMapping::kContiguous;
+              space.push_back(c);
+            }
+          }
+        }
+      }
+    }
+  }
+  return space;
+}
+
+std::string_view ranking_half_name(RankingHalf half) {
+  switch (half) {
+    case RankingHalf::kPort: return "port";
+    case RankingHalf::kHeldOut: return "held-out";
+    case RankingHalf::kAll: break;
+  }
+  return "all";
+}
+
+Result<RankingHalf> parse_ranking_half(std::string_view text) {
+  if (text == "all") return RankingHalf::kAll;
+  if (text == "port") return RankingHalf::kPort;
+  if (text == "held-out") return RankingHalf::kHeldOut;
+  return invalid_argument("gemm agree: half '", text, "' is not one of all, port, held-out");
+}
+
+std::vector<OrigamiRanking> select_half(const std::vector<OrigamiRanking>& rankings,
+                                        RankingHalf half) {
+  std::vector<OrigamiRanking> out;
+  for (std::size_t i = 0; i < rankings.size(); ++i) {
+    const bool is_port = i % 2 == 0;
+    if (half == RankingHalf::kAll || (half == RankingHalf::kPort) == is_port) {
+      out.push_back(rankings[i]);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))];
+}
+
+}  // namespace
+
+namespace {
+
+// One problem's agreement figures (AgreementReport averages them).
+struct ProblemScore {
+  double top1_exact = 0, top1_tile = 0, in_top5 = 0, tile_in_top5 = 0;
+  double overlap_exact = 0, overlap_tile = 0, rho_theirs = 0, rank_of_top1 = 0, select_us = 0;
+  std::optional<double> rho_shared;  // when >= 3 configs are in both top-10s
+};
+
+// Our five best distinct macro tiles: those of our top configs, continued down the full ranking.
+std::vector<TileKey> best_tiles(const std::vector<FullKey>& top, const std::vector<RankedCandidate>& ranked,
+                                const std::vector<Candidate>& comparable) {
+  std::vector<TileKey> tiles;
+  const auto add = [&](const TileKey& t) {
+    if (tiles.size() < 5 && std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
+  };
+  for (const FullKey& f : top) add({std::get<0>(f), std::get<1>(f), std::get<2>(f)});
+  for (std::size_t i = 0; i < ranked.size() && tiles.size() < 5; ++i) {
+    add(tile_key(comparable[ranked[i].index]));
+  }
+  return tiles;
+}
+
+std::optional<ProblemScore> score_problem(Selector& selector, const OrigamiRanking& theirs,
+                                          const std::vector<Candidate>& comparable) {
+  constexpr std::size_t kTop = 10;
+  const auto begin = std::chrono::steady_clock::now();
+  auto selection = selector.select(theirs.problem, kTop);
+  const auto end = std::chrono::steady_clock::now();
+  auto ranked = selector.rank(theirs.problem, comparable);
+  if (!selection || !ranked) return std::nullopt;
+  ProblemScore score;
+  score.select_us = std::chrono::duration<double, std::micro>(end - begin).count();
+  std::vector<FullKey> ours_full;
+  std::set<TileKey> ours_tiles, their_tiles;
+  for (const RankedCandidate& r : selection->top) {
+    ours_full.push_back(full_key(comparable[r.index]));
+    ours_tiles.insert(tile_key(comparable[r.index]));
+  }
+  const FullKey their_top = full_key(theirs.top.front());
+  const TileKey their_tile = tile_key(theirs.top.front());
+  score.top1_exact = ours_full.front() == their_top ? 1.0 : 0.0;
+  score.top1_tile = tile_key(comparable[selection->top.front().index]) == their_tile ? 1.0 : 0.0;
+  const auto top5_end = ours_full.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(5, ours_full.size()));
+  score.in_top5 = std::find(ours_full.begin(), top5_end, their_top) != top5_end ? 1.0 : 0.0;
+  const auto tiles = best_tiles(ours_full, *ranked, comparable);
+  score.tile_in_top5 = std::find(tiles.begin(), tiles.end(), their_tile) != tiles.end() ? 1.0 : 0.0;
+  std::vector<double> their_rank_shared, our_rank_shared;
+  for (std::size_t i = 0; i < theirs.top.size(); ++i) {
+    their_tiles.insert(tile_key(theirs.top[i]));
+    const auto it = std::find(ours_full.begin(), ours_full.end(), full_key(theirs.top[i]));
+    if (it == ours_full.end()) continue;
+    their_rank_shared.push_back(static_cast<double>(i));
+    our_rank_shared.push_back(static_cast<double>(it - ours_full.begin()));
+  }
+  score.overlap_exact = static_cast<double>(their_rank_shared.size()) / static_cast<double>(theirs.top.size());
+  int tiles_shared = 0;
+  for (const auto& t : their_tiles) tiles_shared += ours_tiles.count(t) > 0 ? 1 : 0;
+  score.overlap_tile = static_cast<double>(tiles_shared) / static_cast<double>(their_tiles.size());
+  if (their_rank_shared.size() >= 3) score.rho_shared = spearman(their_rank_shared, our_rank_shared);
+  // Their 10 configs through our model: does our latency order follow theirs?
+  const ProblemClass key = problem_class(theirs.problem);
+  std::vector<double> our_latency;
+  for (const Candidate& c : theirs.top) {
+    our_latency.push_back(selector.model().predict_us(theirs.problem, selector.model().prepare(key, c)));
+  }
+  score.rho_theirs = spearman(theirs.latency, our_latency);
+  score.rank_of_top1 = static_cast<double>(ranked->size());
+  for (std::size_t i = 0; i < ranked->size(); ++i) {
+    if (full_key(comparable[(*ranked)[i].index]) == their_top) {
+      score.rank_of_top1 = static_cast<double>(i);
+      break;
+    }
+  }
+  return score;
+}
+
+}  // namespace
+
+AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& all,
+                                     const std::vector<Candidate>& space, RankingHalf half) {
   std::vector<Candidate> comparable;
   for (const Candidate& c : space) {
     const double footprint_bytes = static_cast<double>(c.tile_m + c.tile_n) * c.tile_k * 2.0;
@@ -110,72 +369,44 @@ AgreementReport compare_with_origami(Selector& selector, const std::vector<Origa
       comparable.push_back(c);
     }
   }
+  selector.set_candidates(comparable);
   AgreementReport report;
-  double rho_shared_sum = 0, rho_theirs_sum = 0, top1_rank_sum = 0;
-  for (const OrigamiRanking& theirs : rankings) {
+  report.half = half;
+  double rho_shared_sum = 0;
+  std::vector<double> select_us;
+  for (const OrigamiRanking& theirs : select_half(all, half)) {
     if (theirs.top.empty()) continue;
-    auto ranked = selector.rank(theirs.problem, comparable);
-    if (!ranked) continue;
+    const auto score = score_problem(selector, theirs, comparable);
+    if (!score) continue;
     ++report.problems;
-    const std::size_t n_top = std::min<std::size_t>(theirs.top.size(), ranked->size());
-    std::vector<FullKey> ours_full;
-    std::set<TileKey> ours_tiles, their_tiles;
-    for (std::size_t i = 0; i < n_top; ++i) {
-      const Candidate& c = comparable[(*ranked)[i].index];
-      ours_full.push_back(full_key(c));
-      ours_tiles.insert(tile_key(c));
-    }
-    const Candidate& our_top = comparable[ranked->front().index];
-    report.top1_exact += full_key(our_top) == full_key(theirs.top.front()) ? 1.0 : 0.0;
-    report.top1_macro_tile += tile_key(our_top) == tile_key(theirs.top.front()) ? 1.0 : 0.0;
-    int shared = 0;
-    std::vector<double> their_rank_shared, our_rank_shared;
-    for (std::size_t i = 0; i < theirs.top.size(); ++i) {
-      their_tiles.insert(tile_key(theirs.top[i]));
-      const auto it = std::find(ours_full.begin(), ours_full.end(), full_key(theirs.top[i]));
-      if (it != ours_full.end()) {
-        ++shared;
-        their_rank_shared.push_back(static_cast<double>(i));
-        our_rank_shared.push_back(static_cast<double>(it - ours_full.begin()));
-      }
-    }
-    report.top10_overlap_exact += static_cast<double>(shared) / static_cast<double>(theirs.top.size());
-    int tiles_shared = 0;
-    for (const auto& t : their_tiles) tiles_shared += ours_tiles.count(t) > 0 ? 1 : 0;
-    report.top10_overlap_macro_tile +=
-        static_cast<double>(tiles_shared) / static_cast<double>(their_tiles.size());
-    if (shared >= 3) {
-      rho_shared_sum += spearman(their_rank_shared, our_rank_shared);
+    report.top1_exact += score->top1_exact;
+    report.top1_macro_tile += score->top1_tile;
+    report.their_top1_in_our_top5 += score->in_top5;
+    report.their_top1_tile_in_our_top5_tiles += score->tile_in_top5;
+    report.top10_overlap_exact += score->overlap_exact;
+    report.top10_overlap_macro_tile += score->overlap_tile;
+    report.spearman_their_top10 += score->rho_theirs;
+    report.rank_of_their_top1 += score->rank_of_top1;
+    if (score->rho_shared) {
+      rho_shared_sum += *score->rho_shared;
       ++report.spearman_shared_problems;
     }
-    // Their 10 configs through our model: does our latency order follow their latency order?
-    const ProblemClass key = problem_class(theirs.problem);
-    std::vector<double> our_latency;
-    for (const Candidate& c : theirs.top) {
-      our_latency.push_back(selector.model().predict_us(theirs.problem, selector.model().prepare(key, c)));
-    }
-    rho_theirs_sum += spearman(theirs.latency, our_latency);
-    // Where our full ranking puts their top-1.
-    for (std::size_t i = 0; i < ranked->size(); ++i) {
-      if (full_key(comparable[(*ranked)[i].index]) == full_key(theirs.top.front())) {
-        top1_rank_sum += static_cast<double>(i);
-        break;
-      }
-      if (i + 1 == ranked->size()) top1_rank_sum += static_cast<double>(ranked->size());
-    }
+    select_us.push_back(score->select_us);
   }
   if (report.problems > 0) {
     const double n = report.problems;
-    report.top1_exact /= n;
-    report.top1_macro_tile /= n;
-    report.top10_overlap_exact /= n;
-    report.top10_overlap_macro_tile /= n;
-    report.spearman_their_top10 = rho_theirs_sum / n;
-    report.rank_of_their_top1 = top1_rank_sum / n;
+    for (double* v : {&report.top1_exact, &report.top1_macro_tile, &report.their_top1_in_our_top5,
+                      &report.their_top1_tile_in_our_top5_tiles, &report.top10_overlap_exact,
+                      &report.top10_overlap_macro_tile, &report.spearman_their_top10,
+                      &report.rank_of_their_top1}) {
+      *v /= n;
+    }
   }
   if (report.spearman_shared_problems > 0) {
     report.spearman_shared = rho_shared_sum / report.spearman_shared_problems;
   }
+  report.selection_p50_us = percentile(select_us, 0.5);
+  report.selection_p99_us = percentile(select_us, 0.99);
   return report;
 }
 

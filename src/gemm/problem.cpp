@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 
 namespace parity::gemm {
@@ -22,6 +23,41 @@ int row_alignment_bytes(std::int64_t bytes) {
   int align = 16;
   while (align > 1 && bytes % align != 0) align /= 2;
   return align;
+}
+
+// x * y, or nullopt when the product overflows 64 bits.
+std::optional<std::int64_t> checked_product(std::int64_t x, std::int64_t y) {
+  std::int64_t product = 0;
+  if (__builtin_mul_overflow(x, y, &product)) return std::nullopt;
+  return product;
+}
+
+// Every operand and the output, counted in elements with its leading dimension and batch, must
+// fit kMaxOperandElements. The bound is far above any device's memory (2^48 bf16 elements are
+// 512 TiB) and keeps every tile, wave and byte count the models derive exact in a double and in
+// 64-bit integers, so no prediction can wrap around into a rate above the hardware's peak.
+Status check_operand_sizes(const GemmProblem& p, bool a_transposed, bool b_transposed) {
+  constexpr std::int64_t kMaxOperandElements = std::int64_t{1} << 48;
+  const struct {
+    const char* name;
+    const char* ld_name;
+    std::int64_t ld;
+    const char* columns_name;
+    std::int64_t columns;
+  } operands[] = {
+      {"A", "lda", p.lda_or_packed(), a_transposed ? "m" : "k", a_transposed ? p.m : p.k},
+      {"B", "ldb", p.ldb_or_packed(), b_transposed ? "k" : "n", b_transposed ? p.k : p.n},
+      {"C", "ldc", p.ldc_or_packed(), "n", p.n},
+  };
+  for (const auto& operand : operands) {
+    const auto per_matrix = checked_product(operand.ld, operand.columns);
+    const auto total = per_matrix ? checked_product(*per_matrix, p.batch) : std::nullopt;
+    PARITY_CHECK_ARG(total && *total <= kMaxOperandElements, "gemm: ", operand.name, " holds ",
+                     operand.ld_name, " x ", operand.columns_name, " x batch = ", operand.ld, " x ",
+                     operand.columns, " x ", p.batch, " elements",
+                     total ? "" : " (overflows 64 bits)", ", above the limit of 2^48");
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -119,6 +155,7 @@ Status GemmProblem::validate() const {
   PARITY_CHECK_ARG(ldb == 0 || ldb >= min_ldb, "gemm: ldb=", ldb, " is smaller than ",
                    b_transposed ? "n=" : "k=", min_ldb, " (layout ", layout_name(layout), ")");
   PARITY_CHECK_ARG(ldc == 0 || ldc >= m, "gemm: ldc=", ldc, " is smaller than m=", m);
+  PARITY_RETURN_IF_ERROR(check_operand_sizes(*this, a_transposed, b_transposed));
   if (alignment_bytes != 0) {
     PARITY_CHECK_ARG(is_power_of_two(alignment_bytes) && alignment_bytes >= 2 &&
                          alignment_bytes <= 256,

@@ -5,6 +5,16 @@
 
 namespace parity::gemm {
 
+std::string_view selection_mode_name(SelectionMode mode) {
+  return mode == SelectionMode::kHybrid ? "hybrid" : "analytical";
+}
+
+Result<SelectionMode> parse_selection_mode(std::string_view text) {
+  if (text == "analytical") return SelectionMode::kAnalytical;
+  if (text == "hybrid") return SelectionMode::kHybrid;
+  return invalid_argument("gemm select: mode '", text, "' is not one of analytical, hybrid");
+}
+
 bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
                       const GemmProblem& problem) {
   if (a.arithmetic_intensity != b.arithmetic_intensity) {
@@ -38,7 +48,7 @@ std::size_t vendor_top1_index(std::span<const Candidate> candidates) {
 std::size_t Selector::vendor_pick(const GemmProblem& problem,
                                   const std::vector<PreparedCandidate>& prepared,
                                   std::size_t vendor, double best_us) const {
-  if (vendor >= prepared.size()) return kNoVendorPick;
+  if (options_.mode != SelectionMode::kHybrid || vendor >= prepared.size()) return kNoVendorPick;
   const PreparedCandidate& c = prepared[vendor];
   const double band = c.uses_tma ? options_.vendor_band : options_.vendor_band_legacy;
   // Exact prediction: select's pruning may have left this candidate at its lower bound.

@@ -3,6 +3,8 @@
 // prints the same thing.
 #include "parity/gemm/workflow.hpp"
 
+#include "parity/gemm/gemm.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -89,7 +91,7 @@ Result<ShapeSuite> read_calibration_shapes(const std::vector<std::string>& paths
 // ---- select ----
 
 Result<SelectionReport> select_report(const LoadedModel& model, const GemmProblem& problem,
-                                      std::size_t top) {
+                                      std::size_t top, bool explain) {
   PARITY_CHECK_ARG(top >= 1, "gemm select: --top=", top, " must be >= 1");
   ModelledProvider provider(model.device);
   PARITY_ASSIGN_OR_RETURN(const auto space, provider.enumerate(problem));
@@ -103,10 +105,12 @@ Result<SelectionReport> select_report(const LoadedModel& model, const GemmProble
                      : "modelled (Hopper model)";
   report.calibration = model.calibration_label;
   report.candidates = space.size();
+  report.is_explained = explain;
   for (const auto& ranked : selection.top) {
     const Candidate& c = space[ranked.index];
     report.top.push_back({c.short_name(), c.describe(), ranked.predicted_us,
-                          problem.flop_count() / (ranked.predicted_us * 1e-6) / 1e12});
+                          problem.flop_count() / (ranked.predicted_us * 1e-6) / 1e12,
+                          selector.model().explain(problem, c, RunEpilogue::kNone)});
   }
   return report;
 }
@@ -126,6 +130,13 @@ std::string to_text(const SelectionReport& report) {
     out << "   " << rank++ << ". " << std::left << std::setw(34) << row.short_name << std::right
         << std::setw(11) << fixed(row.predicted_us, 2) << " us " << std::setw(8)
         << fixed(row.predicted_tflops, 1) << " TFLOP/s\n";
+    if (report.is_explained) {
+      const TimeBreakdown& b = row.breakdown;
+      out << "      compute " << fixed(b.compute_us, 2) << " + memory " << fixed(b.memory_us, 2)
+          << " + L2 " << fixed(b.l2_us, 2) << " + launch/waves " << fixed(b.launch_wave_us, 2)
+          << " + reduction " << fixed(b.reduction_us, 2) << " us  (" << fixed(b.waves, 2)
+          << " waves)\n";
+    }
   }
   return out.str();
 }
@@ -139,10 +150,14 @@ std::string to_json(const SelectionReport& report) {
   out["candidates"] = report.candidates;
   out["top"] = json::array();
   for (const auto& row : report.top) {
+    const TimeBreakdown& b = row.breakdown;
     out["top"].push_back({{"config", row.config},
                           {"short", row.short_name},
                           {"predicted_us", row.predicted_us},
-                          {"predicted_tflops", row.predicted_tflops}});
+                          {"predicted_tflops", row.predicted_tflops},
+                          {"breakdown_us", {{"compute", b.compute_us}, {"memory", b.memory_us},
+                                            {"l2", b.l2_us}, {"launch_wave", b.launch_wave_us},
+                                            {"reduction", b.reduction_us}, {"waves", b.waves}}}});
   }
   if (!report.top.empty()) out["choice"] = out["top"][0];
   return out.dump(1) + "\n";
@@ -235,7 +250,8 @@ std::string to_json(const SelectionLatency& l) {
 
 // ---- agree ----
 
-Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std::string& origami_csv) {
+Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std::string& origami_csv,
+                                            RankingHalf half) {
   PARITY_ASSIGN_OR_RETURN(const auto model, load_model(source));
   PARITY_CHECK_ARG(model.device.kind == ModelKind::kOrigami, "gemm agree: --hw=", source.hw,
                    " is not an AMD GPU (Origami rankings exist for gfx942/gfx950)");
@@ -247,9 +263,12 @@ Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std
                             (model.device.arch + "_bf16.csv")).string();
   }
   PARITY_ASSIGN_OR_RETURN(const auto rankings, read_origami_rankings(outcome.rankings_csv));
-  const auto space = modelled_space(ProblemClass{}, model.device);
-  Selector selector = make_selector(model);
-  outcome.report = compare_with_origami(selector, rankings, space);
+  // Origami's rankings were produced on its test harness's hardware and config list: compare on
+  // the same (origami_agreement.hpp).
+  PARITY_ASSIGN_OR_RETURN(const DeviceParams reference, origami_reference_device(model.device));
+  const auto space = origami_reference_space(reference);
+  Selector selector(GemmModel(reference, model.calibration.scalars));
+  outcome.report = compare_with_origami(selector, rankings, space, half);
   return outcome;
 }
 
@@ -265,7 +284,11 @@ std::string to_text(const AgreementOutcome& o) {
       << "  Spearman rho on shared configs " << fixed(r.spearman_shared, 3) << " ("
       << r.spearman_shared_problems << " problems with >= 3 shared); on their 10 configs "
       << fixed(r.spearman_their_top10, 3) << "\n  mean rank we give their top-1: "
-      << fixed(r.rank_of_their_top1, 1) << " (0 = our top-1)\n";
+      << fixed(r.rank_of_their_top1, 1) << " (0 = our top-1)\n"
+      << "  half: " << ranking_half_name(r.half) << "; their top-1 in our top-5 configs "
+      << fixed(100 * r.their_top1_in_our_top5, 1) << "%, its macro tile in our 5 best macro tiles "
+      << fixed(100 * r.their_top1_tile_in_our_top5_tiles, 1) << "%\n  selection p50 "
+      << fixed(r.selection_p50_us, 1) << " us, p99 " << fixed(r.selection_p99_us, 1) << " us\n";
   return out.str();
 }
 
@@ -281,7 +304,12 @@ std::string to_json(const AgreementOutcome& o) {
               {"spearman_shared", r.spearman_shared},
               {"spearman_shared_problems", r.spearman_shared_problems},
               {"spearman_their_top10", r.spearman_their_top10},
-              {"mean_rank_of_their_top1", r.rank_of_their_top1}}
+              {"mean_rank_of_their_top1", r.rank_of_their_top1},
+              {"half", std::string(ranking_half_name(r.half))},
+              {"their_top1_in_our_top5", r.their_top1_in_our_top5},
+              {"their_top1_tile_in_our_top5_tiles", r.their_top1_tile_in_our_top5_tiles},
+              {"selection_p50_us", r.selection_p50_us},
+              {"selection_p99_us", r.selection_p99_us}}
              .dump(1) + "\n";
 }
 

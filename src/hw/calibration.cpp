@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hw/hw_json.hpp"
 #include "hw/json_checks.hpp"
 
 namespace parity::hw {
@@ -22,14 +23,29 @@ constexpr std::array<std::string_view, 10> kCalibrationKeys{
     "model_parameters", "provenance"};
 constexpr std::array<std::string_view, 4> kProvenanceKeys{"commit", "date", "device", "driver"};
 
-Result<double> read_measurement(const json& object, std::string_view key, std::string_view origin) {
+// A measured ceiling: 0 (not measured) or within [minimum, maximum]. The range is far wider than
+// any real device's, so it catches only unit mistakes (GB/s written as TB/s) and garbage that
+// would push a model past physics or divide it into infinity.
+Result<double> read_measurement(const json& object, std::string_view key, std::string_view origin,
+                                double minimum, double maximum) {
   PARITY_ASSIGN_OR_RETURN(const double value, detail::read_number(object, key, origin, ""));
   if (value < 0.0) {
     return invalid_argument(key_context(origin, key), ": value ", value,
                             " must be >= 0 (0 means not measured)");
   }
+  if (value != 0.0 && (value < minimum || value > maximum)) {
+    return invalid_argument(key_context(origin, key), ": value ", value, " is outside [", minimum,
+                            ", ", maximum, "] (0 means not measured): a unit mistake?");
+  }
   return value;
 }
+
+constexpr double kMinRate = 1e-3;                 // TB/s or TFLOP/s: 1 GB/s, 1 GFLOP/s
+constexpr double kMinClockMhz = 1.0;
+constexpr double kMaxCopyBandwidthTbps = 100.0;  // H200: 4.8 TB/s peak
+constexpr double kMaxGemmTflops = 100000.0;      // B200: 2250 dense BF16
+constexpr double kMaxClockMhz = 10000.0;         // GPUs boost to ~2.1 GHz
+constexpr std::int64_t kMaxL2Bytes = std::int64_t{1} << 40;
 
 Provenance measured_here(const Calibration& calibration, std::string_view what) {
   Provenance provenance;
@@ -72,9 +88,11 @@ Result<Calibration> parse_calibration(const json& object, std::string_view origi
       calibration.device_name,
       detail::read_string(object, "device_name", origin, "", Emptiness::kRequireNonEmpty));
   PARITY_ASSIGN_OR_RETURN(calibration.copy_bandwidth_tbps,
-                          read_measurement(object, "copy_bandwidth_tbps", origin));
+                          read_measurement(object, "copy_bandwidth_tbps", origin, kMinRate,
+                                           kMaxCopyBandwidthTbps));
   PARITY_ASSIGN_OR_RETURN(calibration.bf16_gemm_tflops,
-                          read_measurement(object, "bf16_gemm_tflops", origin));
+                          read_measurement(object, "bf16_gemm_tflops", origin, kMinRate,
+                                           kMaxGemmTflops));
   PARITY_ASSIGN_OR_RETURN(const std::int64_t sm_count,
                           detail::read_integer(object, "sm_count", origin, "", 0));
   constexpr std::int64_t kMaxSmCount = 1 << 20;  // keeps the int conversion exact; no GPU is near
@@ -84,11 +102,13 @@ Result<Calibration> parse_calibration(const json& object, std::string_view origi
   }
   calibration.sm_count = static_cast<int>(sm_count);
   PARITY_ASSIGN_OR_RETURN(calibration.l2_bytes,
-                          detail::read_integer(object, "l2_bytes", origin, "", 0));
+                          detail::read_integer(object, "l2_bytes", origin, "", 0, kMaxL2Bytes));
   PARITY_ASSIGN_OR_RETURN(calibration.sm_clock_before_mhz,
-                          read_measurement(object, "sm_clock_before_mhz", origin));
+                          read_measurement(object, "sm_clock_before_mhz", origin, kMinClockMhz,
+                                           kMaxClockMhz));
   PARITY_ASSIGN_OR_RETURN(calibration.sm_clock_after_mhz,
-                          read_measurement(object, "sm_clock_after_mhz", origin));
+                          read_measurement(object, "sm_clock_after_mhz", origin, kMinClockMhz,
+                                           kMaxClockMhz));
 
   if (object.contains("model_parameters")) {
     const json& parameters = object.at("model_parameters");
@@ -131,6 +151,11 @@ Result<Calibration> parse_calibration(const json& object, std::string_view origi
                           detail::read_string(provenance, "driver", origin, provenance_path,
                                               Emptiness::kRequireNonEmpty));
   return calibration;
+}
+
+Result<Calibration> parse_calibration_text(std::string_view text, std::string_view origin) {
+  PARITY_ASSIGN_OR_RETURN(const json parsed, detail::parse_json_text(text, origin));
+  return parse_calibration(parsed, origin);
 }
 
 Result<Calibration> load_calibration_file(const std::filesystem::path& path) {

@@ -22,10 +22,18 @@ using detail::join_key;
 using detail::key_context;
 using nlohmann::json;
 
+// An installed tree keeps its data at <prefix>/share/parity beside <prefix>/bin (or lib) holding
+// the executable; a build tree's executable has none there and reads the source tree's data/.
 std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path>& explicit_dir) {
   if (explicit_dir.has_value()) return *explicit_dir;
   if (const char* env = std::getenv("PARITY_DATA_DIR"); env != nullptr && *env != '\0') {
     return std::filesystem::path(env);
+  }
+  std::error_code error;
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed = executable.parent_path().parent_path() / "share" / "parity";
+    if (std::filesystem::is_directory(installed / "hardware", error)) return installed;
   }
   return std::filesystem::path(PARITY_SOURCE_DIR) / "data";
 }
@@ -124,9 +132,19 @@ Result<Quantity> parse_quantity(const json& spec, const QuantityField& field,
   Quantity quantity;
   PARITY_ASSIGN_OR_RETURN(quantity.value, detail::read_number(*it, "value", origin, field.key));
   const std::string value_where = key_context(origin, join_key(field.key, "value"));
+  // Far outside every figure of every GPU (B200 FP8: 4500 TFLOP/s, MI355X: 256 CUs; the smallest
+  // figure is a count of 1), so only garbage or a unit mistake trips them; they also keep integer
+  // fields exact and quotients finite when the models convert and divide them.
+  constexpr double kMinQuantityValue = 1e-3;
+  constexpr double kMaxQuantityValue = 1e6;
   if (quantity.value <= 0.0) {
     return invalid_argument(value_where, ": value ", quantity.value, " must be > 0 (", field.label,
                             field.unit.empty() ? "" : " in ", field.unit, ")");
+  }
+  if (quantity.value < kMinQuantityValue || quantity.value > kMaxQuantityValue) {
+    return invalid_argument(value_where, ": value ", quantity.value, " is outside [",
+                            kMinQuantityValue, ", ", kMaxQuantityValue, "] (", field.label,
+                            field.unit.empty() ? "" : " in ", field.unit, "): a unit mistake?");
   }
   if (field.domain == QuantityDomain::kPositiveInteger) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t whole,
@@ -331,6 +349,11 @@ json hardware_spec_to_json(const HardwareSpec& spec) {
   return out;
 }
 
+Result<HardwareSpec> parse_hardware_spec_text(std::string_view text, std::string_view origin) {
+  PARITY_ASSIGN_OR_RETURN(const json parsed, detail::parse_json_text(text, origin));
+  return parse_hardware_spec(parsed, origin);
+}
+
 Result<HardwareSpec> load_hardware_spec_file(const std::filesystem::path& path) {
   PARITY_ASSIGN_OR_RETURN(const json parsed, detail::read_json_file(path));
   return parse_hardware_spec(parsed, path.string());
@@ -344,9 +367,14 @@ Result<std::vector<HardwareSpec>> load_catalogue(const std::filesystem::path& ha
                      "hardware/*.json)");
   }
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(hardware_dir, error)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json")
-      files.push_back(entry.path());
+  // The error_code forms throughout: a range-for's increment and entry.is_regular_file() throw
+  // std::filesystem::filesystem_error on an unreadable entry.
+  for (std::filesystem::directory_iterator it(hardware_dir, error), end; !error && it != end;
+       it.increment(error)) {
+    std::error_code entry_error;
+    if (it->is_regular_file(entry_error) && it->path().extension() == ".json") {
+      files.push_back(it->path());
+    }
   }
   if (error) {
     return io_error("load_catalogue: cannot list '", hardware_dir.string(), "': ", error.message());

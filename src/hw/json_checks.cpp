@@ -97,12 +97,13 @@ Result<const json*> find_member(const json& object, std::string_view key, std::s
 Result<std::string> read_string(const json& object, std::string_view key, std::string_view origin,
                                 std::string_view parent_path, Emptiness emptiness) {
   PARITY_ASSIGN_OR_RETURN(const json* value, find_member(object, key, origin, parent_path));
-  const std::string where = key_context(origin, join_key(parent_path, key));
+  // Messages are built only on failure: readers run in tight fuzz loops and on every load.
+  const auto where = [&] { return key_context(origin, join_key(parent_path, key)); };
   if (!value->is_string())
-    return invalid_argument(where, ": expected a string, got ", describe(*value));
+    return invalid_argument(where(), ": expected a string, got ", describe(*value));
   std::string text = value->get<std::string>();
   if (emptiness == Emptiness::kRequireNonEmpty && text.empty()) {
-    return invalid_argument(where, ": expected a non-empty string, got \"\"");
+    return invalid_argument(where(), ": expected a non-empty string, got \"\"");
   }
   return text;
 }
@@ -110,30 +111,67 @@ Result<std::string> read_string(const json& object, std::string_view key, std::s
 Result<double> read_number(const json& object, std::string_view key, std::string_view origin,
                            std::string_view parent_path) {
   PARITY_ASSIGN_OR_RETURN(const json* value, find_member(object, key, origin, parent_path));
-  const std::string where = key_context(origin, join_key(parent_path, key));
+  const auto where = [&] { return key_context(origin, join_key(parent_path, key)); };
   if (!value->is_number())
-    return invalid_argument(where, ": expected a number, got ", describe(*value));
+    return invalid_argument(where(), ": expected a number, got ", describe(*value));
   const double number = value->get<double>();
   if (!std::isfinite(number))
-    return invalid_argument(where, ": expected a finite number, got ", number);
+    return invalid_argument(where(), ": expected a finite number, got ", number);
   return number;
 }
 
 Result<std::int64_t> read_integer(const json& object, std::string_view key, std::string_view origin,
-                                  std::string_view parent_path, std::int64_t minimum) {
+                                  std::string_view parent_path, std::int64_t minimum,
+                                  std::int64_t maximum) {
   PARITY_ASSIGN_OR_RETURN(const double number, read_number(object, key, origin, parent_path));
-  const std::string where = key_context(origin, join_key(parent_path, key));
+  const auto where = [&] { return key_context(origin, join_key(parent_path, key)); };
   // 2^53: beyond it a double no longer holds every integer, so "integral" means nothing.
   constexpr double kMaxExactInteger = 9007199254740992.0;
   if (number != std::floor(number) || std::fabs(number) > kMaxExactInteger) {
-    return invalid_argument(where, ": expected a whole number, got ",
+    return invalid_argument(where(), ": expected a whole number, got ",
                             describe(*object.find(std::string(key))));
   }
   const auto integer = static_cast<std::int64_t>(number);
-  if (integer < minimum) {
-    return invalid_argument(where, ": value ", integer, " must be >= ", minimum);
+  if (integer < minimum || integer > maximum) {
+    if (maximum == INT64_MAX) {
+      return invalid_argument(where(), ": value ", integer, " must be >= ", minimum);
+    }
+    return invalid_argument(where(), ": value ", integer, " is out of range [", minimum, ", ",
+                            maximum, "]");
   }
   return integer;
+}
+
+Result<double> read_number_in(const json& object, std::string_view key, std::string_view origin,
+                              std::string_view parent_path, double minimum, double maximum) {
+  PARITY_ASSIGN_OR_RETURN(const double number, read_number(object, key, origin, parent_path));
+  if (number < minimum || number > maximum) {
+    return invalid_argument(key_context(origin, join_key(parent_path, key)), ": value ", number,
+                            " is out of range [", minimum, ", ", maximum, "]");
+  }
+  return number;
+}
+
+Result<std::string> read_optional_string(const json& object, std::string_view key,
+                                         std::string_view origin, std::string_view parent_path,
+                                         std::string fallback) {
+  if (!object.contains(std::string(key))) return fallback;
+  return read_string(object, key, origin, parent_path, Emptiness::kAllowEmpty);
+}
+
+Result<double> read_optional_number(const json& object, std::string_view key,
+                                    std::string_view origin, std::string_view parent_path,
+                                    double fallback) {
+  if (!object.contains(std::string(key))) return fallback;
+  return read_number(object, key, origin, parent_path);
+}
+
+Result<std::int64_t> read_optional_integer(const json& object, std::string_view key,
+                                           std::string_view origin, std::string_view parent_path,
+                                           std::int64_t minimum, std::int64_t maximum,
+                                           std::int64_t fallback) {
+  if (!object.contains(std::string(key))) return fallback;
+  return read_integer(object, key, origin, parent_path, minimum, maximum);
 }
 
 Status check_schema_version(const json& object, std::string_view origin, std::int64_t expected) {
@@ -170,23 +208,32 @@ bool is_valid_date(std::string_view date, DateForm form) {
   return form == DateForm::kDateOrTimestamp && date[10] == 'T';
 }
 
-Result<json> read_json_file(const std::filesystem::path& path) {
+Result<json> parse_json_text(std::string_view text, std::string_view origin) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    // parse_error carries "at line L, column C"; out_of_range 406 is a number too large.
+    return invalid_argument(origin, ": malformed JSON: ", e.what());
+  }
+}
+
+Result<std::string> read_text_file(const std::filesystem::path& path, std::string_view what) {
   std::error_code error;
   if (!std::filesystem::exists(path, error)) return not_found(path.string(), ": no such file");
   if (std::filesystem::is_directory(path, error)) {
-    return invalid_argument(path.string(), ": expected a JSON file, got a directory");
+    return invalid_argument(path.string(), ": expected ", what, ", got a directory");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error(path.string(), ": cannot open for reading");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return io_error(path.string(), ": read failed");
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries "at line L, column C".
-    return invalid_argument(path.string(), ": malformed JSON: ", e.what());
-  }
+  return text.str();
+}
+
+Result<json> read_json_file(const std::filesystem::path& path) {
+  PARITY_ASSIGN_OR_RETURN(const std::string text, read_text_file(path, "a JSON file"));
+  return parse_json_text(text, path.string());
 }
 
 }  // namespace parity::hw::detail

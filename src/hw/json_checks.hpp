@@ -38,9 +38,27 @@ Result<std::string> read_string(const json& object, std::string_view key, std::s
                                 std::string_view parent_path, Emptiness emptiness);
 Result<double> read_number(const json& object, std::string_view key, std::string_view origin,
                            std::string_view parent_path);
-// A whole number >= minimum (given as JSON integer or an integral float such as 132.0).
+// A whole number in [minimum, maximum] (a JSON integer or an integral float such as 132.0;
+// at most 2^53 in magnitude, where a double stops holding every integer).
 Result<std::int64_t> read_integer(const json& object, std::string_view key, std::string_view origin,
-                                  std::string_view parent_path, std::int64_t minimum);
+                                  std::string_view parent_path, std::int64_t minimum,
+                                  std::int64_t maximum = INT64_MAX);
+
+// Optional members: `fallback` when the key is absent, else the same checks as the reads above
+// (an explicit null is a wrong type, not an absent key).
+Result<std::string> read_optional_string(const json& object, std::string_view key,
+                                         std::string_view origin, std::string_view parent_path,
+                                         std::string fallback);
+Result<double> read_optional_number(const json& object, std::string_view key,
+                                    std::string_view origin, std::string_view parent_path,
+                                    double fallback);
+Result<std::int64_t> read_optional_integer(const json& object, std::string_view key,
+                                           std::string_view origin, std::string_view parent_path,
+                                           std::int64_t minimum, std::int64_t maximum,
+                                           std::int64_t fallback);
+// A finite number in [minimum, maximum]; the message names the range.
+Result<double> read_number_in(const json& object, std::string_view key, std::string_view origin,
+                              std::string_view parent_path, double minimum, double maximum);
 
 // Requires "schema_version" to be the integer `expected`.
 Status check_schema_version(const json& object, std::string_view origin, std::int64_t expected);
@@ -49,8 +67,13 @@ Status check_schema_version(const json& object, std::string_view origin, std::in
 enum class DateForm : std::uint8_t { kDateOnly, kDateOrTimestamp };
 bool is_valid_date(std::string_view date, DateForm form);
 
-// Reads and parses a JSON file: kNotFound if absent, kIoError if unreadable, kInvalidArgument
-// with the parser's line/column if malformed.
+// Parses JSON text; kInvalidArgument naming `origin` and the parser's position when malformed
+// (including numbers too large for a double). Never throws.
+Result<json> parse_json_text(std::string_view text, std::string_view origin);
+// Reads a whole file as text: kNotFound if absent, kIoError if unreadable, kInvalidArgument for
+// a directory.
+Result<std::string> read_text_file(const std::filesystem::path& path, std::string_view what);
+// read_text_file, then parse_json_text with the path as origin.
 Result<json> read_json_file(const std::filesystem::path& path);
 
 }  // namespace parity::hw::detail

@@ -310,6 +310,15 @@ void cap_table_rows(ModelSpec& spec, std::int64_t max_rows) {
   for (auto& table : spec.embedding.tables) table.num_rows = std::min(table.num_rows, max_rows);
 }
 
+data::DatasetSchema dataset_schema(const ModelSpec& spec) {
+  data::DatasetSchema schema;
+  schema.num_dense = spec.num_dense_features;
+  for (const auto& feature : spec.embedding.features) {
+    schema.tables.push_back({spec.embedding.tables[feature.table].num_rows, feature.ids_per_sample});
+  }
+  return schema;
+}
+
 std::int64_t MemoryEstimate::total_bytes() const {
   return embedding_weight_bytes + embedding_state_bytes + dense_weight_bytes + dense_grad_bytes +
          dense_state_bytes + activation_bytes;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "nn/gpu_slots.hpp"
 #include "nn/variant_support.hpp"
 
 namespace parity::nn {
@@ -44,6 +45,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
     if (n == 0) return Status::ok();
     PARITY_CHECK_ARG(args.weights != nullptr && args.grads != nullptr,
                      "dense_optimizer: weights and grads must not be null");
+    PARITY_CHECK_ARG(args.shadow == nullptr, "dense_optimizer: the CPU variant keeps no 16-bit shadow copy");
     const int buffers = dense_optimizer_state_buffers(problem.kind);
     PARITY_CHECK_ARG(buffers < 1 || args.state1 != nullptr, "dense_optimizer: state1 is null");
     PARITY_CHECK_ARG(buffers < 2 || args.state2 != nullptr, "dense_optimizer: state2 is null");
@@ -53,13 +55,13 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
     const float* g = args.grads;
     switch (problem.kind) {
       case DenseOptimizerKind::kSgd:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kParallelMinElements)
         for (std::int64_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + wd * w[i]);
         break;
       case DenseOptimizerKind::kAdagrad: {
         float* s = args.state1;
         const float eps = problem.eps;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kParallelMinElements)
         for (std::int64_t i = 0; i < n; ++i) {
           const float grad = g[i] + wd * w[i];
           s[i] += grad * grad;
@@ -74,7 +76,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
         const auto t = static_cast<double>(problem.step);
         const auto correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(b1), t));
         const auto correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(b2), t));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= detail::kParallelMinElements)
         for (std::int64_t i = 0; i < n; ++i) {
           const float grad = g[i] + wd * w[i];
           m[i] = b1 * m[i] + (1 - b1) * grad;
@@ -92,8 +94,7 @@ class DenseOptimizerCpu final : public DenseOptimizerVariant {
 
 const std::vector<const DenseOptimizerVariant*>& dense_optimizer_variants() {
   static const DenseOptimizerCpu cpu;
-  static const detail::GpuPendingVariant<DenseOptimizerProblem, DenseOptimizerArgs> gpu(
-      "dense_optimizer_gpu_elementwise");
+  auto& gpu = detail::dense_optimizer_gpu_elementwise_slot();
   static const std::vector<const DenseOptimizerVariant*> variants = {&cpu, &gpu};
   return variants;
 }

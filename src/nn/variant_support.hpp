@@ -1,7 +1,8 @@
-// Shared pieces of the nn op variants (internal): the GPU placeholder every op lists after its
-// CPU variant, the device check CPU variants make, and running the preferred variant.
+// Shared pieces of the nn op variants (internal): the device check CPU variants make, and running
+// the preferred variant. The GPU slots are in gpu_slots.hpp.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,24 +11,10 @@
 
 namespace parity::nn::detail {
 
-// Listed so the variant tables already have the GPU slot: refuses with the reason until the
-// kernel exists (issue 14: the lead adds the CUDA kernels behind the same Problem/Args).
-template <typename Problem, typename Args>
-class GpuPendingVariant final : public OpVariant<Problem, Args> {
- public:
-  explicit GpuPendingVariant(std::string_view name) : name_(name) {}
-  std::string_view name() const override { return name_; }
-  Status can_implement(const Problem&, const ExecutionContext& context) const override {
-    if (context.device != DeviceKind::kGpu) return unsupported("runs on the GPU only");
-    return unsupported("the GPU kernel is not implemented yet in this build");
-  }
-  Status run(const Problem&, const Args&, void*, const ExecutionContext&) const override {
-    return unsupported(name_, ": the GPU kernel is not implemented yet in this build");
-  }
-
- private:
-  std::string_view name_;
-};
+// Below this many elements of work an OpenMP region costs more than it saves (a fork-join is a
+// few microseconds on idle cores and a scheduler time slice on oversubscribed ones), so loops
+// run on one thread. The results do not change: every loop's iterations are independent.
+inline constexpr std::int64_t kParallelMinElements = std::int64_t{1} << 16;
 
 inline Status require_cpu(const ExecutionContext& context) {
   if (context.device != DeviceKind::kCpu) return unsupported("host code: needs a CPU context");

@@ -1,5 +1,6 @@
 #include "parity/plan/inputs.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <utility>
@@ -149,6 +150,65 @@ std::int64_t PlannerModel::dense_parameter_count() const {
     in = out;
   }
   return count;
+}
+
+Result<PlannerModel> planner_model_from_spec(const model::ModelSpec& spec) {
+  PARITY_RETURN_IF_ERROR(spec.validate());
+  PlannerModel out;
+  out.name = spec.name;
+  for (const model::TableConfig& table : spec.embedding.tables) {
+    out.tables.push_back({table.name, table.num_rows, table.dim, 0.0, 0});
+  }
+  for (const model::FeatureConfig& feature : spec.embedding.features) {
+    PlannerTable& table = out.tables.at(static_cast<std::size_t>(feature.table));
+    table.ids_per_sample += feature.ids_per_sample;
+    table.features += 1;
+  }
+  // A table no feature reads is never looked up: it costs memory only.
+  for (PlannerTable& table : out.tables) {
+    if (table.features == 0) table.ids_per_sample = 1e-9;
+    table.features = std::max(table.features, 1);
+  }
+  out.dense_features = spec.num_dense_features;
+  out.bottom_mlp = spec.bottom_mlp;
+  out.top_mlp = spec.top_mlp;
+  out.interaction = spec.interaction == model::InteractionKind::kDcnV2 ? InteractionKind::kDcnV2
+                                                                       : InteractionKind::kDot;
+  out.cross_layers = spec.cross_layers;
+  out.cross_rank = spec.cross_rank;
+  out.table_optimizer = spec.embedding.optimizer.kind;
+  switch (spec.dense_optimizer.kind) {
+    case model::DenseOptimizerKind::kSgd: out.dense_optimizer = DenseOptimizer::kSgd; break;
+    case model::DenseOptimizerKind::kAdagrad: out.dense_optimizer = DenseOptimizer::kAdagrad; break;
+    case model::DenseOptimizerKind::kAdam: out.dense_optimizer = DenseOptimizer::kAdam; break;
+  }
+  switch (spec.precision) {
+    case model::DensePrecision::kFp32: out.precision = Precision::kFp32; break;
+    case model::DensePrecision::kTf32: out.precision = Precision::kTf32; break;
+    case model::DensePrecision::kBf16:
+      out.precision = spec.embedding.weight_dtype == DType::kF32 ? Precision::kBf16
+                                                                 : Precision::kBf16Fp16Tables;
+      break;
+  }
+  out.checkpointing = spec.activation_checkpointing == model::ActivationCheckpointing::kOn
+                          ? Checkpointing::kFull
+                          : Checkpointing::kNone;
+  PARITY_RETURN_IF_ERROR(out.validate());
+  return out;
+}
+
+void apply_precision_and_checkpointing(Precision precision, Checkpointing checkpointing,
+                                       model::ModelSpec& spec) {
+  switch (precision) {
+    case Precision::kFp32: spec.precision = model::DensePrecision::kFp32; break;
+    case Precision::kTf32: spec.precision = model::DensePrecision::kTf32; break;
+    case Precision::kBf16:
+    case Precision::kBf16Fp16Tables: spec.precision = model::DensePrecision::kBf16; break;
+  }
+  spec.embedding.weight_dtype = precision == Precision::kBf16Fp16Tables ? DType::kF16 : DType::kF32;
+  spec.activation_checkpointing = checkpointing == Checkpointing::kFull
+                                      ? model::ActivationCheckpointing::kOn
+                                      : model::ActivationCheckpointing::kOff;
 }
 
 Result<Machine> make_machine(const hw::HardwareSpec& gpu, int num_gpus, int num_nodes) {

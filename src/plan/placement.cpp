@@ -13,6 +13,9 @@ namespace {
 
 // Column splits keep TBE's 4-column granularity and at least 32 columns per shard.
 constexpr int kMinColumnShard = 32;
+// Placing a piece tries every rank up to this many ranks, else kCandidatesPerKey per balance key.
+constexpr int kAllRanksUpTo = 16;
+constexpr int kCandidatesPerKey = 4;
 
 std::vector<TableOption> table_options(const PlannerContext& context, const PlanOptions& options,
                                        const ConfigCosts& costs, int table) {
@@ -75,6 +78,8 @@ bool Objective::better_than(const Objective& other) const {
   // Relative tolerance so floating-point noise never flips a deterministic choice.
   if (step_us < other.step_us * (1.0 - 1e-9)) return true;
   if (other.step_us < step_us * (1.0 - 1e-9)) return false;
+  if (imbalance < other.imbalance * (1.0 - 1e-9)) return true;
+  if (other.imbalance < imbalance * (1.0 - 1e-9)) return false;
   return peak_memory_bytes < other.peak_memory_bytes * (1.0 - 1e-9);
 }
 
@@ -95,7 +100,30 @@ PlacementSearch::PlacementSearch(const PlannerContext& context, const PlanOption
 Objective PlacementSearch::objective() const {
   const StepScore score = score_placement(comm_, context_.calibration, costs_, load_);
   return {score.peak_memory_bytes <= capacity_, std::max(0.0, score.peak_memory_bytes - capacity_),
-          score.step_us, score.peak_memory_bytes};
+          score.step_us, score.peak_memory_bytes, score.imbalance};
+}
+
+std::vector<int> PlacementSearch::candidate_ranks() const {
+  const int ranks = context_.machine.num_gpus;
+  std::vector<int> all(static_cast<std::size_t>(ranks));
+  std::iota(all.begin(), all.end(), 0);
+  if (ranks <= kAllRanksUpTo) return all;
+  std::vector<int> picked;
+  auto add_lowest = [&](auto key) {
+    std::vector<int> order = all;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
+    for (int i = 0; i < kCandidatesPerKey; ++i) {
+      if (std::find(picked.begin(), picked.end(), order[static_cast<std::size_t>(i)]) == picked.end()) {
+        picked.push_back(order[static_cast<std::size_t>(i)]);
+      }
+    }
+  };
+  const auto& loads = load_.ranks;
+  add_lowest([&](int r) { return loads[static_cast<std::size_t>(r)].tbe_forward_us + loads[static_cast<std::size_t>(r)].tbe_backward_us; });
+  add_lowest([&](int r) { return loads[static_cast<std::size_t>(r)].pooled_dim; });
+  add_lowest([&](int r) { return loads[static_cast<std::size_t>(r)].weight_bytes + loads[static_cast<std::size_t>(r)].optimizer_bytes; });
+  std::sort(picked.begin(), picked.end());
+  return picked;
 }
 
 void PlacementSearch::remove_table(int table) {
@@ -123,7 +151,7 @@ void PlacementSearch::place_table(int table) {
   for (std::size_t piece = 0; piece < option.costs.size(); ++piece) {
     int best_rank = -1;
     Objective best;
-    for (int r = 0; r < ranks; ++r) {
+    for (const int r : candidate_ranks()) {
       if (std::find(ranks_of_[t].begin(), ranks_of_[t].end(), r) != ranks_of_[t].end()) continue;
       load_.apply(r, option.costs[piece], +1.0);
       const Objective candidate = objective();
@@ -133,22 +161,33 @@ void PlacementSearch::place_table(int table) {
         best_rank = r;
       }
     }
+    if (best_rank < 0) {  // every candidate already holds a piece: take the first free rank
+      best_rank = 0;
+      while (std::find(ranks_of_[t].begin(), ranks_of_[t].end(), best_rank) != ranks_of_[t].end()) ++best_rank;
+    }
     load_.apply(best_rank, option.costs[piece], +1.0);
     ranks_of_[t].push_back(best_rank);
   }
 }
 
-void PlacementSearch::greedy() {
+void PlacementSearch::greedy(Start start) {
   const int tables = static_cast<int>(context_.model.tables.size());
-  // Start every table on its first option that is not replicated (table-wise when allowed).
+  for (int t = 0; t < tables; ++t) {
+    if (!ranks_of_[static_cast<std::size_t>(t)].empty()) remove_table(t);
+  }
+  // Start every table on its first option that is not replicated (table-wise when allowed), or
+  // on its finest column split (the most, narrowest pieces: the easiest to balance).
   for (int t = 0; t < tables; ++t) {
     const auto& table_options = options_[static_cast<std::size_t>(t)];
     std::size_t pick = 0;
+    bool found = false;
     for (std::size_t i = 0; i < table_options.size(); ++i) {
-      if (table_options[i].type != ShardingType::kDataParallel) {
+      const ShardingType type = table_options[i].type;
+      if (start == Start::kTableWise && type != ShardingType::kDataParallel && !found) {
         pick = i;
-        break;
+        found = true;
       }
+      if (start == Start::kFinestColumns && type == ShardingType::kColumnWise) pick = i;
     }
     choice_[static_cast<std::size_t>(t)] = pick;
   }
@@ -200,7 +239,18 @@ bool PlacementSearch::improve_once() {
 }
 
 void PlacementSearch::run(int passes) {
-  greedy();
+  // Two starts, each greedy then local search; the better one stays (ties: the first).
+  greedy(Start::kTableWise);
+  improve(passes);
+  const Objective first = objective();
+  const std::vector<std::size_t> first_choice = choice_;
+  const std::vector<std::vector<int>> first_ranks = ranks_of_;
+  greedy(Start::kFinestColumns);
+  improve(passes);
+  if (!objective().better_than(first)) set_placement(first_choice, first_ranks);
+}
+
+void PlacementSearch::improve(int passes) {
   for (int pass = 0; pass < passes; ++pass) {
     if (!improve_once()) break;
   }

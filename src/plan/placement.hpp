@@ -29,6 +29,7 @@ struct Objective {
   double excess_bytes = 0;
   double step_us = 0;
   double peak_memory_bytes = 0;
+  double imbalance = 0;
   bool better_than(const Objective& other) const;
 };
 
@@ -38,6 +39,8 @@ class PlacementSearch {
                   const ConfigCosts& costs);
   // Greedy placement, then up to `passes` local-search passes (stops when one finds nothing).
   void run(int passes);
+  // Local search only, from the current placement (a warm start).
+  void improve(int passes);
   Objective objective() const;
   std::vector<TablePlacement> placements() const;
   // The current choice and ranks, to re-use a placement under another configuration.
@@ -47,10 +50,14 @@ class PlacementSearch {
                      const std::vector<std::vector<int>>& ranks_of);
 
  private:
-  void greedy();
+  enum class Start : std::uint8_t { kTableWise, kFinestColumns };
+  void greedy(Start start);
   bool improve_once();
   void place_table(int table);
   void remove_table(int table);
+  // Ranks worth trying for one more piece: all of them on small machines, else the few with the
+  // least TBE time, pooled columns or memory.
+  std::vector<int> candidate_ranks() const;
 
   const PlannerContext& context_;
   const ConfigCosts& costs_;

@@ -110,11 +110,29 @@ void PlacementLoad::apply(int rank, const ShardCost& cost, double sign) {
   replicated_gradient_bytes += sign * cost.replicated_gradient_bytes;
 }
 
+namespace {
+
+// Everything on one rank: the shared dense part plus the rank's shards, then the allocator's share.
+MemoryBreakdown rank_memory(const PlannerCalibration& calibration, const ConfigCosts& costs,
+                            const RankLoad& rank) {
+  MemoryBreakdown memory = costs.shared_memory;
+  memory.embedding_weights += rank.weight_bytes;
+  memory.embedding_optimizer += rank.optimizer_bytes;
+  memory.io_buffers += calibration.input_batches_in_flight.value * rank.index_bytes;
+  // The rank's pooled outputs (the all-to-all send buffer) and their incoming gradients.
+  memory.comm_buffers += 2.0 * static_cast<double>(costs.config.global_batch) * rank.pooled_dim *
+                         costs.comm_bytes_per_elem;
+  memory.allocator_reserve =
+      calibration.allocator_reserve_fraction.value * (memory.total() - memory.runtime_reserve);
+  return memory;
+}
+
+}  // namespace
+
 StepScore score_placement(const CommParams& comm, const PlannerCalibration& calibration,
                           const ConfigCosts& costs, const PlacementLoad& load, Prediction* detail) {
   const std::size_t rank_count = load.ranks.size();
   const double launch_us = calibration.kernel_launch_us.value;
-  const double in_flight = calibration.input_batches_in_flight.value;
   const double global_batch = static_cast<double>(costs.config.global_batch);
   const double local_batch = static_cast<double>(costs.config.per_rank_batch);
   // Collectives: rank o sends each peer that peer's local batch of o's pooled columns, and
@@ -131,14 +149,7 @@ StepScore score_placement(const CommParams& comm, const PlannerCalibration& cali
     const double backward_us = rank.tbe_backward_us + (rank.shards > 0 ? 3.0 * launch_us : 0.0);
     step.tbe_forward_us = std::max(step.tbe_forward_us, forward_us);
     step.tbe_backward_us = std::max(step.tbe_backward_us, backward_us);
-    MemoryBreakdown memory = costs.shared_memory;
-    memory.embedding_weights += rank.weight_bytes;
-    memory.embedding_optimizer += rank.optimizer_bytes;
-    memory.io_buffers += in_flight * rank.index_bytes;
-    // The rank's pooled outputs (the all-to-all send buffer) and their incoming gradients.
-    memory.comm_buffers += 2.0 * global_batch * rank.pooled_dim * costs.comm_bytes_per_elem;
-    memory.allocator_reserve =
-        calibration.allocator_reserve_fraction.value * (memory.total() - memory.runtime_reserve);
+    const MemoryBreakdown memory = rank_memory(calibration, costs, rank);
     const double total = memory.total();
     if (total > score.peak_memory_bytes) {
       score.peak_memory_bytes = total;
@@ -166,6 +177,17 @@ StepScore score_placement(const CommParams& comm, const PlannerCalibration& cali
   step.allreduce_us = std::max(0.0, allreduce_us - calibration.allreduce_overlap_fraction.value *
                                                        costs.dense_time.dense_backward_us);
   score.step_us = step.total_us();
+  double tbe_sum = 0.0, pooled_sum = 0.0;
+  for (const RankLoad& rank : load.ranks) {
+    tbe_sum += rank.tbe_forward_us + rank.tbe_backward_us;
+    pooled_sum += rank.pooled_dim;
+  }
+  const double ranks = static_cast<double>(rank_count);
+  for (const RankLoad& rank : load.ranks) {
+    const double tbe = tbe_sum > 0.0 ? (rank.tbe_forward_us + rank.tbe_backward_us) * ranks / tbe_sum : 0.0;
+    const double pooled = pooled_sum > 0.0 ? rank.pooled_dim * ranks / pooled_sum : 0.0;
+    score.imbalance += (tbe * tbe + pooled * pooled) / ranks;
+  }
   if (detail != nullptr) {
     for (TimeBreakdown& time : detail->time_per_rank) {
       time.input_dist_us = input_us;

@@ -77,6 +77,13 @@ Status check_plan_matches_model(const Plan& plan, const PlannerModel& model) {
   return Status::ok();
 }
 
+Status apply_plan_to_spec(const Plan& plan, model::ModelSpec& spec) {
+  PARITY_ASSIGN_OR_RETURN(const PlannerModel model, planner_model_from_spec(spec));
+  PARITY_RETURN_IF_ERROR(check_plan_matches_model(plan, model));
+  apply_precision_and_checkpointing(plan.config.precision, plan.config.checkpointing, spec);
+  return spec.validate();
+}
+
 std::vector<std::string> plan_differences(const Plan& from, const Plan& to) {
   std::vector<std::string> lines;
   if (from.config.per_rank_batch != to.config.per_rank_batch) {
@@ -165,10 +172,68 @@ std::string plan_report(const Plan& plan, const PlannerModel& model) {
   return out.str();
 }
 
+std::string comparison_report(const Comparison& comparison) {
+  std::ostringstream out;
+  const Plan& source = comparison.source;
+  out << "direct port vs co-design (MODELLED): " << source.model << ", " << source.num_gpus
+      << " GPUs, " << source.hardware << " -> " << comparison.codesigned.hardware << "\n\n"
+      << cell("plan", 26) << cell("batch/rank", 11) << cell("ckpt", 6) << cell("precision", 16)
+      << cell("step ms", 9) << cell("M samples/s", 12) << cell("peak GB", 9) << "\n";
+  auto row = [&](const std::string& label, const Plan& plan) {
+    out << cell(label, 26) << cell(std::to_string(plan.config.per_rank_batch), 11)
+        << cell(std::string(checkpointing_name(plan.config.checkpointing)), 6)
+        << cell(std::string(precision_name(plan.config.precision)), 16)
+        << cell(ms(plan.prediction.step_us), 9) << cell(fixed(plan.prediction.samples_per_s / 1e6, 3), 12)
+        << cell(gb(plan.prediction.peak_memory_bytes), 9) << "\n";
+  };
+  row(source.hardware + "-optimal on " + source.hardware, source);
+  if (comparison.ported.is_ok()) {
+    row("direct port on " + comparison.codesigned.hardware, comparison.ported.value());
+  } else {
+    out << cell("direct port on " + comparison.codesigned.hardware, 26) << "  cannot run: "
+        << comparison.ported.status().message() << "\n";
+  }
+  row("co-designed on " + comparison.codesigned.hardware, comparison.codesigned);
+  if (comparison.ported.is_ok()) {
+    out << "\nco-designed / direct port: "
+        << fixed(comparison.codesigned.prediction.samples_per_s /
+                     comparison.ported->prediction.samples_per_s, 3)
+        << "x; ";
+  } else {
+    out << "\n";
+  }
+  out << comparison.codesigned.hardware << " co-designed / " << source.hardware << ": "
+      << fixed(comparison.codesigned.prediction.samples_per_s / source.prediction.samples_per_s, 3)
+      << "x\nwhat changed (" << source.hardware << " plan -> co-designed):\n";
+  for (const std::string& line : comparison.changes) out << "  " << line << "\n";
+  const std::string& target = comparison.codesigned.hardware;
+  out << "\nmodel headroom (each change alone, re-planned; M samples/s, peak GB per rank):\n"
+      << cell("change", 18) << cell("on " + target, 24) << cell("on " + source.hardware, 24) << "\n";
+  auto point_text = [](const std::vector<HeadroomPoint>& points, const std::string& change) {
+    for (const HeadroomPoint& point : points) {
+      if (point.change != change) continue;
+      if (!point.fits) return std::string("does not fit");
+      return fixed(point.samples_per_s / 1e6, 3) + " M/s, " + gb(point.peak_memory_bytes) + " GB";
+    }
+    return std::string("-");
+  };
+  for (const HeadroomPoint& point : comparison.headroom) {
+    out << cell(point.change, 18) << cell(point_text(comparison.headroom, point.change), 24)
+        << cell(point_text(comparison.source_headroom, point.change), 24) << "\n";
+  }
+  return out.str();
+}
+
 std::string pareto_svg(const SearchResult& result, std::string_view title) {
   constexpr double kWidth = 640, kHeight = 400, kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
-  double max_memory = result.best.prediction.capacity_bytes, max_rate = 0.0;
-  for (const Plan& plan : result.pareto) max_rate = std::max(max_rate, plan.prediction.samples_per_s);
+  // The x axis ends at the capacity, or a little past the largest point when all sit far below.
+  const double capacity = result.best.prediction.capacity_bytes;
+  double max_memory = 0.0, max_rate = 0.0;
+  for (const Plan& plan : result.pareto) {
+    max_rate = std::max(max_rate, plan.prediction.samples_per_s);
+    max_memory = std::max(max_memory, plan.prediction.peak_memory_bytes);
+  }
+  max_memory = std::min(capacity, std::max(max_memory * 1.25, 1.0));
   max_rate = std::max(max_rate, 1.0) * 1.1;
   auto x_of = [&](double bytes) { return kLeft + bytes / max_memory * (kWidth - kLeft - kRight); };
   auto y_of = [&](double rate) { return kHeight - kBottom - rate / max_rate * (kHeight - kTop - kBottom); };
@@ -196,20 +261,26 @@ std::string pareto_svg(const SearchResult& result, std::string_view title) {
   svg << "<line x1=\"" << x_of(max_memory) << "\" y1=\"" << kTop << "\" x2=\"" << x_of(max_memory)
       << "\" y2=\"" << kHeight - kBottom << "\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n"
       << "<text x=\"" << x_of(max_memory) - 4 << "\" y=\"" << kTop + 12
-      << "\" text-anchor=\"end\" fill=\"#c00\">HBM capacity</text>\n<polyline fill=\"none\" "
-      << "stroke=\"#36c\" points=\"";
+      << "\" text-anchor=\"end\" fill=\"#c00\">"
+      << (max_memory < capacity ? "HBM capacity " + fixed(capacity / 1e9, 0) + " GB (off scale)"
+                                : std::string("HBM capacity"))
+      << "</text>\n<polyline fill=\"none\" stroke=\"#36c\" points=\"";
   for (const Plan& plan : result.pareto) {
     svg << x_of(plan.prediction.peak_memory_bytes) << "," << y_of(plan.prediction.samples_per_s) << " ";
   }
   svg << "\"/>\n";
-  for (const Plan& plan : result.pareto) {
+  for (std::size_t i = 0; i < result.pareto.size(); ++i) {
+    const Plan& plan = result.pareto[i];
     const bool is_best = plan == result.best;
     const double x = x_of(plan.prediction.peak_memory_bytes), y = y_of(plan.prediction.samples_per_s);
     svg << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"" << (is_best ? 5 : 3)
-        << "\" fill=\"" << (is_best ? "#c60" : "#36c") << "\"/>\n<text x=\"" << x + 6 << "\" y=\""
-        << y - 6 << "\">b=" << plan.config.per_rank_batch << " "
-        << checkpointing_name(plan.config.checkpointing) << " " << precision_name(plan.config.precision)
-        << "</text>\n";
+        << "\" fill=\"" << (is_best ? "#c60" : "#36c") << "\"/>\n";
+    if (is_best || i == 0) {  // label the ends only: inner points crowd
+      svg << "<text x=\"" << x + 6 << "\" y=\"" << y + (is_best ? -6 : 14) << "\">"
+          << (is_best ? "best: " : "") << "b=" << plan.config.per_rank_batch << " "
+          << checkpointing_name(plan.config.checkpointing) << " "
+          << precision_name(plan.config.precision) << "</text>\n";
+    }
   }
   svg << "</svg>\n";
   return svg.str();

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "parity/plan/plan_io.hpp"
 #include "placement.hpp"
 
 namespace parity::plan {
@@ -92,9 +93,13 @@ Result<SearchResult> search(const PlannerContext& context, const PlanOptions& op
   Plan least_excess;
   double least_excess_bytes = -1.0;
   for (const Precision precision : options.precisions) {
+    // The last placement that fitted, a warm start for the next batch size: embedding costs
+    // scale with the batch, so the best placement moves little.
+    std::vector<std::size_t> warm_choice;
+    std::vector<std::vector<int>> warm_ranks;
     for (const std::int64_t batch : per_rank_batches(options, ranks)) {
-      // A placement that fits with less checkpointing fits with more: re-use it (the embedding
-      // work does not depend on checkpointing), search afresh only after a miss.
+      // A placement that fits with less checkpointing fits with more: re-use it as is (the
+      // embedding work does not depend on checkpointing); search again only after a miss.
       std::vector<std::size_t> fitted_choice;
       std::vector<std::vector<int>> fitted_ranks;
       for (const Checkpointing policy : options.checkpointing) {
@@ -104,12 +109,17 @@ Result<SearchResult> search(const PlannerContext& context, const PlanOptions& op
                                 config_costs(context.machine, context.model, context.calibration,
                                              *context.pricer, config));
         detail::PlacementSearch placement(context, options, costs);
+        bool is_placed = false;
         if (!fitted_choice.empty()) {
           placement.set_placement(fitted_choice, fitted_ranks);
+          is_placed = placement.objective().fits;
         }
-        if (fitted_choice.empty() || !placement.objective().fits) {
-          placement.run(options.local_search_passes);
+        if (!is_placed && !warm_choice.empty()) {
+          placement.set_placement(warm_choice, warm_ranks);
+          placement.improve(options.local_search_passes);
+          is_placed = placement.objective().fits;
         }
+        if (!is_placed) placement.run(options.local_search_passes);
         Plan plan = make_plan(context, config, placement.placements());
         PARITY_RETURN_IF_ERROR(fill_prediction(context, costs, plan));
         const double excess = plan.prediction.peak_memory_bytes - plan.prediction.capacity_bytes;
@@ -120,8 +130,8 @@ Result<SearchResult> search(const PlannerContext& context, const PlanOptions& op
           }
           continue;
         }
-        fitted_choice = placement.choice();
-        fitted_ranks = placement.ranks_of();
+        fitted_choice = warm_choice = placement.choice();
+        fitted_ranks = warm_ranks = placement.ranks_of();
         feasible.push_back(std::move(plan));
       }
     }
@@ -213,6 +223,29 @@ std::vector<HeadroomPoint> model_headroom(const PlannerContext& context, const P
     }
   }
   return points;
+}
+
+Result<Comparison> compare_port_and_codesign(const PlannerContext& source,
+                                             const PlannerContext& target,
+                                             const PlanOptions& options, double max_headroom_scale) {
+  PARITY_CHECK_ARG(source.machine.num_gpus == target.machine.num_gpus, "compare: ",
+                   source.machine.num_gpus, " source GPUs vs ", target.machine.num_gpus,
+                   " target GPUs; the port keeps the GPU count");
+  Comparison comparison;
+  PARITY_ASSIGN_OR_RETURN(const SearchResult from, search(source, options));
+  comparison.source = from.best;
+  comparison.ported = port_plan(target, from.best);
+  PARITY_ASSIGN_OR_RETURN(const SearchResult to, search(target, options));
+  comparison.codesigned = to.best;
+  // The port is one of the target's candidate plans: co-design never predicts below it.
+  if (comparison.ported.is_ok() &&
+      comparison.ported->prediction.samples_per_s > comparison.codesigned.prediction.samples_per_s) {
+    comparison.codesigned = comparison.ported.value();
+  }
+  comparison.changes = plan_differences(from.best, to.best);
+  comparison.headroom = model_headroom(target, options, max_headroom_scale);
+  comparison.source_headroom = model_headroom(source, options, max_headroom_scale);
+  return comparison;
 }
 
 }  // namespace parity::plan

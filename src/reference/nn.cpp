@@ -1,6 +1,7 @@
 // fp64 references for the dense layers (see nn.hpp). Plain loops, no OpenMP, no BLAS.
 #include "reference/nn.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace parity::ref {
@@ -33,70 +34,6 @@ LinearGrads linear_backward(std::int64_t batch, std::int64_t in, std::int64_t ou
       for (std::int64_t i = 0; i < in; ++i) {
         grads.weight[o * in + i] += g * x[b * in + i];
         grads.input[b * in + i] += g * w[o * in + i];
-      }
-    }
-  }
-  return grads;
-}
-
-namespace {
-
-// z_k of sample b: k = 0 is the bottom output, k >= 1 the embedding of feature k - 1.
-double z_at(std::int64_t features, std::int64_t dim, const Vector& bottom, const Vector& embeddings,
-            std::int64_t b, std::int64_t k, std::int64_t d) {
-  return k == 0 ? bottom[b * dim + d] : embeddings[(b * features + (k - 1)) * dim + d];
-}
-
-}  // namespace
-
-Vector dot_interaction_forward(std::int64_t batch, std::int64_t features, std::int64_t dim,
-                               const Vector& bottom, const Vector& embeddings) {
-  const std::int64_t vectors = features + 1;
-  const std::int64_t width = dim + vectors * (vectors - 1) / 2;
-  Vector out(batch * width);
-  for (std::int64_t b = 0; b < batch; ++b) {
-    for (std::int64_t d = 0; d < dim; ++d) out[b * width + d] = bottom[b * dim + d];
-    std::int64_t pair = 0;
-    for (std::int64_t i = 1; i < vectors; ++i) {
-      for (std::int64_t j = 0; j < i; ++j, ++pair) {
-        double dot = 0.0;
-        for (std::int64_t d = 0; d < dim; ++d) {
-          dot += z_at(features, dim, bottom, embeddings, b, i, d) *
-                 z_at(features, dim, bottom, embeddings, b, j, d);
-        }
-        out[b * width + dim + pair] = dot;
-      }
-    }
-  }
-  return out;
-}
-
-DotInteractionGrads dot_interaction_backward(std::int64_t batch, std::int64_t features,
-                                             std::int64_t dim, const Vector& bottom,
-                                             const Vector& embeddings, const Vector& grad_output) {
-  const std::int64_t vectors = features + 1;
-  const std::int64_t width = dim + vectors * (vectors - 1) / 2;
-  // dz[b][k] accumulates g_ij z_j into z_i and g_ij z_i into z_j for every pair (i, j).
-  Vector dz(batch * vectors * dim, 0.0);
-  for (std::int64_t b = 0; b < batch; ++b) {
-    for (std::int64_t d = 0; d < dim; ++d) dz[b * vectors * dim + d] = grad_output[b * width + d];
-    std::int64_t pair = 0;
-    for (std::int64_t i = 1; i < vectors; ++i) {
-      for (std::int64_t j = 0; j < i; ++j, ++pair) {
-        const double g = grad_output[b * width + dim + pair];
-        for (std::int64_t d = 0; d < dim; ++d) {
-          dz[(b * vectors + i) * dim + d] += g * z_at(features, dim, bottom, embeddings, b, j, d);
-          dz[(b * vectors + j) * dim + d] += g * z_at(features, dim, bottom, embeddings, b, i, d);
-        }
-      }
-    }
-  }
-  DotInteractionGrads grads{Vector(batch * dim), Vector(batch * features * dim)};
-  for (std::int64_t b = 0; b < batch; ++b) {
-    for (std::int64_t d = 0; d < dim; ++d) grads.bottom[b * dim + d] = dz[b * vectors * dim + d];
-    for (std::int64_t f = 0; f < features; ++f) {
-      for (std::int64_t d = 0; d < dim; ++d) {
-        grads.embeddings[(b * features + f) * dim + d] = dz[(b * vectors + f + 1) * dim + d];
       }
     }
   }
@@ -174,7 +111,6 @@ double bce_with_logits(const Vector& logits, const Vector& labels, Vector* grad_
   if (grad_logits != nullptr) grad_logits->assign(logits.size(), 0.0);
   for (std::size_t b = 0; b < logits.size(); ++b) {
     const double z = logits[b];
-    // log(1 + exp(z)) - y z, the stable form: max(z, 0) + log1p(exp(-|z|)) - y z.
     total += std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z))) - labels[b] * z;
     if (grad_logits != nullptr) (*grad_logits)[b] = (1.0 / (1.0 + std::exp(-z)) - labels[b]) / batch;
   }

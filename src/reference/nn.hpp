@@ -1,4 +1,5 @@
-// fp64 references for the dense layers: plain loops, written for clarity, sharing no code with the
+// fp64 references for the dense layers (the dot interaction is in dlrm_dense.hpp,
+// shared with the GPU kernels' tests): plain loops, written for clarity, sharing no code with the
 // CPU variants (src/nn) or kernels. Row-major throughout: x[b][i] is x[b * in + i].
 //
 // Legend: B batch, I input width, O output width, F embedded features, D embedding dim,
@@ -28,18 +29,6 @@ struct LinearGrads {
 LinearGrads linear_backward(std::int64_t batch, std::int64_t in, std::int64_t out, nn::Activation activation,
                             const Vector& x, const Vector& w, const Vector& y, const Vector& dy);
 
-/// z = [bottom, e_0..e_{F-1}] (F+1 vectors of D); out[b] = [bottom[b], z_i.z_j for i > j in
-/// row-major lower-triangle order (1,0), (2,0), (2,1), (3,0), ...]: B x (D + (F+1)F/2).
-Vector dot_interaction_forward(std::int64_t batch, std::int64_t features, std::int64_t dim,
-                               const Vector& bottom, const Vector& embeddings);
-struct DotInteractionGrads {
-  Vector bottom;      // B x D
-  Vector embeddings;  // B x F*D
-};
-DotInteractionGrads dot_interaction_backward(std::int64_t batch, std::int64_t features,
-                                             std::int64_t dim, const Vector& bottom,
-                                             const Vector& embeddings, const Vector& grad_output);
-
 /// DCNv2 low-rank cross layer: out = x0 * (U (V x) + c) + x; V is R x W, U is W x R, c is W.
 Vector cross_layer_forward(std::int64_t batch, std::int64_t width, std::int64_t rank,
                            const Vector& x0, const Vector& x, const Vector& v, const Vector& u,
@@ -55,8 +44,9 @@ CrossLayerGrads cross_layer_backward(std::int64_t batch, std::int64_t width, std
                                      const Vector& x0, const Vector& x, const Vector& v,
                                      const Vector& u, const Vector& c, const Vector& grad_output);
 
-/// mean over b of -(y log s(z) + (1-y) log(1-s(z))), written as log(1+exp(z)) - y z; the
-/// gradient (s(z) - y) / B goes to *grad_logits when not null.
+/// mean over b of -(y log s(z) + (1-y) log(1-s(z))), in the stable form max(z, 0) + log1p(exp(-|z|))
+/// - y z (finite for saturated logits, unlike dlrm_dense.hpp's); the gradient (s(z) - y) / B goes
+/// to *grad_logits when not null.
 double bce_with_logits(const Vector& logits, const Vector& labels, Vector* grad_logits);
 
 /// One torch.optim-style update of w (with state s1/s2 as the kind needs) by gradient g.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 namespace parity::train {
 namespace {
@@ -53,12 +52,17 @@ double normalized_entropy(const std::vector<float>& labels, const std::vector<fl
 
 double auc_exact(const float* labels, const float* scores, std::int64_t n) {
   if (n <= 0) return kNaN;
+  // Sorted by value as (score, label) pairs: contiguous, so sorting 10^8 samples stays cache-friendly.
+  struct ScoredLabel {
+    float score;
+    bool is_positive;
+  };
+  std::vector<ScoredLabel> samples(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     if (std::isnan(scores[i])) return kNaN;  // NaN has no order: the AUC is undefined
+    samples[i] = {scores[i], labels[i] > 0.5f};
   }
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [scores](std::int64_t a, std::int64_t b) { return scores[a] < scores[b]; });
+  std::sort(samples.begin(), samples.end(), [](const ScoredLabel& a, const ScoredLabel& b) { return a.score < b.score; });
   // Twice the count of correctly ordered (positive, negative) pairs, ties counted once: exact in
   // int64 up to ~3e9 samples (2 P N < 2^63).
   std::int64_t twice_correct_pairs = 0;
@@ -67,9 +71,8 @@ double auc_exact(const float* labels, const float* scores, std::int64_t n) {
   for (std::int64_t start = 0; start < n;) {
     std::int64_t end = start;
     std::int64_t group_positives = 0;
-    const float score = scores[order[start]];
-    while (end < n && scores[order[end]] == score) {
-      group_positives += labels[order[end]] > 0.5f ? 1 : 0;
+    while (end < n && samples[end].score == samples[start].score) {
+      group_positives += samples[end].is_positive ? 1 : 0;
       ++end;
     }
     const std::int64_t group_negatives = (end - start) - group_positives;

@@ -230,11 +230,15 @@ TEST(GpuDenseOps, OptimizerStepsMatchFp64AndWriteTheShadowCopy) {
       } else if (kind == nn::gpu::DenseOptimizer::kAdagrad) {
         want -= 0.05 * gi / (std::sqrt(s1[i] + gi * gi) + 1e-8);
       } else {
-        const double m = 0.9 * s1[i] + 0.1 * gi;
-        const double v = 0.999 * s2[i] + 0.001 * gi * gi;
-        want -= 0.05 * (m / (1 - std::pow(0.9, 3))) / (std::sqrt(v / (1 - std::pow(0.999, 3))) + 1e-8);
+        // The betas as the kernel sees them (fp32 values), the rest in fp64.
+        const double b1 = static_cast<double>(0.9f), b2 = static_cast<double>(0.999f);
+        const double m = b1 * s1[i] + (1 - b1) * gi;
+        const double v = b2 * s2[i] + (1 - b2) * gi * gi;
+        want -= static_cast<double>(0.05f) * (m / (1 - std::pow(b1, 3))) / (std::sqrt(v / (1 - std::pow(b2, 3))) + 1e-8);
       }
-      // A handful of fp32 operations on values of order |w| + |update|: 16u of that magnitude.
+      // The update passes through ~12 fp32 roundings (state updates, corrections, sqrt, divide,
+      // lr), each <= u relative to the update: 16u of the update, plus the final subtraction's
+      // rounding of w (u |w|). The sum below bounds both.
       const double scale = std::abs(w[i]) + std::abs(want - w[i]);
       ASSERT_NEAR(got[i], want, 16 * u * scale + 1e-30) << "element " << i;
       ASSERT_EQ(got_shadow[i], float_to_bf16_bits(got[i])) << "shadow " << i;
@@ -273,6 +277,10 @@ TEST(GpuDenseOps, CrossStepAndCastMatchFp64) {
     // Two fused steps of g*t: the second fma adds an exact-product to the rounded first.
     ASSERT_NEAR(gx0[i], 2 * go.values[i] * t.values[i], 2 * u * std::abs(2 * go.values[i] * t.values[i])) << i;
   }
+  // ReLU backward in place: kept where the output is positive, zero elsewhere (exact).
+  ASSERT_TRUE(nn::gpu::relu_backward(count, DType::kF32, d_go.data(), d_x0.data(), d_go.data()).is_ok());
+  const auto relu_grad = gpu::download<float>(d_go, count).value();
+  for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(relu_grad[i], x0.values[i] > 0 ? go.values[i] : 0.0) << i;
   auto d_bf16 = gpu::DeviceBuffer::allocate(count * 2).value();
   ASSERT_TRUE(nn::gpu::cast(count, d_x0.data(), DType::kF32, d_bf16.data(), DType::kBF16).is_ok());
   const auto bf16 = gpu::download<std::uint16_t>(d_bf16, count).value();

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "parity/data/criteo.hpp"
+#include "parity/train/metrics.hpp"
 
 namespace {
 
@@ -118,6 +119,21 @@ void BM_BinaryReader(benchmark::State& state) {
   state.SetItemsProcessed(samples);
 }
 BENCHMARK(BM_BinaryReader)->Arg(0)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Exact AUC over an evaluation pass (Criteo's eval day has ~89M samples).
+void BM_AucExact(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::mt19937_64 engine(3);
+  std::normal_distribution<float> logit(0, 2);
+  std::vector<float> labels(n), logits(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    logits[i] = logit(engine);
+    labels[i] = logits[i] + logit(engine) > 1.5f ? 1.0f : 0.0f;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(parity::train::auc_exact(labels, logits));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_AucExact)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

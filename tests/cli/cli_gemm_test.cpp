@@ -167,9 +167,10 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("--calibration-shapes"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("absent.csv"), std::string::npos) << r.output;
+  // A missing input file is an input error (exit 2), as for the .gz form and the catalogue.
   r = run_cli("gemm eval --measurements " + (dir / "missing.json").string() + " --out-dir " +
               (dir / "eval").string());
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("missing.json"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
 }

@@ -17,6 +17,16 @@ TEST(CliTbe, CheckRunsEveryPathAndPasses) {
       << result.output;
 }
 
+TEST(CliTbe, SeedsParseStrictly) {
+  for (const char* command : {"tbe check --seed -1", "tbe check --seed 12x", "bench tbe --config C1 --seed -1",
+                              "tbe check --seed 18446744073709551616"}) {
+    const auto result = run_cli(command);
+    EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.output;
+    EXPECT_NE(result.output.find("--seed"), std::string::npos) << command << "\n" << result.output;
+  }
+  EXPECT_EQ(run_cli("tbe check --seed 18446744073709551615").exit_code, 0);
+}
+
 TEST(CliTbe, BenchRejectsUnknownConfigAndMissingShape) {
   auto result = run_cli("bench tbe --config C9");
   EXPECT_EQ(result.exit_code, 2) << result.output;

@@ -14,8 +14,9 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-inline CliResult run_cli(const std::string& args) {
-  const std::string command = std::string(PARITY_CLI_PATH) + " " + args + " 2>&1";
+// Runs any shell command line, stdout and stderr together.
+inline CliResult run_command(const std::string& command_line) {
+  const std::string command = command_line + " 2>&1";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -25,5 +26,7 @@ inline CliResult run_cli(const std::string& args) {
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
+
+inline CliResult run_cli(const std::string& args) { return run_command(std::string(PARITY_CLI_PATH) + " " + args); }
 
 }  // namespace parity::testing

@@ -17,9 +17,9 @@
 #include "parity/comm/communicator.hpp"
 
 // Asserts a Status is ok and prints it otherwise.
-#define PARITY_ASSERT_OK(expr)                                  \
-  do {                                                          \
-    const ::parity::Status parity_assert_status_ = (expr);      \
+#define PARITY_ASSERT_OK(expr)                                                       \
+  do {                                                                               \
+    const ::parity::Status parity_assert_status_ = (expr);                           \
     ASSERT_TRUE(parity_assert_status_.is_ok()) << parity_assert_status_.to_string(); \
   } while (0)
 
@@ -36,13 +36,36 @@ inline std::vector<unsigned char> encode(DType dtype, const std::vector<double>&
     unsigned char* out = bytes.data() + i * dtype_size_bytes(dtype);
     const double v = values[i];
     switch (dtype) {
-      case DType::kF32: { const float f = static_cast<float>(v); std::memcpy(out, &f, 4); break; }
-      case DType::kF64: std::memcpy(out, &v, 8); break;
-      case DType::kI32: { const auto x = static_cast<std::int32_t>(v); std::memcpy(out, &x, 4); break; }
-      case DType::kI64: { const auto x = static_cast<std::int64_t>(v); std::memcpy(out, &x, 8); break; }
-      case DType::kBF16: { const auto b = float_to_bf16_bits(static_cast<float>(v)); std::memcpy(out, &b, 2); break; }
-      case DType::kF16: { const auto b = float_to_fp16_bits(static_cast<float>(v)); std::memcpy(out, &b, 2); break; }
-      default: break;
+      case DType::kF32: {
+        const float f = static_cast<float>(v);
+        std::memcpy(out, &f, 4);
+        break;
+      }
+      case DType::kF64:
+        std::memcpy(out, &v, 8);
+        break;
+      case DType::kI32: {
+        const auto x = static_cast<std::int32_t>(v);
+        std::memcpy(out, &x, 4);
+        break;
+      }
+      case DType::kI64: {
+        const auto x = static_cast<std::int64_t>(v);
+        std::memcpy(out, &x, 8);
+        break;
+      }
+      case DType::kBF16: {
+        const auto b = float_to_bf16_bits(static_cast<float>(v));
+        std::memcpy(out, &b, 2);
+        break;
+      }
+      case DType::kF16: {
+        const auto b = float_to_fp16_bits(static_cast<float>(v));
+        std::memcpy(out, &b, 2);
+        break;
+      }
+      default:
+        break;
     }
   }
   return bytes;
@@ -50,7 +73,8 @@ inline std::vector<unsigned char> encode(DType dtype, const std::vector<double>&
 
 inline std::vector<double> rank_input(int rank, std::int64_t count) {
   std::vector<double> values(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) values[static_cast<std::size_t>(i)] = input_value(rank, i);
+  for (std::int64_t i = 0; i < count; ++i)
+    values[static_cast<std::size_t>(i)] = input_value(rank, i);
   return values;
 }
 
@@ -73,39 +97,48 @@ inline std::string describe(DType dtype, std::int64_t count, const char* mode) {
 
 enum class Placement { kOutOfPlace, kInPlace };
 
-inline void check_all_reduce(Communicator& comm, DType dtype, ReduceOp op, std::int64_t count, Placement placement) {
-  SCOPED_TRACE(describe(dtype, count, placement == Placement::kInPlace ? "in-place" : "out-of-place") + " op=" +
-               std::string(reduce_op_name(op)));
+inline void check_all_reduce(Communicator& comm, DType dtype, ReduceOp op, std::int64_t count,
+                             Placement placement) {
+  SCOPED_TRACE(
+      describe(dtype, count, placement == Placement::kInPlace ? "in-place" : "out-of-place") +
+      " op=" + std::string(reduce_op_name(op)));
   auto send = encode(dtype, rank_input(comm.rank(), count));
   std::vector<unsigned char> recv(send.size(), 0xAB);
   void* out = placement == Placement::kInPlace ? send.data() : recv.data();
   PARITY_ASSERT_OK(comm.all_reduce(send.data(), out, count, dtype, op));
   std::vector<double> expected(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) expected[static_cast<std::size_t>(i)] = reduce_serial(dtype, op, comm.size(), i);
+  for (std::int64_t i = 0; i < count; ++i)
+    expected[static_cast<std::size_t>(i)] = reduce_serial(dtype, op, comm.size(), i);
   const auto want = encode(dtype, expected);
   EXPECT_EQ(0, std::memcmp(want.data(), out, want.size()));
 }
 
-inline void check_reduce_scatter(Communicator& comm, DType dtype, ReduceOp op, std::int64_t recv_count,
-                                 Placement placement) {
-  SCOPED_TRACE(describe(dtype, recv_count, placement == Placement::kInPlace ? "in-place" : "out-of-place"));
+inline void check_reduce_scatter(Communicator& comm, DType dtype, ReduceOp op,
+                                 std::int64_t recv_count, Placement placement) {
+  SCOPED_TRACE(
+      describe(dtype, recv_count, placement == Placement::kInPlace ? "in-place" : "out-of-place"));
   const int world = comm.size();
   auto send = encode(dtype, rank_input(comm.rank(), recv_count * world));
-  std::vector<unsigned char> recv(static_cast<std::size_t>(recv_count) * dtype_size_bytes(dtype), 0xAB);
+  std::vector<unsigned char> recv(static_cast<std::size_t>(recv_count) * dtype_size_bytes(dtype),
+                                  0xAB);
   void* out = placement == Placement::kInPlace
-                  ? send.data() + static_cast<std::size_t>(recv_count * comm.rank()) * dtype_size_bytes(dtype)
+                  ? send.data() +
+                        static_cast<std::size_t>(recv_count * comm.rank()) * dtype_size_bytes(dtype)
                   : recv.data();
   PARITY_ASSERT_OK(comm.reduce_scatter(send.data(), out, recv_count, dtype, op));
   std::vector<double> expected(static_cast<std::size_t>(recv_count));
   for (std::int64_t i = 0; i < recv_count; ++i) {
-    expected[static_cast<std::size_t>(i)] = reduce_serial(dtype, op, world, comm.rank() * recv_count + i);
+    expected[static_cast<std::size_t>(i)] =
+        reduce_serial(dtype, op, world, comm.rank() * recv_count + i);
   }
   const auto want = encode(dtype, expected);
   EXPECT_EQ(0, std::memcmp(want.data(), out, want.size()));
 }
 
-inline void check_all_gather(Communicator& comm, DType dtype, std::int64_t send_count, Placement placement) {
-  SCOPED_TRACE(describe(dtype, send_count, placement == Placement::kInPlace ? "in-place" : "out-of-place"));
+inline void check_all_gather(Communicator& comm, DType dtype, std::int64_t send_count,
+                             Placement placement) {
+  SCOPED_TRACE(
+      describe(dtype, send_count, placement == Placement::kInPlace ? "in-place" : "out-of-place"));
   const int world = comm.size();
   const std::size_t element_bytes = dtype_size_bytes(dtype);
   std::vector<double> expected;
@@ -116,7 +149,8 @@ inline void check_all_gather(Communicator& comm, DType dtype, std::int64_t send_
   std::vector<unsigned char> recv(expected.size() * element_bytes, 0xAB);
   const void* send = own.data();
   if (placement == Placement::kInPlace) {
-    unsigned char* slot = recv.data() + static_cast<std::size_t>(send_count * comm.rank()) * element_bytes;
+    unsigned char* slot =
+        recv.data() + static_cast<std::size_t>(send_count * comm.rank()) * element_bytes;
     if (!own.empty()) std::memcpy(slot, own.data(), own.size());
     send = slot;
   }
@@ -133,7 +167,8 @@ inline void check_all_to_all(Communicator& comm, DType dtype, std::int64_t count
   PARITY_ASSERT_OK(comm.all_to_all(send.data(), recv.data(), count_per_peer, dtype));
   std::vector<double> expected;
   for (int r = 0; r < world; ++r) {
-    for (std::int64_t i = 0; i < count_per_peer; ++i) expected.push_back(input_value(r, comm.rank() * count_per_peer + i));
+    for (std::int64_t i = 0; i < count_per_peer; ++i)
+      expected.push_back(input_value(r, comm.rank() * count_per_peer + i));
   }
   EXPECT_EQ(encode(dtype, expected), recv);
 }
@@ -165,7 +200,8 @@ inline void check_all_to_allv(Communicator& comm, DType dtype) {
   }
   layout.recv_capacity = offset;
   auto send = encode(dtype, rank_input(me, layout.send_capacity));
-  std::vector<double> expected(static_cast<std::size_t>(layout.recv_capacity), 9.0);  // untouched filler
+  std::vector<double> expected(static_cast<std::size_t>(layout.recv_capacity),
+                               9.0);  // untouched filler
   for (int r = 0; r < world; ++r) {
     // rank r's block for me starts at its send_displs[me], computed from the same packing
     std::int64_t their_offset = 0;
@@ -222,7 +258,8 @@ inline float random_value(std::uint64_t seed, int rank, std::int64_t index) {
   return static_cast<float>(static_cast<double>(x >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 1000.0f;
 }
 
-inline void check_rank_order_all_reduce(Communicator& comm, DType dtype, std::int64_t count, std::uint64_t seed) {
+inline void check_rank_order_all_reduce(Communicator& comm, DType dtype, std::int64_t count,
+                                        std::uint64_t seed) {
   SCOPED_TRACE(describe(dtype, count, "rank-order all_reduce") + " seed=" + std::to_string(seed));
   ASSERT_TRUE(dtype == DType::kF32 || dtype == DType::kBF16);
   std::vector<double> mine(static_cast<std::size_t>(count));

@@ -15,7 +15,9 @@ namespace {
 
 class DistCollectives : public DistTest {};
 
-TEST_F(DistCollectives, EveryCollectiveMatchesTheSerialComputation) { check_every_collective(world()); }
+TEST_F(DistCollectives, EveryCollectiveMatchesTheSerialComputation) {
+  check_every_collective(world());
+}
 
 TEST_F(DistCollectives, BlockingCallsMatchToo) {
   CommOptions options;
@@ -36,7 +38,8 @@ TEST_F(DistCollectives, RankOrderReductionEqualsTheSerialLeftFold) {
   auto comm = make_mpi_communicator(options);
   PARITY_ASSERT_OK(comm.status());
   for (DType dtype : {DType::kF32, DType::kBF16}) {
-    for (std::int64_t count : {0, 1, 5, 1001}) check_rank_order_all_reduce(**comm, dtype, count, 2024);
+    for (std::int64_t count : {0, 1, 5, 1001})
+      check_rank_order_all_reduce(**comm, dtype, count, 2024);
   }
   // The ordinary paths still hold in this mode (avg, in place, reduce_scatter).
   check_all_reduce(**comm, DType::kF64, ReduceOp::kAvg, 7, Placement::kInPlace);
@@ -55,10 +58,12 @@ TEST_F(DistCollectives, ConsistencyCheckNamesTheDisagreeingRank) {
   const Status status = (*comm)->all_reduce(a.data(), b.data(), count, DType::kF32, ReduceOp::kSum);
   if ((*comm)->size() == 1) GTEST_SKIP() << "needs two ranks";
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
-  const std::string expected = (*comm)->rank() == last ? "count: rank 0 passed 4, this rank 5"
-                                                       : "count: rank " + std::to_string(last) + " passed 5";
+  const std::string expected = (*comm)->rank() == last
+                                   ? "count: rank 0 passed 4, this rank 5"
+                                   : "count: rank " + std::to_string(last) + " passed 5";
   EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find("all_reduce call #1 (rank"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("all_reduce call #1 (rank"), std::string::npos)
+      << status.message();
   // all_to_allv: each peer's send count must be what this rank expects to receive.
   AllToAllvLayout layout;
   for (int r = 0; r < (*comm)->size(); ++r) {
@@ -69,7 +74,8 @@ TEST_F(DistCollectives, ConsistencyCheckNamesTheDisagreeingRank) {
   }
   layout.send_capacity = layout.recv_capacity = (*comm)->size();
   const Status v = (*comm)->all_to_allv(a.data(), b.data(), layout, DType::kF32);
-  EXPECT_NE(v.message().find("rank " + std::to_string(last) + " expects recv_counts[0]=0 but rank 0 sends 1"),
+  EXPECT_NE(v.message().find("rank " + std::to_string(last) +
+                             " expects recv_counts[0]=0 but rank 0 sends 1"),
             std::string::npos)
       << v.to_string();
 }
@@ -97,9 +103,11 @@ TEST_F(DistCollectives, FaultSilentRankIsNamedWithinTheTimeout) {
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(status.code(), StatusCode::kCommError) << status.to_string();
-  const std::string context = "all_reduce call #1 (rank " + std::to_string((*comm)->rank()) + " of ";
+  const std::string context =
+      "all_reduce call #1 (rank " + std::to_string((*comm)->rank()) + " of ";
   EXPECT_NE(status.message().find(context), std::string::npos) << status.message();
-  EXPECT_NE(status.message().find("lost rank(s) " + std::to_string(silent)), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("lost rank(s) " + std::to_string(silent)), std::string::npos)
+      << status.message();
   // timeout 1000 ms + grace clamp(timeout/2, 200, 5000) = 500 ms, plus scheduling slack on 2 cores
   EXPECT_LT(elapsed_ms, 2500.0);
   // The communicator refuses further calls with the first failure.

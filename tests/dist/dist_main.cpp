@@ -19,8 +19,9 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
   explicit RankFailurePrinter(int rank) : rank_(rank) {}
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
-                 result.line_number(), result.summary());
+    std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_,
+                 result.file_name() ? result.file_name() : "?", result.line_number(),
+                 result.summary());
   }
 
  private:
@@ -57,8 +58,10 @@ int main(int argc, char** argv) {
       listeners.Append(new parity::comm::testing::RankFailurePrinter(session.world_rank()));
     }
     const std::int64_t failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-    const parity::Status status = (*world)->all_reduce(&failed, &any_failed, 1, parity::DType::kI64, ReduceOp::kMax);
-    if (!status.is_ok()) std::fprintf(stderr, "parity_dist_tests: %s\n", status.to_string().c_str());
+    const parity::Status status =
+        (*world)->all_reduce(&failed, &any_failed, 1, parity::DType::kI64, ReduceOp::kMax);
+    if (!status.is_ok())
+      std::fprintf(stderr, "parity_dist_tests: %s\n", status.to_string().c_str());
   }
   return any_failed != 0 ? 1 : 0;
 }

@@ -24,9 +24,11 @@ class DistTest : public ::testing::Test {
     ASSERT_TRUE(status.is_ok()) << status.to_string();
     std::string failed;
     for (std::size_t r = 0; r < all.size(); ++r) {
-      if (all[r] != 0 && static_cast<int>(r) != world().rank()) failed.append(" ").append(std::to_string(r));
+      if (all[r] != 0 && static_cast<int>(r) != world().rank())
+        failed.append(" ").append(std::to_string(r));
     }
-    EXPECT_TRUE(failed.empty()) << "rank(s)" << failed << " failed this test (their failures are printed as [rank N])";
+    EXPECT_TRUE(failed.empty()) << "rank(s)" << failed
+                                << " failed this test (their failures are printed as [rank N])";
   }
 };
 

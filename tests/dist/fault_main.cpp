@@ -2,9 +2,10 @@
 // floats; on rank 2 (or the last rank if fewer) a thread raises SIGKILL 300 ms in, i.e. while
 // collectives are in flight. The job must end promptly with a non-zero exit and a message naming
 // rank 2: Open MPI's mpirun reports the dead process and terminates the survivors (no ULFM); if a
-// survivor is still running when its collective times out (10 s), it reports the silent rank itself.
-#include <csignal>
+// survivor is still running when its collective times out (10 s), it reports the silent rank
+// itself.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -42,8 +43,8 @@ int main() {
     }
   }
   if (status.is_ok()) {
-    std::fprintf(stderr, "parity_dist_fault: rank %d: the job outlived its killed rank %d\n", session.world_rank(),
-                 victim);
+    std::fprintf(stderr, "parity_dist_fault: rank %d: the job outlived its killed rank %d\n",
+                 session.world_rank(), victim);
     return 2;
   }
   std::fprintf(stderr, "parity_dist_fault: %s\n", status.to_string().c_str());

@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
+
+#include "common/test_support.hpp"
 
 namespace parity::train {
 namespace {
@@ -188,6 +191,37 @@ TEST_F(CheckpointFileTest, KilledWriterLeavesAValidFile) {
     // The next save works over a stale temporary file.
     ASSERT_TRUE(write_checkpoint_file(path("run.ckpt"), new_blobs).is_ok());
     expect_same(*read_checkpoint_file(path("run.ckpt")), new_blobs);
+  }
+}
+
+// Without hooks: a child saves a 4 MB checkpoint over and over and is killed at a random moment;
+// the file must always read back as one complete save.
+TEST_F(CheckpointFileTest, KilledAtRandomMomentsLeavesAValidFile) {
+  const std::uint64_t seed = ::parity::testing::test_seed(21);
+  SCOPED_TRACE(::parity::testing::seed_trace(seed));
+  std::mt19937_64 engine(seed);
+  const auto blobs_for = [](std::uint32_t generation) {
+    std::vector<NamedBlob> blobs = {{"generation", std::vector<std::uint8_t>(4)}, {"weights", {}}};
+    std::memcpy(blobs[0].bytes.data(), &generation, 4);
+    blobs[1].bytes.assign(std::size_t{4} << 20, static_cast<std::uint8_t>(generation));
+    return blobs;
+  };
+  ASSERT_TRUE(write_checkpoint_file(path("loop.ckpt"), blobs_for(0)).is_ok());
+  for (int round = 0; round < 4; ++round) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      for (std::uint32_t generation = 1;; ++generation) (void)write_checkpoint_file(path("loop.ckpt"), blobs_for(generation));
+    }
+    ::usleep(static_cast<useconds_t>(20000 + engine() % 200000));
+    ::kill(child, SIGKILL);
+    int wait_status = 0;
+    ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
+    auto read = read_checkpoint_file(path("loop.ckpt"));
+    ASSERT_TRUE(read.is_ok()) << read.status().to_string();
+    std::uint32_t generation = 0;
+    std::memcpy(&generation, (*read)[0].bytes.data(), 4);
+    expect_same(*read, blobs_for(generation));
   }
 }
 

@@ -5,8 +5,12 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
 #include <fstream>
 
+#include "common/test_support.hpp"
 #include "data_test_util.hpp"
 #include "parity/data/criteo.hpp"
 
@@ -48,14 +52,14 @@ struct Parsed {
   bool ok = false;
 };
 
-Parsed parse(const std::string& line) {
+Parsed parse(std::string_view line) {
   static const CriteoLineParser parser = *CriteoLineParser::create(criteo_schema());
   Parsed parsed;
   parsed.ok = parser.parse(line, &parsed.label, parsed.dense, parsed.ids, 1, &parsed.error);
   return parsed;
 }
 
-std::string error_text(const std::string& line) { return CriteoLineParser::describe(parse(line).error); }
+std::string error_text(std::string_view line) { return CriteoLineParser::describe(parse(line).error); }
 
 TEST(CriteoParserTest, GoodLine) {
   const Parsed parsed = parse(make_line(7));
@@ -116,6 +120,45 @@ TEST(CriteoParserTest, MalformedLines) {
   text.replace(2, 1, "1.5");
   EXPECT_EQ(error_text(text), "column 2 (I1): integer has a non-digit character");
   EXPECT_FALSE(parse(good + "\r\r").ok);  // only one CR is a line end
+}
+
+// Random damage to good lines (byte changes, cuts, inserted tabs and CRs): the parser never reads
+// outside the line, and whatever it accepts is a valid sample.
+TEST(CriteoParserTest, RandomlyDamagedLines) {
+  const std::uint64_t seed = parity::testing::test_seed(99);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  std::mt19937_64 engine(seed);
+  const std::string alphabet = "0123456789abcdefABCDEF-\t\r xg.";
+  int accepted = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string line = make_line(static_cast<int>(engine() % 1000));
+    const int edits = 1 + static_cast<int>(engine() % 3);
+    for (int e = 0; e < edits && !line.empty(); ++e) {
+      const std::size_t at = engine() % line.size();
+      switch (engine() % 4) {
+        case 0: line[at] = alphabet[engine() % alphabet.size()]; break;
+        case 1: line.resize(at); break;
+        case 2: line.insert(at, 1, alphabet[engine() % alphabet.size()]); break;
+        default: line.erase(at, 1); break;
+      }
+    }
+    // Parse from an exact-size heap copy so a read past the end would touch unowned memory.
+    const std::unique_ptr<char[]> copy(new char[std::max<std::size_t>(line.size(), 1)]);
+    std::memcpy(copy.get(), line.data(), line.size());
+    const Parsed parsed = parse(std::string_view(copy.get(), line.size()));
+    if (!parsed.ok) {
+      EXPECT_FALSE(CriteoLineParser::describe(parsed.error).empty());
+      continue;
+    }
+    ++accepted;
+    EXPECT_TRUE(parsed.label == 0.0f || parsed.label == 1.0f);
+    for (const float x : parsed.dense) EXPECT_TRUE(std::isfinite(x) && x >= 0) << line;
+    const DatasetSchema schema = criteo_schema();
+    for (int t = 0; t < kCriteoCategoricalColumns; ++t) {
+      EXPECT_TRUE(parsed.ids[t] >= 0 && parsed.ids[t] < schema.tables[t].num_rows) << line;
+    }
+  }
+  EXPECT_GT(accepted, 0);  // some edits keep a line valid (a digit for a digit)
 }
 
 TEST(CriteoParserTest, RejectsNonCriteoSchemas) {
@@ -247,6 +290,12 @@ TEST_F(CriteoFileTest, ConvertMatchesStreamingAndSeeks) {
   EXPECT_EQ(report->eval_samples, 30);
   EXPECT_EQ(report->bad_lines, 1);
   EXPECT_NE(report->first_bad_lines.at(0).reason.find("train.tsv:5:"), std::string::npos);
+  EXPECT_EQ(report->positives, 74 + 15);  // label i % 2: lines 1..150 less the bad (positive) line 5, and 1..30
+  auto info = read_dataset_info(path("ds"));
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(info->source, "criteo");
+  EXPECT_DOUBLE_EQ(info->positive_rate, 89.0 / 179.0);
+  EXPECT_TRUE(std::isnan(info->planted_auc));
   auto binary = open_dataset(path("ds"), "train", {.batch_size = 16, .drop_last = false});
   auto streaming = open_criteo_tsv(train, criteo_schema(), {.batch_size = 16, .drop_last = false, .max_bad_lines = 1});
   const auto from_binary = read_all(**binary);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "data_test_util.hpp"
 #include "parity/data/dataset.hpp"
@@ -95,6 +96,31 @@ TEST_F(BinaryReaderTest, ClearErrors) {
   std::filesystem::remove(path("ds/manifest.json"));
   auto no_manifest = open_dataset(path("ds"), "train", {.batch_size = 1});
   EXPECT_NE(no_manifest.status().message().find("no manifest.json"), std::string::npos);
+}
+
+TEST_F(BinaryReaderTest, DamagedValuesAreErrorsNotBatches) {
+  {  // sample 3's id in table 0 (100 rows, int32) becomes 100
+    std::fstream ids(path("ds/train/sparse_0.i32"), std::ios::in | std::ios::out | std::ios::binary);
+    const std::int32_t bad = 100;
+    ids.seekp(3 * 4);
+    ids.write(reinterpret_cast<const char*>(&bad), 4);
+  }
+  auto reader = open_dataset(path("ds"), "train", {.batch_size = 10});
+  ASSERT_TRUE(reader.is_ok());
+  Batch batch;
+  auto has = (*reader)->next(&batch);
+  ASSERT_FALSE(has.is_ok());
+  EXPECT_NE(has.status().message().find("sparse_0.i32: sample 3 id 100 is out of range [0, 100)"), std::string::npos)
+      << has.status().message();
+  {
+    std::fstream labels(path("ds/eval/labels.u8"), std::ios::in | std::ios::out | std::ios::binary);
+    labels.seekp(9);
+    labels.put(7);
+  }
+  auto eval = open_dataset(path("ds"), "eval", {.batch_size = 10, .prefetch_batches = 0});
+  has = (*eval)->next(&batch);
+  ASSERT_FALSE(has.is_ok());
+  EXPECT_NE(has.status().message().find("labels.u8: sample 9 has label 7"), std::string::npos) << has.status().message();
 }
 
 }  // namespace

@@ -72,6 +72,30 @@ TEST_F(SyntheticTest, SameSeedSameBytesAnyThreadCount) {
   }
 }
 
+TEST_F(SyntheticTest, OneClassEvalSplitHasNoAuc) {
+  SyntheticOptions options;
+  options.train_samples = 10;
+  options.eval_samples = 1;  // one label: the AUC is undefined
+  auto report = generate_synthetic(small_schema(), options, path("ds"));
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_TRUE(std::isnan(report->planted_auc));
+  auto info = read_dataset_info(path("ds"));
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_TRUE(std::isnan(info->planted_auc));
+}
+
+TEST_F(SyntheticTest, RewritingLeavesNoStaleFiles) {
+  SyntheticOptions options;
+  options.train_samples = 100;
+  ASSERT_TRUE(generate_synthetic(small_schema(), options, path("ds")).is_ok());
+  DatasetSchema one_table = small_schema();
+  one_table.tables.resize(1);
+  ASSERT_TRUE(generate_synthetic(one_table, options, path("ds")).is_ok());
+  EXPECT_TRUE(std::filesystem::exists(path("ds/train/sparse_0.i32")));
+  EXPECT_FALSE(std::filesystem::exists(path("ds/train/sparse_1.i32")));
+  EXPECT_FALSE(std::filesystem::exists(path("ds/train/sparse_2.i64")));
+}
+
 TEST_F(SyntheticTest, PlantedAucNearTarget) {
   for (const double target : {0.70, 0.78, 0.80}) {
     SyntheticOptions options;
@@ -89,26 +113,34 @@ TEST_F(SyntheticTest, PlantedAucNearTarget) {
   }
 }
 
-TEST_F(SyntheticTest, ZipfSkewsTowardRowZero) {
-  DatasetSchema schema;
-  schema.num_dense = 0;
-  schema.tables = {{1000, 1}};
-  for (const double alpha : {0.0, 0.5, 1.0, 1.05, 2.0}) {
-    SyntheticOptions options;
-    options.train_samples = 20000;
-    options.zipf_alpha = alpha;
-    ASSERT_TRUE(generate_synthetic(schema, options, path("zipf")).is_ok()) << "alpha " << alpha;
-    auto reader = open_dataset(path("zipf"), "train", {.batch_size = 20000});
-    ASSERT_TRUE(reader.is_ok());
-    Batch batch;
-    ASSERT_TRUE(*(*reader)->next(&batch));
-    std::int64_t row_zero = 0;
-    for (const std::int64_t id : batch.indices) row_zero += id == 0 ? 1 : 0;
-    const double share = static_cast<double>(row_zero) / 20000;
-    if (alpha == 0.0) {
-      EXPECT_NEAR(share, 0.001, 0.0015);  // uniform: 1/1000, binomial sd 0.0002
-    } else {
-      EXPECT_GT(share, 0.003) << "alpha " << alpha;  // rank 0 is hot for any alpha > 0
+// Row 0's share is P(T(u) < 2) for the inverse power transform T: (2^(1-a) - 1) / (E^(1-a) - 1),
+// ln 2 / ln E at a = 1, 1/E at a = 0. Checked on a small table (alias sampling) and on one above
+// the alias limit (the transform itself), within 5 binomial standard deviations.
+TEST_F(SyntheticTest, ZipfRowZeroShareMatchesTheTransform) {
+  constexpr std::int64_t kSamples = 40000;
+  for (const std::int64_t rows : {std::int64_t{1000}, std::int64_t{70000}}) {
+    for (const double alpha : {0.0, 0.5, 1.0, 1.05, 2.0}) {
+      DatasetSchema schema;
+      schema.num_dense = 1;
+      schema.tables = {{rows, 1}};
+      SyntheticOptions options;
+      options.train_samples = kSamples;
+      options.zipf_alpha = alpha;
+      options.planted_auc_target = 0.6;  // reachable through the dense feature for any alpha
+      ASSERT_TRUE(generate_synthetic(schema, options, path("zipf")).is_ok()) << "alpha " << alpha;
+      auto reader = open_dataset(path("zipf"), "train", {.batch_size = kSamples});
+      ASSERT_TRUE(reader.is_ok());
+      Batch batch;
+      ASSERT_TRUE(*(*reader)->next(&batch));
+      std::int64_t row_zero = 0;
+      for (const std::int64_t id : batch.indices) row_zero += id == 0 ? 1 : 0;
+      const double n = static_cast<double>(rows);
+      double expected = 1.0 / n;
+      if (alpha == 1.0) expected = std::log(2.0) / std::log(n);
+      if (alpha != 0.0 && alpha != 1.0) expected = (std::pow(2.0, 1 - alpha) - 1) / (std::pow(n, 1 - alpha) - 1);
+      const double share = static_cast<double>(row_zero) / kSamples;
+      const double sd = std::sqrt(expected * (1 - expected) / kSamples);
+      EXPECT_NEAR(share, expected, 5 * sd + 1.0 / kSamples) << "rows " << rows << " alpha " << alpha;
     }
   }
 }

@@ -95,10 +95,12 @@ TEST(GemmSelector, VendorTopOneWinsWithinTheModelsErrorBand) {
   vendor.heuristic_rank = 0;
   const std::vector<Candidate> candidates = {model_best, vendor};
   GemmProblem p = shape(8192, 8192, 8192);  // compute bound: the variant factor sets the gap
-  const auto choose = [&](double vendor_efficiency, double band, int alignment) {
+  const auto choose = [&](double vendor_efficiency, double band, int alignment,
+                          SelectionMode mode = SelectionMode::kHybrid) {
     ModelScalars s;
     s.variant_efficiency[1] = vendor_efficiency;
     SelectorOptions options;
+    options.mode = mode;
     options.vendor_band = band;
     Selector selector(GemmModel(h200(), s), options);
     p.alignment_bytes = alignment;
@@ -120,6 +122,20 @@ TEST(GemmSelector, VendorTopOneWinsWithinTheModelsErrorBand) {
   // ~10% slower: the model overrides the vendor, except without TMA.
   EXPECT_EQ(choose(0.90, 0.03, 16), 0u);
   EXPECT_EQ(choose(0.90, 0.03, 8), 1u);
+  // The analytical mode never consults the vendor's rank.
+  EXPECT_EQ(choose(0.98, 0.03, 16, SelectionMode::kAnalytical), 0u);
+  EXPECT_EQ(choose(0.90, 0.03, 8, SelectionMode::kAnalytical), 0u);
+}
+
+TEST(GemmSelector, ModeNamesRoundTrip) {
+  for (const SelectionMode mode : {SelectionMode::kAnalytical, SelectionMode::kHybrid}) {
+    const auto parsed = parse_selection_mode(selection_mode_name(mode));
+    ASSERT_TRUE(parsed.is_ok());
+    EXPECT_EQ(parsed.value(), mode);
+  }
+  EXPECT_FALSE(parse_selection_mode("Hybrid").is_ok());
+  EXPECT_FALSE(parse_selection_mode("").is_ok());
+  EXPECT_EQ(SelectorOptions{}.mode, SelectionMode::kAnalytical);
 }
 
 TEST(GemmSelector, SelectMatchesFullRankingAndReportsThroughput) {

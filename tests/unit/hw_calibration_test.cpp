@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "hw/hw_json.hpp"
 #include "parity/hw/calibration.hpp"
 #include "parity/hw/catalogue.hpp"
 

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "hw/hw_json.hpp"
 #include "parity/hw/catalogue.hpp"
 
 namespace parity::hw {

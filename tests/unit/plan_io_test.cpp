@@ -81,6 +81,31 @@ TEST(PlanIo, PlanMustTileTheModelsTables) {
   EXPECT_FALSE(check_plan_matches_model(renamed, model).is_ok());
 }
 
+TEST(PlanIo, PlanAppliesToTheTrainersSpec) {
+  auto spec = model::preset("dlrm-v2");
+  ASSERT_TRUE(spec.is_ok());
+  auto model = planner_model_from_spec(spec.value());
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  EXPECT_EQ(model->tables.size(), 26u);
+  EXPECT_DOUBLE_EQ(model->tables[20].ids_per_sample, 100.0);
+  EXPECT_EQ(model->interaction_output_width(), spec->interaction_output_dim());
+  EXPECT_EQ(model->dense_parameter_count(), spec->dense_parameter_count());
+  auto owned = make_context("h200", 2, 0, model.value());
+  auto result = search(owned.context, fixed_batch(2 * 2048));
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  Plan plan = result->best;
+  plan.config.precision = Precision::kBf16Fp16Tables;
+  plan.config.checkpointing = Checkpointing::kFull;
+  model::ModelSpec applied = spec.value();
+  ASSERT_TRUE(apply_plan_to_spec(plan, applied).is_ok());
+  EXPECT_EQ(applied.precision, model::DensePrecision::kBf16);
+  EXPECT_EQ(applied.embedding.weight_dtype, DType::kF16);
+  EXPECT_EQ(applied.activation_checkpointing, model::ActivationCheckpointing::kOn);
+  model::ModelSpec other = spec.value();
+  other.embedding.tables[3].num_rows += 1;  // the plan no longer tiles table C4
+  EXPECT_FALSE(apply_plan_to_spec(plan, other).is_ok());
+}
+
 TEST(PlanIo, CalibrationOverlayIsStrict) {
   const PlannerCalibration base;
   json overlay = {{"schema", kPlannerCalibrationSchema},

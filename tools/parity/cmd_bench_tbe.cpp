@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "device_support.hpp"
+#include "flags.hpp"
 #include "parity/bench/tbe_bench.hpp"
 
 namespace parity::cli {
@@ -62,7 +63,7 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
                   "dirty lines left) or warm");
   cmd->add_option("--backward-variant", o.backward_variant,
                   "Backward kernels timed: both (default), batched (row updates queued), row (one at a time)");
-  cmd->add_option("--seed", args->seed, "Seed of the synthetic batch and weights");
+  add_seed_option(cmd, args->seed, "Seed of the synthetic batch and weights");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = bench_tbe(*args); });
 }

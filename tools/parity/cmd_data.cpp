@@ -27,12 +27,7 @@ Result<data::DatasetSchema> schema_of(const DataOptions& options) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(options.table_cap, "--table-cap", 1));
     model::cap_table_rows(spec, cap);
   }
-  data::DatasetSchema schema;
-  schema.num_dense = spec.num_dense_features;
-  for (const auto& feature : spec.embedding.features) {
-    schema.tables.push_back({spec.embedding.tables[feature.table].num_rows, feature.ids_per_sample});
-  }
-  return schema;
+  return model::dataset_schema(spec);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

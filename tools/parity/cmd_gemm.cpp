@@ -25,6 +25,9 @@ struct GemmOptions {
   int top = 5;
   bool is_json_output = false;
   bool is_latency_report = false;
+  bool is_explained = false;
+  std::string mode = "analytical";
+  std::string half = "all";
   int latency_samples = 10000;
   std::string origami_csv;
   gemm::CalibrateRequest calibrate;
@@ -67,7 +70,7 @@ Status run_select(const GemmOptions& o) {
     std::cout << (o.is_json_output ? gemm::to_json(latency) : gemm::to_text(latency));
     return Status::ok();
   }
-  PARITY_ASSIGN_OR_RETURN(const auto report, gemm::select_report(model, problem, top));
+  PARITY_ASSIGN_OR_RETURN(const auto report, gemm::select_report(model, problem, top, o.is_explained));
   std::cout << (o.is_json_output ? gemm::to_json(report) : gemm::to_text(report));
   return Status::ok();
 }
@@ -75,6 +78,7 @@ Status run_select(const GemmOptions& o) {
 Status run_calibrate(const GemmOptions& o) {
   gemm::CalibrateRequest request = o.calibrate;
   request.model = model_source(o);
+  PARITY_ASSIGN_OR_RETURN(request.selector.mode, gemm::parse_selection_mode(o.mode));
   auto outcome = gemm::calibrate(request);
   if (!outcome) return outcome.status();
   std::cout << gemm::to_text(*outcome);
@@ -84,13 +88,15 @@ Status run_calibrate(const GemmOptions& o) {
 Status run_eval(const GemmOptions& o) {
   gemm::EvalRequest request = o.eval;
   request.model = model_source(o);
+  PARITY_ASSIGN_OR_RETURN(request.selector.mode, gemm::parse_selection_mode(o.mode));
   PARITY_ASSIGN_OR_RETURN(const auto report, gemm::evaluate(request));
   std::cout << gemm::eval_summary_text(report, request.out_dir);
   return Status::ok();
 }
 
 Status run_agree(const GemmOptions& o) {
-  PARITY_ASSIGN_OR_RETURN(const auto outcome, gemm::agree_with_origami(model_source(o), o.origami_csv));
+  PARITY_ASSIGN_OR_RETURN(const auto half, gemm::parse_ranking_half(o.half));
+  PARITY_ASSIGN_OR_RETURN(const auto outcome, gemm::agree_with_origami(model_source(o), o.origami_csv, half));
   std::cout << (o.is_json_output ? gemm::to_json(outcome) : gemm::to_text(outcome));
   return Status::ok();
 }
@@ -135,8 +141,9 @@ void add_calibrate(CLI::App& gemm, GemmOptions& o, Outcome& outcome, const std::
   add_split_options(*cmd, r.shapes, r.calibration_shapes);
   cmd->add_option("--cv-folds", r.cv_folds, "K-fold cross-validation inside the calibration shapes (report; 0 = off)");
   cmd->add_option("--cv-csv", r.cv_csv, "Write each held-out shape's ratio t_oracle / t_pick to this CSV");
+  cmd->add_option("--mode", o.mode, "Selection mode the cross-validation scores: analytical (default) or hybrid");
   cmd->add_option("--vendor-band", r.selector.vendor_band,
-                  "Confidence rule band the cross-validation's selector uses (default 0.03)");
+                  "Hybrid: confidence rule band the cross-validation's selector uses (default 0.03)");
   cmd->add_option("--out", r.out, "Calibration file to write");
   cmd->add_option("--max-evals", r.fit.max_evaluations, "Model-loss evaluations budget");
   cmd->add_option("--regret-weight", r.fit.regret_weight, "Weight of the soft selection regret in the loss (default 1)");
@@ -151,8 +158,10 @@ void add_eval(CLI::App& gemm, GemmOptions& o, Outcome& outcome, const std::share
   add_split_options(*cmd, r.shapes, r.calibration_shapes);
   cmd->add_option("--split", r.split, "evaluation (default), calibration or all");
   cmd->add_option("--out-dir", r.out_dir, "Directory for gemm_eval.{json,md,svg} and gemm_eval_candidates.csv");
+  cmd->add_option("--mode", o.mode,
+                  "Mode of the written per-shape report: analytical (default) or hybrid; both are summarised");
   cmd->add_option("--vendor-band", r.selector.vendor_band,
-                  "Confidence rule band for TMA kernels (default 0.03; < 0 turns the rule off)");
+                  "Hybrid: confidence rule band for TMA kernels (default 0.03; < 0 turns the rule off)");
   cmd->add_option("--vendor-band-legacy", r.selector.vendor_band_legacy,
                   "Confidence rule band without TMA (default: always the vendor's top-1)");
   cmd->callback([keep, &outcome] { outcome.status = run_eval(*keep); });
@@ -169,6 +178,8 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   add_problem_options(*select, o);
   select->add_option("--top", o.top, "How many ranked candidates to show (default 5)");
   select->add_flag("--json", o.is_json_output, "Print JSON");
+  select->add_flag("--explain", o.is_explained,
+                   "Split each top candidate's predicted time into compute, memory, L2, launch/wave, reduction");
   select->add_flag("--latency", o.is_latency_report, "Report selection latency (p50/p99) over unseen random shapes instead");
   select->add_option("--latency-samples", o.latency_samples, "Shapes timed by --latency");
   select->callback([options, &outcome] { outcome.status = run_select(*options); });
@@ -179,6 +190,7 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   auto* agree = gemm.add_subcommand("agree", "Top-10 agreement with Origami's rankings (AMD, model only)");
   add_common_options(*agree, o, "mi300x (gfx942) or mi350x (gfx950)");
   agree->add_option("--origami", o.origami_csv, "Rankings CSV (default: <data>/reference/origami/<arch>_bf16.csv)");
+  agree->add_option("--half", o.half, "all (default), port (even problem index) or held-out (odd)");
   agree->add_flag("--json", o.is_json_output, "Print JSON");
   agree->callback([options, &outcome] { outcome.status = run_agree(*options); });
 }

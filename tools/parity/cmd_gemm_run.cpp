@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "device_support.hpp"
+#include "flags.hpp"
 #include "parity/bench/gemm_measure.hpp"
 
 namespace parity::cli {
@@ -101,7 +102,7 @@ void add_common(CLI::App* cmd, CommonArgs& args) {
       ->capture_default_str();
   cmd->add_option("--warmup", args.options.warmup_iterations, "untimed iterations per candidate first")
       ->capture_default_str();
-  cmd->add_option("--seed", args.options.seed, "seed of the inputs and of the interleaving order")->capture_default_str();
+  add_seed_option(cmd, args.options.seed, "seed of the inputs and of the interleaving order");
 }
 
 }  // namespace

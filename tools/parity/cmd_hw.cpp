@@ -4,7 +4,6 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -82,7 +81,7 @@ Status run_show(const HwOptions& options) {
   PARITY_ASSIGN_OR_RETURN(const HardwareSpec spec,
                           hw::find_hardware(options.name, data_dir_of(options)));
   if (options.is_json_output) {
-    std::cout << hw::hardware_spec_to_json(spec).dump(2) << "\n";
+    std::cout << hw::hardware_spec_json_text(spec);
     return Status::ok();
   }
   std::cout << spec.name << ": " << spec.display_name << " (" << hw::vendor_name(spec.vendor)

@@ -1,5 +1,7 @@
 // parity: the command-line front end. Library calls return Status; this file turns them into
-// messages on stderr and exit codes.
+// messages on stderr and exit codes. Exit codes: 0 ok, 1 runtime error, 2 invalid input or usage,
+// 3 unsupported on this build/hardware, 4 internal error (an exception escaped: a bug to report).
+#include <exception>
 #include <iostream>
 
 #include "commands.hpp"
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
   add_bench_gemm_command(*bench, outcome);
   add_bench_tbe_command(*bench, outcome);
   add_bench_gemm_run_command(*bench, outcome);
+  add_bench_comm_command(*bench, outcome);
+  add_bench_train_command(*bench, outcome);
 
   auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
   gemm->require_subcommand(1);
@@ -49,15 +53,33 @@ int main(int argc, char** argv) {
   tbe->require_subcommand(1);
   add_tbe_commands(*tbe, outcome);
 
+  add_train_command(app, outcome);
+
   auto* data = app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion");
   data->require_subcommand(1);
   add_data_commands(*data, outcome);
+
+  app.footer(
+      "Exit codes: 0 ok, 1 runtime error, 2 invalid input or usage, 3 unsupported on this "
+      "build/hardware, 4 internal error (a bug: please report the message).");
+
+  // The library reports every failure as a Status; an exception reaching here is a bug, but it
+  // still gets a message and its own exit code instead of an abort.
+  constexpr int kInternalErrorExitCode = 4;
+  auto* plan = app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
+  add_plan_commands(*plan, outcome);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help or the parse error
     return code == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
+    std::cerr << "parity: internal error: uncaught exception: " << e.what() << "\n";
+    return kInternalErrorExitCode;
+  } catch (...) {
+    std::cerr << "parity: internal error: uncaught non-standard exception\n";
+    return kInternalErrorExitCode;
   }
   if (!outcome.status.is_ok()) {
     std::cerr << "parity: error: " << outcome.status.to_string() << "\n";

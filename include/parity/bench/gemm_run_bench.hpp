@@ -60,6 +60,7 @@ struct GemmRunBenchResult {
   std::string error;              // non-empty: this GEMM could not be created or run
 };
 
+
 // Runs every problem on the current device; a problem that fails is reported in its `error`.
 // `on_result` (optional) sees each result as soon as it is measured.
 Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(

@@ -7,7 +7,8 @@
 // In place follows NCCL: all_reduce/broadcast send == recv; all_gather send == recv + rank*count;
 // reduce_scatter recv == send + rank*recv_count. Every call validates its arguments first and a
 // failure names the collective, the call number, the rank and the parameter:
-//   "all_to_allv call #3 (rank 1 of 4): send_displs[2]=10 + send_counts[2]=5 exceeds send_capacity=12".
+//   "all_to_allv call #3 (rank 1 of 4): send_displs[2]=10 + send_counts[2]=5 exceeds
+//   send_capacity=12".
 // bf16/fp16 reductions accumulate in fp32 on host backends (one rounding at the end).
 #pragma once
 
@@ -34,7 +35,7 @@ enum class Collective : std::uint8_t {
   kBarrier,
 };
 
-std::string_view reduce_op_name(ReduceOp op);          // "sum", "avg", "max"
+std::string_view reduce_op_name(ReduceOp op);  // "sum", "avg", "max"
 Result<ReduceOp> parse_reduce_op(std::string_view text);
 std::string_view collective_name(Collective collective);  // "all_reduce", ...
 Result<Collective> parse_collective(std::string_view text);
@@ -101,9 +102,10 @@ class Communicator {
 
   Status all_reduce(const void* send, void* recv, std::int64_t count, DType dtype, ReduceOp op,
                     void* stream = nullptr);
-  Status reduce_scatter(const void* send, void* recv, std::int64_t recv_count, DType dtype, ReduceOp op,
-                        void* stream = nullptr);
-  Status all_gather(const void* send, void* recv, std::int64_t send_count, DType dtype, void* stream = nullptr);
+  Status reduce_scatter(const void* send, void* recv, std::int64_t recv_count, DType dtype,
+                        ReduceOp op, void* stream = nullptr);
+  Status all_gather(const void* send, void* recv, std::int64_t send_count, DType dtype,
+                    void* stream = nullptr);
   Status all_to_all(const void* send, void* recv, std::int64_t count_per_peer, DType dtype,
                     void* stream = nullptr);
   Status all_to_allv(const void* send, void* recv, const AllToAllvLayout& layout, DType dtype,
@@ -111,8 +113,8 @@ class Communicator {
   Status broadcast(void* buffer, std::int64_t count, DType dtype, int root, void* stream = nullptr);
   Status barrier();
   /// Waits for the collectives queued on `stream` (NCCL) within the timeout; host backends
-  /// complete every collective before returning, so this is a no-op there.
-  virtual Status synchronize(void* stream);
+  /// complete every collective before returning, so this only reports an earlier failure there.
+  Status synchronize(void* stream);
 
   /// Buffers of this backend's kind (host for local/MPI, device for NCCL) and copies to/from the
   /// host, so benchmarks and tests are written once for every backend.
@@ -133,7 +135,10 @@ class Communicator {
   /// The backend's collective on validated arguments. For host backends the base class has already
   /// turned bf16/fp16 reductions into fp32 ones and avg into sum (+ division), so `execute` sees
   /// op in {sum, max} on fp32/fp64/int32/int64, and any dtype for data movement.
-  virtual Status execute(const CollectiveProblem& problem, const void* send, void* recv, void* stream) = 0;
+  virtual Status execute(const CollectiveProblem& problem, const void* send, void* recv,
+                         void* stream) = 0;
+  /// The backend's wait for `stream` (device backends); a kCommError marks the communicator failed.
+  virtual Status wait(void* /*stream*/) { return Status::ok(); }
 
   /// "all_reduce call #7 (rank 1 of 4)": the prefix every message of the current call carries.
   std::string call_context(Collective collective) const;
@@ -141,7 +146,15 @@ class Communicator {
   /// Host scratch owned by the communicator, reused across calls (slot: one per concurrent use).
   /// After a communication failure it is leaked rather than freed: a collective abandoned by a
   /// timeout may still be written by the transport.
-  enum class ScratchSlot : int { kWideSend, kWideRecv, kBlocks, kFolded, kStaging, kConsistency, kCount };
+  enum class ScratchSlot : int {
+    kWideSend,
+    kWideRecv,
+    kBlocks,
+    kFolded,
+    kStaging,
+    kConsistency,
+    kCount
+  };
   void* scratch(ScratchSlot slot, std::int64_t bytes);
 
  private:

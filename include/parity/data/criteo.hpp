@@ -58,6 +58,7 @@ struct CriteoConvertReport {
   std::int64_t lines = 0;  ///< lines read (both files)
   std::int64_t train_samples = 0;
   std::int64_t eval_samples = 0;
+  std::int64_t positives = 0;  ///< samples labelled 1 (both splits)
   std::int64_t bad_lines = 0;
   std::vector<BadLine> first_bad_lines;  ///< up to 20, "file:line" in the reason
   std::int64_t bytes_written = 0;

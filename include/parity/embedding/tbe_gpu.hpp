@@ -43,9 +43,8 @@ struct BackwardOptions {
   int max_grid_blocks = 0;
   /// Wider chunk-kernel window: true = each warp loads 4 positions' grad (and finished runs'
   /// weight) rows at a time for rows of one vec per lane, false (default) = 2; rows of two vecs
-  /// per lane always take 2, wider rows 1. Same results either way. On the H200 (2026-11-29,
-  /// docs/embedding.md) the default was faster on C2 (1.96 vs 2.29 ms), slower on C4 (L = 1:
-  /// 0.35 vs 0.31 ms).
+  /// per lane always take 2, wider rows 1. Same results either way. The default measured faster on
+  /// C2 and slower on C4 (L = 1); figures in docs/embedding.md.
   bool batch_row_updates = false;
 };
 

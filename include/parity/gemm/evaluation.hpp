@@ -11,6 +11,8 @@
 
 namespace parity::gemm {
 
+struct EvaluationReport;
+
 struct ShapeEvaluation {
   std::size_t shape_index = 0;  // into the shapes evaluate_selector was given
   std::vector<RankedCandidate> ranking;  // the selector's order of that shape's candidates
@@ -43,8 +45,27 @@ struct RatioSummary {
   double time_weighted = 0.0;     // sum t_oracle / sum t_chosen
 };
 
+// One selection mode's figures (selector.hpp SelectionMode): ratios over all shapes and over the
+// TMA-aligned / misaligned (alignment < 16 bytes) ones, and the mode's selection latency with
+// everything it needs: the model over its modelled space on unseen shapes, plus for hybrid the
+// vendor heuristic query recorded by `gemm measure` (median over the shapes; not included, and
+// said so, when the file has none).
+struct ModeFigures {
+  std::string mode;  // "analytical" or "hybrid"
+  RatioSummary all, aligned, misaligned;
+  double model_p50_us = 0.0, model_p99_us = 0.0;
+  double vendor_query_us = 0.0;
+  bool is_vendor_query_recorded = false;
+  double p50_us() const { return model_p50_us + vendor_query_us; }
+  double p99_us() const { return model_p99_us + vendor_query_us; }
+};
+// The ratios of `report` (one mode's evaluate_selector) split by alignment; latency left to fill.
+ModeFigures mode_figures(const EvaluationReport& report, std::string mode);
+
 struct EvaluationReport {
   std::string device;
+  std::string mode;  // the selection mode of `shapes` and `selector` below
+  std::vector<ModeFigures> modes;  // both modes' figures (analytical first)
   std::string split;  // "evaluation", "calibration" or "all"
   std::string calibration_source;
   std::vector<ShapeEvaluation> shapes;

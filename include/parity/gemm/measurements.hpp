@@ -20,6 +20,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parity/core/status.hpp"
@@ -53,7 +54,12 @@ struct MeasurementSet {
   std::vector<MeasuredShape> shapes;
 };
 
-Result<MeasurementSet> parse_measurements_json(const std::string& text);
+// Strict: wrong types, missing keys, non-finite or out-of-range values and shapes that fail
+// GemmProblem::validate are kInvalidArgument naming `origin`, the key path
+// ("shapes[3].candidates[1].median_ms") and the value. Unknown keys are ignored (gemm measure
+// records more than the models read). Never throws.
+Result<MeasurementSet> parse_measurements_json(std::string_view text,
+                                               std::string_view origin = "measurements");
 Result<MeasurementSet> read_measurements_file(const std::string& path);
 std::string measurements_to_json(const MeasurementSet& set);  // pretty-printed, schema included
 Status write_measurements_file(const MeasurementSet& set, const std::string& path);

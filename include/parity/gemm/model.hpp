@@ -60,7 +60,7 @@ struct DeviceParams {
 Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec);
 
 // The fitted scalars (all > 0). Names are stable keys of the calibration file.
-inline constexpr int kNumModelScalars = 14;
+inline constexpr int kNumModelScalars = 15;
 struct ModelScalars {
   double mma_efficiency = 0.90;      // sustained fraction of the dense peak for a big tile
   double feed_intensity = 5.0;       // tile-efficiency knee: eta ~ I/(I+this), I=tm*tn/(tm+tn)
@@ -87,6 +87,10 @@ struct ModelScalars {
   // cp.async / register loads, no multicast, no clusters), for 4-byte or wider alignment; 2-byte
   // alignment (no cp.async, one element per load) runs at half of it.
   double legacy_efficiency = 0.25;
+  // Kernels without TMA (mma.sync, cp.async or register loads) hide load latency only with work in
+  // flight: with r co-resident CTAs of tm x tn an SM runs at W / (W + this x 128 x 128) of its
+  // legacy rate, W = r tm tn accumulators. Half-saturation point, in 128x128 tiles.
+  double legacy_latency_ctas = 1.0;
   // Per-variant compute efficiency (cuBLASLt custom options 0..7 are undocumented kernel
   // variants): a multiplier on the tile's sustained rate, fitted in closed form after the scalars
   // (geometric-mean residual per variant). Not part of the scalar array; 1 = no preference.
@@ -131,6 +135,11 @@ struct HopperTerms {
   double inv_tile_m = 1.0, inv_tile_n = 1.0, inv_tile_k = 1.0, inv_split_k = 1.0;
   double inv_usable_sms = 1.0;        // reciprocals: selection runs on multiplies, not divides
   double store_bytes_per_tile = 0.0;  // output (or fp32 partial) bytes per tile
+  // Kernels without TMA: CTAs one SM can hold at once (shared memory for three stages, registers
+  // for the accumulators), how split-K partials are stored and whether a second kernel reduces them.
+  int legacy_resident_ctas = 1;
+  double partial_bytes = 4.0;
+  bool has_reduce_kernel = true;
 };
 struct OrigamiTerms {
   double compute_cycles_per_iter = 0.0;  // MFMA cycles of one K-iteration of one tile
@@ -201,6 +210,11 @@ class PerformanceModel {
   DeviceParams device_;
   ModelScalars scalars_;
 };
+
+// max(keep-th smallest, smallest * (1 + tie_epsilon)) of exact predictions: the cutoff
+// predict_top_us reports when it predicted every candidate exactly (+infinity when count < keep).
+double exact_cutoff_us(const double* predicted_us, std::size_t count, std::size_t keep,
+                       double tie_epsilon);
 
 // The model for a device: the Hopper model for NVIDIA devices, the Origami-class one for AMD.
 std::unique_ptr<PerformanceModel> make_model(DeviceParams device, ModelScalars scalars);

@@ -3,8 +3,11 @@
 // how alike two models are, not how fast any kernel runs: no AMD figure here is a measurement.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parity/core/status.hpp"
@@ -21,11 +24,26 @@ struct OrigamiRanking {
   std::vector<double> latency;       // Origami's predicted latency, its own units
 };
 
-// Reads a rankings CSV (problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm; CRLF ok).
+// Parses a rankings CSV: the header problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm,
+// then rows grouped by problem ("MxNxK[xB]") with ranks 0, 1, 2, ... (CRLF and blank lines ok).
+// Every field is strict (parity/core/parse.hpp); errors name `origin`, the line and the field.
+// An empty or header-only file is an error. Never throws.
+Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text,
+                                                           std::string_view origin);
+// Reads the file and parses it as above, with the path as origin.
 Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path);
+
+// Origami's 200 ranked problems are split deterministically: the port half (even problem index in
+// file order) is the one the AMD model may be developed against; the held-out half (odd index) is
+// only reported. kAll scores every problem.
+enum class RankingHalf : std::uint8_t { kAll, kPort, kHeldOut };
+std::string_view ranking_half_name(RankingHalf half);  // "all", "port", "held-out"
+Result<RankingHalf> parse_ranking_half(std::string_view text);
+std::vector<OrigamiRanking> select_half(const std::vector<OrigamiRanking>& rankings, RankingHalf half);
 
 struct AgreementReport {
   int problems = 0;
+  RankingHalf half = RankingHalf::kAll;
   double top1_exact = 0.0;           // same tile, MI, occupancy and WGM
   double top1_macro_tile = 0.0;      // same macro tile (MT_M, MT_N, MT_K)
   double top10_overlap_exact = 0.0;  // mean |ours ∩ theirs| / |theirs| on full configs
@@ -34,7 +52,22 @@ struct AgreementReport {
   int spearman_shared_problems = 0;
   double spearman_their_top10 = 0.0; // mean rho between their rank and our latency for their 10
   double rank_of_their_top1 = 0.0;   // mean rank (0-based) our model gives Origami's top-1
+  double their_top1_in_our_top5 = 0.0;             // their top-1 config among our 5 best configs
+  double their_top1_tile_in_our_top5_tiles = 0.0;  // its macro tile among our 5 best macro tiles
+  double selection_p50_us = 0.0;     // our selection (rank + pick) per problem, host time
+  double selection_p99_us = 0.0;
 };
+
+// The hardware Origami's ranking baselines were generated on (its Python test harness,
+// shared/origami/python/tests/helpers.py: gfx942 with 228 CUs at 1.7 GHz and a 24 MiB L2, gfx950
+// with 304 CUs at 2.1 GHz and a 32 MiB L2, 64 KiB LDS, 8 XCDs) with the MFMA latency table
+// (bf16 16x16 = 16 cycles, 32x32 = 32, issued on 4 units): the catalogue entry with those fields
+// replaced. kInvalidArgument for an arch without a baseline.
+Result<DeviceParams> origami_reference_device(const DeviceParams& catalogue_device);
+// The config list of that harness: macro tiles {16..512}^2 from its size list, depth-unroll
+// {16, 32, 64, 128, 512, 1024}, the arch's bf16 MFMA shapes, occupancy {1, 2}, WGM {1, 4, 8},
+// data-parallel with the contiguous XCD mapping (Origami predicts the WGM itself).
+std::vector<Candidate> origami_reference_space(const DeviceParams& reference_device);
 
 // Ranks the Origami-comparable part of the AMD space (data-parallel, contiguous XCD mapping) with
 // `selector` for each problem and compares with Origami's top-10.
@@ -42,6 +75,7 @@ struct AgreementReport {
 // both CSVs), so the comparable space is capped there too; gfx950 kernels may use up to 160 KiB.
 inline constexpr double kOrigamiTileFootprintBytes = 65536.0;
 AgreementReport compare_with_origami(Selector& selector, const std::vector<OrigamiRanking>& rankings,
-                                     const std::vector<Candidate>& space);
+                                     const std::vector<Candidate>& space,
+                                     RankingHalf half = RankingHalf::kAll);
 
 }  // namespace parity::gemm

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -20,15 +21,24 @@ namespace parity::gemm {
 
 inline constexpr double kTieEpsilon = 0.01;
 
-// The confidence rule: when the vendor heuristic's own top-1 is among the candidates (the cuBLASLt
-// provider always adds its picks, with their rank) and the model predicts it within the model's
-// error band of its own best, the heuristic's top-1 is chosen; the model overrides the vendor only
-// where it predicts a clear win. The band is wider where the model describes the kernels less
-// well: without TMA (operands aligned to < 16 bytes) the library runs pre-Hopper kernels the
-// Hopper model only approximates. No timing: the rank comes with the candidate list.
+// Two named modes.
+//  - kAnalytical (the default): the model's ranking alone; no vendor query is needed, so the
+//    selection latency is the model's.
+//  - kHybrid: the model plus the vendor heuristic's ranks (the confidence rule): when the vendor's
+//    own top-1 is among the candidates (the cuBLASLt provider adds its picks with their rank) and
+//    the model predicts it within the model's error band of its own best, the vendor's top-1 is
+//    chosen; the model overrides the vendor only where it predicts a clear win. The band is wider
+//    where the model describes the kernels less well (no TMA: alignment < 16 bytes). Its latency
+//    includes the vendor heuristic query (~0.1-0.2 ms warm on the H200), which the candidate list
+//    must already carry.
+enum class SelectionMode : std::uint8_t { kAnalytical, kHybrid };
+std::string_view selection_mode_name(SelectionMode mode);        // "analytical", "hybrid"
+Result<SelectionMode> parse_selection_mode(std::string_view text);
+
 struct SelectorOptions {
-  double vendor_band = 0.03;         // TMA kernels: relative prediction error band
-  double vendor_band_legacy = 1e9;   // kernels without TMA: always defer to the vendor's top-1
+  SelectionMode mode = SelectionMode::kAnalytical;
+  double vendor_band = 0.03;         // hybrid, TMA kernels: relative prediction error band
+  double vendor_band_legacy = 1e9;   // hybrid, kernels without TMA: always the vendor's top-1
 };
 
 struct RankedCandidate {
@@ -41,7 +51,7 @@ struct Selection {
   double predicted_us = 0.0;
   double predicted_tflops = 0.0;
   std::vector<RankedCandidate> top;  // best first; top[0] is the choice
-  bool is_vendor_pick = false;       // the confidence rule chose the vendor heuristic's top-1
+  bool is_vendor_pick = false;       // hybrid: the confidence rule chose the vendor's top-1
 };
 
 class Selector {

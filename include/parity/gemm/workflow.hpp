@@ -55,6 +55,7 @@ struct SelectionRow {
   std::string config;
   double predicted_us = 0.0;
   double predicted_tflops = 0.0;
+  TimeBreakdown breakdown;  // the model's terms of predicted_us (select --explain)
 };
 struct SelectionReport {
   std::string hw;
@@ -63,9 +64,10 @@ struct SelectionReport {
   std::string calibration;
   std::size_t candidates = 0;
   std::vector<SelectionRow> top;  // best first; top[0] is the choice
+  bool is_explained = false;      // to_text prints each row's breakdown
 };
 Result<SelectionReport> select_report(const LoadedModel& model, const GemmProblem& problem,
-                                      std::size_t top);
+                                      std::size_t top, bool explain = false);
 std::string to_text(const SelectionReport& report);
 std::string to_json(const SelectionReport& report);
 
@@ -138,7 +140,9 @@ struct AgreementOutcome {
 };
 /// `origami_csv` empty: <data>/reference/origami/<arch>_bf16.csv. kInvalidArgument on a non-AMD
 /// device.
-Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std::string& origami_csv);
+/// `half`: the port half (even problem index), the held-out half (odd) or all (origami_agreement.hpp).
+Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std::string& origami_csv,
+                                            RankingHalf half = RankingHalf::kAll);
 std::string to_text(const AgreementOutcome& outcome);
 std::string to_json(const AgreementOutcome& outcome);
 

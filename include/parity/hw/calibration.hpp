@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 
@@ -37,8 +36,8 @@ struct Calibration {
   CalibrationProvenance provenance;
 };
 
-nlohmann::json calibration_to_json(const Calibration& calibration);
-Result<Calibration> parse_calibration(const nlohmann::json& json, std::string_view origin);
+// From JSON text; `origin` (a file name) prefixes every message. Never throws.
+Result<Calibration> parse_calibration_text(std::string_view text, std::string_view origin);
 Result<Calibration> load_calibration_file(const std::filesystem::path& path);
 // Writes the JSON (creating parent directories); kIoError names the path on failure.
 Status write_calibration_file(const std::filesystem::path& path, const Calibration& calibration);

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,16 +18,19 @@ namespace parity::hw {
 inline constexpr int kHardwareSchemaVersion = 1;
 
 // The data directory, in this order: `explicit_dir` if given, else the PARITY_DATA_DIR
-// environment variable if set and non-empty, else the source tree's data/ (PARITY_SOURCE_DIR).
+// environment variable if set and non-empty, else the installed data <prefix>/share/parity when the
+// running executable sits in <prefix>/bin (cmake --install), else the source tree's data/ (a build
+// tree).
 std::filesystem::path resolve_data_dir(const std::optional<std::filesystem::path>& explicit_dir);
 // <data dir>/hardware, the data directory resolved as above.
 std::filesystem::path catalogue_dir(const std::optional<std::filesystem::path>& data_dir);
 
-// Parses one catalogue entry; `origin` (usually the file path) prefixes every error message.
-Result<HardwareSpec> parse_hardware_spec(const nlohmann::json& json, std::string_view origin);
-// The inverse of parse_hardware_spec: parse(to_json(spec)) == spec.
-nlohmann::json hardware_spec_to_json(const HardwareSpec& spec);
+// The entry as catalogue JSON text (2-space indent), the format load_hardware_spec_file reads.
+// The JSON-typed parse/serialise pair is private to the library (src/hw/hw_json.hpp).
+std::string hardware_spec_json_text(const HardwareSpec& spec);
 
+// The same from JSON text (what load_hardware_spec_file reads). Never throws.
+Result<HardwareSpec> parse_hardware_spec_text(std::string_view text, std::string_view origin);
 Result<HardwareSpec> load_hardware_spec_file(const std::filesystem::path& path);
 // Every *.json in `hardware_dir`, sorted by vendor then name. Rejects an empty or missing
 // directory and two entries claiming the same name or alias.

@@ -15,6 +15,7 @@
 
 #include "parity/core/dtype.hpp"
 #include "parity/core/status.hpp"
+#include "parity/data/dataset.hpp"
 #include "parity/embedding/tbe.hpp"
 #include "parity/nn/optimizer.hpp"
 
@@ -136,6 +137,10 @@ Result<ModelSpec> read_spec_file(const std::filesystem::path& path);
 Result<ModelSpec> load_spec(std::string_view preset_or_path);
 /// The JSON form parse_spec_json reads back to an equal spec (checkpoints store it).
 std::string spec_to_json(const ModelSpec& spec);
+
+/// The dataset layout the model reads: num_dense and, per feature, its table's rows and ids per
+/// sample (the dataset's "table f" is the model's feature f; shared tables repeat their rows).
+data::DatasetSchema dataset_schema(const ModelSpec& spec);
 
 /// Bytes the training state needs at one batch size (docs/training.md, "Memory").
 struct MemoryEstimate {

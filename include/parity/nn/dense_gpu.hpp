@@ -57,6 +57,11 @@ Status cross_forward(std::int64_t count, DType dtype, const void* x0, const void
 Status cross_backward(std::int64_t count, DType dtype, const void* grad_out, const void* x0, const void* t,
                       void* grad_t, void* grad_x0, bool accumulate_grad_x0, StreamHandle stream = nullptr);
 
+// ReLU backward from the activated output: grad_pre[i] = grad_out[i] if output[i] > 0 else 0.
+// grad_pre may alias grad_out.
+Status relu_backward(std::int64_t count, DType dtype, const void* grad_out, const void* output, void* grad_pre,
+                     StreamHandle stream = nullptr);
+
 enum class DenseOptimizer : std::uint8_t { kSgd, kAdagrad, kAdam };
 struct DenseOptimizerParams {
   DenseOptimizer kind = DenseOptimizer::kSgd;

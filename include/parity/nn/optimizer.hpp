@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parity/core/dtype.hpp"
 #include "parity/core/op.hpp"
 #include "parity/core/status.hpp"
 
@@ -40,6 +41,9 @@ struct DenseOptimizerArgs {
   const float* grads = nullptr;
   float* state1 = nullptr;
   float* state2 = nullptr;
+  // GPU: when set, receives the updated weights in shadow_dtype (the bf16 copy bf16 GEMMs read).
+  void* shadow = nullptr;
+  DType shadow_dtype = DType::kBF16;
 };
 
 using DenseOptimizerVariant = OpVariant<DenseOptimizerProblem, DenseOptimizerArgs>;

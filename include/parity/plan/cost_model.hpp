@@ -108,6 +108,10 @@ struct StepScore {
   double step_us = 0;
   double peak_memory_bytes = 0;
   int peak_memory_rank = 0;
+  // Mean square of each rank's TBE time and pooled columns, each relative to its mean: lower is
+  // more balanced. The search breaks step-time ties with it, so it can leave plateaus where
+  // several ranks share the maximum.
+  double imbalance = 0;
 };
 // Step time and peak memory of a placement; with `detail`, the full per-rank breakdowns too.
 StepScore score_placement(const CommParams& comm, const PlannerCalibration& calibration,

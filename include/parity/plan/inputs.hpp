@@ -11,6 +11,7 @@
 #include "parity/core/status.hpp"
 #include "parity/embedding/tbe.hpp"
 #include "parity/hw/hardware_spec.hpp"
+#include "parity/model/spec.hpp"
 
 namespace parity::plan {
 
@@ -79,6 +80,14 @@ struct PlannerModel {
   std::int64_t interaction_output_width() const;
   std::int64_t dense_parameter_count() const;
 };
+
+// The planner's view of the trainer's model: tables with the summed ids of the features reading
+// them, widths, interaction, optimisers, and the spec's precision and checkpointing.
+Result<PlannerModel> planner_model_from_spec(const model::ModelSpec& spec);
+// Writes a plan's precision and checkpointing into a spec (what `parity train --plan` applies
+// besides the placement): dense precision, table weight dtype, activation checkpointing.
+void apply_precision_and_checkpointing(Precision precision, Checkpointing checkpointing,
+                                       model::ModelSpec& spec);
 
 // A machine: `num_gpus` GPUs of one catalogue type in `num_nodes` scale-up domains ("nodes":
 // an 8-GPU HGX/MI3xx board, or a whole NVL72 rack for GB200) joined by per-GPU NICs.

@@ -48,6 +48,20 @@ struct HeadroomPoint {
 std::vector<HeadroomPoint> model_headroom(const PlannerContext& context, const PlanOptions& options,
                                           double max_scale);
 
+// Direct port vs co-design: the source machine's best plan, that plan run as is on the target
+// (when it fits), the target's own best plan, what changed, and the target's model headroom.
+struct Comparison {
+  Plan source;                 // best on the source machine
+  Result<Plan> ported = Plan{};  // the source plan on the target, or why it cannot run there
+  Plan codesigned;             // best on the target
+  std::vector<std::string> changes;  // ported -> co-designed
+  std::vector<HeadroomPoint> headroom;         // on the target
+  std::vector<HeadroomPoint> source_headroom;  // the same changes on the source, for contrast
+};
+Result<Comparison> compare_port_and_codesign(const PlannerContext& source,
+                                             const PlannerContext& target,
+                                             const PlanOptions& options, double max_headroom_scale);
+
 PlannerModel scale_table_rows(const PlannerModel& model, double scale);
 PlannerModel scale_hidden_dims(const PlannerModel& model, double scale);
 

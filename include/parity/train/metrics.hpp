@@ -22,7 +22,7 @@ double auc_exact(const std::vector<float>& labels, const std::vector<float>& sco
 double auc_exact(const float* labels, const float* scores, std::int64_t n);
 
 /// Accumulates an evaluation pass batch by batch from logits; keeps every (label, logit) for the
-/// exact AUC (5 bytes per sample) and fp64 sums for the logloss.
+/// exact AUC (8 bytes per sample) and fp64 sums for the logloss.
 struct MetricsAccumulator {
  public:
   void add(const float* labels, const float* logits, std::int64_t n);

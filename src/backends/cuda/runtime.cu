@@ -4,7 +4,17 @@
 #include <utility>
 
 #include "parity/core/gpu.hpp"
+#include "backends/cuda/register_backends.hpp"
 #include "backends/cuda/common/cuda_try.hpp"
+
+namespace parity::gpu::detail {
+namespace {
+const bool kBackendsRegistered = [] {
+  register_backends();
+  return true;
+}();
+}  // namespace
+}  // namespace parity::gpu::detail
 
 namespace parity::gpu {
 
@@ -55,7 +65,7 @@ Result<DeviceBuffer> DeviceBuffer::allocate(std::size_t size_bytes) {
   if (error == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     return Status(StatusCode::kOutOfMemory,
-                  detail::concat("cudaMalloc of ", size_bytes, " bytes failed: out of device memory"));
+                  ::parity::detail::concat("cudaMalloc of ", size_bytes, " bytes failed: out of device memory"));
   }
   PARITY_CUDA_TRY(error);
   buffer.size_bytes_ = size_bytes;

@@ -19,7 +19,8 @@ namespace parity::comm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kTimeoutNoticeTag = 7411;  // point-to-point tag of the timeout notices (no collective uses tags)
+constexpr int kTimeoutNoticeTag =
+    7411;  // point-to-point tag of the timeout notices (no collective uses tags)
 
 Status mpi_error(int rc, const char* call) {
   char text[MPI_MAX_ERROR_STRING] = {};
@@ -27,31 +28,39 @@ Status mpi_error(int rc, const char* call) {
   MPI_Error_string(rc, text, &length);
   int error_class = 0;
   MPI_Error_class(rc, &error_class);
-  return {StatusCode::kCommError, parity::detail::concat(call, " failed: ", text, " (MPI error class ", error_class, ")")};
+  return {StatusCode::kCommError,
+          parity::detail::concat(call, " failed: ", text, " (MPI error class ", error_class, ")")};
 }
 
-#define PARITY_MPI_TRY(call)                                   \
-  do {                                                         \
-    const int parity_mpi_rc_ = (call);                         \
+#define PARITY_MPI_TRY(call)                                                    \
+  do {                                                                          \
+    const int parity_mpi_rc_ = (call);                                          \
     if (parity_mpi_rc_ != MPI_SUCCESS) return mpi_error(parity_mpi_rc_, #call); \
   } while (0)
 
 MPI_Datatype mpi_datatype(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return MPI_FLOAT;
-    case DType::kF64: return MPI_DOUBLE;
-    case DType::kI32: return MPI_INT32_T;
-    case DType::kI64: return MPI_INT64_T;
+    case DType::kF32:
+      return MPI_FLOAT;
+    case DType::kF64:
+      return MPI_DOUBLE;
+    case DType::kI32:
+      return MPI_INT32_T;
+    case DType::kI64:
+      return MPI_INT64_T;
     case DType::kBF16:
-    case DType::kF16: return MPI_UINT16_T;  // moved as bits; reductions arrive here as fp32
-    case DType::kU8: return MPI_UINT8_T;
+    case DType::kF16:
+      return MPI_UINT16_T;  // moved as bits; reductions arrive here as fp32
+    case DType::kU8:
+      return MPI_UINT8_T;
   }
   return MPI_DATATYPE_NULL;
 }
 
 Result<int> to_mpi_count(std::int64_t count, const char* name) {
   if (count > INT_MAX) {
-    return unsupported(name, ": ", count, " elements exceed MPI's int count limit (", INT_MAX, "); split the call");
+    return unsupported(name, ": ", count, " elements exceed MPI's int count limit (", INT_MAX,
+                       "); split the call");
   }
   return static_cast<int>(count);
 }
@@ -81,7 +90,8 @@ class MpiCommunicator final : public Communicator {
     // is released only once every abandoned request has completed, and leaked otherwise.
     for (MPI_Request& request : abandoned_) {
       int is_done = 0;
-      if (request != MPI_REQUEST_NULL && MPI_Test(&request, &is_done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !is_done) {
+      if (request != MPI_REQUEST_NULL &&
+          MPI_Test(&request, &is_done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !is_done) {
         return;
       }
     }
@@ -93,13 +103,17 @@ class MpiCommunicator final : public Communicator {
   DeviceKind buffer_device() const override { return DeviceKind::kCpu; }
 
  protected:
-  Status execute(const CollectiveProblem& problem, const void* send, void* recv, void* /*stream*/) override {
+  Status execute(const CollectiveProblem& problem, const void* send, void* recv,
+                 void* /*stream*/) override {
     const bool is_blocking = options().timeout_ms <= 0.0;
     MPI_Request request = MPI_REQUEST_NULL;
     if (problem.collective == Collective::kReduceScatter && send != recv &&
-        static_cast<const char*>(send) + problem.count * rank_ * static_cast<std::int64_t>(dtype_size_bytes(problem.dtype)) ==
+        static_cast<const char*>(send) +
+                problem.count * rank_ *
+                    static_cast<std::int64_t>(dtype_size_bytes(problem.dtype)) ==
             static_cast<const char*>(recv)) {
-      const std::size_t bytes = static_cast<std::size_t>(problem.count * size_) * dtype_size_bytes(problem.dtype);
+      const std::size_t bytes =
+          static_cast<std::size_t>(problem.count * size_) * dtype_size_bytes(problem.dtype);
       // In place: MPI's reduce_scatter in-place layout differs from NCCL's, so stage the input.
       void* staged = scratch(ScratchSlot::kStaging, static_cast<std::int64_t>(bytes));
       std::memcpy(staged, send, bytes);
@@ -112,14 +126,16 @@ class MpiCommunicator final : public Communicator {
 
  private:
   // Blocking call when `request` is null, the non-blocking one otherwise.
-  Status issue(const CollectiveProblem& problem, const void* send, void* recv, MPI_Request* request) {
+  Status issue(const CollectiveProblem& problem, const void* send, void* recv,
+               MPI_Request* request) {
     const MPI_Datatype type = mpi_datatype(problem.dtype);
     const MPI_Op op = problem.op == ReduceOp::kMax ? MPI_MAX : MPI_SUM;
     if (problem.collective == Collective::kBarrier) {
       PARITY_MPI_TRY(request ? MPI_Ibarrier(comm_, request) : MPI_Barrier(comm_));
       return Status::ok();
     }
-    if (problem.collective == Collective::kAllToAllv) return issue_all_to_allv(*problem.layout, type, send, recv, request);
+    if (problem.collective == Collective::kAllToAllv)
+      return issue_all_to_allv(*problem.layout, type, send, recv, request);
     PARITY_ASSIGN_OR_RETURN(const int count, to_mpi_count(problem.count, "count"));
     switch (problem.collective) {
       case Collective::kAllReduce: {
@@ -129,17 +145,22 @@ class MpiCommunicator final : public Communicator {
         return Status::ok();
       }
       case Collective::kReduceScatter:
-        PARITY_MPI_TRY(request ? MPI_Ireduce_scatter_block(send, recv, count, type, op, comm_, request)
-                               : MPI_Reduce_scatter_block(send, recv, count, type, op, comm_));
+        PARITY_MPI_TRY(request
+                           ? MPI_Ireduce_scatter_block(send, recv, count, type, op, comm_, request)
+                           : MPI_Reduce_scatter_block(send, recv, count, type, op, comm_));
         return Status::ok();
       case Collective::kAllGather: {
-        const void* source = send != recv && send != nullptr &&
-                                     static_cast<const char*>(recv) + problem.count * rank_ *
-                                             static_cast<std::int64_t>(dtype_size_bytes(problem.dtype)) == send
-                                 ? MPI_IN_PLACE
-                                 : send;
-        PARITY_MPI_TRY(request ? MPI_Iallgather(source, count, type, recv, count, type, comm_, request)
-                               : MPI_Allgather(source, count, type, recv, count, type, comm_));
+        const void* source =
+            send != recv && send != nullptr &&
+                    static_cast<const char*>(recv) +
+                            problem.count * rank_ *
+                                static_cast<std::int64_t>(dtype_size_bytes(problem.dtype)) ==
+                        send
+                ? MPI_IN_PLACE
+                : send;
+        PARITY_MPI_TRY(request
+                           ? MPI_Iallgather(source, count, type, recv, count, type, comm_, request)
+                           : MPI_Allgather(source, count, type, recv, count, type, comm_));
         return Status::ok();
       }
       case Collective::kAllToAll:
@@ -150,22 +171,25 @@ class MpiCommunicator final : public Communicator {
         PARITY_MPI_TRY(request ? MPI_Ibcast(recv, count, type, problem.root, comm_, request)
                                : MPI_Bcast(recv, count, type, problem.root, comm_));
         return Status::ok();
-      default: break;
+      default:
+        break;
     }
-    return internal_error("mpi communicator: unhandled collective ", collective_name(problem.collective));
+    return internal_error("mpi communicator: unhandled collective ",
+                          collective_name(problem.collective));
   }
 
-  Status issue_all_to_allv(const AllToAllvLayout& layout, MPI_Datatype type, const void* send, void* recv,
-                           MPI_Request* request) {
+  Status issue_all_to_allv(const AllToAllvLayout& layout, MPI_Datatype type, const void* send,
+                           void* recv, MPI_Request* request) {
     PARITY_ASSIGN_OR_RETURN(send_counts_, to_mpi_counts(layout.send_counts, "send_counts"));
     PARITY_ASSIGN_OR_RETURN(send_displs_, to_mpi_counts(layout.send_displs, "send_displs"));
     PARITY_ASSIGN_OR_RETURN(recv_counts_, to_mpi_counts(layout.recv_counts, "recv_counts"));
     PARITY_ASSIGN_OR_RETURN(recv_displs_, to_mpi_counts(layout.recv_displs, "recv_displs"));
     // The int arrays are members: a non-blocking all_to_allv reads them until it completes.
-    PARITY_MPI_TRY(request ? MPI_Ialltoallv(send, send_counts_.data(), send_displs_.data(), type, recv,
-                                            recv_counts_.data(), recv_displs_.data(), type, comm_, request)
-                           : MPI_Alltoallv(send, send_counts_.data(), send_displs_.data(), type, recv,
-                                           recv_counts_.data(), recv_displs_.data(), type, comm_));
+    PARITY_MPI_TRY(
+        request ? MPI_Ialltoallv(send, send_counts_.data(), send_displs_.data(), type, recv,
+                                 recv_counts_.data(), recv_displs_.data(), type, comm_, request)
+                : MPI_Alltoallv(send, send_counts_.data(), send_displs_.data(), type, recv,
+                                recv_counts_.data(), recv_displs_.data(), type, comm_));
     return Status::ok();
   }
 
@@ -198,7 +222,8 @@ class MpiCommunicator final : public Communicator {
     for (int peer = 0; peer < size_; ++peer) {
       if (peer == rank_) continue;
       MPI_Request send_request = MPI_REQUEST_NULL;
-      if (MPI_Isend(timeout_notice_, 2, MPI_INT64_T, peer, kTimeoutNoticeTag, comm_, &send_request) == MPI_SUCCESS) {
+      if (MPI_Isend(timeout_notice_, 2, MPI_INT64_T, peer, kTimeoutNoticeTag, comm_,
+                    &send_request) == MPI_SUCCESS) {
         MPI_Request_free(&send_request);  // the buffer is a member, so it outlives the send
       }
     }
@@ -209,14 +234,16 @@ class MpiCommunicator final : public Communicator {
     while (Clock::now() < grace_end && answered < size_ - 1) {
       int has_message = 0;
       MPI_Status status;
-      if (MPI_Iprobe(MPI_ANY_SOURCE, kTimeoutNoticeTag, comm_, &has_message, &status) != MPI_SUCCESS) break;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, kTimeoutNoticeTag, comm_, &has_message, &status) !=
+          MPI_SUCCESS)
+        break;
       if (!has_message) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         continue;
       }
       std::int64_t received[2] = {-1, -1};
-      if (MPI_Recv(received, 2, MPI_INT64_T, status.MPI_SOURCE, kTimeoutNoticeTag, comm_, MPI_STATUS_IGNORE) !=
-          MPI_SUCCESS) {
+      if (MPI_Recv(received, 2, MPI_INT64_T, status.MPI_SOURCE, kTimeoutNoticeTag, comm_,
+                   MPI_STATUS_IGNORE) != MPI_SUCCESS) {
         break;
       }
       if (notices[status.MPI_SOURCE].call < 0) ++answered;
@@ -237,14 +264,17 @@ class MpiCommunicator final : public Communicator {
       } else if (n.call == call_count()) {
         same_call += (same_call.empty() ? "" : ", ") + std::to_string(peer);
       } else {
-        elsewhere += parity::detail::concat("; rank ", peer, " is stuck in ", collective_name(static_cast<Collective>(n.collective)),
-                                    " call #", n.call);
+        elsewhere += parity::detail::concat("; rank ", peer, " is stuck in ",
+                                            collective_name(static_cast<Collective>(n.collective)),
+                                            " call #", n.call);
       }
     }
-    std::string message = parity::detail::concat("not complete after ", options().timeout_ms, " ms");
+    std::string message =
+        parity::detail::concat("not complete after ", options().timeout_ms, " ms");
     if (!silent.empty()) {
-      message += parity::detail::concat("; lost rank(s) ", silent, ": no answer within ", grace_ms,
-                                " ms (dead, hung, or not calling collectives on this communicator)");
+      message += parity::detail::concat(
+          "; lost rank(s) ", silent, ": no answer within ", grace_ms,
+          " ms (dead, hung, or not calling collectives on this communicator)");
     }
     if (!same_call.empty()) message += "; rank(s) " + same_call + " wait in the same call";
     message += elsewhere;
@@ -268,7 +298,8 @@ MpiSession::MpiSession() {
     int provided = 0;
     const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS) {
-      status_ = Status(StatusCode::kCommError, "MPI_Init_thread failed (is this process started by mpirun?)");
+      status_ = Status(StatusCode::kCommError,
+                       "MPI_Init_thread failed (is this process started by mpirun?)");
       return;
     }
     is_owner_ = true;
@@ -286,7 +317,9 @@ MpiSession::~MpiSession() {
 Result<std::unique_ptr<Communicator>> make_mpi_communicator(CommOptions options) {
   int is_initialized = 0;
   MPI_Initialized(&is_initialized);
-  if (!is_initialized) return Status(StatusCode::kCommError, "mpi communicator: MPI is not running (create an MpiSession)");
+  if (!is_initialized)
+    return Status(StatusCode::kCommError,
+                  "mpi communicator: MPI is not running (create an MpiSession)");
   PARITY_CHECK_ARG(options.timeout_ms >= 0.0, "timeout_ms: ", options.timeout_ms, " must be >= 0");
   MPI_Comm comm = MPI_COMM_NULL;
   PARITY_MPI_TRY(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
@@ -295,7 +328,8 @@ Result<std::unique_ptr<Communicator>> make_mpi_communicator(CommOptions options)
   int size = 1;
   PARITY_MPI_TRY(MPI_Comm_rank(comm, &rank));
   PARITY_MPI_TRY(MPI_Comm_size(comm, &size));
-  return std::unique_ptr<Communicator>(std::make_unique<MpiCommunicator>(std::move(options), comm, rank, size));
+  return std::unique_ptr<Communicator>(
+      std::make_unique<MpiCommunicator>(std::move(options), comm, rank, size));
 }
 
 }  // namespace parity::comm

@@ -4,6 +4,7 @@
 
 #include "bench/results_json.hpp"
 #include "bench/text_format.hpp"
+#include "hw/hw_json.hpp"
 #include "parity/bench/gemm_timing.hpp"
 #include "parity/bench/hbm.hpp"
 #include "parity/bench/hw_probe.hpp"

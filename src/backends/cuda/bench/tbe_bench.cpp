@@ -356,9 +356,9 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   if (auto c = read_device_clocks(); c.is_ok()) clocks_after = *c;
   for (int f = 0; f < problem.layout.num_features(); ++f) {
     facts.fbgemm_forward_bytes += static_cast<double>(n_per_feature[f]) * problem.layout.feature_dim(f) *
-                                  dtype_size_bytes(problem.weight_dtype);
+                                  static_cast<double>(dtype_size_bytes(problem.weight_dtype));
   }
-  facts.fbgemm_forward_bytes += static_cast<double>(b.out_elements) * dtype_size_bytes(problem.output_dtype);
+  facts.fbgemm_forward_bytes += static_cast<double>(b.out_elements) * static_cast<double>(dtype_size_bytes(problem.output_dtype));
   facts.peak_device_bytes = memory.peak_bytes();
   json doc = results_json(request, problem, b, t, facts);
   std::string text = report_text(request, problem, b, t, facts);

@@ -450,10 +450,9 @@ Result<std::unique_ptr<GemmRunBackend>> create_gpu_gemm_run(const GemmRunProblem
   return std::unique_ptr<GemmRunBackend>(std::move(backend));
 }
 
-const bool kRegistered = [] {
-  register_gpu_gemm_run_factory(&create_gpu_gemm_run);
-  return true;
-}();
-
 }  // namespace
+
+// Called by parity::gpu::detail::register_backends (src/backends/cuda/register_backends.cpp).
+void register_cuda_gemm_run_backend() { register_gpu_gemm_run_factory(&create_gpu_gemm_run); }
+
 }  // namespace parity::gemm::detail

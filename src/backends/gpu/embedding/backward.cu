@@ -16,9 +16,9 @@ using namespace parity::gpu_device;
 // Chunk length C: fixed by the problem (never by the launch), so sums do not depend on the grid;
 // C >= max_dim keeps the chunk partials (2 rows of max_dim floats per chunk) <= 8 B per index.
 // Warps take chunks in order, so the positions in flight span (warps x C) sorted positions; a
-// shorter chunk keeps fewer tables' grad_output rows live at once and more of them in L2. C2 on
-// the H200 (2026-11-29): C = 256 -> 128 cut the chunk kernel's DRAM reads 3.45 -> 3.02 GB and the
-// backward 2.21 -> 2.14 ms (C = 512: 2.40 ms); 96 and 64 measured the same as 128.
+// shorter chunk keeps fewer tables' grad_output rows live at once and more of them in L2. On C2,
+// C = 128 read ~12% fewer DRAM bytes than 256 and was the fastest; 96 and 64 measured the same
+// (docs/embedding.md).
 constexpr std::int64_t kMinChunkPositions = 128;
 
 struct BackwardPlan {

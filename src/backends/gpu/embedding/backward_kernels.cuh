@@ -1,4 +1,6 @@
 // TBE backward kernels: linearise, chunk (runs updated in place), combine; see kernels.cuh.
+// Over 600 lines: the three phases share the chunk layout and its invariants; split apart they would
+// each need the others' constants.
 #pragma once
 
 #include "backends/gpu/embedding/kernels.cuh"
@@ -324,7 +326,7 @@ inline constexpr int kChunkBlockThreads = 128;
 
 // Positions whose grad rows (and, where a run ends there, weight row and row-wise state) one warp
 // loads before it adds any: 2 x kWindowScale for rows of one vec per lane, fewer for wider rows.
-// Window 2 won on the H200 (C2 backward: window 1 2.54 ms, 2 2.31, 4 3.34, 8 5.64): registers per
+// Window 2 was the fastest on C2's backward (1, 4 and 8 slower; docs/embedding.md): registers per
 // window cost warps per SM, and past 2 more warps hide more latency than a wider window does.
 // kWindowScale 2 is the alternative timed beside the default (same results).
 template <int kVecsPerLane, int kWindowScale>

@@ -173,10 +173,22 @@ __global__ void cross_backward_kernel(std::int64_t count, const typename Elem<K>
   }
 }
 
+template <ElemKind K>
+__global__ void relu_backward_kernel(std::int64_t count, const typename Elem<K>::Storage* grad_out,
+                                     const typename Elem<K>::Storage* output, typename Elem<K>::Storage* grad_pre) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const float g = Elem<K>::load(grad_out, i);
+    Elem<K>::store(grad_pre, i, Elem<K>::load(output, i) > 0.0f ? g : 0.0f);
+  }
+}
+
 // kind: 0 SGD, 1 Adagrad, 2 Adam. Adam's bias corrections come from the host (1 - beta^t).
 struct OptimizerStepArgs {
   int kind;
-  float learning_rate, eps, beta1, beta2, weight_decay, adam_correction1, adam_correction2;
+  // 1 - beta computed on the host in double: 1.0f - 0.999f in fp32 is off by 1e-5 relative.
+  float learning_rate, eps, beta1, beta2, one_minus_beta1, one_minus_beta2, weight_decay, adam_correction1,
+      adam_correction2;
 };
 
 template <ElemKind KGrad, ElemKind KShadow>
@@ -194,8 +206,8 @@ __global__ void dense_optimizer_kernel(OptimizerStepArgs args, std::int64_t coun
       state1[i] = sum;
       w -= args.learning_rate * g / (sqrtf(sum) + args.eps);
     } else {
-      const float m = args.beta1 * state1[i] + (1.0f - args.beta1) * g;
-      const float v = args.beta2 * state2[i] + (1.0f - args.beta2) * g * g;
+      const float m = args.beta1 * state1[i] + args.one_minus_beta1 * g;
+      const float v = args.beta2 * state2[i] + args.one_minus_beta2 * g * g;
       state1[i] = m;
       state2[i] = v;
       w -= args.learning_rate * (m / args.adam_correction1) / (sqrtf(v / args.adam_correction2) + args.eps);

@@ -116,6 +116,16 @@ Status launch_cross_backward(std::int64_t count, const void* grad_out, const voi
   return Status::ok();
 }
 
+template <ElemKind K>
+Status launch_relu_backward(std::int64_t count, const void* grad_out, const void* output, void* grad_pre, int blocks,
+                            gpuStream_t s) {
+  gpu_device::nn::relu_backward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+      count, static_cast<const Storage<K>*>(grad_out), static_cast<const Storage<K>*>(output),
+      static_cast<Storage<K>*>(grad_pre));
+  PARITY_GPU_CHECK_LAUNCH(relu_backward_kernel);
+  return Status::ok();
+}
+
 template <ElemKind KG, ElemKind KS>
 Status launch_optimizer(const gpu_device::nn::OptimizerStepArgs& args, std::int64_t count, float* master,
                         float* state1, float* state2, const void* grad, void* shadow, int blocks, gpuStream_t s) {
@@ -234,6 +244,17 @@ Status cross_backward(std::int64_t count, DType dtype, const void* grad_out, con
                                                           blocks, s)));
 }
 
+Status relu_backward(std::int64_t count, DType dtype, const void* grad_out, const void* output, void* grad_pre,
+                     StreamHandle stream) {
+  PARITY_CHECK_ARG(count >= 0, "relu_backward: count=", count, " must be >= 0");
+  if (count == 0) return Status::ok();
+  PARITY_CHECK_ARG(grad_out && output && grad_pre, "relu_backward: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(dtype, "relu_backward"));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_relu_backward<K>(count, grad_out, output, grad_pre, blocks, s)));
+}
+
 Status DenseOptimizerParams::validate() const {
   PARITY_CHECK_ARG(std::isfinite(learning_rate) && learning_rate >= 0.0f, "optimizer: learning_rate=",
                    learning_rate, " must be finite and >= 0");
@@ -266,6 +287,8 @@ Status dense_optimizer_step(const DenseOptimizerParams& params, std::int64_t cou
   args.eps = params.eps;
   args.beta1 = params.beta1;
   args.beta2 = params.beta2;
+  args.one_minus_beta1 = static_cast<float>(1.0 - static_cast<double>(params.beta1));
+  args.one_minus_beta2 = static_cast<float>(1.0 - static_cast<double>(params.beta2));
   args.weight_decay = params.weight_decay;
   const double step = static_cast<double>(params.step);
   args.adam_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(params.beta1), step));

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Training piece of the device run (called by run_all.sh with the build dir as $1, $OUT set):
+# Parity's training step (`parity bench train`: batch resident on the device, and staged from the
+# host every step) on dlrm-kaggle at batch 65536, then the PyTorch baselines of the shared folder
+# in the same call (copy them first: mkdir -p .baselines && cp ../shared/baselines/torch_dlrm*.py
+# .baselines/, and name .baselines in the device call's carry), then a short GPU training run of
+# `tiny` with NE/AUC beside the same run on the CPU.
+#   TRAIN_BATCH=65536 TRAIN_STEPS=30 scripts/gpu/bench_train.sh build/cuda
+set -uo pipefail
+build_dir="${1:-build/cuda}"
+parity="$build_dir/bin/parity"
+: "${OUT:?OUT must be set}"
+here="$(dirname "$0")"
+# shellcheck source=common.sh
+source "$here/common.sh"  # step NAME COMMAND..., failed
+batch="${TRAIN_BATCH:-65536}"
+steps="${TRAIN_STEPS:-30}"
+for precision in ${TRAIN_PRECISIONS:-tf32 fp32}; do
+  step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
+    --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
+done
+if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
+  step torch_dlrm python3 .baselines/torch_dlrm.py
+  step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 .baselines/torch_dlrm.py
+  if [[ "${TRAIN_TORCH_COMPILE:-1}" == 1 ]]; then
+    step torch_dlrm_compile python3 .baselines/torch_dlrm_compile.py "$OUT/torch_dlrm_compile.json"
+  fi
+else
+  echo "---- torch baselines: skipped (no .baselines folder or torch/triton not importable)"
+fi
+if "$parity" train --help > /dev/null 2>&1; then
+  for device in cuda cpu; do
+    step "train_tiny_$device" "$parity" train --model tiny --synthetic "${TRAIN_TINY_SAMPLES:-400000}" \
+      --device "$device" --batch 4096 --out "$OUT/train_tiny_$device"
+  done
+fi
+exit $failed

@@ -1,0 +1,96 @@
+// HopperModel for kernels without TMA (operands aligned to < 16 bytes): cuBLASLt offers its
+// pre-Hopper families there (mma.sync with cp.async or register loads). Unlike the warp-specialised
+// TMA kernels (one persistent CTA per SM, loads overlapped by a producer warp), these hide load
+// latency only through several co-resident CTAs per SM, take no clusters and no multicast, and
+// reduce split-K partials in the output type, in fp32, or in place (atomics).
+#include <algorithm>
+#include <cmath>
+
+#include "model_hopper.hpp"
+#include "model_math.hpp"
+
+namespace parity::gemm {
+namespace {
+
+constexpr double kGuard = 1e-9;
+// Shared memory: three pipeline stages of the A and B tiles (the depth cuBLASLt's sm80 families
+// choose most often); registers: ~2 per accumulator element (accumulators plus fragments and
+// addresses) out of 64K per SM. At most 8 CTAs per SM are counted.
+constexpr double kLegacyStages = 3.0;
+constexpr double kRegistersPerSm = 65536.0;
+constexpr double kRegistersPerAccumulator = 2.0;
+constexpr int kMaxResidentCtas = 8;
+constexpr double kReferenceTileElements = 128.0 * 128.0;
+
+}  // namespace
+
+void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
+                                 PreparedCandidate& p) const {
+  HopperTerms& h = p.hopper;
+  const double a_bytes = static_cast<double>(dtype_size_bytes(key.a_dtype));
+  const double tm = c.tile_m, tn = c.tile_n, tk = c.tile_k;
+  const double by_smem = fast_floor(device_.smem_bytes_per_sm / (kLegacyStages * (tm + tn) * tk * a_bytes));
+  const double by_registers = fast_floor(kRegistersPerSm / (kRegistersPerAccumulator * tm * tn));
+  h.legacy_resident_ctas =
+      static_cast<int>(std::clamp(std::min(by_smem, by_registers), 1.0, double{kMaxResidentCtas}));
+  const double c_bytes = static_cast<double>(dtype_size_bytes(key.c_dtype));
+  h.partial_bytes = c.reduction == ReductionScheme::kOutputType ? c_bytes : 4.0;
+  h.has_reduce_kernel = c.reduction != ReductionScheme::kInPlace;
+}
+
+template <bool kExplain>
+double HopperModel::predict_legacy(const HopperProblemTerms& t, const PreparedCandidate& p,
+                                   TimeBreakdown* breakdown) const {
+  const HopperTerms& c = p.hopper;
+  const double splits = p.split_k;
+  const double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
+  const double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
+  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
+  const double iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
+  const double tiles = grid_m * grid_n * t.batch * splits;
+  const double sms = c.usable_sms;
+  const double slots = sms * c.legacy_resident_ctas;
+  // Latency hiding grows with the work in flight per SM, r x tm x tn accumulators: the SM runs at
+  // W / (W + H) of its legacy rate with W = r tm tn and H = legacy_latency_ctas 128x128 tiles. Each
+  // of the r CTAs then takes compute x (r + H / (tm tn)) per iteration (compute_us_per_iter is one
+  // iteration at the SM's full legacy rate).
+  const double h = scalars_.legacy_latency_ctas * kReferenceTileElements * c.inv_tile_m * c.inv_tile_n;
+  const auto wave_us = [&](double wave_tiles) {
+    const double resident = std::clamp(wave_tiles / sms, 1.0, static_cast<double>(c.legacy_resident_ctas));
+    return iters * c.compute_us_per_iter * (resident + h) + scalars_.tile_overhead_us;
+  };
+  const double full_waves = fast_floor(tiles / slots + kGuard);
+  const double last_wave_tiles = tiles - full_waves * slots;
+  double compute_us = full_waves > 0 ? full_waves * wave_us(slots) : 0.0;
+  if (last_wave_tiles > 0) compute_us += wave_us(last_wave_tiles);
+  // DRAM floor: operands once plus the re-reads the L2 cannot hold, and every tile's store.
+  const double rereads = std::max(1.0, std::min(grid_m, grid_n) * (1.0 - t.reuse));
+  const double store_bytes =
+      t.batch * grid_m * grid_n * splits * (splits > 1 ? c.partial_bytes : t.out_bytes) /
+      (c.inv_tile_m * c.inv_tile_n);
+  const double dram_us = (t.operand_bytes * rereads + store_bytes) * t.inv_dram_bw;
+  double reduce_us = 0.0;
+  if (p.split_k > 1 && c.has_reduce_kernel) {
+    // Separate reduction kernel: reads s partials, writes D.
+    reduce_us = scalars_.splitk_overhead_us +
+                t.batch * t.m * t.n * (splits * c.partial_bytes + t.out_bytes) * t.inv_dram_bw;
+  }
+  const double total_us = scalars_.launch_us + std::max(compute_us, dram_us) + reduce_us;
+  if constexpr (kExplain) {
+    const double waves = full_waves + (last_wave_tiles > 0 ? 1.0 : 0.0);
+    const double fixed_us = waves * scalars_.tile_overhead_us;
+    breakdown->compute_us = compute_us - fixed_us;
+    breakdown->memory_us = std::max(0.0, dram_us - compute_us);
+    breakdown->launch_wave_us = scalars_.launch_us + fixed_us;
+    breakdown->reduction_us = reduce_us;
+    breakdown->waves = waves;
+  }
+  return total_us;
+}
+
+template double HopperModel::predict_legacy<true>(const HopperProblemTerms&,
+                                                  const PreparedCandidate&, TimeBreakdown*) const;
+template double HopperModel::predict_legacy<false>(const HopperProblemTerms&,
+                                                   const PreparedCandidate&, TimeBreakdown*) const;
+
+}  // namespace parity::gemm

@@ -1,0 +1,230 @@
+// The model interface after the Hopper / Origami split: make_model picks by vendor, explain()'s
+// terms add up to the prediction, run epilogues are priced by their extra bytes, kernels without
+// TMA gain from co-resident CTAs, and calibration refuses degenerate fits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "common/test_support.hpp"
+
+#include "parity/gemm/calibration.hpp"
+#include "parity/gemm/candidate_space.hpp"
+#include "parity/gemm/gemm.hpp"
+#include "parity/gemm/model.hpp"
+#include "parity/gemm/workflow.hpp"
+#include "parity/hw/catalogue.hpp"
+
+namespace parity::gemm {
+namespace {
+
+DeviceParams device_named(const char* name) {
+  auto spec = hw::find_hardware(name);
+  EXPECT_TRUE(spec.is_ok()) << spec.status().to_string();
+  return device_params_from_spec(spec.value()).value();
+}
+
+GemmProblem shape(std::int64_t m, std::int64_t n, std::int64_t k, int alignment = 0) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.alignment_bytes = alignment;
+  return p;
+}
+
+double sum_of_terms(const TimeBreakdown& b) {
+  return b.compute_us + b.memory_us + b.l2_us + b.launch_wave_us + b.reduction_us + b.epilogue_us;
+}
+
+TEST(GemmModelSplit, MakeModelPicksTheBackEndByVendor) {
+  EXPECT_EQ(make_model(device_named("h200"), ModelScalars{})->device().kind, ModelKind::kHopper);
+  EXPECT_EQ(make_model(device_named("mi300x"), ModelScalars{})->device().kind, ModelKind::kOrigami);
+}
+
+// The breakdown is the model's own accounting: its terms sum to the prediction. Sums of up to ~10
+// positive terms, each rounded once: 1e-12 relative is far above the rounding (~1e-15).
+TEST(GemmModelSplit, ExplainTermsAddUpToThePrediction) {
+  for (const char* name : {"h200", "mi300x"}) {
+    const DeviceParams device = device_named(name);
+    const GemmModel model(device, default_scalars(device));
+    const auto space = modelled_space(ProblemClass{}, device);
+    for (const GemmProblem& p : {shape(4096, 4096, 4096), shape(777, 1234, 4321, 2),
+                                 shape(64, 8192, 512), shape(8192, 128, 16384)}) {
+      for (std::size_t i = 0; i < space.size(); i += space.size() / 23 + 1) {
+        const double predicted = model.predict_us(p, space[i]);
+        if (!std::isfinite(predicted)) continue;
+        const TimeBreakdown b = model.explain(p, space[i], RunEpilogue::kNone);
+        EXPECT_NEAR(b.total_us, predicted, 1e-12 * predicted) << name << " " << space[i].short_name();
+        EXPECT_NEAR(sum_of_terms(b), b.total_us, 1e-9 * b.total_us)
+            << name << " " << p.describe() << " " << space[i].short_name();
+        EXPECT_GT(b.compute_us, 0.0);
+        EXPECT_GT(b.waves, 0.0);  // stream-K timesteps are fractional
+      }
+    }
+  }
+}
+
+// `gemm select --explain`: every listed candidate carries its breakdown, summing to its prediction.
+TEST(GemmModelSplit, SelectReportExplainsEachTopCandidate) {
+  ModelSource source;
+  source.hw = "h200";
+  const auto model = load_model(source);
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  const auto report = select_report(*model, shape(4096, 4096, 4096), 5, true);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  ASSERT_EQ(report->top.size(), 5u);
+  EXPECT_TRUE(report->is_explained);
+  for (const SelectionRow& row : report->top) {
+    EXPECT_NEAR(sum_of_terms(row.breakdown), row.predicted_us, 1e-9 * row.predicted_us) << row.config;
+    EXPECT_GT(row.breakdown.compute_us, 0.5 * row.predicted_us) << "4096^3 is compute bound";
+  }
+  EXPECT_NE(to_text(*report).find("compute "), std::string::npos);
+}
+
+TEST(GemmModelSplit, EpiloguesArePricedByTheirExtraBytes) {
+  const GemmProblem p = shape(4096, 2048, 1024);
+  const double m = 4096, n = 2048;
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kNone, p), 0.0);
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kRelu, p), 0.0);
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kBias, p), m * 2);
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kBiasReluAux, p), m * 2 + m * n / 8);
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kBiasGeluAux, p), m * 2 + m * n * 2);
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kDGeluBgrad, p), m * n * 2 + m * 4);
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kBgradB, p), n * 4);
+  GemmProblem batched = p;
+  batched.batch = 3;
+  EXPECT_EQ(epilogue_extra_bytes(RunEpilogue::kBias, batched), 3 * m * 2);
+  const DeviceParams device = device_named("h200");
+  const ModelScalars scalars = default_scalars(device);
+  const GemmModel model(device, scalars);
+  const Candidate c = hopper_modelled_space(ProblemClass{}).front();
+  const double extra_us = model.predict_us(p, c, RunEpilogue::kBiasGeluAux) - model.predict_us(p, c);
+  const double expected_us = (m * 2 + m * n * 2) / (device.hbm_bytes_per_s * scalars.dram_efficiency * 1e-6);
+  EXPECT_NEAR(extra_us, expected_us, 1e-9 * expected_us);
+  EXPECT_NEAR(model.explain(p, c, RunEpilogue::kBiasGeluAux).epilogue_us, expected_us, 1e-9 * expected_us);
+}
+
+// Kernels without TMA hide load latency through co-resident CTAs: doubling the tiles of a wave
+// that fits one CTA per SM costs less than double (a second CTA per SM raises the rate), while the
+// TMA kernels (one persistent CTA per SM) pay at least the second wave in full.
+TEST(GemmModelSplit, LegacyKernelsGainFromCoResidentCtas) {
+  const DeviceParams device = device_named("h200");
+  const GemmModel model(device, default_scalars(device));
+  Candidate c;
+  c.tile_m = 64;
+  c.tile_n = 128;
+  c.tile_k = 64;
+  const std::int64_t sms = device.num_sms;
+  const auto doubling = [&](int alignment) {
+    return model.predict_us(shape(64 * 2 * sms, 128, 8192, alignment), c) /
+           model.predict_us(shape(64 * sms, 128, 8192, alignment), c);
+  };
+  // TMA: the second wave costs nearly a whole first one (the last-wave clock boost is the only
+  // difference); without TMA a second co-resident CTA per SM raises the SM's rate.
+  EXPECT_GT(doubling(16), 1.8);
+  EXPECT_LT(doubling(2), 1.7);
+  EXPECT_LT(doubling(2), doubling(16) - 0.2);
+}
+
+// The AMD model's hierarchical pruning: bounds never exceed the exact predictions, and the top-k
+// and near-tie group are exact (what the selector orders).
+TEST(GemmModelSplit, OrigamiPrunedPredictionsAreLowerBoundsAndTheTopIsExact) {
+  const std::uint64_t seed = testing::test_seed(31);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> log_size(0.0, std::log(65536.0));
+  for (const char* name : {"mi300x", "mi350x"}) {
+    const DeviceParams device = device_named(name);
+    const GemmModel model(device, default_scalars(device));
+    const auto space = modelled_space(ProblemClass{}, device);
+    std::vector<PreparedCandidate> prepared;
+    for (const Candidate& c : space) prepared.push_back(model.prepare(ProblemClass{}, c));
+    std::vector<double> exact(space.size()), pruned(space.size());
+    constexpr std::size_t kKeep = 5;
+    for (int trial = 0; trial < 40; ++trial) {
+      const auto size = [&] { return 1 + static_cast<std::int64_t>(std::exp(log_size(rng))); };
+      const GemmProblem p = shape(size(), size(), size());
+      model.predict_all_us(p, prepared.data(), prepared.size(), exact.data());
+      double cutoff = 0.0;
+      const std::size_t computed =
+          model.predict_top_us(p, prepared.data(), prepared.size(), kKeep, 0.01, pruned.data(), &cutoff);
+      EXPECT_GE(computed, kKeep) << name << " " << p.describe();
+      EXPECT_EQ(cutoff, exact_cutoff_us(exact.data(), exact.size(), kKeep, 0.01)) << p.describe();
+      for (std::size_t i = 0; i < exact.size(); ++i) {
+        ASSERT_LE(pruned[i], exact[i]) << name << " " << p.describe() << " candidate " << i;
+        if (exact[i] <= cutoff) EXPECT_EQ(pruned[i], exact[i]) << p.describe() << " candidate " << i;
+        else EXPECT_GT(pruned[i], cutoff) << p.describe() << " candidate " << i;
+      }
+    }
+  }
+}
+
+std::vector<MeasuredShape> one_measured_shape(double median_ms) {
+  MeasuredShape s;
+  s.name = "s";
+  s.problem = shape(1024, 1024, 1024);
+  MeasuredCandidate m;
+  m.candidate = hopper_modelled_space(ProblemClass{}).front();
+  m.median_ms = median_ms;
+  s.candidates.push_back(m);
+  return {s};
+}
+
+TEST(GemmCalibrationRefusals, DegenerateFitsAreErrors) {
+  const DeviceParams device = device_named("h200");
+  const ModelScalars start = default_scalars(device);
+  const auto message = [&](const std::vector<MeasuredShape>& shapes, const FitOptions& options) {
+    const auto fit = fit_scalars(device, start, shapes, options);
+    EXPECT_FALSE(fit.is_ok());
+    return fit.is_ok() ? std::string() : fit.status().to_string();
+  };
+  FitOptions zero_evals;
+  zero_evals.max_evaluations = 0;
+  EXPECT_NE(message(one_measured_shape(0.1), zero_evals).find("max_evaluations: 0"), std::string::npos);
+  FitOptions negative_regret;
+  negative_regret.regret_weight = -1.0;
+  EXPECT_NE(message(one_measured_shape(0.1), negative_regret).find("regret_weight: -1"),
+            std::string::npos);
+  FitOptions bad_bounds;
+  bad_bounds.scalar_bounds[0] = {0.9, 0.3};
+  EXPECT_NE(message(one_measured_shape(0.1), bad_bounds).find("mma_efficiency"), std::string::npos);
+  auto empty = one_measured_shape(0.1);
+  empty.front().candidates.clear();
+  EXPECT_NE(message(empty, FitOptions{}).find("0 measured candidates"), std::string::npos);
+  // A measured time of 0 makes the log loss infinite.
+  EXPECT_NE(message(one_measured_shape(0.0), FitOptions{}).find("loss"), std::string::npos);
+  EXPECT_FALSE(fit_scalars(device, start, {}, FitOptions{}).is_ok());
+  FitOptions fine;
+  fine.max_evaluations = 50;
+  EXPECT_TRUE(fit_scalars(device, start, one_measured_shape(0.1), fine).is_ok());
+}
+
+TEST(GemmCalibrationRefusals, MeasurementsOfAnotherDevice) {
+  MeasurementSet h200_set;
+  h200_set.device = "h200";
+  const std::vector<LabelledMeasurements> sets = {{"run.json", &h200_set}};
+  EXPECT_TRUE(check_measurement_device(sets, "h200").is_ok());
+  const Status other = check_measurement_device(sets, "mi300x");
+  ASSERT_FALSE(other.is_ok());
+  EXPECT_NE(other.to_string().find("'h200'"), std::string::npos) << other.to_string();
+  EXPECT_NE(other.to_string().find("'mi300x'"), std::string::npos) << other.to_string();
+}
+
+TEST(GemmCalibrationRefusals, FileWithoutEveryScalarIsNotFitted) {
+  const auto path = std::filesystem::temp_directory_path() / "parity_gemm_calibration_empty.json";
+  for (const char* scalars : {"{}", R"({"launch_us": 4.0})"}) {
+    std::ofstream(path) << R"({"schema": "parity.gemm.calibration/1", "device": "h200", "scalars": )"
+                        << scalars << "}";
+    const auto read = read_gemm_calibration(path);
+    ASSERT_FALSE(read.is_ok()) << scalars;
+    EXPECT_NE(read.status().to_string().find("mma_efficiency"), std::string::npos)
+        << read.status().to_string();
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace parity::gemm

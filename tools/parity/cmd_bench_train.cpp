@@ -1,0 +1,73 @@
+// `parity bench train`: training-step throughput of a model preset or spec on the CPU or the GPU
+// (include/parity/train/step_bench.hpp): batch resident on the device, and staged from the host
+// every step, medians of the timed steps.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "parity/core/parse.hpp"
+#include "parity/train/step_bench.hpp"
+
+namespace parity::cli {
+namespace {
+
+struct BenchTrainArgs {
+  std::string model = "dlrm-kaggle";
+  std::string device = "cuda";
+  std::string batch = "65536";
+  std::string precision;  // empty: the spec's
+  std::string table_cap;  // empty: the spec's rows
+  int warmup = 5;
+  int steps = 30;
+  std::string seed = "1";
+  std::string out;
+};
+
+Status run_bench_train(const BenchTrainArgs& args) {
+  PARITY_ASSIGN_OR_RETURN(model::ModelSpec spec, model::load_spec(args.model));
+  if (!args.precision.empty()) {
+    PARITY_ASSIGN_OR_RETURN(spec.precision, model::parse_dense_precision(args.precision));
+  }
+  if (!args.table_cap.empty()) {
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(args.table_cap, "table-cap", 1));
+    for (auto& table : spec.embedding.tables) table.num_rows = std::min(table.num_rows, cap);
+  }
+  train::StepBenchOptions options;
+  PARITY_ASSIGN_OR_RETURN(options.device, parse_device_kind(args.device));
+  PARITY_ASSIGN_OR_RETURN(options.batch_size, parse_int64(args.batch, "batch", 1));
+  PARITY_ASSIGN_OR_RETURN(options.seed, parse_uint64(args.seed, "seed"));
+  options.warmup_steps = args.warmup;
+  options.timed_steps = args.steps;
+  PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
+  std::printf("bench train: %s %s on %s, batch %lld: %.3f ms/step, %.3f M samples/s (batch resident); "
+              "%.3f ms/step, %.3f M samples/s (staged from the host); loss %.4f -> %.4f; device memory in use %.2f GiB\n",
+              report.model.c_str(), report.precision.c_str(), report.device.c_str(),
+              static_cast<long long>(report.batch_size), report.median_step_ms, report.samples_per_second / 1e6,
+              report.median_staged_step_ms, report.staged_samples_per_second / 1e6, report.first_loss,
+              report.last_loss, static_cast<double>(report.peak_device_bytes) / (1024.0 * 1024.0 * 1024.0));
+  if (args.out.empty()) return Status::ok();
+  PARITY_RETURN_IF_ERROR(train::write_step_bench_json(report, options, args.out));
+  std::printf("wrote %s\n", args.out.c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
+  auto args = std::make_shared<BenchTrainArgs>();
+  auto* cmd = bench.add_subcommand("train", "Training-step throughput of a model (synthetic batch, medians)");
+  cmd->add_option("--model", args->model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file")->capture_default_str();
+  cmd->add_option("--device", args->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--batch", args->batch, "samples per step")->capture_default_str();
+  cmd->add_option("--precision", args->precision, "dense precision: fp32, tf32 (default: the spec's)");
+  cmd->add_option("--table-cap", args->table_cap, "cap every table at this many rows");
+  cmd->add_option("--warmup", args->warmup, "untimed steps first")->capture_default_str();
+  cmd->add_option("--steps", args->steps, "timed steps (each mode)")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "initialisation and batch seed")->capture_default_str();
+  cmd->add_option("--out", args->out, "write the results JSON to FILE");
+  cmd->callback([args, &outcome] { outcome.status = run_bench_train(*args); });
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,176 @@
+// `parity train`: parse the flags, call train::train(), render its progress (a bar on a terminal,
+// periodic plain lines otherwise) and print the summary. The loop lives in src/train.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "parity/core/parse.hpp"
+#include "parity/model/spec.hpp"
+#include "parity/train/trainer.hpp"
+
+namespace parity::cli {
+namespace {
+
+struct TrainFlags {
+  std::string model, data, synthetic, device = "cpu", batch = "256", out, plan, steps = "0",
+      epochs = "1", eval_every = "0", eval_samples = "0", checkpoint_every = "0", lr, seed = "1",
+      table_cap, threads = "0";
+  bool resume = false;
+  bool deterministic = false;
+};
+
+std::string clock_text(double seconds) {
+  if (seconds < 0) return "?";
+  const auto total = static_cast<long>(seconds + 0.5);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", total / 3600, total / 60 % 60, total % 60);
+  return text;
+}
+
+// A bar redrawn in place at most 10 times a second on a terminal; a plain line every 10 s (and
+// at every evaluation) when stderr is a file or a pipe.
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : is_terminal_(isatty(fileno(stderr)) != 0) {}
+  void operator()(const train::TrainProgress& progress) {
+    using train::TrainProgress;
+    const auto now = std::chrono::steady_clock::now();
+    if (progress.event == TrainProgress::Event::kEvaluation) {
+      const auto& e = progress.evaluation;
+      end_bar();
+      std::fprintf(stderr, "eval  step %lld: NE %.5f  AUC %.5f  logloss %.5f  (%lld samples)\n",
+                   static_cast<long long>(e.step), e.ne, e.auc, e.logloss, static_cast<long long>(e.samples));
+      return;
+    }
+    if (progress.event != TrainProgress::Event::kStep) return;
+    const double since = std::chrono::duration<double>(now - last_).count();
+    const bool is_last = progress.step == progress.total_steps;
+    if (!is_last && since < (is_terminal_ ? 0.1 : 10.0)) return;
+    last_ = now;
+    const double fraction = progress.total_steps > 0
+                                ? static_cast<double>(progress.step) / static_cast<double>(progress.total_steps)
+                                : 0;
+    char line[256];
+    std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f samples/s  loss %.5f  lr %.3g  ETA %s",
+                  static_cast<long long>(progress.step), static_cast<long long>(progress.total_steps),
+                  progress.samples_per_second, progress.loss, progress.learning_rate,
+                  clock_text(progress.eta_seconds).c_str());
+    if (is_terminal_) {
+      constexpr int kWidth = 30;
+      const int filled = static_cast<int>(fraction * kWidth);
+      std::fprintf(stderr, "\r[%s%s] %3.0f%% %s\033[K", std::string(filled, '#').c_str(),
+                   std::string(kWidth - filled, ' ').c_str(), fraction * 100, line);
+      bar_open_ = true;
+    } else {
+      std::fprintf(stderr, "train %3.0f%% %s\n", fraction * 100, line);
+    }
+    std::fflush(stderr);
+  }
+  void end_bar() {
+    if (bar_open_) std::fprintf(stderr, "\n");
+    bar_open_ = false;
+  }
+
+ private:
+  bool is_terminal_;
+  bool bar_open_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
+  train::TrainOptions options;
+  PARITY_ASSIGN_OR_RETURN(options.spec, model::load_spec(flags.model));
+  if (!flags.table_cap.empty()) {
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(flags.table_cap, "--table-cap", 1));
+    model::cap_table_rows(options.spec, cap);
+  }
+  if (!flags.plan.empty()) {
+    return unsupported("--plan ", flags.plan, ": applying a plan is not wired into train yet; pass --batch "
+                       "and set precision/activation_checkpointing in the spec");
+  }
+  PARITY_ASSIGN_OR_RETURN(options.device, parse_device_kind(flags.device));
+  PARITY_ASSIGN_OR_RETURN(options.batch_size, parse_int64(flags.batch, "--batch"));
+  options.data_dir = flags.data;
+  if (!flags.synthetic.empty()) {
+    PARITY_ASSIGN_OR_RETURN(options.synthetic_samples, parse_int64(flags.synthetic, "--synthetic", 1));
+  }
+  options.out_dir = flags.out;
+  PARITY_ASSIGN_OR_RETURN(options.max_steps, parse_int64(flags.steps, "--steps", 0));
+  PARITY_ASSIGN_OR_RETURN(options.max_epochs, parse_int64(flags.epochs, "--epochs", 1));
+  PARITY_ASSIGN_OR_RETURN(options.eval_every_steps, parse_int64(flags.eval_every, "--eval-every", 0));
+  PARITY_ASSIGN_OR_RETURN(options.eval_max_samples, parse_int64(flags.eval_samples, "--eval-samples", 0));
+  PARITY_ASSIGN_OR_RETURN(options.checkpoint_every_steps,
+                          parse_int64(flags.checkpoint_every, "--checkpoint-every", 0));
+  if (!flags.lr.empty()) {
+    PARITY_ASSIGN_OR_RETURN(options.learning_rate, parse_double(flags.lr, "--lr"));
+  }
+  PARITY_ASSIGN_OR_RETURN(options.seed, parse_uint64(flags.seed, "--seed"));
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t threads, parse_int64(flags.threads, "--threads", 0, 4096));
+  options.num_threads = static_cast<int>(threads);
+  options.resume = flags.resume ? train::ResumeMode::kFromLatestCheckpoint : train::ResumeMode::kFresh;
+  options.determinism = flags.deterministic ? train::Determinism::kBitwise : train::Determinism::kDefault;
+  return options;
+}
+
+Status run_train(const TrainFlags& flags) {
+  PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, options_from_flags(flags));
+  auto printer = std::make_shared<ProgressPrinter>();
+  options.on_progress = [printer](const train::TrainProgress& progress) { (*printer)(progress); };
+  std::printf("train: model %s (%lld dense parameters, %lld embedding rows), batch %lld, device %s\n",
+              options.spec.name.c_str(), static_cast<long long>(options.spec.dense_parameter_count()),
+              static_cast<long long>(options.spec.embedding_row_count()),
+              static_cast<long long>(options.batch_size), std::string(device_kind_name(options.device)).c_str());
+  std::fflush(stdout);
+  auto summary = train::train(options);
+  printer->end_bar();
+  if (!summary.is_ok()) return summary.status();
+  const auto& s = *summary;
+  std::printf("done: %lld steps, %lld samples, %lld epoch(s) on %d thread(s), %.1f s training, %.0f samples/s\n",
+              static_cast<long long>(s.steps), static_cast<long long>(s.samples),
+              static_cast<long long>(s.epochs_completed), s.num_threads, s.train_seconds, s.samples_per_second);
+  if (s.resumed_from_step >= 0) std::printf("resumed from the checkpoint at step %lld\n", static_cast<long long>(s.resumed_from_step));
+  if (!s.evaluations.empty()) {
+    const auto& e = s.evaluations.back();
+    std::printf("eval: NE %.5f  AUC %.5f  logloss %.5f  (%lld samples)\n", e.ne, e.auc, e.logloss,
+                static_cast<long long>(e.samples));
+  }
+  if (s.planted_auc >= 0) std::printf("planted model's AUC on the eval split: %.5f\n", s.planted_auc);
+  std::printf("files: %s, %s, %s, %s\n", s.metrics_log_path.c_str(), s.svg_path.c_str(),
+              s.checkpoint_path.c_str(), s.summary_path.c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, Outcome& outcome) {
+  auto flags = std::make_shared<TrainFlags>();
+  auto* cmd = app.add_subcommand("train", "Train a DLRM-family model on the CPU or a GPU (NE/AUC, checkpoints, metrics)");
+  cmd->add_option("--model", flags->model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file")->required();
+  cmd->add_option("--data", flags->data, "dataset directory (parity data generate / convert-criteo)");
+  cmd->add_option("--synthetic", flags->synthetic, "generate N training samples for the model into OUT/data");
+  cmd->add_option("--device", flags->device, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--batch", flags->batch, "batch size")->capture_default_str();
+  cmd->add_option("--out", flags->out, "output directory (checkpoint, metrics.jsonl, training.svg, summary.json)")
+      ->required();
+  cmd->add_option("--plan", flags->plan, "a plan from parity plan (not applied yet)");
+  cmd->add_flag("--resume", flags->resume, "continue from OUT/checkpoint.ckpt when present");
+  cmd->add_option("--steps", flags->steps, "stop after S steps (0: no limit)")->capture_default_str();
+  cmd->add_option("--epochs", flags->epochs, "passes over the training split")->capture_default_str();
+  cmd->add_option("--eval-every", flags->eval_every, "evaluate every K steps (0: at the end)")->capture_default_str();
+  cmd->add_option("--eval-samples", flags->eval_samples, "evaluate on at most N samples (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-every", flags->checkpoint_every, "checkpoint every K steps (0: at each evaluation)")
+      ->capture_default_str();
+  cmd->add_option("--lr", flags->lr, "base learning rate for dense and embedding optimisers");
+  cmd->add_flag("--deterministic", flags->deterministic, "bitwise reproducible (resumed runs included)");
+  cmd->add_option("--seed", flags->seed, "initialisation and synthetic-data seed")->capture_default_str();
+  cmd->add_option("--table-cap", flags->table_cap, "cap every table at ROWS rows");
+  cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic)")->capture_default_str();
+  cmd->callback([flags, &outcome] { outcome.status = run_train(*flags); });
+}
+
+}  // namespace parity::cli
