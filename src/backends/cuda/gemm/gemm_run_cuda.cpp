@@ -171,6 +171,7 @@ struct DeviceState {
 Result<DeviceState*> device_state() {
   static std::mutex states_mutex;
   static std::map<int, std::unique_ptr<DeviceState>> states;
+  if (gpu::device_count() == 0) return unsupported("gemm: device=gpu but no CUDA device is visible");
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
