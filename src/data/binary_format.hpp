@@ -19,7 +19,8 @@ int index_bytes_for(std::int64_t num_rows);
 std::int64_t bytes_per_sample(const DatasetSchema& schema);
 std::string dense_path(const std::string& dir, const std::string& split);
 std::string labels_path(const std::string& dir, const std::string& split);
-std::string sparse_path(const std::string& dir, const std::string& split, int table, std::int64_t num_rows);
+std::string sparse_path(const std::string& dir, const std::string& split, int table,
+                        std::int64_t num_rows);
 Status check_split_name(const std::string& split);
 
 Status write_manifest(const std::string& dir, const DatasetInfo& info);
@@ -27,14 +28,16 @@ Status write_manifest(const std::string& dir, const DatasetInfo& info);
 // Writes a split's files at sample positions (pwrite, so threads may write disjoint ranges).
 class SplitWriter {
  public:
-  static Result<SplitWriter> create(const std::string& dir, const std::string& split, const DatasetSchema& schema);
+  static Result<SplitWriter> create(const std::string& dir, const std::string& split,
+                                    const DatasetSchema& schema);
   SplitWriter(SplitWriter&& other) noexcept;
   SplitWriter& operator=(SplitWriter&&) = delete;
   SplitWriter(const SplitWriter&) = delete;
   ~SplitWriter();
   // Samples [first_sample, first_sample + count): dense [count, num_dense], labels [count],
   // ids_per_table[t] [count, L_t] (narrowed to the file's index width).
-  Status write(std::int64_t first_sample, std::int64_t count, const float* dense, const std::uint8_t* labels,
+  Status write(std::int64_t first_sample, std::int64_t count, const float* dense,
+               const std::uint8_t* labels,
                const std::vector<const std::int64_t*>& ids_per_table) const;
   // Flushes to disk and closes; the files must hold exactly num_samples samples.
   Status finish(std::int64_t num_samples);

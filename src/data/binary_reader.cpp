@@ -12,7 +12,10 @@ class BinarySplitReader final : public PrefetchingReader {
  public:
   BinarySplitReader(const ReaderOptions& options, DatasetSchema schema, std::int64_t num_samples,
                     std::vector<MappedFile> files, std::vector<std::string> paths)
-      : PrefetchingReader(options), schema_(std::move(schema)), num_samples_(num_samples), files_(std::move(files)),
+      : PrefetchingReader(options),
+        schema_(std::move(schema)),
+        num_samples_(num_samples),
+        files_(std::move(files)),
         paths_(std::move(paths)) {
     start();
   }
@@ -31,9 +34,9 @@ class BinarySplitReader final : public PrefetchingReader {
  private:
   DatasetSchema schema_;
   std::int64_t num_samples_;
-  std::vector<MappedFile> files_;  // dense, labels, sparse_0..T-1
+  std::vector<MappedFile> files_;   // dense, labels, sparse_0..T-1
   std::vector<std::string> paths_;  // of files_, for errors
-  std::int64_t cursor_ = 0;        // next sample to produce (producer thread only)
+  std::int64_t cursor_ = 0;         // next sample to produce (producer thread only)
 };
 
 Result<bool> BinarySplitReader::produce(Batch* batch) {
@@ -50,8 +53,8 @@ Result<bool> BinarySplitReader::produce(Batch* batch) {
   const std::uint8_t* labels = files_[1].data() + cursor_;
   for (std::int64_t b = 0; b < batch_size; ++b) {
     if (labels[b] > 1) {
-      return invalid_argument("dataset file ", paths_[1], ": sample ", cursor_ + b, " has label ", int{labels[b]},
-                              " (expected 0 or 1)");
+      return invalid_argument("dataset file ", paths_[1], ": sample ", cursor_ + b, " has label ",
+                              int{labels[b]}, " (expected 0 or 1)");
     }
     batch->labels[b] = static_cast<float>(labels[b]);
   }
@@ -63,21 +66,25 @@ Result<bool> BinarySplitReader::produce(Batch* batch) {
     const std::int64_t count = batch_size * ids_per_sample;
     std::int64_t* out = batch->indices.data() + at;
     if (index_bytes_for(schema_.tables[t].num_rows) == 4) {
-      const auto* ids = reinterpret_cast<const std::int32_t*>(files_[2 + t].data()) + cursor_ * ids_per_sample;
+      const auto* ids =
+          reinterpret_cast<const std::int32_t*>(files_[2 + t].data()) + cursor_ * ids_per_sample;
       std::copy_n(ids, count, out);
     } else {
-      const auto* ids = reinterpret_cast<const std::int64_t*>(files_[2 + t].data()) + cursor_ * ids_per_sample;
+      const auto* ids =
+          reinterpret_cast<const std::int64_t*>(files_[2 + t].data()) + cursor_ * ids_per_sample;
       std::copy_n(ids, count, out);
     }
     // A damaged file must not reach the embedding lookup as an out-of-range row.
     const std::int64_t num_rows = schema_.tables[t].num_rows;
     for (std::int64_t i = 0; i < count; ++i) {
       if (out[i] < 0 || out[i] >= num_rows) {
-        return invalid_argument("dataset file ", paths_[2 + t], ": sample ", cursor_ + i / ids_per_sample, " id ",
-                                out[i], " is out of range [0, ", num_rows, ")");
+        return invalid_argument("dataset file ", paths_[2 + t], ": sample ",
+                                cursor_ + i / ids_per_sample, " id ", out[i],
+                                " is out of range [0, ", num_rows, ")");
       }
     }
-    for (std::int64_t b = 0; b < batch_size; ++b) batch->offsets[t * batch_size + b] = at + b * ids_per_sample;
+    for (std::int64_t b = 0; b < batch_size; ++b)
+      batch->offsets[t * batch_size + b] = at + b * ids_per_sample;
     at += count;
   }
   batch->offsets.back() = at;
@@ -90,8 +97,10 @@ Result<bool> BinarySplitReader::produce(Batch* batch) {
 Result<std::unique_ptr<BatchReader>> open_dataset(const std::string& dir, const std::string& split,
                                                   const ReaderOptions& options) {
   PARITY_RETURN_IF_ERROR(check_split_name(split));
-  PARITY_CHECK_ARG(options.batch_size >= 1, "batch_size: ", options.batch_size, " is out of range [1, ...]");
-  PARITY_CHECK_ARG(options.prefetch_batches >= 0, "prefetch_batches: ", options.prefetch_batches, " is negative");
+  PARITY_CHECK_ARG(options.batch_size >= 1, "batch_size: ", options.batch_size,
+                   " is out of range [1, ...]");
+  PARITY_CHECK_ARG(options.prefetch_batches >= 0, "prefetch_batches: ", options.prefetch_batches,
+                   " is negative");
   PARITY_ASSIGN_OR_RETURN(DatasetInfo info, read_dataset_info(dir));
   const std::int64_t num_samples = split == "train" ? info.train_samples : info.eval_samples;
   std::vector<std::string> paths = {dense_path(dir, split), labels_path(dir, split)};

@@ -29,20 +29,24 @@ std::string column_name(int column) {
 
 Result<CriteoLineParser> CriteoLineParser::create(const DatasetSchema& schema) {
   PARITY_RETURN_IF_ERROR(schema.validate());
-  PARITY_CHECK_ARG(schema.num_dense == kCriteoDenseColumns, "criteo schema: num_dense ", schema.num_dense,
-                   ", expected ", kCriteoDenseColumns);
-  PARITY_CHECK_ARG(schema.tables.size() == kCriteoCategoricalColumns, "criteo schema: ", schema.tables.size(),
-                   " tables, expected ", kCriteoCategoricalColumns);
+  PARITY_CHECK_ARG(schema.num_dense == kCriteoDenseColumns, "criteo schema: num_dense ",
+                   schema.num_dense, ", expected ", kCriteoDenseColumns);
+  PARITY_CHECK_ARG(schema.tables.size() == kCriteoCategoricalColumns,
+                   "criteo schema: ", schema.tables.size(), " tables, expected ",
+                   kCriteoCategoricalColumns);
   CriteoLineParser parser;
   for (std::size_t t = 0; t < schema.tables.size(); ++t) {
-    PARITY_CHECK_ARG(schema.tables[t].ids_per_sample == 1, "criteo schema: table ", t, " ids_per_sample ",
-                     schema.tables[t].ids_per_sample, ", expected 1 (Criteo is one-hot)");
+    PARITY_CHECK_ARG(schema.tables[t].ids_per_sample == 1, "criteo schema: table ", t,
+                     " ids_per_sample ", schema.tables[t].ids_per_sample,
+                     ", expected 1 (Criteo is one-hot)");
     PARITY_CHECK_ARG(schema.tables[t].num_rows >= 2, "criteo schema: table ", t, " num_rows ",
-                     schema.tables[t].num_rows, " is out of range [2, ...] (id 0 is reserved for empty values)");
+                     schema.tables[t].num_rows,
+                     " is out of range [2, ...] (id 0 is reserved for empty values)");
     parser.hashed_rows_.push_back(static_cast<std::uint64_t>(schema.tables[t].num_rows - 1));
   }
   parser.log1p_table_.resize(kLog1pTableSize);
-  for (int x = 0; x < kLog1pTableSize; ++x) parser.log1p_table_[x] = static_cast<float>(std::log1p(double(x)));
+  for (int x = 0; x < kLog1pTableSize; ++x)
+    parser.log1p_table_[x] = static_cast<float>(std::log1p(double(x)));
   return parser;
 }
 
@@ -73,7 +77,8 @@ const char* scan_integer(const char* p, const char* end, const char** field_end,
 struct HexTable {
   std::int8_t value[256];
   constexpr HexTable() : value() {
-    for (int c = 0; c < 256; ++c) value[c] = static_cast<std::int8_t>(hex_value(static_cast<char>(c)));
+    for (int c = 0; c < 256; ++c)
+      value[c] = static_cast<std::int8_t>(hex_value(static_cast<char>(c)));
   }
 };
 constexpr HexTable kHex;
@@ -124,7 +129,8 @@ bool CriteoLineParser::parse(std::string_view line, float* label, float* dense, 
       }
       float value = 0;  // empty and negative counts are 0
       if (!is_negative && x > 0) {
-        value = x < kLog1pTableSize ? log1p_table_[x] : static_cast<float>(std::log1p(static_cast<double>(x)));
+        value = x < kLog1pTableSize ? log1p_table_[x]
+                                    : static_cast<float>(std::log1p(static_cast<double>(x)));
       }
       dense[column - 1] = value;
     } else {
@@ -154,8 +160,11 @@ bool CriteoLineParser::parse(std::string_view line, float* label, float* dense, 
 }
 
 std::string CriteoLineParser::describe(const Error& error) {
-  if (error.column < 0) return detail::concat(error.what, " (found ", error.found_columns, ", expected ", kCriteoColumns, ")");
-  return detail::concat("column ", error.column + 1, " (", column_name(error.column), "): ", error.what);
+  if (error.column < 0)
+    return detail::concat(error.what, " (found ", error.found_columns, ", expected ",
+                          kCriteoColumns, ")");
+  return detail::concat("column ", error.column + 1, " (", column_name(error.column),
+                        "): ", error.what);
 }
 
 }  // namespace parity::data

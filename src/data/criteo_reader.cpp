@@ -12,12 +12,13 @@
 namespace parity::data {
 namespace {
 
-const std::string kOverlongReason = "line is longer than " + std::to_string(kCriteoMaxLineBytes) + " bytes";
+const std::string kOverlongReason =
+    "line is longer than " + std::to_string(kCriteoMaxLineBytes) + " bytes";
 
 // Reads the next good line into row `row` of the arrays; false at the end of the file.
-Result<bool> next_good_line(TextLineSource& source, const CriteoLineParser& parser, BadLineTracker& bad_lines,
-                            std::mutex* bad_lines_mutex, float* label, float* dense, std::int64_t* ids,
-                            std::int64_t ids_stride) {
+Result<bool> next_good_line(TextLineSource& source, const CriteoLineParser& parser,
+                            BadLineTracker& bad_lines, std::mutex* bad_lines_mutex, float* label,
+                            float* dense, std::int64_t* ids, std::int64_t ids_stride) {
   for (;;) {
     std::string_view line;
     bool is_overlong = false;
@@ -36,8 +37,12 @@ class CriteoTsvReader final : public PrefetchingReader {
  public:
   CriteoTsvReader(const ReaderOptions& options, DatasetSchema schema, CriteoLineParser parser,
                   std::unique_ptr<TextLineSource> source, std::string path)
-      : PrefetchingReader(options), schema_(std::move(schema)), parser_(std::move(parser)),
-        source_(std::move(source)), path_(std::move(path)), bad_lines_(options.max_bad_lines) {
+      : PrefetchingReader(options),
+        schema_(std::move(schema)),
+        parser_(std::move(parser)),
+        source_(std::move(source)),
+        path_(std::move(path)),
+        bad_lines_(options.max_bad_lines) {
     start();
   }
   ~CriteoTsvReader() override { stop(); }
@@ -73,15 +78,16 @@ Result<bool> CriteoTsvReader::produce(Batch* batch) {
   batch->indices.resize(static_cast<std::size_t>(capacity * kCriteoCategoricalColumns));
   std::int64_t rows = 0;
   while (rows < capacity) {
-    PARITY_ASSIGN_OR_RETURN(const bool has_row,
-                            next_good_line(*source_, parser_, bad_lines_, &bad_lines_mutex_, &batch->labels[rows],
-                                           &batch->dense[rows * kCriteoDenseColumns], &batch->indices[rows],
-                                           capacity));
+    PARITY_ASSIGN_OR_RETURN(
+        const bool has_row,
+        next_good_line(*source_, parser_, bad_lines_, &bad_lines_mutex_, &batch->labels[rows],
+                       &batch->dense[rows * kCriteoDenseColumns], &batch->indices[rows], capacity));
     if (!has_row) break;
     ++rows;
   }
   if (rows == 0 || (options().drop_last && rows < capacity)) return false;
-  if (rows < capacity) {  // a short last batch: pack table t's ids from stride capacity to stride rows
+  if (rows <
+      capacity) {  // a short last batch: pack table t's ids from stride capacity to stride rows
     for (std::int64_t t = 1; t < kCriteoCategoricalColumns; ++t) {
       std::copy_n(batch->indices.begin() + t * capacity, rows, batch->indices.begin() + t * rows);
     }
@@ -91,7 +97,8 @@ Result<bool> CriteoTsvReader::produce(Batch* batch) {
   }
   batch->batch_size = rows;
   batch->offsets.resize(static_cast<std::size_t>(rows * kCriteoCategoricalColumns + 1));
-  for (std::size_t i = 0; i < batch->offsets.size(); ++i) batch->offsets[i] = static_cast<std::int64_t>(i);
+  for (std::size_t i = 0; i < batch->offsets.size(); ++i)
+    batch->offsets[i] = static_cast<std::int64_t>(i);
   return true;
 }
 
@@ -105,17 +112,19 @@ Status CriteoTsvReader::restart_at(std::int64_t position) {
   float dense[kCriteoDenseColumns];
   std::int64_t ids[kCriteoCategoricalColumns];
   for (std::int64_t skipped = 0; skipped < position; ++skipped) {
-    PARITY_ASSIGN_OR_RETURN(const bool has_row, next_good_line(*source_, parser_, bad_lines_, &bad_lines_mutex_,
-                                                               &label, dense, ids, 1));
-    PARITY_CHECK_ARG(has_row, "seek_samples: position ", position, " is past the end of ", path_, " (",
-                     skipped, " samples)");
+    PARITY_ASSIGN_OR_RETURN(
+        const bool has_row,
+        next_good_line(*source_, parser_, bad_lines_, &bad_lines_mutex_, &label, dense, ids, 1));
+    PARITY_CHECK_ARG(has_row, "seek_samples: position ", position, " is past the end of ", path_,
+                     " (", skipped, " samples)");
   }
   return Status::ok();
 }
 
 // Parses one file into one split, chunk by chunk.
 Status convert_file(const std::string& tsv, const CriteoLineParser& parser, SplitWriter& writer,
-                    std::int64_t max_bad_lines, std::int64_t* samples, CriteoConvertReport* report) {
+                    std::int64_t max_bad_lines, std::int64_t* samples,
+                    CriteoConvertReport* report) {
   constexpr std::int64_t kChunkSamples = 65536;
   PARITY_ASSIGN_OR_RETURN(std::unique_ptr<TextLineSource> source, TextLineSource::open(tsv));
   BadLineTracker bad_lines(max_bad_lines);
@@ -123,14 +132,16 @@ Status convert_file(const std::string& tsv, const CriteoLineParser& parser, Spli
   std::vector<std::uint8_t> label_bytes(kChunkSamples);
   std::vector<std::int64_t> ids(kChunkSamples * kCriteoCategoricalColumns);
   std::vector<const std::int64_t*> id_pointers(kCriteoCategoricalColumns);
-  for (int t = 0; t < kCriteoCategoricalColumns; ++t) id_pointers[t] = ids.data() + t * kChunkSamples;
+  for (int t = 0; t < kCriteoCategoricalColumns; ++t)
+    id_pointers[t] = ids.data() + t * kChunkSamples;
   bool is_done = false;
   while (!is_done) {
     std::int64_t rows = 0;
     while (rows < kChunkSamples) {
-      PARITY_ASSIGN_OR_RETURN(const bool has_row,
-                              next_good_line(*source, parser, bad_lines, nullptr, &labels[rows],
-                                             &dense[rows * kCriteoDenseColumns], &ids[rows], kChunkSamples));
+      PARITY_ASSIGN_OR_RETURN(
+          const bool has_row,
+          next_good_line(*source, parser, bad_lines, nullptr, &labels[rows],
+                         &dense[rows * kCriteoDenseColumns], &ids[rows], kChunkSamples));
       if (!has_row) {
         is_done = true;
         break;
@@ -141,13 +152,15 @@ Status convert_file(const std::string& tsv, const CriteoLineParser& parser, Spli
       label_bytes[i] = labels[i] != 0.0f ? 1 : 0;
       report->positives += label_bytes[i];
     }
-    PARITY_RETURN_IF_ERROR(writer.write(*samples, rows, dense.data(), label_bytes.data(), id_pointers));
+    PARITY_RETURN_IF_ERROR(
+        writer.write(*samples, rows, dense.data(), label_bytes.data(), id_pointers));
     *samples += rows;
   }
   report->lines += source->line_number();
   report->bad_lines += bad_lines.count();
   for (const BadLine& bad : bad_lines.first_lines()) {
-    if (report->first_bad_lines.size() < BadLineTracker::kKeptLines) report->first_bad_lines.push_back(bad);
+    if (report->first_bad_lines.size() < BadLineTracker::kKeptLines)
+      report->first_bad_lines.push_back(bad);
   }
   return Status::ok();
 }
@@ -155,19 +168,22 @@ Status convert_file(const std::string& tsv, const CriteoLineParser& parser, Spli
 }  // namespace
 
 Result<CriteoConvertReport> convert_criteo(const std::string& tsv, const DatasetSchema& schema,
-                                           const std::string& out_dir, const CriteoConvertOptions& options) {
+                                           const std::string& out_dir,
+                                           const CriteoConvertOptions& options) {
   PARITY_ASSIGN_OR_RETURN(CriteoLineParser parser, CriteoLineParser::create(schema));
-  PARITY_CHECK_ARG(options.max_bad_lines >= 0, "max_bad_lines: ", options.max_bad_lines, " is negative");
+  PARITY_CHECK_ARG(options.max_bad_lines >= 0, "max_bad_lines: ", options.max_bad_lines,
+                   " is negative");
   CriteoConvertReport report;
   PARITY_ASSIGN_OR_RETURN(SplitWriter train_writer, SplitWriter::create(out_dir, "train", schema));
-  PARITY_RETURN_IF_ERROR(convert_file(tsv, parser, train_writer, options.max_bad_lines, &report.train_samples, &report));
-  PARITY_CHECK_ARG(report.train_samples > 0, "input file ", tsv, ": no samples (", report.lines, " lines, ",
-                   report.bad_lines, " bad)");
+  PARITY_RETURN_IF_ERROR(convert_file(tsv, parser, train_writer, options.max_bad_lines,
+                                      &report.train_samples, &report));
+  PARITY_CHECK_ARG(report.train_samples > 0, "input file ", tsv, ": no samples (", report.lines,
+                   " lines, ", report.bad_lines, " bad)");
   PARITY_RETURN_IF_ERROR(train_writer.finish(report.train_samples));
   PARITY_ASSIGN_OR_RETURN(SplitWriter eval_writer, SplitWriter::create(out_dir, "eval", schema));
   if (!options.eval_tsv.empty()) {
-    PARITY_RETURN_IF_ERROR(
-        convert_file(options.eval_tsv, parser, eval_writer, options.max_bad_lines, &report.eval_samples, &report));
+    PARITY_RETURN_IF_ERROR(convert_file(options.eval_tsv, parser, eval_writer,
+                                        options.max_bad_lines, &report.eval_samples, &report));
   }
   PARITY_RETURN_IF_ERROR(eval_writer.finish(report.eval_samples));
   report.bytes_written = bytes_per_sample(schema) * (report.train_samples + report.eval_samples);
@@ -178,21 +194,27 @@ Result<CriteoConvertReport> convert_criteo(const std::string& tsv, const Dataset
   info.eval_samples = report.eval_samples;
   info.source = "criteo";
   info.planted_auc = std::numeric_limits<double>::quiet_NaN();  // no planted model in real data
-  info.positive_rate = static_cast<double>(report.positives) / static_cast<double>(report.train_samples + report.eval_samples);
-  info.details = {{"lines", static_cast<double>(report.lines)}, {"bad_lines", static_cast<double>(report.bad_lines)}};
+  info.positive_rate = static_cast<double>(report.positives) /
+                       static_cast<double>(report.train_samples + report.eval_samples);
+  info.details = {{"lines", static_cast<double>(report.lines)},
+                  {"bad_lines", static_cast<double>(report.bad_lines)}};
   PARITY_RETURN_IF_ERROR(write_manifest(out_dir, info));
   return report;
 }
 
-Result<std::unique_ptr<BatchReader>> open_criteo_tsv(const std::string& tsv, const DatasetSchema& schema,
+Result<std::unique_ptr<BatchReader>> open_criteo_tsv(const std::string& tsv,
+                                                     const DatasetSchema& schema,
                                                      const ReaderOptions& options) {
-  PARITY_CHECK_ARG(options.batch_size >= 1, "batch_size: ", options.batch_size, " is out of range [1, ...]");
-  PARITY_CHECK_ARG(options.prefetch_batches >= 0, "prefetch_batches: ", options.prefetch_batches, " is negative");
-  PARITY_CHECK_ARG(options.max_bad_lines >= 0, "max_bad_lines: ", options.max_bad_lines, " is negative");
+  PARITY_CHECK_ARG(options.batch_size >= 1, "batch_size: ", options.batch_size,
+                   " is out of range [1, ...]");
+  PARITY_CHECK_ARG(options.prefetch_batches >= 0, "prefetch_batches: ", options.prefetch_batches,
+                   " is negative");
+  PARITY_CHECK_ARG(options.max_bad_lines >= 0, "max_bad_lines: ", options.max_bad_lines,
+                   " is negative");
   PARITY_ASSIGN_OR_RETURN(CriteoLineParser parser, CriteoLineParser::create(schema));
   PARITY_ASSIGN_OR_RETURN(std::unique_ptr<TextLineSource> source, TextLineSource::open(tsv));
-  return std::unique_ptr<BatchReader>(
-      std::make_unique<CriteoTsvReader>(options, schema, std::move(parser), std::move(source), tsv));
+  return std::unique_ptr<BatchReader>(std::make_unique<CriteoTsvReader>(
+      options, schema, std::move(parser), std::move(source), tsv));
 }
 
 }  // namespace parity::data

@@ -26,7 +26,8 @@ class PrefetchingReader : public BatchReader {
   explicit PrefetchingReader(const ReaderOptions& options) : options_(options) {}
   // Subclasses call start() at the end of their own construction (the thread calls produce).
   void start();
-  // Fills `batch` (buffers may hold an earlier batch: resize, do not assume empty); false at the end.
+  // Fills `batch` (buffers may hold an earlier batch: resize, do not assume empty); false at the
+  // end.
   virtual Result<bool> produce(Batch* batch) = 0;
   // Makes the next produce() start at sample `position`; called with the thread stopped.
   virtual Status restart_at(std::int64_t position) = 0;
@@ -47,7 +48,7 @@ class PrefetchingReader : public BatchReader {
   std::int64_t position_samples_ = 0;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Item> queue_;          // produced, not yet handed out
+  std::deque<Item> queue_;           // produced, not yet handed out
   std::vector<Batch> free_batches_;  // buffers to reuse
   bool stopping_ = false;
   std::thread thread_;

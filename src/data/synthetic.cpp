@@ -38,13 +38,15 @@ std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
 // splitmix64: fast, and every (seed, stream) pair gives an independent-looking sequence.
 class StreamRng {
  public:
-  StreamRng(std::uint64_t seed, std::uint64_t stream) : state_(mix64(seed ^ mix64(stream + 0x9e3779b97f4a7c15ULL))) {}
+  StreamRng(std::uint64_t seed, std::uint64_t stream)
+      : state_(mix64(seed ^ mix64(stream + 0x9e3779b97f4a7c15ULL))) {}
   std::uint64_t next() {
     state_ += 0x9e3779b97f4a7c15ULL;
     return mix64(state_);
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double normal() {  // Box-Muller: two values per log/sqrt/sincos, the second kept for the next call
+  double
+  normal() {  // Box-Muller: two values per log/sqrt/sincos, the second kept for the next call
     if (has_spare_) {
       has_spare_ = false;
       return spare_;
@@ -82,7 +84,8 @@ class ZipfSampler {
   std::int64_t sample(StreamRng& rng) const {
     if (!alias_.empty()) {
       const std::uint64_t bits = rng.next();
-      const auto bucket = static_cast<std::int64_t>(((bits >> 32) * static_cast<std::uint64_t>(num_rows_)) >> 32);
+      const auto bucket =
+          static_cast<std::int64_t>(((bits >> 32) * static_cast<std::uint64_t>(num_rows_)) >> 32);
       const double fraction = static_cast<double>(bits & 0xffffffffULL) * 0x1.0p-32;
       return fraction < keep_[bucket] ? bucket : alias_[bucket];
     }
@@ -155,13 +158,15 @@ struct PlantedModel {
   std::uint64_t seed = 0;
   std::vector<double> dense_mu, dense_sigma, dense_weight;
   std::vector<ZipfSampler> zipf;
-  std::vector<double> table_norm;  // 1 / sqrt(L_t)
+  std::vector<double> table_norm;   // 1 / sqrt(L_t)
   std::vector<double> log1p_table;  // log(1 + x) for the common small counts
   double scale = 1, bias = 0;
 
   double hidden_weight(std::size_t table, std::int64_t id) const {
-    const std::uint64_t h = mix64(seed ^ mix64((static_cast<std::uint64_t>(table) << 40) ^ static_cast<std::uint64_t>(id)));
-    return (static_cast<double>(h >> 11) * 0x1.0p-53 * 2.0 - 1.0) * 1.7320508075688772;  // U(-√3, √3)
+    const std::uint64_t h = mix64(
+        seed ^ mix64((static_cast<std::uint64_t>(table) << 40) ^ static_cast<std::uint64_t>(id)));
+    return (static_cast<double>(h >> 11) * 0x1.0p-53 * 2.0 - 1.0) *
+           1.7320508075688772;  // U(-√3, √3)
   }
 };
 
@@ -170,13 +175,15 @@ PlantedModel make_model(const DatasetSchema& schema, const SyntheticOptions& opt
   model.seed = mix64(options.seed ^ 0x5eedULL);
   StreamRng rng(options.seed, 0xdeadbeefULL);
   // Dense weights give the dense part about the variance of the sparse part (T units).
-  const double dense_gain = std::sqrt(static_cast<double>(schema.tables.size()) / std::max(1, schema.num_dense));
+  const double dense_gain =
+      std::sqrt(static_cast<double>(schema.tables.size()) / std::max(1, schema.num_dense));
   for (int j = 0; j < schema.num_dense; ++j) {
     model.dense_mu.push_back(4.0 * rng.uniform());
     model.dense_sigma.push_back(0.5 + 1.5 * rng.uniform());
     model.dense_weight.push_back(rng.normal() * dense_gain / model.dense_sigma.back());
   }
-  for (int x = 0; x < kLog1pTableSize; ++x) model.log1p_table.push_back(std::log1p(static_cast<double>(x)));
+  for (int x = 0; x < kLog1pTableSize; ++x)
+    model.log1p_table.push_back(std::log1p(static_cast<double>(x)));
   for (const TableSchema& table : schema.tables) {
     model.zipf.emplace_back(table.num_rows, options.zipf_alpha);
     model.table_norm.push_back(1.0 / std::sqrt(static_cast<double>(table.ids_per_sample)));
@@ -193,8 +200,8 @@ struct Chunk {
 };
 
 // Draws `count` samples' features and raw scores; generate_split draws the labels from them.
-void draw_features(const DatasetSchema& schema, const PlantedModel& model, StreamRng& rng, std::int64_t count,
-                   Chunk* chunk) {
+void draw_features(const DatasetSchema& schema, const PlantedModel& model, StreamRng& rng,
+                   std::int64_t count, Chunk* chunk) {
   const int num_dense = schema.num_dense;
   chunk->dense.resize(static_cast<std::size_t>(count * num_dense));
   chunk->ids.resize(schema.tables.size());
@@ -205,9 +212,11 @@ void draw_features(const DatasetSchema& schema, const PlantedModel& model, Strea
   for (std::int64_t i = 0; i < count; ++i) {
     double z = 0;
     for (int j = 0; j < num_dense; ++j) {
-      const double counts = std::floor(std::exp(model.dense_mu[j] + model.dense_sigma[j] * rng.normal())) - 1.0;
-      const double x = counts < kLog1pTableSize ? model.log1p_table[static_cast<std::size_t>(std::max(0.0, counts))]
-                                                : std::log1p(std::min(counts, 1e30));
+      const double counts =
+          std::floor(std::exp(model.dense_mu[j] + model.dense_sigma[j] * rng.normal())) - 1.0;
+      const double x = counts < kLog1pTableSize
+                           ? model.log1p_table[static_cast<std::size_t>(std::max(0.0, counts))]
+                           : std::log1p(std::min(counts, 1e30));
       chunk->dense[i * num_dense + j] = static_cast<float>(x);
       z += model.dense_weight[j] * static_cast<float>(x);
     }
@@ -274,7 +283,8 @@ double expected_auc(const std::vector<double>& sorted_z, double scale, double bi
   return pairs > 0 ? correct / pairs : 0.5;
 }
 
-Status calibrate(const DatasetSchema& schema, const SyntheticOptions& options, PlantedModel* model) {
+Status calibrate(const DatasetSchema& schema, const SyntheticOptions& options,
+                 PlantedModel* model) {
   StreamRng rng(options.seed, 0xca11b7a7eULL);
   Chunk chunk;
   draw_features(schema, *model, rng, kCalibrationSamples, &chunk);
@@ -288,9 +298,11 @@ Status calibrate(const DatasetSchema& schema, const SyntheticOptions& options, P
     low = high;
     high *= 2;
     if (high > 1e6) {
-      return invalid_argument("planted_auc_target: ", options.planted_auc_target,
-                              " is not reachable with this schema (the planted score takes too few distinct "
-                              "values; at most ", auc_at(high), ")");
+      return invalid_argument(
+          "planted_auc_target: ", options.planted_auc_target,
+          " is not reachable with this schema (the planted score takes too few distinct "
+          "values; at most ",
+          auc_at(high), ")");
     }
   }
   while (high - low > 1e-5 * high) {  // the AUC moves by far less than its sampling noise here
@@ -303,15 +315,21 @@ Status calibrate(const DatasetSchema& schema, const SyntheticOptions& options, P
 }
 
 Status validate_options(const SyntheticOptions& options) {
-  PARITY_CHECK_ARG(options.train_samples >= 0, "train_samples: ", options.train_samples, " is negative");
-  PARITY_CHECK_ARG(options.eval_samples >= 0, "eval_samples: ", options.eval_samples, " is negative");
-  PARITY_CHECK_ARG(options.train_samples + options.eval_samples > 0, "samples: train and eval are both 0");
-  PARITY_CHECK_ARG(std::isfinite(options.zipf_alpha) && options.zipf_alpha >= 0 && options.zipf_alpha <= 100,
-                   "zipf_alpha: ", options.zipf_alpha, " is out of range [0, 100]");
+  PARITY_CHECK_ARG(options.train_samples >= 0, "train_samples: ", options.train_samples,
+                   " is negative");
+  PARITY_CHECK_ARG(options.eval_samples >= 0, "eval_samples: ", options.eval_samples,
+                   " is negative");
+  PARITY_CHECK_ARG(options.train_samples + options.eval_samples > 0,
+                   "samples: train and eval are both 0");
+  PARITY_CHECK_ARG(
+      std::isfinite(options.zipf_alpha) && options.zipf_alpha >= 0 && options.zipf_alpha <= 100,
+      "zipf_alpha: ", options.zipf_alpha, " is out of range [0, 100]");
   PARITY_CHECK_ARG(options.planted_auc_target > 0.5 && options.planted_auc_target <= kMaxPlantedAuc,
-                   "planted_auc_target: ", options.planted_auc_target, " is out of range (0.5, ", kMaxPlantedAuc, "]");
-  PARITY_CHECK_ARG(options.positive_rate_target > 0 && options.positive_rate_target < 1, "positive_rate_target: ",
-                   options.positive_rate_target, " is out of range (0, 1)");
+                   "planted_auc_target: ", options.planted_auc_target, " is out of range (0.5, ",
+                   kMaxPlantedAuc, "]");
+  PARITY_CHECK_ARG(options.positive_rate_target > 0 && options.positive_rate_target < 1,
+                   "positive_rate_target: ", options.positive_rate_target,
+                   " is out of range (0, 1)");
   PARITY_CHECK_ARG(options.num_threads >= 0, "num_threads: ", options.num_threads, " is negative");
   return Status::ok();
 }
@@ -321,9 +339,9 @@ struct SplitResult {
   std::vector<float> labels, logits;  // kept for the planted AUC
 };
 
-Status generate_split(const DatasetSchema& schema, const SyntheticOptions& options, const PlantedModel& model,
-                      const std::string& dir, const std::string& split, std::int64_t num_samples,
-                      std::int64_t keep_for_auc, SplitResult* result) {
+Status generate_split(const DatasetSchema& schema, const SyntheticOptions& options,
+                      const PlantedModel& model, const std::string& dir, const std::string& split,
+                      std::int64_t num_samples, std::int64_t keep_for_auc, SplitResult* result) {
   PARITY_ASSIGN_OR_RETURN(SplitWriter writer, SplitWriter::create(dir, split, schema));
   const std::int64_t num_chunks = (num_samples + kChunkSamples - 1) / kChunkSamples;
   const std::uint64_t split_stream = split == "train" ? 1 : 2;
@@ -356,7 +374,8 @@ Status generate_split(const DatasetSchema& schema, const SyntheticOptions& optio
       }
       positives += chunk_positives;
       for (std::size_t t = 0; t < schema.tables.size(); ++t) id_pointers[t] = chunk.ids[t].data();
-      const Status written = writer.write(first, count, chunk.dense.data(), chunk.labels.data(), id_pointers);
+      const Status written =
+          writer.write(first, count, chunk.dense.data(), chunk.labels.data(), id_pointers);
       if (!written.is_ok()) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (first_error.is_ok()) first_error = written;
@@ -370,21 +389,23 @@ Status generate_split(const DatasetSchema& schema, const SyntheticOptions& optio
 
 }  // namespace
 
-Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema, const SyntheticOptions& options,
+Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema,
+                                           const SyntheticOptions& options,
                                            const std::string& out_dir) {
   PARITY_RETURN_IF_ERROR(schema.validate());
   PARITY_RETURN_IF_ERROR(validate_options(options));
   PlantedModel model = make_model(schema, options);
   PARITY_RETURN_IF_ERROR(calibrate(schema, options, &model));
   std::error_code ignored;
-  std::filesystem::remove(out_dir + "/manifest.json", ignored);  // the directory is incomplete until the end
+  std::filesystem::remove(out_dir + "/manifest.json",
+                          ignored);  // the directory is incomplete until the end
   const bool auc_on_eval = options.eval_samples > 0;
   SplitResult train, eval;
-  PARITY_RETURN_IF_ERROR(generate_split(schema, options, model, out_dir, "train", options.train_samples,
-                                        auc_on_eval ? 0 : std::min(options.train_samples, kMaxAucSamplesFromTrain),
-                                        &train));
-  PARITY_RETURN_IF_ERROR(generate_split(schema, options, model, out_dir, "eval", options.eval_samples,
-                                        options.eval_samples, &eval));
+  PARITY_RETURN_IF_ERROR(generate_split(
+      schema, options, model, out_dir, "train", options.train_samples,
+      auc_on_eval ? 0 : std::min(options.train_samples, kMaxAucSamplesFromTrain), &train));
+  PARITY_RETURN_IF_ERROR(generate_split(schema, options, model, out_dir, "eval",
+                                        options.eval_samples, options.eval_samples, &eval));
   const SplitResult& scored = auc_on_eval ? eval : train;
   SyntheticReport report;
   report.planted_auc = train::auc_exact(scored.labels, scored.logits);

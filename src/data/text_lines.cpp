@@ -15,12 +15,15 @@ constexpr unsigned kZlibBufferBytes = 1u << 20;
 
 Result<std::unique_ptr<TextLineSource>> TextLineSource::open(const std::string& path) {
   std::error_code error;
-  if (!std::filesystem::exists(path, error)) return not_found("input file ", path, ": does not exist");
-  if (std::filesystem::is_directory(path, error)) return invalid_argument("input file ", path, ": is a directory");
+  if (!std::filesystem::exists(path, error))
+    return not_found("input file ", path, ": does not exist");
+  if (std::filesystem::is_directory(path, error))
+    return invalid_argument("input file ", path, ": is a directory");
   std::unique_ptr<TextLineSource> source(new TextLineSource());
   source->path_ = path;
   source->file_ = gzopen(path.c_str(), "rb");
-  if (source->file_ == nullptr) return io_error("input file ", path, ": cannot open: ", std::strerror(errno));
+  if (source->file_ == nullptr)
+    return io_error("input file ", path, ": cannot open: ", std::strerror(errno));
   gzbuffer(source->file_, kZlibBufferBytes);
   source->buffer_.resize(kBufferBytes);
   return source;
@@ -36,7 +39,8 @@ Status TextLineSource::refill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  const int got = gzread(file_, buffer_.data() + end_, static_cast<unsigned>(buffer_.size() - end_));
+  const int got =
+      gzread(file_, buffer_.data() + end_, static_cast<unsigned>(buffer_.size() - end_));
   if (got < 0) {
     int code = 0;
     const char* message = gzerror(file_, &code);
@@ -65,7 +69,8 @@ Result<bool> TextLineSource::next(std::string_view* line, bool* is_overlong) {
   for (;;) {
     const std::size_t available = end_ - begin_;
     const auto* start = buffer_.data() + begin_;
-    const void* newline = std::memchr(start, '\n', std::min<std::size_t>(available, kCriteoMaxLineBytes + 1));
+    const void* newline =
+        std::memchr(start, '\n', std::min<std::size_t>(available, kCriteoMaxLineBytes + 1));
     if (newline != nullptr) {
       const auto length = static_cast<std::size_t>(static_cast<const char*>(newline) - start);
       *line = std::string_view(start, length);
@@ -93,12 +98,15 @@ Result<bool> TextLineSource::next(std::string_view* line, bool* is_overlong) {
   }
 }
 
-Status BadLineTracker::add(const std::string& path, std::int64_t line_number, const std::string& reason) {
+Status BadLineTracker::add(const std::string& path, std::int64_t line_number,
+                           const std::string& reason) {
   ++count_;
-  if (first_.size() < kKeptLines) first_.push_back({line_number, path + ":" + std::to_string(line_number) + ": " + reason});
+  if (first_.size() < kKeptLines)
+    first_.push_back({line_number, path + ":" + std::to_string(line_number) + ": " + reason});
   if (count_ > max_bad_lines_) {
-    return invalid_argument(path, ":", line_number, ": ", reason, " (", count_, " bad line", count_ == 1 ? "" : "s",
-                            ", more than max_bad_lines ", max_bad_lines_, "; the first: ", first_.front().reason, ")");
+    return invalid_argument(path, ":", line_number, ": ", reason, " (", count_, " bad line",
+                            count_ == 1 ? "" : "s", ", more than max_bad_lines ", max_bad_lines_,
+                            "; the first: ", first_.front().reason, ")");
   }
   return Status::ok();
 }

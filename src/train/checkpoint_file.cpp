@@ -102,11 +102,13 @@ Status validate_names(const std::vector<BlobView>& blobs, const std::string& pat
   std::set<std::string> seen;
   for (std::size_t i = 0; i < blobs.size(); ++i) {
     const std::string& name = blobs[i].name;
-    PARITY_CHECK_ARG(!name.empty() && name.size() <= kMaxBlobNameBytes, "checkpoint ", path, ": blob ", i,
-                     " name has ", name.size(), " bytes (expected 1 to ", kMaxBlobNameBytes, ")");
-    PARITY_CHECK_ARG(seen.insert(name).second, "checkpoint ", path, ": blob name '", name, "' appears twice");
-    PARITY_CHECK_ARG(blobs[i].data != nullptr || blobs[i].size_bytes == 0, "checkpoint ", path, ": blob '",
-                     name, "' has ", blobs[i].size_bytes, " bytes but no data");
+    PARITY_CHECK_ARG(!name.empty() && name.size() <= kMaxBlobNameBytes, "checkpoint ", path,
+                     ": blob ", i, " name has ", name.size(), " bytes (expected 1 to ",
+                     kMaxBlobNameBytes, ")");
+    PARITY_CHECK_ARG(seen.insert(name).second, "checkpoint ", path, ": blob name '", name,
+                     "' appears twice");
+    PARITY_CHECK_ARG(blobs[i].data != nullptr || blobs[i].size_bytes == 0, "checkpoint ", path,
+                     ": blob '", name, "' has ", blobs[i].size_bytes, " bytes but no data");
   }
   return Status::ok();
 }
@@ -128,8 +130,8 @@ std::vector<std::uint8_t> encode_header_and_table(const std::vector<BlobView>& b
     data_offsets->push_back(offset);
     offset = align_up(offset + blob.size_bytes);
   }
-  const std::uint64_t file_bytes =
-      blobs.empty() ? kCheckpointHeaderBytes + table_bytes : data_offsets->back() + blobs.back().size_bytes;
+  const std::uint64_t file_bytes = blobs.empty() ? kCheckpointHeaderBytes + table_bytes
+                                                 : data_offsets->back() + blobs.back().size_bytes;
   std::vector<std::uint8_t> out(sizeof(kMagic));
   std::memcpy(out.data(), kMagic, sizeof(kMagic));
   put<std::uint32_t>(&out, kCheckpointFileVersion);
@@ -146,8 +148,10 @@ Status fsync_directory_of(const std::string& path) {
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (dir.empty()) dir = std::filesystem::path(".");
   FileDescriptor fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return io_error("checkpoint ", path, ": cannot open directory ", dir, ": ", errno_text());
-  if (::fsync(fd.get()) != 0) return io_error("checkpoint ", path, ": fsync of directory failed: ", errno_text());
+  if (fd.get() < 0)
+    return io_error("checkpoint ", path, ": cannot open directory ", dir, ": ", errno_text());
+  if (::fsync(fd.get()) != 0)
+    return io_error("checkpoint ", path, ": fsync of directory failed: ", errno_text());
   return Status::ok();
 }
 
@@ -155,10 +159,11 @@ void notify(const CheckpointWriteOptions& options, CheckpointWritePhase phase) {
   if (options.on_phase) options.on_phase(phase);
 }
 
-Status write_temp_file(const std::string& tmp_path, const std::string& path, const std::vector<BlobView>& blobs,
-                       const CheckpointWriteOptions& options) {
+Status write_temp_file(const std::string& tmp_path, const std::string& path,
+                       const std::vector<BlobView>& blobs, const CheckpointWriteOptions& options) {
   FileDescriptor fd(::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return io_error("checkpoint ", path, ": cannot create ", tmp_path, ": ", errno_text());
+  if (fd.get() < 0)
+    return io_error("checkpoint ", path, ": cannot create ", tmp_path, ": ", errno_text());
   notify(options, CheckpointWritePhase::kTempOpened);
   std::vector<std::uint64_t> data_offsets;
   const std::vector<std::uint8_t> head = encode_header_and_table(blobs, &data_offsets);
@@ -171,8 +176,10 @@ Status write_temp_file(const std::string& tmp_path, const std::string& path, con
     position = data_offsets[i] + blobs[i].size_bytes;
     notify(options, CheckpointWritePhase::kBlobWritten);
   }
-  if (::fsync(fd.get()) != 0) return io_error("checkpoint ", path, ": fsync failed: ", errno_text());
-  if (::close(fd.release()) != 0) return io_error("checkpoint ", path, ": close failed: ", errno_text());
+  if (::fsync(fd.get()) != 0)
+    return io_error("checkpoint ", path, ": fsync failed: ", errno_text());
+  if (::close(fd.release()) != 0)
+    return io_error("checkpoint ", path, ": close failed: ", errno_text());
   notify(options, CheckpointWritePhase::kTempSynced);
   return Status::ok();
 }
@@ -190,7 +197,8 @@ Status write_checkpoint_file(const std::string& path, const std::vector<BlobView
     return written;
   }
   if (::rename(tmp_path.c_str(), path.c_str()) != 0) {
-    const Status failed = io_error("checkpoint ", path, ": rename from ", tmp_path, " failed: ", errno_text());
+    const Status failed =
+        io_error("checkpoint ", path, ": rename from ", tmp_path, " failed: ", errno_text());
     ::unlink(tmp_path.c_str());
     return failed;
   }
@@ -201,7 +209,8 @@ Status write_checkpoint_file(const std::string& path, const std::vector<BlobView
 Status write_checkpoint_file(const std::string& path, const std::vector<NamedBlob>& blobs) {
   std::vector<BlobView> views;
   views.reserve(blobs.size());
-  for (const NamedBlob& blob : blobs) views.push_back({blob.name, blob.bytes.data(), blob.bytes.size()});
+  for (const NamedBlob& blob : blobs)
+    views.push_back({blob.name, blob.bytes.data(), blob.bytes.size()});
   return write_checkpoint_file(path, views);
 }
 
@@ -214,8 +223,9 @@ struct TableEntry {
   std::uint32_t crc = 0;
 };
 
-Result<std::vector<TableEntry>> decode_table(const std::vector<std::uint8_t>& table, std::uint32_t num_blobs,
-                                             std::uint64_t file_bytes, const std::string& path) {
+Result<std::vector<TableEntry>> decode_table(const std::vector<std::uint8_t>& table,
+                                             std::uint32_t num_blobs, std::uint64_t file_bytes,
+                                             const std::string& path) {
   std::vector<TableEntry> entries;
   std::size_t at = 0;
   const auto corrupt = [&](const std::string& what) {
@@ -240,7 +250,8 @@ Result<std::vector<TableEntry>> decode_table(const std::vector<std::uint8_t>& ta
     }
     entries.push_back(std::move(entry));
   }
-  if (at != table.size()) return corrupt("table has " + std::to_string(table.size() - at) + " trailing bytes");
+  if (at != table.size())
+    return corrupt("table has " + std::to_string(table.size() - at) + " trailing bytes");
   return entries;
 }
 
@@ -253,7 +264,8 @@ Result<std::vector<NamedBlob>> read_checkpoint_file(const std::string& path) {
     return io_error("checkpoint ", path, ": cannot open: ", errno_text());
   }
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return io_error("checkpoint ", path, ": stat failed: ", errno_text());
+  if (::fstat(fd.get(), &info) != 0)
+    return io_error("checkpoint ", path, ": stat failed: ", errno_text());
   const auto actual_bytes = static_cast<std::uint64_t>(info.st_size);
   if (actual_bytes < kCheckpointHeaderBytes) {
     return io_error("checkpoint ", path, ": truncated: expected at least ", kCheckpointHeaderBytes,
@@ -276,19 +288,21 @@ Result<std::vector<NamedBlob>> read_checkpoint_file(const std::string& path) {
   const auto table_bytes = get<std::uint64_t>(header + 16);
   const auto file_bytes = get<std::uint64_t>(header + 24);
   if (actual_bytes != file_bytes) {
-    return io_error("checkpoint ", path, ": ", actual_bytes < file_bytes ? "truncated" : "size mismatch",
-                    ": expected ", file_bytes, " bytes, found ", actual_bytes);
+    return io_error("checkpoint ", path, ": ",
+                    actual_bytes < file_bytes ? "truncated" : "size mismatch", ": expected ",
+                    file_bytes, " bytes, found ", actual_bytes);
   }
   if (table_bytes > file_bytes - kCheckpointHeaderBytes) {
-    return io_error("checkpoint ", path, ": corrupt header (table of ", table_bytes, " bytes in a file of ",
-                    file_bytes, ")");
+    return io_error("checkpoint ", path, ": corrupt header (table of ", table_bytes,
+                    " bytes in a file of ", file_bytes, ")");
   }
   std::vector<std::uint8_t> table(table_bytes);
   PARITY_RETURN_IF_ERROR(read_all(fd.get(), table.data(), table.size(), path));
   if (get<std::uint32_t>(header + 32) != crc32_of(table.data(), table.size())) {
     return io_error("checkpoint ", path, ": checksum mismatch in the blob table");
   }
-  PARITY_ASSIGN_OR_RETURN(std::vector<TableEntry> entries, decode_table(table, num_blobs, file_bytes, path));
+  PARITY_ASSIGN_OR_RETURN(std::vector<TableEntry> entries,
+                          decode_table(table, num_blobs, file_bytes, path));
   std::vector<NamedBlob> blobs;
   blobs.reserve(entries.size());
   for (const TableEntry& entry : entries) {
@@ -311,7 +325,8 @@ Result<const NamedBlob*> find_blob(const std::vector<NamedBlob>& blobs, const st
     if (blob.name == name) return &blob;
     present += (present.empty() ? "" : ", ") + blob.name;
   }
-  return not_found("checkpoint blob '", name, "' not found (present: ", present.empty() ? "none" : present, ")");
+  return not_found("checkpoint blob '", name,
+                   "' not found (present: ", present.empty() ? "none" : present, ")");
 }
 
 }  // namespace parity::train

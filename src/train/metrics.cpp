@@ -36,7 +36,8 @@ double logloss_from_logit(double label, double logit) {
 
 }  // namespace
 
-double normalized_entropy(const std::vector<float>& labels, const std::vector<float>& probabilities) {
+double normalized_entropy(const std::vector<float>& labels,
+                          const std::vector<float>& probabilities) {
   if (labels.empty() || labels.size() != probabilities.size()) return kNaN;
   double loss_sum = 0;
   double label_sum = 0;
@@ -52,7 +53,8 @@ double normalized_entropy(const std::vector<float>& labels, const std::vector<fl
 
 double auc_exact(const float* labels, const float* scores, std::int64_t n) {
   if (n <= 0) return kNaN;
-  // Sorted by value as (score, label) pairs: contiguous, so sorting 10^8 samples stays cache-friendly.
+  // Sorted by value as (score, label) pairs: contiguous, so sorting 10^8 samples stays
+  // cache-friendly.
   struct ScoredLabel {
     float score;
     bool is_positive;
@@ -62,7 +64,8 @@ double auc_exact(const float* labels, const float* scores, std::int64_t n) {
     if (std::isnan(scores[i])) return kNaN;  // NaN has no order: the AUC is undefined
     samples[i] = {scores[i], labels[i] > 0.5f};
   }
-  std::sort(samples.begin(), samples.end(), [](const ScoredLabel& a, const ScoredLabel& b) { return a.score < b.score; });
+  std::sort(samples.begin(), samples.end(),
+            [](const ScoredLabel& a, const ScoredLabel& b) { return a.score < b.score; });
   // Twice the count of correctly ordered (positive, negative) pairs, ties counted once: exact in
   // int64 up to ~3e9 samples (2 P N < 2^63).
   std::int64_t twice_correct_pairs = 0;
@@ -76,7 +79,8 @@ double auc_exact(const float* labels, const float* scores, std::int64_t n) {
       ++end;
     }
     const std::int64_t group_negatives = (end - start) - group_positives;
-    twice_correct_pairs += 2 * group_positives * negatives_below + group_positives * group_negatives;
+    twice_correct_pairs +=
+        2 * group_positives * negatives_below + group_positives * group_negatives;
     negatives_below += group_negatives;
     positives += group_positives;
     start = end;

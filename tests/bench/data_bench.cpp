@@ -36,7 +36,8 @@ std::vector<std::string> realistic_lines(int count) {
     std::string line = unit(engine) < 0.25 ? "1" : "0";
     for (int j = 0; j < kCriteoDenseColumns; ++j) {
       line += '\t';
-      if (unit(engine) > 0.2) line += std::to_string(j == 4 ? small_count(engine) * 300 : small_count(engine));
+      if (unit(engine) > 0.2)
+        line += std::to_string(j == 4 ? small_count(engine) * 300 : small_count(engine));
     }
     for (int t = 0; t < kCriteoCategoricalColumns; ++t) {
       line += '\t';
@@ -70,7 +71,8 @@ BENCHMARK(BM_CriteoParseLine);
 
 // The streaming reader end to end on one thread (prefetch off): read, split lines, parse, batch.
 void BM_CriteoStreamFile(benchmark::State& state) {
-  const std::string path = std::filesystem::temp_directory_path() / ("parity_bench_" + std::to_string(::getpid()) + ".tsv");
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("parity_bench_" + std::to_string(::getpid()) + ".tsv");
   const int num_lines = 200000;
   {
     std::ofstream out(path, std::ios::binary);
@@ -78,7 +80,8 @@ void BM_CriteoStreamFile(benchmark::State& state) {
   }
   std::int64_t lines = 0;
   for (auto _ : state) {
-    auto reader = open_criteo_tsv(path, criteo_schema(), {.batch_size = 8192, .drop_last = false, .prefetch_batches = 0});
+    auto reader = open_criteo_tsv(path, criteo_schema(),
+                                  {.batch_size = 8192, .drop_last = false, .prefetch_batches = 0});
     Batch batch;
     while (*(*reader)->next(&batch)) lines += batch.batch_size;
   }
@@ -89,29 +92,34 @@ BENCHMARK(BM_CriteoStreamFile)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 DatasetSchema tiny_like_schema() {
   DatasetSchema schema;
-  schema.tables = {{10000, 1}, {20000, 2}, {5000, 1}, {1000, 3}, {50000, 1}, {100, 1}, {30000, 2}, {8000, 1}};
+  schema.tables = {{10000, 1}, {20000, 2}, {5000, 1},  {1000, 3},
+                   {50000, 1}, {100, 1},   {30000, 2}, {8000, 1}};
   return schema;
 }
 
 void BM_SyntheticGenerate(benchmark::State& state) {
-  const std::string dir = std::filesystem::temp_directory_path() / ("parity_bench_syn_" + std::to_string(::getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("parity_bench_syn_" + std::to_string(::getpid()));
   SyntheticOptions options;
   options.train_samples = state.range(0);
   options.eval_samples = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(generate_synthetic(tiny_like_schema(), options, dir).is_ok());
+  for (auto _ : state)
+    benchmark::DoNotOptimize(generate_synthetic(tiny_like_schema(), options, dir).is_ok());
   std::filesystem::remove_all(dir);
   state.SetItemsProcessed(state.iterations() * options.train_samples);
 }
 BENCHMARK(BM_SyntheticGenerate)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_BinaryReader(benchmark::State& state) {
-  const std::string dir = std::filesystem::temp_directory_path() / ("parity_bench_bin_" + std::to_string(::getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("parity_bench_bin_" + std::to_string(::getpid()));
   SyntheticOptions options;
   options.train_samples = 1'000'000;
   (void)generate_synthetic(tiny_like_schema(), options, dir);
   std::int64_t samples = 0;
   for (auto _ : state) {
-    auto reader = open_dataset(dir, "train", {.batch_size = 65536, .prefetch_batches = static_cast<int>(state.range(0))});
+    auto reader = open_dataset(
+        dir, "train", {.batch_size = 65536, .prefetch_batches = static_cast<int>(state.range(0))});
     Batch batch;
     while (*(*reader)->next(&batch)) samples += batch.batch_size;
   }

@@ -14,7 +14,8 @@ namespace {
 class CliDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("parity_cli_data_" + std::to_string(::getpid()));
+    dir_ =
+        std::filesystem::temp_directory_path() / ("parity_cli_data_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -23,8 +24,9 @@ class CliDataTest : public ::testing::Test {
 };
 
 TEST_F(CliDataTest, GenerateTiny) {
-  const auto r = testing::run_cli("data generate --model tiny --samples 2000 --eval-samples 500 --seed 3 --out " +
-                                  path("tiny"));
+  const auto r = testing::run_cli(
+      "data generate --model tiny --samples 2000 --eval-samples 500 --seed 3 --out " +
+      path("tiny"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("train 2000 + eval 500 samples"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("planted model AUC"), std::string::npos) << r.output;
@@ -58,17 +60,23 @@ TEST_F(CliDataTest, ConvertCriteo) {
     std::ofstream out(path("day.tsv"));
     out << line << "\n" << line << "\r\n" << line << "\tx\n" << line << "\n";
   }
-  auto r = testing::run_cli("data convert-criteo --tsv " + path("day.tsv") + " --out " + path("ds"));
+  auto r =
+      testing::run_cli("data convert-criteo --tsv " + path("day.tsv") + " --out " + path("ds"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("day.tsv:3: too many columns (found 41, expected 40)"), std::string::npos) << r.output;
-  r = testing::run_cli("data convert-criteo --tsv " + path("day.tsv") + " --max-bad-lines 1 --out " + path("ds"));
+  EXPECT_NE(r.output.find("day.tsv:3: too many columns (found 41, expected 40)"), std::string::npos)
+      << r.output;
+  r = testing::run_cli("data convert-criteo --tsv " + path("day.tsv") +
+                       " --max-bad-lines 1 --out " + path("ds"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("4 lines read, train 3 + eval 0 samples, 1 bad lines"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("4 lines read, train 3 + eval 0 samples, 1 bad lines"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("bad line: " + path("day.tsv") + ":3:"), std::string::npos) << r.output;
-  r = testing::run_cli("data convert-criteo --tsv " + path("missing.tsv") + " --out " + path("ds2"));
+  r = testing::run_cli("data convert-criteo --tsv " + path("missing.tsv") + " --out " +
+                       path("ds2"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
-  r = testing::run_cli("data convert-criteo --model tiny --tsv " + path("day.tsv") + " --out " + path("ds3"));
+  r = testing::run_cli("data convert-criteo --model tiny --tsv " + path("day.tsv") + " --out " +
+                       path("ds3"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("criteo schema"), std::string::npos) << r.output;
 }

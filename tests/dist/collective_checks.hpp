@@ -110,7 +110,7 @@ inline void check_all_reduce(Communicator& comm, DType dtype, ReduceOp op, std::
   for (std::int64_t i = 0; i < count; ++i)
     expected[static_cast<std::size_t>(i)] = reduce_serial(dtype, op, comm.size(), i);
   const auto want = encode(dtype, expected);
-  EXPECT_EQ(0, std::memcmp(want.data(), out, want.size()));
+  if (!want.empty()) EXPECT_EQ(0, std::memcmp(want.data(), out, want.size()));  // memcmp(null, ..., 0) is UB
 }
 
 inline void check_reduce_scatter(Communicator& comm, DType dtype, ReduceOp op,

@@ -24,8 +24,9 @@ namespace fs = std::filesystem;
 class CheckpointFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("parity_ckpt_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("parity_ckpt_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -44,9 +45,11 @@ class CheckpointFileTest : public ::testing::Test {
   }
   static void write_bytes(const std::string& file, const std::vector<std::uint8_t>& bytes) {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
   }
-  static void expect_same(const std::vector<NamedBlob>& got, const std::vector<NamedBlob>& expected) {
+  static void expect_same(const std::vector<NamedBlob>& got,
+                          const std::vector<NamedBlob>& expected) {
     ASSERT_EQ(got.size(), expected.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].name, expected[i].name);
@@ -105,8 +108,10 @@ TEST_F(CheckpointFileTest, EveryTruncationIsAnError) {
     EXPECT_NE(message.find(path("cut.ckpt")), std::string::npos) << message;
     EXPECT_NE(message.find("truncated"), std::string::npos) << message;
     if (length >= kCheckpointHeaderBytes) {
-      EXPECT_NE(message.find("expected " + std::to_string(bytes.size()) + " bytes, found " + std::to_string(length)),
-                std::string::npos) << message;
+      EXPECT_NE(message.find("expected " + std::to_string(bytes.size()) + " bytes, found " +
+                             std::to_string(length)),
+                std::string::npos)
+          << message;
     }
   }
 }
@@ -118,15 +123,18 @@ TEST_F(CheckpointFileTest, BitFlipInEachBlobNamesTheBlob) {
   // Blob data sit at the end of the file in order: find each blob's bytes by content.
   for (const NamedBlob& blob : blobs) {
     if (blob.bytes.empty()) continue;
-    const auto at = std::search(bytes.begin() + kCheckpointHeaderBytes, bytes.end(), blob.bytes.begin(), blob.bytes.end());
+    const auto at = std::search(bytes.begin() + kCheckpointHeaderBytes, bytes.end(),
+                                blob.bytes.begin(), blob.bytes.end());
     ASSERT_NE(at, bytes.end());
-    for (const std::size_t within : {std::size_t{0}, blob.bytes.size() / 2, blob.bytes.size() - 1}) {
+    for (const std::size_t within :
+         {std::size_t{0}, blob.bytes.size() / 2, blob.bytes.size() - 1}) {
       auto flipped = bytes;
       flipped[static_cast<std::size_t>(at - bytes.begin()) + within] ^= 0x10;
       write_bytes(path("flip.ckpt"), flipped);
       auto read = read_checkpoint_file(path("flip.ckpt"));
       ASSERT_FALSE(read.is_ok());
-      EXPECT_NE(read.status().message().find("checksum mismatch in blob '" + blob.name + "'"), std::string::npos)
+      EXPECT_NE(read.status().message().find("checksum mismatch in blob '" + blob.name + "'"),
+                std::string::npos)
           << read.status().message();
       EXPECT_NE(read.status().message().find(path("flip.ckpt")), std::string::npos);
     }
@@ -145,13 +153,15 @@ TEST_F(CheckpointFileTest, EveryBitFlipOutsideTheDataIsCaught) {
       auto flipped = bytes;
       flipped[at] ^= static_cast<std::uint8_t>(1u << bit);
       write_bytes(path("flip.ckpt"), flipped);
-      EXPECT_FALSE(read_checkpoint_file(path("flip.ckpt")).is_ok()) << "byte " << at << " bit " << bit;
+      EXPECT_FALSE(read_checkpoint_file(path("flip.ckpt")).is_ok())
+          << "byte " << at << " bit " << bit;
     }
   }
   auto wrong_magic = bytes;
   wrong_magic[0] = 'X';
   write_bytes(path("magic.ckpt"), wrong_magic);
-  EXPECT_NE(read_checkpoint_file(path("magic.ckpt")).status().message().find("wrong magic"), std::string::npos);
+  EXPECT_NE(read_checkpoint_file(path("magic.ckpt")).status().message().find("wrong magic"),
+            std::string::npos);
 }
 
 // A child writes a new checkpoint over an existing one and is killed at a given step; the file at
@@ -160,8 +170,10 @@ TEST_F(CheckpointFileTest, KilledWriterLeavesAValidFile) {
   const auto old_blobs = sample_blobs(11);
   const auto new_blobs = sample_blobs(12);
   const std::vector<std::pair<CheckpointWritePhase, int>> kill_points = {
-      {CheckpointWritePhase::kTempOpened, 1}, {CheckpointWritePhase::kBlobWritten, 1},
-      {CheckpointWritePhase::kBlobWritten, 2}, {CheckpointWritePhase::kTempSynced, 1},
+      {CheckpointWritePhase::kTempOpened, 1},
+      {CheckpointWritePhase::kBlobWritten, 1},
+      {CheckpointWritePhase::kBlobWritten, 2},
+      {CheckpointWritePhase::kTempSynced, 1},
       {CheckpointWritePhase::kRenamed, 1}};
   for (const auto& [phase, occurrence] : kill_points) {
     ASSERT_TRUE(write_checkpoint_file(path("run.ckpt"), old_blobs).is_ok());
@@ -169,7 +181,8 @@ TEST_F(CheckpointFileTest, KilledWriterLeavesAValidFile) {
     ASSERT_GE(child, 0);
     if (child == 0) {
       std::vector<BlobView> views;
-      for (const NamedBlob& blob : new_blobs) views.push_back({blob.name, blob.bytes.data(), blob.bytes.size()});
+      for (const NamedBlob& blob : new_blobs)
+        views.push_back({blob.name, blob.bytes.data(), blob.bytes.size()});
       int seen = 0;
       CheckpointWriteOptions options;
       options.on_phase = [&, kill_phase = phase, kill_at = occurrence](CheckpointWritePhase now) {
@@ -180,7 +193,8 @@ TEST_F(CheckpointFileTest, KilledWriterLeavesAValidFile) {
     }
     int wait_status = 0;
     ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
-    ASSERT_TRUE(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL) << "phase " << static_cast<int>(phase);
+    ASSERT_TRUE(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL)
+        << "phase " << static_cast<int>(phase);
     auto read = read_checkpoint_file(path("run.ckpt"));
     ASSERT_TRUE(read.is_ok()) << read.status().to_string();
     if (phase == CheckpointWritePhase::kRenamed) {
@@ -211,7 +225,8 @@ TEST_F(CheckpointFileTest, KilledAtRandomMomentsLeavesAValidFile) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-      for (std::uint32_t generation = 1;; ++generation) (void)write_checkpoint_file(path("loop.ckpt"), blobs_for(generation));
+      for (std::uint32_t generation = 1;; ++generation)
+        (void)write_checkpoint_file(path("loop.ckpt"), blobs_for(generation));
     }
     ::usleep(static_cast<useconds_t>(20000 + engine() % 200000));
     ::kill(child, SIGKILL);

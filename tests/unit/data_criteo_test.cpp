@@ -6,9 +6,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
-#include <fstream>
 
 #include "common/test_support.hpp"
 #include "data_test_util.hpp"
@@ -21,12 +21,14 @@ DatasetSchema criteo_schema() {
   DatasetSchema schema;
   schema.num_dense = kCriteoDenseColumns;
   for (int t = 0; t < kCriteoCategoricalColumns; ++t) schema.tables.push_back({1000 + t, 1});
-  schema.tables[1].num_rows = 2;                        // every value hashes to id 1
-  schema.tables[2].num_rows = (std::int64_t{1} << 32) + 7;  // larger than any 32-bit value: no modulo
+  schema.tables[1].num_rows = 2;  // every value hashes to id 1
+  schema.tables[2].num_rows =
+      (std::int64_t{1} << 32) + 7;  // larger than any 32-bit value: no modulo
   return schema;
 }
 
-// Line i of a synthetic log: label i%2, I_j = i+j (I3 empty, I4 negative), C_t hex of i*31+t (C5 empty).
+// Line i of a synthetic log: label i%2, I_j = i+j (I3 empty, I4 negative), C_t hex of i*31+t (C5
+// empty).
 std::string make_line(int i) {
   std::string line = std::to_string(i % 2);
   for (int j = 1; j <= kCriteoDenseColumns; ++j) {
@@ -59,19 +61,21 @@ Parsed parse(std::string_view line) {
   return parsed;
 }
 
-std::string error_text(std::string_view line) { return CriteoLineParser::describe(parse(line).error); }
+std::string error_text(std::string_view line) {
+  return CriteoLineParser::describe(parse(line).error);
+}
 
 TEST(CriteoParserTest, GoodLine) {
   const Parsed parsed = parse(make_line(7));
   ASSERT_TRUE(parsed.ok) << CriteoLineParser::describe(parsed.error);
   EXPECT_EQ(parsed.label, 1.0f);
   EXPECT_EQ(parsed.dense[0], static_cast<float>(std::log1p(8.0)));  // I1 = 7 + 1
-  EXPECT_EQ(parsed.dense[2], 0.0f);                                  // empty
-  EXPECT_EQ(parsed.dense[3], 0.0f);                                  // negative clamps to 0
+  EXPECT_EQ(parsed.dense[2], 0.0f);                                 // empty
+  EXPECT_EQ(parsed.dense[3], 0.0f);                                 // negative clamps to 0
   EXPECT_EQ(parsed.ids[0], 1 + (7 * 31) % 999);
-  EXPECT_EQ(parsed.ids[1], 1);                                       // a 2-row table
-  EXPECT_EQ(parsed.ids[2], 1 + 7 * 31 + 2);                          // no modulo
-  EXPECT_EQ(parsed.ids[5], 0);                                       // empty -> reserved id
+  EXPECT_EQ(parsed.ids[1], 1);               // a 2-row table
+  EXPECT_EQ(parsed.ids[2], 1 + 7 * 31 + 2);  // no modulo
+  EXPECT_EQ(parsed.ids[5], 0);               // empty -> reserved id
   // Large counts leave the log table: still log(1 + x) rounded to float.
   std::string big = make_line(0);
   big.replace(2, 1, "123456789012");
@@ -90,13 +94,15 @@ TEST(CriteoParserTest, CrlfAccepted) {
   const Parsed crlf = parse(make_line(3) + "\r");
   ASSERT_TRUE(crlf.ok);
   const Parsed lf = parse(make_line(3));
-  EXPECT_EQ(std::vector<std::int64_t>(crlf.ids, crlf.ids + 26), std::vector<std::int64_t>(lf.ids, lf.ids + 26));
+  EXPECT_EQ(std::vector<std::int64_t>(crlf.ids, crlf.ids + 26),
+            std::vector<std::int64_t>(lf.ids, lf.ids + 26));
 }
 
 TEST(CriteoParserTest, MalformedLines) {
   const std::string good = make_line(4);
   EXPECT_EQ(error_text(""), "empty line (found 0, expected 40)");
-  EXPECT_EQ(error_text(good.substr(0, good.rfind('\t'))), "too few columns (found 39, expected 40)");
+  EXPECT_EQ(error_text(good.substr(0, good.rfind('\t'))),
+            "too few columns (found 39, expected 40)");
   EXPECT_EQ(error_text(good + "\tabc"), "too many columns (found 41, expected 40)");
   EXPECT_EQ(error_text(good + "\t\t"), "too many columns (found 42, expected 40)");
   std::string text = good;
@@ -136,10 +142,18 @@ TEST(CriteoParserTest, RandomlyDamagedLines) {
     for (int e = 0; e < edits && !line.empty(); ++e) {
       const std::size_t at = engine() % line.size();
       switch (engine() % 4) {
-        case 0: line[at] = alphabet[engine() % alphabet.size()]; break;
-        case 1: line.resize(at); break;
-        case 2: line.insert(at, 1, alphabet[engine() % alphabet.size()]); break;
-        default: line.erase(at, 1); break;
+        case 0:
+          line[at] = alphabet[engine() % alphabet.size()];
+          break;
+        case 1:
+          line.resize(at);
+          break;
+        case 2:
+          line.insert(at, 1, alphabet[engine() % alphabet.size()]);
+          break;
+        default:
+          line.erase(at, 1);
+          break;
       }
     }
     // Parse from an exact-size heap copy so a read past the end would touch unowned memory.
@@ -167,16 +181,19 @@ TEST(CriteoParserTest, RejectsNonCriteoSchemas) {
   EXPECT_NE(CriteoLineParser::create(schema).status().message().find("one-hot"), std::string::npos);
   schema = criteo_schema();
   schema.tables[0].num_rows = 1;
-  EXPECT_NE(CriteoLineParser::create(schema).status().message().find("reserved"), std::string::npos);
+  EXPECT_NE(CriteoLineParser::create(schema).status().message().find("reserved"),
+            std::string::npos);
   schema = criteo_schema();
   schema.tables.pop_back();
-  EXPECT_NE(CriteoLineParser::create(schema).status().message().find("25 tables, expected 26"), std::string::npos);
+  EXPECT_NE(CriteoLineParser::create(schema).status().message().find("25 tables, expected 26"),
+            std::string::npos);
 }
 
 class CriteoFileTest : public testing::TempDirTest {
  protected:
   // Lines 1..n good except those in `bad` (1-based), which get a non-hex categorical.
-  std::string write_log(const std::string& name, int n, const std::vector<int>& bad, const std::string& eol = "\n") {
+  std::string write_log(const std::string& name, int n, const std::vector<int>& bad,
+                        const std::string& eol = "\n") {
     std::ofstream out(path(name), std::ios::binary);
     for (int i = 1; i <= n; ++i) {
       std::string line = make_line(i);
@@ -192,7 +209,8 @@ class CriteoFileTest : public testing::TempDirTest {
       auto has = reader.next(&batch);
       EXPECT_TRUE(has.is_ok()) << has.status().to_string();
       if (!has.is_ok() || !*has) return batches;
-      EXPECT_TRUE(validate_batch(criteo_schema(), batch).is_ok()) << validate_batch(criteo_schema(), batch).to_string();
+      EXPECT_TRUE(validate_batch(criteo_schema(), batch).is_ok())
+          << validate_batch(criteo_schema(), batch).to_string();
       batches.push_back(batch);
     }
   }
@@ -207,14 +225,17 @@ TEST_F(CriteoFileTest, StreamingReaderFailsFastOnTheFirstBadLine) {
   auto failed = (*reader)->next(&batch);
   ASSERT_FALSE(failed.is_ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(failed.status().message().find(file + ":17: column 40 (C26): categorical has a non-hex character"),
-            std::string::npos) << failed.status().message();
+  EXPECT_NE(failed.status().message().find(
+                file + ":17: column 40 (C26): categorical has a non-hex character"),
+            std::string::npos)
+      << failed.status().message();
   EXPECT_FALSE((*reader)->next(&batch).is_ok());  // the error sticks
 }
 
 TEST_F(CriteoFileTest, StreamingReaderSkipsAndReportsUpToMaxBadLines) {
   const std::string file = write_log("log.tsv", 100, {17, 40, 41});
-  auto reader = open_criteo_tsv(file, criteo_schema(), {.batch_size = 10, .drop_last = false, .max_bad_lines = 3});
+  auto reader = open_criteo_tsv(file, criteo_schema(),
+                                {.batch_size = 10, .drop_last = false, .max_bad_lines = 3});
   ASSERT_TRUE(reader.is_ok());
   const auto batches = read_all(**reader);
   ASSERT_EQ(batches.size(), 10u);  // 97 good lines
@@ -231,14 +252,16 @@ TEST_F(CriteoFileTest, StreamingReaderSkipsAndReportsUpToMaxBadLines) {
   while (has.is_ok() && *has) has = (*strict)->next(&batch);
   ASSERT_FALSE(has.is_ok());
   EXPECT_NE(has.status().message().find(":41: "), std::string::npos) << has.status().message();
-  EXPECT_NE(has.status().message().find("the first: " + file + ":17:"), std::string::npos) << has.status().message();
+  EXPECT_NE(has.status().message().find("the first: " + file + ":17:"), std::string::npos)
+      << has.status().message();
 }
 
 TEST_F(CriteoFileTest, CrlfGzipAndNoFinalNewline) {
   const auto plain = read_all(**open_criteo_tsv(write_log("lf.tsv", 25, {}), criteo_schema(),
-                                                 {.batch_size = 8, .drop_last = false}));
-  const auto crlf = read_all(**open_criteo_tsv(write_log("crlf.tsv", 25, {}, "\r\n"), criteo_schema(),
                                                 {.batch_size = 8, .drop_last = false}));
+  const auto crlf =
+      read_all(**open_criteo_tsv(write_log("crlf.tsv", 25, {}, "\r\n"), criteo_schema(),
+                                 {.batch_size = 8, .drop_last = false}));
   gzFile gz = gzopen(path("log.tsv.gz").c_str(), "wb");
   for (int i = 1; i <= 25; ++i) {
     const std::string line = make_line(i) + (i < 25 ? "\n" : "");  // the last line has no newline
@@ -246,7 +269,7 @@ TEST_F(CriteoFileTest, CrlfGzipAndNoFinalNewline) {
   }
   gzclose(gz);
   const auto zipped = read_all(**open_criteo_tsv(path("log.tsv.gz"), criteo_schema(),
-                                                  {.batch_size = 8, .drop_last = false}));
+                                                 {.batch_size = 8, .drop_last = false}));
   ASSERT_EQ(plain.size(), 4u);
   ASSERT_EQ(crlf.size(), 4u);
   ASSERT_EQ(zipped.size(), 4u);
@@ -259,7 +282,8 @@ TEST_F(CriteoFileTest, CrlfGzipAndNoFinalNewline) {
 
 TEST_F(CriteoFileTest, EmptyFileAndOverlongLine) {
   { std::ofstream out(path("empty.tsv")); }
-  auto reader = open_criteo_tsv(path("empty.tsv"), criteo_schema(), {.batch_size = 4, .drop_last = false});
+  auto reader =
+      open_criteo_tsv(path("empty.tsv"), criteo_schema(), {.batch_size = 4, .drop_last = false});
   ASSERT_TRUE(reader.is_ok());
   Batch batch;
   auto has = (*reader)->next(&batch);
@@ -270,34 +294,42 @@ TEST_F(CriteoFileTest, EmptyFileAndOverlongLine) {
       << converted.status().message();
   {
     std::ofstream out(path("long.tsv"));
-    out << make_line(1) << "\n" << std::string(kCriteoMaxLineBytes + 10, '1') << "\n" << make_line(2) << "\n";
+    out << make_line(1) << "\n"
+        << std::string(kCriteoMaxLineBytes + 10, '1') << "\n"
+        << make_line(2) << "\n";
   }
-  auto skipping = open_criteo_tsv(path("long.tsv"), criteo_schema(), {.batch_size = 2, .max_bad_lines = 1});
+  auto skipping =
+      open_criteo_tsv(path("long.tsv"), criteo_schema(), {.batch_size = 2, .max_bad_lines = 1});
   ASSERT_TRUE(*(*skipping)->next(&batch));
   EXPECT_EQ((*skipping)->first_bad_lines().at(0).line_number, 2);
-  EXPECT_NE((*skipping)->first_bad_lines()[0].reason.find("longer than 65536 bytes"), std::string::npos);
-  EXPECT_EQ(open_criteo_tsv(path("missing.tsv"), criteo_schema(), {.batch_size = 2}).status().code(),
-            StatusCode::kNotFound);
+  EXPECT_NE((*skipping)->first_bad_lines()[0].reason.find("longer than 65536 bytes"),
+            std::string::npos);
+  EXPECT_EQ(
+      open_criteo_tsv(path("missing.tsv"), criteo_schema(), {.batch_size = 2}).status().code(),
+      StatusCode::kNotFound);
 }
 
 TEST_F(CriteoFileTest, ConvertMatchesStreamingAndSeeks) {
   const std::string train = write_log("train.tsv", 150, {5});
   const std::string eval = write_log("eval.tsv", 30, {});
-  auto report = convert_criteo(train, criteo_schema(), path("ds"), {.eval_tsv = eval, .max_bad_lines = 1});
+  auto report =
+      convert_criteo(train, criteo_schema(), path("ds"), {.eval_tsv = eval, .max_bad_lines = 1});
   ASSERT_TRUE(report.is_ok()) << report.status().to_string();
   EXPECT_EQ(report->lines, 180);
   EXPECT_EQ(report->train_samples, 149);
   EXPECT_EQ(report->eval_samples, 30);
   EXPECT_EQ(report->bad_lines, 1);
   EXPECT_NE(report->first_bad_lines.at(0).reason.find("train.tsv:5:"), std::string::npos);
-  EXPECT_EQ(report->positives, 74 + 15);  // label i % 2: lines 1..150 less the bad (positive) line 5, and 1..30
+  EXPECT_EQ(report->positives,
+            74 + 15);  // label i % 2: lines 1..150 less the bad (positive) line 5, and 1..30
   auto info = read_dataset_info(path("ds"));
   ASSERT_TRUE(info.is_ok()) << info.status().to_string();
   EXPECT_EQ(info->source, "criteo");
   EXPECT_DOUBLE_EQ(info->positive_rate, 89.0 / 179.0);
   EXPECT_TRUE(std::isnan(info->planted_auc));
   auto binary = open_dataset(path("ds"), "train", {.batch_size = 16, .drop_last = false});
-  auto streaming = open_criteo_tsv(train, criteo_schema(), {.batch_size = 16, .drop_last = false, .max_bad_lines = 1});
+  auto streaming = open_criteo_tsv(train, criteo_schema(),
+                                   {.batch_size = 16, .drop_last = false, .max_bad_lines = 1});
   const auto from_binary = read_all(**binary);
   const auto from_text = read_all(**streaming);
   ASSERT_EQ(from_binary.size(), from_text.size());

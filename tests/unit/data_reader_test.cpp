@@ -46,7 +46,8 @@ TEST_F(BinaryReaderTest, DropLastAndPrefetchDepths) {
   EXPECT_EQ(kept.back().batch_size, 100);
   EXPECT_EQ(kept.back().offsets.size(), 3u * 100 + 1);
   for (const int depth : {0, 1, 5}) {
-    const auto batches = read_all({.batch_size = 300, .drop_last = false, .prefetch_batches = depth});
+    const auto batches =
+        read_all({.batch_size = 300, .drop_last = false, .prefetch_batches = depth});
     ASSERT_EQ(batches.size(), kept.size());
     for (std::size_t i = 0; i < batches.size(); ++i) expect_equal(batches[i], kept[i]);
   }
@@ -83,15 +84,18 @@ TEST_F(BinaryReaderTest, SeekResumesExactly) {
 }
 
 TEST_F(BinaryReaderTest, ClearErrors) {
-  EXPECT_EQ(open_dataset(path("ds"), "test", {.batch_size = 1}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(open_dataset(path("ds"), "train", {.batch_size = 0}).status().message().find("batch_size"),
-            std::string::npos);
+  EXPECT_EQ(open_dataset(path("ds"), "test", {.batch_size = 1}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      open_dataset(path("ds"), "train", {.batch_size = 0}).status().message().find("batch_size"),
+      std::string::npos);
   auto missing = open_dataset(path("nowhere"), "train", {.batch_size = 1});
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("does not exist"), std::string::npos);
   std::filesystem::resize_file(path("ds/train/sparse_1.i32"), 100);
   auto cut = open_dataset(path("ds"), "train", {.batch_size = 1});
-  EXPECT_NE(cut.status().message().find("sparse_1.i32: has 100 bytes, expected 12000"), std::string::npos)
+  EXPECT_NE(cut.status().message().find("sparse_1.i32: has 100 bytes, expected 12000"),
+            std::string::npos)
       << cut.status().message();
   std::filesystem::remove(path("ds/manifest.json"));
   auto no_manifest = open_dataset(path("ds"), "train", {.batch_size = 1});
@@ -100,7 +104,8 @@ TEST_F(BinaryReaderTest, ClearErrors) {
 
 TEST_F(BinaryReaderTest, DamagedValuesAreErrorsNotBatches) {
   {  // sample 3's id in table 0 (100 rows, int32) becomes 100
-    std::fstream ids(path("ds/train/sparse_0.i32"), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream ids(path("ds/train/sparse_0.i32"),
+                     std::ios::in | std::ios::out | std::ios::binary);
     const std::int32_t bad = 100;
     ids.seekp(3 * 4);
     ids.write(reinterpret_cast<const char*>(&bad), 4);
@@ -110,7 +115,8 @@ TEST_F(BinaryReaderTest, DamagedValuesAreErrorsNotBatches) {
   Batch batch;
   auto has = (*reader)->next(&batch);
   ASSERT_FALSE(has.is_ok());
-  EXPECT_NE(has.status().message().find("sparse_0.i32: sample 3 id 100 is out of range [0, 100)"), std::string::npos)
+  EXPECT_NE(has.status().message().find("sparse_0.i32: sample 3 id 100 is out of range [0, 100)"),
+            std::string::npos)
       << has.status().message();
   {
     std::fstream labels(path("ds/eval/labels.u8"), std::ios::in | std::ios::out | std::ios::binary);
@@ -120,7 +126,8 @@ TEST_F(BinaryReaderTest, DamagedValuesAreErrorsNotBatches) {
   auto eval = open_dataset(path("ds"), "eval", {.batch_size = 10, .prefetch_batches = 0});
   has = (*eval)->next(&batch);
   ASSERT_FALSE(has.is_ok());
-  EXPECT_NE(has.status().message().find("labels.u8: sample 9 has label 7"), std::string::npos) << has.status().message();
+  EXPECT_NE(has.status().message().find("labels.u8: sample 9 has label 7"), std::string::npos)
+      << has.status().message();
 }
 
 }  // namespace

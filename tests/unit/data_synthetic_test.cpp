@@ -46,7 +46,8 @@ TEST_F(SyntheticTest, WritesReadableValidBatches) {
       auto has = (*reader)->next(&batch);
       ASSERT_TRUE(has.is_ok()) << has.status().to_string();
       if (!*has) break;
-      ASSERT_TRUE(validate_batch(small_schema(), batch).is_ok()) << validate_batch(small_schema(), batch).to_string();
+      ASSERT_TRUE(validate_batch(small_schema(), batch).is_ok())
+          << validate_batch(small_schema(), batch).to_string();
       seen += batch.batch_size;
     }
     EXPECT_EQ(seen, split == "train" ? 5000 : 3000);
@@ -65,8 +66,9 @@ TEST_F(SyntheticTest, SameSeedSameBytesAnyThreadCount) {
   ASSERT_TRUE(generate_synthetic(small_schema(), options, path("three")).is_ok());
   options.seed = 2;
   ASSERT_TRUE(generate_synthetic(small_schema(), options, path("other")).is_ok());
-  for (const std::string file : {"manifest.json", "train/dense.f32", "train/labels.u8", "train/sparse_0.i32",
-                                 "train/sparse_1.i32", "train/sparse_2.i64", "eval/labels.u8"}) {
+  for (const std::string file :
+       {"manifest.json", "train/dense.f32", "train/labels.u8", "train/sparse_0.i32",
+        "train/sparse_1.i32", "train/sparse_2.i64", "eval/labels.u8"}) {
     EXPECT_EQ(file_text(path("one/" + file)), file_text(path("three/" + file))) << file;
     EXPECT_NE(file_text(path("one/" + file)), file_text(path("other/" + file))) << file;
   }
@@ -137,10 +139,12 @@ TEST_F(SyntheticTest, ZipfRowZeroShareMatchesTheTransform) {
       const double n = static_cast<double>(rows);
       double expected = 1.0 / n;
       if (alpha == 1.0) expected = std::log(2.0) / std::log(n);
-      if (alpha != 0.0 && alpha != 1.0) expected = (std::pow(2.0, 1 - alpha) - 1) / (std::pow(n, 1 - alpha) - 1);
+      if (alpha != 0.0 && alpha != 1.0)
+        expected = (std::pow(2.0, 1 - alpha) - 1) / (std::pow(n, 1 - alpha) - 1);
       const double share = static_cast<double>(row_zero) / kSamples;
       const double sd = std::sqrt(expected * (1 - expected) / kSamples);
-      EXPECT_NEAR(share, expected, 5 * sd + 1.0 / kSamples) << "rows " << rows << " alpha " << alpha;
+      EXPECT_NEAR(share, expected, 5 * sd + 1.0 / kSamples)
+          << "rows " << rows << " alpha " << alpha;
     }
   }
 }
@@ -154,16 +158,21 @@ TEST_F(SyntheticTest, RejectsBadOptions) {
   EXPECT_NE(report.status().message().find("planted_auc_target"), std::string::npos);
   options.planted_auc_target = 0.78;
   options.zipf_alpha = -1;
-  EXPECT_NE(generate_synthetic(small_schema(), options, path("bad")).status().message().find("zipf_alpha"),
+  EXPECT_NE(generate_synthetic(small_schema(), options, path("bad"))
+                .status()
+                .message()
+                .find("zipf_alpha"),
             std::string::npos);
   options.zipf_alpha = 1;
   DatasetSchema one_row;
   one_row.num_dense = 0;
   one_row.tables = {{1, 1}};
-  EXPECT_NE(generate_synthetic(one_row, options, path("bad")).status().message().find("not reachable"),
-            std::string::npos);
+  EXPECT_NE(
+      generate_synthetic(one_row, options, path("bad")).status().message().find("not reachable"),
+      std::string::npos);
   DatasetSchema empty;
-  EXPECT_NE(generate_synthetic(empty, options, path("bad")).status().message().find("no tables"), std::string::npos);
+  EXPECT_NE(generate_synthetic(empty, options, path("bad")).status().message().find("no tables"),
+            std::string::npos);
 }
 
 }  // namespace

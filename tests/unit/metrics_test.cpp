@@ -68,7 +68,8 @@ TEST(MetricsTest, NeHandComputed) {
   EXPECT_NEAR(normalized_entropy({1, 0}, {0.5f, 0.5f}), 1.0, 1e-12);
   // Labels {1,0,0,0}, p = {0.5, 0.25, 0.25, 0.25}: logloss sum = ln 2 + 3 ln(4/3);
   // base rate 1/4: entropy sum = -(ln 0.25 + 3 ln 0.75).
-  const double expected = (std::log(2.0) + 3 * std::log(4.0 / 3.0)) / -(std::log(0.25) + 3 * std::log(0.75));
+  const double expected =
+      (std::log(2.0) + 3 * std::log(4.0 / 3.0)) / -(std::log(0.25) + 3 * std::log(0.75));
   // fp32 inputs 0.25/0.5 are exact; the only error is fp64 rounding of a few logs (< 1e-15).
   EXPECT_NEAR(normalized_entropy({1, 0, 0, 0}, {0.5f, 0.25f, 0.25f, 0.25f}), expected, 1e-14);
   // Predicting the base rate itself gives exactly NE 1 (numerator and denominator agree).
@@ -92,20 +93,25 @@ TEST(MetricsTest, AccumulatorMatchesDirectFunctions) {
     probabilities[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logits[i]))));
   }
   MetricsAccumulator accumulator;
-  for (std::size_t at = 0; at < labels.size(); at += 1000) accumulator.add(&labels[at], &logits[at], 1000);
+  for (std::size_t at = 0; at < labels.size(); at += 1000)
+    accumulator.add(&labels[at], &logits[at], 1000);
   EXPECT_EQ(accumulator.count(), 3000);
   EXPECT_EQ(accumulator.auc(), auc_exact(labels, logits));
-  // The accumulator works from logits in fp64; the direct NE sees the probabilities rounded to fp32,
-  // a relative error of at most 2^-24 per term in p, i.e. |d log p| <= 2^-24 / min(p, 1-p) with
-  // min(p, 1-p) >= sigmoid(-|z|max) ~ 1e-4 for |z| <= 9 (4.5 sigma): bound 2^-24 * 1e4 ~ 6e-4
+  // The accumulator works from logits in fp64; the direct NE sees the probabilities rounded to
+  // fp32, a relative error of at most 2^-24 per term in p, i.e. |d log p| <= 2^-24 / min(p, 1-p)
+  // with min(p, 1-p) >= sigmoid(-|z|max) ~ 1e-4 for |z| <= 9 (4.5 sigma): bound 2^-24 * 1e4 ~ 6e-4
   // per term; the average is far smaller, so 1e-3 relative is a safe, derived bound.
   EXPECT_NEAR(accumulator.ne(), normalized_entropy(labels, probabilities), 1e-3 * accumulator.ne());
-  EXPECT_NEAR(accumulator.logloss() * 3000, accumulator.ne() * -[&] {
-    double p = 0;
-    for (const float y : labels) p += y;
-    p /= 3000;
-    return 3000 * (p * std::log(p) + (1 - p) * std::log(1 - p));
-  }(), 1e-9);
+  EXPECT_NEAR(
+      accumulator.logloss() * 3000,
+      accumulator.ne() *
+          -[&] {
+            double p = 0;
+            for (const float y : labels) p += y;
+            p /= 3000;
+            return 3000 * (p * std::log(p) + (1 - p) * std::log(1 - p));
+          }(),
+      1e-9);
   accumulator.reset();
   EXPECT_EQ(accumulator.count(), 0);
   EXPECT_TRUE(std::isnan(accumulator.ne()));

@@ -15,7 +15,8 @@ namespace {
 
 struct DataOptions {
   std::string model = "tiny";
-  std::string samples, eval_samples, seed = "1", zipf = "1.05", planted_auc = "0.78", table_cap, threads = "0";
+  std::string samples, eval_samples, seed = "1", zipf = "1.05", planted_auc = "0.78", table_cap,
+                                     threads = "0";
   std::string tsv, eval_tsv, max_bad_lines = "0";
   std::string out;
 };
@@ -24,7 +25,8 @@ struct DataOptions {
 Result<data::DatasetSchema> schema_of(const DataOptions& options) {
   PARITY_ASSIGN_OR_RETURN(model::ModelSpec spec, model::load_spec(options.model));
   if (!options.table_cap.empty()) {
-    PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(options.table_cap, "--table-cap", 1));
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t cap,
+                            parse_int64(options.table_cap, "--table-cap", 1));
     model::cap_table_rows(spec, cap);
   }
   return model::dataset_schema(spec);
@@ -40,24 +42,34 @@ Status run_generate(const DataOptions& options) {
   PARITY_ASSIGN_OR_RETURN(synthetic.train_samples, parse_int64(options.samples, "--samples", 1));
   synthetic.eval_samples = std::max<std::int64_t>(1, synthetic.train_samples / 10);
   if (!options.eval_samples.empty()) {
-    PARITY_ASSIGN_OR_RETURN(synthetic.eval_samples, parse_int64(options.eval_samples, "--eval-samples", 0));
+    PARITY_ASSIGN_OR_RETURN(synthetic.eval_samples,
+                            parse_int64(options.eval_samples, "--eval-samples", 0));
   }
   PARITY_ASSIGN_OR_RETURN(synthetic.seed, parse_uint64(options.seed, "--seed"));
   PARITY_ASSIGN_OR_RETURN(synthetic.zipf_alpha, parse_double(options.zipf, "--zipf"));
-  PARITY_ASSIGN_OR_RETURN(synthetic.planted_auc_target, parse_double(options.planted_auc, "--planted-auc"));
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t threads, parse_int64(options.threads, "--threads", 0, 4096));
+  PARITY_ASSIGN_OR_RETURN(synthetic.planted_auc_target,
+                          parse_double(options.planted_auc, "--planted-auc"));
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t threads,
+                          parse_int64(options.threads, "--threads", 0, 4096));
   synthetic.num_threads = static_cast<int>(threads);
   const auto start = std::chrono::steady_clock::now();
-  PARITY_ASSIGN_OR_RETURN(const data::SyntheticReport report, data::generate_synthetic(schema, synthetic, options.out));
+  PARITY_ASSIGN_OR_RETURN(const data::SyntheticReport report,
+                          data::generate_synthetic(schema, synthetic, options.out));
   const double seconds = seconds_since(start);
   const auto total = static_cast<double>(synthetic.train_samples + synthetic.eval_samples);
-  std::printf("wrote %s: model %s, %zu tables, train %lld + eval %lld samples, %.1f MB in %.2f s (%.2f M samples/s)\n",
-              options.out.c_str(), options.model.c_str(), schema.tables.size(),
-              static_cast<long long>(synthetic.train_samples), static_cast<long long>(synthetic.eval_samples),
-              static_cast<double>(report.bytes_written) / 1e6, seconds, total / seconds / 1e6);
-  std::printf("positive rate %.4f; planted model AUC %.4f on the %s split (target %.2f, zipf alpha %.2f, seed %llu)\n",
-              report.positive_rate, report.planted_auc, synthetic.eval_samples > 0 ? "eval" : "train",
-              synthetic.planted_auc_target, synthetic.zipf_alpha, static_cast<unsigned long long>(synthetic.seed));
+  std::printf(
+      "wrote %s: model %s, %zu tables, train %lld + eval %lld samples, %.1f MB in %.2f s (%.2f M "
+      "samples/s)\n",
+      options.out.c_str(), options.model.c_str(), schema.tables.size(),
+      static_cast<long long>(synthetic.train_samples),
+      static_cast<long long>(synthetic.eval_samples),
+      static_cast<double>(report.bytes_written) / 1e6, seconds, total / seconds / 1e6);
+  std::printf(
+      "positive rate %.4f; planted model AUC %.4f on the %s split (target %.2f, zipf alpha %.2f, "
+      "seed %llu)\n",
+      report.positive_rate, report.planted_auc, synthetic.eval_samples > 0 ? "eval" : "train",
+      synthetic.planted_auc_target, synthetic.zipf_alpha,
+      static_cast<unsigned long long>(synthetic.seed));
   return Status::ok();
 }
 
@@ -65,17 +77,22 @@ Status run_convert(const DataOptions& options) {
   PARITY_ASSIGN_OR_RETURN(const data::DatasetSchema schema, schema_of(options));
   data::CriteoConvertOptions convert;
   convert.eval_tsv = options.eval_tsv;
-  PARITY_ASSIGN_OR_RETURN(convert.max_bad_lines, parse_int64(options.max_bad_lines, "--max-bad-lines", 0));
+  PARITY_ASSIGN_OR_RETURN(convert.max_bad_lines,
+                          parse_int64(options.max_bad_lines, "--max-bad-lines", 0));
   const auto start = std::chrono::steady_clock::now();
   PARITY_ASSIGN_OR_RETURN(const data::CriteoConvertReport report,
                           data::convert_criteo(options.tsv, schema, options.out, convert));
   const double seconds = seconds_since(start);
-  std::printf("wrote %s: %lld lines read, train %lld + eval %lld samples, %lld bad lines, %.1f MB in %.2f s "
-              "(%.2f M lines/s)\n",
-              options.out.c_str(), static_cast<long long>(report.lines), static_cast<long long>(report.train_samples),
-              static_cast<long long>(report.eval_samples), static_cast<long long>(report.bad_lines),
-              static_cast<double>(report.bytes_written) / 1e6, seconds, static_cast<double>(report.lines) / seconds / 1e6);
-  for (const data::BadLine& bad : report.first_bad_lines) std::printf("bad line: %s\n", bad.reason.c_str());
+  std::printf(
+      "wrote %s: %lld lines read, train %lld + eval %lld samples, %lld bad lines, %.1f MB in %.2f "
+      "s "
+      "(%.2f M lines/s)\n",
+      options.out.c_str(), static_cast<long long>(report.lines),
+      static_cast<long long>(report.train_samples), static_cast<long long>(report.eval_samples),
+      static_cast<long long>(report.bad_lines), static_cast<double>(report.bytes_written) / 1e6,
+      seconds, static_cast<double>(report.lines) / seconds / 1e6);
+  for (const data::BadLine& bad : report.first_bad_lines)
+    std::printf("bad line: %s\n", bad.reason.c_str());
   return Status::ok();
 }
 
@@ -83,28 +100,38 @@ Status run_convert(const DataOptions& options) {
 
 void add_data_commands(CLI::App& data, Outcome& outcome) {
   auto options = std::make_shared<DataOptions>();
-  auto* generate = data.add_subcommand("generate", "Write a synthetic dataset (Zipf ids, planted logistic labels)");
-  generate->add_option("--model", options->model, "Preset (tiny, dlrm-kaggle, dlrm-v2) or JSON spec path")
+  auto* generate = data.add_subcommand(
+      "generate", "Write a synthetic dataset (Zipf ids, planted logistic labels)");
+  generate
+      ->add_option("--model", options->model,
+                   "Preset (tiny, dlrm-kaggle, dlrm-v2) or JSON spec path")
       ->capture_default_str();
   generate->add_option("--samples", options->samples, "Training samples")->required();
-  generate->add_option("--eval-samples", options->eval_samples, "Evaluation samples (default: samples / 10)");
+  generate->add_option("--eval-samples", options->eval_samples,
+                       "Evaluation samples (default: samples / 10)");
   generate->add_option("--out", options->out, "Output directory")->required();
   generate->add_option("--seed", options->seed, "Seed")->capture_default_str();
-  generate->add_option("--zipf", options->zipf, "Zipf exponent of the ids (>= 0; 0 uniform)")->capture_default_str();
-  generate->add_option("--planted-auc", options->planted_auc, "Planted model's AUC (0.5, 0.80]")->capture_default_str();
+  generate->add_option("--zipf", options->zipf, "Zipf exponent of the ids (>= 0; 0 uniform)")
+      ->capture_default_str();
+  generate->add_option("--planted-auc", options->planted_auc, "Planted model's AUC (0.5, 0.80]")
+      ->capture_default_str();
   generate->add_option("--table-cap", options->table_cap, "Cap every table at this many rows");
-  generate->add_option("--threads", options->threads, "Threads (0: all cores; output does not depend on it)");
+  generate->add_option("--threads", options->threads,
+                       "Threads (0: all cores; output does not depend on it)");
   generate->callback([options, &outcome] { outcome.status = run_generate(*options); });
 
   auto converting = std::make_shared<DataOptions>();
   converting->model = "dlrm-kaggle";
-  auto* convert = data.add_subcommand("convert-criteo", "Convert a Criteo TSV (plain or .gz) to the binary layout");
+  auto* convert = data.add_subcommand("convert-criteo",
+                                      "Convert a Criteo TSV (plain or .gz) to the binary layout");
   convert->add_option("--tsv", converting->tsv, "Training split TSV")->required();
   convert->add_option("--eval-tsv", converting->eval_tsv, "Evaluation split TSV (optional)");
   convert->add_option("--out", converting->out, "Output directory")->required();
-  convert->add_option("--model", converting->model, "Preset or spec giving the 26 table sizes")->capture_default_str();
+  convert->add_option("--model", converting->model, "Preset or spec giving the 26 table sizes")
+      ->capture_default_str();
   convert->add_option("--table-cap", converting->table_cap, "Cap every table at this many rows");
-  convert->add_option("--max-bad-lines", converting->max_bad_lines, "Bad lines skipped before failing")
+  convert
+      ->add_option("--max-bad-lines", converting->max_bad_lines, "Bad lines skipped before failing")
       ->capture_default_str();
   convert->callback([converting, &outcome] { outcome.status = run_convert(*converting); });
 }

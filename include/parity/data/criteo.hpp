@@ -33,14 +33,15 @@ class CriteoLineParser {
 
   /// Why a line was rejected: column (0-based) and a static description.
   struct Error {
-    int column = -1;            ///< 0-based; -1 for the line as a whole
+    int column = -1;  ///< 0-based; -1 for the line as a whole
     const char* what = nullptr;
-    int found_columns = 0;      ///< for column-count errors
+    int found_columns = 0;  ///< for column-count errors
   };
-  /// Parses `line` (without '\n'; one final '\r' is dropped). On success writes *label, dense[0..13)
-  /// and ids[t * ids_stride] for t in [0, 26), returning true; on failure fills *error.
-  bool parse(std::string_view line, float* label, float* dense, std::int64_t* ids, std::int64_t ids_stride,
-             Error* error) const;
+  /// Parses `line` (without '\n'; one final '\r' is dropped). On success writes *label,
+  /// dense[0..13) and ids[t * ids_stride] for t in [0, 26), returning true; on failure fills
+  /// *error.
+  bool parse(std::string_view line, float* label, float* dense, std::int64_t* ids,
+             std::int64_t ids_stride, Error* error) const;
   /// "column 15 (C1): non-hex character" etc.
   static std::string describe(const Error& error);
 
@@ -50,8 +51,8 @@ class CriteoLineParser {
 };
 
 struct CriteoConvertOptions {
-  std::string eval_tsv;             ///< optional second file converted into the eval split
-  std::int64_t max_bad_lines = 0;   ///< per file; bad lines skipped before failing
+  std::string eval_tsv;            ///< optional second file converted into the eval split
+  std::int64_t max_bad_lines = 0;  ///< per file; bad lines skipped before failing
 };
 
 struct CriteoConvertReport {
@@ -66,10 +67,12 @@ struct CriteoConvertReport {
 
 /// Converts `tsv` (and options.eval_tsv) into the binary layout in `out_dir`.
 Result<CriteoConvertReport> convert_criteo(const std::string& tsv, const DatasetSchema& schema,
-                                           const std::string& out_dir, const CriteoConvertOptions& options = {});
+                                           const std::string& out_dir,
+                                           const CriteoConvertOptions& options = {});
 
 /// A BatchReader parsing `tsv` as it streams (num_samples() is -1; seek re-reads from the start).
-Result<std::unique_ptr<BatchReader>> open_criteo_tsv(const std::string& tsv, const DatasetSchema& schema,
+Result<std::unique_ptr<BatchReader>> open_criteo_tsv(const std::string& tsv,
+                                                     const DatasetSchema& schema,
                                                      const ReaderOptions& options);
 
 }  // namespace parity::data

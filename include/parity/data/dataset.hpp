@@ -49,9 +49,10 @@ Status validate_batch(const DatasetSchema& schema, const Batch& batch);
 
 struct ReaderOptions {
   std::int64_t batch_size = 0;
-  bool drop_last = true;         ///< a final partial batch is dropped (false: returned short)
-  int prefetch_batches = 2;      ///< bounded queue depth; 0 reads synchronously in next()
-  std::int64_t max_bad_lines = 0;  ///< TSV only: bad lines skipped before failing (0: fail on the first)
+  bool drop_last = true;     ///< a final partial batch is dropped (false: returned short)
+  int prefetch_batches = 2;  ///< bounded queue depth; 0 reads synchronously in next()
+  std::int64_t max_bad_lines =
+      0;  ///< TSV only: bad lines skipped before failing (0: fail on the first)
 };
 
 /// A line of a text input that was rejected (1-based line number).
@@ -83,9 +84,9 @@ struct DatasetInfo {
   DatasetSchema schema;
   std::int64_t train_samples = 0;
   std::int64_t eval_samples = 0;
-  std::string source;          ///< "synthetic" or "criteo"
-  std::uint64_t seed = 0;      ///< synthetic only
-  double planted_auc = 0;      ///< synthetic only: the planted model's AUC on the eval split
+  std::string source;      ///< "synthetic" or "criteo"
+  std::uint64_t seed = 0;  ///< synthetic only
+  double planted_auc = 0;  ///< synthetic only: the planted model's AUC on the eval split
   double positive_rate = 0;
   /// Further provenance written to the manifest's "details" object (zipf_alpha, planted_scale,
   /// criteo bad_lines, ...).
@@ -104,14 +105,14 @@ struct SyntheticOptions {
   std::int64_t train_samples = 0;
   std::int64_t eval_samples = 0;
   std::uint64_t seed = 1;
-  double zipf_alpha = 1.05;          ///< >= 0; 0 is uniform; row 0 is the most frequent
-  double planted_auc_target = 0.78;  ///< in (0.5, 0.80]
+  double zipf_alpha = 1.05;            ///< >= 0; 0 is uniform; row 0 is the most frequent
+  double planted_auc_target = 0.78;    ///< in (0.5, 0.80]
   double positive_rate_target = 0.25;  ///< in (0, 1); Criteo's click rate is about 0.25
-  int num_threads = 0;               ///< 0: all cores; the output does not depend on it
+  int num_threads = 0;                 ///< 0: all cores; the output does not depend on it
 };
 
 struct SyntheticReport {
-  double planted_auc = 0;    ///< the planted model's own exact AUC on the eval split (train if none)
+  double planted_auc = 0;  ///< the planted model's own exact AUC on the eval split (train if none)
   double positive_rate = 0;  ///< over both splits
   std::int64_t bytes_written = 0;
   double planted_scale = 0;  ///< calibrated: logit = planted_bias + planted_scale * raw score
@@ -121,7 +122,8 @@ struct SyntheticReport {
 /// Writes train and eval splits to `out_dir` (created if missing) in the binary layout: Zipf ids,
 /// log(1+x) of log-normal counts as dense features, labels drawn from a fixed logistic model whose
 /// scale is calibrated so its own AUC is about planted_auc_target. Deterministic for a seed.
-Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema, const SyntheticOptions& options,
+Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema,
+                                           const SyntheticOptions& options,
                                            const std::string& out_dir);
 
 }  // namespace parity::data

@@ -34,10 +34,10 @@ struct BlobView {
 
 /// The steps of write_checkpoint_file, for crash tests (a hook may stop the process there).
 enum class CheckpointWritePhase : std::uint8_t {
-  kTempOpened,     // <path>.tmp created, nothing written
-  kBlobWritten,    // after each blob's data reached the temporary file
-  kTempSynced,     // temporary file complete and fsynced, not yet renamed
-  kRenamed,        // renamed over <path>, directory not yet fsynced
+  kTempOpened,   // <path>.tmp created, nothing written
+  kBlobWritten,  // after each blob's data reached the temporary file
+  kTempSynced,   // temporary file complete and fsynced, not yet renamed
+  kRenamed,      // renamed over <path>, directory not yet fsynced
 };
 
 struct CheckpointWriteOptions {

@@ -22,11 +22,6 @@
 #include "parity/gemm/selector.hpp"
 #include "parity/gemm/workflow.hpp"
 
-// Referenced by the linker option parity_gpu exports (--undefined), so this object file, and with
-// it the registration below, is always linked from the static library.
-extern "C" {
-int parity_gemm_run_cuda_anchor = 0;
-}
 
 namespace parity::gemm::detail {
 namespace {
