@@ -100,13 +100,7 @@ TEST(PlanSearch, TwentySixTablesOnSixtyFourGpusWithinOneSecond) {
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
   std::cout << "[ timing   ] 26 tables, 64 x b200, 4 configurations: " << seconds << " s\n";
   // Target 1 s on one core; 3x margin for a loaded CI machine.
-#if defined(__SANITIZE_ADDRESS__)
-  // ASan/UBSan at -O1 slow every loop several times over; the 3 s budget is the plain build's check.
-  constexpr double kBudgetSeconds = 30.0;
-#else
-  constexpr double kBudgetSeconds = 3.0;
-#endif
-  EXPECT_LT(seconds, kBudgetSeconds);
+  EXPECT_LT(seconds, 3.0);
 }
 
 TEST(PlanSearch, PortedPlanKeepsPlacementAndIsNoFasterThanCoDesign) {
