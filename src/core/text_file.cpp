@@ -17,7 +17,7 @@ bool ends_with_gz(const std::filesystem::path& path) {
 
 Result<std::string> read_text_file(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return io_error("'", path.string(), "' does not exist");
+  if (!std::filesystem::exists(path, ec)) return not_found("'", path.string(), "' does not exist");
   if (ends_with_gz(path)) {
     gzFile file = gzopen(path.c_str(), "rb");
     if (file == nullptr) return io_error("'", path.string(), "': cannot open");
