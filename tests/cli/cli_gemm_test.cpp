@@ -134,10 +134,10 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   };
   EXPECT_EQ(slurp(dir / "eval_gz" / "gemm_eval.json"), slurp(dir / "eval" / "gemm_eval.json"));
-  // A missing file is an I/O error naming it (exit 1), compressed or not.
+  // A missing input file is an input error naming it (exit 2), compressed or not.
   r = run_cli("gemm eval --measurements " + (dir / "absent.json.gz").string() + " --out-dir " +
               (dir / "eval").string());
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("absent.json.gz"), std::string::npos) << r.output;
   expect_bad_input("gemm eval --measurements " + measurements + " --split sideways --out-dir " +
                        (dir / "eval").string(),

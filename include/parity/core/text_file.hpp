@@ -9,8 +9,8 @@
 
 namespace parity {
 
-/// The file's bytes; gzip-decompressed when the name ends in ".gz". kIoError naming the file when it
-/// does not exist, cannot be read or is not valid gzip.
+/// The file's bytes; gzip-decompressed when the name ends in ".gz". kNotFound naming the file when
+/// it does not exist (an input error); kIoError when it cannot be read or is not valid gzip.
 Result<std::string> read_text_file(const std::filesystem::path& path);
 
 /// Writes `text` to `path` (truncating); kIoError naming the file on failure.
