@@ -112,22 +112,23 @@ TEST(CliTrain, KilledAtARandomMomentResumesToTheSameLosses) {
   const std::uint64_t seed = testing::test_seed(1405);
   SCOPED_TRACE(testing::seed_trace(seed));
   const std::string straight = temp_dir("straight"), killed = temp_dir("killed");
-  // The uninterrupted run also writes the dataset the killed runs read.
-  const std::string common = " --model tiny --batch 64 --steps 1500 --checkpoint-every 25 --deterministic --threads 1";
+  // The uninterrupted run also writes the dataset the killed runs read. 12000 steps take over three
+  // seconds even on an idle machine, so three kills within 0.5 s each land before the end.
+  const std::string common = " --model tiny --batch 64 --steps 12000 --epochs 8 --checkpoint-every 25 --deterministic --threads 1";
   auto reference = run_cli("train --synthetic 100000" + common + " --out " + straight);
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
   const auto want = step_losses(straight);
-  ASSERT_EQ(want.size(), 1500u);
+  ASSERT_EQ(want.size(), 12000u);
 
   std::vector<std::string> args = {"train", "--data", straight + "/data", "--model", "tiny", "--batch", "64",
-                                   "--steps", "1500", "--checkpoint-every", "25", "--deterministic",
+                                   "--steps", "12000", "--epochs", "8", "--checkpoint-every", "25", "--deterministic",
                                    "--threads", "1", "--resume", "--out", killed};
   std::mt19937_64 rng(seed);
   for (int attempt = 0; attempt < 3; ++attempt) {
     const pid_t pid = spawn_cli(args);
     ASSERT_GT(pid, 0);
     // A run takes over a second; a save every 25 steps (fsync included) leaves kills inside saves likely.
-    const auto delay = std::chrono::milliseconds(150 + static_cast<int>(rng() % 450));
+    const auto delay = std::chrono::milliseconds(100 + static_cast<int>(rng() % 400));
     std::this_thread::sleep_for(delay);
     kill(pid, SIGKILL);
     int status = 0;
@@ -135,7 +136,7 @@ TEST(CliTrain, KilledAtARandomMomentResumesToTheSameLosses) {
     ASSERT_TRUE(WIFSIGNALED(status)) << "attempt " << attempt << " finished before the kill";
   }
   ASSERT_FALSE(fs::exists(killed + "/summary.json"));
-  auto resumed = run_cli("train --data " + straight + "/data --model tiny --batch 64 --steps 1500 "
+  auto resumed = run_cli("train --data " + straight + "/data --model tiny --batch 64 --steps 12000 --epochs 8 "
                          "--checkpoint-every 25 --deterministic --threads 1 --resume --out " + killed);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("resumed from the checkpoint at step"), std::string::npos) << resumed.output;
