@@ -134,7 +134,9 @@ inline void check_reduce_scatter(Communicator& comm, DType dtype, ReduceOp op,
         reduce_serial(dtype, op, world, comm.rank() * recv_count + i);
   }
   const auto want = encode(dtype, expected);
-  EXPECT_EQ(0, std::memcmp(want.data(), out, want.size()));
+  if (!want.empty()) {  // memcmp(null, ..., 0) is UB
+    EXPECT_EQ(0, std::memcmp(want.data(), out, want.size()));
+  }
 }
 
 inline void check_all_gather(Communicator& comm, DType dtype, std::int64_t send_count,
