@@ -339,6 +339,11 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
   PARITY_CHECK_ARG(comm.buffer_device() == DeviceKind::kCpu, "comm: the distributed trainer needs a host "
                    "communicator (local or mpi), not ", comm.backend_name());
   PARITY_CHECK_ARG(options.gradient_chunks >= 0, "gradient-chunks: ", options.gradient_chunks, " is negative");
+  // Deterministic runs fold the ranks' gradients in rank order (one chunk per rank) rather than in
+  // the communicator's own order.
+  if (options.gradient_chunks == 0 && train.determinism == Determinism::kBitwise) {
+    options.gradient_chunks = comm.size();
+  }
   const bool is_root = comm.rank() == 0;
   // Ranks share the machine's cores: one thread each unless told otherwise.
   const detail::ThreadCountScope thread_scope(train.num_threads > 0 ? train.num_threads : 1);
