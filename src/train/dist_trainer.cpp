@@ -82,6 +82,10 @@ class DistRun {
                      " ranks");
     PARITY_CHECK_ARG(global % chunks_ == 0, "gradient-chunks: the batch ", global, " is not divisible by ",
                      chunks_, " chunks");
+    for (std::size_t t = 0; t < table_owner.size(); ++t) {
+      PARITY_CHECK_ARG(table_owner[t] >= 0 && table_owner[t] < ranks, "placement: table ", t, " is on rank ",
+                       table_owner[t], ", outside [0, ", ranks, ")");
+    }
     ExecutionContext context;
     context.device = DeviceKind::kCpu;
     context.deterministic = options_.train.determinism == Determinism::kBitwise;
