@@ -3,7 +3,9 @@
 #include "cmd_train_dist.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
+#include "commands.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/plan/plan_io.hpp"
 #include "parity/train/dist_trainer.hpp"
@@ -47,6 +49,15 @@ Status run_distributed_train(train::TrainOptions options, const DistributedTrain
     std::fflush(stdout);
   }
   auto summary = train::train_distributed(dist, *world);
+  if (!summary.is_ok() && !world->failure().is_ok()) {
+    // A peer is lost or hung: MPI_Finalize (the session's end) would wait for it forever. Report
+    // and leave without it; mpirun then ends the job, stopped ranks included.
+    const Status status = summary.status().with_context(where);
+    std::fprintf(stderr, "parity: error: %s\n", status.to_string().c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(exit_code_for(status));
+  }
   if (!summary.is_ok()) return summary.status().with_context(where);
   if (is_root) print_summary(*summary);
   return Status::ok();
