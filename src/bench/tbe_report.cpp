@@ -17,7 +17,8 @@ double tbe_forward_target_fraction(std::int64_t row_bytes) {
   return 0.50;
 }
 
-TbeForwardBandwidth evaluate_tbe_forward(const embedding::TbeProblem& problem, const TbeBenchSpec& spec,
+TbeForwardBandwidth evaluate_tbe_forward(const embedding::TbeProblem& problem,
+                                         const TbeBenchSpec& spec,
                                          const embedding::TbeByteModel& bytes,
                                          const std::vector<std::int64_t>& indices_per_feature,
                                          double forward_ms, double copy_tbps) {
@@ -36,9 +37,11 @@ TbeForwardBandwidth evaluate_tbe_forward(const embedding::TbeProblem& problem, c
   double total = 0, time_per_byte = 0;
   for (int f = 0; f < problem.layout.num_features(); ++f) {
     const double row_bytes = problem.layout.feature_dim(f) * weight_bytes;
-    const double feature_bytes = static_cast<double>(indices_per_feature.at(static_cast<std::size_t>(f))) * row_bytes;
+    const double feature_bytes =
+        static_cast<double>(indices_per_feature.at(static_cast<std::size_t>(f))) * row_bytes;
     total += feature_bytes;
-    time_per_byte += feature_bytes / tbe_forward_target_fraction(static_cast<std::int64_t>(row_bytes));
+    time_per_byte +=
+        feature_bytes / tbe_forward_target_fraction(static_cast<std::int64_t>(row_bytes));
   }
   r.target_fraction = total > 0 ? total / time_per_byte : tbe_forward_target_fraction(0);
   r.counts_unique_rows = spec.max_zipf() > 1.05;
@@ -49,12 +52,15 @@ TbeForwardBandwidth evaluate_tbe_forward(const embedding::TbeProblem& problem, c
 
 std::string TbeForwardBandwidth::describe() const {
   std::string text = format_text(
-      "  forward bandwidth: every lookup %.3f TB/s (%.1f%% of copy), unique rows %.3f TB/s (%.1f%%); copy %.3f TB/s "
+      "  forward bandwidth: every lookup %.3f TB/s (%.1f%% of copy), unique rows %.3f TB/s "
+      "(%.1f%%); copy %.3f TB/s "
       "same call\n",
-      every_lookup_tbps, 100 * every_lookup_ratio, unique_rows_tbps, 100 * unique_rows_ratio, copy_tbps);
-  text += format_text("  forward target: >= %.1f%% of copy (%s byte model): %.1f%% -> %s\n", 100 * target_fraction,
-                      counts_unique_rows ? "unique-row, Zipf alpha > 1.05" : "every-lookup", 100 * evaluated_ratio,
-                      target_met ? "met" : "NOT met");
+      every_lookup_tbps, 100 * every_lookup_ratio, unique_rows_tbps, 100 * unique_rows_ratio,
+      copy_tbps);
+  text += format_text("  forward target: >= %.1f%% of copy (%s byte model): %.1f%% -> %s\n",
+                      100 * target_fraction,
+                      counts_unique_rows ? "unique-row, Zipf alpha > 1.05" : "every-lookup",
+                      100 * evaluated_ratio, target_met ? "met" : "NOT met");
   return text;
 }
 

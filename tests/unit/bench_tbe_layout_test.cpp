@@ -1,6 +1,6 @@
-// Table-layout files for `bench tbe --layout`: a valid file becomes a spec (shared tables, per-table
-// draws), every broken field is an error naming the table or feature, the field and the value, and
-// mutated files never crash the reader.
+// Table-layout files for `bench tbe --layout`: a valid file becomes a spec (shared tables,
+// per-table draws), every broken field is an error naming the table or feature, the field and the
+// value, and mutated files never crash the reader.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -80,7 +80,8 @@ TEST(TbeLayoutFile, FileThroughTheBenchFlags) {
   o.dim = "32";
   auto conflict = tbe_bench_spec("", o, 1);
   ASSERT_FALSE(conflict.is_ok());
-  EXPECT_NE(conflict.status().message().find("--dim='32' conflicts with --layout"), std::string::npos);
+  EXPECT_NE(conflict.status().message().find("--dim='32' conflicts with --layout"),
+            std::string::npos);
   o.dim.clear();
   EXPECT_FALSE(tbe_bench_spec("C2", o, 1).is_ok());  // --config and --layout
   o.layout_file = (std::filesystem::temp_directory_path() / "parity_no_such_layout.json").string();
@@ -102,15 +103,21 @@ TEST(TbeLayoutFile, ErrorsNameTheTableTheFieldAndTheValue) {
       {"dim not a multiple of 4", [](json& j) { j["tables"][2]["dim"] = 6; }, "dim=6"},
       {"missing dim", [](json& j) { j["tables"][0].erase("dim"); }, "dim"},
       {"missing bag length", [](json& j) { j["tables"][0].erase("bag_length"); }, "table 'user'"},
-      {"bad bag length", [](json& j) { j["tables"][1]["bag_length"] = {{"uniform", {5, 2}}}; }, "uniform=[5, 2]"},
+      {"bad bag length",
+       [](json& j) {
+         j["tables"][1]["bag_length"] = {{"uniform", {5, 2}}};
+       },
+       "uniform=[5, 2]"},
       {"bag length text", [](json& j) { j["tables"][1]["bag_length"] = "20"; }, "table 'item'"},
       {"negative zipf", [](json& j) { j["tables"][0]["zipf_alpha"] = -1; }, "tables[0].zipf_alpha"},
       {"dtype", [](json& j) { j["tables"][2]["weights_dtype"] = "int8"; }, "weights_dtype='int8'"},
-      {"mixed dtypes", [](json& j) { j["tables"][2]["weights_dtype"] = "fp32"; }, "table 'country' has weights_dtype"},
+      {"mixed dtypes", [](json& j) { j["tables"][2]["weights_dtype"] = "fp32"; },
+       "table 'country' has weights_dtype"},
       {"pooling", [](json& j) { j["tables"][0]["pooling"] = "max"; }, "pooling='max'"},
       {"duplicate name", [](json& j) { j["tables"][2]["name"] = "user"; }, "'user' is already"},
       {"typo", [](json& j) { j["tables"][0]["dimm"] = 4; }, "dimm"},
-      {"unknown table", [](json& j) { j["features"][1]["table"] = "items"; }, "no table named 'items'"},
+      {"unknown table", [](json& j) { j["features"][1]["table"] = "items"; },
+       "no table named 'items'"},
       {"feature bag length", [](json& j) { j["features"][2]["bag_length"] = -2; }, "features[2]"},
       {"no tables", [](json& j) { j["tables"] = json::array(); }, "tables"},
       {"schema", [](json& j) { j["schema_version"] = 2; }, "schema_version"},
@@ -121,7 +128,8 @@ TEST(TbeLayoutFile, ErrorsNameTheTableTheFieldAndTheValue) {
     c.edit(doc);
     auto spec = tbe_bench_spec_from_layout_json(doc.dump(), "layout.json");
     ASSERT_FALSE(spec.is_ok()) << c.what;
-    EXPECT_NE(spec.status().message().find(c.needle), std::string::npos) << c.what << ": " << spec.status().message();
+    EXPECT_NE(spec.status().message().find(c.needle), std::string::npos)
+        << c.what << ": " << spec.status().message();
     EXPECT_NE(spec.status().message().find("layout.json"), std::string::npos) << c.what;
   }
   EXPECT_FALSE(tbe_bench_spec_from_layout_json("{\"tables\": [", "layout.json").is_ok());
@@ -136,22 +144,23 @@ TEST(TbeLayoutFile, MutatedFilesNeverCrash) {
   testing::fuzz_from_valid(
       20261201, valid_text, [&](testing::Mutator& m) { return m.mutate_json(valid, valid_text); },
       [](const std::string& text) {
-        return testing::verdict_of(tbe_bench_spec_from_layout_json(text, "fuzz.json"),
-                                   [](const TbeBenchSpec& spec) -> std::string {
-                                     if (spec.tables.empty()) return "no tables";
-                                     for (const auto& draw : spec.feature_draws()) {
-                                       if (!(draw.zipf_alpha >= 0)) return "a negative alpha";
-                                       if (draw.bag_lengths.min_length < 0 ||
-                                           draw.bag_lengths.min_length > draw.bag_lengths.max_length) {
-                                         return "bad bag lengths";
-                                       }
-                                     }
-                                     auto problem = tbe_bench_problem(spec);
-                                     if (!problem.is_ok() && problem.status().message().empty()) {
-                                       return "a problem error without a message";
-                                     }
-                                     return std::string();
-                                   });
+        return testing::verdict_of(
+            tbe_bench_spec_from_layout_json(text, "fuzz.json"),
+            [](const TbeBenchSpec& spec) -> std::string {
+              if (spec.tables.empty()) return "no tables";
+              for (const auto& draw : spec.feature_draws()) {
+                if (!(draw.zipf_alpha >= 0)) return "a negative alpha";
+                if (draw.bag_lengths.min_length < 0 ||
+                    draw.bag_lengths.min_length > draw.bag_lengths.max_length) {
+                  return "bad bag lengths";
+                }
+              }
+              auto problem = tbe_bench_problem(spec);
+              if (!problem.is_ok() && problem.status().message().empty()) {
+                return "a problem error without a message";
+              }
+              return std::string();
+            });
       });
 }
 

@@ -28,8 +28,9 @@ double zipf_normaliser(std::int64_t n, double alpha) {
   const auto nd = static_cast<double>(n);
   const auto f = [&](double x) { return std::pow(x, -alpha); };
   const auto df = [&](double x) { return -alpha * std::pow(x, -alpha - 1); };
-  const double integral = std::abs(alpha - 1) < 1e-12 ? std::log(nd / kM)
-                                                      : (std::pow(nd, 1 - alpha) - std::pow(kM, 1 - alpha)) / (1 - alpha);
+  const double integral = std::abs(alpha - 1) < 1e-12
+                              ? std::log(nd / kM)
+                              : (std::pow(nd, 1 - alpha) - std::pow(kM, 1 - alpha)) / (1 - alpha);
   return sum + integral + (f(kM) + f(nd)) / 2 + (df(nd) - df(kM)) / 12;
 }
 
@@ -47,8 +48,10 @@ RankCounts draw_counts(const ZipfSampler& sampler, int samples, std::uint64_t se
     const std::int64_t k = sampler.draw_rank(rng);
     EXPECT_GE(k, 1);
     EXPECT_LE(k, sampler.rows());
-    if (k <= kTopRanks) ++counts.top[static_cast<std::size_t>(k - 1)];
-    else if (k <= kBandEnd) ++counts.band;
+    if (k <= kTopRanks)
+      ++counts.top[static_cast<std::size_t>(k - 1)];
+    else if (k <= kBandEnd)
+      ++counts.band;
   }
   return counts;
 }
@@ -56,7 +59,8 @@ RankCounts draw_counts(const ZipfSampler& sampler, int samples, std::uint64_t se
 // Each count is Binomial(S, p); it must lie within 5 standard deviations sqrt(S p (1 - p)) of S p
 // (two-sided normal tail 5.7e-7 per check, 5 alphas x 2 sizes x 11 checks: < 1e-4 per run), plus
 // 1 count for the normal approximation's continuity correction. Returns the failing checks.
-int binomial_misses(const RankCounts& counts, std::int64_t rows, double alpha, int samples, bool report) {
+int binomial_misses(const RankCounts& counts, std::int64_t rows, double alpha, int samples,
+                    bool report) {
   const double norm = zipf_normaliser(rows, alpha);
   int misses = 0;
   auto check = [&](double count, double p, const std::string& what) {
@@ -64,16 +68,17 @@ int binomial_misses(const RankCounts& counts, std::int64_t rows, double alpha, i
     const bool ok = std::abs(count - samples * p) <= 5 * sigma + 1;
     if (!ok) ++misses;
     if (!ok && report) {
-      ADD_FAILURE() << "rows " << rows << " alpha " << alpha << " " << what << ": count " << count << ", expected "
-                    << samples * p << " +- " << 5 * sigma + 1;
+      ADD_FAILURE() << "rows " << rows << " alpha " << alpha << " " << what << ": count " << count
+                    << ", expected " << samples * p << " +- " << 5 * sigma + 1;
     }
   };
   for (int k = 1; k <= kTopRanks; ++k) {
-    check(static_cast<double>(counts.top[static_cast<std::size_t>(k - 1)]), std::pow(k, -alpha) / norm,
-          "rank " + std::to_string(k));
+    check(static_cast<double>(counts.top[static_cast<std::size_t>(k - 1)]),
+          std::pow(k, -alpha) / norm, "rank " + std::to_string(k));
   }
   double band_p = 0;
-  for (std::int64_t k = kBandEnd; k > kTopRanks; --k) band_p += std::pow(static_cast<double>(k), -alpha) / norm;
+  for (std::int64_t k = kBandEnd; k > kTopRanks; --k)
+    band_p += std::pow(static_cast<double>(k), -alpha) / norm;
   check(static_cast<double>(counts.band), band_p, "ranks 11..100");
   return misses;
 }
@@ -118,7 +123,8 @@ TEST(ZipfSampler, UniformOneRowAndBadArguments) {
   }
   EXPECT_EQ(seen, (std::set<std::int64_t>{1, 2, 3, 4, 5}));
   for (const auto& [rows, alpha, needle] :
-       {std::tuple{std::int64_t{0}, 1.0, "rows=0"}, std::tuple{std::int64_t{10}, -0.5, "alpha=-0.5"},
+       {std::tuple{std::int64_t{0}, 1.0, "rows=0"},
+        std::tuple{std::int64_t{10}, -0.5, "alpha=-0.5"},
         std::tuple{std::int64_t{10}, std::nan(""), "alpha=nan"}}) {
     auto bad = ZipfSampler::create(rows, alpha);
     ASSERT_FALSE(bad.is_ok());
@@ -127,7 +133,8 @@ TEST(ZipfSampler, UniformOneRowAndBadArguments) {
 }
 
 TEST(TbeSyntheticScatter, IsABijectionThatMovesTheHottestRow) {
-  for (const std::int64_t rows : {std::int64_t{1}, std::int64_t{7}, std::int64_t{1000}, std::int64_t{1000003}}) {
+  for (const std::int64_t rows :
+       {std::int64_t{1}, std::int64_t{7}, std::int64_t{1000}, std::int64_t{1000003}}) {
     for (int feature : {0, 3}) {
       // 1000003 is the first multiplier's prime itself: the second multiplier takes over.
       std::vector<bool> hit(static_cast<std::size_t>(rows), false);
@@ -193,16 +200,19 @@ TEST(TbeSyntheticBagLengths, ParseAndValidateNameTheFieldAndValue) {
   for (const char* text : {"20x", "-1", "5..2", "..", "1..", "one_hot", ""}) {
     auto bad = parse_bag_length_distribution(text, "--pooling-factor");
     ASSERT_FALSE(bad.is_ok()) << text;
-    EXPECT_NE(bad.status().message().find("--pooling-factor"), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find("--pooling-factor"), std::string::npos)
+        << bad.status().message();
   }
   auto layout = TbeLayout::create({{10, 4}});
   ASSERT_TRUE(layout.is_ok());
   SyntheticBatchOptions options;
   options.zipf_alpha = -1;
-  EXPECT_NE(validate_synthetic_options(*layout, options).message().find("alpha=-1"), std::string::npos);
+  EXPECT_NE(validate_synthetic_options(*layout, options).message().find("alpha=-1"),
+            std::string::npos);
   options.zipf_alpha = 0;
   options.per_feature = {{}, {}};
-  EXPECT_NE(validate_synthetic_options(*layout, options).message().find("per_feature has 2"), std::string::npos);
+  EXPECT_NE(validate_synthetic_options(*layout, options).message().find("per_feature has 2"),
+            std::string::npos);
 }
 
 }  // namespace
