@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "parity/core/dtype.hpp"
 #include "parity/core/status.hpp"
@@ -56,5 +58,35 @@ struct AttentionBackwardArgs {
   void* grad_k = nullptr;
   void* grad_v = nullptr;
 };
+
+std::string_view attention_kind_name(AttentionKind kind);            // hstu, softmax, gdpa
+Result<AttentionKind> parse_attention_kind(std::string_view text);
+std::string_view activation_name(PointwiseActivation activation);  // silu, gelu, relu, sigmoid
+Result<PointwiseActivation> parse_activation(std::string_view text);
+
+/// Checks host copies of the offsets and num_targets against a valid problem: offsets start at
+/// 0, never decrease and end at total_q / total_kv; kv_offsets null or equal to q_offsets unless
+/// cross; num_targets given exactly when has_num_targets, each >= 0 (longer than the sequence is
+/// allowed: then every row is a target); for kHstu/kGdpa every length <= max_seq_len (they divide
+/// by N, so a longer sequence is a caller error, not a truncation). The message names the
+/// parameter, the index and the value.
+Status check_attention_inputs(const AttentionProblem& problem, const std::int64_t* q_offsets,
+                              const std::int64_t* kv_offsets, const std::int32_t* num_targets);
+
+/// Sequence lengths from offsets [B+1] (host).
+std::vector<std::int64_t> lengths_from_offsets(const std::int64_t* offsets, std::int64_t batch);
+
+/// "Useful" FLOPs by the generative-recommenders convention (research memo sec. 2.4), on the real
+/// lengths: per sequence, pairs = n^2/2 when causal (self-attention) else n_q * n_kv, with n
+/// truncated at max_seq_len for kSoftmax; f1 = 2*H*d_qk*pairs (q.k), f2 = 2*H*d_v*pairs (a.v);
+/// forward = f1 + f2, backward = 3 f1 + 2 f2. Masks beyond causality (targets, window, context)
+/// are not subtracted, as in the published figures this is compared with. kv_lengths empty =
+/// q_lengths (self-attention).
+struct AttentionFlops {
+  double forward = 0;
+  double backward = 0;
+};
+AttentionFlops useful_flops(const AttentionProblem& problem, const std::vector<std::int64_t>& q_lengths,
+                            const std::vector<std::int64_t>& kv_lengths = {});
 
 }  // namespace parity::attention
