@@ -30,19 +30,23 @@ namespace {
 
 constexpr std::int64_t kBucketBytes = 4 << 20;
 
-// Every rank learns whether any rank failed; a rank that did not fail returns an error naming the
-// ranks that did (they report their own message), so no rank walks into a collective alone.
+// Every rank learns whether any rank failed; a rank that did not fail returns an error with the
+// first failed rank's code naming the ranks that did (they report their own message), so no rank
+// walks into a collective alone.
 Status agree(comm::Communicator& comm, const Status& mine, const char* what) {
-  const std::int64_t failed = mine.is_ok() ? 0 : 1;
-  std::vector<std::int64_t> all(static_cast<std::size_t>(comm.size()), 0);
-  PARITY_RETURN_IF_ERROR(comm.all_gather(&failed, all.data(), 1, DType::kI64));
+  const std::int64_t code = mine.is_ok() ? -1 : static_cast<std::int64_t>(mine.code());
+  std::vector<std::int64_t> all(static_cast<std::size_t>(comm.size()), -1);
+  PARITY_RETURN_IF_ERROR(comm.all_gather(&code, all.data(), 1, DType::kI64));
   if (!mine.is_ok()) return mine;
   std::string ranks;
+  std::int64_t first_code = -1;
   for (std::size_t r = 0; r < all.size(); ++r) {
-    if (all[r] != 0) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    if (all[r] < 0) continue;
+    if (first_code < 0) first_code = all[r];
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
   }
   if (ranks.empty()) return Status::ok();
-  return Status(StatusCode::kInternal, std::string(what) + ": failed on rank(s) " + ranks);
+  return Status(static_cast<StatusCode>(first_code), std::string(what) + ": failed on rank(s) " + ranks);
 }
 
 // Rows [begin, begin + count) of a global batch as the table-major CSR the exchange sends
