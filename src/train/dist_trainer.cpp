@@ -260,6 +260,23 @@ class DistRun {
 
 }  // namespace
 
+namespace {
+
+// The output directory and the data: rank 0 generates synthetic data, the others then find it.
+Result<detail::PreparedData> prepare_data_on_all_ranks(comm::Communicator& comm, const TrainOptions& train) {
+  std::error_code error;
+  std::filesystem::create_directories(train.out_dir, error);
+  const Status status = error ? io_error("out: cannot create ", train.out_dir, ": ", error.message()) : Status::ok();
+  Result<detail::PreparedData> prepared = detail::PreparedData{};
+  if (comm.rank() == 0 && status.is_ok()) prepared = detail::prepare_data(train);
+  PARITY_RETURN_IF_ERROR(agree(comm, comm.rank() == 0 ? prepared.status() : status, "data"));
+  if (comm.rank() != 0) prepared = detail::prepare_data(train);
+  PARITY_RETURN_IF_ERROR(agree(comm, prepared.status(), "data"));
+  return prepared;
+}
+
+}  // namespace
+
 Result<TablePlacement> greedy_table_placement(const model::ModelSpec& spec, int num_ranks) {
   PARITY_CHECK_ARG(num_ranks >= 1, "ranks: ", num_ranks, " is out of range [1, ...]");
   PARITY_RETURN_IF_ERROR(spec.validate());
@@ -342,15 +359,8 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
   if (options.placement.table_owner.empty()) {
     PARITY_ASSIGN_OR_RETURN(options.placement, greedy_table_placement(train.spec, comm.size()));
   }
-  std::error_code error;
-  std::filesystem::create_directories(train.out_dir, error);
-  Status status = error ? io_error("out: cannot create ", train.out_dir, ": ", error.message()) : Status::ok();
-  // Rank 0 generates synthetic data; the others then find it in place.
-  Result<detail::PreparedData> prepared = detail::PreparedData{};
-  if (is_root && status.is_ok()) prepared = detail::prepare_data(train);
-  PARITY_RETURN_IF_ERROR(agree(comm, is_root ? prepared.status() : status, "data"));
-  if (!is_root) prepared = detail::prepare_data(train);
-  PARITY_RETURN_IF_ERROR(agree(comm, prepared.status(), "data"));
+  PARITY_ASSIGN_OR_RETURN(const detail::PreparedData prepared_data, prepare_data_on_all_ranks(comm, train));
+  const detail::PreparedData* prepared = &prepared_data;
 
   data::ReaderOptions reader_options;
   reader_options.batch_size = train.batch_size;
@@ -358,7 +368,7 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
   eval_reader_options.drop_last = false;
   auto train_reader = data::open_dataset(prepared->dir, "train", reader_options);
   auto eval_reader = data::open_dataset(prepared->dir, "eval", eval_reader_options);
-  status = !train_reader.is_ok() ? train_reader.status() : eval_reader.status();
+  Status status = !train_reader.is_ok() ? train_reader.status() : eval_reader.status();
   if (status.is_ok()) {
     status = detail::check_schema((*train_reader)->schema(), model::dataset_schema(train.spec), prepared->dir);
   }

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <string>
+#include <utility>
 #include <filesystem>
 
 #include "core/device_hooks.hpp"
@@ -123,41 +125,64 @@ Result<EvalRecord> evaluate_split(data::BatchReader& reader, std::int64_t max_sa
   return record;
 }
 
+// Progress events of the step loop: the mean of the last 100 step losses, throughput and ETA of
+// this process's steps.
+class ProgressReporter {
+ public:
+  ProgressReporter(const TrainOptions& options, std::int64_t total_steps, std::string checkpoint_path)
+      : options_(options), total_steps_(total_steps), checkpoint_path_(std::move(checkpoint_path)) {}
+  void add_step(double loss, double seconds) {
+    recent_losses_.push_back(loss);
+    if (recent_losses_.size() > 100) recent_losses_.pop_front();
+    train_seconds_ += seconds;
+    ++steps_;
+  }
+  double train_seconds() const { return train_seconds_; }
+  double samples_per_second() const {
+    return train_seconds_ > 0 ? static_cast<double>(steps_ * options_.batch_size) / train_seconds_ : 0;
+  }
+  void report(TrainProgress::Event event, const TrainState& state) const {
+    if (!options_.on_progress) return;
+    TrainProgress progress;
+    progress.event = event;
+    progress.step = state.step;
+    progress.total_steps = total_steps_;
+    progress.samples = state.samples;
+    double sum = 0;
+    for (double loss : recent_losses_) sum += loss;
+    progress.loss = recent_losses_.empty() ? 0 : sum / static_cast<double>(recent_losses_.size());
+    progress.learning_rate = options_.spec.lr_schedule.learning_rate(
+        options_.spec.dense_optimizer.learning_rate, std::max<std::int64_t>(state.step - 1, 0));
+    progress.elapsed_seconds = seconds_since(start_);
+    progress.samples_per_second = samples_per_second();
+    if (steps_ > 0 && train_seconds_ > 0) {
+      progress.eta_seconds =
+          static_cast<double>(total_steps_ - state.step) * train_seconds_ / static_cast<double>(steps_);
+    }
+    if (!state.evaluations.empty()) progress.evaluation = state.evaluations.back();
+    if (event == TrainProgress::Event::kCheckpoint) progress.checkpoint_path = checkpoint_path_;
+    options_.on_progress(progress);
+  }
+
+ private:
+  const TrainOptions& options_;
+  std::int64_t total_steps_;
+  std::string checkpoint_path_;
+  Clock::time_point start_ = Clock::now();
+  std::deque<double> recent_losses_;
+  double train_seconds_ = 0;
+  std::int64_t steps_ = 0;
+};
+
 Status run_step_loop(const TrainOptions& options, data::BatchReader& reader, const StepLoopHooks& hooks,
                      TrainState* state, TrainSummary* summary) {
   const std::int64_t steps_per_epoch = std::max<std::int64_t>(reader.num_samples() / options.batch_size, 1);
   std::int64_t total_steps = steps_per_epoch * options.max_epochs;
   if (options.max_steps > 0) total_steps = std::min(total_steps, options.max_steps);
-  const auto start = Clock::now();
-  double train_seconds = 0;
-  std::int64_t steps_this_run = 0, last_eval_step = -1, last_checkpoint_step = state->step;
-  std::deque<double> recent_losses;
+  ProgressReporter progress(options, total_steps, summary->checkpoint_path);
+  std::int64_t last_eval_step = -1, last_checkpoint_step = state->step;
   double interval_loss_sum = 0;
   std::int64_t interval_steps = 0;
-
-  const auto report = [&](TrainProgress::Event event) {
-    if (!options.on_progress) return;
-    TrainProgress progress;
-    progress.event = event;
-    progress.step = state->step;
-    progress.total_steps = total_steps;
-    progress.samples = state->samples;
-    double sum = 0;
-    for (double loss : recent_losses) sum += loss;
-    progress.loss = recent_losses.empty() ? 0 : sum / static_cast<double>(recent_losses.size());
-    progress.learning_rate = options.spec.lr_schedule.learning_rate(
-        options.spec.dense_optimizer.learning_rate, std::max<std::int64_t>(state->step - 1, 0));
-    progress.elapsed_seconds = seconds_since(start);
-    progress.samples_per_second =
-        train_seconds > 0 ? static_cast<double>(steps_this_run * options.batch_size) / train_seconds : 0;
-    if (steps_this_run > 0 && train_seconds > 0) {
-      progress.eta_seconds = static_cast<double>(total_steps - state->step) * train_seconds /
-                             static_cast<double>(steps_this_run);
-    }
-    if (!state->evaluations.empty()) progress.evaluation = state->evaluations.back();
-    if (event == TrainProgress::Event::kCheckpoint) progress.checkpoint_path = summary->checkpoint_path;
-    options.on_progress(progress);
-  };
   const auto run_evaluation = [&]() -> Status {
     PARITY_ASSIGN_OR_RETURN(EvalRecord record, hooks.evaluate(state->step));
     record.train_loss = interval_steps > 0 ? interval_loss_sum / static_cast<double>(interval_steps) : 0;
@@ -165,13 +190,13 @@ Status run_step_loop(const TrainOptions& options, data::BatchReader& reader, con
     interval_steps = 0;
     state->evaluations.push_back(record);
     last_eval_step = state->step;
-    report(TrainProgress::Event::kEvaluation);
+    progress.report(TrainProgress::Event::kEvaluation, *state);
     return hooks.write_evaluations(*state);
   };
   const auto save = [&]() -> Status {
     PARITY_RETURN_IF_ERROR(hooks.save_checkpoint(*state));
     last_checkpoint_step = state->step;
-    report(TrainProgress::Event::kCheckpoint);
+    progress.report(TrainProgress::Event::kCheckpoint, *state);
     return Status::ok();
   };
 
@@ -188,21 +213,18 @@ Status run_step_loop(const TrainOptions& options, data::BatchReader& reader, con
     }
     const auto step_start = Clock::now();
     PARITY_ASSIGN_OR_RETURN(const double loss, hooks.train_step(batch, state->step));
-    train_seconds += seconds_since(step_start);
+    progress.add_step(loss, seconds_since(step_start));
     if (!std::isfinite(loss)) {
       return invalid_argument("training diverged: the loss is ", loss, " at step ", state->step + 1,
                               " (lower the learning rate)");
     }
     ++state->step;
-    ++steps_this_run;
     state->samples += batch.batch_size;
     state->reader_position = reader.position_samples();
     state->step_losses.push_back(loss);
     interval_loss_sum += loss;
     ++interval_steps;
-    recent_losses.push_back(loss);
-    if (recent_losses.size() > 100) recent_losses.pop_front();
-    report(TrainProgress::Event::kStep);
+    progress.report(TrainProgress::Event::kStep, *state);
     const bool eval_due = options.eval_every_steps > 0 && state->step % options.eval_every_steps == 0;
     if (eval_due) PARITY_RETURN_IF_ERROR(run_evaluation());
     const bool checkpoint_due = options.checkpoint_every_steps > 0
@@ -214,13 +236,11 @@ Status run_step_loop(const TrainOptions& options, data::BatchReader& reader, con
   if (last_checkpoint_step != state->step || !std::filesystem::exists(summary->checkpoint_path)) {
     PARITY_RETURN_IF_ERROR(save());
   }
-
   summary->steps = state->step;
   summary->samples = state->samples;
   summary->epochs_completed = state->epoch;
-  summary->train_seconds = train_seconds;
-  summary->samples_per_second =
-      train_seconds > 0 ? static_cast<double>(steps_this_run * options.batch_size) / train_seconds : 0;
+  summary->train_seconds = progress.train_seconds();
+  summary->samples_per_second = progress.samples_per_second();
   summary->step_losses = state->step_losses;
   summary->evaluations = state->evaluations;
   return Status::ok();
