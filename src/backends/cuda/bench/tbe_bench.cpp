@@ -238,7 +238,9 @@ json feature_draws_json(const TbeBenchSpec& spec, const TbeLayout& layout) {
   const auto draws = spec.feature_draws();
   for (int f = 0; f < layout.num_features(); ++f) {
     const int t = layout.table_of_feature()[f];
-    features.push_back({{"table", spec.table_names.empty() ? "t" + std::to_string(t) : spec.table_names[t]},
+    std::string table = spec.table_names.empty() ? std::string("t") : spec.table_names[t];
+    if (spec.table_names.empty()) table += std::to_string(t);  // (not "t" + ...: GCC 12 -Wrestrict)
+    features.push_back({{"table", table},
                         {"rows", layout.tables()[t].num_rows},
                         {"dim", layout.tables()[t].dim},
                         {"bag_lengths", draws[f].bag_lengths.describe()},
