@@ -1,4 +1,4 @@
-// TBE forward for narrow rows (the widest table's row <= 128 bytes); see kernels.cuh for the legend.
+// TBE forward for narrow rows (widest table's row <= 128 bytes); legend in kernels.cuh.
 //
 // A row is cut into pieces of kPieceVecs vecs: 16 bytes (one fp32 vec, or two 16-bit vecs when
 // every 16-bit row starts on a 16-byte boundary) or 8 bytes (16-bit rows that do not). A group of
@@ -44,7 +44,8 @@ __device__ inline NarrowPiece<Tag, kPieceVecs> zero_narrow_piece() {
 
 // acc[v] += weight * (vec v of the piece), v < kPieceVecs.
 template <typename Tag, int kPieceVecs>
-__device__ inline void add_narrow_piece(float4 (&acc)[kPieceVecs], float weight, NarrowPiece<Tag, kPieceVecs> raw) {
+__device__ inline void add_narrow_piece(float4 (&acc)[kPieceVecs], float weight,
+                                        NarrowPiece<Tag, kPieceVecs> raw) {
   if constexpr (kPieceVecs == 2) {
     fma_vec(acc[0], weight, raw_to_float4<Tag>(make_uint2(raw.x, raw.y)));
     fma_vec(acc[1], weight, raw_to_float4<Tag>(make_uint2(raw.z, raw.w)));
@@ -71,9 +72,11 @@ __global__ void __launch_bounds__(kForwardBlockThreads, 2)
   const std::int64_t warps_per_block = kForwardBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
   const auto* weights = static_cast<const Storage*>(p.weights);
-  const auto batch_size = static_cast<std::uint32_t>(p.batch_size);  // F*B < 2^32: checked on the host
+  // F*B < 2^32 (checked on the host): bags are divided in 32 bits.
+  const auto batch_size = static_cast<std::uint32_t>(p.batch_size);
 
-  for (std::int64_t warp_global = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id();
+  for (std::int64_t warp_global =
+           static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id();
        warp_global * bags_per_warp < p.num_bags; warp_global += total_warps) {
     const std::int64_t first_bag = warp_global * bags_per_warp + group;
     // Per bag: its first position, length, and this lane's piece of the table's row 0 with the
@@ -118,9 +121,12 @@ __global__ void __launch_bounds__(kForwardBlockThreads, 2)
 #pragma unroll
         for (int u = 0; u < kRowsPerBag; ++u) {
           const bool live = j + u < length[i];
-          const int position = start[i] + j + u;
+          const auto position = static_cast<std::uint32_t>(start[i]) +
+                                static_cast<std::uint32_t>(j + u);  // no overflow
           const std::int64_t index = live ? static_cast<std::int64_t>(p.indices[position]) : 0;
-          row_weight[i][u] = !live ? 0.0f : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
+          row_weight[i][u] =
+              !live ? 0.0f
+                    : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
           rows[i][u] = live && dim[i] > 0
                            ? *reinterpret_cast<const Piece*>(table_piece[i] + index * dim[i])
                            : zero_narrow_piece<Tag, kPieceVecs>();
@@ -129,7 +135,8 @@ __global__ void __launch_bounds__(kForwardBlockThreads, 2)
 #pragma unroll
       for (int i = 0; i < kBagsPerGroup; ++i) {
 #pragma unroll
-        for (int u = 0; u < kRowsPerBag; ++u) add_narrow_piece<Tag, kPieceVecs>(acc[i], row_weight[i][u], rows[i][u]);
+        for (int u = 0; u < kRowsPerBag; ++u)
+          add_narrow_piece<Tag, kPieceVecs>(acc[i], row_weight[i][u], rows[i][u]);
       }
     }
 
@@ -139,7 +146,8 @@ __global__ void __launch_bounds__(kForwardBlockThreads, 2)
       const std::int64_t bag = first_bag + static_cast<std::int64_t>(i) * groups_per_warp;
       const auto f = static_cast<int>(static_cast<std::uint32_t>(bag) / batch_size);
       const std::int64_t b = bag - static_cast<std::int64_t>(f) * p.batch_size;
-      const std::int64_t out_element = b * p.output_cols + p.layout.feature_out_col[f] + piece_element;
+      const std::int64_t out_element =
+          b * p.output_cols + p.layout.feature_out_col[f] + piece_element;
       const float scale =
           (p.pooling == Pool::kMean && length[i] > 0) ? 1.0f / static_cast<float>(length[i]) : 1.0f;
 #pragma unroll
