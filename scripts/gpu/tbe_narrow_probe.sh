@@ -7,6 +7,9 @@
 #      (the bench checks sampled bags of the forward against fp64 before timing);
 #   3. a table old vs new: forward TB/s and ms, backward and step ms ($OUT/tbe_narrow_summary.txt).
 #   NARROW_CONFIGS="D1 D2" NARROW_REPS=20 scripts/gpu/tbe_narrow_probe.sh build/cuda
+# NARROW_TESTS=0 skips the tests; NARROW_FILTER picks them (default *GpuTbe*). Each bench run
+# allocates and fills its tables (up to ~5 GB) and times forward, backward, step and the bounds
+# check: allow ~10-20 s per run, 14 runs by default; split NARROW_CONFIGS over calls if needed.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"
@@ -39,7 +42,8 @@ for c in ${NARROW_CONFIGS:-D1 D2 D4 D16_onehot D8_weighted_adagrad D32_fp16_mean
     *) args=(--config "$c") ;;
   esac
   for variant in wide_rows narrow_rows; do
-    "$parity" bench tbe "${args[@]}" --variant "$variant" --reps "$reps" --warmup 3 \
+    # --backward-variant row: only the default backward window (the narrow kernel has one).
+    "$parity" bench tbe "${args[@]}" --variant "$variant" --backward-variant row --reps "$reps" --warmup 3 \
       --out "$OUT/narrow_${c}_${variant}.json" > "$OUT/narrow_${c}_${variant}.log" 2>&1
     rc=$?
     echo "== $c $variant rc=$rc"
