@@ -453,6 +453,11 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
   json row = problem_json(c, in);
   row["check"] = json{{"rows", check.rows}, {"max_abs_error", check.max_abs_error}, {"nmse", check.nmse}};
   row["forward"] = timing_json(forward, flops.forward, p.total_q);
+  // The pairs the mask keeps (below the GR count under targets and windows): what a kernel that
+  // skips every masked pair does, so the share of useful work it reaches is visible.
+  const attention::AttentionFlops masked = attention::masked_flops(p, in.q_lengths, in.kv_lengths, in.num_targets);
+  row["masked_flops"] = json{{"forward", masked.forward}, {"backward", masked.backward}};
+  row["forward"]["masked_tflops"] = tflops(masked.forward, forward);
   BackwardTiming backward, deterministic;
   if (c.time_backward) {
     attention::AttentionBackwardArgs backward_args;
@@ -467,6 +472,7 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
     deterministic = time_backward(deterministic_problem, backward_args, request.timing, device);
     row["backward"] = timing_json(backward.stats, flops.backward, p.total_q);
     row["backward"]["workspace_bytes"] = backward.workspace_bytes;
+    row["backward"]["masked_tflops"] = tflops(masked.backward, backward.stats);
     row["backward_deterministic"] = timing_json(deterministic.stats, flops.backward, p.total_q);
     if (backward.stats.is_ok() && deterministic.stats.is_ok()) {
       row["deterministic_over_default"] = deterministic.stats->median_ms / backward.stats->median_ms;
