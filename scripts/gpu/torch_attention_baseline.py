@@ -117,8 +117,16 @@ def time_torch_padded(case, do_bench, budget_bytes):
     bwd_ms, bwd_peak = bench(lambda: torch.autograd.grad(out, (q, k, v), g, retain_graph=True), do_bench)
     del q, k, v, out, g, mask
     torch.cuda.empty_cache()
-    return {"sequences": chunk, "forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9,
+    # Whole-batch times extrapolated by FLOPs (the rate of the sub-batch, the work of the batch).
+    batch_fwd, batch_bwd = useful_flops(case, case["q_lengths"])
+    return {"sequences_timed": chunk, "batch": case["batch"],
+            "note": f"timed on the first {chunk} of {case['batch']} sequences (N x N scores do not fit for "
+                    "the whole batch); TFLOP/s on their real lengths; *_ms_batch_extrapolated scale the "
+                    "times by the batch's useful FLOPs",
+            "forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9,
             "backward_ms": bwd_ms, "backward_useful_tflops": bwd / bwd_ms / 1e9,
+            "forward_ms_batch_extrapolated": fwd_ms * batch_fwd / fwd,
+            "backward_ms_batch_extrapolated": bwd_ms * batch_bwd / bwd,
             "forward_peak_bytes": fwd_peak, "backward_peak_bytes": bwd_peak}
 
 
@@ -148,9 +156,9 @@ def time_sdpa(case, do_bench, backend):
     finally:
         del q, k, v
         torch.cuda.empty_cache()
-    return {"forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9, "backward_ms": bwd_ms,
-            "backward_useful_tflops": bwd / bwd_ms / 1e9, "forward_peak_bytes": fwd_peak,
-            "backward_peak_bytes": bwd_peak, "note": "padded [B, H, N, d]; FLOPs on the real lengths"}
+    return {"backend": backend, "batch": case["batch"], "forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9,
+            "backward_ms": bwd_ms, "backward_useful_tflops": bwd / bwd_ms / 1e9, "forward_peak_bytes": fwd_peak,
+            "backward_peak_bytes": bwd_peak, "note": "padded [B, H, N, d], whole batch; FLOPs on the real lengths"}
 
 
 # Issue 15's targets (useful TFLOP/s on the H200) for the `targets` configuration.
