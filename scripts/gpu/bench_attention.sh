@@ -4,7 +4,7 @@
 # drawn lengths, the padded torch implementation, torch SDPA flash on padded tensors and (when a
 # prepared generative-recommenders dir is carried) the public Triton HSTU forward.
 #   ATTN_CONFIGS="targets" scripts/gpu/bench_attention.sh build/cuda     # a subset
-#   ATTN_TRITON_DIR=build/carry/gr_triton ...  # ../shared/baselines/prepare_gr_triton.py output
+#   ATTN_TRITON_DIR=DIR ...  # ../shared/baselines/prepare_gr_triton.py output (default build/carry/gr_triton)
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -17,7 +17,9 @@ configs="${ATTN_CONFIGS:-targets H1 J1 G1 H2}"
 baseline_configs=" ${ATTN_BASELINE_CONFIGS:-targets} "
 have_torch=0
 python3 -c "import torch, triton" 2>/dev/null && have_torch=1
-[[ -n "${ATTN_TRITON_DIR:-}" ]] && export PYTHONPATH="$ATTN_TRITON_DIR${PYTHONPATH:+:$PYTHONPATH}"
+# The Triton anchor's package: ATTN_TRITON_DIR, or build/carry/gr_triton when carried there.
+triton_dir="${ATTN_TRITON_DIR:-build/carry/gr_triton}"
+[[ -d "$triton_dir/generative_recommenders" ]] && export PYTHONPATH="$triton_dir${PYTHONPATH:+:$PYTHONPATH}"
 # Each configuration's baselines run right after it, so a piece cut by its timeout still pairs
 # what it measured.
 for c in $configs; do

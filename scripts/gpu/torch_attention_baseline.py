@@ -237,29 +237,35 @@ def main():
     torch.manual_seed(0)
     results = {"benchmark": "attention_baselines", "device": torch.cuda.get_device_name(0),
                "torch": torch.__version__, "triton": triton_version, "cases": []}
+    cases = []  # (our case, its row)
     for path in args.ours:
-        ours = json.load(open(path))
-        for case in ours["cases"]:
+        for case in json.load(open(path))["cases"]:
             row = {"source": path, "label": case["label"], "kind": case["kind"], "max_seq_len": case["max_seq_len"],
                    "batch": case["batch"]}
-            timers = [("torch_padded", lambda c: time_torch_padded(c, do_bench, args.padded_budget_gb * 2**30))]
-            timers += [("sdpa_" + b.split("_")[0].lower(), lambda c, b=b: time_sdpa(c, do_bench, b)) for b in SDPA_BACKENDS]
-            timers += [("triton_hstu", lambda c: time_triton_hstu(c, do_bench))]
-            for name, fn in timers:
-                if name in skip:
-                    continue
-                try:
-                    row[name] = fn(case)
-                except torch.cuda.OutOfMemoryError as error:
-                    row[name] = {"skipped": f"out of memory: {error}"}
-                    torch.cuda.empty_cache()
-                print(json.dumps({"label": case["label"], name: row[name]}), flush=True)
-            baselines = {name: value for name, value in row.items() if isinstance(value, dict)}
-            row["comparison"] = compare(case, baselines)
-            print(json.dumps({"label": case["label"], "comparison": row["comparison"]}), flush=True)
+            cases.append((case, row))
             results["cases"].append(row)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=1)
+    timers = [("torch_padded", lambda c: time_torch_padded(c, do_bench, args.padded_budget_gb * 2**30))]
+    timers += [("sdpa_" + b.split("_")[0].lower(), lambda c, b=b: time_sdpa(c, do_bench, b)) for b in SDPA_BACKENDS]
+    # The Triton kernel runs last, over every case: a fault in its autotuner poisons the CUDA
+    # context, and by then everything else is measured and written.
+    timers += [("triton_hstu", lambda c: time_triton_hstu(c, do_bench))]
+    for name, fn in timers:
+        if name in skip:
+            continue
+        for case, row in cases:
+            try:
+                row[name] = fn(case)
+            except torch.cuda.OutOfMemoryError as error:
+                row[name] = {"skipped": f"out of memory: {error}"}
+                torch.cuda.empty_cache()
+            print(json.dumps({"label": case["label"], name: row[name]}), flush=True)
+            for other_case, other_row in cases:
+                baselines = {k: v for k, v in other_row.items() if isinstance(v, dict) and k != "comparison"}
+                other_row["comparison"] = compare(other_case, baselines)
+            with open(args.out, "w") as f:  # rewritten after every timing: a crash keeps what was done
+                json.dump(results, f, indent=1)
+    for case, row in cases:
+        print(json.dumps({"label": case["label"], "comparison": row.get("comparison")}), flush=True)
     return 0
 
 
