@@ -501,6 +501,8 @@ Result<std::string> run_attention_bench(const AttentionBenchRequest& request, co
   document["provenance"]["device"] = device_json(properties);
   document["timing"] = json{{"warmup_iterations", request.timing.warmup_iterations},
                             {"repetitions", request.timing.repetitions},
+                            {"warmup_ms", request.timing.warmup_ms},
+                            {"rep_ms", request.timing.rep_ms},
                             {"cache", cache_mode_name(request.timing.cache)},
                             {"statistic", "median"}};
   document["flop_model"] = "GR useful FLOPs: per sequence pairs = n^2/2 (causal) or n_q*n_kv; "
