@@ -451,6 +451,8 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
       request.timing, nullptr);
   PARITY_RETURN_IF_ERROR(forward.status().with_context(c.label));
   json row = problem_json(c, in);
+  auto chosen = select_variant(attention::attention_forward_variants(), p, context);
+  row["forward_variant"] = chosen.is_ok() ? std::string(chosen->variant->name()) : chosen.status().to_string();
   row["check"] = json{{"rows", check.rows}, {"max_abs_error", check.max_abs_error}, {"nmse", check.nmse}};
   row["forward"] = timing_json(forward, flops.forward, p.total_q);
   // The pairs the mask keeps (below the GR count under targets and windows): what a kernel that
