@@ -145,32 +145,49 @@ bool attention_mask_ref(const AttentionProblem& problem, std::int64_t q_length, 
   return valid;
 }
 
-Status attention_forward_ref(const AttentionProblem& problem, const AttentionRefInputs& in, std::vector<double>* out,
-                             std::vector<double>* lse) {
-  PARITY_RETURN_IF_ERROR(check_sizes(problem, in));
+Status attention_forward_ref_row(const AttentionProblem& problem, const AttentionRefInputs& in, std::int64_t b,
+                                 std::int64_t i, std::vector<double>* out_row, std::vector<double>* lse_row) {
   const int heads = problem.heads;
   const int dim_v = problem.dim_v;
   const bool softmax = problem.kind == AttentionKind::kSoftmax;
-  out->assign(static_cast<std::size_t>(problem.total_q * heads * dim_v), 0.0);
+  const Sequence s = sequence(problem, in, b);
+  out_row->assign(static_cast<std::size_t>(heads * dim_v), 0.0);
+  lse_row->assign(static_cast<std::size_t>(heads), -std::numeric_limits<double>::infinity());
+  const std::int64_t row = s.q_begin + i;
+  for (int h = 0; h < heads; ++h) {
+    const double row_lse_value = softmax ? row_lse(problem, in, s, i, h) : 0.0;
+    (*lse_row)[static_cast<std::size_t>(h)] = row_lse_value;
+    for (std::int64_t j = 0; j < s.kv_length; ++j) {
+      if (!attention_mask_ref(problem, s.q_length, s.kv_length, s.targets, i, j)) continue;
+      const double x = score(problem, in, row, s.kv_begin + j, h);
+      const double weight =
+          softmax ? std::exp(x - row_lse_value) : activation(problem.activation, x) / static_cast<double>(problem.max_seq_len);
+      for (int y = 0; y < dim_v; ++y) {
+        (*out_row)[static_cast<std::size_t>(h * dim_v + y)] +=
+            weight * in.v[static_cast<std::size_t>(((s.kv_begin + j) * heads + h) * dim_v + y)];
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status attention_forward_ref(const AttentionProblem& problem, const AttentionRefInputs& in, std::vector<double>* out,
+                             std::vector<double>* lse) {
+  PARITY_RETURN_IF_ERROR(check_sizes(problem, in));
+  const auto row_size = static_cast<std::size_t>(problem.heads * problem.dim_v);
+  const bool softmax = problem.kind == AttentionKind::kSoftmax;
+  out->assign(static_cast<std::size_t>(problem.total_q) * row_size, 0.0);
   lse->clear();
-  if (softmax) lse->assign(static_cast<std::size_t>(problem.total_q * heads), -std::numeric_limits<double>::infinity());
-  const auto n_scale = static_cast<double>(problem.max_seq_len);
+  if (softmax) lse->assign(static_cast<std::size_t>(problem.total_q * problem.heads), 0.0);
+  std::vector<double> out_row, lse_row;
   for (std::int64_t b = 0; b < problem.batch; ++b) {
     const Sequence s = sequence(problem, in, b);
-    for (int h = 0; h < heads; ++h) {
-      for (std::int64_t i = 0; i < s.q_length; ++i) {
-        const std::int64_t row = s.q_begin + i;
-        const double row_lse_value = softmax ? row_lse(problem, in, s, i, h) : 0.0;
-        if (softmax) (*lse)[static_cast<std::size_t>(row * heads + h)] = row_lse_value;
-        for (std::int64_t j = 0; j < s.kv_length; ++j) {
-          if (!attention_mask_ref(problem, s.q_length, s.kv_length, s.targets, i, j)) continue;
-          const double x = score(problem, in, row, s.kv_begin + j, h);
-          const double weight = softmax ? std::exp(x - row_lse_value) : activation(problem.activation, x) / n_scale;
-          for (int y = 0; y < dim_v; ++y) {
-            (*out)[static_cast<std::size_t>((row * heads + h) * dim_v + y)] +=
-                weight * in.v[static_cast<std::size_t>(((s.kv_begin + j) * heads + h) * dim_v + y)];
-          }
-        }
+    for (std::int64_t i = 0; i < s.q_length; ++i) {
+      PARITY_RETURN_IF_ERROR(attention_forward_ref_row(problem, in, b, i, &out_row, &lse_row));
+      const auto row = static_cast<std::size_t>(s.q_begin + i);
+      std::copy(out_row.begin(), out_row.end(), out->begin() + static_cast<std::ptrdiff_t>(row * row_size));
+      if (softmax) {
+        std::copy(lse_row.begin(), lse_row.end(), lse->begin() + static_cast<std::ptrdiff_t>(row * problem.heads));
       }
     }
   }

@@ -26,6 +26,13 @@ bool attention_mask_ref(const attention::AttentionProblem& problem, std::int64_t
 Status attention_forward_ref(const attention::AttentionProblem& problem, const AttentionRefInputs& inputs,
                              std::vector<double>* out, std::vector<double>* lse);
 
+/// One query row i of sequence b, every head: out_row [H * d_v], lse_row [H] (-inf unless kSoftmax
+/// and the row has keys). No input check: for sampled checks of large problems after
+/// check_attention_inputs (the forward above calls it once, then this per row).
+Status attention_forward_ref_row(const attention::AttentionProblem& problem, const AttentionRefInputs& inputs,
+                                 std::int64_t b, std::int64_t i, std::vector<double>* out_row,
+                                 std::vector<double>* lse_row);
+
 /// Gradients of sum(out * grad_out) with respect to q, k and v, everything recomputed in fp64.
 Status attention_backward_ref(const attention::AttentionProblem& problem, const AttentionRefInputs& inputs,
                               const std::vector<double>& grad_out, std::vector<double>* grad_q,
