@@ -3,7 +3,7 @@
 // Legend: a block owns one (sequence, head) and a tile of kTileRows = 64 kv rows; its 4 mma
 // groups own 16 kv rows apiece and keep dK, dV for them in fp32 registers. The block streams the
 // q tiles (64 rows) that the mask lets see its keys, double-buffered (Q, dO and, for softmax, the
-// row terms lse*log2e and D = dO.O), and for each half of a q tile (32 rows, to bound registers):
+// row terms lse*log2e and D = dO.O), and for each 16-row slice of a q tile (to bound registers):
 //   S^T = K Q^T,  P^T = act(alpha S^T) or exp2(alpha log2e S^T - lse2),  dV += P^T dO,
 //   dP^T = V dO^T,  dS^T = act'(alpha S^T) dP^T or P^T (dP^T - D),  dK += dS^T Q,
 // then writes dS^T (16-bit) to shared memory; after a barrier each group computes dQ for 16 q
@@ -17,7 +17,7 @@
 
 namespace parity::gpu_device::attention {
 
-inline constexpr int kHalfCols = kTileCols / 2;  // q columns per register pass
+inline constexpr int kPassCols = 16;  // q columns per register pass
 
 template <int kDimQk, int kDimV>
 constexpr int backward_shared_bytes() {
@@ -177,14 +177,14 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
       const float* lse2 = row_terms + (buffer * 2) * kTileCols;
       const float* row_dot = row_terms + (buffer * 2 + 1) * kTileCols;
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int col0 = half * kHalfCols;
-        float s[kHalfCols / 8][4];  // S^T, then act'(.) (pointwise)
-        float pt[kHalfCols / 8][4];
-        float dp[kHalfCols / 8][4];
-        multiply_rows_by_rows_t<E, kDimQk, kHalfCols>(s, k_tile, group_row0, q_tile, col0);
+      for (int pass = 0; pass < kTileCols / kPassCols; ++pass) {
+        const int col0 = pass * kPassCols;
+        float s[kPassCols / 8][4];  // S^T, then act'(.) (pointwise)
+        float pt[kPassCols / 8][4];
+        float dp[kPassCols / 8][4];
+        multiply_rows_by_rows_t<E, kDimQk, kPassCols>(s, k_tile, group_row0, q_tile, col0);
 #pragma unroll
-        for (int n = 0; n < kHalfCols / 8; ++n) {
+        for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int q_col = col0 + n * 8 + 2 * t + (e % 2);
@@ -200,10 +200,10 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
             }
           }
         }
-        accumulate_x_rows<E, kHalfCols, kDimV>(dv, pt, do_tile, col0);
-        multiply_rows_by_rows_t<E, kDimV, kHalfCols>(dp, v_tile, group_row0, do_tile, col0);
+        accumulate_x_rows<E, kPassCols, kDimV>(dv, pt, do_tile, col0);
+        multiply_rows_by_rows_t<E, kDimV, kPassCols>(dp, v_tile, group_row0, do_tile, col0);
 #pragma unroll
-        for (int n = 0; n < kHalfCols / 8; ++n) {
+        for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             if constexpr (kMode == Mode::kSoftmax) {
@@ -213,9 +213,9 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
             }
           }
         }
-        accumulate_x_rows<E, kHalfCols, kDimQk>(dk, dp, q_tile, col0);
+        accumulate_x_rows<E, kPassCols, kDimQk>(dk, dp, q_tile, col0);
 #pragma unroll
-        for (int n = 0; n < kHalfCols / 8; ++n) {
+        for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
           for (int e2 = 0; e2 < 2; ++e2) {
             const int kv_row = group_row0 + g + e2 * 8;

@@ -181,23 +181,28 @@ template <Elem16 E, int kDepth, int kCols>
 __device__ inline void multiply_rows_by_rows_t(float (&c)[kCols / 8][4],
                                                const std::uint16_t* a_tile, int a_row0,
                                                const std::uint16_t* b_tile, int b_row0) {
+  constexpr int kPairs = kCols / 16;  // B fragments of 16 columns
   const int lane = mma_lane();
 #pragma unroll
   for (int n = 0; n < kCols / 8; ++n) c[n][0] = c[n][1] = c[n][2] = c[n][3] = 0.0f;
 #pragma unroll
   for (int kc = 0; kc < kDepth / 16; ++kc) {
+    // All loads of a step first, then the products: the loads are in flight together.
     std::uint32_t a[4];
+    std::uint32_t b[kPairs][4];
     load_fragments_x4<false>(
         a, a_tile + swizzled_offset<kDepth>(a_row0 + (lane % 8) + ((lane / 8) & 1) * 8,
                                             kc * 16 + (lane / 16) * 8));
 #pragma unroll
-    for (int n2 = 0; n2 < kCols / 16; ++n2) {
-      std::uint32_t b[4];
+    for (int n2 = 0; n2 < kPairs; ++n2) {
       load_fragments_x4<false>(
-          b, b_tile + swizzled_offset<kDepth>(b_row0 + n2 * 16 + (lane / 16) * 8 + lane % 8,
-                                              kc * 16 + ((lane / 8) & 1) * 8));
-      const std::uint32_t b_even[2] = {b[0], b[1]};
-      const std::uint32_t b_odd[2] = {b[2], b[3]};
+          b[n2], b_tile + swizzled_offset<kDepth>(b_row0 + n2 * 16 + (lane / 16) * 8 + lane % 8,
+                                                  kc * 16 + ((lane / 8) & 1) * 8));
+    }
+#pragma unroll
+    for (int n2 = 0; n2 < kPairs; ++n2) {
+      const std::uint32_t b_even[2] = {b[n2][0], b[n2][1]};
+      const std::uint32_t b_odd[2] = {b[n2][2], b[n2][3]};
       mma_16x8x16<E>(c[2 * n2], a, b_even);
       mma_16x8x16<E>(c[2 * n2 + 1], a, b_odd);
     }
@@ -209,6 +214,8 @@ __device__ inline void multiply_rows_by_rows_t(float (&c)[kCols / 8][4],
 template <Elem16 E, int kDepth, int kDim>
 __device__ inline void accumulate_x_rows(float (&acc)[kDim / 8][4], const float (&x)[kDepth / 8][4],
                                          const std::uint16_t* b_tile, int b_row0) {
+  constexpr int kGroup = 4;  // B fragments loaded together before their products
+  static_assert((kDim / 16) % kGroup == 0, "kDim must be a multiple of 64");
   const int lane = mma_lane();
 #pragma unroll
   for (int kc = 0; kc < kDepth / 16; ++kc) {
@@ -216,15 +223,21 @@ __device__ inline void accumulate_x_rows(float (&acc)[kDim / 8][4], const float 
         pack2<E>(x[2 * kc][0], x[2 * kc][1]), pack2<E>(x[2 * kc][2], x[2 * kc][3]),
         pack2<E>(x[2 * kc + 1][0], x[2 * kc + 1][1]), pack2<E>(x[2 * kc + 1][2], x[2 * kc + 1][3])};
 #pragma unroll
-    for (int n2 = 0; n2 < kDim / 16; ++n2) {
-      std::uint32_t b[4];
-      load_fragments_x4<true>(
-          b, b_tile + swizzled_offset<kDim>(b_row0 + kc * 16 + ((lane / 8) & 1) * 8 + lane % 8,
-                                            n2 * 16 + (lane / 16) * 8));
-      const std::uint32_t b_even[2] = {b[0], b[1]};
-      const std::uint32_t b_odd[2] = {b[2], b[3]};
-      mma_16x8x16<E>(acc[2 * n2], a, b_even);
-      mma_16x8x16<E>(acc[2 * n2 + 1], a, b_odd);
+    for (int g0 = 0; g0 < kDim / 16; g0 += kGroup) {
+      std::uint32_t b[kGroup][4];
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        load_fragments_x4<true>(
+            b[i], b_tile + swizzled_offset<kDim>(b_row0 + kc * 16 + ((lane / 8) & 1) * 8 + lane % 8,
+                                                 (g0 + i) * 16 + (lane / 16) * 8));
+      }
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        const std::uint32_t b_even[2] = {b[i][0], b[i][1]};
+        const std::uint32_t b_odd[2] = {b[i][2], b[i][3]};
+        mma_16x8x16<E>(acc[2 * (g0 + i)], a, b_even);
+        mma_16x8x16<E>(acc[2 * (g0 + i) + 1], a, b_odd);
+      }
     }
   }
 }
