@@ -22,19 +22,19 @@ source "$here/common.sh"  # step NAME COMMAND..., failed
 batch="${TRAIN_BATCH:-65536}"
 steps="${TRAIN_STEPS:-30}"
 if [[ "${TRAIN_KAGGLE:-1}" == 1 ]]; then
-for precision in ${TRAIN_PRECISIONS:-bf16 tf32 fp32}; do
-  step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
-    --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
-done
-if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
-  step torch_dlrm python3 .baselines/torch_dlrm.py
-  step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 .baselines/torch_dlrm.py
-  if [[ "${TRAIN_TORCH_COMPILE:-1}" == 1 ]]; then
-    step torch_dlrm_compile python3 .baselines/torch_dlrm_compile.py "$OUT/torch_dlrm_compile.json"
+  for precision in ${TRAIN_PRECISIONS:-bf16 tf32 fp32}; do
+    step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
+      --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
+  done
+  if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
+    step torch_dlrm python3 .baselines/torch_dlrm.py
+    step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 .baselines/torch_dlrm.py
+    if [[ "${TRAIN_TORCH_COMPILE:-1}" == 1 ]]; then
+      step torch_dlrm_compile python3 .baselines/torch_dlrm_compile.py "$OUT/torch_dlrm_compile.json"
+    fi
+  else
+    echo "---- torch baselines: skipped (no .baselines folder or torch/triton not importable)"
   fi
-else
-  echo "---- torch baselines: skipped (no .baselines folder or torch/triton not importable)"
-fi
 fi
 if [[ "${TRAIN_DLRMV2:-1}" == 1 ]]; then
   step train_dlrm_v2_bf16 "$parity" bench train --model dlrm-v2 --device cuda --batch "$batch" --precision bf16 \
