@@ -37,8 +37,11 @@ if [[ "${TRAIN_KAGGLE:-1}" == 1 ]]; then
   fi
 fi
 if [[ "${TRAIN_DLRMV2:-1}" == 1 ]]; then
+  # The preset's optimisers (Adagrad dense, row-wise Adagrad tables), then SGD for both as torch_dlrmv2.py.
   step train_dlrm_v2_bf16 "$parity" bench train --model dlrm-v2 --device cuda --batch "$batch" --precision bf16 \
     --steps "$steps" --out "$OUT/train_dlrm_v2_bf16.json"
+  step train_dlrm_v2_bf16_sgd "$parity" bench train --model dlrm-v2 --device cuda --batch "$batch" --precision bf16 \
+    --optimizer sgd --steps "$steps" --out "$OUT/train_dlrm_v2_bf16_sgd.json"
   if [[ -f .baselines/torch_dlrmv2.py ]] && python3 -c "import torch, triton" 2>/dev/null; then
     step torch_dlrmv2 python3 .baselines/torch_dlrmv2.py "$batch" "$OUT/torch_dlrmv2.json"
   else

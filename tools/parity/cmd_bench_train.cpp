@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "parity/core/parse.hpp"
+#include "parity/embedding/tbe.hpp"
 #include "parity/train/step_bench.hpp"
 
 namespace parity::cli {
@@ -19,6 +20,7 @@ struct BenchTrainArgs {
   std::string batch = "65536";
   std::string precision;  // empty: the spec's
   std::string table_cap;  // empty: the spec's rows
+  std::string optimizer;  // empty: the spec's; else sgd, adagrad, adam (dense) with the tables' like it
   int warmup = 5;
   int steps = 30;
   int breakdown_steps = 10;
@@ -34,6 +36,15 @@ Status run_bench_train(const BenchTrainArgs& args) {
   if (!args.table_cap.empty()) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(args.table_cap, "table-cap", 1));
     for (auto& table : spec.embedding.tables) table.num_rows = std::min(table.num_rows, cap);
+  }
+  if (!args.optimizer.empty()) {
+    // One name for both parts (the PyTorch baselines use SGD for both); Adagrad tables are row-wise.
+    if (args.optimizer != "sgd" && args.optimizer != "adagrad" && args.optimizer != "adam") {
+      return invalid_argument("optimizer: '", args.optimizer, "' is not one of sgd, adagrad, adam");
+    }
+    PARITY_ASSIGN_OR_RETURN(spec.dense_optimizer.kind, model::parse_dense_optimizer_kind(args.optimizer));
+    PARITY_ASSIGN_OR_RETURN(spec.embedding.optimizer.kind,
+                            embedding::parse_optimizer_kind(args.optimizer == "adagrad" ? "rowwise_adagrad" : args.optimizer));
   }
   train::StepBenchOptions options;
   PARITY_ASSIGN_OR_RETURN(options.device, parse_device_kind(args.device));
@@ -77,6 +88,9 @@ void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--batch", args->batch, "samples per step")->capture_default_str();
   cmd->add_option("--precision", args->precision, "dense precision: fp32, tf32, bf16 (default: the spec's)");
   cmd->add_option("--table-cap", args->table_cap, "cap every table at this many rows");
+  cmd->add_option("--optimizer", args->optimizer,
+                  "sgd, adagrad (row-wise for the tables) or adam for the dense part and the tables "
+                  "(default: the spec's)");
   cmd->add_option("--warmup", args->warmup, "untimed steps first")->capture_default_str();
   cmd->add_option("--steps", args->steps, "timed steps (each mode)")->capture_default_str();
   cmd->add_option("--breakdown-steps", args->breakdown_steps,
