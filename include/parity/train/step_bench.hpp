@@ -56,7 +56,7 @@ struct StepBenchReport {
   // allocated at creation, so also their high-water mark.
   std::int64_t model_buffer_bytes = 0;
   // GPU: the most device memory in use (cudaMemGetInfo: total - free, every process and library
-  // allocation included) seen at any phase boundary of the instrumented steps or after the timed ones.
+  // allocation included) seen after any instrumented step or after the timed ones.
   std::int64_t peak_device_bytes_in_use = 0;
 };
 
