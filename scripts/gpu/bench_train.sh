@@ -26,6 +26,12 @@ if [[ "${TRAIN_KAGGLE:-1}" == 1 ]]; then
     step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
       --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
   done
+  # The fused dReLU (off by default) beside the separate pass, per precision.
+  for precision in ${TRAIN_FUSED_PRECISIONS:-bf16 tf32}; do
+    step "train_dlrm_kaggle_${precision}_fused_drelu" "$parity" bench train --model dlrm-kaggle --device cuda \
+      --batch "$batch" --precision "$precision" --fused-drelu --steps "$steps" \
+      --out "$OUT/train_dlrm_kaggle_${precision}_fused_drelu.json"
+  done
   if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
     step torch_dlrm python3 .baselines/torch_dlrm.py
     step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 .baselines/torch_dlrm.py

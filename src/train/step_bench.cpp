@@ -181,6 +181,7 @@ Result<StepBenchReport> benchmark_training_step(const model::ModelSpec& spec, co
   ExecutionContext context;
   context.device = options.device;
   PARITY_ASSIGN_OR_RETURN(auto model, detail::DlrmModel::create(spec, options.batch_size, context));
+  PARITY_RETURN_IF_ERROR(model.set_fused_drelu(options.fused_drelu));
   PARITY_RETURN_IF_ERROR(model.initialize(options.seed));
   const data::Batch batch = synthetic_step_batch(spec, options);
   PARITY_RETURN_IF_ERROR(model.stage_inputs(batch));
@@ -218,7 +219,8 @@ Status write_step_bench_json(const StepBenchReport& report, const StepBenchOptio
                         {"staged", "the same batch copied from the host before every step"},
                         {"warmup_steps", options.warmup_steps},
                         {"timed_steps", options.timed_steps},
-                        {"zipf_alpha", options.zipf_alpha}};
+                        {"zipf_alpha", options.zipf_alpha},
+                        {"fused_drelu", options.fused_drelu}};
   document["model"] = report.model;
   document["precision"] = report.precision;
   document["device"] = report.device;

@@ -24,6 +24,7 @@ struct BenchTrainArgs {
   int warmup = 5;
   int steps = 30;
   int breakdown_steps = 10;
+  bool fused_drelu = false;
   std::string seed = "1";
   std::string out;
 };
@@ -53,6 +54,7 @@ Status run_bench_train(const BenchTrainArgs& args) {
   options.warmup_steps = args.warmup;
   options.timed_steps = args.steps;
   options.breakdown_steps = args.breakdown_steps;
+  options.fused_drelu = args.fused_drelu;
   PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
   std::printf("bench train: %s %s on %s, batch %lld: %.3f ms/step, %.3f M samples/s (batch resident); "
               "%.3f ms/step, %.3f M samples/s (staged from the host); loss %.4f -> %.4f; device memory in use %.2f GiB\n",
@@ -60,6 +62,7 @@ Status run_bench_train(const BenchTrainArgs& args) {
               static_cast<long long>(report.batch_size), report.median_step_ms, report.samples_per_second / 1e6,
               report.median_staged_step_ms, report.staged_samples_per_second / 1e6, report.first_loss,
               report.last_loss, static_cast<double>(report.peak_device_bytes) / (1024.0 * 1024.0 * 1024.0));
+  if (options.fused_drelu) std::printf("dReLU fused into the data-gradient GEMM epilogues\n");
   if (!report.breakdown.empty()) {
     std::printf("step breakdown (%d instrumented steps, medians): ", options.breakdown_steps);
     for (const auto& phase : report.breakdown) {
@@ -96,6 +99,9 @@ void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--breakdown-steps", args->breakdown_steps,
                   "instrumented steps for the phase breakdown, after the timed ones (0: none)")
       ->capture_default_str();
+  cmd->add_flag("--fused-drelu", args->fused_drelu,
+                "apply dReLU in the next layer's data-gradient GEMM epilogue (ReLU mask from the forward) "
+                "instead of a separate pass");
   cmd->add_option("--seed", args->seed, "initialisation and batch seed")->capture_default_str();
   cmd->add_option("--out", args->out, "write the results JSON to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_train(*args); });

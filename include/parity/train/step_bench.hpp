@@ -27,6 +27,7 @@ struct StepBenchOptions {
   std::uint64_t seed = 1;
   double zipf_alpha = 0.0;  // 0: uniform ids, as the PyTorch baselines draw them
   int breakdown_steps = 10;  // instrumented steps after the timed ones; 0: no breakdown
+  bool fused_drelu = false;  // DlrmModel::set_fused_drelu
   Status validate() const;
 };
 
