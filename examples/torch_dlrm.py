@@ -133,7 +133,7 @@ def run(kind, args, device, rows, dense, local_ids, labels):
             optimizer.zero_grad(set_to_none=True)
         return loss
 
-    first_loss = float(step())
+    first_loss = step().item()
     ms = median_ms(step, device, args.warmup, args.reps)
     del model, optimizers
     if device.type == "cuda":
