@@ -166,15 +166,16 @@ def test_ops_forward_agrees_with_the_numpy_binding():
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_torch_compile_fullgraph_forward_and_backward(device):
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_fullgraph_forward_and_backward(device, backend):
     torch._dynamo.reset()
     tables = [ptorch.EmbeddingBagConfig("t0", 50, 8, ("a",)), ptorch.EmbeddingBagConfig("t1", 20, 8, ("b",))]
 
     class Model(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.embeddings = ptorch.EmbeddingBagCollection(tables, seed=1, bounds_check="off",
-                                                            optimizer=ptorch.OptimizerConfig("sgd", 0.1))
+            self.embeddings = ptorch.EmbeddingBagCollection(tables, seed=1,
+                                                            optimizer=ptorch.OptimizerConfig("adam", 0.1))
             self.linear = torch.nn.Linear(16, 1)
 
         def forward(self, values, offsets):
@@ -182,13 +183,16 @@ def test_torch_compile_fullgraph_forward_and_backward(device):
 
     eager, compiled_model = Model().to(device), Model().to(device)
     compiled_model.load_state_dict(eager.state_dict())
-    compiled = torch.compile(compiled_model, fullgraph=True, backend="aot_eager")
+    compiled = torch.compile(compiled_model, fullgraph=True, backend=backend)
     values = torch.tensor([1, 2, 49, 7, 0, 19], device=device)  # a: [1, 2], [49]; b: [7, 0], [19]
     offsets = torch.tensor([0, 2, 3, 5, 6], device=device)
     for _ in range(2):
         eager(values, offsets).backward()
         compiled(values, offsets).backward()
+    # Adam (state and the step counter in tensors), the bounds check and the update in the backward
+    # graph: the compiled model takes the same steps as the eager one.
     torch.testing.assert_close(compiled_model.embeddings.weights, eager.embeddings.weights)
+    assert compiled_model.embeddings.optimizer_step.item() == 2
     assert not torch.equal(eager.embeddings.weights, Model().to(device).embeddings.weights)
 
 

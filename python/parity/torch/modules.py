@@ -49,12 +49,17 @@ class _TbeModule(nn.Module):
         self._autograd_placeholder = nn.Parameter(torch.zeros(0, device=device))
 
     def _apply(self, fn, recurse=True):
-        # The step counter is read on the host by the op: it stays a CPU tensor when the module moves.
+        # The step counter is read on the host by the op: it stays a CPU tensor when the module
+        # moves; the optimiser state stays fp32 whatever dtype the weights are cast to.
         step = self._buffers.pop("optimizer_step")
         try:
-            return super()._apply(fn, recurse)
+            result = super()._apply(fn, recurse)
         finally:
             self._buffers["optimizer_step"] = step
+        for name in ("optimizer_state1", "optimizer_state2"):
+            if self._buffers[name].dtype != torch.float32:
+                self._buffers[name] = self._buffers[name].float()
+        return result
 
     @property
     def optimizer(self) -> OptimizerConfig:
