@@ -22,13 +22,12 @@ export CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
 
 pip_args=(--no-build-isolation --no-index)
 if compgen -G ".deps/py/*.whl" > /dev/null; then
+  # A no-op where the image's versions satisfy these; otherwise the carried wheels.
   pip_args+=(--find-links .deps/py)
-  for module in scikit_build_core nanobind pytest; do
-    if ! $python -c "import $module" 2>/dev/null; then
-      step "install_$module" $python -m pip install --no-index --find-links .deps/py "${module//_/-}"
-    fi
-  done
+  step build_requirements $python -m pip install --no-index --find-links .deps/py "scikit-build-core>=0.10" \
+    "nanobind>=2.0" pytest
 fi
+$python -m pip list 2>/dev/null | grep -iE "^(torch|scikit-build-core|nanobind|pytest|numpy|triton) "
 
 # The carried Debian packages (run_all.sh unpacks .deps/*.deb and exports CMAKE_PREFIX_PATH); zlib
 # takes the carried header with the image's own runtime library, as in run_all.sh.

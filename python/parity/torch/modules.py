@@ -221,13 +221,15 @@ class EmbeddingBagCollection(_TbeModule):
         shapes = [(t.num_embeddings, t.embedding_dim) for t in self.tables]
         # The packed layout (table starts are where the library puts them).
         layout = _tbe.Layout(shapes, table_of_feature)
-        generator = torch.Generator().manual_seed(seed) if seed is not None else None
-        packed = torch.zeros(layout.total_weight_elements)
+        # Initialised where it will live (a multi-GB table is not filled on the host).
+        device = torch.device(device) if device is not None else torch.device("cpu")
+        generator = torch.Generator(device=device).manual_seed(seed) if seed is not None else None
+        packed = torch.zeros(layout.total_weight_elements, device=device)
         for index, (rows, dim) in enumerate(shapes):  # TorchRec's default: uniform(+-sqrt(1/num_embeddings))
             bound = math.sqrt(1.0 / max(rows, 1))
             start = layout.weights_offsets[index]
             packed[start : start + rows * dim].uniform_(-bound, bound, generator=generator)
-        self.weights = nn.Parameter(packed.to(device=device, dtype=dtype), requires_grad=False)
+        self.weights = nn.Parameter(packed.to(dtype=dtype), requires_grad=False)
         self._init_tbe(shapes, table_of_feature, pooling, optimizer, bounds_check, self.weights.device, dtype)
         dims = [self.tables[t].embedding_dim for t in table_of_feature]
         self._columns = [sum(dims[:f]) for f in range(len(dims) + 1)]
