@@ -71,6 +71,15 @@ def test_padding_idx_is_left_out_of_the_bag(device, mode):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_empty_bags_give_zeros(device):
+    stock, ours = stock_and_parity(device, "mean")
+    assert torch.equal(ours(torch.zeros(3, 0, dtype=torch.long, device=device)), torch.zeros(3, 12, device=device))
+    values = torch.tensor([5], device=device)
+    got = ours(values, torch.tensor([0, 0, 1, 1], device=device))  # bags [], [], [5], []
+    torch.testing.assert_close(got, stock(values, torch.tensor([0, 0, 1, 1], device=device)), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_include_last_offset(device):
     stock = torch.nn.EmbeddingBag(10, 8, mode="sum", include_last_offset=True).to(device)
     ours = ptorch.EmbeddingBag(10, 8, mode="sum", include_last_offset=True, _weight=stock.weight.detach()).to(device)

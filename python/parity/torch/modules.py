@@ -153,7 +153,7 @@ class EmbeddingBag(_TbeModule):
             if offsets is not None:
                 raise ValueError("offsets: must be None when input is 2-D")
             batch, length = input.shape
-            offsets = torch.arange(0, batch * length + 1, length, dtype=input.dtype, device=input.device)
+            offsets = torch.arange(batch + 1, dtype=input.dtype, device=input.device) * length
             return input.reshape(-1).contiguous(), offsets
         if input.dim() != 1:
             raise ValueError(f"input: {input.dim()}-D, expected 1-D (with offsets) or 2-D")
