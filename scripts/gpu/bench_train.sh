@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Training piece of the device run (called by run_all.sh with the build dir as $1, $OUT set):
 # Parity's training step (`parity bench train`: batch resident on the device, and staged from the
-# host every step) on dlrm-kaggle at batch 65536, then the PyTorch baselines of the shared folder
-# in the same call (copy them first: mkdir -p .baselines && cp ../shared/baselines/torch_dlrm*.py
-# .baselines/, and name .baselines in the device call's carry), then a short GPU training run of
-# `tiny` with NE/AUC beside the same run on the CPU.
+# host every step, then the step-time breakdown and peak device memory) on dlrm-kaggle at batch
+# 65536, then the PyTorch baselines of the shared folder in the same call (copy them first:
+# mkdir -p .baselines && cp ../shared/baselines/torch_dlrm*.py .baselines/, and name .baselines in
+# the device call's carry); then dlrm-v2 (MLPerf DLRMv2 shape, ~105 GB of fp32 tables in HBM) in
+# bf16, followed by torch_dlrmv2.py (eager and torch.compile, fp32 and bf16): one after the other,
+# as the two do not fit in the GPU's memory together; then a short GPU training run of `tiny` with
+# NE/AUC beside the same run on the CPU.
 #   TRAIN_BATCH=65536 TRAIN_STEPS=30 scripts/gpu/bench_train.sh build/cuda
+#   TRAIN_DLRMV2=0 skips dlrm-v2 and its baseline; TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -15,7 +19,7 @@ here="$(dirname "$0")"
 source "$here/common.sh"  # step NAME COMMAND..., failed
 batch="${TRAIN_BATCH:-65536}"
 steps="${TRAIN_STEPS:-30}"
-for precision in ${TRAIN_PRECISIONS:-tf32 fp32}; do
+for precision in ${TRAIN_PRECISIONS:-bf16 tf32 fp32}; do
   step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
     --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
 done
@@ -27,6 +31,15 @@ if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
   fi
 else
   echo "---- torch baselines: skipped (no .baselines folder or torch/triton not importable)"
+fi
+if [[ "${TRAIN_DLRMV2:-1}" == 1 ]]; then
+  step train_dlrm_v2_bf16 "$parity" bench train --model dlrm-v2 --device cuda --batch "$batch" --precision bf16 \
+    --steps "$steps" --out "$OUT/train_dlrm_v2_bf16.json"
+  if [[ -f .baselines/torch_dlrmv2.py ]] && python3 -c "import torch, triton" 2>/dev/null; then
+    step torch_dlrmv2 python3 .baselines/torch_dlrmv2.py "$batch" "$OUT/torch_dlrmv2.json"
+  else
+    echo "---- torch_dlrmv2: skipped (no .baselines/torch_dlrmv2.py or torch/triton not importable)"
+  fi
 fi
 if "$parity" train --help > /dev/null 2>&1; then
   for device in cuda cpu; do

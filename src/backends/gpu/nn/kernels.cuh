@@ -163,13 +163,35 @@ template <ElemKind K>
 __global__ void cross_backward_kernel(std::int64_t count, const typename Elem<K>::Storage* grad_out,
                                       const typename Elem<K>::Storage* x0, const typename Elem<K>::Storage* t,
                                       typename Elem<K>::Storage* grad_t, typename Elem<K>::Storage* grad_x0,
-                                      bool accumulate) {
+                                      bool accumulate, typename Elem<K>::Storage* grad_xl) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const typename Elem<K>::Storage g_stored = grad_out[i];
     const float g = Elem<K>::load(grad_out, i);
     Elem<K>::store(grad_t, i, g * Elem<K>::load(x0, i));
     const float previous = accumulate ? Elem<K>::load(grad_x0, i) : 0.0f;
     Elem<K>::store(grad_x0, i, fmaf(g, Elem<K>::load(t, i), previous));
+    if (grad_xl != nullptr) grad_xl[i] = g_stored;  // the exact bits: no round trip
+  }
+}
+
+// One thread per element of the (rows x (left + right)) sum; columns [0, left) go to `left` in K,
+// the rest to `right` in fp32.
+template <ElemKind K>
+__global__ void add_split_columns_kernel(std::int64_t rows, std::int64_t left_cols, std::int64_t right_cols,
+                                         const typename Elem<K>::Storage* a, const typename Elem<K>::Storage* b,
+                                         typename Elem<K>::Storage* left, float* right) {
+  const std::int64_t width = left_cols + right_cols;
+  const std::int64_t count = rows * width;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t row = i / width, col = i - row * width;
+    const float sum = Elem<K>::load(a, i) + Elem<K>::load(b, i);
+    if (col < left_cols) {
+      Elem<K>::store(left, row * left_cols + col, sum);
+    } else {
+      right[row * right_cols + (col - left_cols)] = sum;
+    }
   }
 }
 

@@ -107,12 +107,22 @@ Status launch_cross_forward(std::int64_t count, const void* x0, const void* t, c
 
 template <ElemKind K>
 Status launch_cross_backward(std::int64_t count, const void* grad_out, const void* x0, const void* t, void* grad_t,
-                             void* grad_x0, bool accumulate, int blocks, gpuStream_t s) {
+                             void* grad_x0, bool accumulate, void* grad_xl, int blocks, gpuStream_t s) {
   gpu_device::nn::cross_backward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
       count, static_cast<const Storage<K>*>(grad_out), static_cast<const Storage<K>*>(x0),
       static_cast<const Storage<K>*>(t), static_cast<Storage<K>*>(grad_t), static_cast<Storage<K>*>(grad_x0),
-      accumulate);
+      accumulate, static_cast<Storage<K>*>(grad_xl));
   PARITY_GPU_CHECK_LAUNCH(cross_backward_kernel);
+  return Status::ok();
+}
+
+template <ElemKind K>
+Status launch_add_split_columns(std::int64_t rows, std::int64_t left_cols, std::int64_t right_cols, const void* a,
+                                const void* b, void* left, float* right, int blocks, gpuStream_t s) {
+  gpu_device::nn::add_split_columns_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+      rows, left_cols, right_cols, static_cast<const Storage<K>*>(a), static_cast<const Storage<K>*>(b),
+      static_cast<Storage<K>*>(left), right);
+  PARITY_GPU_CHECK_LAUNCH(add_split_columns_kernel);
   return Status::ok();
 }
 
@@ -233,7 +243,7 @@ Status cross_forward(std::int64_t count, DType dtype, const void* x0, const void
 }
 
 Status cross_backward(std::int64_t count, DType dtype, const void* grad_out, const void* x0, const void* t,
-                      void* grad_t, void* grad_x0, bool accumulate_grad_x0, StreamHandle stream) {
+                      void* grad_t, void* grad_x0, bool accumulate_grad_x0, StreamHandle stream, void* grad_xl) {
   PARITY_CHECK_ARG(count >= 0, "cross_backward: count=", count, " must be >= 0");
   if (count == 0) return Status::ok();
   PARITY_CHECK_ARG(grad_out && x0 && t && grad_t && grad_x0, "cross_backward: null pointer argument");
@@ -241,7 +251,21 @@ Status cross_backward(std::int64_t count, DType dtype, const void* grad_out, con
   PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
   auto s = static_cast<gpuStream_t>(stream);
   PARITY_DISPATCH_ELEM(kind, K, (launch_cross_backward<K>(count, grad_out, x0, t, grad_t, grad_x0, accumulate_grad_x0,
-                                                          blocks, s)));
+                                                          grad_xl, blocks, s)));
+}
+
+Status add_split_columns(const void* a, const void* b, DType dtype, std::int64_t rows, std::int64_t left_cols,
+                         std::int64_t right_cols, void* left, float* right, StreamHandle stream) {
+  PARITY_CHECK_ARG(rows >= 0 && left_cols >= 0 && right_cols >= 0, "add_split_columns: rows=", rows,
+                   ", left_cols=", left_cols, ", right_cols=", right_cols, ": expected >= 0");
+  const std::int64_t count = rows * (left_cols + right_cols);
+  if (count == 0) return Status::ok();
+  PARITY_CHECK_ARG(a && b && (left || left_cols == 0) && (right || right_cols == 0),
+                   "add_split_columns: null pointer argument");
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(dtype, "add_split_columns"));
+  PARITY_ASSIGN_OR_RETURN(const int blocks, elementwise_blocks(count));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_add_split_columns<K>(rows, left_cols, right_cols, a, b, left, right, blocks, s)));
 }
 
 Status relu_backward(std::int64_t count, DType dtype, const void* grad_out, const void* output, void* grad_pre,
