@@ -160,7 +160,9 @@ def test_gradient_reaching_the_update_matches_autograd():
                                optimizer=ptorch.OptimizerConfig("sgd", learning_rate=1.0))
     before = ours.weight.detach().clone()
     (ours(values, offsets) * scale.float()).sum().backward()
-    torch.testing.assert_close((before - ours.weight).double(), expected_grad, rtol=0, atol=8 * U32 * 4)
+    # w' = fl(w - g) is within u*|w'| of w - g, before - w' adds one rounding of |g| and the fp32
+    # bag mean of <= 3 rows a few u*|g|: with |w| < 8 (randn) and |g| < 8, 4u*8 = 32u covers it.
+    torch.testing.assert_close((before - ours.weight).double(), expected_grad, rtol=0, atol=32 * U32)
 
 
 def test_ops_forward_agrees_with_the_numpy_binding():
