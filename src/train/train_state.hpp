@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "parity/data/dataset.hpp"
 #include "parity/train/trainer.hpp"
 #include "train/dlrm_model.hpp"
 
@@ -22,6 +25,38 @@ struct TrainState {
 };
 
 inline constexpr int kCheckpointFormat = 1;
+
+/// The checkpoint's "meta" object (format, spec, batch size, seed, step, epoch, reader position,
+/// samples, evaluations); the distributed trainer adds its own keys to it.
+nlohmann::json checkpoint_meta(const TrainState& state, const TrainOptions& options);
+/// Checks a "meta" object against the run (format, spec, batch size; errors name `path`) and
+/// restores the state's counters and evaluations (not the step losses).
+Status restore_checkpoint_meta(const nlohmann::json& meta, const std::string& path, const TrainOptions& options,
+                               TrainState* state);
+/// The "history.step_losses" blob of a checkpoint into state->step_losses (state->step entries).
+Status restore_step_losses(const std::vector<NamedBlob>& blobs, const std::string& path, TrainState* state);
+
+/// The training data directory: options.data_dir, or out_dir/data generated for the model unless a
+/// matching synthetic dataset is already there (generation is deterministic for a seed).
+struct PreparedData {
+  std::string dir;
+  double planted_auc = -1;
+};
+Result<PreparedData> prepare_data(const TrainOptions& options);
+/// The dataset's layout against the model's; errors name the directory and the feature.
+Status check_schema(const data::DatasetSchema& have, const data::DatasetSchema& want, const std::string& dir);
+
+/// Sets this thread's OpenMP team size for a run and restores it afterwards.
+class ThreadCountScope {
+ public:
+  explicit ThreadCountScope(int num_threads);
+  ~ThreadCountScope();
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
+
+ private:
+  int saved_ = 1;
+};
 
 Status save_checkpoint(const std::string& path, DlrmModel& model, const TrainState& state,
                        const TrainOptions& options);

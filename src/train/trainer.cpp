@@ -25,10 +25,55 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-struct PreparedData {
-  std::string dir;
-  double planted_auc = -1;
-};
+Result<EvalRecord> evaluate(detail::DlrmModel& model, data::BatchReader& reader, std::int64_t max_samples,
+                            std::int64_t step) {
+  PARITY_RETURN_IF_ERROR(reader.seek_samples(0));
+  MetricsAccumulator metrics;
+  data::Batch batch;
+  while (max_samples == 0 || metrics.count() < max_samples) {
+    PARITY_ASSIGN_OR_RETURN(const bool has_batch, reader.next(&batch));
+    if (!has_batch) break;
+    PARITY_RETURN_IF_ERROR(model.forward(batch));
+    metrics.add(batch.labels.data(), model.logits(), batch.batch_size);
+  }
+  PARITY_CHECK_ARG(metrics.count() > 0, "evaluation: the eval split is empty");
+  EvalRecord record;
+  record.step = step;
+  record.samples = metrics.count();
+  record.ne = metrics.ne();
+  record.auc = metrics.auc();
+  record.logloss = metrics.logloss();
+  return record;
+}
+
+int choose_threads(const TrainOptions& options) {
+  if (options.num_threads > 0) return options.num_threads;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  // Forward + backward is about 6 FLOPs per dense parameter per sample (the dot interaction and
+  // embeddings add little). Below 1 GFLOP a step spends more in ~30 fork-joins than it gains.
+  const double step_flops = 6.0 * static_cast<double>(options.spec.dense_parameter_count()) *
+                            static_cast<double>(options.batch_size);
+  return step_flops < 1e9 ? 1 : static_cast<int>(std::max(1L, cores));
+}
+
+}  // namespace
+
+namespace detail {
+
+ThreadCountScope::ThreadCountScope(int num_threads) {
+#ifdef _OPENMP
+  saved_ = omp_get_max_threads();
+  omp_set_num_threads(num_threads);
+#else
+  (void)num_threads;
+#endif
+}
+
+ThreadCountScope::~ThreadCountScope() {
+#ifdef _OPENMP
+  omp_set_num_threads(saved_);
+#endif
+}
 
 // Generates out_dir/data for the model unless a matching synthetic dataset is already there
 // (a resumed run must read the same data; generation is deterministic for a seed anyway).
@@ -78,61 +123,7 @@ Status check_schema(const data::DatasetSchema& have, const data::DatasetSchema& 
   return Status::ok();
 }
 
-Result<EvalRecord> evaluate(detail::DlrmModel& model, data::BatchReader& reader, std::int64_t max_samples,
-                            std::int64_t step) {
-  PARITY_RETURN_IF_ERROR(reader.seek_samples(0));
-  MetricsAccumulator metrics;
-  data::Batch batch;
-  while (max_samples == 0 || metrics.count() < max_samples) {
-    PARITY_ASSIGN_OR_RETURN(const bool has_batch, reader.next(&batch));
-    if (!has_batch) break;
-    PARITY_RETURN_IF_ERROR(model.forward(batch));
-    metrics.add(batch.labels.data(), model.logits(), batch.batch_size);
-  }
-  PARITY_CHECK_ARG(metrics.count() > 0, "evaluation: the eval split is empty");
-  EvalRecord record;
-  record.step = step;
-  record.samples = metrics.count();
-  record.ne = metrics.ne();
-  record.auc = metrics.auc();
-  record.logloss = metrics.logloss();
-  return record;
-}
-
-// Sets this thread's OpenMP team size for the run and restores it afterwards.
-class ThreadCountScope {
- public:
-  explicit ThreadCountScope(int num_threads) {
-#ifdef _OPENMP
-    saved_ = omp_get_max_threads();
-    omp_set_num_threads(num_threads);
-#else
-    (void)num_threads;
-#endif
-  }
-  ~ThreadCountScope() {
-#ifdef _OPENMP
-    omp_set_num_threads(saved_);
-#endif
-  }
-  ThreadCountScope(const ThreadCountScope&) = delete;
-  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
-
- private:
-  int saved_ = 1;
-};
-
-int choose_threads(const TrainOptions& options) {
-  if (options.num_threads > 0) return options.num_threads;
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  // Forward + backward is about 6 FLOPs per dense parameter per sample (the dot interaction and
-  // embeddings add little). Below 1 GFLOP a step spends more in ~30 fork-joins than it gains.
-  const double step_flops = 6.0 * static_cast<double>(options.spec.dense_parameter_count()) *
-                            static_cast<double>(options.batch_size);
-  return step_flops < 1e9 ? 1 : static_cast<int>(std::max(1L, cores));
-}
-
-}  // namespace
+}  // namespace detail
 
 std::int64_t host_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
@@ -179,19 +170,19 @@ Result<TrainSummary> train(const TrainOptions& original_options) {
                                              host_memory_bytes(), "this machine's memory"));
   }
   const int num_threads = choose_threads(options);
-  const ThreadCountScope thread_scope(num_threads);
+  const detail::ThreadCountScope thread_scope(num_threads);
   std::error_code error;
   std::filesystem::create_directories(options.out_dir, error);
   if (error) return io_error("out: cannot create ", options.out_dir, ": ", error.message());
 
-  PARITY_ASSIGN_OR_RETURN(const PreparedData prepared, prepare_data(options));
+  PARITY_ASSIGN_OR_RETURN(const detail::PreparedData prepared, detail::prepare_data(options));
   data::ReaderOptions train_reader_options;
   train_reader_options.batch_size = options.batch_size;
   data::ReaderOptions eval_reader_options = train_reader_options;
   eval_reader_options.drop_last = false;
   PARITY_ASSIGN_OR_RETURN(auto train_reader, data::open_dataset(prepared.dir, "train", train_reader_options));
   PARITY_ASSIGN_OR_RETURN(auto eval_reader, data::open_dataset(prepared.dir, "eval", eval_reader_options));
-  PARITY_RETURN_IF_ERROR(check_schema(train_reader->schema(), model::dataset_schema(options.spec), prepared.dir));
+  PARITY_RETURN_IF_ERROR(detail::check_schema(train_reader->schema(), model::dataset_schema(options.spec), prepared.dir));
 
   ExecutionContext context;
   context.device = options.device;
