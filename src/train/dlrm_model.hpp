@@ -86,6 +86,10 @@ class DlrmModel {
   std::int64_t dense_parameter_count() const { return dense_parameters_; }
   /// Bytes of every buffer the model allocated (all at create(), none later): its high-water mark.
   std::int64_t buffer_bytes() const;
+  /// Writes the parameters as named fp32 tensors in the checkpoint container (an "index" JSON blob
+  /// names each tensor's shape; GPU padding stripped): what a reference implementation loads to
+  /// start from the same weights (parameter_export.cpp, docs/training.md).
+  Status write_parameter_file(const std::string& path) const;
   /// Null (the default) or an observer of the step's phases; not owned.
   void set_phase_observer(StepPhaseObserver* observer) { observer_ = observer; }
   /// Fused dReLU (off by default): ReLU layers feeding another layer write their mask in the

@@ -23,6 +23,7 @@ void add_probe_command(CLI::App& hw, Outcome& outcome);         // hw probe
 void add_bench_commands(CLI::App& bench, Outcome& outcome);     // bench hbm
 void add_bench_gemm_command(CLI::App& bench, Outcome& outcome);  // bench gemm
 void add_bench_tbe_command(CLI::App& bench, Outcome& outcome);  // bench tbe
+void add_bench_attention_command(CLI::App& bench, Outcome& outcome);  // bench attention
 void add_bench_gemm_run_command(CLI::App& bench, Outcome& outcome);  // bench gemm-run
 void add_bench_train_command(CLI::App& bench, Outcome& outcome);  // bench train (step throughput)
 void add_bench_comm_command(CLI::App& bench, Outcome& outcome);  // bench comm (collectives, alpha-beta fit)
@@ -32,5 +33,6 @@ void add_tbe_commands(CLI::App& tbe, Outcome& outcome);         // tbe check (co
 void add_train_command(CLI::App& app, Outcome& outcome);        // train (cmd_train.cpp)
 void add_data_commands(CLI::App& data, Outcome& outcome);       // data generate / convert-criteo
 void add_plan_commands(CLI::App& plan, Outcome& outcome);       // plan, plan compare
+void add_plan_validate_command(CLI::App& plan, Outcome& outcome);  // plan validate (runs the trainer)
 
 }  // namespace parity::cli

@@ -7,6 +7,7 @@ void register_backends() {
   gemm::detail::register_cuda_gemm_run_backend();
   nn::gpu_variants::install();
   embedding::gpu_variants::install();
+  attention::gpu_variants::install();
 }
 
 }  // namespace parity::gpu::detail

@@ -17,6 +17,10 @@ namespace parity::embedding::gpu_variants {
 void install();
 }  // namespace parity::embedding::gpu_variants
 
+namespace parity::attention::gpu_variants {
+void install();
+}  // namespace parity::attention::gpu_variants
+
 namespace parity::gpu::detail {
 void register_device_hooks();
 void register_backends();

@@ -1,0 +1,15 @@
+// Internal: the GPU slots of the attention op (src/core/gpu_slot.hpp). parity_gpu installs
+// variants that call parity::attention::gpu::{can_implement, forward, backward,
+// backward_workspace_bytes} (src/backends/gpu/attention/attention_launch.hpp) from
+// src/backends/cuda/attention/ at start-up; until then they refuse with the reason.
+#pragma once
+
+#include "core/gpu_slot.hpp"
+#include "parity/attention/attention_op.hpp"
+
+namespace parity::attention::detail {
+
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_slot();
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
+
+}  // namespace parity::attention::detail

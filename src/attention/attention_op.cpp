@@ -1,0 +1,110 @@
+// Attention op variants: the CPU ones wrap attention_cpu.hpp after checking the host offsets and
+// pointers; the GPU slots are filled by parity_gpu (src/backends/cuda/attention/).
+#include "parity/attention/attention_op.hpp"
+
+#include "attention/attention_cpu.hpp"
+#include "attention/attention_gpu_slots.hpp"
+
+namespace parity::attention {
+namespace {
+
+Status require_cpu(const ExecutionContext& context) {
+  if (context.device != DeviceKind::kCpu) return unsupported("host code: needs a CPU context");
+  return Status::ok();
+}
+
+Status require_pointer(const void* pointer, const char* name, std::int64_t rows) {
+  if (pointer == nullptr && rows > 0) return invalid_argument(name, ": null with ", rows, " rows");
+  return Status::ok();
+}
+
+Status check_forward_args(const AttentionProblem& problem, const AttentionForwardArgs& args) {
+  PARITY_RETURN_IF_ERROR(check_attention_inputs(problem, args.q_offsets, args.kv_offsets, args.num_targets));
+  PARITY_RETURN_IF_ERROR(require_pointer(args.q, "q", problem.total_q));
+  PARITY_RETURN_IF_ERROR(require_pointer(args.k, "k", problem.total_kv));
+  PARITY_RETURN_IF_ERROR(require_pointer(args.v, "v", problem.total_kv));
+  PARITY_RETURN_IF_ERROR(require_pointer(args.out, "out", problem.total_q));
+  if (problem.kind == AttentionKind::kSoftmax) {
+    PARITY_RETURN_IF_ERROR(require_pointer(args.softmax_lse, "softmax_lse", problem.total_q));
+  }
+  return Status::ok();
+}
+
+class AttentionForwardCpu final : public AttentionForwardVariant {
+ public:
+  std::string_view name() const override { return "attention_forward_cpu_openmp"; }
+  Status can_implement(const AttentionProblem&, const ExecutionContext& context) const override {
+    return require_cpu(context);
+  }
+  Status run(const AttentionProblem& problem, const AttentionForwardArgs& args, void*,
+             const ExecutionContext&) const override {
+    PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
+    return cpu::forward(problem, args);
+  }
+};
+
+class AttentionBackwardCpu final : public AttentionBackwardVariant {
+ public:
+  std::string_view name() const override { return "attention_backward_cpu_openmp"; }
+  // Two passes without atomics: deterministic by construction.
+  Status can_implement(const AttentionProblem&, const ExecutionContext& context) const override {
+    return require_cpu(context);
+  }
+  Status run(const AttentionProblem& problem, const AttentionBackwardArgs& args, void*,
+             const ExecutionContext&) const override {
+    PARITY_RETURN_IF_ERROR(check_forward_args(problem, args.forward));
+    PARITY_RETURN_IF_ERROR(require_pointer(args.grad_out, "grad_out", problem.total_q));
+    PARITY_RETURN_IF_ERROR(require_pointer(args.grad_q, "grad_q", problem.total_q));
+    PARITY_RETURN_IF_ERROR(require_pointer(args.grad_k, "grad_k", problem.total_kv));
+    PARITY_RETURN_IF_ERROR(require_pointer(args.grad_v, "grad_v", problem.total_kv));
+    return cpu::backward(problem, args);
+  }
+};
+
+}  // namespace
+
+namespace detail {
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
+  return slot;
+}
+}  // namespace detail
+
+const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
+  static const AttentionForwardCpu cpu;
+  static const std::vector<const AttentionForwardVariant*> variants = {&cpu, &detail::attention_forward_gpu_slot()};
+  return variants;
+}
+
+const std::vector<const AttentionBackwardVariant*>& attention_backward_variants() {
+  static const AttentionBackwardCpu cpu;
+  static const std::vector<const AttentionBackwardVariant*> variants = {&cpu, &detail::attention_backward_gpu_slot()};
+  return variants;
+}
+
+Status attention_forward(const AttentionProblem& problem, const AttentionForwardArgs& args,
+                         const ExecutionContext& context) {
+  auto choice = select_variant(attention_forward_variants(), problem, context);
+  if (!choice.is_ok()) return choice.status().with_context("attention_forward");
+  return choice->variant->run(problem, args, nullptr, context).with_context("attention_forward");
+}
+
+Result<std::int64_t> attention_backward_workspace_bytes(const AttentionProblem& problem,
+                                                        const ExecutionContext& context) {
+  auto choice = select_variant(attention_backward_variants(), problem, context);
+  if (!choice.is_ok()) return choice.status().with_context("attention_backward");
+  return choice->variant->workspace_bytes(problem);
+}
+
+Status attention_backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
+                          const ExecutionContext& context) {
+  auto choice = select_variant(attention_backward_variants(), problem, context);
+  if (!choice.is_ok()) return choice.status().with_context("attention_backward");
+  return choice->variant->run(problem, args, workspace, context).with_context("attention_backward");
+}
+
+}  // namespace parity::attention

@@ -1,0 +1,64 @@
+// GPU implementations of the attention op's variants (include/parity/attention/attention_op.hpp),
+// installed into the slots of src/attention/attention_gpu_slots.hpp by register_backends. They
+// call the kernels' host entry points (src/backends/gpu/attention/attention_launch.hpp); the
+// offsets live on the device, so the caller checks its host copy (check_attention_inputs).
+#include "attention/attention_gpu_slots.hpp"
+#include "backends/cuda/register_backends.hpp"
+#include "backends/gpu/attention/attention_launch.hpp"
+
+namespace parity::attention::gpu_variants {
+namespace {
+
+Status require_gpu(const ExecutionContext& context) {
+  if (context.device != DeviceKind::kGpu) return unsupported("runs on the GPU only");
+  return Status::ok();
+}
+
+// A deterministic context asks for the deterministic backward even if the problem does not.
+AttentionProblem with_context(const AttentionProblem& problem, const ExecutionContext& context) {
+  AttentionProblem adjusted = problem;
+  adjusted.deterministic = problem.deterministic || context.deterministic;
+  return adjusted;
+}
+
+class AttentionForwardGpu final : public AttentionForwardVariant {
+ public:
+  std::string_view name() const override { return "attention_forward_gpu"; }
+  Status can_implement(const AttentionProblem& problem,
+                       const ExecutionContext& context) const override {
+    PARITY_RETURN_IF_ERROR(require_gpu(context));
+    return gpu::can_implement(problem);
+  }
+  Status run(const AttentionProblem& problem, const AttentionForwardArgs& args, void*,
+             const ExecutionContext& context) const override {
+    return gpu::forward(problem, args, context.stream);
+  }
+};
+
+class AttentionBackwardGpu final : public AttentionBackwardVariant {
+ public:
+  std::string_view name() const override { return "attention_backward_gpu"; }
+  Status can_implement(const AttentionProblem& problem,
+                       const ExecutionContext& context) const override {
+    PARITY_RETURN_IF_ERROR(require_gpu(context));
+    return gpu::can_implement_backward(problem);
+  }
+  std::int64_t workspace_bytes(const AttentionProblem& problem) const override {
+    return static_cast<std::int64_t>(gpu::backward_workspace_bytes(problem));
+  }
+  Status run(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
+             const ExecutionContext& context) const override {
+    return gpu::backward(with_context(problem, context), args, workspace, context.stream);
+  }
+};
+
+}  // namespace
+
+void install() {
+  static const AttentionForwardGpu forward;
+  static const AttentionBackwardGpu backward;
+  detail::attention_forward_gpu_slot().install(&forward);
+  detail::attention_backward_gpu_slot().install(&backward);
+}
+
+}  // namespace parity::attention::gpu_variants

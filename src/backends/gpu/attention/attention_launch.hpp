@@ -1,0 +1,27 @@
+// GPU entry points of the jagged attention op (HSTU, softmax / jagged flash attention, GDPA),
+// host-only: no CUDA/HIP types. Pointers in the args are device pointers (offsets and
+// num_targets too); `stream` is the native stream as void* (nullptr = default stream). The
+// kernels are described in docs/attention.md ("GPU kernels") and src/backends/gpu/attention/*.cuh.
+#pragma once
+
+#include <cstddef>
+
+#include "parity/attention/attention.hpp"
+#include "parity/core/status.hpp"
+
+namespace parity::attention::gpu {
+
+// ok, or kUnsupported with the reason (dtype, head dims, masks with cross attention).
+Status can_implement(const AttentionProblem& problem);
+// The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers).
+Status can_implement_backward(const AttentionProblem& problem);
+
+// fp32 dQ accumulator and the softmax row terms.
+std::size_t backward_workspace_bytes(const AttentionProblem& problem);
+
+Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args, void* stream);
+// `workspace` holds backward_workspace_bytes(problem) bytes of device memory.
+Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
+                void* stream);
+
+}  // namespace parity::attention::gpu

@@ -1,0 +1,449 @@
+// GPU jagged attention kernels (through the op's GPU slots) against the fp64 reference: every mask
+// case, jagged lengths 0/1/127/129 and tile +- 1, head dims, both 16-bit dtypes, forward and
+// backward, GDPA cross attention, the deterministic backward (bitwise repeatable), guard bands
+// and the reasons the kernels give for what they do not run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends/gpu/attention/attention_launch.hpp"
+#include "common/test_support.hpp"
+#include "parity/attention/attention_op.hpp"
+#include "parity/core/gpu.hpp"
+#include "unit/attention_test_util.hpp"
+
+namespace parity::attention {
+namespace {
+
+using testing::JaggedCase;
+using testing::make_case;
+
+constexpr std::int64_t kTile =
+    64;  // the kernels' q and kv tile (src/backends/gpu/attention/params.cuh)
+constexpr std::size_t kGuardBytes = 256;
+
+AttentionProblem problem_of(AttentionKind kind, int heads, int dim, std::int64_t max_seq_len,
+                            DType dtype = DType::kBF16) {
+  AttentionProblem p;
+  p.kind = kind;
+  p.heads = heads;
+  p.dim_qk = dim;
+  p.dim_v = dim;
+  p.max_seq_len = max_seq_len;
+  p.dtype = dtype;
+  return p;
+}
+
+template <typename T>
+parity::gpu::DeviceBuffer upload(const std::vector<T>& host, std::size_t guard_bytes = 0) {
+  const std::size_t bytes = host.size() * sizeof(T);
+  auto buffer = parity::gpu::DeviceBuffer::allocate(std::max<std::size_t>(bytes + guard_bytes, 16));
+  EXPECT_TRUE(buffer.is_ok());
+  EXPECT_TRUE(buffer->fill_bytes(0xff).is_ok());  // NaN in every float type: the guard band
+  if (bytes > 0) {
+    EXPECT_TRUE(buffer->copy_from_host(host.data(), bytes).is_ok());
+  }
+  return std::move(buffer).value();
+}
+
+// Downloads `count` elements and checks the guard band after them is untouched.
+template <typename T>
+std::vector<T> download_checked(const parity::gpu::DeviceBuffer& buffer, std::size_t count,
+                                const char* what) {
+  const std::size_t bytes = count * sizeof(T);
+  std::vector<std::uint8_t> raw(buffer.size_bytes());
+  EXPECT_TRUE(buffer.copy_to_host(raw.data(), raw.size()).is_ok());
+  for (std::size_t i = bytes; i < std::min(raw.size(), bytes + kGuardBytes); ++i) {
+    if (raw[i] != 0xff) {
+      ADD_FAILURE() << what << ": guard byte " << i - bytes << " after the output was overwritten";
+      break;
+    }
+  }
+  std::vector<T> out(count);
+  if (bytes > 0) std::memcpy(out.data(), raw.data(), bytes);
+  return out;
+}
+
+struct GpuOutputs {
+  std::vector<std::uint16_t> out, grad_q, grad_k, grad_v;
+  std::vector<float> lse;
+};
+
+GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic = false) {
+  const AttentionProblem& p = c.problem;
+  const auto q = upload(c.q_bits), k = upload(c.k_bits), v = upload(c.v_bits),
+             grad_out = upload(c.grad_out_bits);
+  const auto q_offsets = upload(c.inputs.q_offsets);
+  const auto kv_offsets = upload(p.cross ? c.inputs.kv_offsets : c.inputs.q_offsets);
+  const auto targets = upload(c.inputs.num_targets);
+  const std::size_t out_count = static_cast<std::size_t>(p.total_q * p.heads * p.dim_v);
+  const std::size_t lse_count = static_cast<std::size_t>(p.total_q * p.heads);
+  const auto out = upload(std::vector<std::uint16_t>(), out_count * 2 + kGuardBytes);
+  const auto lse = upload(std::vector<float>(), lse_count * 4 + kGuardBytes);
+  AttentionForwardArgs a;
+  a.q = q.data();
+  a.k = k.data();
+  a.v = v.data();
+  a.q_offsets = q_offsets.as<std::int64_t>();
+  a.kv_offsets = p.cross ? kv_offsets.as<std::int64_t>() : nullptr;
+  a.num_targets = p.has_num_targets ? targets.as<std::int32_t>() : nullptr;
+  a.out = out.data();
+  a.softmax_lse = p.kind == AttentionKind::kSoftmax ? lse.as<float>() : nullptr;
+  ExecutionContext gpu_context;
+  gpu_context.device = DeviceKind::kGpu;
+  const Status forward = attention_forward(p, a, gpu_context);
+  EXPECT_TRUE(forward.is_ok()) << forward.to_string();
+  GpuOutputs o;
+  o.out = download_checked<std::uint16_t>(out, out_count, "out");
+  if (p.kind == AttentionKind::kSoftmax) o.lse = download_checked<float>(lse, lse_count, "lse");
+  if (!with_backward) return o;
+
+  AttentionProblem bp = p;
+  bp.deterministic = deterministic;
+  const auto grad_q = upload(std::vector<std::uint16_t>(), c.q_bits.size() * 2 + kGuardBytes);
+  const auto grad_k = upload(std::vector<std::uint16_t>(), c.k_bits.size() * 2 + kGuardBytes);
+  const auto grad_v = upload(std::vector<std::uint16_t>(), c.v_bits.size() * 2 + kGuardBytes);
+  auto workspace_bytes = attention_backward_workspace_bytes(bp, gpu_context);
+  EXPECT_TRUE(workspace_bytes.is_ok()) << workspace_bytes.status().to_string();
+  const auto workspace =
+      upload(std::vector<std::uint8_t>(),
+             static_cast<std::size_t>(workspace_bytes.is_ok() ? workspace_bytes.value() : 0));
+  AttentionBackwardArgs b;
+  b.forward = a;
+  b.grad_out = grad_out.data();
+  b.grad_q = grad_q.data();
+  b.grad_k = grad_k.data();
+  b.grad_v = grad_v.data();
+  const Status backward = attention_backward(bp, b, workspace.data(), gpu_context);
+  EXPECT_TRUE(backward.is_ok()) << backward.to_string();
+  o.grad_q = download_checked<std::uint16_t>(grad_q, c.q_bits.size(), "grad_q");
+  o.grad_k = download_checked<std::uint16_t>(grad_k, c.k_bits.size(), "grad_k");
+  o.grad_v = download_checked<std::uint16_t>(grad_v, c.v_bits.size(), "grad_v");
+  return o;
+}
+
+// ---- error bounds --------------------------------------------------------------------------
+// The kernels accumulate in fp32 like the CPU path (testing::error_bounds gives that part, E),
+// and in one more place round to the element type: the attention weights a_ij (act(alpha s_ij),
+// or the softmax p_ij) before the tensor-core products with V and dO, and the score gradients
+// dS_ij before the products with K and Q. Rounding to nearest moves each term by at most u_out
+// times its magnitude, so each output element x gets the extra bound u_out * M_x with
+//   out_iy:  sum_j |a_ij| |v_jy| (/N)        grad_v_jy: sum_i |a_ij| |dO_iy| (/N)
+//   grad_q_ic: alpha sum_j |dS_ij| |k_jc| (/N) grad_k_jc: alpha sum_i |dS_ij| |q_ic| (/N)
+// with dS_ij = act'(alpha s_ij) dP_ij (pointwise) or p_ij (dP_ij - D_i) (softmax), dP_ij =
+// dO_i.v_j, D_i = dO_i.out_i, the /N for the pointwise kinds; M is computed in fp64 from the same
+// inputs. Check: |got - ref| <= u_out |ref| + (1 + u_out) (E + u_out M) (the u_out |ref| term: the
+// output rounding). A pair the mask gets wrong moves an output by |a_ij v_jy|, a term of M that is
+// larger than u_out M (u_out = 2^-8 or 2^-11) unless the sum has hundreds of larger terms.
+struct Magnitudes {
+  std::vector<double> out, grad_q, grad_k, grad_v;
+};
+
+double activation_of(PointwiseActivation a, double x) {
+  switch (a) {
+    case PointwiseActivation::kSilu:
+      return x / (1 + std::exp(-x));
+    case PointwiseActivation::kGelu:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case PointwiseActivation::kRelu:
+      return x > 0 ? x : 0;
+    case PointwiseActivation::kSigmoid:
+      return 1 / (1 + std::exp(-x));
+  }
+  return 0;
+}
+
+constexpr double kInvSqrt2Pi = 0.39894228040143268;
+
+double derivative_of(PointwiseActivation a, double x) {
+  const double s = 1 / (1 + std::exp(-x));
+  switch (a) {
+    case PointwiseActivation::kSilu:
+      return s * (1 + x * (1 - s));
+    case PointwiseActivation::kGelu:
+      return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+    case PointwiseActivation::kRelu:
+      return x > 0 ? 1 : 0;
+    case PointwiseActivation::kSigmoid:
+      return s * (1 - s);
+  }
+  return 0;
+}
+
+double dot(const std::vector<double>& x, std::int64_t x_at, const std::vector<double>& y,
+           std::int64_t y_at, int n) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i)
+    sum += x[static_cast<std::size_t>(x_at + i)] * y[static_cast<std::size_t>(y_at + i)];
+  return sum;
+}
+
+Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& ref_out,
+                               const std::vector<double>& ref_lse) {
+  const AttentionProblem& p = c.problem;
+  const ref::AttentionRefInputs& in = c.inputs;
+  const int h_count = p.heads, dqk = p.dim_qk, dv = p.dim_v;
+  const bool softmax = p.kind == AttentionKind::kSoftmax;
+  const double alpha = p.effective_alpha();
+  const double scale = softmax ? 1.0 : 1.0 / static_cast<double>(p.max_seq_len);
+  Magnitudes m;
+  m.out.assign(c.q_bits.size() / dqk * dv, 0);
+  m.grad_q.assign(c.q_bits.size(), 0);
+  m.grad_k.assign(c.k_bits.size(), 0);
+  m.grad_v.assign(c.v_bits.size(), 0);
+  const auto& kv_offsets = p.cross ? in.kv_offsets : in.q_offsets;
+  for (std::int64_t b = 0; b < p.batch; ++b) {
+    const std::int64_t q0 = in.q_offsets[b], kv0 = kv_offsets[b];
+    const std::int64_t len_q = in.q_offsets[b + 1] - q0, len_kv = kv_offsets[b + 1] - kv0;
+    const std::int64_t targets = p.has_num_targets ? in.num_targets[b] : 0;
+    for (int h = 0; h < h_count; ++h) {
+      for (std::int64_t i = 0; i < len_q; ++i) {
+        const std::int64_t qi = (q0 + i) * h_count + h;
+        const double d_i = dot(c.grad_out, qi * dv, ref_out, qi * dv, dv);
+        for (std::int64_t j = 0; j < len_kv; ++j) {
+          if (!ref::attention_mask_ref(p, len_q, len_kv, targets, i, j)) continue;
+          const std::int64_t kj = (kv0 + j) * h_count + h;
+          const double s = alpha * dot(in.q, qi * dqk, in.k, kj * dqk, dqk);
+          const double weight = softmax ? std::exp(s - ref_lse[static_cast<std::size_t>(qi)])
+                                        : activation_of(p.activation, s);
+          const double dp = dot(c.grad_out, qi * dv, in.v, kj * dv, dv);
+          const double ds = softmax ? weight * (dp - d_i) : derivative_of(p.activation, s) * dp;
+          for (int y = 0; y < dv; ++y) {
+            m.out[static_cast<std::size_t>(qi * dv + y)] +=
+                std::abs(weight * in.v[static_cast<std::size_t>(kj * dv + y)]) * scale;
+            m.grad_v[static_cast<std::size_t>(kj * dv + y)] +=
+                std::abs(weight * c.grad_out[static_cast<std::size_t>(qi * dv + y)]) * scale;
+          }
+          for (int x = 0; x < dqk; ++x) {
+            m.grad_q[static_cast<std::size_t>(qi * dqk + x)] +=
+                std::abs(ds * in.k[static_cast<std::size_t>(kj * dqk + x)]) * alpha * scale;
+            m.grad_k[static_cast<std::size_t>(kj * dqk + x)] +=
+                std::abs(ds * in.q[static_cast<std::size_t>(qi * dqk + x)]) * alpha * scale;
+          }
+        }
+      }
+    }
+  }
+  return m;
+}
+
+void expect_within(const char* what, DType dtype, const std::vector<std::uint16_t>& got,
+                   const std::vector<double>& want, double fp32_bound,
+                   const std::vector<double>& magnitudes) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const double u_out = unit_roundoff(dtype);
+  double max_error = 0;
+  std::size_t failures = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double value = testing::from_bits(dtype, got[i]);
+    const double error = std::abs(value - want[i]);
+    max_error = std::max(max_error, error);
+    const double tolerance =
+        u_out * std::abs(want[i]) + (1 + u_out) * (fp32_bound + u_out * magnitudes[i]);
+    if (!(error <= tolerance) && failures++ < 3) {
+      ADD_FAILURE() << what << "[" << i << "]: got " << value << ", want " << want[i] << " (error "
+                    << error << " > tolerance " << tolerance << ")";
+    }
+  }
+  EXPECT_EQ(failures, 0u) << what << ": " << failures
+                          << " elements out of tolerance, max abs error " << max_error;
+}
+
+std::int64_t longest(const JaggedCase& c) {
+  const AttentionProblem& p = c.problem;
+  std::int64_t n = testing::max_of(lengths_from_offsets(c.inputs.q_offsets.data(), p.batch));
+  if (p.cross)
+    n = std::max(n, testing::max_of(lengths_from_offsets(c.inputs.kv_offsets.data(), p.batch)));
+  return p.kind == AttentionKind::kSoftmax ? std::min(n, p.max_seq_len) : n;
+}
+
+// Forward (and backward) on the GPU against the fp64 reference.
+void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward = true) {
+  const AttentionProblem& p = c.problem;
+  const testing::ErrorBounds bounds = testing::error_bounds(p, longest(c));
+  const GpuOutputs o = run_gpu(c, with_backward);
+  std::vector<double> out, lse;
+  ASSERT_TRUE(ref::attention_forward_ref(p, c.inputs, &out, &lse).is_ok());
+  const Magnitudes m = rounding_magnitudes(c, out, lse);
+  expect_within("out", p.dtype, o.out, out, bounds.out, m.out);
+  for (std::size_t r = 0; r < lse.size(); ++r) {
+    if (std::isinf(lse[r])) {
+      EXPECT_TRUE(std::isinf(o.lse[r]) && o.lse[r] < 0) << "lse[" << r << "]: " << o.lse[r];
+    } else {
+      // fp32 lse: score error and log-sum error, the same K u (1 + 4S) form as the softmax out
+      // bound.
+      EXPECT_NEAR(o.lse[r], lse[r], bounds.out + 1e-6 * std::abs(lse[r])) << "lse[" << r << "]";
+    }
+  }
+  if (!with_backward) return;
+  std::vector<double> grad_q, grad_k, grad_v;
+  ASSERT_TRUE(
+      ref::attention_backward_ref(p, c.inputs, c.grad_out, &grad_q, &grad_k, &grad_v).is_ok());
+  expect_within("grad_q", p.dtype, o.grad_q, grad_q, bounds.grad_q, m.grad_q);
+  expect_within("grad_k", p.dtype, o.grad_k, grad_k, bounds.grad_k, m.grad_k);
+  expect_within("grad_v", p.dtype, o.grad_v, grad_v, bounds.grad_v, m.grad_v);
+}
+
+TEST(AttentionGpu, HstuJaggedLengthsAndTargets) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15201);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 64, 200, dtype);
+    // Lengths 0, 1, 127, 129, the tile +- 1 and 2 tiles + 1; num_targets 0, 1, longer than the
+    // sequence.
+    expect_gpu_matches_reference(
+        make_case(p, {0, 1, 127, 129, kTile - 1, kTile + 1, kTile, 2 * kTile + 1}, {},
+                  {3, 0, 1, 20, 200, 5, 64, 0}, seed));
+    expect_gpu_matches_reference(make_case(p, {129, 2, kTile}, {}, {}, seed + 1));
+  }
+}
+
+TEST(AttentionGpu, HstuContextualWindowAndNonCausal) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15202);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 64, 300);
+  p.contextual_len = 10;
+  expect_gpu_matches_reference(make_case(p, {40, 5, 0, 290, 9}, {}, {4, 1, 0, 12, 3}, seed));
+  p.contextual_len = 0;
+  p.max_attn_len = 16;  // windows narrower and wider than a tile
+  expect_gpu_matches_reference(make_case(p, {270, 3}, {}, {}, seed + 1));
+  p.max_attn_len = 100;
+  p.min_full_attn_len = 8;
+  p.contextual_len = 10;
+  expect_gpu_matches_reference(make_case(p, {280, 30}, {}, {5, 2}, seed + 2));
+  p = problem_of(AttentionKind::kHstu, 2, 64, 300);
+  p.causal = false;
+  expect_gpu_matches_reference(make_case(p, {200, 7, 64}, {}, {3, 1, 0}, seed + 3));
+}
+
+TEST(AttentionGpu, HstuMaxSeqLenLongerThanEverySequence) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15203);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  expect_gpu_matches_reference(
+      make_case(problem_of(AttentionKind::kHstu, 2, 64, 1000), {30, 65}, {}, {}, seed));
+}
+
+TEST(AttentionGpu, HeadDims64128And256) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15204);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (int dim : {64, 128, 256}) {
+    for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + " " + std::string(attention_kind_name(kind)));
+      const AttentionProblem p = problem_of(kind, 2, dim, 160);
+      // d = 256 has a forward only (can_implement_backward says why).
+      expect_gpu_matches_reference(make_case(p, {kTile + 1, 7, 150}, {}, {}, seed), dim != 256);
+    }
+  }
+}
+
+TEST(AttentionGpu, SoftmaxCausalNonCausalAndTruncation) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15205);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    AttentionProblem p = problem_of(AttentionKind::kSoftmax, 2, 64, 100, dtype);
+    expect_gpu_matches_reference(
+        make_case(p, {0, 1, 127, kTile + 1, kTile - 1, 230}, {}, {}, seed));  // cut at 100
+    p.causal = false;
+    expect_gpu_matches_reference(make_case(p, {129, 5, 64}, {}, {}, seed + 1));
+  }
+}
+
+TEST(AttentionGpu, GdpaCrossAttentionWithFewKeysEveryActivation) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15206);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (auto activation : {PointwiseActivation::kSilu, PointwiseActivation::kGelu,
+                          PointwiseActivation::kSigmoid, PointwiseActivation::kRelu}) {
+    SCOPED_TRACE(std::string(activation_name(activation)));
+    AttentionProblem p = problem_of(AttentionKind::kGdpa, 2, 64, 130);
+    p.activation = activation;
+    p.causal = false;
+    // relu's derivative jumps at 0, where an fp32 and an fp64 score may fall on different sides.
+    const bool with_backward = activation != PointwiseActivation::kRelu;
+    expect_gpu_matches_reference(make_case(p, {129, 0, 40, 3}, {64, 64, 1, 0}, {}, seed),
+                                 with_backward);
+    // Self-attention GDPA with the causal mask.
+    p.causal = true;
+    expect_gpu_matches_reference(make_case(p, {100, 65}, {}, {}, seed + 1), with_backward);
+  }
+}
+
+TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15207);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+    SCOPED_TRACE(std::string(attention_kind_name(kind)));
+    const JaggedCase c = make_case(problem_of(kind, 2, 64, 400), {390, 70, 200}, {}, {}, seed);
+    const GpuOutputs first = run_gpu(c, true, true);
+    const GpuOutputs second = run_gpu(c, true, true);
+    EXPECT_EQ(first.grad_q, second.grad_q);
+    EXPECT_EQ(first.grad_k, second.grad_k);
+    EXPECT_EQ(first.grad_v, second.grad_v);
+    // dK and dV do not depend on the mode (no cross-block sums); dQ differs only in the order of
+    // the fp32 sums, both within the reference bounds (checked by the other tests).
+    const GpuOutputs atomic = run_gpu(c, true, false);
+    EXPECT_EQ(first.grad_k, atomic.grad_k);
+    EXPECT_EQ(first.grad_v, atomic.grad_v);
+  }
+}
+
+// ---- what the kernels do not run, and bad arguments ----
+
+void expect_error(const Status& status, StatusCode code, const std::string& fragment) {
+  EXPECT_EQ(status.code(), code) << status.to_string();
+  EXPECT_NE(status.message().find(fragment), std::string::npos) << status.to_string();
+}
+
+TEST(AttentionGpu, CanImplementGivesReasons) {
+  AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 128, 2048);
+  p.batch = 2;
+  p.total_q = p.total_kv = 100;
+  EXPECT_TRUE(gpu::can_implement(p).is_ok());
+  EXPECT_TRUE(gpu::can_implement_backward(p).is_ok());
+  AttentionProblem wide = p;
+  wide.dim_qk = wide.dim_v = 256;
+  EXPECT_TRUE(gpu::can_implement(wide).is_ok());
+  expect_error(gpu::can_implement_backward(wide), StatusCode::kUnsupported, "d_qk=256");
+  AttentionProblem mixed = p;
+  mixed.dim_v = 64;
+  expect_error(gpu::can_implement(mixed), StatusCode::kUnsupported, "d_v=64");
+  AttentionProblem f32 = p;
+  f32.dtype = DType::kF32;
+  EXPECT_FALSE(gpu::can_implement(f32).is_ok());
+  // Softmax needs the row terms; the pointwise kinds only the dQ accumulator.
+  AttentionProblem softmax = p;
+  softmax.kind = AttentionKind::kSoftmax;
+  EXPECT_GT(gpu::backward_workspace_bytes(softmax), gpu::backward_workspace_bytes(p));
+  EXPECT_GE(gpu::backward_workspace_bytes(p), static_cast<std::size_t>(100 * 4 * 128 * 4));
+}
+
+TEST(AttentionGpu, RejectsMisalignedAndMissingPointers) {
+  PARITY_REQUIRE_GPU();
+  const JaggedCase c =
+      make_case(problem_of(AttentionKind::kSoftmax, 1, 64, 64), {10, 20}, {}, {}, 5);
+  const auto q = upload(c.q_bits, 64), offsets = upload(c.inputs.q_offsets);
+  AttentionForwardArgs a;
+  a.q = q.as<std::uint8_t>() + 2;  // misaligned
+  a.k = a.v = a.out = q.data();
+  a.q_offsets = offsets.as<std::int64_t>();
+  a.softmax_lse = reinterpret_cast<float*>(q.data());
+  expect_error(gpu::forward(c.problem, a, nullptr), StatusCode::kInvalidArgument, "q: ");
+  a.q = q.data();
+  a.softmax_lse = nullptr;
+  expect_error(gpu::forward(c.problem, a, nullptr), StatusCode::kInvalidArgument, "softmax_lse");
+}
+
+}  // namespace
+}  // namespace parity::attention
