@@ -134,10 +134,8 @@ Result<TrainingMemoryPlan> training_memory_plan(const model::ModelSpec& spec, st
   const auto outputs = [&](const std::vector<int>& widths, const char* what) {
     for (std::size_t l = 0; l < widths.size(); ++l) {
       add(what, AllocationKind::kActivations, b * widths[l] * act);
-      // ReLU bit masks of the layers feeding another layer of the same MLP (every one but the
-      // last has a ReLU), columns padded to 128 bits.
-      const bool feeds_next_layer = l + 1 < widths.size();
-      add("ReLU masks", AllocationKind::kActivations, feeds_next_layer ? b * ((widths[l] + 127) / 128 * 16) : 0);
+      // No ReLU bit masks: the trainer runs the separate dReLU pass (DlrmModel::set_fused_drelu is
+      // off by default; on, it adds B x round_up(width, 128) bits per layer feeding another).
       widest = std::max<std::int64_t>(widest, widths[l]);
     }
   };

@@ -1,5 +1,5 @@
 // The trainer's allocation list (train/memory_plan.hpp) against the GPU: DlrmModel's device
-// buffers sum to the list's (GPU padding, bf16 shadows, ReLU masks included), and the device memory
+// buffers sum to the list's (GPU padding and bf16 shadows included), and the device memory
 // the step benchmark sees in use grows over the idle baseline by at least the buffers and at most
 // the buffers, the workspaces and a bounded slack (the GEMM plans' cuBLASLt state).
 #include <gtest/gtest.h>
