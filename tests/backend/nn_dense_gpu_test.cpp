@@ -1,5 +1,6 @@
-// The dense DLRM GPU kernels (interaction, BCE, cross step, optimisers, casts) and the GPU cross
-// layer variants against fp64; the fused dReLU against the separate pass.
+// The dense DLRM GPU kernels (interaction, BCE, cross step, optimisers, casts; the element-wise ones
+// in 16-byte vectors with a scalar tail) and the GPU cross layer variants against fp64; the fused
+// dReLU against the separate pass.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -296,8 +297,12 @@ TEST(GpuDenseOps, AddSplitColumnsMatchesFp64) {
   const auto seed = testing::test_seed(35);
   SCOPED_TRACE(testing::seed_trace(seed));
   Rng rng(seed);
-  for (const DType dtype : {DType::kF32, DType::kBF16}) {
-    const std::int64_t rows = 37, left = 13, right = 130, width = left + right;
+  struct Case { DType dtype; std::int64_t left, right; };  // 16/136: the 16-byte vector path
+  for (const Case shape : {Case{DType::kF32, 13, 130}, Case{DType::kBF16, 13, 130}, Case{DType::kF32, 16, 136},
+                           Case{DType::kBF16, 16, 136}}) {
+    SCOPED_TRACE(::testing::Message() << dtype_name(shape.dtype) << " " << shape.left << "+" << shape.right);
+    const DType dtype = shape.dtype;
+    const std::int64_t rows = 37, left = shape.left, right = shape.right, width = left + right;
     auto a = make_tensor(static_cast<std::size_t>(rows * width), dtype, rng);
     auto b = make_tensor(static_cast<std::size_t>(rows * width), dtype, rng);
     auto d_a = upload_bytes(a.bytes), d_b = upload_bytes(b.bytes);
