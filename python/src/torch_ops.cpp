@@ -7,7 +7,8 @@
 //   parity::tbe_backward_with_optimizer(weights!, state1!, state2!, indices, offsets,
 //                       per_sample_weights?, grad_output, ...layout, pooling, optimizer fields,
 //                       step!) -> ()   (step: one int64 CPU tensor, incremented by each update)
-//   parity::bounds_check(indices!, offsets!, ...layout, mode) -> [bad_indices, bad_offsets] (CPU)
+//   parity::bounds_check(indices!, offsets!, ...layout, check_mode) -> [bad_indices, bad_offsets] (CPU)
+//   (not "mode": inductor's lowering passes its own `mode` keyword)
 //
 // Library errors become c10::ValueError (Python ValueError) for bad input,
 // c10::NotImplementedError for what the build or device cannot run, c10::Error (RuntimeError)
@@ -62,20 +63,18 @@ T value_or_raise(Result<T> result) {
   return std::move(result).value();
 }
 
-DType dtype_of(const at::Tensor& tensor, const char* name) {
-  switch (tensor.scalar_type()) {
+DType dtype_of(at::ScalarType type, const char* name) {
+  switch (type) {
     case at::kFloat: return DType::kF32;
     case at::kHalf: return DType::kF16;
     case at::kBFloat16: return DType::kBF16;
     case at::kInt: return DType::kI32;
     case at::kLong: return DType::kI64;
-    default: TORCH_CHECK_VALUE(false, name, ": dtype ", tensor.scalar_type(), " is not supported");
+    default: TORCH_CHECK_VALUE(false, name, ": dtype ", type, " is not supported");
   }
 }
 
-DType dtype_of(at::ScalarType type) {
-  return dtype_of(at::empty({0}, at::TensorOptions().dtype(type)), "output_dtype");
-}
+DType dtype_of(const at::Tensor& tensor, const char* name) { return dtype_of(tensor.scalar_type(), name); }
 
 void require_input(const at::Tensor& tensor, const char* name, const at::Device& device) {
   TORCH_CHECK_VALUE(tensor.device() == device, name, ": on ", tensor.device(), ", expected ", device,
@@ -148,7 +147,8 @@ at::Tensor tbe_forward(const at::Tensor& weights, const at::Tensor& indices, con
                        at::ScalarType output_dtype) {
   const TbeLayout layout = layout_of(table_rows, table_dims, table_of_feature);
   const TbeProblem problem = problem_of(layout, weights, indices, offsets, per_sample_weights,
-                                        std::string_view(pooling.data(), pooling.size()), dtype_of(output_dtype));
+                                        std::string_view(pooling.data(), pooling.size()),
+                                        dtype_of(output_dtype, "output_dtype"));
   const c10::DeviceGuard guard(weights.device());
   if (weights.is_cpu()) check_cpu_batch(problem, indices, offsets);
   at::Tensor output = at::empty({problem.output_rows(), problem.output_cols()}, weights.options().dtype(output_dtype));
@@ -219,17 +219,18 @@ const embedding::gpu::DeviceTbeLayout& device_layout(const TbeLayout& layout) {
 #endif
 
 at::Tensor bounds_check(const at::Tensor& indices, const at::Tensor& offsets, at::IntArrayRef table_rows,
-                        at::IntArrayRef table_dims, at::IntArrayRef table_of_feature, c10::string_view mode_text) {
+                        at::IntArrayRef table_dims, at::IntArrayRef table_of_feature, c10::string_view check_mode) {
   const TbeLayout layout = layout_of(table_rows, table_dims, table_of_feature);
-  const auto mode = value_or_raise(embedding::parse_bounds_check_mode(std::string(mode_text.data(), mode_text.size())));
+  const auto mode =
+      value_or_raise(embedding::parse_bounds_check_mode(std::string(check_mode.data(), check_mode.size())));
   const TbeProblem problem = problem_of(layout, at::Tensor(), indices, offsets, std::nullopt, "sum", DType::kF32);
   const c10::DeviceGuard guard(indices.device());
   embedding::BoundsCheckReport report;
   if (indices.is_cpu()) {
     report = value_or_raise(embedding::cpu::tbe_bounds_check(problem, mode, indices.data_ptr(), offsets.data_ptr()));
   } else {
-    const ExecutionContext context = context_of(indices.device());
 #if defined(PARITY_HAS_CUDA)
+    const ExecutionContext context = context_of(indices.device());
     const auto& device_tbe_layout = device_layout(layout);
     const std::int64_t workspace_bytes = embedding::gpu::bounds_check_workspace_bytes(problem);
     const at::Tensor workspace = at::empty({workspace_bytes}, indices.options().dtype(at::kByte));
@@ -239,6 +240,8 @@ at::Tensor bounds_check(const at::Tensor& indices, const at::Tensor& offsets, at
     report = value_or_raise(embedding::gpu::read_bounds_check_report(problem, mode, indices.data_ptr(),
                                                                      offsets.data_ptr(), workspace.data_ptr(),
                                                                      context.stream));
+#else
+    context_of(indices.device());  // raises: this build has no GPU backend
 #endif
   }
   raise_if_error(embedding::bounds_check_status(report, mode));
@@ -259,7 +262,7 @@ TORCH_LIBRARY(parity, m) {
         "int[] table_of_feature, str pooling, str optimizer, float learning_rate, float eps, float weight_decay, "
         "str weight_decay_mode, float max_norm, float beta1, float beta2, Tensor(d!) step) -> ()");
   m.def("bounds_check(Tensor(a!) indices, Tensor(b!) offsets, int[] table_rows, int[] table_dims, "
-        "int[] table_of_feature, str mode) -> Tensor");
+        "int[] table_of_feature, str check_mode) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(parity, CPU, m) {

@@ -329,6 +329,9 @@ Result<TrainSummary> train(const TrainOptions& original_options) {
     PARITY_RETURN_IF_ERROR(detail::load_checkpoint(summary.checkpoint_path, model, &state, options));
     summary.resumed_from_step = state.step;
   }
+  if (!options.initial_parameters_path.empty() && summary.resumed_from_step < 0) {
+    PARITY_RETURN_IF_ERROR(model.write_parameter_file(options.initial_parameters_path));
+  }
   PARITY_RETURN_IF_ERROR(train_reader->seek_samples(state.reader_position));
 
   detail::StepLoopHooks hooks;

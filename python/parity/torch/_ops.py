@@ -39,7 +39,7 @@ def _tbe_backward_fake(weights, state1, state2, indices, offsets, per_sample_wei
 
 
 @torch.library.register_fake("parity::bounds_check")
-def _bounds_check_fake(indices, offsets, table_rows, table_dims, table_of_feature, mode):
+def _bounds_check_fake(indices, offsets, table_rows, table_dims, table_of_feature, check_mode):
     return torch.empty(2, dtype=torch.long, device="cpu")
 
 

@@ -49,12 +49,17 @@ class _TbeModule(nn.Module):
         self._autograd_placeholder = nn.Parameter(torch.zeros(0, device=device))
 
     def _apply(self, fn, recurse=True):
-        # The step counter is read on the host by the op: it stays a CPU tensor when the module moves.
+        # The step counter is read on the host by the op: it stays a CPU tensor when the module
+        # moves; the optimiser state stays fp32 whatever dtype the weights are cast to.
         step = self._buffers.pop("optimizer_step")
         try:
-            return super()._apply(fn, recurse)
+            result = super()._apply(fn, recurse)
         finally:
             self._buffers["optimizer_step"] = step
+        for name in ("optimizer_state1", "optimizer_state2"):
+            if self._buffers[name].dtype != torch.float32:
+                self._buffers[name] = self._buffers[name].float()
+        return result
 
     @property
     def optimizer(self) -> OptimizerConfig:
@@ -148,7 +153,7 @@ class EmbeddingBag(_TbeModule):
             if offsets is not None:
                 raise ValueError("offsets: must be None when input is 2-D")
             batch, length = input.shape
-            offsets = torch.arange(0, batch * length + 1, length, dtype=input.dtype, device=input.device)
+            offsets = torch.arange(batch + 1, dtype=input.dtype, device=input.device) * length
             return input.reshape(-1).contiguous(), offsets
         if input.dim() != 1:
             raise ValueError(f"input: {input.dim()}-D, expected 1-D (with offsets) or 2-D")
@@ -216,13 +221,15 @@ class EmbeddingBagCollection(_TbeModule):
         shapes = [(t.num_embeddings, t.embedding_dim) for t in self.tables]
         # The packed layout (table starts are where the library puts them).
         layout = _tbe.Layout(shapes, table_of_feature)
-        generator = torch.Generator().manual_seed(seed) if seed is not None else None
-        packed = torch.zeros(layout.total_weight_elements)
+        # Initialised where it will live (a multi-GB table is not filled on the host).
+        device = torch.device(device) if device is not None else torch.device("cpu")
+        generator = torch.Generator(device=device).manual_seed(seed) if seed is not None else None
+        packed = torch.zeros(layout.total_weight_elements, device=device)
         for index, (rows, dim) in enumerate(shapes):  # TorchRec's default: uniform(+-sqrt(1/num_embeddings))
             bound = math.sqrt(1.0 / max(rows, 1))
             start = layout.weights_offsets[index]
             packed[start : start + rows * dim].uniform_(-bound, bound, generator=generator)
-        self.weights = nn.Parameter(packed.to(device=device, dtype=dtype), requires_grad=False)
+        self.weights = nn.Parameter(packed.to(dtype=dtype), requires_grad=False)
         self._init_tbe(shapes, table_of_feature, pooling, optimizer, bounds_check, self.weights.device, dtype)
         dims = [self.tables[t].embedding_dim for t in table_of_feature]
         self._columns = [sum(dims[:f]) for f in range(len(dims) + 1)]
