@@ -183,20 +183,30 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
         float pt[kPassCols / 8][4];
         float dp[kPassCols / 8][4];
         multiply_rows_by_rows_t<E, kDimQk, kPassCols>(s, k_tile, group_row0, q_tile, col0);
+        if constexpr (kMode == Mode::kSoftmax) {
 #pragma unroll
-        for (int n = 0; n < kPassCols / 8; ++n) {
+          for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int q_col = col0 + n * 8 + 2 * t + (e % 2);
-            const int kv_row = group_row0 + g + (e / 2) * 8;
-            const bool visible = tile_class == TileClass::kFull ||
-                                 seq.mask.valid(i * kTileCols + q_col, kv0 + kv_row);
-            const float x = s[n][e] * score_scale;
-            if constexpr (kMode == Mode::kSoftmax) {
-              pt[n][e] = visible ? fast_exp2(x - lse2[q_col]) : 0.0f;
-            } else {
-              pt[n][e] = visible ? activation_value(p.activation, x) : 0.0f;
-              s[n][e] = visible ? activation_derivative(p.activation, x) : 0.0f;
+            for (int e = 0; e < 4; ++e) {
+              pt[n][e] = fast_exp2(s[n][e] * score_scale - lse2[col0 + n * 8 + 2 * t + (e % 2)]);
+            }
+          }
+        } else {
+#pragma unroll
+          for (int n = 0; n < kPassCols / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pt[n][e] = s[n][e];
+          }
+          activate_tile(p.activation, pt, score_scale, s);  // pt := act(.), s := act'(.)
+        }
+        if (tile_class == TileClass::kPartial) {
+#pragma unroll
+          for (int n = 0; n < kPassCols / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int q_row = i * kTileCols + col0 + n * 8 + 2 * t + (e % 2);
+              const int kv_row = kv0 + group_row0 + g + (e / 2) * 8;
+              if (!seq.mask.valid(q_row, kv_row)) pt[n][e] = s[n][e] = 0.0f;
             }
           }
         }
