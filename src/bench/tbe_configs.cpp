@@ -1,14 +1,17 @@
-// The named TBE benchmark configurations (recsys memo §6.4, docs/embedding.md) and the CPU half of
-// `bench tbe`: spec, problem and synthetic batch (include/parity/bench/tbe_bench.hpp).
+// The named TBE benchmark configurations (recsys memo §6.4 and issue 13's development set,
+// docs/embedding.md) and the CPU half of `bench tbe`: flags parsed strictly into a spec, problem
+// and synthetic batch (include/parity/bench/tbe_bench.hpp).
 #include <algorithm>
 #include <array>
 
 #include "parity/bench/tbe_bench.hpp"
+#include "parity/core/parse.hpp"
 #include "parity/core/rng.hpp"
 
 namespace parity::bench {
 namespace {
 
+using embedding::BagLengthDistribution;
 using embedding::TableSpec;
 
 std::vector<TableSpec> uniform_tables(int count, std::int64_t rows, int dim) {
@@ -22,7 +25,7 @@ constexpr std::array<std::int64_t, 26> kDlrmV2Rows = {
 constexpr std::array<int, 26> kDlrmV2Hot = {3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1};
 
 // The configuration `name`, or false when there is none by that name.
-bool named_config(const std::string& name, std::uint64_t seed, TbeBenchSpec* spec) {
+bool named_c_config(const std::string& name, std::uint64_t seed, TbeBenchSpec* spec) {
   if (name == "C1") {
     spec->tables = uniform_tables(32, 100000, 128);
     spec->batch = 512;
@@ -33,13 +36,13 @@ bool named_config(const std::string& name, std::uint64_t seed, TbeBenchSpec* spe
   } else if (name == "C3") {
     for (std::size_t t = 0; t < kDlrmV2Rows.size(); ++t) {
       spec->tables.push_back({std::min<std::int64_t>(kDlrmV2Rows[t], 4000000), 128});
-      spec->pooling_per_table.push_back(kDlrmV2Hot[t]);
+      spec->per_feature.push_back({BagLengthDistribution::fixed(kDlrmV2Hot[t]), 0.0});
     }
     spec->batch = 8192;
   } else if (name == "C4") {
     spec->tables = uniform_tables(26, 4000000, 128);
     spec->batch = 16384;
-    spec->pooling_factor = 1;
+    spec->bag_lengths = BagLengthDistribution::fixed(1);
   } else if (name == "C5") {  // mixed dims in [64, 192], multiples of 4
     Rng rng(seed);
     for (int t = 0; t < 32; ++t) {
@@ -53,37 +56,174 @@ bool named_config(const std::string& name, std::uint64_t seed, TbeBenchSpec* spe
   } else if (name == "C7") {
     for (int t = 0; t < 32; ++t) spec->tables.push_back({1000000, t % 2 == 0 ? 16 : 32});
     spec->batch = 65536;
-    spec->pooling_factor = 5;
-    spec->vary_bag_sizes = true;
+    spec->bag_lengths = BagLengthDistribution::uniform(0, 10);
   } else {
     return false;
   }
-  spec->name = name;
   return true;
 }
 
-Status apply_overrides(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
-  if (o.tables > 0 || o.rows > 0 || o.dim > 0) {
-    const int count = o.tables > 0 ? o.tables : static_cast<int>(spec->tables.size());
-    const std::int64_t rows = o.rows > 0 ? o.rows : (spec->tables.empty() ? 0 : spec->tables[0].num_rows);
-    const int dim = o.dim > 0 ? o.dim : (spec->tables.empty() ? 0 : spec->tables[0].dim);
-    spec->tables = uniform_tables(count, rows, dim);
-    spec->pooling_per_table.clear();
+// Issue 13's development configurations (its table, in order; D2 is C7's shape).
+bool named_d_config(const std::string& name, TbeBenchSpec* spec) {
+  using embedding::OptimizerKind;
+  if (name == "D1") {
+    spec->tables = uniform_tables(40, 1000000, 64);
+    spec->batch = 32768;
+    spec->bag_lengths = BagLengthDistribution::one_hot();
+    spec->weight_dtype = DType::kBF16;
+  } else if (name == "D2") {
+    named_c_config("C7", 0, spec);  // the same shape, listed again as the issue's row
+  } else if (name == "D3") {
+    spec->tables = uniform_tables(24, 500000, 160);
+    spec->batch = 8192;
+    spec->bag_lengths = BagLengthDistribution::fixed(8);
+    spec->weight_dtype = DType::kF16;
+    spec->zipf = 1.05;
+    spec->weighted = true;
+    spec->optimizer = OptimizerKind::kSgd;
+  } else if (name == "D4") {
+    spec->tables = uniform_tables(64, 200000, 32);
+    spec->batch = 65536;
+    spec->bag_lengths = BagLengthDistribution::fixed(4);
+    spec->zipf = 1.15;
+    spec->optimizer = OptimizerKind::kAdam;
+  } else if (name == "D5") {
+    spec->tables = uniform_tables(16, 2000000, 96);
+    spec->batch = 16384;
+    spec->bag_lengths = BagLengthDistribution::fixed(12);
+    spec->pooling = embedding::PoolingMode::kMean;
+  } else if (name == "D6") {
+    spec->tables = uniform_tables(8, 5000000, 256);
+    spec->batch = 8192;
+    spec->bag_lengths = BagLengthDistribution::fixed(30);
+    spec->index_dtype = DType::kI32;
+    spec->zipf = 1.3;
+  } else if (name == "D7") {
+    spec->tables = uniform_tables(4, 10000000, 128);
+    spec->batch = 2048;
+    spec->bag_lengths = BagLengthDistribution::fixed(200);
+    spec->zipf = 0.8;
+  } else {
+    return false;
   }
-  if (o.batch > 0) spec->batch = o.batch;
-  if (o.pooling_factor >= 0) spec->pooling_factor = o.pooling_factor;
-  if (o.zipf >= 0) spec->zipf = o.zipf;
-  if (o.hot_rows >= 0) spec->hot_rows = o.hot_rows;
-  if (o.bad_fraction >= 0) spec->bad_fraction = o.bad_fraction;
-  PARITY_CHECK_ARG(o.zipf < 0 || o.zipf == 0 || o.zipf > 1.0, "bench tbe: --zipf=", o.zipf,
-                   " must be 0 (uniform) or > 1");
-  PARITY_CHECK_ARG(spec->bad_fraction >= 0 && spec->bad_fraction <= 1, "bench tbe: --bad-fraction=",
-                   spec->bad_fraction, " must be in [0, 1]");
+  spec->output_dtype = spec->weight_dtype;
+  return true;
+}
+
+constexpr const char* kConfigList = "C1, C2, C3, C4, C5, C6, C7, BC, D1, D2, D3, D4, D5, D6, D7";
+
+// "128" or "16,32,64": every entry an integer in [low, high]; errors name the flag and the text.
+Result<std::vector<std::int64_t>> parse_list(const std::string& text, const std::string& flag, std::int64_t low,
+                                             std::int64_t high) {
+  std::vector<std::int64_t> values;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    auto value = parse_int64(item, flag + "='" + text + "' entry", low, high);
+    if (!value) return value.status();
+    values.push_back(*value);
+    if (comma == std::string::npos) return values;
+    begin = comma + 1;
+  }
+}
+
+Result<DType> parse_float_dtype(const std::string& text, const std::string& flag) {
+  auto dtype = parse_dtype(text);
+  PARITY_CHECK_ARG(dtype.is_ok() && (*dtype == DType::kF32 || *dtype == DType::kF16 || *dtype == DType::kBF16),
+                   "bench tbe: ", flag, "='", text, "' is not one of fp32, fp16, bf16");
+  return *dtype;
+}
+
+// --tables / --rows / --dim: lists cycle over the tables (their length must divide the count).
+Status apply_shape(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
+  std::vector<std::int64_t> rows, dims;
+  if (!o.rows.empty()) {
+    PARITY_ASSIGN_OR_RETURN(rows, parse_list(o.rows, "bench tbe: --rows", 1, std::int64_t{1} << 40));
+  }
+  if (!o.dim.empty()) {
+    PARITY_ASSIGN_OR_RETURN(dims, parse_list(o.dim, "bench tbe: --dim", 1, 1 << 20));
+  }
+  std::int64_t count = static_cast<std::int64_t>(spec->tables.size());
+  if (!o.tables.empty()) {
+    PARITY_ASSIGN_OR_RETURN(count, parse_int64(o.tables, "bench tbe: --tables", 1, 100000));
+  } else {
+    count = std::max({count, static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(dims.size())});
+  }
+  for (const auto& [flag, list] : {std::pair{"--rows", &rows}, std::pair{"--dim", &dims}}) {
+    PARITY_CHECK_ARG(list->empty() || count % static_cast<std::int64_t>(list->size()) == 0, "bench tbe: ", flag,
+                     " lists ", list->size(), " values, which does not divide the ", count, " tables");
+  }
+  PARITY_CHECK_ARG(count > 0 && (!rows.empty() || !spec->tables.empty()) && (!dims.empty() || !spec->tables.empty()),
+                   "bench tbe: give --config, --layout or all of --tables --rows --dim --batch (got --tables='",
+                   o.tables, "' --rows='", o.rows, "' --dim='", o.dim, "' --batch='", o.batch, "')");
+  std::vector<embedding::TableSpec> tables;
+  for (std::int64_t t = 0; t < count; ++t) {
+    const auto& old = spec->tables.empty() ? embedding::TableSpec{} : spec->tables[static_cast<std::size_t>(t) % spec->tables.size()];
+    tables.push_back({rows.empty() ? old.num_rows : rows[static_cast<std::size_t>(t) % rows.size()],
+                      static_cast<int>(dims.empty() ? old.dim : dims[static_cast<std::size_t>(t) % dims.size()])});
+  }
+  spec->tables = std::move(tables);
+  spec->table_names.clear();
+  spec->table_of_feature.clear();
+  spec->per_feature.clear();
+  return Status::ok();
+}
+
+Status apply_draws(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
+  if (!o.bag_lengths.empty()) {
+    PARITY_ASSIGN_OR_RETURN(spec->bag_lengths,
+                            embedding::parse_bag_length_distribution(o.bag_lengths, "bench tbe: --pooling-factor"));
+    for (auto& draw : spec->per_feature) draw.bag_lengths = spec->bag_lengths;
+  }
+  if (!o.zipf.empty()) {
+    auto zipf = parse_double(o.zipf, "bench tbe: --zipf");
+    PARITY_CHECK_ARG(zipf.is_ok() && *zipf >= 0, "bench tbe: --zipf='", o.zipf, "' must be a number >= 0 (0 = uniform)");
+    spec->zipf = *zipf;
+    for (auto& draw : spec->per_feature) draw.zipf_alpha = spec->zipf;
+  }
+  if (!o.hot_rows.empty()) {
+    PARITY_ASSIGN_OR_RETURN(spec->hot_rows, parse_int64(o.hot_rows, "bench tbe: --hot-rows", 0));
+  }
+  if (!o.bad_fraction.empty()) {
+    auto fraction = parse_double(o.bad_fraction, "bench tbe: --bad-fraction");
+    PARITY_CHECK_ARG(fraction.is_ok() && *fraction >= 0 && *fraction <= 1, "bench tbe: --bad-fraction='",
+                     o.bad_fraction, "' must be in [0, 1]");
+    spec->bad_fraction = *fraction;
+  }
+  return Status::ok();
+}
+
+Status apply_types(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
   if (!o.weight_dtype.empty()) {
-    PARITY_ASSIGN_OR_RETURN(spec->weight_dtype, parse_dtype(o.weight_dtype));
+    PARITY_ASSIGN_OR_RETURN(spec->weight_dtype, parse_float_dtype(o.weight_dtype, "--weights-dtype"));
+    spec->output_dtype = spec->weight_dtype;
   }
-  PARITY_ASSIGN_OR_RETURN(spec->index_dtype, parse_dtype(o.index_dtype));
-  PARITY_ASSIGN_OR_RETURN(spec->optimizer, embedding::parse_optimizer_kind(o.optimizer));
+  if (!o.output_dtype.empty()) {
+    PARITY_ASSIGN_OR_RETURN(spec->output_dtype, parse_float_dtype(o.output_dtype, "--output-dtype"));
+  }
+  if (!o.index_dtype.empty()) {
+    PARITY_CHECK_ARG(o.index_dtype == "int32" || o.index_dtype == "int64", "bench tbe: --index-dtype='", o.index_dtype,
+                     "' is not one of int32, int64");
+    spec->index_dtype = o.index_dtype == "int32" ? DType::kI32 : DType::kI64;
+  }
+  if (!o.optimizer.empty()) {
+    std::string name = o.optimizer;
+    std::replace(name.begin(), name.end(), '-', '_');  // rowwise-adagrad as rowwise_adagrad
+    auto kind = embedding::parse_optimizer_kind(name);
+    PARITY_CHECK_ARG(kind.is_ok(), "bench tbe: --optimizer='", o.optimizer,
+                     "' is not one of sgd, adagrad, rowwise-adagrad, adam");
+    spec->optimizer = *kind;
+  }
+  if (!o.pooling.empty()) {
+    PARITY_CHECK_ARG(o.pooling == "sum" || o.pooling == "mean", "bench tbe: --pooling='", o.pooling,
+                     "' is not one of sum, mean");
+    spec->pooling = o.pooling == "sum" ? embedding::PoolingMode::kSum : embedding::PoolingMode::kMean;
+  }
+  if (o.weighted) spec->weighted = true;
+  PARITY_CHECK_ARG(!spec->weighted || spec->pooling == embedding::PoolingMode::kSum,
+                   "bench tbe: --weighted (per-sample weights) needs --pooling=sum; got pooling=",
+                   embedding::pooling_mode_name(spec->pooling));
   const std::string& v = o.backward_variant;
   PARITY_CHECK_ARG(v == "both" || v == "batched" || v == "row", "bench tbe: --backward-variant='", v,
                    "' is not one of both, batched, row");
@@ -94,31 +234,68 @@ Status apply_overrides(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
 
 }  // namespace
 
-std::vector<std::string> tbe_bench_config_names() { return {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "BC"}; }
+std::vector<embedding::FeatureDraw> TbeBenchSpec::feature_draws() const {
+  if (!per_feature.empty()) return per_feature;
+  const std::size_t features = table_of_feature.empty() ? tables.size() : table_of_feature.size();
+  return std::vector<embedding::FeatureDraw>(features, embedding::FeatureDraw{bag_lengths, zipf});
+}
+
+double TbeBenchSpec::max_zipf() const {
+  double alpha = 0;
+  for (const auto& draw : feature_draws()) alpha = std::max(alpha, draw.zipf_alpha);
+  return alpha;
+}
+
+std::vector<std::string> tbe_bench_config_names() {
+  return {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "BC", "D1", "D2", "D3", "D4", "D5", "D6", "D7"};
+}
 
 Result<TbeBenchSpec> tbe_bench_spec(const std::string& config, const TbeBenchOverrides& overrides,
                                     std::uint64_t seed) {
+  const auto& o = overrides;
   TbeBenchSpec spec;
-  if (config.empty()) {
-    const auto& o = overrides;
-    PARITY_CHECK_ARG(o.tables > 0 && o.rows > 0 && o.dim > 0 && o.batch > 0,
-                     "bench tbe: give --config C1..C7|BC or all of --tables --rows --dim --batch (got --tables=",
-                     o.tables, " --rows=", o.rows, " --dim=", o.dim, " --batch=", o.batch, ")");
-  } else if (!named_config(config, seed, &spec)) {
-    return invalid_argument("bench tbe: --config='", config, "' is not one of C1, C2, C3, C4, C5, C6, C7, BC");
+  if (!o.layout_file.empty()) {
+    PARITY_CHECK_ARG(config.empty(), "bench tbe: give --config or --layout, not both (got --config='", config,
+                     "' --layout='", o.layout_file, "')");
+    for (const auto& [flag, value] : {std::pair{"--tables", &o.tables}, std::pair{"--rows", &o.rows},
+                                      std::pair{"--dim", &o.dim}, std::pair{"--pooling-factor", &o.bag_lengths}}) {
+      PARITY_CHECK_ARG(value->empty(), "bench tbe: ", flag, "='", *value, "' conflicts with --layout (the file gives it)");
+    }
+    PARITY_ASSIGN_OR_RETURN(spec, read_tbe_layout_file(o.layout_file));
+  } else if (config.empty()) {
+    PARITY_CHECK_ARG(!o.rows.empty() && !o.dim.empty() && !o.batch.empty(),
+                     "bench tbe: give --config C1..C7|BC|D1..D7, --layout FILE or all of --tables --rows --dim --batch "
+                     "(got --tables='", o.tables, "' --rows='", o.rows, "' --dim='", o.dim, "' --batch='", o.batch, "')");
+  } else if (named_c_config(config, seed, &spec) || named_d_config(config, &spec)) {
+    spec.name = config;
+  } else {
+    return invalid_argument("bench tbe: --config='", config, "' is not one of ", kConfigList);
   }
-  PARITY_RETURN_IF_ERROR(apply_overrides(overrides, &spec));
+  if (!o.tables.empty() || !o.rows.empty() || !o.dim.empty()) PARITY_RETURN_IF_ERROR(apply_shape(o, &spec));
+  if (!o.batch.empty()) {
+    PARITY_ASSIGN_OR_RETURN(spec.batch, parse_int64(o.batch, "bench tbe: --batch", 1, std::int64_t{1} << 30));
+  }
+  PARITY_CHECK_ARG(spec.batch > 0, "bench tbe: the batch size is not set; give --batch");
+  PARITY_RETURN_IF_ERROR(apply_draws(o, &spec));
+  PARITY_RETURN_IF_ERROR(apply_types(o, &spec));
   return spec;
 }
 
 Result<embedding::TbeProblem> tbe_bench_problem(const TbeBenchSpec& spec) {
-  PARITY_ASSIGN_OR_RETURN(embedding::TbeLayout layout, embedding::TbeLayout::create(spec.tables));
+  PARITY_ASSIGN_OR_RETURN(embedding::TbeLayout layout, embedding::TbeLayout::create(spec.tables, spec.table_of_feature));
   embedding::TbeProblem problem{layout};
   problem.batch_size = spec.batch;
   problem.weight_dtype = spec.weight_dtype;
-  problem.output_dtype = spec.weight_dtype;
+  problem.output_dtype = spec.output_dtype;
   problem.index_dtype = spec.index_dtype;
+  problem.pooling = spec.pooling;
+  problem.has_per_sample_weights = spec.weighted;
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("bench tbe"));
+  embedding::SyntheticBatchOptions options;
+  options.batch_size = spec.batch;
+  options.hot_rows = spec.hot_rows;
+  options.per_feature = spec.feature_draws();
+  PARITY_RETURN_IF_ERROR(embedding::validate_synthetic_options(layout, options).with_context("bench tbe"));
   return problem;
 }
 
@@ -126,25 +303,11 @@ embedding::SyntheticBatch tbe_bench_batch(const TbeBenchSpec& spec, const embedd
                                           std::uint64_t seed) {
   embedding::SyntheticBatchOptions options;
   options.batch_size = spec.batch;
-  options.pooling_factor = spec.pooling_factor;
-  options.vary_bag_sizes = spec.vary_bag_sizes;
-  options.zipf_alpha = spec.zipf;
   options.hot_rows = spec.hot_rows;
+  options.weighted = spec.weighted;
   options.seed = seed;
-  if (spec.pooling_per_table.empty()) return embedding::make_synthetic_batch(layout, options);
-  // Per-table multi-hot sizes: one single-table layout per feature, concatenated feature-major.
-  embedding::SyntheticBatch batch;
-  batch.offsets.push_back(0);
-  for (int t = 0; t < layout.num_tables(); ++t) {
-    auto single = embedding::TbeLayout::create({layout.tables()[t]});
-    options.pooling_factor = spec.pooling_per_table[t];
-    options.seed = seed + static_cast<std::uint64_t>(t);
-    const auto part = embedding::make_synthetic_batch(*single, options);
-    const std::int64_t base = batch.offsets.back();
-    batch.indices.insert(batch.indices.end(), part.indices.begin(), part.indices.end());
-    for (std::size_t i = 1; i < part.offsets.size(); ++i) batch.offsets.push_back(base + part.offsets[i]);
-  }
-  return batch;
+  options.per_feature = spec.feature_draws();
+  return embedding::make_synthetic_batch(layout, options);
 }
 
 }  // namespace parity::bench

@@ -30,6 +30,19 @@ struct DeviceHooks {
   Status (*cast)(const void* in, DType in_dtype, void* out, DType out_dtype, std::int64_t count, void* stream) = nullptr;
   // Bytes of device memory in use (total minus free), for peak-memory reports.
   Result<std::int64_t> (*memory_in_use)() = nullptr;
+  // Free and total device memory (the trainer refuses a model that does not fit).
+  Status (*memory_info)(std::int64_t* free_bytes, std::int64_t* total_bytes) = nullptr;
+  // The DCNv2 input gradient: a + b (rows x (left_cols + right_cols), dtype) split by columns into
+  // left (rows x left_cols, dtype: the bottom MLP's output gradient) and right (rows x right_cols,
+  // fp32: the TBE backward's input).
+  Status (*add_split_columns)(const void* a, const void* b, DType dtype, std::int64_t rows, std::int64_t left_cols,
+                              std::int64_t right_cols, void* left, float* right, void* stream) = nullptr;
+  // Device events for phase timings (step breakdowns): create, record on `stream`, the time
+  // between two recorded events (waits for `stop`), destroy.
+  Result<void*> (*event_create)() = nullptr;
+  Status (*event_record)(void* event, void* stream) = nullptr;
+  Result<double> (*event_elapsed_ms)(void* start, void* stop) = nullptr;
+  void (*event_destroy)(void* event) = nullptr;
 };
 
 void register_device_hooks(const DeviceHooks& hooks);

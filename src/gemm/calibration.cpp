@@ -1,6 +1,7 @@
 #include "parity/gemm/calibration.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -261,48 +262,22 @@ Status check_measurement_device(const std::vector<LabelledMeasurements>& sets,
   return Status::ok();
 }
 
-Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& start,
-                              const std::vector<MeasuredShape>& shapes, const FitOptions& options) {
-  PARITY_CHECK_ARG(!shapes.empty(), "gemm calibrate: no calibration shapes in the measurements");
-  PARITY_RETURN_IF_ERROR(validate_fit_options(options));
-  std::size_t measured = 0;
-  for (const auto& shape : shapes) measured += shape.candidates.size();
-  PARITY_CHECK_ARG(measured > 0, "gemm calibrate: the ", shapes.size(),
-                   " calibration shapes have 0 measured candidates: nothing to fit");
-  constexpr int kDims = kNumModelScalars;
-  using Point = std::array<double, kDims>;  // log of each scalar
-  const auto to_scalars = [&options](const Point& x) {
-    std::array<double, kDims> values{};
-    for (int i = 0; i < kDims; ++i) {
-      const auto& bounds = options.scalar_bounds[static_cast<std::size_t>(i)];
-      values[static_cast<std::size_t>(i)] =
-          std::clamp(std::exp(x[static_cast<std::size_t>(i)]), bounds[0], bounds[1]);
-    }
-    return scalars_from_array(values);
-  };
-  int evaluations = 0;
-  const auto loss = [&](const Point& x) {
-    ++evaluations;
-    return calibration_loss(GemmModel(device, to_scalars(x)), shapes, options);
-  };
+namespace {
 
-  FitResult result;
-  result.shapes = static_cast<int>(shapes.size());
-  for (const auto& shape : shapes) result.samples += static_cast<int>(shape.candidates.size());
-  result.loss_before = calibration_loss(GemmModel(device, start), shapes, options,
-                                        &result.rms_log_error_before);
-  PARITY_CHECK_ARG(std::isfinite(result.loss_before), "gemm calibrate: the loss at the start point is ",
-                   result.loss_before, " (a measured time of 0 or a non-finite prediction)");
+constexpr int kFitDims = kNumModelScalars;
+using FitPoint = std::array<double, kFitDims>;  // log of each scalar
 
-  // Nelder-Mead in log space (standard coefficients), restarted once from the best vertex.
-  Point origin{};
-  const auto start_values = scalars_to_array(start);
-  for (int i = 0; i < kDims; ++i) {
-    origin[static_cast<std::size_t>(i)] = std::log(start_values[static_cast<std::size_t>(i)]);
-  }
+// Nelder-Mead (standard coefficients) from `origin`, restarted from the best vertex up to three
+// times, within `max_evaluations` calls of `loss` (counted in *evaluations). Returns the best point
+// and its loss.
+std::pair<FitPoint, double> nelder_mead(const std::function<double(const FitPoint&)>& loss,
+                                        const FitPoint& origin, int max_evaluations,
+                                        const int* evaluations) {
+  constexpr int kDims = kFitDims;
+  using Point = FitPoint;
   Point best = origin;
   double best_loss = loss(best);
-  for (int restart = 0; restart < 3 && evaluations < options.max_evaluations; ++restart) {
+  for (int restart = 0; restart < 3 && *evaluations < max_evaluations; ++restart) {
     std::array<Point, kDims + 1> simplex{};
     std::array<double, kDims + 1> values{};
     simplex[0] = best;
@@ -312,8 +287,7 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
       simplex[static_cast<std::size_t>(i + 1)][static_cast<std::size_t>(i)] += 0.3;
       values[static_cast<std::size_t>(i + 1)] = loss(simplex[static_cast<std::size_t>(i + 1)]);
     }
-    const int budget = options.max_evaluations;
-    while (evaluations < budget) {
+    while (*evaluations < max_evaluations) {
       std::array<int, kDims + 1> order{};
       for (int i = 0; i <= kDims; ++i) order[static_cast<std::size_t>(i)] = i;
       std::sort(order.begin(), order.end(), [&](int a, int b) {
@@ -376,60 +350,105 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
       }
     }
   }
-  result.scalars = to_scalars(best);
-  result.scalars.variant_efficiency = start.variant_efficiency;
-  // Per-variant efficiency in closed form: within each shape, the candidates that differ only in
-  // the variant (same tile, cluster, split) are compared with their group's geometric mean, on
-  // the residual log(measured / predicted) of the fitted model without a variant table (so the
-  // cooperative schedules' exposed epilogue, which the model already charges, is not counted
-  // twice); a variant's efficiency is exp(-mean log excess), clamped to +-25%. Measuring the
-  // variant inside its group keeps tile-model errors out of the variant table.
-  {
-    ModelScalars plain = result.scalars;
-    plain.variant_efficiency.fill(1.0);
-    const GemmModel plain_model(device, plain);
-    std::array<double, 8> log_sum{};
-    std::array<int, 8> count{};
-    for (const MeasuredShape& shape : shapes) {
-      const auto& cs = shape.candidates;
-      std::vector<bool> done(cs.size(), false);
-      for (std::size_t i = 0; i < cs.size(); ++i) {
-        if (done[i]) continue;
-        const Candidate& a = cs[i].candidate;
-        std::vector<std::size_t> group;
-        for (std::size_t j = i; j < cs.size(); ++j) {
-          const Candidate& b = cs[j].candidate;
-          if (!done[j] && b.tile_m == a.tile_m && b.tile_n == a.tile_n && b.tile_k == a.tile_k &&
-              b.cluster_m == a.cluster_m && b.cluster_n == a.cluster_n && b.split_k == a.split_k) {
-            group.push_back(j);
-            done[j] = true;
-          }
-        }
-        if (group.size() < 2) continue;
-        const ProblemClass key = problem_class(shape.problem);
-        std::vector<double> residual;
-        double mean_log = 0.0;
-        for (std::size_t j : group) {
-          const double predicted_us =
-              plain_model.predict_us(shape.problem, plain_model.prepare(key, cs[j].candidate));
-          residual.push_back(std::log(cs[j].median_ms * 1e3 / predicted_us));
-          mean_log += residual.back();
-        }
-        mean_log /= static_cast<double>(group.size());
-        for (std::size_t g = 0; g < group.size(); ++g) {
-          const int v = cs[group[g]].candidate.variant;
-          if (v < 0 || v >= 8 || !std::isfinite(residual[g])) continue;
-          log_sum[static_cast<std::size_t>(v)] += residual[g] - mean_log;
-          ++count[static_cast<std::size_t>(v)];
+  return {best, best_loss};
+}
+
+// Per-variant efficiency in closed form: within each shape, the candidates that differ only in
+// the variant (same tile, cluster, split) are compared with their group's geometric mean, on
+// the residual log(measured / predicted) of the fitted model without a variant table (so the
+// cooperative schedules' exposed epilogue, which the model already charges, is not counted
+// twice); a variant's efficiency is exp(-mean log excess), clamped to +-25%. Measuring the
+// variant inside its group keeps tile-model errors out of the variant table.
+void fit_variant_efficiency(const DeviceParams& device, const std::vector<MeasuredShape>& shapes,
+                            ModelScalars* scalars) {
+  ModelScalars plain = *scalars;
+  plain.variant_efficiency.fill(1.0);
+  const GemmModel plain_model(device, plain);
+  std::array<double, 8> log_sum{};
+  std::array<int, 8> count{};
+  for (const MeasuredShape& shape : shapes) {
+    const auto& cs = shape.candidates;
+    std::vector<bool> done(cs.size(), false);
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      if (done[i]) continue;
+      const Candidate& a = cs[i].candidate;
+      std::vector<std::size_t> group;
+      for (std::size_t j = i; j < cs.size(); ++j) {
+        const Candidate& b = cs[j].candidate;
+        if (!done[j] && b.tile_m == a.tile_m && b.tile_n == a.tile_n && b.tile_k == a.tile_k &&
+            b.cluster_m == a.cluster_m && b.cluster_n == a.cluster_n && b.split_k == a.split_k) {
+          group.push_back(j);
+          done[j] = true;
         }
       }
-    }
-    for (std::size_t v = 0; v < 8; ++v) {
-      if (count[v] < 3) continue;
-      result.scalars.variant_efficiency[v] =
-          std::clamp(std::exp(-log_sum[v] / count[v]), 0.75, 1.25);
+      if (group.size() < 2) continue;
+      const ProblemClass key = problem_class(shape.problem);
+      std::vector<double> residual;
+      double mean_log = 0.0;
+      for (std::size_t j : group) {
+        const double predicted_us =
+            plain_model.predict_us(shape.problem, plain_model.prepare(key, cs[j].candidate));
+        residual.push_back(std::log(cs[j].median_ms * 1e3 / predicted_us));
+        mean_log += residual.back();
+      }
+      mean_log /= static_cast<double>(group.size());
+      for (std::size_t g = 0; g < group.size(); ++g) {
+        const int v = cs[group[g]].candidate.variant;
+        if (v < 0 || v >= 8 || !std::isfinite(residual[g])) continue;
+        log_sum[static_cast<std::size_t>(v)] += residual[g] - mean_log;
+        ++count[static_cast<std::size_t>(v)];
+      }
     }
   }
+  for (std::size_t v = 0; v < 8; ++v) {
+    if (count[v] < 3) continue;
+    scalars->variant_efficiency[v] = std::clamp(std::exp(-log_sum[v] / count[v]), 0.75, 1.25);
+  }
+}
+
+}  // namespace
+
+Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& start,
+                              const std::vector<MeasuredShape>& shapes, const FitOptions& options) {
+  PARITY_CHECK_ARG(!shapes.empty(), "gemm calibrate: no calibration shapes in the measurements");
+  PARITY_RETURN_IF_ERROR(validate_fit_options(options));
+  std::size_t measured = 0;
+  for (const auto& shape : shapes) measured += shape.candidates.size();
+  PARITY_CHECK_ARG(measured > 0, "gemm calibrate: the ", shapes.size(),
+                   " calibration shapes have 0 measured candidates: nothing to fit");
+  const auto to_scalars = [&options](const FitPoint& x) {
+    std::array<double, kFitDims> values{};
+    for (int i = 0; i < kFitDims; ++i) {
+      const auto& bounds = options.scalar_bounds[static_cast<std::size_t>(i)];
+      values[static_cast<std::size_t>(i)] =
+          std::clamp(std::exp(x[static_cast<std::size_t>(i)]), bounds[0], bounds[1]);
+    }
+    return scalars_from_array(values);
+  };
+  int evaluations = 0;
+  const auto loss = [&](const FitPoint& x) {
+    ++evaluations;
+    return calibration_loss(GemmModel(device, to_scalars(x)), shapes, options);
+  };
+
+  FitResult result;
+  result.shapes = static_cast<int>(shapes.size());
+  for (const auto& shape : shapes) result.samples += static_cast<int>(shape.candidates.size());
+  result.loss_before = calibration_loss(GemmModel(device, start), shapes, options,
+                                        &result.rms_log_error_before);
+  PARITY_CHECK_ARG(std::isfinite(result.loss_before), "gemm calibrate: the loss at the start point is ",
+                   result.loss_before, " (a measured time of 0 or a non-finite prediction)");
+
+  // Nelder-Mead in log space from the start scalars.
+  FitPoint origin{};
+  const auto start_values = scalars_to_array(start);
+  for (int i = 0; i < kFitDims; ++i) {
+    origin[static_cast<std::size_t>(i)] = std::log(start_values[static_cast<std::size_t>(i)]);
+  }
+  const FitPoint best = nelder_mead(loss, origin, options.max_evaluations, &evaluations).first;
+  result.scalars = to_scalars(best);
+  result.scalars.variant_efficiency = start.variant_efficiency;
+  fit_variant_efficiency(device, shapes, &result.scalars);
   result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes, options,
                                        &result.rms_log_error_after);
   PARITY_CHECK_ARG(std::isfinite(result.loss_after), "gemm calibrate: the fitted loss is ",

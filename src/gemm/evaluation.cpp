@@ -66,6 +66,8 @@ RatioSummary summarize_ratios(const std::vector<double>& ratios, const std::vect
   return s;
 }
 
+// Long on purpose: one pass per shape that fills every column of the report; the columns share
+// the per-shape lookups.
 EvaluationReport evaluate_selector(Selector& selector, const std::vector<MeasuredShape>& shapes) {
   EvaluationReport report;
   report.device = selector.model().device().name;

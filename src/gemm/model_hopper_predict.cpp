@@ -59,6 +59,8 @@ struct WaveShape {
 
 }  // namespace
 
+// Long on purpose: the model's time equation term by term, in the order docs/gemm_model.md
+// gives it; split up it would no longer read as the equation.
 template <bool kExplain>
 double HopperModel::predict(const HopperProblemTerms& t, const PreparedCandidate& p,
                             TimeBreakdown* breakdown) const {

@@ -78,6 +78,7 @@ Result<int> resolve_table(const json& reference, const std::vector<TableConfig>&
   return invalid_argument(where, ": expected a table name or index, got ", jc::describe(reference));
 }
 
+// Long on purpose: one strict reader per key of the `embedding` object, in the documented order.
 Status read_embedding(const json& root, std::string_view origin, EmbeddingConfig* config) {
   const auto it = root.find("embedding");
   if (it == root.end()) return invalid_argument(origin, ": missing required key 'embedding'");

@@ -76,8 +76,8 @@ gemm::GemmRunProblem linear_forward_gemm(std::int64_t rows, std::int64_t in, std
 }
 
 gemm::GemmRunProblem linear_data_grad_gemm(std::int64_t rows, std::int64_t in, std::int64_t out,
-                                           DType dtype, MathMode math) {
-  return make_problem(gemm::GemmLayout::kNN, in, rows, out, dtype, math, gemm::RunEpilogue::kNone);
+                                           DType dtype, MathMode math, gemm::RunEpilogue epilogue) {
+  return make_problem(gemm::GemmLayout::kNN, in, rows, out, dtype, math, epilogue);
 }
 
 gemm::GemmRunProblem linear_weight_grad_gemm(std::int64_t rows, std::int64_t in, std::int64_t out,

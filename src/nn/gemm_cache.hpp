@@ -31,8 +31,10 @@ GemmCache& gemm_cache();
 // Row-major linear-layer GEMMs (gemm.hpp's mapping). rows = B, in = I, out = O.
 gemm::GemmRunProblem linear_forward_gemm(std::int64_t rows, std::int64_t in, std::int64_t out,
                                          DType dtype, MathMode math, gemm::RunEpilogue epilogue);
+// epilogue: kNone, or kDRelu (fused dReLU of the layer that produced the input; aux = its mask).
 gemm::GemmRunProblem linear_data_grad_gemm(std::int64_t rows, std::int64_t in, std::int64_t out,
-                                           DType dtype, MathMode math);
+                                           DType dtype, MathMode math,
+                                           gemm::RunEpilogue epilogue = gemm::RunEpilogue::kNone);
 gemm::GemmRunProblem linear_weight_grad_gemm(std::int64_t rows, std::int64_t in, std::int64_t out,
                                              DType dtype, MathMode math, gemm::RunEpilogue epilogue);
 

@@ -90,13 +90,20 @@ Status linear_forward_steps(const LinearProblem& problem, const LinearForwardArg
                    "linear_forward: input, weight and output must not be null");
   PARITY_CHECK_ARG(problem.bias == BiasMode::kNone || args.bias != nullptr,
                    "linear_forward: bias is null but the problem has a bias");
+  gemm::RunEpilogue epilogue = forward_epilogue(problem);
+  if (args.aux != nullptr) {
+    PARITY_CHECK_ARG(epilogue == gemm::RunEpilogue::kBiasRelu,
+                     "linear_forward: aux (the ReLU mask) needs a ReLU layer with a bias");
+    epilogue = gemm::RunEpilogue::kBiasReluAux;
+  }
   gemm::GemmArgs gemm_args;
   gemm_args.a = args.weight;
   gemm_args.b = args.input;
   gemm_args.d = args.output;
   gemm_args.bias = problem.bias == BiasMode::kBias ? args.bias : nullptr;
+  gemm_args.aux = args.aux;
   return run(linear_forward_gemm(problem.batch_size, problem.in_features, problem.out_features, problem.dtype,
-                                 problem.math, forward_epilogue(problem)),
+                                 problem.math, epilogue),
              gemm_args, context);
 }
 
@@ -109,7 +116,7 @@ Status linear_backward_steps(const LinearProblem& problem, const LinearBackwardA
                    "linear_backward: grad_bias is null but the problem has a bias");
   const std::int64_t rows = problem.batch_size, in = problem.in_features, out = problem.out_features;
   const void* grad_pre = args.grad_output;
-  if (problem.activation == Activation::kRelu) {
+  if (problem.activation == Activation::kRelu && !args.grad_output_is_preactivation) {
     PARITY_CHECK_ARG(args.output != nullptr && args.grad_preactivation != nullptr,
                      "linear_backward: ReLU needs output and grad_preactivation");
     PARITY_RETURN_IF_ERROR(
@@ -130,7 +137,12 @@ Status linear_backward_steps(const LinearProblem& problem, const LinearBackwardA
   data_args.a = args.weight;
   data_args.b = grad_pre;
   data_args.d = args.grad_input;
-  return run(linear_data_grad_gemm(rows, in, out, problem.dtype, problem.math), data_args, context);
+  // Fused dReLU of the layer that produced the input: its mask gates dx in the epilogue.
+  data_args.aux = const_cast<void*>(args.input_relu_mask);
+  return run(linear_data_grad_gemm(rows, in, out, problem.dtype, problem.math,
+                                   args.input_relu_mask != nullptr ? gemm::RunEpilogue::kDRelu
+                                                                   : gemm::RunEpilogue::kNone),
+             data_args, context);
 }
 
 }  // namespace detail

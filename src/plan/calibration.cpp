@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/json_checks.hpp"
+#include "plan/plan_json.hpp"
 #include "parity/hw/catalogue.hpp"
 
 namespace parity::plan {
@@ -110,6 +111,22 @@ json planner_calibration_to_json(const PlannerCalibration& calibration, std::str
                                       {"source", value.source}};
   }
   return {{"schema", kPlannerCalibrationSchema}, {"device", device}, {"values", values}};
+}
+
+Result<PlannerCalibration> overlay_planner_calibration_text(const PlannerCalibration& base,
+                                                            std::string_view text,
+                                                            std::string_view origin) {
+  PARITY_ASSIGN_OR_RETURN(const json document, detail::parse_json_text(text, origin));
+  try {
+    return overlay_planner_calibration(base, document, origin);
+  } catch (const std::exception& error) {  // a type error the checks missed
+    return invalid_argument(origin, ": ", error.what());
+  }
+}
+
+std::string planner_calibration_to_json_text(const PlannerCalibration& calibration,
+                                             std::string_view device) {
+  return planner_calibration_to_json(calibration, device).dump(2) + "\n";
 }
 
 Result<PlannerCalibration> load_planner_calibration(

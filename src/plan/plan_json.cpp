@@ -1,10 +1,12 @@
 // Plan <-> JSON (schema "parity.plan/1", docs/planner.md). Strict reader: unknown keys, wrong
 // types and impossible shards are errors naming the key; exceptions never leave this file.
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "hw/json_checks.hpp"
 #include "parity/plan/plan_io.hpp"
+#include "plan/plan_json.hpp"
 
 namespace parity::plan {
 
@@ -27,6 +29,7 @@ constexpr MemoryField kMemoryFields[] = {
     {"activations", &MemoryBreakdown::activations},
     {"io_buffers", &MemoryBreakdown::io_buffers},
     {"comm_buffers", &MemoryBreakdown::comm_buffers},
+    {"workspaces", &MemoryBreakdown::workspaces},
     {"runtime_reserve", &MemoryBreakdown::runtime_reserve},
     {"allocator_reserve", &MemoryBreakdown::allocator_reserve},
 };
@@ -77,17 +80,24 @@ Result<int> read_int(const json& object, std::string_view key, std::string_view 
   return static_cast<int>(value);
 }
 
+// [begin, end) with 0 <= begin < end <= max_end (rows: any int64 table; columns: int).
 Result<std::array<std::int64_t, 2>> read_range(const json& object, std::string_view key,
-                                               std::string_view origin, const std::string& path) {
+                                               std::string_view origin, const std::string& path,
+                                               std::int64_t max_end) {
   const std::string where = jc::key_context(origin, jc::join_key(path, key));
   PARITY_CHECK_ARG(object.contains(std::string(key)), where, ": missing");
   const json& range = object.at(std::string(key));
   PARITY_CHECK_ARG(range.is_array() && range.size() == 2 && range[0].is_number_integer() &&
                        range[1].is_number_integer(),
                    where, ": expected [begin, end] integers, got ", jc::describe(range));
+  for (const json& bound : range) {  // unsigned values above int64's range would wrap
+    PARITY_CHECK_ARG(!bound.is_number_unsigned() ||
+                         bound.get<std::uint64_t>() <= static_cast<std::uint64_t>(max_end),
+                     where, ": ", bound.dump(), " exceeds ", max_end);
+  }
   const std::array<std::int64_t, 2> out{range[0].get<std::int64_t>(), range[1].get<std::int64_t>()};
-  PARITY_CHECK_ARG(out[0] >= 0 && out[1] > out[0], where, ": [", out[0], ", ", out[1],
-                   ") must satisfy 0 <= begin < end");
+  PARITY_CHECK_ARG(out[0] >= 0 && out[1] > out[0] && out[1] <= max_end, where, ": [", out[0], ", ",
+                   out[1], ") must satisfy 0 <= begin < end <= ", max_end);
   return out;
 }
 
@@ -118,8 +128,10 @@ Result<TablePlacement> placement_from_json(const json& object, std::string_view 
     PARITY_ASSIGN_OR_RETURN(shard.rank, read_int(entry, "rank", origin, shard_path, 0));
     PARITY_CHECK_ARG(shard.rank < gpus, jc::key_context(origin, shard_path + ".rank"), ": rank ",
                      shard.rank, " is outside the plan's ", gpus, " GPUs");
-    PARITY_ASSIGN_OR_RETURN(const auto rows, read_range(entry, "rows", origin, shard_path));
-    PARITY_ASSIGN_OR_RETURN(const auto cols, read_range(entry, "cols", origin, shard_path));
+    PARITY_ASSIGN_OR_RETURN(const auto rows, read_range(entry, "rows", origin, shard_path,
+                                                          std::numeric_limits<std::int64_t>::max()));
+    PARITY_ASSIGN_OR_RETURN(const auto cols, read_range(entry, "cols", origin, shard_path,
+                                                          std::numeric_limits<int>::max()));
     shard.row_begin = rows[0];
     shard.row_end = rows[1];
     shard.col_begin = static_cast<int>(cols[0]);
@@ -255,12 +267,19 @@ Result<Plan> plan_from_json(const json& document, std::string_view origin) {
   }
 }
 
+std::string plan_to_json_text(const Plan& plan) { return plan_to_json(plan).dump(2) + "\n"; }
+
+Result<Plan> parse_plan_text(std::string_view text, std::string_view origin) {
+  PARITY_ASSIGN_OR_RETURN(const json document, jc::parse_json_text(text, origin));
+  return plan_from_json(document, origin);
+}
+
 Status write_plan_file(const std::filesystem::path& path, const Plan& plan) {
   std::error_code error;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), error);
   std::ofstream out(path);
   if (!out) return io_error("plan: cannot write '", path.string(), "'");
-  out << plan_to_json(plan).dump(2) << "\n";
+  out << plan_to_json_text(plan);
   if (!out) return io_error("plan: writing '", path.string(), "' failed");
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "parity/core/dtype.hpp"
@@ -94,12 +95,14 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
     }
   };
   // Bottom MLP: ReLU after every layer (DLRM, MLPerf DLRMv2); top: none after the logit.
-  const bool pad = device == DeviceKind::kGpu && spec.interaction == model::InteractionKind::kDot;
-  const auto padded = [pad](std::int64_t columns) { return pad ? (columns + 7) / 8 * 8 : columns; };
-  model.dense_input_width_ = padded(spec.num_dense_features);
+  // GPU: the dense input, and the dot interaction's output, padded to 8 columns (the cross net's
+  // width is the concatenation itself and stays unpadded).
+  const bool on_gpu = device == DeviceKind::kGpu;
+  const auto padded = [](bool pad, std::int64_t columns) { return pad ? (columns + 7) / 8 * 8 : columns; };
+  model.dense_input_width_ = padded(on_gpu, spec.num_dense_features);
   add_mlp(model.dense_input_width_, spec.num_dense_features, spec.bottom_mlp, true, &model.bottom_);
   const std::int64_t width = spec.interaction_output_dim();
-  model.top_input_width_ = padded(width);
+  model.top_input_width_ = padded(on_gpu && spec.interaction == model::InteractionKind::kDot, width);
   if (spec.interaction == model::InteractionKind::kDcnV2) {
     for (int l = 0; l < spec.cross_layers; ++l) {
       CrossSlot slot;
@@ -114,10 +117,7 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   }
   add_mlp(model.top_input_width_, width, spec.top_mlp, false, &model.top_);
   model.dense_parameters_ = offset;
-  if (device == DeviceKind::kGpu && !model.cross_.empty()) {
-    return unsupported("model: the DCNv2 cross layers have no GPU path in this build (interaction=dcnv2); "
-                       "use --device cpu or a dot-interaction model");
-  }
+  if (on_gpu) PARITY_RETURN_IF_ERROR(model.check_device_memory(batch));
 
   const int state_buffers = nn::dense_optimizer_state_buffers(spec.dense_optimizer.kind);
   PARITY_ASSIGN_OR_RETURN(model.dense_weights_, Buffer::allocate(device, offset * kFloat, "dense weights"));
@@ -155,16 +155,19 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   PARITY_ASSIGN_OR_RETURN(model.input_labels_, activation(device, batch, 1, "labels"));
 
   std::int64_t widest = std::max<std::int64_t>(model.dense_input_width_, model.top_input_width_);
-  for (const auto& slot : model.bottom_) {
-    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, "bottom activations", act));
-    model.bottom_outputs_.push_back(std::move(out));
-    widest = std::max(widest, slot.out);
-  }
-  for (const auto& slot : model.top_) {
-    PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, "top activations", act));
-    model.top_outputs_.push_back(std::move(out));
-    widest = std::max(widest, slot.out);
-  }
+  const auto add_outputs = [&](const std::vector<LinearSlot>& slots, const char* what,
+                               std::vector<Buffer>* outputs) -> Status {
+    for (const auto& slot : slots) {
+      PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, what, act));
+      outputs->push_back(std::move(out));
+      widest = std::max(widest, slot.out);
+    }
+    return Status::ok();
+  };
+  PARITY_RETURN_IF_ERROR(add_outputs(model.bottom_, "bottom activations", &model.bottom_outputs_));
+  PARITY_RETURN_IF_ERROR(add_outputs(model.top_, "top activations", &model.top_outputs_));
+  model.bottom_masks_.resize(model.bottom_.size());  // empty until set_fused_drelu(true)
+  model.top_masks_.resize(model.top_.size());
   for (std::size_t l = 0; l < model.cross_.size(); ++l) {
     PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, width, "cross outputs", act));
     PARITY_ASSIGN_OR_RETURN(Buffer low, activation(device, batch, spec.cross_rank, "cross low", act));
@@ -201,7 +204,14 @@ Status DlrmModel::initialize(std::uint64_t seed) {
   for (const auto* slots : {&bottom_, &top_}) {
     for (const auto& slot : *slots) {
       const double bound = 1.0 / std::sqrt(static_cast<double>(slot.fan_in));
-      fill_uniform(p + slot.weight_offset, slot.in * slot.out, bound, seed, stream++);
+      // Value k of the stream is element (o, i) = (k / fan_in, k % fan_in) of the unpadded weight,
+      // so a padded (GPU) layout holds the same weights as the CPU's; padding columns stay zero.
+      std::vector<float> weight(static_cast<std::size_t>(slot.out * slot.fan_in));
+      fill_uniform(weight.data(), slot.out * slot.fan_in, bound, seed, stream++);
+      for (std::int64_t o = 0; o < slot.out; ++o) {
+        std::copy_n(weight.data() + o * slot.fan_in, slot.fan_in, p + slot.weight_offset + o * slot.in);
+        std::fill(p + slot.weight_offset + o * slot.in + slot.fan_in, p + slot.weight_offset + (o + 1) * slot.in, 0.0f);
+      }
       fill_uniform(p + slot.bias_offset, slot.out, bound, seed, stream++);
     }
   }
@@ -328,6 +338,7 @@ Status DlrmModel::forward_staged(std::int64_t batch_size) {
   args.weights = embedding_weights_.data();
   args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
   args.output = pooled_.data();
+  PARITY_RETURN_IF_ERROR(enter(StepPhase::kEmbeddings));
   PARITY_RETURN_IF_ERROR(embedding::tbe_forward(tbe_problem(batch_size), args, context_));
   return forward_dense_blocks(batch_size);
 }
@@ -337,49 +348,122 @@ Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
   const nn::MathMode math = spec_.precision == model::DensePrecision::kTf32 ? nn::MathMode::kTf32
                                                                             : nn::MathMode::kFp32;
   const auto run_mlp = [&](const std::vector<LinearSlot>& slots, std::vector<Buffer>& outputs,
-                           const void* input) -> Status {
+                           const std::vector<Buffer>& masks, const void* input) -> Status {
+    PARITY_RETURN_IF_ERROR(enter(StepPhase::kGemms));
     for (std::size_t l = 0; l < slots.size(); ++l) {
       const auto& slot = slots[l];
       const nn::LinearProblem problem{batch_size, slot.in, slot.out, slot.activation, nn::BiasMode::kBias, dtype, math};
       PARITY_RETURN_IF_ERROR(nn::linear_forward(
-          problem, {input, gemm_params(slot.weight_offset), gemm_params(slot.bias_offset), outputs[l].data()},
+          problem, {input, gemm_params(slot.weight_offset), gemm_params(slot.bias_offset), outputs[l].data(),
+                    masks[l].size_bytes() > 0 ? masks[l].data() : nullptr},
           context_));
       input = outputs[l].data();
     }
     return Status::ok();
   };
   const void* dense_input = input_dense_act_.size_bytes() > 0 ? input_dense_act_.data() : input_dense_.data();
-  PARITY_RETURN_IF_ERROR(run_mlp(bottom_, bottom_outputs_, dense_input));
+  PARITY_RETURN_IF_ERROR(run_mlp(bottom_, bottom_outputs_, bottom_masks_, dense_input));
   const std::int64_t dim = spec_.bottom_output_dim();
   const void* top_input = interaction_.data();
+  PARITY_RETURN_IF_ERROR(enter(StepPhase::kInteraction));
   if (cross_.empty()) {
     const nn::DotInteractionProblem problem{batch_size, spec_.num_features(), dim, dtype,
                                             top_input_width_ == spec_.interaction_output_dim() ? 0 : top_input_width_};
     PARITY_RETURN_IF_ERROR(nn::dot_interaction_forward(
         problem, {bottom_outputs_.back().data(), pooled_.data(), interaction_.data()}, context_));
   } else {
-    // x0 = [bottom output, pooled embeddings] per row.
-    const std::int64_t pooled = layout_.total_output_dim(), width = dim + pooled;
-    const float* bottom = bottom_outputs_.back().as<float>();
-    const float* embeddings = pooled_.as<float>();
-    float* x0 = interaction_.as<float>();
-#pragma omp parallel for schedule(static) if (batch_size * width >= nn::detail::kParallelMinElements)
-    for (std::int64_t b = 0; b < batch_size; ++b) {
-      std::memcpy(x0 + b * width, bottom + b * dim, dim * kFloat);
-      std::memcpy(x0 + b * width + dim, embeddings + b * pooled, pooled * kFloat);
-    }
+    const std::int64_t width = dim + layout_.total_output_dim();
+    PARITY_RETURN_IF_ERROR(concat_cross_input(batch_size, bottom_outputs_.back().data(), pooled_.data(),
+                                              interaction_.data()));
     const nn::CrossLayerProblem problem{batch_size, width, spec_.cross_rank, dtype, math};
     for (std::size_t l = 0; l < cross_.size(); ++l) {
       const auto& slot = cross_[l];
       const void* input = l == 0 ? interaction_.data() : cross_outputs_[l - 1].data();
       PARITY_RETURN_IF_ERROR(nn::cross_layer_forward(
-          problem, {interaction_.data(), input, params() + slot.v_offset, params() + slot.u_offset,
-                    params() + slot.c_offset, cross_low_[l].data(), cross_cross_[l].data(),
+          problem, {interaction_.data(), input, gemm_params(slot.v_offset), gemm_params(slot.u_offset),
+                    gemm_params(slot.c_offset), cross_low_[l].data(), cross_cross_[l].data(),
                     cross_outputs_[l].data()}, context_));
     }
     top_input = cross_outputs_.back().data();
   }
-  return run_mlp(top_, top_outputs_, top_input);
+  return run_mlp(top_, top_outputs_, top_masks_, top_input);
+}
+
+Status DlrmModel::set_fused_drelu(bool fused) {
+  const auto allocate = [&](const std::vector<LinearSlot>& slots, std::vector<Buffer>* masks) -> Status {
+    for (std::size_t l = 0; l < slots.size(); ++l) {
+      // One bit per element, columns padded to 128 bits (gemm::AuxKind::kReluMask's default ld);
+      // only for a ReLU layer whose output feeds the next layer of its MLP.
+      const bool feeds_next_layer = fused && l + 1 < slots.size() && slots[l].activation == nn::Activation::kRelu;
+      const std::int64_t bytes = feeds_next_layer ? max_batch_size_ * ((slots[l].out + 127) / 128 * 16) : 0;
+      PARITY_ASSIGN_OR_RETURN((*masks)[l], Buffer::allocate(context_.device, bytes, "ReLU masks"));
+    }
+    return Status::ok();
+  };
+  PARITY_RETURN_IF_ERROR(allocate(bottom_, &bottom_masks_));
+  return allocate(top_, &top_masks_);
+}
+
+// x0 = [bottom output (B x D), pooled embeddings (B x P)] per row, in the activation dtype.
+Status DlrmModel::concat_cross_input(std::int64_t batch_size, const void* bottom, const void* pooled, void* x0) {
+  const std::int64_t dim = spec_.bottom_output_dim(), pooled_dim = layout_.total_output_dim();
+  const std::int64_t width = dim + pooled_dim;
+  if (context_.device == DeviceKind::kGpu) {
+    PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("cross net input"));
+    const auto element = static_cast<std::int64_t>(dtype_size_bytes(act_dtype_));
+    PARITY_RETURN_IF_ERROR(hooks->copy_2d(x0, width * element, bottom, dim * element, dim * element, batch_size,
+                                          context_.stream));
+    return hooks->copy_2d(static_cast<char*>(x0) + dim * element, width * element, pooled, pooled_dim * element,
+                          pooled_dim * element, batch_size, context_.stream);
+  }
+  const auto* bottom_values = static_cast<const float*>(bottom);
+  const auto* pooled_values = static_cast<const float*>(pooled);
+  auto* out = static_cast<float*>(x0);
+#pragma omp parallel for schedule(static) if (batch_size * width >= nn::detail::kParallelMinElements)
+  for (std::int64_t b = 0; b < batch_size; ++b) {
+    std::memcpy(out + b * width, bottom_values + b * dim, dim * kFloat);
+    std::memcpy(out + b * width + dim, pooled_values + b * pooled_dim, pooled_dim * kFloat);
+  }
+  return Status::ok();
+}
+
+// The model's state, activations and gradients (docs/training.md "Memory") against the device's
+// free memory, before anything is allocated: a clear refusal instead of a failed cudaMalloc midway.
+Status DlrmModel::check_device_memory(std::int64_t batch_size) const {
+  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("device memory"));
+  std::int64_t free_bytes = 0, total_bytes = 0;
+  PARITY_RETURN_IF_ERROR(hooks->memory_info(&free_bytes, &total_bytes));
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  char device[96];
+  std::snprintf(device, sizeof(device), "the GPU (%.2f GiB free of %.2f GiB)", static_cast<double>(free_bytes) / gib,
+                static_cast<double>(total_bytes) / gib);
+  return model::check_fits(model::estimate_memory(spec_, batch_size), free_bytes, device);
+}
+
+std::int64_t DlrmModel::buffer_bytes() const {
+  std::int64_t total = 0;
+  for (const Buffer* buffer :
+       {&dense_weights_, &dense_grads_, &dense_state1_, &dense_state2_, &embedding_weights_, &embedding_state1_,
+        &embedding_state2_, &input_dense_, &input_indices_, &input_offsets_, &input_labels_, &pooled_, &interaction_,
+        &grad_a_, &grad_b_, &grad_pre_, &grad_pooled_, &grad_x0_, &scratch_cross_, &scratch_low_, &grad_logits_,
+        &shadow_, &input_dense_act_}) {
+    total += buffer->size_bytes();
+  }
+  for (const auto* buffers : {&bottom_outputs_, &top_outputs_, &bottom_masks_, &top_masks_, &cross_outputs_,
+                              &cross_low_, &cross_cross_}) {
+    for (const Buffer& buffer : *buffers) total += buffer.size_bytes();
+  }
+  return total;
+}
+
+const char* step_phase_name(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kEmbeddings: return "embeddings";
+    case StepPhase::kGemms: return "gemms";
+    case StepPhase::kInteraction: return "interaction";
+    case StepPhase::kOther: return "other";
+  }
+  return "unknown";
 }
 
 Result<double> DlrmModel::train_step(const data::Batch& batch, std::int64_t step) {
@@ -390,6 +474,7 @@ Result<double> DlrmModel::train_step(const data::Batch& batch, std::int64_t step
 Result<double> DlrmModel::train_step_staged(std::int64_t rows, std::int64_t step) {
   PARITY_RETURN_IF_ERROR(forward_staged(rows));
   double loss = 0;
+  PARITY_RETURN_IF_ERROR(enter(StepPhase::kOther));
   PARITY_RETURN_IF_ERROR(nn::bce_with_logits(
       {rows, act_dtype_}, {logits_, input_labels_.as<float>(), &loss, grad_logits_.data()}, context_));
   PARITY_RETURN_IF_ERROR(backward(rows, step));

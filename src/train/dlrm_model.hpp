@@ -1,7 +1,9 @@
 // The DLRM-family model the trainer runs (internal): parameters, optimiser state and activations
 // in train::Buffer storage, and one training step as a sequence of ops (TBE, linear, interaction,
 // loss, optimisers), each chosen through its variant list with the run's ExecutionContext. On a GPU
-// the same sequence runs once every op has a GPU variant and Buffer allocates device memory.
+// the same sequence runs (every op has a GPU variant) and Buffer allocates device memory; the few
+// layout steps between ops (the cross net's input concatenation and gradient split) go through
+// the device hooks.
 //
 // Legend: B batch, F features, D bottom output width, P pooled width (sum of feature dims),
 // I interaction output width, W cross width (= D + P), R cross rank.
@@ -41,6 +43,21 @@ struct StateBuffer {
   Buffer* buffer = nullptr;
 };
 
+/// The parts of a training step a breakdown reports (step_bench): the TBE forward and backward
+/// with its fused update; the MLP GEMMs (with their ReLU backward); the dot interaction or the
+/// cross net (its low-rank GEMMs included); the rest (loss, dense optimiser, casts).
+enum class StepPhase : std::uint8_t { kEmbeddings, kGemms, kInteraction, kOther };
+inline constexpr int kStepPhaseCount = 4;
+const char* step_phase_name(StepPhase phase);  // "embeddings", "gemms", "interaction", "other"
+
+/// Told when a training step enters each phase, in stream order (the benchmark records a device
+/// event there). The step ends when train_step_staged returns.
+class StepPhaseObserver {
+ public:
+  virtual ~StepPhaseObserver() = default;
+  virtual Status enter(StepPhase phase) = 0;
+};
+
 class DlrmModel {
  public:
   static Result<DlrmModel> create(const model::ModelSpec& spec, std::int64_t max_batch_size,
@@ -67,6 +84,19 @@ class DlrmModel {
   Status refresh_shadow();
   const model::ModelSpec& spec() const { return spec_; }
   std::int64_t dense_parameter_count() const { return dense_parameters_; }
+  /// Bytes of every buffer the model allocated (all at create(), none later): its high-water mark.
+  std::int64_t buffer_bytes() const;
+  /// Writes the parameters as named fp32 tensors in the checkpoint container (an "index" JSON blob
+  /// names each tensor's shape; GPU padding stripped): what a reference implementation loads to
+  /// start from the same weights (parameter_export.cpp, docs/training.md).
+  Status write_parameter_file(const std::string& path) const;
+  /// Null (the default) or an observer of the step's phases; not owned.
+  void set_phase_observer(StepPhaseObserver* observer) { observer_ = observer; }
+  /// Fused dReLU (off by default): ReLU layers feeding another layer write their mask in the
+  /// forward epilogue and the next layer's data-gradient GEMM applies it, instead of the separate
+  /// ReLU-backward pass. Off is the default because on the H200 the epilogue GEMMs cuBLASLt offers
+  /// measured slower than the separate pass (dlrm-kaggle TF32: 12.3 against 9.4 ms per step).
+  Status set_fused_drelu(bool fused);
 
  private:
   Status forward_staged(std::int64_t batch_size);  // forward() on staged inputs, logits left on the device
@@ -75,6 +105,11 @@ class DlrmModel {
   Status backward(std::int64_t batch_size, std::int64_t step);
   Status backward_interaction(std::int64_t batch_size, void* grad, void* spare, void** grad_bottom);
   Status apply_dense_update(std::int64_t step);
+  Status enter(StepPhase phase) const { return observer_ != nullptr ? observer_->enter(phase) : Status::ok(); }
+  Status concat_cross_input(std::int64_t batch_size, const void* bottom, const void* pooled, void* x0);
+  Status split_cross_input_grad(std::int64_t batch_size, const void* grad_x0, const void* grad_input,
+                                void* grad_bottom);
+  Status check_device_memory(std::int64_t batch_size) const;
   embedding::TbeProblem tbe_problem(std::int64_t batch_size) const;
   float* params() const { return dense_weights_.as<float>(); }
   /// The dense weights the GEMMs read, element `offset`: the bf16 shadow in bf16 runs, else the
@@ -100,6 +135,9 @@ class DlrmModel {
   Buffer embedding_weights_, embedding_state1_, embedding_state2_;
   Buffer input_dense_, input_indices_, input_offsets_, input_labels_;
   std::vector<Buffer> bottom_outputs_, top_outputs_;
+  // Fused dReLU only: ReLU bit masks written by the forward GEMMs of the layers whose output feeds
+  // another layer of the same MLP; that layer's data-gradient GEMM applies them. Empty elsewhere.
+  std::vector<Buffer> bottom_masks_, top_masks_;
   Buffer pooled_, interaction_;  // interaction_: dot output, or the cross net's x0
   std::vector<Buffer> cross_outputs_, cross_low_, cross_cross_;
   Buffer grad_a_, grad_b_, grad_pre_, grad_pooled_, grad_x0_, scratch_cross_, scratch_low_;
@@ -115,6 +153,7 @@ class DlrmModel {
   std::vector<float> padded_dense_;     // GPU: the dense input with its padding columns, on the host
   void* logits_ = nullptr;              // on the model's device, act_dtype_
   std::vector<float> host_logits_;      // GPU runs: the last forward()'s logits
+  StepPhaseObserver* observer_ = nullptr;
 };
 
 }  // namespace parity::train::detail

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/device_hooks.hpp"
 #include "parity/embedding/tbe_op.hpp"
 #include "parity/nn/interaction.hpp"
 #include "parity/nn/optimizer.hpp"
@@ -29,8 +30,13 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
   // gradient is not in.
   const auto other = [this](const void* buffer) { return buffer == grad_a_.data() ? grad_b_.data() : grad_a_.data(); };
   void* grad = grad_logits_.data();  // B x 1: the top MLP's output gradient
+  // A layer whose input is the previous layer's ReLU output hands that layer's mask to its
+  // data-gradient GEMM (fused dReLU); the previous layer then gets d pre-activation directly.
   const auto run_mlp_backward = [&](const std::vector<LinearSlot>& slots, std::vector<Buffer>& outputs,
-                                    const void* input, bool needs_input_grad) -> Status {
+                                    const std::vector<Buffer>& masks, const void* input,
+                                    bool needs_input_grad) -> Status {
+    PARITY_RETURN_IF_ERROR(enter(StepPhase::kGemms));
+    bool grad_is_preactivation = false;
     for (std::size_t l = slots.size(); l-- > 0;) {
       const auto& slot = slots[l];
       const nn::LinearProblem problem{batch_size, slot.in, slot.out, slot.activation,
@@ -44,19 +50,24 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
       args.grad_weight = grads() + slot.weight_offset;
       args.grad_bias = grads() + slot.bias_offset;
       args.grad_preactivation = grad_pre_.data();
+      args.grad_output_is_preactivation = grad_is_preactivation;
+      args.input_relu_mask = l > 0 && args.grad_input != nullptr && masks[l - 1].size_bytes() > 0
+                                 ? masks[l - 1].data() : nullptr;
       PARITY_RETURN_IF_ERROR(nn::linear_backward(problem, args, context_));
       if (args.grad_input != nullptr) grad = args.grad_input;
+      grad_is_preactivation = args.input_relu_mask != nullptr;
     }
     return Status::ok();
   };
   const void* top_input = cross_.empty() ? interaction_.data() : cross_outputs_.back().data();
-  PARITY_RETURN_IF_ERROR(run_mlp_backward(top_, top_outputs_, top_input, true));
+  PARITY_RETURN_IF_ERROR(run_mlp_backward(top_, top_outputs_, top_masks_, top_input, true));
   // grad: d loss / d top input (B x I).
   void* grad_bottom = nullptr;
+  PARITY_RETURN_IF_ERROR(enter(StepPhase::kInteraction));
   PARITY_RETURN_IF_ERROR(backward_interaction(batch_size, grad, other(grad), &grad_bottom));
   grad = grad_bottom;
   const void* dense_input = input_dense_act_.size_bytes() > 0 ? input_dense_act_.data() : input_dense_.data();
-  PARITY_RETURN_IF_ERROR(run_mlp_backward(bottom_, bottom_outputs_, dense_input, false));
+  PARITY_RETURN_IF_ERROR(run_mlp_backward(bottom_, bottom_outputs_, bottom_masks_, dense_input, false));
 
   embedding::OptimizerParams optimizer = spec_.embedding.optimizer;
   optimizer.learning_rate = static_cast<float>(
@@ -69,7 +80,9 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
   tbe_args.state2 = embedding_state2_.as<float>();
   tbe_args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
   tbe_args.grad_output = grad_pooled_.as<float>();
+  PARITY_RETURN_IF_ERROR(enter(StepPhase::kEmbeddings));
   PARITY_RETURN_IF_ERROR(embedding::tbe_backward_fused(tbe_problem(batch_size), tbe_args, context_));
+  PARITY_RETURN_IF_ERROR(enter(StepPhase::kOther));
   return apply_dense_update(step);
 }
 
@@ -85,19 +98,18 @@ Status DlrmModel::backward_interaction(std::int64_t batch_size, void* grad_untyp
     *grad_bottom = spare_untyped;
     return Status::ok();
   }
-  // The cross net runs fp32 on the CPU only (DlrmModel::create refuses it elsewhere).
-  auto* grad = static_cast<float*>(grad_untyped);
-  auto* spare = static_cast<float*>(spare_untyped);
+  void* grad = grad_untyped;
+  void* spare = spare_untyped;
   const nn::MathMode math = spec_.precision == model::DensePrecision::kTf32 ? nn::MathMode::kTf32
                                                                             : nn::MathMode::kFp32;
-  const std::int64_t pooled = layout_.total_output_dim(), width = dim + pooled;
-  const nn::CrossLayerProblem problem{batch_size, width, spec_.cross_rank, DType::kF32, math};
+  const std::int64_t width = dim + layout_.total_output_dim();
+  const nn::CrossLayerProblem problem{batch_size, width, spec_.cross_rank, act_dtype_, math};
   PARITY_RETURN_IF_ERROR(grad_x0_.fill_zero());
   for (std::size_t l = cross_.size(); l-- > 0;) {
     const auto& slot = cross_[l];
     nn::CrossLayerBackwardArgs args{interaction_.data(),
                                     l == 0 ? interaction_.data() : cross_outputs_[l - 1].data(),
-                                    params() + slot.v_offset, params() + slot.u_offset,
+                                    gemm_params(slot.v_offset), gemm_params(slot.u_offset),
                                     cross_low_[l].data(), cross_cross_[l].data(), grad,
                                     grad_x0_.data(), spare, grads() + slot.v_offset,
                                     grads() + slot.u_offset, grads() + slot.c_offset,
@@ -106,17 +118,33 @@ Status DlrmModel::backward_interaction(std::int64_t batch_size, void* grad_untyp
     std::swap(grad, spare);
   }
   // x0 feeds layer 0 as its input too: its total gradient is grad_x0 + layer 0's input gradient.
-  // Split it into the bottom output's columns and the pooled embeddings' columns.
-  const float* x0_grad = grad_x0_.as<float>();
+  PARITY_RETURN_IF_ERROR(split_cross_input_grad(batch_size, grad_x0_.data(), grad, spare));
+  *grad_bottom = spare;
+  return Status::ok();
+}
+
+// grad_x0 + grad_input split into the bottom output's columns (grad_bottom, activation dtype) and
+// the pooled embeddings' columns (grad_pooled_, fp32: the TBE backward's input).
+Status DlrmModel::split_cross_input_grad(std::int64_t batch_size, const void* grad_x0, const void* grad_input,
+                                         void* grad_bottom) {
+  const std::int64_t dim = spec_.bottom_output_dim(), pooled = layout_.total_output_dim();
+  const std::int64_t width = dim + pooled;
+  if (context_.device == DeviceKind::kGpu) {
+    PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("cross net gradient"));
+    return hooks->add_split_columns(grad_x0, grad_input, act_dtype_, batch_size, dim, pooled, grad_bottom,
+                                    grad_pooled_.as<float>(), context_.stream);
+  }
+  const auto* x0_grad = static_cast<const float*>(grad_x0);
+  const auto* input_grad = static_cast<const float*>(grad_input);
+  auto* bottom_grad = static_cast<float*>(grad_bottom);
   float* pooled_grad = grad_pooled_.as<float>();
 #pragma omp parallel for schedule(static) if (batch_size * width >= nn::detail::kParallelMinElements)
   for (std::int64_t b = 0; b < batch_size; ++b) {
-    for (std::int64_t c = 0; c < dim; ++c) spare[b * dim + c] = x0_grad[b * width + c] + grad[b * width + c];
+    for (std::int64_t c = 0; c < dim; ++c) bottom_grad[b * dim + c] = x0_grad[b * width + c] + input_grad[b * width + c];
     for (std::int64_t c = 0; c < pooled; ++c) {
-      pooled_grad[b * pooled + c] = x0_grad[b * width + dim + c] + grad[b * width + dim + c];
+      pooled_grad[b * pooled + c] = x0_grad[b * width + dim + c] + input_grad[b * width + dim + c];
     }
   }
-  *grad_bottom = spare;
   return Status::ok();
 }
 

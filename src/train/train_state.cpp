@@ -6,11 +6,9 @@
 
 namespace parity::train::detail {
 
-namespace {
-
 using nlohmann::json;
 
-json meta_json(const TrainState& state, const TrainOptions& options) {
+json checkpoint_meta(const TrainState& state, const TrainOptions& options) {
   json evaluations = json::array();
   for (const auto& e : state.evaluations) {
     evaluations.push_back({{"step", e.step}, {"samples", e.samples}, {"ne", e.ne}, {"auc", e.auc},
@@ -27,11 +25,51 @@ json meta_json(const TrainState& state, const TrainOptions& options) {
           {"evaluations", evaluations}};
 }
 
-}  // namespace
+Status restore_checkpoint_meta(const json& meta, const std::string& path, const TrainOptions& options,
+                               TrainState* state) {
+  try {
+    if (meta.at("format").get<int>() != kCheckpointFormat) {
+      return invalid_argument(path, ": checkpoint format ", meta.at("format").get<int>(),
+                              " is not supported (expected ", kCheckpointFormat, ")");
+    }
+    if (meta.at("spec").get<std::string>() != model::spec_to_json(options.spec)) {
+      return invalid_argument(path, ": the checkpoint was written for a different model spec than '",
+                              options.spec.name, "' (start a fresh run or use another --out)");
+    }
+    if (meta.at("batch_size").get<std::int64_t>() != options.batch_size) {
+      return invalid_argument(path, ": the checkpoint was written with batch ",
+                              meta.at("batch_size").get<std::int64_t>(), ", this run has batch ",
+                              options.batch_size);
+    }
+    state->step = meta.at("step").get<std::int64_t>();
+    state->epoch = meta.at("epoch").get<std::int64_t>();
+    state->reader_position = meta.at("reader_position").get<std::int64_t>();
+    state->samples = meta.at("samples").get<std::int64_t>();
+    state->evaluations.clear();
+    for (const auto& e : meta.at("evaluations")) {
+      state->evaluations.push_back({e.at("step").get<std::int64_t>(), e.at("samples").get<std::int64_t>(),
+                                    e.at("ne").get<double>(), e.at("auc").get<double>(),
+                                    e.at("logloss").get<double>(), e.at("train_loss").get<double>()});
+    }
+  } catch (const std::exception& e) {
+    return invalid_argument(path, ": malformed checkpoint meta: ", e.what());
+  }
+  return Status::ok();
+}
+
+Status restore_step_losses(const std::vector<NamedBlob>& blobs, const std::string& path, TrainState* state) {
+  PARITY_ASSIGN_OR_RETURN(const NamedBlob* losses, find_blob(blobs, "history.step_losses"));
+  PARITY_CHECK_ARG(losses->bytes.size() == static_cast<std::size_t>(state->step) * sizeof(double), path,
+                   ": blob 'history.step_losses' has ", losses->bytes.size(), " bytes; expected ",
+                   state->step * 8, " for ", state->step, " steps");
+  state->step_losses.resize(static_cast<std::size_t>(state->step));
+  if (!losses->bytes.empty()) std::memcpy(state->step_losses.data(), losses->bytes.data(), losses->bytes.size());
+  return Status::ok();
+}
 
 Status save_checkpoint(const std::string& path, DlrmModel& model, const TrainState& state,
                        const TrainOptions& options) {
-  const std::string meta = meta_json(state, options).dump();
+  const std::string meta = checkpoint_meta(state, options).dump();
   std::vector<BlobView> blobs;
   blobs.push_back({"meta", meta.data(), meta.size()});
   blobs.push_back({"history.step_losses", state.step_losses.data(), state.step_losses.size() * sizeof(double)});
@@ -59,38 +97,11 @@ Status load_checkpoint(const std::string& path, DlrmModel& model, TrainState* st
   json meta;
   try {
     meta = json::parse(meta_blob->bytes.begin(), meta_blob->bytes.end());
-    if (meta.at("format").get<int>() != kCheckpointFormat) {
-      return invalid_argument(path, ": checkpoint format ", meta.at("format").get<int>(),
-                              " is not supported (expected ", kCheckpointFormat, ")");
-    }
-    if (meta.at("spec").get<std::string>() != model::spec_to_json(options.spec)) {
-      return invalid_argument(path, ": the checkpoint was written for a different model spec than '",
-                              options.spec.name, "' (start a fresh run or use another --out)");
-    }
-    if (meta.at("batch_size").get<std::int64_t>() != options.batch_size) {
-      return invalid_argument(path, ": the checkpoint was written with batch ",
-                              meta.at("batch_size").get<std::int64_t>(), ", this run has batch ",
-                              options.batch_size);
-    }
-    state->step = meta.at("step").get<std::int64_t>();
-    state->epoch = meta.at("epoch").get<std::int64_t>();
-    state->reader_position = meta.at("reader_position").get<std::int64_t>();
-    state->samples = meta.at("samples").get<std::int64_t>();
-    state->evaluations.clear();
-    for (const auto& e : meta.at("evaluations")) {
-      state->evaluations.push_back({e.at("step").get<std::int64_t>(), e.at("samples").get<std::int64_t>(),
-                                    e.at("ne").get<double>(), e.at("auc").get<double>(),
-                                    e.at("logloss").get<double>(), e.at("train_loss").get<double>()});
-    }
   } catch (const std::exception& e) {
     return invalid_argument(path, ": malformed checkpoint meta: ", e.what());
   }
-  PARITY_ASSIGN_OR_RETURN(const NamedBlob* losses, find_blob(blobs, "history.step_losses"));
-  PARITY_CHECK_ARG(losses->bytes.size() == static_cast<std::size_t>(state->step) * sizeof(double), path,
-                   ": blob 'history.step_losses' has ", losses->bytes.size(), " bytes; expected ",
-                   state->step * 8, " for ", state->step, " steps");
-  state->step_losses.resize(static_cast<std::size_t>(state->step));
-  if (!losses->bytes.empty()) std::memcpy(state->step_losses.data(), losses->bytes.data(), losses->bytes.size());
+  PARITY_RETURN_IF_ERROR(restore_checkpoint_meta(meta, path, options, state));
+  PARITY_RETURN_IF_ERROR(restore_step_losses(blobs, path, state));
   for (const auto& piece : model.state_buffers()) {
     PARITY_ASSIGN_OR_RETURN(const NamedBlob* blob, find_blob(blobs, piece.name));
     PARITY_CHECK_ARG(static_cast<std::int64_t>(blob->bytes.size()) == piece.buffer->size_bytes(), path,

@@ -1,4 +1,6 @@
-// The dense DLRM GPU kernels (interaction, BCE, cross step, optimisers, casts) against fp64.
+// The dense DLRM GPU kernels (interaction, BCE, cross step, optimisers, casts; the element-wise ones
+// in 16-byte vectors with a scalar tail) and the GPU cross layer variants against fp64; the fused
+// dReLU against the separate pass.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,10 @@
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"
 #include "parity/nn/dense_gpu.hpp"
+#include "common/fused_drelu_check.hpp"
+#include "parity/nn/interaction.hpp"
 #include "reference/dlrm_dense.hpp"
+#include "reference/nn.hpp"
 
 namespace parity {
 namespace {
@@ -285,6 +290,180 @@ TEST(GpuDenseOps, CrossStepAndCastMatchFp64) {
   ASSERT_TRUE(nn::gpu::cast(count, d_x0.data(), DType::kF32, d_bf16.data(), DType::kBF16).is_ok());
   const auto bf16 = gpu::download<std::uint16_t>(d_bf16, count).value();
   for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(bf16[i], float_to_bf16_bits(static_cast<float>(x0.values[i]))) << i;
+}
+
+TEST(GpuDenseOps, AddSplitColumnsMatchesFp64) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(35);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  Rng rng(seed);
+  struct Case { DType dtype; std::int64_t left, right; };  // 16/136: the 16-byte vector path
+  for (const Case shape : {Case{DType::kF32, 13, 130}, Case{DType::kBF16, 13, 130}, Case{DType::kF32, 16, 136},
+                           Case{DType::kBF16, 16, 136}}) {
+    SCOPED_TRACE(::testing::Message() << dtype_name(shape.dtype) << " " << shape.left << "+" << shape.right);
+    const DType dtype = shape.dtype;
+    const std::int64_t rows = 37, left = shape.left, right = shape.right, width = left + right;
+    auto a = make_tensor(static_cast<std::size_t>(rows * width), dtype, rng);
+    auto b = make_tensor(static_cast<std::size_t>(rows * width), dtype, rng);
+    auto d_a = upload_bytes(a.bytes), d_b = upload_bytes(b.bytes);
+    const std::size_t element = dtype_size_bytes(dtype);
+    auto d_left = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(rows * left) * element).value();
+    auto d_right = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(rows * right) * 4).value();
+    ASSERT_TRUE(nn::gpu::add_split_columns(d_a.data(), d_b.data(), dtype, rows, left, right, d_left.data(),
+                                           d_right.as<float>()).is_ok());
+    const auto got_left = to_doubles(download_bytes(d_left, static_cast<std::size_t>(rows * left) * element), dtype);
+    const auto got_right = gpu::download<float>(d_right, static_cast<std::size_t>(rows * right)).value();
+    // One fp32 addition (error <= u_fp32 |a + b|), then one rounding to the left half's dtype
+    // (<= u_out (1 + u_fp32) |a + b|); |a + b| <= |a| + |b|.
+    const double u = unit_roundoff(DType::kF32), u_out = unit_roundoff(dtype) * (1 + unit_roundoff(DType::kF32));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < width; ++c) {
+        const double want = a.values[r * width + c] + b.values[r * width + c];
+        const double magnitude = std::abs(a.values[r * width + c]) + std::abs(b.values[r * width + c]);
+        if (c < left) {
+          ASSERT_NEAR(got_left[r * left + c], want, (u + u_out) * magnitude) << r << "," << c;
+        } else {
+          ASSERT_NEAR(got_right[r * right + c - left], want, u * magnitude) << r << "," << c;
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuDenseOps, FusedDreluMatchesTheSeparatePass) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = testing::test_seed(36);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  ExecutionContext context;
+  context.device = DeviceKind::kGpu;
+  for (const nn::MathMode math : {nn::MathMode::kFp32, nn::MathMode::kTf32}) {
+    for (const auto& c : {testing::FusedDreluCase{256, 16, 64, 32, math}, testing::FusedDreluCase{96, 24, 136, 8, math}}) {
+      SCOPED_TRACE(::testing::Message() << "B=" << c.batch << " I=" << c.in << " H=" << c.hidden << " O=" << c.out
+                                        << (math == nn::MathMode::kTf32 ? " tf32" : " fp32"));
+      testing::expect_fused_drelu_matches_unfused(c, context, seed);
+    }
+  }
+}
+
+// Magnitudes of the cross layer's values evaluated on absolute values (the first-order error
+// bound's scale, Higham 3.5): every value below is within gamma_n * its magnitude of exact.
+struct CrossMagnitudes {
+  std::vector<double> out, grad_x0, grad_x, grad_v, grad_u, grad_c;
+};
+
+CrossMagnitudes cross_magnitudes(std::int64_t batch, std::int64_t width, std::int64_t rank, const std::vector<double>& x0,
+                                 const std::vector<double>& x, const std::vector<double>& v,
+                                 const std::vector<double>& u, const std::vector<double>& c,
+                                 const std::vector<double>& g) {
+  const auto W = static_cast<std::size_t>(width), R = static_cast<std::size_t>(rank);
+  const auto B = static_cast<std::size_t>(batch);
+  CrossMagnitudes m{std::vector<double>(B * W), std::vector<double>(B * W), std::vector<double>(B * W),
+                    std::vector<double>(R * W, 0.0), std::vector<double>(W * R, 0.0), std::vector<double>(W, 0.0)};
+  std::vector<double> low(R), dlow(R), cross(W), dcross(W);
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t r = 0; r < R; ++r) {
+      low[r] = 0;
+      for (std::size_t w = 0; w < W; ++w) low[r] += std::abs(v[r * W + w]) * std::abs(x[b * W + w]);
+    }
+    for (std::size_t w = 0; w < W; ++w) {
+      cross[w] = std::abs(c[w]);
+      for (std::size_t r = 0; r < R; ++r) cross[w] += std::abs(u[w * R + r]) * low[r];
+      const std::size_t k = b * W + w;
+      m.out[k] = std::abs(x0[k]) * cross[w] + std::abs(x[k]);
+      m.grad_x0[k] = std::abs(g[k]) * cross[w];
+      dcross[w] = std::abs(g[k]) * std::abs(x0[k]);
+      m.grad_c[w] += dcross[w];
+      for (std::size_t r = 0; r < R; ++r) m.grad_u[w * R + r] += dcross[w] * low[r];
+    }
+    for (std::size_t r = 0; r < R; ++r) {
+      dlow[r] = 0;
+      for (std::size_t w = 0; w < W; ++w) dlow[r] += dcross[w] * std::abs(u[w * R + r]);
+    }
+    for (std::size_t w = 0; w < W; ++w) {
+      m.grad_x[b * W + w] = std::abs(g[b * W + w]);
+      for (std::size_t r = 0; r < R; ++r) {
+        m.grad_x[b * W + w] += dlow[r] * std::abs(v[r * W + w]);
+        m.grad_v[r * W + w] += dlow[r] * std::abs(x[b * W + w]);
+      }
+    }
+  }
+  return m;
+}
+
+void expect_within_bound(const std::vector<double>& got, const std::vector<double>& want,
+                         const std::vector<double>& magnitude, double factor, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], factor * magnitude[i]) << what << "[" << i << "]";
+  }
+}
+
+TEST(GpuDenseOps, CrossLayerVariantsMatchFp64) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(37);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  Rng rng(seed);
+  ExecutionContext context;
+  context.device = DeviceKind::kGpu;
+  struct Case { std::int64_t batch, width, rank; DType dtype; };
+  for (const Case c : {Case{5, 13, 3, DType::kF32}, Case{64, 144, 8, DType::kF32}, Case{33, 144, 16, DType::kBF16},
+                       Case{128, 256, 64, DType::kBF16}}) {
+    SCOPED_TRACE(::testing::Message() << "B=" << c.batch << " W=" << c.width << " R=" << c.rank << " "
+                                      << dtype_name(c.dtype));
+    const auto n_bw = static_cast<std::size_t>(c.batch * c.width), n_rw = static_cast<std::size_t>(c.rank * c.width);
+    const double weight_scale = std::sqrt(2.0 / static_cast<double>(c.width + c.rank));
+    auto x0 = make_tensor(n_bw, c.dtype, rng), x = make_tensor(n_bw, c.dtype, rng), g = make_tensor(n_bw, c.dtype, rng);
+    auto v = make_tensor(n_rw, c.dtype, rng, weight_scale), u = make_tensor(n_rw, c.dtype, rng, weight_scale);
+    auto bias = make_tensor(static_cast<std::size_t>(c.width), c.dtype, rng, 0.1);
+    auto d_x0 = upload_bytes(x0.bytes), d_x = upload_bytes(x.bytes), d_g = upload_bytes(g.bytes);
+    auto d_v = upload_bytes(v.bytes), d_u = upload_bytes(u.bytes), d_c = upload_bytes(bias.bytes);
+    const std::size_t element = dtype_size_bytes(c.dtype);
+    const auto device_zeros = [](std::size_t bytes) {
+      auto buffer = gpu::DeviceBuffer::allocate(bytes).value();
+      EXPECT_TRUE(buffer.fill_bytes(0).is_ok());
+      return buffer;
+    };
+    auto d_low = device_zeros(static_cast<std::size_t>(c.batch * c.rank) * element);
+    auto d_cross = device_zeros(n_bw * element), d_out = device_zeros(n_bw * element);
+    auto d_gx0 = device_zeros(n_bw * element), d_gx = device_zeros(n_bw * element);
+    auto d_gv = device_zeros(n_rw * 4), d_gu = device_zeros(n_rw * 4), d_gc = device_zeros(static_cast<std::size_t>(c.width) * 4);
+    auto d_scratch_cross = device_zeros(n_bw * element);
+    auto d_scratch_low = device_zeros(static_cast<std::size_t>(c.batch * c.rank) * element);
+    const nn::CrossLayerProblem problem{c.batch, c.width, c.rank, c.dtype, nn::MathMode::kFp32};
+    ASSERT_TRUE(nn::cross_layer_forward(problem, {d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_c.data(),
+                                                  d_low.data(), d_cross.data(), d_out.data()}, context).is_ok());
+    const nn::CrossLayerBackwardArgs args{d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_low.data(),
+                                          d_cross.data(), d_g.data(), d_gx0.data(), d_gx.data(), d_gv.as<float>(),
+                                          d_gu.as<float>(), d_gc.as<float>(), d_scratch_cross.data(),
+                                          d_scratch_low.data()};
+    const Status status = nn::cross_layer_backward(problem, args, context);
+    ASSERT_TRUE(status.is_ok()) << status.to_string();
+    ASSERT_TRUE(gpu::synchronize().is_ok());
+
+    const auto want_out = ref::cross_layer_forward(c.batch, c.width, c.rank, x0.values, x.values, v.values,
+                                                   u.values, bias.values);
+    const auto want = ref::cross_layer_backward(c.batch, c.width, c.rank, x0.values, x.values, v.values, u.values,
+                                                bias.values, g.values);
+    const auto m = cross_magnitudes(c.batch, c.width, c.rank, x0.values, x.values, v.values, u.values, bias.values,
+                                    g.values);
+    // fp32: the longest chain is B + W + R plus a few element-wise steps (gamma_n, n = B + W + R + 4).
+    // bf16: the kept low/cross and the stored d cross, d low, grad_x, grad_x0 are rounded to bf16
+    // at most 5 times along a chain: add gamma_5 in bf16's unit roundoff.
+    const double n = static_cast<double>(c.batch + c.width + c.rank + 4);
+    const double u32 = unit_roundoff(DType::kF32), u16 = unit_roundoff(DType::kBF16);
+    const double factor = n * u32 / (1 - n * u32) + (c.dtype == DType::kF32 ? 0.0 : 5 * u16 / (1 - 5 * u16));
+    const auto download_act = [&](const gpu::DeviceBuffer& buffer) { return to_doubles(download_bytes(buffer, n_bw * element), c.dtype); };
+    const auto download_f32 = [](const gpu::DeviceBuffer& buffer, std::size_t count) {
+      const auto values = gpu::download<float>(buffer, count).value();
+      return std::vector<double>(values.begin(), values.end());
+    };
+    expect_within_bound(download_act(d_out), want_out, m.out, factor, "out");
+    expect_within_bound(download_act(d_gx0), want.x0, m.grad_x0, factor, "grad_x0");
+    expect_within_bound(download_act(d_gx), want.x, m.grad_x, factor, "grad_input");
+    expect_within_bound(download_f32(d_gv, n_rw), want.v, m.grad_v, factor, "grad_v");
+    expect_within_bound(download_f32(d_gu, n_rw), want.u, m.grad_u, factor, "grad_u");
+    expect_within_bound(download_f32(d_gc, static_cast<std::size_t>(c.width)), want.c, m.grad_c, factor, "grad_c");
+  }
 }
 
 TEST(GpuDenseOps, BadArgumentsAreNamed) {

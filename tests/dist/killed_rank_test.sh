@@ -13,13 +13,8 @@ code=$?
 elapsed=$(( $(date +%s) - start ))
 cat "$log"
 echo "killed_rank_test: exit code $code after ${elapsed} s"
-fail=0
-if [ "$code" -eq 0 ]; then echo "FAIL: the job exited 0 although rank 2 was killed"; fail=1; fi
-if [ "$code" -eq 124 ]; then echo "FAIL: the job hung (killed by timeout 60)"; fail=1; fi
-if [ "$elapsed" -gt 30 ]; then echo "FAIL: the job took ${elapsed} s (limit 30 s)"; fail=1; fi
-if ! grep -Eq "process rank 2 |lost rank\(s\) 2" "$log"; then
-  echo "FAIL: no message names the lost rank 2"; fail=1
-fi
+source "$(dirname "$0")/killed_rank_verdict.sh"
+killed_rank_verdict "$code" "$elapsed" 30 "$log"
+fail=$?
 rm -f "$log"
-[ "$fail" -eq 0 ] && echo "PASS"
 exit "$fail"

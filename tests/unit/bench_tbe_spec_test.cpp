@@ -13,7 +13,7 @@ TEST(TbeBenchSpec, NamedConfigurationsHaveTheirShapes) {
   EXPECT_EQ(c2->tables[0].num_rows, 1000000);
   EXPECT_EQ(c2->tables[0].dim, 128);
   EXPECT_EQ(c2->batch, 8192);
-  EXPECT_EQ(c2->pooling_factor, 20);
+  EXPECT_EQ(c2->bag_lengths.describe(), "fixed 20");
   EXPECT_EQ(c2->bad_fraction, 0.0);
   auto bc = tbe_bench_spec("BC", {}, 1);
   ASSERT_TRUE(bc.is_ok());
@@ -21,7 +21,7 @@ TEST(TbeBenchSpec, NamedConfigurationsHaveTheirShapes) {
   auto c3 = tbe_bench_spec("C3", {}, 1);
   ASSERT_TRUE(c3.is_ok());
   EXPECT_EQ(c3->tables.size(), 26u);
-  EXPECT_EQ(c3->pooling_per_table.size(), 26u);
+  EXPECT_EQ(c3->per_feature.size(), 26u);
   EXPECT_EQ(c3->tables[0].num_rows, 4000000);  // DLRMv2's 40M capped at 4M
   auto c5 = tbe_bench_spec("C5", {}, 3);
   ASSERT_TRUE(c5.is_ok());
@@ -35,7 +35,7 @@ TEST(TbeBenchSpec, NamedConfigurationsHaveTheirShapes) {
 
 TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   TbeBenchOverrides o;
-  o.batch = 64;
+  o.batch = "64";
   o.backward_variant = "row";
   auto spec = tbe_bench_spec("C1", o, 1);
   ASSERT_TRUE(spec.is_ok());
@@ -45,16 +45,16 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   ASSERT_FALSE(unknown.is_ok());
   EXPECT_NE(unknown.status().message().find("--config='C9'"), std::string::npos);
   TbeBenchOverrides bad;
-  bad.zipf = 0.5;
+  bad.zipf = "-0.5";
   auto zipf = tbe_bench_spec("C1", bad, 1);
   ASSERT_FALSE(zipf.is_ok());
-  EXPECT_NE(zipf.status().message().find("--zipf=0.5"), std::string::npos);
+  EXPECT_NE(zipf.status().message().find("--zipf='-0.5'"), std::string::npos);
   EXPECT_FALSE(tbe_bench_spec("", {}, 1).is_ok());  // a free configuration needs its shape
 }
 
 TEST(TbeBenchSpec, MultiHotBatchConcatenatesFeatures) {
   TbeBenchOverrides o;
-  o.batch = 16;
+  o.batch = "16";
   auto spec = tbe_bench_spec("C3", o, 1);
   ASSERT_TRUE(spec.is_ok());
   auto problem = tbe_bench_problem(*spec);
@@ -62,9 +62,182 @@ TEST(TbeBenchSpec, MultiHotBatchConcatenatesFeatures) {
   const auto batch = tbe_bench_batch(*spec, problem->layout, 1);
   ASSERT_EQ(batch.offsets.size(), 26u * 16u + 1u);
   std::int64_t expected = 0;
-  for (int hot : spec->pooling_per_table) expected += hot * 16;
+  for (const auto& draw : spec->per_feature) expected += draw.bag_lengths.min_length * 16;
   EXPECT_EQ(batch.offsets.back(), expected);
   EXPECT_EQ(static_cast<std::int64_t>(batch.indices.size()), expected);
+}
+
+TEST(TbeBenchSpec, DevelopmentConfigurationsFollowIssue13) {
+  using embedding::BagLengthKind;
+  using embedding::OptimizerKind;
+  using embedding::PoolingMode;
+  auto d1 = tbe_bench_spec("D1", {}, 1);
+  ASSERT_TRUE(d1.is_ok());
+  EXPECT_EQ(d1->tables.size(), 40u);
+  EXPECT_EQ(d1->tables[0].dim, 64);
+  EXPECT_EQ(d1->bag_lengths.kind, BagLengthKind::kOneHot);
+  EXPECT_EQ(d1->weight_dtype, DType::kBF16);
+  auto d2 = tbe_bench_spec("D2", {}, 1);
+  ASSERT_TRUE(d2.is_ok());
+  EXPECT_EQ(d2->bag_lengths.describe(), "uniform 0..10");
+  EXPECT_EQ(d2->tables[1].dim, 32);
+  auto d3 = tbe_bench_spec("D3", {}, 1);
+  ASSERT_TRUE(d3.is_ok());
+  EXPECT_TRUE(d3->weighted);
+  EXPECT_EQ(d3->optimizer, OptimizerKind::kSgd);
+  EXPECT_EQ(d3->zipf, 1.05);
+  EXPECT_EQ(d3->weight_dtype, DType::kF16);
+  auto d4 = tbe_bench_spec("D4", {}, 1);
+  ASSERT_TRUE(d4.is_ok());
+  EXPECT_EQ(d4->optimizer, OptimizerKind::kAdam);
+  auto d5 = tbe_bench_spec("D5", {}, 1);
+  ASSERT_TRUE(d5.is_ok());
+  EXPECT_EQ(d5->pooling, PoolingMode::kMean);
+  auto d6 = tbe_bench_spec("D6", {}, 1);
+  ASSERT_TRUE(d6.is_ok());
+  EXPECT_EQ(d6->index_dtype, DType::kI32);
+  EXPECT_EQ(d6->zipf, 1.3);
+  auto d7 = tbe_bench_spec("D7", {}, 1);
+  ASSERT_TRUE(d7.is_ok());
+  EXPECT_EQ(d7->zipf, 0.8);
+  EXPECT_EQ(d7->tables[0].num_rows, 10000000);
+  for (const auto& name : tbe_bench_config_names()) {
+    auto spec = tbe_bench_spec(name, {}, 1);
+    ASSERT_TRUE(spec.is_ok()) << name;
+    auto problem = tbe_bench_problem(*spec);
+    EXPECT_TRUE(problem.is_ok()) << name << ": " << problem.status().to_string();
+  }
+}
+
+TEST(TbeBenchSpec, ListsDtypesPoolingAndWeightsParseStrictly) {
+  TbeBenchOverrides o;
+  o.tables = "6";
+  o.rows = "1000,500";
+  o.dim = "16,32,64";
+  o.batch = "8";
+  o.bag_lengths = "one-hot";
+  o.zipf = "0.8";
+  o.weighted = true;
+  o.weight_dtype = "bf16";
+  o.output_dtype = "fp32";
+  o.index_dtype = "int32";
+  o.optimizer = "rowwise-adagrad";
+  auto spec = tbe_bench_spec("", o, 1);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  ASSERT_EQ(spec->tables.size(), 6u);
+  EXPECT_EQ(spec->tables[3].num_rows, 500);
+  EXPECT_EQ(spec->tables[4].dim, 32);
+  EXPECT_EQ(spec->weight_dtype, DType::kBF16);
+  EXPECT_EQ(spec->output_dtype, DType::kF32);
+  EXPECT_EQ(spec->index_dtype, DType::kI32);
+  EXPECT_EQ(spec->optimizer, embedding::OptimizerKind::kRowwiseAdagrad);
+  auto problem = tbe_bench_problem(*spec);
+  ASSERT_TRUE(problem.is_ok()) << problem.status().to_string();
+  EXPECT_TRUE(problem->has_per_sample_weights);
+  const auto batch = tbe_bench_batch(*spec, problem->layout, 1);
+  EXPECT_EQ(batch.indices.size(), 6u * 8u);  // one-hot
+  EXPECT_EQ(batch.per_sample_weights.size(), batch.indices.size());
+  // Without --tables, the longest list gives the count.
+  TbeBenchOverrides lists;
+  lists.rows = "100";
+  lists.dim = "16,32,64";
+  lists.batch = "4";
+  auto three = tbe_bench_spec("", lists, 1);
+  ASSERT_TRUE(three.is_ok()) << three.status().to_string();
+  EXPECT_EQ(three->tables.size(), 3u);
+
+  struct Case {
+    const char* what;
+    void (*set)(TbeBenchOverrides&);
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"dim 64x", [](TbeBenchOverrides& b) { b.dim = "64x"; }, "--dim='64x'"},
+      {"rows list", [](TbeBenchOverrides& b) { b.rows = "10,,20"; }, "--rows='10,,20'"},
+      {"rows 4 into 6", [](TbeBenchOverrides& b) { b.rows = "1,2,3,4"; }, "--rows lists 4 values"},
+      {"batch", [](TbeBenchOverrides& b) { b.batch = "0"; }, "--batch"},
+      {"zipf", [](TbeBenchOverrides& b) { b.zipf = "1.0x"; }, "--zipf='1.0x'"},
+      {"pooling", [](TbeBenchOverrides& b) { b.pooling = "max"; }, "--pooling='max'"},
+      {"mean+weights", [](TbeBenchOverrides& b) { b.pooling = "mean"; }, "--weighted"},
+      {"weights dtype", [](TbeBenchOverrides& b) { b.weight_dtype = "int8"; }, "--weights-dtype='int8'"},
+      {"output dtype", [](TbeBenchOverrides& b) { b.output_dtype = "fp64"; }, "--output-dtype='fp64'"},
+      {"index dtype", [](TbeBenchOverrides& b) { b.index_dtype = "i16"; }, "--index-dtype='i16'"},
+      {"optimizer", [](TbeBenchOverrides& b) { b.optimizer = "lamb"; }, "--optimizer='lamb'"},
+      {"bag length", [](TbeBenchOverrides& b) { b.bag_lengths = "5..1"; }, "--pooling-factor='5..1'"},
+      {"bad fraction", [](TbeBenchOverrides& b) { b.bad_fraction = "2"; }, "--bad-fraction='2'"},
+      {"hot rows", [](TbeBenchOverrides& b) { b.hot_rows = "-3"; }, "--hot-rows"},
+  };
+  for (const auto& c : cases) {
+    TbeBenchOverrides bad = o;
+    c.set(bad);
+    auto result = tbe_bench_spec("", bad, 1);
+    ASSERT_FALSE(result.is_ok()) << c.what;
+    EXPECT_NE(result.status().message().find(c.needle), std::string::npos) << c.what << ": " << result.status().message();
+  }
+}
+
+// Row-size classes, and a mixed layout's target as the bytes-weighted harmonic mean.
+TEST(TbeBenchReport, TargetsByRowBytesAndBothByteModels) {
+  EXPECT_EQ(tbe_forward_target_fraction(512), 0.70);
+  EXPECT_EQ(tbe_forward_target_fraction(256), 0.70);
+  EXPECT_EQ(tbe_forward_target_fraction(255), 0.60);
+  EXPECT_EQ(tbe_forward_target_fraction(129), 0.60);
+  EXPECT_EQ(tbe_forward_target_fraction(128), 0.50);
+  EXPECT_EQ(tbe_forward_target_fraction(32), 0.50);
+  TbeBenchOverrides o;
+  o.rows = "1000";
+  o.dim = "32,128";  // fp32 rows of 128 B (target 0.5) and 512 B (target 0.7)
+  o.batch = "4";
+  o.zipf = "1.2";
+  auto spec = tbe_bench_spec("", o, 1);
+  ASSERT_TRUE(spec.is_ok());
+  auto problem = tbe_bench_problem(*spec);
+  ASSERT_TRUE(problem.is_ok());
+  problem->num_indices = 200;
+  embedding::TbeByteModel bytes;
+  bytes.forward_bytes = 2e9;
+  bytes.forward_unique_rows_bytes = 1e9;
+  // 100 lookups each: 12800 B of 128-B rows, 51200 B of 512-B rows.
+  const auto fwd = evaluate_tbe_forward(*problem, *spec, bytes, {100, 100}, 1.0, 4.0);
+  EXPECT_DOUBLE_EQ(fwd.every_lookup_tbps, 2.0);
+  EXPECT_DOUBLE_EQ(fwd.unique_rows_tbps, 1.0);
+  EXPECT_DOUBLE_EQ(fwd.every_lookup_ratio, 0.5);
+  EXPECT_DOUBLE_EQ(fwd.unique_rows_ratio, 0.25);
+  EXPECT_NEAR(fwd.target_fraction, 64000.0 / (12800.0 / 0.5 + 51200.0 / 0.7), 1e-12);
+  EXPECT_TRUE(fwd.counts_unique_rows);  // alpha 1.2 > 1.05
+  EXPECT_FALSE(fwd.target_met);         // 25% < ~64%
+  EXPECT_NE(fwd.describe().find("NOT met"), std::string::npos);
+  const auto no_copy = evaluate_tbe_forward(*problem, *spec, bytes, {100, 100}, 1.0, 0.0);
+  EXPECT_FALSE(no_copy.target_met);
+}
+
+// Every named configuration's CPU half at a small batch: the batch has the spec's bag lengths
+// per feature, indices inside their tables, and weights exactly when the spec is weighted.
+TEST(TbeBenchSpec, EveryConfigurationBuildsItsBatch) {
+  TbeBenchOverrides o;
+  o.batch = "16";
+  for (const auto& name : tbe_bench_config_names()) {
+    auto spec = tbe_bench_spec(name, o, 1);
+    ASSERT_TRUE(spec.is_ok()) << name;
+    auto problem = tbe_bench_problem(*spec);
+    ASSERT_TRUE(problem.is_ok()) << name << ": " << problem.status().to_string();
+    const auto batch = tbe_bench_batch(*spec, problem->layout, 1);
+    const auto draws = spec->feature_draws();
+    ASSERT_EQ(batch.offsets.size(), static_cast<std::size_t>(problem->layout.num_features()) * 16 + 1) << name;
+    for (int f = 0; f < problem->layout.num_features(); ++f) {
+      for (std::int64_t b = 0; b < 16; ++b) {
+        const std::size_t bag = static_cast<std::size_t>(f) * 16 + static_cast<std::size_t>(b);
+        const std::int64_t length = batch.offsets[bag + 1] - batch.offsets[bag];
+        ASSERT_GE(length, draws[f].bag_lengths.min_length) << name << " feature " << f;
+        ASSERT_LE(length, draws[f].bag_lengths.max_length) << name << " feature " << f;
+        for (std::int64_t p = batch.offsets[bag]; p < batch.offsets[bag + 1]; ++p) {
+          ASSERT_GE(batch.indices[static_cast<std::size_t>(p)], 0) << name;
+          ASSERT_LT(batch.indices[static_cast<std::size_t>(p)], problem->layout.feature_rows(f)) << name;
+        }
+      }
+    }
+    EXPECT_EQ(batch.per_sample_weights.size(), spec->weighted ? batch.indices.size() : 0u) << name;
+  }
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ namespace {
 using nlohmann::json;
 using testing::FuzzVerdict;
 using testing::Mutator;
+using testing::fuzz_json;
 using testing::verdict_of;
 
 json shipped_json(const std::string& relative) {
@@ -33,14 +34,6 @@ json shipped_json(const std::string& relative) {
 
 bool is_finite_in(double value, double low, double high) {
   return std::isfinite(value) && value >= low && value <= high;
-}
-
-void fuzz_json(std::uint64_t seed, const json& valid,
-               const std::function<FuzzVerdict(const std::string&)>& judge) {
-  const std::string valid_text = valid.dump();
-  testing::fuzz_from_valid(
-      seed, valid_text, [&](Mutator& mutator) { return mutator.mutate_json(valid, valid_text); },
-      judge);
 }
 
 // What an accepted catalogue entry feeds: the GEMM model. Its predictions for a few candidates of

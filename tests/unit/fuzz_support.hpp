@@ -331,4 +331,13 @@ inline void fuzz_from_valid(std::uint64_t seed, const std::string& valid,
   expect_both_outcomes(tally, kMutatedInputsPerReader);
 }
 
+// fuzz_from_valid over JSON: structural mutations of `valid` (mutate_json).
+inline void fuzz_json(std::uint64_t seed, const nlohmann::json& valid,
+                      const std::function<FuzzVerdict(const std::string&)>& judge) {
+  const std::string valid_text = valid.dump();
+  fuzz_from_valid(
+      seed, valid_text, [&](Mutator& mutator) { return mutator.mutate_json(valid, valid_text); },
+      judge);
+}
+
 }  // namespace parity::testing

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parity/plan/plan_io.hpp"
+#include "plan/plan_json.hpp"
 #include "unit/plan_test_support.hpp"
 
 namespace parity::plan {

@@ -1,5 +1,5 @@
-// `parity bench tbe`: table-batched embeddings on the GPU, named configurations C1-C7 and BC or
-// free shape flags (parity/bench/tbe_bench.hpp does the work). Arguments are validated first
+// `parity bench tbe`: table-batched embeddings on the GPU, named configurations C1-C7, BC, D1-D7,
+// a table-layout file or free shape flags (parity/bench/tbe_bench.hpp does the work). Arguments are validated first
 // (exit 2), then the device is required (exit 3).
 #include <cstdio>
 #include <memory>
@@ -21,6 +21,7 @@ struct BenchTbeArgs {
   std::string cache = "flush";
   std::string out;
   std::uint64_t seed = 1;
+  std::string variant = "auto";
 };
 
 Status bench_tbe(const BenchTbeArgs& args) {
@@ -30,6 +31,7 @@ Status bench_tbe(const BenchTbeArgs& args) {
   PARITY_ASSIGN_OR_RETURN(request.timing, timing_options_from_flags("bench tbe", args.warmup, args.reps, args.cache));
   request.seed = args.seed;
   request.out = args.out;
+  request.variant = args.variant;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench tbe"));
 #ifdef PARITY_HAS_CUDA
   PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_tbe_bench(request));
@@ -44,18 +46,22 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
   auto args = std::make_shared<BenchTbeArgs>();
   auto& o = args->overrides;
   auto* cmd = bench.add_subcommand("tbe", "Table-batched embeddings: forward, fwd+bwd+optimizer, bounds check (GPU)");
-  cmd->add_option("--config", args->config, "Named configuration: C1..C7 or BC (docs/embedding.md)");
+  cmd->add_option("--config", args->config, "Named configuration: C1..C7, BC or D1..D7 (docs/embedding.md)");
+  cmd->add_option("--layout", o.layout_file, "Table-layout JSON file (schema in docs/embedding.md)");
   cmd->add_option("--tables", o.tables, "Number of tables (one feature each)");
-  cmd->add_option("--rows", o.rows, "Rows per table");
-  cmd->add_option("--dim", o.dim, "Embedding dim (multiple of 4, <= 2048)");
+  cmd->add_option("--rows", o.rows, "Rows per table, or a list cycled over the tables: 1000000,500000");
+  cmd->add_option("--dim", o.dim, "Embedding dim (multiple of 4, <= 2048), or a list cycled over the tables: 16,32,64");
   cmd->add_option("--batch", o.batch, "Batch size B");
-  cmd->add_option("--pooling-factor", o.pooling_factor, "Indices per bag L");
-  cmd->add_option("--zipf", o.zipf, "Zipf exponent of the row distribution (0 = uniform)");
+  cmd->add_option("--pooling-factor", o.bag_lengths, "Bag length: L (fixed), LO..HI (uniform) or one-hot");
+  cmd->add_option("--zipf", o.zipf, "Zipf exponent alpha >= 0 of the row distribution (0 = uniform)");
+  cmd->add_option("--pooling", o.pooling, "sum or mean");
+  cmd->add_flag("--weighted", o.weighted, "Per-sample weights (sum pooling only)");
   cmd->add_option("--hot-rows", o.hot_rows, "Draw every index from this many rows per table (C6)");
   cmd->add_option("--bad-fraction", o.bad_fraction, "Fraction of bad indices for the bounds-check timing");
-  cmd->add_option("--dtype", o.weight_dtype, "Weight and output dtype: fp32, fp16, bf16");
+  cmd->add_option("--weights-dtype,--dtype", o.weight_dtype, "Weights dtype: fp32, fp16, bf16");
+  cmd->add_option("--output-dtype", o.output_dtype, "Output dtype: fp32 or bf16 (default: the weights dtype)");
   cmd->add_option("--index-dtype", o.index_dtype, "int32 or int64");
-  cmd->add_option("--optimizer", o.optimizer, "sgd, rowwise_adagrad, adagrad, adam");
+  cmd->add_option("--optimizer", o.optimizer, "sgd, adagrad, rowwise-adagrad, adam");
   cmd->add_option("--warmup", args->warmup, "Untimed repetitions");
   cmd->add_option("--reps", args->reps, "Timed repetitions");
   cmd->add_option("--cache", args->cache,
@@ -63,6 +69,9 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
                   "dirty lines left) or warm");
   cmd->add_option("--backward-variant", o.backward_variant,
                   "Backward kernels timed: both (default), batched (row updates queued), row (one at a time)");
+  cmd->add_option("--variant", args->variant,
+                  "Kernels: auto (default: narrow rows where rows are <= 128 bytes), narrow_rows, wide_rows")
+      ->check(CLI::IsMember({"auto", "narrow_rows", "wide_rows"}));
   add_seed_option(cmd, args->seed, "Seed of the synthetic batch and weights");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = bench_tbe(*args); });

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "cmd_train_dist.hpp"
 #include "commands.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/model/spec.hpp"
@@ -18,9 +19,11 @@ namespace {
 struct TrainFlags {
   std::string model, data, synthetic, device = "cpu", batch = "256", out, plan, steps = "0",
       epochs = "1", eval_every = "0", eval_samples = "0", checkpoint_every = "0", lr, seed = "1",
-      table_cap, threads = "0";
+      table_cap, threads = "0", export_initial;
   bool resume = false;
   bool deterministic = false;
+  bool distributed = false;
+  DistributedTrainFlags dist;
 };
 
 std::string clock_text(double seconds) {
@@ -88,7 +91,7 @@ Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(flags.table_cap, "--table-cap", 1));
     model::cap_table_rows(options.spec, cap);
   }
-  if (!flags.plan.empty()) {
+  if (!flags.plan.empty() && !flags.distributed) {
     return unsupported("--plan ", flags.plan, ": applying a plan is not wired into train yet; pass --batch "
                        "and set precision/activation_checkpointing in the spec");
   }
@@ -112,23 +115,12 @@ Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
   PARITY_ASSIGN_OR_RETURN(const std::int64_t threads, parse_int64(flags.threads, "--threads", 0, 4096));
   options.num_threads = static_cast<int>(threads);
   options.resume = flags.resume ? train::ResumeMode::kFromLatestCheckpoint : train::ResumeMode::kFresh;
+  options.initial_parameters_path = flags.export_initial;
   options.determinism = flags.deterministic ? train::Determinism::kBitwise : train::Determinism::kDefault;
   return options;
 }
 
-Status run_train(const TrainFlags& flags) {
-  PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, options_from_flags(flags));
-  auto printer = std::make_shared<ProgressPrinter>();
-  options.on_progress = [printer](const train::TrainProgress& progress) { (*printer)(progress); };
-  std::printf("train: model %s (%lld dense parameters, %lld embedding rows), batch %lld, device %s\n",
-              options.spec.name.c_str(), static_cast<long long>(options.spec.dense_parameter_count()),
-              static_cast<long long>(options.spec.embedding_row_count()),
-              static_cast<long long>(options.batch_size), std::string(device_kind_name(options.device)).c_str());
-  std::fflush(stdout);
-  auto summary = train::train(options);
-  printer->end_bar();
-  if (!summary.is_ok()) return summary.status();
-  const auto& s = *summary;
+void print_summary(const train::TrainSummary& s) {
   std::printf("done: %lld steps, %lld samples, %lld epoch(s) on %d thread(s), %.1f s training, %.0f samples/s\n",
               static_cast<long long>(s.steps), static_cast<long long>(s.samples),
               static_cast<long long>(s.epochs_completed), s.num_threads, s.train_seconds, s.samples_per_second);
@@ -141,6 +133,29 @@ Status run_train(const TrainFlags& flags) {
   if (s.planted_auc >= 0) std::printf("planted model's AUC on the eval split: %.5f\n", s.planted_auc);
   std::printf("files: %s, %s, %s, %s\n", s.metrics_log_path.c_str(), s.svg_path.c_str(),
               s.checkpoint_path.c_str(), s.summary_path.c_str());
+}
+
+Status run_train(const TrainFlags& flags) {
+  PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, options_from_flags(flags));
+  auto printer = std::make_shared<ProgressPrinter>();
+  options.on_progress = [printer](const train::TrainProgress& progress) { (*printer)(progress); };
+  if (flags.distributed) {
+    DistributedTrainFlags dist = flags.dist;
+    dist.plan = flags.plan;
+    return run_distributed_train(options, dist, [printer](const train::TrainSummary& summary) {
+      printer->end_bar();
+      print_summary(summary);
+    });
+  }
+  std::printf("train: model %s (%lld dense parameters, %lld embedding rows), batch %lld, device %s\n",
+              options.spec.name.c_str(), static_cast<long long>(options.spec.dense_parameter_count()),
+              static_cast<long long>(options.spec.embedding_row_count()),
+              static_cast<long long>(options.batch_size), std::string(device_kind_name(options.device)).c_str());
+  std::fflush(stdout);
+  auto summary = train::train(options);
+  printer->end_bar();
+  if (!summary.is_ok()) return summary.status();
+  print_summary(*summary);
   return Status::ok();
 }
 
@@ -156,7 +171,7 @@ void add_train_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--batch", flags->batch, "batch size")->capture_default_str();
   cmd->add_option("--out", flags->out, "output directory (checkpoint, metrics.jsonl, training.svg, summary.json)")
       ->required();
-  cmd->add_option("--plan", flags->plan, "a plan from parity plan (not applied yet)");
+  cmd->add_option("--plan", flags->plan, "a plan from parity plan (--distributed: its table-wise placement)");
   cmd->add_flag("--resume", flags->resume, "continue from OUT/checkpoint.ckpt when present");
   cmd->add_option("--steps", flags->steps, "stop after S steps (0: no limit)")->capture_default_str();
   cmd->add_option("--epochs", flags->epochs, "passes over the training split")->capture_default_str();
@@ -166,10 +181,19 @@ void add_train_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--checkpoint-every", flags->checkpoint_every, "checkpoint every K steps (0: at each evaluation)")
       ->capture_default_str();
   cmd->add_option("--lr", flags->lr, "base learning rate for dense and embedding optimisers");
+  cmd->add_option("--export-initial", flags->export_initial,
+                  "write the initial parameters (named fp32 tensors) to FILE before training");
   cmd->add_flag("--deterministic", flags->deterministic, "bitwise reproducible (resumed runs included)");
   cmd->add_option("--seed", flags->seed, "initialisation and synthetic-data seed")->capture_default_str();
   cmd->add_option("--table-cap", flags->table_cap, "cap every table at ROWS rows");
-  cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic)")->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic; 1 per rank when distributed)")
+      ->capture_default_str();
+  cmd->add_flag("--distributed", flags->distributed, "train on the ranks of mpirun (CPU, MPI)");
+  cmd->add_option("--gradient-chunks", flags->dist.gradient_chunks,
+                  "distributed: dense gradient chunks of the batch, a multiple of the ranks (0: one per rank)")
+      ->capture_default_str();
+  cmd->add_option("--comm-timeout", flags->dist.comm_timeout, "distributed: seconds before a collective fails")
+      ->capture_default_str();
   cmd->callback([flags, &outcome] { outcome.status = run_train(*flags); });
 }
 

@@ -51,11 +51,19 @@ Status bce_with_logits(std::int64_t batch, DType logit_dtype, const void* logits
 
 // DCNv2 cross layer, element-wise part: out = x0 * t + xl, where t = U (V xl) + b comes from the
 // GEMMs. Backward: grad_t = grad_out * x0; grad_x0 (+)= grad_out * t; (grad_xl = grad_out plus the
-// GEMMs' data gradient, which the caller accumulates). All `dtype`, `count` elements.
+// GEMMs' data gradient, which the caller accumulates: when grad_xl is not null it receives a copy
+// of grad_out in the same pass, for the data-gradient GEMM to add onto with beta = 1). All
+// `dtype`, `count` elements.
 Status cross_forward(std::int64_t count, DType dtype, const void* x0, const void* t, const void* xl, void* out,
                      StreamHandle stream = nullptr);
 Status cross_backward(std::int64_t count, DType dtype, const void* grad_out, const void* x0, const void* t,
-                      void* grad_t, void* grad_x0, bool accumulate_grad_x0, StreamHandle stream = nullptr);
+                      void* grad_t, void* grad_x0, bool accumulate_grad_x0, StreamHandle stream = nullptr,
+                      void* grad_xl = nullptr);
+// The cross net's input gradient: c = a + b (rows x (left_cols + right_cols), dtype) split by
+// columns into left (rows x left_cols, dtype) and right (rows x right_cols, fp32). The sum is
+// formed in fp32 and rounded once per output.
+Status add_split_columns(const void* a, const void* b, DType dtype, std::int64_t rows, std::int64_t left_cols,
+                         std::int64_t right_cols, void* left, float* right, StreamHandle stream = nullptr);
 
 // ReLU backward from the activated output: grad_pre[i] = grad_out[i] if output[i] > 0 else 0.
 // grad_pre may alias grad_out.

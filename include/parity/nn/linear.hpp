@@ -1,9 +1,13 @@
 // Linear layer y = act(x W^T + b), row-major: x is B x I, W is O x I (torch's nn.Linear layout),
 // y is B x O. The forward runs one gemm::Gemm (TN, M=O N=B K=I) with the bias/ReLU epilogue and
-// keeps y (and, for GPU variants, the ReLU aux) for the backward, which runs
-//   d pre = dy * (y > 0)   (ReLU only)
+// keeps y (and, when args.aux is given, the ReLU bit mask) for the backward, which runs
+//   d pre = dy * (y > 0)   (ReLU only; skipped when the layer above already applied it)
 //   dW    = d pre^T x      (NT, M=I N=O K=B, bias gradient reduced in the epilogue)
 //   dx    = d pre W        (NN, M=I N=B K=O; skipped when grad_input is null: the first layer)
+// Fused dReLU: when x is itself a ReLU output whose mask the producing layer's forward wrote,
+// passing that mask as input_relu_mask makes the dx GEMM's epilogue (kDRelu) apply the producer's
+// dReLU, so grad_input is d loss / d (producer's pre-activation) and the producer's backward runs
+// with grad_output_is_preactivation: no separate ReLU-backward pass over B x I.
 // Activations and their gradients are `dtype` (fp32 on the CPU); parameter gradients are fp32.
 #pragma once
 
@@ -37,20 +41,27 @@ struct LinearForwardArgs {
   const void* weight = nullptr;  // O x I
   const void* bias = nullptr;    // O (fp32), when problem.bias == kBias
   void* output = nullptr;        // B x O
-  void* aux = nullptr;           // optional, GPU variants: ReLU mask for the backward
+  // Optional: the ReLU bit mask (pre-activation > 0) for a later fused backward; ReLU with bias
+  // only. gemm::GemmRunProblem::aux_bytes of the forward GEMM (B x round_up(O, 128) bits).
+  void* aux = nullptr;
 };
 
 struct LinearBackwardArgs {
   const void* input = nullptr;        // B x I, as in the forward
   const void* weight = nullptr;       // O x I
   const void* output = nullptr;       // B x O, the forward's activated output (ReLU mask)
-  const void* aux = nullptr;          // optional, as written by the forward
   const void* grad_output = nullptr;  // B x O, d loss / d y
   void* grad_input = nullptr;         // B x I, or null (not needed for the first layer)
   float* grad_weight = nullptr;       // O x I, overwritten
   float* grad_bias = nullptr;         // O, overwritten (kBias only)
   // Scratch for d pre (B x O, dtype) when the activation is ReLU; may alias grad_output.
   void* grad_preactivation = nullptr;
+  // Fused dReLU (see the header comment): the mask the producer of `input` wrote as its forward
+  // aux (B x round_up(I, 128) bits), or null.
+  const void* input_relu_mask = nullptr;
+  // True when grad_output already is d loss / d pre-activation (this layer's dReLU was fused into
+  // the layer above's dx GEMM); then output and grad_preactivation are not read.
+  bool grad_output_is_preactivation = false;
 };
 
 using LinearForwardVariant = OpVariant<LinearProblem, LinearForwardArgs>;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,12 +61,13 @@ struct PlannerCalibration {
   static std::vector<Field> fields();
 };
 
-// Reads `json` over `base` (only the keys present change). `origin` prefixes messages.
-Result<PlannerCalibration> overlay_planner_calibration(const PlannerCalibration& base,
-                                                       const nlohmann::json& json,
-                                                       std::string_view origin);
-nlohmann::json planner_calibration_to_json(const PlannerCalibration& calibration,
-                                           std::string_view device);
+// Reads the JSON `text` over `base` (only the keys present change). `origin` prefixes messages.
+Result<PlannerCalibration> overlay_planner_calibration_text(const PlannerCalibration& base,
+                                                            std::string_view text,
+                                                            std::string_view origin);
+// The calibration as JSON text that overlay_planner_calibration_text reads back.
+std::string planner_calibration_to_json_text(const PlannerCalibration& calibration,
+                                             std::string_view device);
 // planner_<vendor>.json then planner_<gpu name>.json (optional) from <data dir>/calibration.
 Result<PlannerCalibration> load_planner_calibration(
     const hw::HardwareSpec& gpu, const std::optional<std::filesystem::path>& data_dir);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,10 +15,11 @@ namespace parity::plan {
 
 inline constexpr const char* kPlanSchema = "parity.plan/1";
 
-nlohmann::json plan_to_json(const Plan& plan);
-// Strict: unknown keys, wrong types, overlapping or missing shards, ranks outside the plan are
-// errors naming the key and value. `origin` prefixes messages.
-Result<Plan> plan_from_json(const nlohmann::json& json, std::string_view origin);
+// The plan as JSON text (schema kPlanSchema).
+std::string plan_to_json_text(const Plan& plan);
+// Strict: malformed JSON, unknown keys, wrong types, overlapping or missing shards, ranks outside
+// the plan are errors naming the key and value. `origin` prefixes messages.
+Result<Plan> parse_plan_text(std::string_view text, std::string_view origin);
 Status write_plan_file(const std::filesystem::path& path, const Plan& plan);
 Result<Plan> read_plan_file(const std::filesystem::path& path);
 

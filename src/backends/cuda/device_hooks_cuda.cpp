@@ -70,6 +70,42 @@ Result<std::int64_t> memory_in_use() {
   return static_cast<std::int64_t>(total_bytes - free_bytes);
 }
 
+Status memory_info(std::int64_t* free_bytes, std::int64_t* total_bytes) {
+  std::size_t free = 0;
+  std::size_t total = 0;
+  PARITY_CUDA_TRY(cudaMemGetInfo(&free, &total));
+  *free_bytes = static_cast<std::int64_t>(free);
+  *total_bytes = static_cast<std::int64_t>(total);
+  return Status::ok();
+}
+
+Status add_split_columns(const void* a, const void* b, DType dtype, std::int64_t rows, std::int64_t left_cols,
+                         std::int64_t right_cols, void* left, float* right, void* stream) {
+  return nn::gpu::add_split_columns(a, b, dtype, rows, left_cols, right_cols, left, right, stream);
+}
+
+Result<void*> event_create() {
+  cudaEvent_t event = nullptr;
+  PARITY_CUDA_TRY(cudaEventCreate(&event));
+  return static_cast<void*>(event);
+}
+
+Status event_record(void* event, void* stream) {
+  PARITY_CUDA_TRY(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+  return Status::ok();
+}
+
+Result<double> event_elapsed_ms(void* start, void* stop) {
+  PARITY_CUDA_TRY(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)));
+  float elapsed_ms = 0.0f;
+  PARITY_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(stop)));
+  return static_cast<double>(elapsed_ms);
+}
+
+void event_destroy(void* event) {
+  if (event != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+
 }  // namespace
 
 void register_device_hooks() {
@@ -83,6 +119,12 @@ void register_device_hooks() {
   hooks.synchronize = &synchronize;
   hooks.memory_in_use = &memory_in_use;
   hooks.cast = &cast;
+  hooks.memory_info = &memory_info;
+  hooks.add_split_columns = &add_split_columns;
+  hooks.event_create = &event_create;
+  hooks.event_record = &event_record;
+  hooks.event_elapsed_ms = &event_elapsed_ms;
+  hooks.event_destroy = &event_destroy;
   parity::detail::register_device_hooks(hooks);
 }
 

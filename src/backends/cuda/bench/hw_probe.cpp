@@ -33,6 +33,7 @@ double clock_or_zero(int mhz) { return mhz > 0 ? static_cast<double>(mhz) : 0.0;
 
 }  // namespace
 
+// Long on purpose: the probe's measurements in the order the report prints them.
 Result<std::string> run_hw_probe(const HwProbeRequest& request) {
   const TimingOptions& options = request.timing;
   const nlohmann::json provenance = provenance_json(0);

@@ -6,6 +6,7 @@
 #include "bench/results_json.hpp"
 #include "bench/text_format.hpp"
 #include "parity/bench/copy.hpp"
+#include "parity/bench/hbm.hpp"
 #include "parity/bench/tbe_bench.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"
@@ -40,7 +41,7 @@ struct MemoryWatch {
 
 struct Buffers {
   eg::DeviceTbeLayout layout;
-  DeviceBuffer weights, state1, state2, indices, offsets, bad, out, grad, ws, bc_ws, sink;
+  DeviceBuffer weights, state1, state2, indices, offsets, bad, out, grad, ws, bc_ws, sink, per_sample_weights;
   std::int64_t ws_bytes = 0, bc_bytes = 0, out_elements = 0;
   bool has_state1 = false, has_state2 = false;
 };
@@ -66,6 +67,9 @@ Result<Buffers> allocate(const TbeProblem& problem, const TbeBenchSpec& spec, co
   PARITY_ASSIGN_OR_RETURN(b.indices, parity::gpu::upload(pack_indices(batch.indices, problem.index_dtype)));
   PARITY_ASSIGN_OR_RETURN(b.offsets, parity::gpu::upload(pack_indices(batch.offsets, problem.index_dtype)));
   PARITY_ASSIGN_OR_RETURN(b.bad, parity::gpu::upload(pack_indices(bad_indices, problem.index_dtype)));
+  if (problem.has_per_sample_weights) {
+    PARITY_ASSIGN_OR_RETURN(b.per_sample_weights, parity::gpu::upload(batch.per_sample_weights));
+  }
   b.out_elements = problem.output_rows() * problem.output_cols();
   PARITY_ASSIGN_OR_RETURN(b.out, DeviceBuffer::allocate(static_cast<std::size_t>(b.out_elements) *
                                                         dtype_size_bytes(problem.output_dtype)));
@@ -79,13 +83,18 @@ Result<Buffers> allocate(const TbeProblem& problem, const TbeBenchSpec& spec, co
   return b;
 }
 
+const float* psw(Buffers& b) {
+  return b.per_sample_weights.as<float>();  // null unless the problem has per-sample weights
+}
+
 struct ForwardCheck {
   double max_err = 0, tolerance = 0, worst_ratio = 0;
 };
 
 // Forward on sampled bags against fp64 sums of the device's own rows. Per element the bound is
 // (L + 3) u32 sum|terms| + u_out |sum| (recursive fp32 summation of L terms, the fp32 -> output
-// rounding) plus 3e-8 for fp16's subnormal half-spacing.
+// rounding) plus 3e-8 for fp16's subnormal half-spacing; a per-sample weight's product and the
+// mean's division each add one fp32 rounding (L + 5 covers both).
 Result<ForwardCheck> check_forward(const TbeProblem& problem, const SyntheticBatch& batch, Buffers& b,
                                    std::uint64_t seed) {
   const auto& layout = problem.layout;
@@ -100,11 +109,14 @@ Result<ForwardCheck> check_forward(const TbeProblem& problem, const SyntheticBat
     const int dim = layout.feature_dim(f);
     std::vector<double> want(static_cast<std::size_t>(dim), 0.0), abs_sum(want.size(), 0.0);
     std::vector<std::uint8_t> row(static_cast<std::size_t>(dim) * w_size);
+    const std::int64_t length = batch.offsets[bag + 1] - batch.offsets[bag];
+    const double mean_scale = problem.pooling == PoolingMode::kMean && length > 0 ? 1.0 / static_cast<double>(length) : 1.0;
     for (std::int64_t p = batch.offsets[bag]; p < batch.offsets[bag + 1]; ++p) {
       const std::int64_t element = layout.weights_offset(layout.table_of_feature()[f]) + batch.indices[p] * dim;
       PARITY_RETURN_IF_ERROR(b.weights.copy_to_host(row.data(), row.size(), static_cast<std::size_t>(element) * w_size));
+      const double scale = mean_scale * (problem.has_per_sample_weights ? batch.per_sample_weights[p] : 1.0);
       for (int j = 0; j < dim; ++j) {
-        const double v = load_as_double(row, problem.weight_dtype, j);
+        const double v = scale * load_as_double(row, problem.weight_dtype, j);
         want[j] += v;
         abs_sum[j] += std::abs(v);
       }
@@ -113,10 +125,9 @@ Result<ForwardCheck> check_forward(const TbeProblem& problem, const SyntheticBat
     PARITY_RETURN_IF_ERROR(b.out.copy_to_host(
         got.data(), got.size(),
         static_cast<std::size_t>(row_b * problem.output_cols() + layout.output_column_offset(f)) * o_size));
-    const std::int64_t length = batch.offsets[bag + 1] - batch.offsets[bag];
     for (int j = 0; j < dim; ++j) {
       const double err = std::abs(load_as_double(got, problem.output_dtype, j) - want[j]);
-      const double tol = static_cast<double>(length + 3) * unit_roundoff(DType::kF32) * abs_sum[j] +
+      const double tol = static_cast<double>(length + 5) * unit_roundoff(DType::kF32) * abs_sum[j] +
                          unit_roundoff(problem.output_dtype) * std::abs(want[j]) + 3e-8;
       if (err / tol >= check.worst_ratio) check = {err, tol, err / tol};
     }
@@ -134,27 +145,48 @@ struct Timings {
   std::int64_t bad_counted = 0;
 };
 
+// TbeBenchRequest::variant as the kernels' options.
+struct KernelChoice {
+  eg::ForwardOptions forward;
+  eg::BackwardKernel backward = eg::BackwardKernel::kAuto;
+};
+Result<KernelChoice> kernel_choice(const std::string& variant) {
+  KernelChoice choice;
+  if (variant == "narrow_rows") {
+    choice.forward.kernel = eg::ForwardKernel::kNarrowRows;
+    choice.backward = eg::BackwardKernel::kNarrowRows;
+  } else if (variant == "wide_rows") {
+    choice.forward.kernel = eg::ForwardKernel::kGroupPerBag;
+    choice.backward = eg::BackwardKernel::kWarpPerChunk;
+  } else if (variant != "auto") {
+    return invalid_argument("bench tbe: --variant='", variant, "' is not one of auto, narrow_rows, wide_rows");
+  }
+  return choice;
+}
+
 // Every timing, in the order the recorded runs used (each reads the L2 state the previous left).
 Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Buffers& b, const TimingOptions& timing,
-                         MemoryWatch& memory) {
+                         MemoryWatch& memory, const KernelChoice& kernels) {
   OptimizerParams opt;
   opt.kind = spec.optimizer;
   opt.learning_rate = 0.01f;
   opt.eps = 1e-8f;
   const eg::TrainingState training{b.weights.data(), b.has_state1 ? b.state1.as<float>() : nullptr,
                                    b.has_state2 ? b.state2.as<float>() : nullptr};
-  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), nullptr};
+  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), psw(b)};
   Timings t;
   PARITY_ASSIGN_OR_RETURN(t.forward, time_on_device([&](parity::gpu::StreamHandle stream) {
-    return eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), stream);
+    return eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward, stream);
   }, timing));
   // Backward variants (tbe_gpu.hpp BackwardOptions): the default updates rows one at a time; the
   // batched-update kernel is timed beside it when both are asked for. `main` is what the step uses.
   eg::BackwardOptions main_options;
   main_options.batch_row_updates = !spec.time_row_at_a_time;
+  main_options.kernel = kernels.backward;
   t.main_batches_row_updates = main_options.batch_row_updates;
   eg::BackwardOptions other_options;
   other_options.batch_row_updates = true;
+  other_options.kernel = kernels.backward;
   auto backward = [&](const eg::BackwardOptions& options, parity::gpu::StreamHandle stream) {
     return eg::tbe_backward_fused(problem, b.layout, opt, training, device_batch, b.grad.as<float>(), b.ws.data(),
                                   b.ws_bytes, options, stream);
@@ -168,7 +200,8 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   }
   PARITY_RETURN_IF_ERROR(memory.note());
   PARITY_ASSIGN_OR_RETURN(t.step, time_on_device([&](parity::gpu::StreamHandle stream) {
-    PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), stream));
+    PARITY_RETURN_IF_ERROR(
+        eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward, stream));
     return backward(main_options, stream);
   }, timing));
   // Error-mode bounds check of `checked` (the clean or the bad indices) under `options`.
@@ -218,7 +251,42 @@ struct RunFacts {
   std::int64_t planted = 0;
   ForwardCheck check;
   double peak_device_bytes = 0;
+  HbmMeasurement copy;  // the copy ceiling, measured in the same call before the TBE buffers exist
+  TbeForwardBandwidth forward;
 };
+
+json feature_draws_json(const TbeBenchSpec& spec, const TbeLayout& layout) {
+  json features = json::array();
+  const auto draws = spec.feature_draws();
+  for (int f = 0; f < layout.num_features(); ++f) {
+    const int t = layout.table_of_feature()[f];
+    std::string table = spec.table_names.empty() ? std::string("t") : spec.table_names[t];
+    if (spec.table_names.empty()) table += std::to_string(t);  // (not "t" + ...: GCC 12 -Wrestrict)
+    features.push_back({{"table", table},
+                        {"rows", layout.tables()[t].num_rows},
+                        {"dim", layout.tables()[t].dim},
+                        {"bag_lengths", draws[f].bag_lengths.describe()},
+                        {"zipf_alpha", draws[f].zipf_alpha}});
+  }
+  return features;
+}
+
+json forward_bandwidth_json(const TbeForwardBandwidth& fwd, const HbmMeasurement& copy) {
+  return {{"every_lookup_tbps", fwd.every_lookup_tbps},
+          {"unique_rows_tbps", fwd.unique_rows_tbps},
+          {"copy_tbps", fwd.copy_tbps},
+          {"copy_method", copy.ceiling().method},
+          {"copy_total_bytes", copy.total_bytes},
+          {"copy_median_ms", copy.ceiling().stats.median_ms},
+          {"every_lookup_ratio_to_copy", fwd.every_lookup_ratio},
+          {"unique_rows_ratio_to_copy", fwd.unique_rows_ratio},
+          {"target_ratio_to_copy", fwd.target_fraction},
+          {"evaluated_byte_model", fwd.counts_unique_rows ? "unique_rows" : "every_lookup"},
+          {"evaluated_ratio_to_copy", fwd.evaluated_ratio},
+          {"target_met", fwd.target_met},
+          {"targets", "forward >= 70% of copy for rows >= 256 B, >= 60% for 129-255 B, >= 50% for <= 128 B "
+                      "(bytes-weighted harmonic mean over mixed rows); unique-row model when Zipf alpha > 1.05"}};
+}
 
 json results_json(const TbeBenchRequest& request, const TbeProblem& problem, const Buffers& b, const Timings& t,
                   const RunFacts& facts) {
@@ -233,10 +301,15 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
                    {"max_dim", layout.max_dim()},
                    {"total_output_dim", layout.total_output_dim()},
                    {"batch_size", problem.batch_size},
-                   {"pooling_factor", spec.pooling_factor},
+                   {"num_features", layout.num_features()},
+                   {"bag_lengths", spec.per_feature.empty() ? spec.bag_lengths.describe() : "per feature"},
+                   {"features", feature_draws_json(spec, layout)},
+                   {"pooling", pooling_mode_name(problem.pooling)},
+                   {"per_sample_weights", problem.has_per_sample_weights},
+                   {"output_dtype", std::string(dtype_name(problem.output_dtype))},
                    {"num_indices", problem.num_indices},
                    {"unique_rows", facts.unique_rows},
-                   {"zipf_alpha", spec.zipf},
+                   {"zipf_alpha_max", spec.max_zipf()},
                    {"hot_rows", spec.hot_rows},
                    {"weight_dtype", std::string(dtype_name(problem.weight_dtype))},
                    {"index_dtype", std::string(dtype_name(problem.index_dtype))},
@@ -253,6 +326,8 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
                   {"tolerance", facts.check.tolerance}};
   doc["forward"] = timed(t.forward, bytes.forward_bytes);
   doc["forward"]["fbgemm_convention_tbps"] = facts.fbgemm_forward_bytes / (t.forward.median_ms * 1e-3) / 1e12;
+  doc["forward"]["unique_rows_bytes"] = bytes.forward_unique_rows_bytes;
+  doc["forward_bandwidth"] = forward_bandwidth_json(facts.forward, facts.copy);
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
   doc["backward_variant"] = t.main_batches_row_updates ? "batched_row_updates" : "row_at_a_time";
   if (t.has_backward_batched) doc["backward_fused_batched_row_updates"] = timed(t.backward_batched, bytes.backward_bytes);
@@ -279,9 +354,13 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
   const auto& layout = problem.layout;
   const auto& bytes = facts.bytes;
   std::string text = format_text(
-      "bench tbe %s: %d tables, B=%lld, N=%lld, U=%lld, max_dim %d, %s weights, %s\n", request.spec.name.c_str(),
-      layout.num_tables(), static_cast<long long>(problem.batch_size), static_cast<long long>(problem.num_indices),
-      static_cast<long long>(facts.unique_rows), layout.max_dim(), std::string(dtype_name(problem.weight_dtype)).c_str(),
+      "bench tbe %s: %d tables, %d features, B=%lld, N=%lld, U=%lld, max_dim %d, %s weights, %s output, %s%s "
+      "pooling, %s indices, Zipf alpha max %.3g, %s\n",
+      request.spec.name.c_str(), layout.num_tables(), layout.num_features(), static_cast<long long>(problem.batch_size),
+      static_cast<long long>(problem.num_indices), static_cast<long long>(facts.unique_rows), layout.max_dim(),
+      std::string(dtype_name(problem.weight_dtype)).c_str(), std::string(dtype_name(problem.output_dtype)).c_str(),
+      problem.has_per_sample_weights ? "weighted " : "", pooling_mode_name(problem.pooling),
+      std::string(dtype_name(problem.index_dtype)).c_str(), request.spec.max_zipf(),
       optimizer_kind_name(request.spec.optimizer));
   text += format_text("  check: forward max_abs_err %.3e (tolerance %.3e) on %d sampled bags\n", facts.check.max_err,
                       facts.check.tolerance, kCheckedBags);
@@ -290,6 +369,7 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
                         s.p90_ms, line_bytes / (s.median_ms * 1e-3) / 1e12);
   };
   line("forward", t.forward, bytes.forward_bytes);
+  text += facts.forward.describe();
   line(t.main_batches_row_updates ? "backward + opt (batched)" : "backward + optimizer", t.backward, bytes.backward_bytes);
   if (t.has_backward_batched) line("backward + opt (batched)", t.backward_batched, bytes.backward_bytes);
   line("fwd + bwd + optimizer", t.step, bytes.forward_bytes + bytes.backward_bytes);
@@ -335,12 +415,15 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   facts.bytes = tbe_byte_model(problem, spec.optimizer, n_per_feature, u_per_feature);
   for (auto u : u_per_feature) facts.unique_rows += u;
   const auto bad_indices = plant_bad_indices(batch, spec.bad_fraction, request.seed, &facts.planted);
+  // The copy ceiling first, while the device is otherwise empty (the same timing options).
+  PARITY_ASSIGN_OR_RETURN(facts.copy, measure_hbm_copy(kDefaultHbmTotalBytes, request.timing));
   MemoryWatch memory;
   PARITY_RETURN_IF_ERROR(memory.start());
   PARITY_ASSIGN_OR_RETURN(Buffers b, allocate(problem, spec, batch, bad_indices, request.seed));
   // Check before timing.
-  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), nullptr};
-  PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data()));
+  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), psw(b)};
+  PARITY_ASSIGN_OR_RETURN(const KernelChoice kernels, kernel_choice(request.variant));
+  PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward));
   PARITY_RETURN_IF_ERROR(memory.note());
   PARITY_ASSIGN_OR_RETURN(facts.check, check_forward(problem, batch, b, request.seed));
   if (facts.check.worst_ratio > 1.0) {
@@ -349,7 +432,7 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   }
   DeviceClocks clocks_before, clocks_after;
   if (auto c = read_device_clocks(); c.is_ok()) clocks_before = *c;
-  PARITY_ASSIGN_OR_RETURN(const Timings t, time_all(problem, spec, b, request.timing, memory));
+  PARITY_ASSIGN_OR_RETURN(const Timings t, time_all(problem, spec, b, request.timing, memory, kernels));
   if (t.bad_counted != facts.planted) {
     return internal_error("bench tbe: bounds check counted ", t.bad_counted, " bad indices, planted ", facts.planted);
   }
@@ -360,8 +443,11 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   }
   facts.fbgemm_forward_bytes += static_cast<double>(b.out_elements) * static_cast<double>(dtype_size_bytes(problem.output_dtype));
   facts.peak_device_bytes = memory.peak_bytes();
+  facts.forward = evaluate_tbe_forward(problem, spec, facts.bytes, n_per_feature, t.forward.median_ms,
+                                       facts.copy.ceiling().median_tbps);
   json doc = results_json(request, problem, b, t, facts);
-  std::string text = report_text(request, problem, b, t, facts);
+  doc["variant"] = request.variant;
+  std::string text = report_text(request, problem, b, t, facts) + "kernels: " + request.variant + "\n";
   PARITY_RETURN_IF_ERROR(finish_results_document(doc, clocks_before, clocks_after, request.out, &text));
   return text;
 }

@@ -186,6 +186,7 @@ Result<std::vector<cublasLtMatmulHeuristicResult_t>> CublasLtProvider::Impl::que
   return results;
 }
 
+// Long on purpose: the cached enumeration of one problem class, each cuBLASLt call checked in turn.
 Result<const ClassSpace*> CublasLtProvider::Impl::class_space(const GemmProblem& problem) {
   const std::uint64_t key = problem_class_hash(problem_class(problem));
   if (auto found = spaces.find(key); found != spaces.end()) return &found->second;

@@ -71,27 +71,19 @@ struct Session {
   }
 };
 
-}  // namespace
-
-Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmProblem& problem,
-                                       const std::vector<Candidate>& selector_picks,
-                                       const MeasureOptions& options) {
-  PARITY_RETURN_IF_ERROR(problem.validate());
-  PARITY_RETURN_IF_ERROR(validate_measure_options(options));
-  ShapeMeasurement out;
-  out.problem = problem;
-  out.tolerance = RandomGemmOperands::tolerance(problem);
-
-  // Candidate set: the pruned class space + the heuristic's picks (enumerate), or only the
-  // heuristic's picks; then the selector's picks, matched by their cuBLASLt tuple.
+// Candidate set: the pruned class space + the heuristic's picks (enumerate), or only the
+// heuristic's picks; then the selector's picks, matched by their cuBLASLt tuple.
+Status gather_candidates(CublasLtProvider& provider, const GemmProblem& problem,
+                         const std::vector<Candidate>& selector_picks, const MeasureOptions& options,
+                         ShapeMeasurement* out) {
   std::vector<Candidate> set;
   if (options.screen_all) {
     PARITY_ASSIGN_OR_RETURN(set, provider.enumerate(problem));
-    out.check_ms = provider.last_check_ms();
+    out->check_ms = provider.last_check_ms();
   } else {
     PARITY_ASSIGN_OR_RETURN(set, provider.heuristic(problem, 8));
   }
-  out.heuristic_us = provider.last_heuristic_us();
+  out->heuristic_us = provider.last_heuristic_us();
   std::vector<std::string> keys;
   for (const Candidate& c : set) {
     TimedCandidate timed;
@@ -99,7 +91,7 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
     timed.configuration = provider.configuration(c);
     timed.from_pruned_set = options.screen_all;
     keys.push_back(timed.configuration);
-    out.candidates.push_back(std::move(timed));
+    out->candidates.push_back(std::move(timed));
   }
   for (std::size_t rank = 0; rank < selector_picks.size(); ++rank) {
     Candidate pick = selector_picks[rank];
@@ -113,31 +105,29 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
       timed.candidate = pick;
       timed.configuration = key;
       keys.push_back(key);
-      out.candidates.push_back(std::move(timed));
+      out->candidates.push_back(std::move(timed));
       found = keys.end() - 1;
     }
-    auto& entry = out.candidates[static_cast<std::size_t>(found - keys.begin())];
+    auto& entry = out->candidates[static_cast<std::size_t>(found - keys.begin())];
     if (entry.selector_rank < 0) entry.selector_rank = static_cast<int>(rank);
   }
-  if (out.candidates.empty()) {
+  if (out->candidates.empty()) {
     return unsupported("measure: no cuBLASLt candidate for ", problem.describe());
   }
+  return Status::ok();
+}
 
-  std::uint64_t workspace = 0;
-  for (const auto& c : out.candidates) workspace = std::max(workspace, c.candidate.workspace_bytes);
-  PARITY_ASSIGN_OR_RETURN(RandomGemmOperands operands,
-                          RandomGemmOperands::create(problem, options.seed, workspace));
-  Session session{provider, problem, options, operands};
-  std::mt19937_64 engine(options.seed);
-
-  // Screening: every candidate, a few flushed repetitions, random order. A candidate whose launch
-  // fails is recorded and dropped (AlgoCheck does not see pointers, origami.md §5.4).
-  std::vector<std::size_t> order(out.candidates.size());
+// Screening (every candidate, a few flushed repetitions, random order; a candidate whose launch
+// fails is recorded and dropped: AlgoCheck does not see pointers, origami.md §5.4), then
+// promotion: the best top_k screened, every heuristic pick, every selector pick.
+Result<std::vector<std::size_t>> screen_and_promote(Session& session, const MeasureOptions& options,
+                                                    std::mt19937_64& engine, ShapeMeasurement* out) {
+  std::vector<std::size_t> order(out->candidates.size());
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), engine);
   const bool must_time_all = !options.screen_all;
   for (std::size_t index : order) {
-    auto& c = out.candidates[index];
+    auto& c = out->candidates[index];
     if (must_time_all) continue;
     auto stats = session.time(c.candidate, 1, options.screen_repetitions);
     if (!stats.is_ok()) {
@@ -147,32 +137,35 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
     }
     c.screen_ms = stats->median_ms;
   }
-
-  // Promotion: best top_k screened, every heuristic pick, every selector pick.
   std::vector<std::size_t> screened;
-  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
-    if (out.candidates[i].screen_ms > 0.0) screened.push_back(i);
+  for (std::size_t i = 0; i < out->candidates.size(); ++i) {
+    if (out->candidates[i].screen_ms > 0.0) screened.push_back(i);
   }
   std::sort(screened.begin(), screened.end(), [&](std::size_t x, std::size_t y) {
-    return out.candidates[x].screen_ms < out.candidates[y].screen_ms;
+    return out->candidates[x].screen_ms < out->candidates[y].screen_ms;
   });
   std::vector<std::size_t> promoted;
   for (std::size_t i = 0; i < screened.size() && static_cast<int>(i) < options.top_k; ++i) {
     promoted.push_back(screened[i]);
   }
-  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
-    const auto& c = out.candidates[i];
+  for (std::size_t i = 0; i < out->candidates.size(); ++i) {
+    const auto& c = out->candidates[i];
     const bool always = must_time_all || c.candidate.heuristic_rank >= 0 || c.selector_rank >= 0;
     if (always && c.error.empty() &&
         std::find(promoted.begin(), promoted.end(), i) == promoted.end()) {
       promoted.push_back(i);
     }
   }
+  return promoted;
+}
 
-  // Check before timing: a wrong result is never timed.
+// Check before timing: a wrong result is never timed. Returns the candidates that passed.
+Result<std::vector<std::size_t>> check_promoted(Session& session,
+                                                const std::vector<std::size_t>& promoted,
+                                                ShapeMeasurement* out) {
   std::vector<std::size_t> checked;
   for (std::size_t index : promoted) {
-    auto& c = out.candidates[index];
+    auto& c = out->candidates[index];
     auto error = session.check(c.candidate);
     if (!error.is_ok()) {
       if (error.status().code() != StatusCode::kDeviceError) return error.status();
@@ -180,17 +173,20 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
       continue;
     }
     c.max_relative_error = *error;
-    if (!(*error <= out.tolerance)) {
-      c.error = detail::concat("max relative error ", *error, " exceeds the tolerance ", out.tolerance);
+    if (!(*error <= out->tolerance)) {
+      c.error = detail::concat("max relative error ", *error, " exceeds the tolerance ", out->tolerance);
       continue;
     }
     checked.push_back(index);
   }
+  return checked;
+}
 
-  // Rounds from the fastest screened median: a 10 us kernel's repetitions scatter by ~10% (launch
-  // and DRAM-latency jitter), so 30 of them leave its median ~1% uncertain; min_timed_ms of kernel
-  // time brings every shape's median to about the same precision.
-  out.rounds = options.repetitions;
+// Rounds from the fastest screened median: a 10 us kernel's repetitions scatter by ~10% (launch
+// and DRAM-latency jitter), so 30 of them leave its median ~1% uncertain; min_timed_ms of kernel
+// time brings every shape's median to about the same precision.
+int timed_rounds(const std::vector<std::size_t>& checked, const MeasureOptions& options,
+                 const ShapeMeasurement& out) {
   double fastest_screen_ms = 0.0;
   for (std::size_t index : checked) {
     const double screen_ms = out.candidates[index].screen_ms;
@@ -198,11 +194,55 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
       fastest_screen_ms = screen_ms;
     }
   }
-  if (options.min_timed_ms > 0.0 && fastest_screen_ms > 0.0) {
-    const double wanted = std::ceil(options.min_timed_ms / fastest_screen_ms);
-    out.rounds = static_cast<int>(std::clamp(wanted, static_cast<double>(options.repetitions),
-                                             static_cast<double>(options.max_repetitions)));
+  if (options.min_timed_ms <= 0.0 || fastest_screen_ms <= 0.0) return options.repetitions;
+  const double wanted = std::ceil(options.min_timed_ms / fastest_screen_ms);
+  return static_cast<int>(std::clamp(wanted, static_cast<double>(options.repetitions),
+                                     static_cast<double>(options.max_repetitions)));
+}
+
+// Noise floor: the oracle's top noise_top timed again, the same way.
+Status retime_noise_floor(Session& session, const std::vector<std::size_t>& by_time,
+                          const MeasureOptions& options, std::mt19937_64& engine,
+                          ShapeMeasurement* out) {
+  if (options.noise_top <= 0 || by_time.empty()) return Status::ok();
+  std::vector<std::size_t> top(
+      by_time.begin(),
+      by_time.begin() + std::min<std::ptrdiff_t>(options.noise_top,
+                                                 static_cast<std::ptrdiff_t>(by_time.size())));
+  PARITY_ASSIGN_OR_RETURN(auto again, session.interleaved(top, out->candidates, out->rounds, engine));
+  for (std::size_t slot = 0; slot < top.size(); ++slot) {
+    PARITY_ASSIGN_OR_RETURN(const auto stats, bench::summarize(again[slot]));
+    NoiseRetime retime{top[slot], out->candidates[top[slot]].stats.median_ms, stats.median_ms};
+    out->noise_max_relative_spread =
+        std::max(out->noise_max_relative_spread,
+                 std::abs(retime.second_ms - retime.first_ms) / retime.first_ms);
+    out->noise.push_back(retime);
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmProblem& problem,
+                                       const std::vector<Candidate>& selector_picks,
+                                       const MeasureOptions& options) {
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  PARITY_RETURN_IF_ERROR(validate_measure_options(options));
+  ShapeMeasurement out;
+  out.problem = problem;
+  out.tolerance = RandomGemmOperands::tolerance(problem);
+  PARITY_RETURN_IF_ERROR(gather_candidates(provider, problem, selector_picks, options, &out));
+
+  std::uint64_t workspace = 0;
+  for (const auto& c : out.candidates) workspace = std::max(workspace, c.candidate.workspace_bytes);
+  PARITY_ASSIGN_OR_RETURN(RandomGemmOperands operands,
+                          RandomGemmOperands::create(problem, options.seed, workspace));
+  Session session{provider, problem, options, operands};
+  std::mt19937_64 engine(options.seed);
+  PARITY_ASSIGN_OR_RETURN(const auto promoted, screen_and_promote(session, options, engine, &out));
+  PARITY_ASSIGN_OR_RETURN(const auto checked, check_promoted(session, promoted, &out));
+
+  out.rounds = timed_rounds(checked, options, out);
   PARITY_ASSIGN_OR_RETURN(auto samples,
                           session.interleaved(checked, out.candidates, out.rounds, engine));
   for (std::size_t slot = 0; slot < checked.size(); ++slot) {
@@ -210,7 +250,6 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
     PARITY_ASSIGN_OR_RETURN(c.stats, bench::summarize(samples[slot]));
     c.is_timed = true;
   }
-
   std::vector<std::size_t> by_time = checked;
   std::sort(by_time.begin(), by_time.end(), [&](std::size_t x, std::size_t y) {
     return out.candidates[x].stats.median_ms < out.candidates[y].stats.median_ms;
@@ -222,23 +261,7 @@ Result<ShapeMeasurement> measure_shape(CublasLtProvider& provider, const GemmPro
     if (c.candidate.heuristic_rank == 0) out.heuristic_top1 = static_cast<int>(i);
     if (c.selector_rank == 0) out.selector_top1 = static_cast<int>(i);
   }
-
-  // Noise floor: the oracle's top noise_top timed again, the same way.
-  if (options.noise_top > 0 && !by_time.empty()) {
-    std::vector<std::size_t> top(by_time.begin(),
-                                 by_time.begin() + std::min<std::ptrdiff_t>(
-                                                       options.noise_top,
-                                                       static_cast<std::ptrdiff_t>(by_time.size())));
-    PARITY_ASSIGN_OR_RETURN(auto again, session.interleaved(top, out.candidates, out.rounds, engine));
-    for (std::size_t slot = 0; slot < top.size(); ++slot) {
-      PARITY_ASSIGN_OR_RETURN(const auto stats, bench::summarize(again[slot]));
-      NoiseRetime retime{top[slot], out.candidates[top[slot]].stats.median_ms, stats.median_ms};
-      out.noise_max_relative_spread =
-          std::max(out.noise_max_relative_spread,
-                   std::abs(retime.second_ms - retime.first_ms) / retime.first_ms);
-      out.noise.push_back(retime);
-    }
-  }
+  PARITY_RETURN_IF_ERROR(retime_noise_floor(session, by_time, options, engine, &out));
   return out;
 }
 

@@ -2,6 +2,7 @@
 // register_backends): GEMMs through gemm::Gemm (cuBLASLt), the rest through the portable kernels of
 // include/parity/nn/dense_gpu.hpp. Asynchronous on the context's stream, except the loss, whose
 // value is read back (the trainer reports it every step).
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include "nn/linear_steps.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/nn/dense_gpu.hpp"
+#include "parity/nn/interaction.hpp"
 
 namespace parity::nn::gpu_variants {
 namespace {
@@ -64,6 +66,8 @@ class Fp32Fallback {
     PARITY_RETURN_IF_ERROR(gpu::cast(a_count, args.a, shape.a_dtype, a, DType::kF32, context.stream));
     PARITY_RETURN_IF_ERROR(gpu::cast(b_count, args.b, shape.b_dtype, b, DType::kF32, context.stream));
     if (bias != nullptr) PARITY_RETURN_IF_ERROR(gpu::cast(shape.m, args.bias, shape.c_dtype, bias, DType::kF32, context.stream));
+    // beta != 0 reads D's previous contents as C.
+    if (cast_d && args.beta != 0.0f) PARITY_RETURN_IF_ERROR(gpu::cast(d_count, args.d, shape.c_dtype, d, DType::kF32, context.stream));
     gemm::GemmRunProblem fp32 = problem;
     fp32.shape.a_dtype = fp32.shape.b_dtype = fp32.shape.c_dtype = DType::kF32;
     fp32.allow_tf32 = true;
@@ -109,6 +113,30 @@ class LinearForwardGpu final : public LinearForwardVariant {
   }
 };
 
+// Whether cuBLASLt has a kernel for the data-gradient GEMM with the dReLU epilogue (it lacks some,
+// e.g. bf16 dReLU epilogues at some alignments): probed once per problem by creating its plan.
+class FusedDreluSupport {
+ public:
+  bool available(const gemm::GemmRunProblem& problem, const ExecutionContext& context) {
+    const std::string key = problem.shape.describe() + " tf32=" + std::to_string(problem.allow_tf32);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = known_.find(key);
+    if (found != known_.end()) return found->second;
+    const bool ok = detail::gemm_cache().get(problem, context).is_ok();
+    known_.emplace(key, ok);
+    return ok;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, bool> known_;
+};
+
+FusedDreluSupport& fused_drelu_support() {
+  static FusedDreluSupport instance;
+  return instance;
+}
+
 class LinearBackwardGpu final : public LinearBackwardVariant {
  public:
   std::string_view name() const override { return "linear_backward_gpu_gemm_bgrad"; }
@@ -117,6 +145,20 @@ class LinearBackwardGpu final : public LinearBackwardVariant {
   }
   Status run(const LinearProblem& problem, const LinearBackwardArgs& args, void*,
              const ExecutionContext& context) const override {
+    if (args.input_relu_mask != nullptr && args.grad_input != nullptr &&
+        !fused_drelu_support().available(
+            detail::linear_data_grad_gemm(problem.batch_size, problem.in_features, problem.out_features, problem.dtype,
+                                          problem.math, gemm::RunEpilogue::kDRelu),
+            context)) {
+      // No fused kernel: the plain data gradient, then the producer's dReLU from its output (this
+      // layer's input) in place, as the unfused path would have run it.
+      LinearBackwardArgs plain = args;
+      plain.input_relu_mask = nullptr;
+      PARITY_RETURN_IF_ERROR(
+          detail::linear_backward_steps(problem, plain, context, &run_gemm_with_fallback, &relu_backward_gpu));
+      return gpu::relu_backward(problem.batch_size * problem.in_features, problem.dtype, args.grad_input, args.input,
+                                args.grad_input, context.stream);
+    }
     return detail::linear_backward_steps(problem, args, context, &run_gemm_with_fallback, &relu_backward_gpu);
   }
 };
@@ -161,6 +203,81 @@ class DotInteractionBackwardGpu final : public DotInteractionBackwardVariant {
              const ExecutionContext& context) const override {
     return gpu::interaction_dot_backward(interaction_shape(problem), args.bottom, args.embeddings, args.grad_output,
                                          args.grad_bottom, args.grad_embeddings, context.stream);
+  }
+};
+
+// DCNv2 cross layer: the two low-rank projections as GEMMs (gemm::Gemm, bf16 or fp32/TF32 like the
+// MLP), the element-wise step as one kernel. The backward's kernel also copies grad_output into
+// grad_input, and V's data-gradient GEMM adds d low V onto it (beta = 1): grad_input = g + dx
+// without a separate pass.
+Status require_gpu_cross(const CrossLayerProblem& problem, const ExecutionContext& context) {
+  PARITY_RETURN_IF_ERROR(require_gpu(context));
+  return problem.validate();
+}
+
+class CrossForwardGpu final : public CrossLayerForwardVariant {
+ public:
+  std::string_view name() const override { return "cross_layer_forward_gpu_gemm_fused"; }
+  Status can_implement(const CrossLayerProblem& problem, const ExecutionContext& context) const override {
+    return require_gpu_cross(problem, context);
+  }
+  Status run(const CrossLayerProblem& problem, const CrossLayerForwardArgs& args, void*,
+             const ExecutionContext& context) const override {
+    PARITY_CHECK_ARG(args.x0 && args.input && args.low && args.cross && args.output,
+                     "cross_layer_forward: x0, input, low, cross and output must not be null");
+    PARITY_RETURN_IF_ERROR(detail::linear_forward_steps(problem.down_projection(),
+                                                        {args.input, args.v_weight, nullptr, args.low}, context,
+                                                        &run_gemm_with_fallback));
+    PARITY_RETURN_IF_ERROR(detail::linear_forward_steps(problem.up_projection(),
+                                                        {args.low, args.u_weight, args.u_bias, args.cross}, context,
+                                                        &run_gemm_with_fallback));
+    return gpu::cross_forward(problem.batch_size * problem.width, problem.dtype, args.x0, args.cross, args.input,
+                              args.output, context.stream);
+  }
+};
+
+class CrossBackwardGpu final : public CrossLayerBackwardVariant {
+ public:
+  std::string_view name() const override { return "cross_layer_backward_gpu_gemm_fused"; }
+  Status can_implement(const CrossLayerProblem& problem, const ExecutionContext& context) const override {
+    return require_gpu_cross(problem, context);
+  }
+  Status run(const CrossLayerProblem& problem, const CrossLayerBackwardArgs& args, void*,
+             const ExecutionContext& context) const override {
+    PARITY_CHECK_ARG(args.x0 && args.input && args.low && args.cross && args.grad_output && args.grad_x0 &&
+                         args.grad_input && args.scratch_cross && args.scratch_low && args.grad_v && args.grad_u &&
+                         args.grad_u_bias,
+                     "cross_layer_backward: activations, gradients and scratch must not be null");
+    PARITY_CHECK_ARG(args.grad_x0 != args.grad_input && args.grad_input != args.grad_output,
+                     "cross_layer_backward: grad_input must differ from grad_x0 and grad_output");
+    const std::int64_t rows = problem.batch_size, width = problem.width, rank = problem.rank;
+    // d cross = g * x0, grad_x0 += g * cross, grad_input = g.
+    PARITY_RETURN_IF_ERROR(gpu::cross_backward(rows * width, problem.dtype, args.grad_output, args.x0, args.cross,
+                                               args.scratch_cross, args.grad_x0, true, context.stream,
+                                               args.grad_input));
+    LinearBackwardArgs up;
+    up.input = args.low;
+    up.weight = args.u_weight;
+    up.grad_output = args.scratch_cross;
+    up.grad_input = args.scratch_low;
+    up.grad_weight = args.grad_u;
+    up.grad_bias = args.grad_u_bias;
+    PARITY_RETURN_IF_ERROR(
+        detail::linear_backward_steps(problem.up_projection(), up, context, &run_gemm_with_fallback, &relu_backward_gpu));
+    gemm::GemmArgs weight_args;  // dV = d low^T x
+    weight_args.a = args.input;
+    weight_args.b = args.scratch_low;
+    weight_args.d = args.grad_v;
+    PARITY_RETURN_IF_ERROR(run_gemm_with_fallback(
+        detail::linear_weight_grad_gemm(rows, width, rank, problem.dtype, problem.math, gemm::RunEpilogue::kNone),
+        weight_args, context));
+    gemm::GemmArgs data_args;  // grad_input += d low V
+    data_args.a = args.v_weight;
+    data_args.b = args.scratch_low;
+    data_args.d = args.grad_input;
+    data_args.beta = 1.0f;
+    return run_gemm_with_fallback(detail::linear_data_grad_gemm(rows, width, rank, problem.dtype, problem.math),
+                                  data_args, context);
   }
 };
 
@@ -233,12 +350,16 @@ void install() {
   static const DotInteractionBackwardGpu interaction_backward;
   static const BceLossGpu bce;
   static const DenseOptimizerGpu optimizer;
+  static const CrossForwardGpu cross_forward;
+  static const CrossBackwardGpu cross_backward;
   detail::linear_forward_gpu_gemm_relu_aux_slot().install(&linear_forward);
   detail::linear_backward_gpu_gemm_drelu_bgrad_slot().install(&linear_backward);
   detail::dot_interaction_forward_gpu_batched_gemm_slot().install(&interaction_forward);
   detail::dot_interaction_backward_gpu_batched_gemm_slot().install(&interaction_backward);
   detail::bce_with_logits_gpu_reduce_slot().install(&bce);
   detail::dense_optimizer_gpu_elementwise_slot().install(&optimizer);
+  detail::cross_layer_forward_gpu_gemm_fused_slot().install(&cross_forward);
+  detail::cross_layer_backward_gpu_gemm_fused_slot().install(&cross_backward);
 }
 
 }  // namespace parity::nn::gpu_variants

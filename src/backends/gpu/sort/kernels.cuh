@@ -114,6 +114,8 @@ __global__ void __launch_bounds__(kRadixMaxDigits)
   if (d < num_digits) digit_totals[d] = start;
 }
 
+// Long on purpose: one kernel body (rank within the block, then scatter) whose phases share
+// registers and shared memory.
 __global__ void __launch_bounds__(kRadixBlockThreads)
     radix_scatter_kernel(const std::uint64_t* __restrict__ keys_in, std::uint64_t* __restrict__ keys_out,
                          std::int64_t count, int shift, int digit_bits, std::int64_t num_tiles,

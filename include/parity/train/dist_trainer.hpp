@@ -1,0 +1,57 @@
+// train_distributed(): the trainer on R ranks of a host communicator (MPI under mpirun, or the
+// local one for R = 1). Every rank reads the same global batch and trains on its slice (rank r
+// holds samples [r·B/R, (r+1)·B/R)); embedding tables are placed whole on one rank each
+// (table-wise, from a plan or a greedy placement by bytes) and reached through the input and
+// pooled-output all-to-alls; the dense part is replicated and its gradients are summed across
+// ranks before every rank applies the same update. Checkpoints are per rank and can be restored
+// on another rank count (re-sharding). See docs/training.md, "Distributed".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parity/comm/communicator.hpp"
+#include "parity/core/status.hpp"
+#include "parity/model/spec.hpp"
+#include "parity/plan/plan.hpp"
+#include "parity/train/trainer.hpp"
+
+namespace parity::train {
+
+/// table_owner[t]: the rank holding table t of the spec (every feature reading it goes there).
+struct TablePlacement {
+  std::vector<int> table_owner;
+};
+
+/// Greedy table-wise placement: tables by descending bytes (weights + optimiser state), each to
+/// the rank with the fewest bytes so far (lowest rank on ties). Deterministic.
+Result<TablePlacement> greedy_table_placement(const model::ModelSpec& spec, int num_ranks);
+/// The plan's placement: every table must be table-wise with one shard on a rank < num_ranks,
+/// and the plan's rank count must be num_ranks (the error names the table and what differs).
+Result<TablePlacement> placement_from_plan(const plan::Plan& plan, const model::ModelSpec& spec,
+                                           int num_ranks);
+
+struct DistTrainOptions {
+  /// The single-rank options: batch_size is the global batch (split evenly across ranks).
+  /// Output files (metrics, SVG, summary) are written by rank 0; checkpoints by every rank.
+  TrainOptions train;
+  /// Empty: greedy_table_placement. Else one owner per table of the spec.
+  TablePlacement placement;
+  /// The dense weight gradient is computed per chunk of the global batch (chunk c holds samples
+  /// [c·B/C, (c+1)·B/C)) and the chunks are summed in chunk order on every rank, so the update
+  /// is the same bits for every rank count dividing C. 0: one chunk per rank (plain data
+  /// parallelism, then summed by the communicator: fast, not rank-count independent).
+  int gradient_chunks = 0;
+};
+
+/// Collective: every rank of `comm` calls it with the same options. Returns on every rank the
+/// same summary (losses and evaluations are computed from gathered logits, identical on all
+/// ranks). The checkpoint files are OUT/checkpoint.rank<r>-of-<R>.ckpt; resume reads every
+/// rank's file of the latest complete set, whatever its rank count, and re-places the tables.
+Result<TrainSummary> train_distributed(const DistTrainOptions& options, comm::Communicator& comm);
+
+/// The checkpoint file of rank `rank` of `num_ranks` in `out_dir`.
+std::string dist_checkpoint_path(const std::string& out_dir, int rank, int num_ranks);
+
+}  // namespace parity::train

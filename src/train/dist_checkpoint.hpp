@@ -1,0 +1,38 @@
+// Per-rank checkpoints of the distributed trainer (internal). Rank r of R writes
+// OUT/checkpoint.rank<r>-of-<R>.ckpt (the single-rank file format: atomic, CRC-checked) with the
+// run's "meta" (plus num_ranks, rank, table_owner, gradient_chunks), the step losses, its tables
+// ("embedding.table<t>.weights|state1|state2") and, on rank 0, the dense part ("dense.*", the
+// single-rank blob names). Loading picks the complete set with the latest step (this rank count
+// on a tie), reads rank 0's file for the dense part and, for each table this rank owns now, the
+// file of the rank that owned it then: a set written on R ranks restores on any rank count.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "parity/comm/communicator.hpp"
+#include "parity/train/dist_trainer.hpp"
+#include "train/dist_dense.hpp"
+#include "train/dist_embedding.hpp"
+#include "train/train_state.hpp"
+
+namespace parity::train::detail {
+
+/// What one rank saves or restores.
+struct DistCheckpointParts {
+  const DistTrainOptions* options = nullptr;
+  std::vector<int> table_owner;
+  int gradient_chunks = 0;
+  DenseReplica* dense = nullptr;
+  EmbeddingShard* shard = nullptr;
+};
+
+/// This rank's file (not collective: the caller agrees on the outcome across ranks).
+Status save_dist_checkpoint(const DistCheckpointParts& parts, const comm::Communicator& comm,
+                            const TrainState& state);
+/// Restores from the latest complete set in the output directory; returns false when there is
+/// none (not collective; every rank sees the same files).
+Result<bool> load_dist_checkpoint(const DistCheckpointParts& parts, const comm::Communicator& comm,
+                                  TrainState* state);
+
+}  // namespace parity::train::detail

@@ -1,0 +1,157 @@
+// The distributed trainer on the MPI world (4 ranks in CI; 3 too) against single-rank runs made
+// on rank 0 in the same test:
+//  - with one gradient chunk, the trainer on one rank (local communicator) gives the plain
+//    single-rank trainer's losses bit for bit: its replica runs the same ops;
+//  - with C gradient chunks (C a multiple of the rank count), every rank count dividing C sums the
+//    same chunk gradients in the same order, so the world run's losses and NE/AUC equal the
+//    one-rank run's with C chunks bit for bit (no tolerance is needed: the order is fixed);
+//  - a checkpoint set written by the world resumes on one rank with the uninterrupted losses.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "dist/dist_world.hpp"
+#include "parity/data/dataset.hpp"
+#include "parity/model/spec.hpp"
+#include "parity/train/dist_trainer.hpp"
+#include "parity/train/trainer.hpp"
+
+namespace parity::comm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using train::DistTrainOptions;
+using train::TrainSummary;
+
+// A directory every rank knows: rank 0 creates it and broadcasts the name.
+std::string shared_temp_dir() {
+  std::array<char, 256> name{};
+  if (world().rank() == 0) {
+    std::string pattern = (fs::temp_directory_path() / "parity_dist_train_XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) std::strncpy(name.data(), pattern.c_str(), name.size() - 1);
+  }
+  const Status status = world().broadcast(name.data(), static_cast<std::int64_t>(name.size() / 4), DType::kI32, 0);
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  return name.data();
+}
+
+struct RunSetup {
+  model::ModelSpec spec;
+  std::string dir;
+  std::int64_t batch = 96;  // divisible by 12 chunks of 8 rows
+  int chunks = 12;          // a multiple of 1, 2, 3 and 4 ranks
+  std::int64_t steps = 6;
+};
+
+DistTrainOptions options_for(const RunSetup& setup, const std::string& out, std::int64_t steps, int chunks) {
+  DistTrainOptions options;
+  auto& train = options.train;
+  train.spec = setup.spec;
+  train.data_dir = setup.dir + "/data";
+  train.out_dir = out;
+  train.batch_size = setup.batch;
+  train.max_steps = steps;
+  train.eval_max_samples = 4 * setup.batch;
+  train.determinism = train::Determinism::kBitwise;
+  train.seed = 7;
+  train.num_threads = 1;
+  options.gradient_chunks = chunks;
+  return options;
+}
+
+// Rank 0 writes the dataset; every rank waits for it.
+void generate(const RunSetup& setup) {
+  if (world().rank() == 0) {
+    data::SyntheticOptions synthetic;
+    synthetic.train_samples = setup.batch * 12;
+    synthetic.eval_samples = setup.batch * 4 + 17;  // a short last eval batch
+    synthetic.seed = 3;
+    synthetic.num_threads = 1;
+    const auto report = data::generate_synthetic(model::dataset_schema(setup.spec), synthetic, setup.dir + "/data");
+    EXPECT_TRUE(report.is_ok()) << report.status().to_string();
+  }
+  ASSERT_TRUE(world().barrier().is_ok());
+}
+
+Result<TrainSummary> run_on_one_rank(const DistTrainOptions& options) {
+  auto local = make_local_communicator();
+  return train::train_distributed(options, *local);
+}
+
+void expect_same_bits(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&got[i], &want[i], sizeof(double)), 0)
+        << what << ": step " << i + 1 << " loss " << got[i] << " vs " << want[i];
+  }
+}
+
+void check_equivalence(RunSetup setup) {
+  setup.dir = shared_temp_dir();
+  ASSERT_FALSE(setup.dir.empty());
+  generate(setup);
+  TrainSummary plain, one_rank_chunked;
+  if (world().rank() == 0) {
+    auto plain_run = train::train(options_for(setup, setup.dir + "/plain", setup.steps, 1).train);
+    ASSERT_TRUE(plain_run.is_ok()) << plain_run.status().to_string();
+    plain = *plain_run;
+    auto one_chunk = run_on_one_rank(options_for(setup, setup.dir + "/one", setup.steps, 1));
+    ASSERT_TRUE(one_chunk.is_ok()) << one_chunk.status().to_string();
+    // The replica and the shard are the single-rank model, op for op.
+    expect_same_bits(one_chunk->step_losses, plain.step_losses, "1 rank, 1 chunk vs the plain trainer");
+    auto chunked = run_on_one_rank(options_for(setup, setup.dir + "/one_chunked", setup.steps, setup.chunks));
+    ASSERT_TRUE(chunked.is_ok()) << chunked.status().to_string();
+    one_rank_chunked = *chunked;
+  }
+  auto world_run = train::train_distributed(options_for(setup, setup.dir + "/world", setup.steps, setup.chunks),
+                                            world());
+  ASSERT_TRUE(world_run.is_ok()) << world_run.status().to_string();
+  if (world().rank() == 0) {
+    expect_same_bits(world_run->step_losses, one_rank_chunked.step_losses, "world vs 1 rank, same chunks");
+    ASSERT_FALSE(world_run->evaluations.empty());
+    EXPECT_EQ(world_run->evaluations.back().ne, one_rank_chunked.evaluations.back().ne);
+    EXPECT_EQ(world_run->evaluations.back().auc, one_rank_chunked.evaluations.back().auc);
+    EXPECT_EQ(world_run->evaluations.back().samples, one_rank_chunked.evaluations.back().samples);
+    // Re-sharding: the world's checkpoint set resumes on one rank with the uninterrupted losses.
+    auto longer = run_on_one_rank(options_for(setup, setup.dir + "/one_chunked", setup.steps + 3, setup.chunks));
+    ASSERT_TRUE(longer.is_ok()) << longer.status().to_string();
+    auto resumed_options = options_for(setup, setup.dir + "/world", setup.steps + 3, setup.chunks);
+    resumed_options.train.resume = train::ResumeMode::kFromLatestCheckpoint;
+    auto resumed = run_on_one_rank(resumed_options);
+    ASSERT_TRUE(resumed.is_ok()) << resumed.status().to_string();
+    EXPECT_EQ(resumed->resumed_from_step, setup.steps);
+    expect_same_bits(resumed->step_losses, longer->step_losses, "resumed on 1 rank vs uninterrupted");
+  }
+  ASSERT_TRUE(world().barrier().is_ok());
+  if (world().rank() == 0) fs::remove_all(setup.dir);
+}
+
+class TrainDist : public DistTest {};
+
+TEST_F(TrainDist, TinyOnAllRanksEqualsOneRankBitForBit) {
+  RunSetup setup;
+  auto spec = model::preset("tiny");
+  ASSERT_TRUE(spec.is_ok());
+  setup.spec = *spec;
+  check_equivalence(setup);
+}
+
+// dlrm-kaggle's dense part (2.7M parameters) with its 26 tables capped at 1000 rows.
+TEST_F(TrainDist, ScaledDownKaggleOnAllRanksEqualsOneRankBitForBit) {
+  if (4 % world().size() != 0) GTEST_SKIP() << "4 gradient chunks need a rank count dividing 4";
+  RunSetup setup;
+  auto spec = model::preset("dlrm-kaggle");
+  ASSERT_TRUE(spec.is_ok());
+  model::cap_table_rows(*spec, 1000);
+  setup.spec = *spec;
+  setup.batch = 64;
+  setup.chunks = 4;
+  setup.steps = 3;
+  check_equivalence(setup);
+}
+
+}  // namespace
+}  // namespace parity::comm::testing

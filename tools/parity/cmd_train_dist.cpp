@@ -1,0 +1,68 @@
+// `parity train --distributed`, run as `mpirun -np R parity train --distributed ...`: the MPI world
+// communicator, the placement (from --plan or greedy), train::train_distributed. Rank 0 prints.
+#include "cmd_train_dist.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "commands.hpp"
+#include "parity/core/parse.hpp"
+#include "parity/plan/plan_io.hpp"
+#include "parity/train/dist_trainer.hpp"
+#ifdef PARITY_HAS_MPI
+#include "parity/comm/mpi.hpp"
+#endif
+
+namespace parity::cli {
+
+Status run_distributed_train(train::TrainOptions options, const DistributedTrainFlags& flags,
+                             const std::function<void(const train::TrainSummary&)>& print_summary) {
+  train::DistTrainOptions dist;
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t chunks, parse_int64(flags.gradient_chunks, "--gradient-chunks", 0, 1 << 20));
+  dist.gradient_chunks = static_cast<int>(chunks);
+  PARITY_ASSIGN_OR_RETURN(const double timeout_s, parse_double(flags.comm_timeout, "--comm-timeout"));
+  PARITY_CHECK_ARG(timeout_s > 0, "--comm-timeout: ", timeout_s, " must be > 0 seconds");
+#ifndef PARITY_HAS_MPI
+  (void)options;
+  (void)print_summary;
+  return unsupported("--distributed: this build has no MPI communicator (install libopenmpi-dev and reconfigure)");
+#else
+  comm::MpiSession session;  // outlives the communicator
+  PARITY_RETURN_IF_ERROR(session.status());
+  comm::CommOptions comm_options;
+  comm_options.timeout_ms = timeout_s * 1000.0;
+  PARITY_ASSIGN_OR_RETURN(auto world, comm::make_mpi_communicator(comm_options));
+  const std::string where = "rank " + std::to_string(world->rank()) + " of " + std::to_string(world->size());
+  if (!flags.plan.empty()) {
+    PARITY_ASSIGN_OR_RETURN(const plan::Plan plan, plan::read_plan_file(flags.plan));
+    auto placement = train::placement_from_plan(plan, options.spec, world->size());
+    if (!placement.is_ok()) return placement.status().with_context("--plan " + flags.plan);
+    dist.placement = *placement;
+  }
+  const bool is_root = world->rank() == 0;
+  if (!is_root) options.on_progress = nullptr;
+  dist.train = options;
+  if (is_root) {
+    // Only the plan's placement is applied: batch and precision come from the flags and the spec.
+    std::printf("distributed: %d ranks over MPI, placement %s, gradient chunks %s\n", world->size(),
+                flags.plan.empty() ? "greedy table-wise by bytes" : (flags.plan + " (its tables only)").c_str(),
+                chunks == 0 ? "one per rank" : std::to_string(chunks).c_str());
+    std::fflush(stdout);
+  }
+  auto summary = train::train_distributed(dist, *world);
+  if (!summary.is_ok() && !world->failure().is_ok()) {
+    // A peer is lost or hung: MPI_Finalize (the session's end) would wait for it forever. Report
+    // and leave without it; mpirun then ends the job, stopped ranks included.
+    const Status status = summary.status().with_context(where);
+    std::fprintf(stderr, "parity: error: %s\n", status.to_string().c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(exit_code_for(status));
+  }
+  if (!summary.is_ok()) return summary.status().with_context(where);
+  if (is_root) print_summary(*summary);
+  return Status::ok();
+#endif
+}
+
+}  // namespace parity::cli
