@@ -8,8 +8,9 @@
 //   dP^T = V dO^T,  dS^T = act'(alpha S^T) dP^T or P^T (dP^T - D),  dK += dS^T Q,
 // then writes dS^T (16-bit) to shared memory; after a barrier each group computes dQ for 16 q
 // rows, dQ += dS K, 32 columns at a time, and adds it into an fp32 workspace: with atomics by
-// default (kv tiles run in parallel), or with plain adds when one block walks all kv tiles of its
-// (sequence, head) in order (deterministic mode: bitwise repeatable). Scales (1/N, alpha) are
+// default (kv tiles run in parallel, any order), or in deterministic mode with one block walking all
+// kv tiles of its (sequence, head) in order, so each element's adds come from one thread in a fixed
+// order (bitwise repeatable). Scales (1/N, alpha) are
 // applied once at the end, so the 16-bit P and dS keep their precision.
 #pragma once
 
@@ -63,15 +64,14 @@ __device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence&
       if (row >= seq.mask.len_q) continue;
       float* destination =
           p.grad_q_accum + ((seq.q_begin + row) * p.heads + seq.head) * kDimQk + c0 + 2 * t;
+      // Fire-and-forget atomic adds in both modes. In deterministic mode one block owns the
+      // (sequence, head) and one thread each element, so every element receives its adds from a
+      // single thread in program (= kv tile) order: the same sum every run, without the load
+      // round trip a plain read-modify-write would wait for.
 #pragma unroll
       for (int n = 0; n < 4; ++n) {
-        if (p.deterministic) {
-          destination[n * 8] += acc[n][2 * half];
-          destination[n * 8 + 1] += acc[n][2 * half + 1];
-        } else {
-          atomicAdd(destination + n * 8, acc[n][2 * half]);
-          atomicAdd(destination + n * 8 + 1, acc[n][2 * half + 1]);
-        }
+        atomicAdd(destination + n * 8, acc[n][2 * half]);
+        atomicAdd(destination + n * 8 + 1, acc[n][2 * half + 1]);
       }
     }
   }
