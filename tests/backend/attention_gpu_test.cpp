@@ -27,12 +27,12 @@ constexpr std::int64_t kTile =
 constexpr std::size_t kGuardBytes = 256;
 
 AttentionProblem problem_of(AttentionKind kind, int heads, int dim, std::int64_t max_seq_len,
-                            DType dtype = DType::kBF16) {
+                            DType dtype = DType::kBF16, int dim_v = 0) {
   AttentionProblem p;
   p.kind = kind;
   p.heads = heads;
   p.dim_qk = dim;
-  p.dim_v = dim;
+  p.dim_v = dim_v > 0 ? dim_v : dim;
   p.max_seq_len = max_seq_len;
   p.dtype = dtype;
   return p;
@@ -331,7 +331,7 @@ TEST(AttentionGpu, HstuMaxSeqLenLongerThanEverySequence) {
       make_case(problem_of(AttentionKind::kHstu, 2, 64, 1000), {30, 65}, {}, {}, seed));
 }
 
-TEST(AttentionGpu, HeadDims64128And256) {
+TEST(AttentionGpu, HeadDims64128And256AndMixed) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15204);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
@@ -341,6 +341,16 @@ TEST(AttentionGpu, HeadDims64128And256) {
       const AttentionProblem p = problem_of(kind, 2, dim, 160);
       // d = 256 has a forward only (can_implement_backward says why).
       expect_gpu_matches_reference(make_case(p, {kTile + 1, 7, 150}, {}, {}, seed), dim != 256);
+    }
+  }
+  // d_qk != d_v (64 and 128 either way).
+  for (int dim_v : {128, 64}) {
+    const int dim_qk = 192 - dim_v;
+    for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+      SCOPED_TRACE("d_qk " + std::to_string(dim_qk) + " d_v " + std::to_string(dim_v) + " " +
+                   std::string(attention_kind_name(kind)));
+      const AttentionProblem p = problem_of(kind, 2, dim_qk, 160, DType::kBF16, dim_v);
+      expect_gpu_matches_reference(make_case(p, {kTile + 1, 33}, {}, {}, seed + 1));
     }
   }
 }
@@ -418,7 +428,10 @@ TEST(AttentionGpu, CanImplementGivesReasons) {
   expect_error(gpu::can_implement_backward(wide), StatusCode::kUnsupported, "d_qk=256");
   AttentionProblem mixed = p;
   mixed.dim_v = 64;
-  expect_error(gpu::can_implement(mixed), StatusCode::kUnsupported, "d_v=64");
+  EXPECT_TRUE(gpu::can_implement_backward(mixed).is_ok());
+  AttentionProblem wide_mixed = wide;
+  wide_mixed.dim_v = 128;
+  expect_error(gpu::can_implement(wide_mixed), StatusCode::kUnsupported, "d_v=128");
   AttentionProblem f32 = p;
   f32.dtype = DType::kF32;
   EXPECT_FALSE(gpu::can_implement(f32).is_ok());

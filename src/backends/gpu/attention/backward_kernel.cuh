@@ -8,8 +8,9 @@
 //   dP^T = V dO^T,  dS^T = act'(alpha S^T) dP^T or P^T (dP^T - D),  dK += dS^T Q,
 // then writes dS^T (16-bit) to shared memory; after a barrier each group computes dQ for 16 q
 // rows, dQ += dS K, 32 columns at a time, and adds it into an fp32 workspace: with atomics by
-// default (kv tiles run in parallel), or with plain adds when one block walks all kv tiles of its
-// (sequence, head) in order (deterministic mode: bitwise repeatable). Scales (1/N, alpha) are
+// default (kv tiles run in parallel, any order), or in deterministic mode with one block walking all
+// kv tiles of its (sequence, head) in order, so each element's adds come from one thread in a fixed
+// order (bitwise repeatable). Scales (1/N, alpha) are
 // applied once at the end, so the 16-bit P and dS keep their precision.
 #pragma once
 
@@ -63,15 +64,14 @@ __device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence&
       if (row >= seq.mask.len_q) continue;
       float* destination =
           p.grad_q_accum + ((seq.q_begin + row) * p.heads + seq.head) * kDimQk + c0 + 2 * t;
+      // Fire-and-forget atomic adds in both modes. In deterministic mode one block owns the
+      // (sequence, head) and one thread each element, so every element receives its adds from a
+      // single thread in program (= kv tile) order: the same sum every run, without the load
+      // round trip a plain read-modify-write would wait for.
 #pragma unroll
       for (int n = 0; n < 4; ++n) {
-        if (p.deterministic) {
-          destination[n * 8] += acc[n][2 * half];
-          destination[n * 8 + 1] += acc[n][2 * half + 1];
-        } else {
-          atomicAdd(destination + n * 8, acc[n][2 * half]);
-          atomicAdd(destination + n * 8 + 1, acc[n][2 * half + 1]);
-        }
+        atomicAdd(destination + n * 8, acc[n][2 * half]);
+        atomicAdd(destination + n * 8 + 1, acc[n][2 * half + 1]);
       }
     }
   }
@@ -183,20 +183,30 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
         float pt[kPassCols / 8][4];
         float dp[kPassCols / 8][4];
         multiply_rows_by_rows_t<E, kDimQk, kPassCols>(s, k_tile, group_row0, q_tile, col0);
+        if constexpr (kMode == Mode::kSoftmax) {
 #pragma unroll
-        for (int n = 0; n < kPassCols / 8; ++n) {
+          for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int q_col = col0 + n * 8 + 2 * t + (e % 2);
-            const int kv_row = group_row0 + g + (e / 2) * 8;
-            const bool visible = tile_class == TileClass::kFull ||
-                                 seq.mask.valid(i * kTileCols + q_col, kv0 + kv_row);
-            const float x = s[n][e] * score_scale;
-            if constexpr (kMode == Mode::kSoftmax) {
-              pt[n][e] = visible ? fast_exp2(x - lse2[q_col]) : 0.0f;
-            } else {
-              pt[n][e] = visible ? activation_value(p.activation, x) : 0.0f;
-              s[n][e] = visible ? activation_derivative(p.activation, x) : 0.0f;
+            for (int e = 0; e < 4; ++e) {
+              pt[n][e] = fast_exp2(s[n][e] * score_scale - lse2[col0 + n * 8 + 2 * t + (e % 2)]);
+            }
+          }
+        } else {
+#pragma unroll
+          for (int n = 0; n < kPassCols / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pt[n][e] = s[n][e];
+          }
+          activate_tile(p.activation, pt, score_scale, s);  // pt := act(.), s := act'(.)
+        }
+        if (tile_class == TileClass::kPartial) {
+#pragma unroll
+          for (int n = 0; n < kPassCols / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int q_row = i * kTileCols + col0 + n * 8 + 2 * t + (e % 2);
+              const int kv_row = kv0 + group_row0 + g + (e / 2) * 8;
+              if (!seq.mask.valid(q_row, kv_row)) pt[n][e] = s[n][e] = 0.0f;
             }
           }
         }

@@ -163,11 +163,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
             mask_scores(s, seq.mask, q0 + group_row0, j * kTileCols, -INFINITY);
           online_softmax_step<kDimV>(s, o, row_max, row_sum);
         } else {
-#pragma unroll
-          for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-              s[n][e] = activation_value(p.activation, s[n][e] * score_scale);
+          activate_tile(p.activation, s, score_scale);
           if (tile_class == TileClass::kPartial)
             mask_scores(s, seq.mask, q0 + group_row0, j * kTileCols, 0.0f);
         }

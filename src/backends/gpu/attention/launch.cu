@@ -105,7 +105,7 @@ Status can_implement(const AttentionProblem& problem) {
   }
   if (!detail::forward_dims_supported(problem.dim_qk, problem.dim_v)) {
     return unsupported("attention on the GPU: head dims d_qk=", problem.dim_qk,
-                       ", d_v=", problem.dim_v, " (kernels: d_qk == d_v in {64, 128, 256})");
+                       ", d_v=", problem.dim_v, " (kernels: d_qk, d_v in {64, 128}, or both 256)");
   }
   if (problem.cross && (problem.causal || problem.has_num_targets || problem.contextual_len > 0 ||
                         problem.max_attn_len > 0)) {
@@ -130,7 +130,7 @@ Status can_implement_backward(const AttentionProblem& problem) {
   if (!detail::backward_dims_supported(problem.dim_qk, problem.dim_v)) {
     return unsupported(
         "attention backward on the GPU: head dims d_qk=", problem.dim_qk, ", d_v=", problem.dim_v,
-        " (kernels: d_qk == d_v in {64, 128}; at 256 the dK/dV accumulators exceed the registers)");
+        " (kernels: d_qk, d_v in {64, 128}; at 256 the dK/dV accumulators exceed the registers)");
   }
   return Status::ok();
 }

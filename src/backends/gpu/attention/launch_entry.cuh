@@ -18,13 +18,15 @@ template <Elem16 E>
 Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
                                gpuStream_t stream);
 
-// (d_qk, d_v) pairs with kernels. The backward keeps dK and dV of 16 rows per mma group in
-// registers: 2 x 64 fp32 per lane at d = 128; d = 256 would spill.
+// (d_qk, d_v) pairs with kernels: equal dims 64, 128, 256 and the mixed pairs of 64 and 128. The
+// backward keeps dK and dV of 16 rows per mma group in registers: 2 x 64 fp32 per lane at
+// d = 128; d = 256 would spill.
 inline bool forward_dims_supported(int dim_qk, int dim_v) {
-  return dim_qk == dim_v && (dim_qk == 64 || dim_qk == 128 || dim_qk == 256);
+  const auto small = [](int d) { return d == 64 || d == 128; };
+  return (dim_qk == dim_v && dim_qk == 256) || (small(dim_qk) && small(dim_v));
 }
 inline bool backward_dims_supported(int dim_qk, int dim_v) {
-  return dim_qk == dim_v && (dim_qk == 64 || dim_qk == 128);
+  return (dim_qk == 64 || dim_qk == 128) && (dim_v == 64 || dim_v == 128);
 }
 
 }  // namespace parity::attention::gpu::detail

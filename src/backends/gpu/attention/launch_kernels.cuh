@@ -54,17 +54,13 @@ Status launch_row_terms(const AttentionParams& params, gpuStream_t stream) {
 }
 
 template <Elem16 E, Mode M>
-Status forward_mode(int dim, const AttentionParams& params, gpuStream_t stream) {
-  switch (dim) {
-    case 64:
-      return launch_forward_config<E, M, 64, 64>(params, stream);
-    case 128:
-      return launch_forward_config<E, M, 128, 128>(params, stream);
-    case 256:
-      return launch_forward_config<E, M, 256, 256>(params, stream);
-    default:
-      return unsupported("attention forward: head dim ", dim, " has no kernel");
-  }
+Status forward_mode(int dim_qk, int dim_v, const AttentionParams& params, gpuStream_t stream) {
+  if (dim_qk == 64 && dim_v == 64) return launch_forward_config<E, M, 64, 64>(params, stream);
+  if (dim_qk == 128 && dim_v == 128) return launch_forward_config<E, M, 128, 128>(params, stream);
+  if (dim_qk == 256 && dim_v == 256) return launch_forward_config<E, M, 256, 256>(params, stream);
+  if (dim_qk == 64 && dim_v == 128) return launch_forward_config<E, M, 64, 128>(params, stream);
+  if (dim_qk == 128 && dim_v == 64) return launch_forward_config<E, M, 128, 64>(params, stream);
+  return unsupported("attention forward: head dims ", dim_qk, "/", dim_v, " have no kernel");
 }
 
 template <Elem16 E>
@@ -75,20 +71,17 @@ Status launch_forward_kernels(const AttentionProblem& problem, const AttentionPa
                        " have no kernel");
   }
   if (problem.kind == AttentionKind::kSoftmax)
-    return forward_mode<E, Mode::kSoftmax>(problem.dim_qk, params, stream);
-  return forward_mode<E, Mode::kPointwise>(problem.dim_qk, params, stream);
+    return forward_mode<E, Mode::kSoftmax>(problem.dim_qk, problem.dim_v, params, stream);
+  return forward_mode<E, Mode::kPointwise>(problem.dim_qk, problem.dim_v, params, stream);
 }
 
 template <Elem16 E, Mode M>
-Status backward_mode(int dim, const AttentionParams& params, gpuStream_t stream) {
-  switch (dim) {
-    case 64:
-      return launch_backward_config<E, M, 64, 64>(params, stream);
-    case 128:
-      return launch_backward_config<E, M, 128, 128>(params, stream);
-    default:
-      return unsupported("attention backward: head dim ", dim, " has no kernel");
-  }
+Status backward_mode(int dim_qk, int dim_v, const AttentionParams& params, gpuStream_t stream) {
+  if (dim_qk == 64 && dim_v == 64) return launch_backward_config<E, M, 64, 64>(params, stream);
+  if (dim_qk == 128 && dim_v == 128) return launch_backward_config<E, M, 128, 128>(params, stream);
+  if (dim_qk == 64 && dim_v == 128) return launch_backward_config<E, M, 64, 128>(params, stream);
+  if (dim_qk == 128 && dim_v == 64) return launch_backward_config<E, M, 128, 64>(params, stream);
+  return unsupported("attention backward: head dims ", dim_qk, "/", dim_v, " have no kernel");
 }
 
 // Row terms (softmax), the main kernel, then grad_q from the fp32 accumulator (zeroed by the
@@ -104,10 +97,12 @@ Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams 
     const Status row_terms = problem.dim_v == 64 ? launch_row_terms<E, 64>(params, stream)
                                                  : launch_row_terms<E, 128>(params, stream);
     PARITY_RETURN_IF_ERROR(row_terms);
-    const Status main_kernel = backward_mode<E, Mode::kSoftmax>(problem.dim_qk, params, stream);
+    const Status main_kernel =
+        backward_mode<E, Mode::kSoftmax>(problem.dim_qk, problem.dim_v, params, stream);
     PARITY_RETURN_IF_ERROR(main_kernel);
   } else {
-    const Status main_kernel = backward_mode<E, Mode::kPointwise>(problem.dim_qk, params, stream);
+    const Status main_kernel =
+        backward_mode<E, Mode::kPointwise>(problem.dim_qk, problem.dim_v, params, stream);
     PARITY_RETURN_IF_ERROR(main_kernel);
   }
   const std::int64_t count = params.total_q * params.heads * problem.dim_qk;

@@ -111,37 +111,59 @@ enum class Activation : int { kSilu = 0, kGelu = 1, kRelu = 2, kSigmoid = 3 };
 
 __device__ inline float sigmoid(float x) { return fast_divide(1.0f, 1.0f + __expf(-x)); }
 
-__device__ inline float activation_value(Activation activation, float x) {
-  switch (activation) {
-    case Activation::kSilu:
-      return x * sigmoid(x);
-    case Activation::kGelu:
-      return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case Activation::kRelu:
-      return x > 0.0f ? x : 0.0f;
-    case Activation::kSigmoid:
-      return sigmoid(x);
-  }
-  return 0.0f;
+template <Activation A>
+__device__ inline float activation_value(float x) {
+  if constexpr (A == Activation::kSilu) return x * sigmoid(x);
+  if constexpr (A == Activation::kGelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if constexpr (A == Activation::kRelu) return x > 0.0f ? x : 0.0f;
+  if constexpr (A == Activation::kSigmoid) return sigmoid(x);
 }
 
-__device__ inline float activation_derivative(Activation activation, float x) {
-  switch (activation) {
-    case Activation::kSilu: {
-      const float s = sigmoid(x);
-      return s * (1.0f + x * (1.0f - s));
-    }
-    case Activation::kGelu:
-      return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
-             x * 0.39894228040143268f * __expf(-0.5f * x * x);
-    case Activation::kRelu:
-      return x > 0.0f ? 1.0f : 0.0f;
-    case Activation::kSigmoid: {
-      const float s = sigmoid(x);
-      return s * (1.0f - s);
+template <Activation A>
+__device__ inline float activation_derivative(float x) {
+  if constexpr (A == Activation::kSilu) {
+    const float s = sigmoid(x);
+    return s * (1.0f + x * (1.0f - s));
+  }
+  if constexpr (A == Activation::kGelu) {
+    return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+           x * 0.39894228040143268f * __expf(-0.5f * x * x);
+  }
+  if constexpr (A == Activation::kRelu) return x > 0.0f ? 1.0f : 0.0f;
+  if constexpr (A == Activation::kSigmoid) {
+    const float s = sigmoid(x);
+    return s * (1.0f - s);
+  }
+}
+
+// x := act(scale x) over a register tile; with `derivative`, also derivative := act'(scale x).
+// The activation is chosen once per tile, outside the element loops.
+template <Activation A, int kN>
+__device__ inline void activate_tile(float (&x)[kN][4], float scale, float (*derivative)[4]) {
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float scaled = x[n][e] * scale;
+      if (derivative != nullptr) derivative[n][e] = activation_derivative<A>(scaled);
+      x[n][e] = activation_value<A>(scaled);
     }
   }
-  return 0.0f;
+}
+
+template <int kN>
+__device__ inline void activate_tile(Activation activation, float (&x)[kN][4], float scale,
+                                     float (*derivative)[4] = nullptr) {
+  switch (activation) {
+    case Activation::kSilu:
+      return activate_tile<Activation::kSilu>(x, scale, derivative);
+    case Activation::kGelu:
+      return activate_tile<Activation::kGelu>(x, scale, derivative);
+    case Activation::kRelu:
+      return activate_tile<Activation::kRelu>(x, scale, derivative);
+    case Activation::kSigmoid:
+      return activate_tile<Activation::kSigmoid>(x, scale, derivative);
+  }
 }
 
 }  // namespace parity::gpu_device::attention

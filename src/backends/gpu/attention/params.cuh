@@ -52,7 +52,7 @@ struct AttentionParams {
   std::uint16_t* grad_q = nullptr;
   std::uint16_t* grad_k = nullptr;
   std::uint16_t* grad_v = nullptr;
-  bool deterministic = false;  // one block per (sequence, head): plain adds into grad_q_accum
+  bool deterministic = false;  // one block per (sequence, head) walks its kv tiles in order
   std::int64_t total_q = 0;
 };
 
