@@ -3,8 +3,8 @@
 # set): `parity plan validate` on the default single-GPU list (dlrm-kaggle and dlrm-v2 at several
 # batches, bf16/TF32/fp32, with and without activation checkpointing: 11 configurations), the
 # planner's H200 prediction beside the trainer's measured step time and peak device memory, with
-# the errors and Kendall's tau. About 4 minutes on an H200 (dlrm-v2 initialises 105 GB of tables
-# per configuration).
+# the errors and Kendall's tau. Sized for about 4 minutes on an H200 (dlrm-v2 initialises 105 GB
+# of tables per configuration; not yet timed: give run_all.sh --piece-timeout 420).
 #   PLAN_VALIDATE_STEPS=10 PLAN_VALIDATE_CONFIGS=dlrm-kaggle:65536:bf16:none,... \
 #     scripts/gpu/bench_plan_validate.sh build/cuda
 set -uo pipefail

@@ -94,13 +94,11 @@ double activation_bytes_per_sample(const PlannerModel& model, Precision precisio
   const auto top_input = static_cast<double>(trainer_top_input_width(model));
   double widest = std::max(static_cast<double>(gpu_padded_columns(model.dense_features)), top_input);
   double kept = 0.0;
-  // Each MLP layer's output; a 1-bit ReLU mask (rows padded to 128 bits) for every layer that
-  // feeds another layer of the same MLP.
+  // Each MLP layer's output (the ReLU backward reads it; the trainer's default keeps no masks).
   for (const auto* widths : {&model.bottom_mlp, &model.top_mlp}) {
-    for (std::size_t l = 0; l < widths->size(); ++l) {
-      const double width = (*widths)[l];
-      kept += width * s + (l + 1 < widths->size() ? std::ceil(width / 128.0) * 16.0 : 0.0);
-      widest = std::max(widest, width);
+    for (const int width : *widths) {
+      kept += width * s;
+      widest = std::max<double>(widest, width);
     }
   }
   kept += pooled * s + top_input * s;  // pooled embeddings; dot output or the cross net's x0

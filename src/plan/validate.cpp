@@ -43,6 +43,10 @@ Status predict_row(const ValidationConfig& config, const model::ModelSpec& spec,
   PARITY_RETURN_IF_ERROR(predict_plan(machine, model, calibration, pricer, plan));
   const MemoryBreakdown& memory = plan.prediction.memory_per_rank.at(0);
   row.predicted_step_ms = plan.prediction.step_us * 1e-3;
+  const TimeBreakdown& step = plan.prediction.step;
+  row.predicted_phase_ms[0] = (step.tbe_forward_us + step.tbe_backward_us) * 1e-3;
+  row.predicted_phase_ms[1] = (step.dense_forward_us + step.dense_backward_us + step.recompute_us) * 1e-3;
+  row.predicted_phase_ms[2] = (step.optimizer_us + step.overhead_us) * 1e-3;
   row.predicted_buffer_bytes =
       memory.total() - memory.workspaces - memory.runtime_reserve - memory.allocator_reserve;
   row.predicted_peak_bytes =
@@ -66,6 +70,10 @@ void measure_row(const model::ModelSpec& spec, const ValidationOptions& options,
   row.is_measured = true;
   row.measured_step_ms = report->median_step_ms;
   row.measured_buffer_bytes = static_cast<double>(report->model_buffer_bytes);
+  for (const auto& phase : report->breakdown) {
+    const int index = phase.name == "embeddings" ? 0 : (phase.name == "other" ? 2 : 1);  // gemms, interaction: dense
+    row.measured_phase_ms[index] += phase.median_ms;
+  }
   row.measured_peak_bytes = options.device == DeviceKind::kGpu
                                 ? static_cast<double>(report->peak_device_bytes_in_use)
                                 : row.measured_buffer_bytes;
@@ -211,7 +219,18 @@ std::string validation_report_text(const ValidationReport& report) {
                 "(step time order) %.3f\n",
                 report.measured, report.rows.size(), 100 * report.max_abs_step_error,
                 100 * report.max_abs_memory_error, report.kendall_tau_step);
-  out << line << "targets (H200): step time within 10%, peak memory within 5%, Kendall tau >= 0.8\n";
+  out << line << "targets (H200): step time within 10%, peak memory within 5%, Kendall tau >= 0.8\n"
+      << "\nwhere the step goes, predicted / measured ms (instrumented steps):\n";
+  for (const ValidationRow& row : report.rows) {
+    if (!row.is_measured) continue;
+    out << "  " << row.config.label() << ":";
+    for (int p = 0; p < ValidationRow::kPhases; ++p) {
+      std::snprintf(line, sizeof(line), " %s %.3f / %.3f", ValidationRow::kPhaseNames[p], row.predicted_phase_ms[p],
+                    row.measured_phase_ms[p]);
+      out << line;
+    }
+    out << "\n";
+  }
   return out.str();
 }
 
@@ -241,6 +260,10 @@ Status write_validation_json(const ValidationReport& report, const std::string& 
       entry["step_error"] = row.step_error();
       entry["peak_memory_error"] = row.memory_error();
       entry["buffer_error"] = row.buffer_error();
+      for (int p = 0; p < ValidationRow::kPhases; ++p) {
+        entry["phases_ms"][ValidationRow::kPhaseNames[p]] = {{"predicted", row.predicted_phase_ms[p]},
+                                                             {"measured", row.measured_phase_ms[p]}};
+      }
     } else {
       entry["error"] = row.error;
     }

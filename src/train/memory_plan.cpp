@@ -87,7 +87,7 @@ std::int64_t TrainingMemoryPlan::bytes_of(AllocationKind kind) const {
 }
 
 Result<TrainingMemoryPlan> training_memory_plan(const model::ModelSpec& spec, std::int64_t batch_size,
-                                                DeviceKind device) {
+                                                DeviceKind device, ReluBackward relu_backward) {
   PARITY_RETURN_IF_ERROR(spec.validate());
   PARITY_CHECK_ARG(batch_size >= 1, "batch: ", batch_size, " must be >= 1");
   PARITY_ASSIGN_OR_RETURN(const embedding::TbeLayout layout, spec.tbe_layout());
@@ -134,10 +134,10 @@ Result<TrainingMemoryPlan> training_memory_plan(const model::ModelSpec& spec, st
   const auto outputs = [&](const std::vector<int>& widths, const char* what) {
     for (std::size_t l = 0; l < widths.size(); ++l) {
       add(what, AllocationKind::kActivations, b * widths[l] * act);
-      // ReLU bit masks of the layers feeding another layer of the same MLP (every one but the
-      // last has a ReLU), columns padded to 128 bits.
-      const bool feeds_next_layer = l + 1 < widths.size();
-      add("ReLU masks", AllocationKind::kActivations, feeds_next_layer ? b * ((widths[l] + 127) / 128 * 16) : 0);
+      // Fused ReLU backward: bit masks of the layers feeding another layer of the same MLP (every
+      // one but the last has a ReLU), columns padded to 128 bits.
+      const bool has_mask = relu_backward == ReluBackward::kFusedMasks && l + 1 < widths.size();
+      if (has_mask) add("ReLU masks", AllocationKind::kActivations, b * ((widths[l] + 127) / 128 * 16));
       widest = std::max<std::int64_t>(widest, widths[l]);
     }
   };

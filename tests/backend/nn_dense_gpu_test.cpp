@@ -432,10 +432,16 @@ TEST(GpuDenseOps, CrossLayerVariantsMatchFp64) {
     const nn::CrossLayerProblem problem{c.batch, c.width, c.rank, c.dtype, nn::MathMode::kFp32};
     ASSERT_TRUE(nn::cross_layer_forward(problem, {d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_c.data(),
                                                   d_low.data(), d_cross.data(), d_out.data()}, context).is_ok());
-    const nn::CrossLayerBackwardArgs args{d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_low.data(),
-                                          d_cross.data(), d_g.data(), d_gx0.data(), d_gx.data(), d_gv.as<float>(),
-                                          d_gu.as<float>(), d_gc.as<float>(), d_scratch_cross.data(),
-                                          d_scratch_low.data()};
+    nn::CrossLayerBackwardArgs args{d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_low.data(),
+                                    d_cross.data(), d_g.data(), d_gx0.data(), d_gx.data(), d_gv.as<float>(),
+                                    d_gu.as<float>(), d_gc.as<float>(), d_scratch_cross.data(),
+                                    d_scratch_low.data()};
+    // Alternate cases overwrite a grad_x0 full of junk instead of accumulating onto zeros.
+    const bool overwrite = c.batch % 2 == 1;
+    if (overwrite) {
+      ASSERT_TRUE(d_gx0.fill_bytes(0x3f).is_ok());
+      args.accumulate_grad_x0 = false;
+    }
     const Status status = nn::cross_layer_backward(problem, args, context);
     ASSERT_TRUE(status.is_ok()) << status.to_string();
     ASSERT_TRUE(gpu::synchronize().is_ok());

@@ -40,10 +40,10 @@ TEST(PlanMemory, HandComputedSingleGpu) {
   EXPECT_DOUBLE_EQ(m.dense_parameters, 384.0 * 4);
   EXPECT_DOUBLE_EQ(m.dense_gradients, 384.0 * 4);
   EXPECT_DOUBLE_EQ(m.dense_optimizer, 0.0);  // SGD
-  // Per sample (4 B values): bottom output 16; top outputs 8 + 1 and the 8-wide layer's ReLU
-  // mask (16 B); pooled 16; interaction 24; gradients 3 x widest (24) + pooled fp32 16 + logit 1.
-  // (16 + 9 + 16 + 24 + 72 + 16 + 1) x 4 + 16 = 632 B, x 10 samples.
-  EXPECT_DOUBLE_EQ(m.activations, 632.0 * 10);
+  // Per sample (4 B values): bottom output 16; top outputs 8 + 1; pooled 16; interaction 24;
+  // gradients 3 x widest (24) + pooled fp32 16 + logit 1. (16 + 9 + 16 + 24 + 72 + 16 + 1) x 4
+  // = 616 B, x 10 samples.
+  EXPECT_DOUBLE_EQ(m.activations, 616.0 * 10);
   // One staged batch: 10 x (8 padded dense x 4 + 2 ids x 8 + 1 offset x 8 + label 4) = 600; one
   // GPU distributes no indices.
   EXPECT_DOUBLE_EQ(m.io_buffers, 600.0);
@@ -51,7 +51,7 @@ TEST(PlanMemory, HandComputedSingleGpu) {
   // GEMM workspace 64 MiB; TBE backward: 20 lookups x 16 B of sort keys + one chunk's partials
   // (2 x 16 floats + 32 B).
   EXPECT_DOUBLE_EQ(m.workspaces, kGemmWorkspaceBytes + 20 * 16 + 8 * 16 + 32);
-  EXPECT_DOUBLE_EQ(m.total(), 64000.0 + 4000 + 1536 + 1536 + 6320 + 600 + m.workspaces);
+  EXPECT_DOUBLE_EQ(m.total(), 64000.0 + 4000 + 1536 + 1536 + 6160 + 600 + m.workspaces);
 }
 
 TEST(PlanMemory, CheckpointingSavesNoMemoryInThisTrainer) {

@@ -10,8 +10,9 @@
 namespace parity::train {
 namespace {
 
-std::int64_t allocated_by_the_model(const model::ModelSpec& spec, std::int64_t batch) {
+std::int64_t allocated_by_the_model(const model::ModelSpec& spec, std::int64_t batch, ReluBackward relu) {
   StepBenchOptions options;
+  options.fused_drelu = relu == ReluBackward::kFusedMasks;
   options.device = DeviceKind::kCpu;
   options.batch_size = batch;
   options.warmup_steps = 0;
@@ -26,16 +27,19 @@ TEST(TrainMemoryPlan, MatchesTheModelsAllocations) {
   for (const auto interaction : {model::InteractionKind::kDot, model::InteractionKind::kDcnV2}) {
     for (const auto dense_optimizer : {nn::DenseOptimizerKind::kSgd, nn::DenseOptimizerKind::kAdam}) {
       for (const std::int64_t batch : {1, 37, 256}) {
-        model::ModelSpec spec = model::load_spec("tiny").value();
-        spec.interaction = interaction;
-        spec.cross_layers = 2;
-        spec.cross_rank = 4;
-        spec.dense_optimizer.kind = dense_optimizer;
-        const auto plan = training_memory_plan(spec, batch, DeviceKind::kCpu);
-        ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-        EXPECT_EQ(plan->buffer_bytes(), allocated_by_the_model(spec, batch))
-            << model::interaction_kind_name(interaction) << ", batch " << batch;
-        EXPECT_EQ(plan->workspace_bytes(), 0);  // the CPU ops allocate no device workspace
+        for (const ReluBackward relu : {ReluBackward::kUnfused, ReluBackward::kFusedMasks}) {
+          model::ModelSpec spec = model::load_spec("tiny").value();
+          spec.interaction = interaction;
+          spec.cross_layers = 2;
+          spec.cross_rank = 4;
+          spec.dense_optimizer.kind = dense_optimizer;
+          const auto plan = training_memory_plan(spec, batch, DeviceKind::kCpu, relu);
+          ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+          EXPECT_EQ(plan->buffer_bytes(), allocated_by_the_model(spec, batch, relu))
+              << model::interaction_kind_name(interaction) << ", batch " << batch
+              << (relu == ReluBackward::kFusedMasks ? ", fused dReLU" : "");
+          EXPECT_EQ(plan->workspace_bytes(), 0);  // the CPU ops allocate no device workspace
+        }
       }
     }
   }
@@ -64,6 +68,12 @@ TEST(TrainMemoryPlan, GpuPaddingAndWorkspacesForDlrmKaggle) {
   // 128 positions (D = 128): 208 chunks x (2 x 128 floats + 2 x 16 B).
   EXPECT_EQ(bytes_named(*gpu, "tbe backward workspace"), 2 * 26624 * 8 + 208 * 2 * 128 * 4 + 2 * 208 * 16);
   EXPECT_EQ(bytes_named(*gpu, "gemm workspace"), kGemmWorkspaceBytes);
+  // Fused dReLU masks: bottom 512, 256 and top 1024, 1024, 512, 256 feed a next layer:
+  // (4 + 2 + 8 + 8 + 4 + 2) x 16 bytes per sample.
+  const auto fused = training_memory_plan(spec, batch, DeviceKind::kGpu, ReluBackward::kFusedMasks);
+  ASSERT_TRUE(fused.is_ok());
+  EXPECT_EQ(fused->buffer_bytes() - gpu->buffer_bytes(), batch * 28 * 16);
+  EXPECT_EQ(bytes_named(*gpu, "ReLU masks"), 0);
   // Kinds partition the list.
   std::int64_t by_kind = 0;
   for (int k = 0; k <= static_cast<int>(AllocationKind::kWorkspace); ++k) by_kind += gpu->bytes_of(static_cast<AllocationKind>(k));

@@ -46,7 +46,7 @@ class GemmPricer {
 // each parameter block to 16 floats; every activation buffer is allocated at creation, so
 // activation checkpointing (a recompute into the same buffers) saves no memory in this trainer.
 std::int64_t trainer_dense_parameter_count(const PlannerModel& model);
-// Layer outputs, ReLU bit masks, pooled embeddings, interaction/cross buffers and the activation
+// Layer outputs, pooled embeddings, interaction/cross buffers and the activation
 // gradients, per sample of the local batch.
 double activation_bytes_per_sample(const PlannerModel& model, Precision precision);
 // One staged batch per sample: dense features (+ their bf16 copy), int64 indices and offsets, label.

@@ -1,5 +1,5 @@
 // The trainer's device memory, listed without allocating: every buffer DlrmModel::create makes
-// (name, kind, bytes, with the GPU's column padding and ReLU bit masks) and the workspaces the GPU
+// (name, kind, bytes, with the GPU's column padding; the ReLU bit masks when the fused backward is on) and the workspaces the GPU
 // ops allocate on first use (TBE backward sort keys and chunk partials, the GEMM workspace).
 // The planner predicts the same figures from its own model (docs/planner.md, "Memory model");
 // tests check this list against DlrmModel's real allocations and the planner against this list.
@@ -44,12 +44,17 @@ struct TrainingMemoryPlan {
   std::int64_t bytes_of(AllocationKind kind) const;  // buffers and workspaces of one kind
 };
 
+// The trainer's ReLU backward (DlrmModel::set_fused_drelu): unfused (the default) reads the kept
+// outputs; fused keeps a 1-bit mask per element of each ReLU layer that feeds another layer.
+enum class ReluBackward : std::uint8_t { kUnfused, kFusedMasks };
+
 // cuBLASLt's workspace cap (the GEMM cache grows its one workspace up to this).
 inline constexpr std::int64_t kGemmWorkspaceBytes = std::int64_t{64} << 20;
 
 // What the trainer allocates for `spec` at `batch_size` on `device`. Activation checkpointing
 // changes nothing here: the trainer recomputes into the buffers it keeps.
 Result<TrainingMemoryPlan> training_memory_plan(const model::ModelSpec& spec, std::int64_t batch_size,
-                                                DeviceKind device);
+                                                DeviceKind device,
+                                                ReluBackward relu_backward = ReluBackward::kUnfused);
 
 }  // namespace parity::train

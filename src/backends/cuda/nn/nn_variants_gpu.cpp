@@ -251,10 +251,10 @@ class CrossBackwardGpu final : public CrossLayerBackwardVariant {
     PARITY_CHECK_ARG(args.grad_x0 != args.grad_input && args.grad_input != args.grad_output,
                      "cross_layer_backward: grad_input must differ from grad_x0 and grad_output");
     const std::int64_t rows = problem.batch_size, width = problem.width, rank = problem.rank;
-    // d cross = g * x0, grad_x0 += g * cross, grad_input = g.
+    // d cross = g * x0, grad_x0 (+)= g * cross, grad_input = g.
     PARITY_RETURN_IF_ERROR(gpu::cross_backward(rows * width, problem.dtype, args.grad_output, args.x0, args.cross,
-                                               args.scratch_cross, args.grad_x0, true, context.stream,
-                                               args.grad_input));
+                                               args.scratch_cross, args.grad_x0, args.accumulate_grad_x0,
+                                               context.stream, args.grad_input));
     LinearBackwardArgs up;
     up.input = args.low;
     up.weight = args.u_weight;
