@@ -31,9 +31,29 @@ Sources (public configuration files / papers; the dimensions used are quoted nex
 Training GEMMs are emitted as the forward (tokens x out x in), data gradient (tokens x in x out)
 and weight gradient (in x out x tokens) products, as the dev suite names them.
 
+Second suite (`--suite test2`, default seed 20261202, bench/shapes/gemm_shapes_test2.csv): for
+the model change after run 26 (kernels without TMA), from sources neither the dev suite, the
+calibration extras nor the first test suite use, with a larger misaligned share (40%):
+  - Llama-2-13B (meta-llama/Llama-2-13b-hf config.json): hidden 5120, intermediate 13824,
+    40 heads of 128.
+  - GPT-2 XL (openai-community/gpt2-xl config.json): hidden 1600, MLP 6400, vocabulary 50257
+    (the LM head's data gradient has K = 50257: odd, misaligned).
+  - OPT-1.3B (facebook/opt-1.3b config.json): hidden 2048, ffn 8192, vocabulary 50272.
+  - GPT-NeoX-20B (EleutherAI/gpt-neox-20b config.json): hidden 6144, intermediate 24576.
+  - OLMoE-1B-7B (allenai/OLMoE-1B-7B-0924 config.json): hidden 2048, expert intermediate 1024,
+    64 experts, top-8.
+  - DBRX (databricks/dbrx-base config.json): d_model 6144, expert ffn 10752, 16 experts, top-4.
+  - NeuMF (He et al. 2017, "Neural Collaborative Filtering"): MLP tower 256-128-64 over two
+    64-dim embeddings (input 128) plus a GMF branch.
+  - YouTube DNN (Covington et al. 2016): towers 1024-512-256 over concatenated 256-dim
+    embeddings (input 3 x 256 = 768 here) and softmax over candidate videos.
+  - MMoE (Ma et al. 2018): 8 experts of 512 hidden units over a 499-wide dense input (an odd
+    input width from one-hot census features: misaligned K).
+
 Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes that coincide in
 (m, n, k) with a dev or calibration-extra row are dropped. Run from the repository root:
     python3 scripts/gemm_test_suite.py > bench/shapes/gemm_shapes_test.csv
+    python3 scripts/gemm_test_suite.py --suite test2 > bench/shapes/gemm_shapes_test2.csv
 """
 
 import argparse
@@ -48,6 +68,8 @@ EXCLUDED_SUITES = [
     "bench/shapes/gemm_shapes_calibration_extra.csv",
     "bench/shapes/gemm_shapes_calibration_extra2.csv",
 ]
+# The second suite must not repeat a shape of the first (already scored) one.
+EXCLUDED_SUITES_TEST2 = EXCLUDED_SUITES + ["bench/shapes/gemm_shapes_test.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -151,7 +173,75 @@ def recsys_shapes(rng):
     return rows
 
 
-def random_shapes(rng, count, misaligned_wanted):
+def llm_shapes_test2(rng):
+    rows = []
+    for tokens in (4096, 16384):
+        rows += [
+            (f"llama2_13b_qkv_t{tokens}", tokens, 3 * 5120, 5120, "llm"),
+            (f"llama2_13b_o_t{tokens}", tokens, 5120, 5120, "llm"),
+            (f"llama2_13b_gateup_t{tokens}", tokens, 2 * 13824, 5120, "llm"),
+            (f"llama2_13b_down_t{tokens}", tokens, 5120, 13824, "llm"),
+        ]
+    tokens = 8 * 1024
+    rows += [
+        ("gpt2xl_qkv_fwd", tokens, 3 * 1600, 1600, "llm"),
+        ("gpt2xl_mlp_up_fwd", tokens, 6400, 1600, "llm"),
+        ("gpt2xl_mlp_down_fwd", tokens, 1600, 6400, "llm"),
+        ("gpt2xl_lmhead_fwd", tokens, 50257, 1600, "llm"),
+        ("gpt2xl_lmhead_dgrad", tokens, 1600, 50257, "llm"),
+        ("opt1b3_ffn1_fwd_t2048", 2048, 8192, 2048, "llm"),
+        ("opt1b3_ffn2_wgrad_t2048", 8192, 2048, 2048, "llm"),
+        ("opt1b3_lmhead_fwd_t2048", 2048, 50272, 2048, "llm"),
+        ("neox20b_qkv_t2048", 2048, 3 * 6144, 6144, "llm"),
+        ("neox20b_mlp_down_t2048", 2048, 6144, 24576, "llm"),
+        ("neox20b_mlp_up_t64", 64, 24576, 6144, "llm"),
+    ]
+    return rows
+
+
+def moe_shapes_test2(rng):
+    rows = []
+
+    def expert_tokens(total, experts, top_k):
+        mean = total * top_k / experts
+        return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
+
+    for i in range(4):
+        t = expert_tokens(8192, 64, 8)
+        rows += [
+            (f"olmoe_expert_gateup_{i}", t, 2 * 1024, 2048, "moe"),
+            (f"olmoe_expert_down_{i}", t, 2048, 1024, "moe"),
+        ]
+    for i in range(3):
+        t = expert_tokens(8192, 16, 4)
+        rows += [
+            (f"dbrx_expert_gateup_{i}", t, 2 * 10752, 6144, "moe"),
+            (f"dbrx_expert_down_{i}", t, 6144, 10752, "moe"),
+        ]
+    return rows
+
+
+def recsys_shapes_test2(rng):
+    rows = []
+    rows += training_triplet("neumf_l0_b65536", 65536, 128, 256, "recsys")
+    rows += training_triplet("neumf_l1_b65536", 65536, 256, 128, "recsys")
+    rows += training_triplet("ytdnn_l0_b16384", 16384, 768, 1024, "recsys")
+    rows += training_triplet("ytdnn_l1_b16384", 16384, 1024, 512, "recsys")
+    rows += training_triplet("mmoe_expert_b32768", 32768, 499, 512, "recsys")
+    rows.append(("ytdnn_softmax_b4096", 4096, 100000, 256, "recsys"))
+    return rows
+
+
+SUITES = {
+    # name: (source functions, excluded suites, default seed, random shapes, misaligned share)
+    "test": ((llm_shapes, moe_shapes, recsys_shapes), EXCLUDED_SUITES, 20261201, RANDOM_SHAPES,
+             MISALIGNED_SHARE),
+    "test2": ((llm_shapes_test2, moe_shapes_test2, recsys_shapes_test2), EXCLUDED_SUITES_TEST2,
+              20261202, 30, 0.40),
+}
+
+
+def random_shapes(rng, count, misaligned_wanted, prefix):
     """Log-uniform m, n, k in [16, 32768]; the first `misaligned_wanted` are forced misaligned
     (K odd), the rest forced TMA-aligned (M and K multiples of 8)."""
     rows = []
@@ -165,13 +255,13 @@ def random_shapes(rng, count, misaligned_wanted):
                     k += 1
         else:
             m, k = max(8, m - m % 8), max(8, k - k % 8)
-        rows.append((f"rand_test_{i}", m, n, k, "random"))
+        rows.append((f"{prefix}_{i}", m, n, k, "random"))
     return rows
 
 
-def read_excluded(root):
+def read_excluded(root, suites):
     sizes = set()
-    for rel in EXCLUDED_SUITES:
+    for rel in suites:
         path = root / rel
         if not path.exists():
             continue
@@ -184,18 +274,22 @@ def read_excluded(root):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--suite", choices=sorted(SUITES), default="test")
+    parser.add_argument("--seed", type=int, default=None, help="default: the suite's own seed")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args()
+    sources, excluded_suites, default_seed, random_count, misaligned_share = SUITES[args.suite]
+    if args.seed is None:
+        args.seed = default_seed
     rng = random.Random(args.seed)
 
-    rows = llm_shapes(rng) + moe_shapes(rng) + recsys_shapes(rng)
-    excluded = read_excluded(args.root)
+    rows = [row for source in sources for row in source(rng)]
+    excluded = read_excluded(args.root, excluded_suites)
     rows = [r for r in rows if (r[1], r[2], r[3]) not in excluded]
     misaligned = sum(is_misaligned(r[1], r[3]) for r in rows)
-    total = len(rows) + RANDOM_SHAPES
-    wanted = max(0, min(RANDOM_SHAPES, math.ceil(MISALIGNED_SHARE * total) - misaligned))
-    for r in random_shapes(rng, RANDOM_SHAPES, wanted):
+    total = len(rows) + random_count
+    wanted = max(0, min(random_count, math.ceil(misaligned_share * total) - misaligned))
+    for r in random_shapes(rng, random_count, wanted, "rand_" + args.suite):
         if (r[1], r[2], r[3]) not in excluded:
             rows.append(r)
     seen, unique = set(), []
@@ -207,9 +301,10 @@ def main():
 
     out = sys.stdout
     out.write(
-        "# GEMM TEST suite (scripts/gemm_test_suite.py --seed %d): scored once, never iterated on.\n"
+        "# GEMM TEST suite (scripts/gemm_test_suite.py%s --seed %d): scored once, never iterated on.\n"
         "# C[m,n] = A[m,k] * B[k,n], bf16 in/out, fp32 accumulate. %d shapes, %d misaligned "
-        "(lda/ldc not 16-byte aligned).\n" % (args.seed, len(unique), misaligned))
+        "(lda/ldc not 16-byte aligned).\n" % ("" if args.suite == "test" else " --suite " + args.suite,
+                                               args.seed, len(unique), misaligned))
     out.write("name,m,n,k,family\n")
     for name, m, n, k, family in unique:
         out.write(f"{name},{m},{n},{k},{family}\n")

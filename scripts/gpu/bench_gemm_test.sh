@@ -6,12 +6,14 @@
 #      top-3 among the candidates timed in full, L2 flushed, interleaved medians);
 #   2. parity gemm eval --split all, once per selection mode (analytical: the model alone;
 #      hybrid: the model with cuBLASLt's ranking) -> $OUT/gemm_test_{analytical,hybrid}/.
-# GEMM_TEST_BUDGET_S bounds the measuring (default 200 s).
+# GEMM_TEST_BUDGET_S bounds the measuring (default 200 s). GEMM_TEST_SUITE picks the suite file
+# (default bench/shapes/gemm_shapes_test.csv, already scored; the fresh one is
+# bench/shapes/gemm_shapes_test2.csv).
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
 : "${OUT:?OUT must be set}"
-suite="bench/shapes/gemm_shapes_test.csv"
+suite="${GEMM_TEST_SUITE:-bench/shapes/gemm_shapes_test.csv}"
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"  # step NAME COMMAND..., failed
 step gemm_measure_test "$parity" gemm measure --shapes "$suite" --out "$OUT/gemm_measurements_test.json" \

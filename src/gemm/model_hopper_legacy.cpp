@@ -21,6 +21,10 @@ constexpr double kRegistersPerSm = 65536.0;
 constexpr double kRegistersPerAccumulator = 2.0;
 constexpr int kMaxResidentCtas = 8;
 constexpr double kReferenceTileElements = 128.0 * 128.0;
+// A CTA's first loads arrive before its first multiply with nothing to overlap them (no producer
+// warp prefetches the next tile): the fill exposes the latency part of two iterations (the
+// pipeline's depth of three stages minus the one being computed).
+constexpr double kFillIterations = 2.0;
 
 }  // namespace
 
@@ -29,7 +33,9 @@ void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
   HopperTerms& h = p.hopper;
   const double a_bytes = static_cast<double>(dtype_size_bytes(key.a_dtype));
   const double tm = c.tile_m, tn = c.tile_n, tk = c.tile_k;
-  const double by_smem = fast_floor(device_.smem_bytes_per_sm / (kLegacyStages * (tm + tn) * tk * a_bytes));
+  // The cp.async families (4- and 8-byte rows) name their depth; the register-load one does not.
+  const double stages = c.stages > 0 ? static_cast<double>(c.stages) : kLegacyStages;
+  const double by_smem = fast_floor(device_.smem_bytes_per_sm / (stages * (tm + tn) * tk * a_bytes));
   const double by_registers = fast_floor(kRegistersPerSm / (kRegistersPerAccumulator * tm * tn));
   h.legacy_resident_ctas =
       static_cast<int>(std::clamp(std::min(by_smem, by_registers), 1.0, double{kMaxResidentCtas}));
@@ -53,11 +59,12 @@ double HopperModel::predict_legacy(const HopperProblemTerms& t, const PreparedCa
   // Latency hiding grows with the work in flight per SM, r x tm x tn accumulators: the SM runs at
   // W / (W + H) of its legacy rate with W = r tm tn and H = legacy_latency_ctas 128x128 tiles. Each
   // of the r CTAs then takes compute x (r + H / (tm tn)) per iteration (compute_us_per_iter is one
-  // iteration at the SM's full legacy rate).
+  // iteration at the SM's full legacy rate), plus the fill's exposed latency, kFillIterations x H /
+  // (tm tn) iterations, once per CTA: short K-loops (split-K) pay it per split.
   const double h = scalars_.legacy_latency_ctas * kReferenceTileElements * c.inv_tile_m * c.inv_tile_n;
   const auto wave_us = [&](double wave_tiles) {
     const double resident = std::clamp(wave_tiles / sms, 1.0, static_cast<double>(c.legacy_resident_ctas));
-    return iters * c.compute_us_per_iter * (resident + h) + scalars_.tile_overhead_us;
+    return (iters * (resident + h) + kFillIterations * h) * c.compute_us_per_iter + scalars_.tile_overhead_us;
   };
   const double full_waves = fast_floor(tiles / slots + kGuard);
   const double last_wave_tiles = tiles - full_waves * slots;

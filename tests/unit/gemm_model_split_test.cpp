@@ -1,6 +1,7 @@
 // The model interface after the Hopper / Origami split: make_model picks by vendor, explain()'s
 // terms add up to the prediction, run epilogues are priced by their extra bytes, kernels without
-// TMA gain from co-resident CTAs, and calibration refuses degenerate fits.
+// TMA gain from co-resident CTAs, pay a pipeline fill per CTA and hold as many CTAs as their stage
+// count leaves room for, and calibration refuses degenerate fits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -127,6 +128,60 @@ TEST(GemmModelSplit, LegacyKernelsGainFromCoResidentCtas) {
   EXPECT_GT(doubling(16), 1.8);
   EXPECT_LT(doubling(2), 1.7);
   EXPECT_LT(doubling(2), doubling(16) - 0.2);
+}
+
+// A CTA without TMA exposes its pipeline fill: before its first multiply it waits for the first
+// loads, which no producer warp has prefetched. In the model each CTA of one wave costs
+// (iters (r + h) + 2 h) c of compute, h = legacy_latency_ctas x 128 x 128 / (tm tn) and c the
+// time of one iteration; so with one CTA per SM the first K-iteration costs 2 h c more than each
+// further one. The terms are sums of a few products of doubles: 1e-9 relative is far above their
+// rounding (~1e-15) and far below the fill (h c, ~10% of an iteration here).
+TEST(GemmModelSplit, LegacyCtasPayTheirPipelineFill) {
+  const DeviceParams device = device_named("h200");
+  const ModelScalars scalars = default_scalars(device);
+  const GemmModel model(device, scalars);
+  Candidate c;
+  c.tile_m = 64;
+  c.tile_n = 64;
+  c.tile_k = 64;
+  const std::int64_t sms = device.num_sms;
+  const auto compute_us = [&](std::int64_t k) {
+    return model.explain(shape(64 * sms, 64, k, 2), c, RunEpilogue::kNone).compute_us;
+  };
+  const double one_iteration_us = compute_us(64);
+  const double step_us = compute_us(128) - one_iteration_us;  // c (1 + h)
+  const double h = scalars.legacy_latency_ctas * 128.0 * 128.0 / (64.0 * 64.0);
+  const double fill_us = 2.0 * h * step_us / (1.0 + h);
+  EXPECT_GT(fill_us, 0.05 * step_us);
+  EXPECT_NEAR(one_iteration_us - step_us, fill_us, 1e-9 * one_iteration_us);
+  // So splitting K until each CTA runs one iteration pays the fill once per split: 8 splits of a
+  // 512-long K cost more compute than the 8x fewer, 8x longer CTAs at the same residency.
+  Candidate split = c;
+  split.split_k = 8;
+  split.reduction = ReductionScheme::kInPlace;
+  const double split_us = model.explain(shape(64 * sms / 8, 64, 512, 2), split, RunEpilogue::kNone).compute_us;
+  const double whole_us = model.explain(shape(64 * sms / 8, 64, 512, 2), c, RunEpilogue::kNone).compute_us;
+  EXPECT_GT(split_us, whole_us / 8.0 + 0.5 * fill_us);
+}
+
+// The cp.async families name their pipeline depth, and shared memory for it bounds the CTAs an
+// SM holds: 128x128x64 bf16 tiles take 32 KiB a stage, so 2 stages leave room for two CTAs per SM
+// (registers allow two) and 4 stages for one. Two such tiles per SM then run as one wave at
+// stages 2 and as two at stages 4. Stages 0 (chosen by the kernel) counts as 3.
+TEST(GemmModelSplit, LegacyResidencyFollowsTheCandidatesStages) {
+  const DeviceParams device = device_named("h200");
+  const GemmModel model(device, default_scalars(device));
+  const auto with_stages = [](int stages) {
+    Candidate c;
+    c.stages = stages;
+    c.kernel_family = 23;
+    return c;
+  };
+  const GemmProblem p = shape(128 * 2 * device.num_sms, 128, 4096, 4);
+  EXPECT_LT(model.predict_us(p, with_stages(2)), model.predict_us(p, with_stages(4)));
+  EXPECT_EQ(model.predict_us(p, with_stages(0)), model.predict_us(p, with_stages(3)));
+  EXPECT_EQ(model.explain(p, with_stages(2), RunEpilogue::kNone).waves, 1.0);
+  EXPECT_EQ(model.explain(p, with_stages(4), RunEpilogue::kNone).waves, 2.0);
 }
 
 // The AMD model's hierarchical pruning: bounds never exceed the exact predictions, and the top-k
