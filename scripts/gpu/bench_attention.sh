@@ -4,7 +4,7 @@
 # drawn lengths, the padded torch implementation, torch SDPA flash on padded tensors and (when a
 # prepared generative-recommenders dir is carried) the public Triton HSTU forward.
 #   ATTN_CONFIGS="targets" scripts/gpu/bench_attention.sh build/cuda     # a subset
-#   ATTN_TRITON_DIR=build/carry/gr_triton ...  # ../shared/baselines/prepare_gr_triton.py output
+#   ATTN_TRITON_DIR=DIR ...  # ../shared/baselines/prepare_gr_triton.py output (default build/carry/gr_triton)
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -17,11 +17,14 @@ configs="${ATTN_CONFIGS:-targets H1 J1 G1 H2}"
 baseline_configs=" ${ATTN_BASELINE_CONFIGS:-targets} "
 have_torch=0
 python3 -c "import torch, triton" 2>/dev/null && have_torch=1
-[[ -n "${ATTN_TRITON_DIR:-}" ]] && export PYTHONPATH="$ATTN_TRITON_DIR${PYTHONPATH:+:$PYTHONPATH}"
+# The Triton anchor's package: ATTN_TRITON_DIR, or build/carry/gr_triton when carried there.
+triton_dir="${ATTN_TRITON_DIR:-build/carry/gr_triton}"
+[[ -d "$triton_dir/generative_recommenders" ]] && export PYTHONPATH="$triton_dir${PYTHONPATH:+:$PYTHONPATH}"
+# Warm-up and repetition minimums as do_bench's in the baseline script (25 ms, 200 ms).
 # Each configuration's baselines run right after it, so a piece cut by its timeout still pairs
 # what it measured.
 for c in $configs; do
-  step "attention_$c" "$parity" bench attention --config "$c" --reps "$reps" --warmup 5 --out "$OUT/attention_$c.json"
+  step "attention_$c" "$parity" bench attention --config "$c" --reps "$reps" --warmup 5 --warmup-ms 25 --rep-ms 200 --out "$OUT/attention_$c.json"
   [[ "$baseline_configs" == *" $c "* && -f "$OUT/attention_$c.json" ]] || continue
   if [[ $have_torch -eq 1 ]]; then
     step "attention_${c}_baselines" python3 "$here/torch_attention_baseline.py" --ours "$OUT/attention_$c.json" \

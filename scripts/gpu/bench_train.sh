@@ -9,7 +9,9 @@
 # as the two do not fit in the GPU's memory together; then a short GPU training run of `tiny` with
 # NE/AUC beside the same run on the CPU.
 #   TRAIN_BATCH=65536 TRAIN_STEPS=30 scripts/gpu/bench_train.sh build/cuda
-#   TRAIN_DLRMV2=0 skips dlrm-v2 and its baseline; TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile.
+#   TRAIN_KAGGLE=0 / TRAIN_DLRMV2=0 / TRAIN_TINY=0 skip dlrm-kaggle (with its baselines), dlrm-v2
+#   (with torch_dlrmv2.py) or the tiny runs, to split the piece over device calls of 10 minutes;
+#   TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -19,29 +21,40 @@ here="$(dirname "$0")"
 source "$here/common.sh"  # step NAME COMMAND..., failed
 batch="${TRAIN_BATCH:-65536}"
 steps="${TRAIN_STEPS:-30}"
-for precision in ${TRAIN_PRECISIONS:-bf16 tf32 fp32}; do
-  step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
-    --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
-done
-if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
-  step torch_dlrm python3 .baselines/torch_dlrm.py
-  step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 .baselines/torch_dlrm.py
-  if [[ "${TRAIN_TORCH_COMPILE:-1}" == 1 ]]; then
-    step torch_dlrm_compile python3 .baselines/torch_dlrm_compile.py "$OUT/torch_dlrm_compile.json"
+if [[ "${TRAIN_KAGGLE:-1}" == 1 ]]; then
+  for precision in ${TRAIN_PRECISIONS:-bf16 tf32 fp32}; do
+    step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
+      --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
+  done
+  # The fused dReLU (off by default) beside the separate pass, per precision.
+  for precision in ${TRAIN_FUSED_PRECISIONS:-bf16 tf32}; do
+    step "train_dlrm_kaggle_${precision}_fused_drelu" "$parity" bench train --model dlrm-kaggle --device cuda \
+      --batch "$batch" --precision "$precision" --fused-drelu --steps "$steps" \
+      --out "$OUT/train_dlrm_kaggle_${precision}_fused_drelu.json"
+  done
+  if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
+    step torch_dlrm python3 .baselines/torch_dlrm.py
+    step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 .baselines/torch_dlrm.py
+    if [[ "${TRAIN_TORCH_COMPILE:-1}" == 1 ]]; then
+      step torch_dlrm_compile python3 .baselines/torch_dlrm_compile.py "$OUT/torch_dlrm_compile.json"
+    fi
+  else
+    echo "---- torch baselines: skipped (no .baselines folder or torch/triton not importable)"
   fi
-else
-  echo "---- torch baselines: skipped (no .baselines folder or torch/triton not importable)"
 fi
 if [[ "${TRAIN_DLRMV2:-1}" == 1 ]]; then
+  # The preset's optimisers (Adagrad dense, row-wise Adagrad tables), then SGD for both as torch_dlrmv2.py.
   step train_dlrm_v2_bf16 "$parity" bench train --model dlrm-v2 --device cuda --batch "$batch" --precision bf16 \
     --steps "$steps" --out "$OUT/train_dlrm_v2_bf16.json"
+  step train_dlrm_v2_bf16_sgd "$parity" bench train --model dlrm-v2 --device cuda --batch "$batch" --precision bf16 \
+    --optimizer sgd --steps "$steps" --out "$OUT/train_dlrm_v2_bf16_sgd.json"
   if [[ -f .baselines/torch_dlrmv2.py ]] && python3 -c "import torch, triton" 2>/dev/null; then
     step torch_dlrmv2 python3 .baselines/torch_dlrmv2.py "$batch" "$OUT/torch_dlrmv2.json"
   else
     echo "---- torch_dlrmv2: skipped (no .baselines/torch_dlrmv2.py or torch/triton not importable)"
   fi
 fi
-if "$parity" train --help > /dev/null 2>&1; then
+if [[ "${TRAIN_TINY:-1}" == 1 ]] && "$parity" train --help > /dev/null 2>&1; then
   for device in cuda cpu; do
     step "train_tiny_$device" "$parity" train --model tiny --synthetic "${TRAIN_TINY_SAMPLES:-400000}" \
       --device "$device" --batch 4096 --out "$OUT/train_tiny_$device"

@@ -14,7 +14,8 @@
 #
 # Usage: scripts/gpu/run_all.sh [--only NAME] [--skip-tests] [--piece-timeout S] [--deadline S]
 #   --only NAMES     build, then run only these pieces (comma-separated): "tests" or bench names
-#                    ("foundation" for scripts/gpu/bench_foundation.sh), e.g. --only tests,tbe
+#                    ("foundation" for scripts/gpu/bench_foundation.sh), e.g. --only tests,tbe;
+#                    probes (scripts/gpu/*_probe.sh) run only when named, e.g. --only tbe_narrow_probe
 #   --skip-tests     do not run the GPU tests
 #   --piece-timeout  limit for each bench piece and for the tests (default 240 s)
 #   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device, or the
@@ -40,7 +41,7 @@ while [[ $# -gt 0 ]]; do
     --prebuilt) prebuilt="${2:?--prebuilt needs a build dir}"; shift 2 ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
     --targets) build_targets="${2:?--targets needs target names}"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -173,9 +174,11 @@ if [[ $skip_tests -eq 0 && ( -z "$only" || ",$only," == *",tests,"* ) ]]; then
 fi
 
 # ---- 3. bench pieces ----
-for script in scripts/gpu/bench_*.sh; do
+# Probes (scripts/gpu/*_probe.sh, e.g. tbe_narrow_probe) run the same way, only when --only names them.
+for script in scripts/gpu/bench_*.sh scripts/gpu/*_probe.sh; do
   [[ -e "$script" ]] || continue
   name="$(basename "$script" .sh)"; name="${name#bench_}"
+  if [[ "$name" == *_probe && ",$only," != *",$name,"* ]]; then continue; fi
   if [[ -n "$only" && ",$only," != *",$name,"* ]]; then continue; fi
   limit=$(piece_limit)
   if (( $(time_left) < 20 )); then

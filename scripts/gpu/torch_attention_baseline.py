@@ -9,15 +9,20 @@ q_lengths and num_targets), and for every case times, on the same lengths:
                    Its N x N scores do not fit for the whole batch at large N, so it runs on the
                    first `chunk` sequences (chunk sized to --padded-budget-gb); useful TFLOP/s
                    are a rate, so they are counted on that sub-batch's real lengths.
-  * sdpa_flash:    torch SDPA restricted to the flash backend on padded [B, H, N, d], causal as
-                   the case (softmax attention, so an anchor of speed rather than of the HSTU
-                   math); forward, and the backward alone (autograd.grad on a kept graph).
+  * sdpa_default, sdpa_flash, sdpa_cudnn: torch SDPA on padded [B, H, N, d], causal as the case,
+                   with torch's own backend choice (what the measured anchors used) and with the
+                   flash and cuDNN backends forced (softmax attention, so an anchor of speed
+                   rather than of the HSTU math); forward, and the backward alone (autograd.grad
+                   on a kept graph).
   * triton_hstu:   generative-recommenders' public Triton HSTU forward, when its package is on
                    PYTHONPATH (prepared by ../shared/baselines/prepare_gr_triton.py and carried);
                    HSTU cases only. Its backward is not timed (it faults under Triton 3.6).
 Useful FLOPs as ours (GR convention): pairs = n^2/2 causal or n_q*n_kv, f1 = 2*H*d_qk*pairs,
 f2 = 2*H*d_v*pairs, forward f1+f2, backward 3f1+2f2. Timing: triton.testing.do_bench (L2 flushed
 between repetitions, median). Peak memory: torch.cuda.max_memory_allocated around each timing.
+Each case gets a "comparison": ours against the fastest baseline of the call and, for the
+`targets` configuration, issue 15's figures (HSTU forward >= 450 and >= 1.35x Triton, backward
+>= 300; softmax forward >= 520, backward >= 440; deterministic backward <= 1.3x the default).
 Writes one JSON file (--out) with the device, torch and triton versions.
 """
 import argparse
@@ -112,29 +117,81 @@ def time_torch_padded(case, do_bench, budget_bytes):
     bwd_ms, bwd_peak = bench(lambda: torch.autograd.grad(out, (q, k, v), g, retain_graph=True), do_bench)
     del q, k, v, out, g, mask
     torch.cuda.empty_cache()
-    return {"sequences": chunk, "forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9,
+    # Whole-batch times extrapolated by FLOPs (the rate of the sub-batch, the work of the batch).
+    batch_fwd, batch_bwd = useful_flops(case, case["q_lengths"])
+    return {"sequences_timed": chunk, "batch": case["batch"],
+            "note": f"timed on the first {chunk} of {case['batch']} sequences (N x N scores do not fit for "
+                    "the whole batch); TFLOP/s on their real lengths; *_ms_batch_extrapolated scale the "
+                    "times by the batch's useful FLOPs",
+            "forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9,
             "backward_ms": bwd_ms, "backward_useful_tflops": bwd / bwd_ms / 1e9,
+            "forward_ms_batch_extrapolated": fwd_ms * batch_fwd / fwd,
+            "backward_ms_batch_extrapolated": bwd_ms * batch_bwd / bwd,
             "forward_peak_bytes": fwd_peak, "backward_peak_bytes": bwd_peak}
 
 
-def time_sdpa_flash(case, do_bench):
+SDPA_BACKENDS = ("default", "FLASH_ATTENTION", "CUDNN_ATTENTION")
+
+
+def time_sdpa(case, do_bench, backend):
+    """SDPA on padded tensors: torch's own choice ("default", what a user gets and what the
+    measured anchors used) or one backend forced."""
     if case["cross"] or case["dim_qk"] != case["dim_v"]:
-        return {"skipped": "SDPA flash needs self-attention with d_qk == d_v"}
+        return {"skipped": "SDPA here needs self-attention with d_qk == d_v"}
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    import contextlib
     n = case["max_seq_len"]
     q, k, v = padded_inputs(case, case["batch"], n, True)
     fwd, bwd = useful_flops(case, case["q_lengths"])
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=case["causal"], scale=case["alpha"])
-        fwd_ms, fwd_peak = bench(run, do_bench)
-        out = run()
-        g = torch.randn_like(out)
-        bwd_ms, bwd_peak = bench(lambda: torch.autograd.grad(out, (q, k, v), g, retain_graph=True), do_bench)
-    del q, k, v, out, g
-    torch.cuda.empty_cache()
-    return {"forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9, "backward_ms": bwd_ms,
-            "backward_useful_tflops": bwd / bwd_ms / 1e9, "forward_peak_bytes": fwd_peak,
-            "backward_peak_bytes": bwd_peak, "note": "padded [B, H, N, d]; FLOPs on the real lengths"}
+    scope = contextlib.nullcontext() if backend == "default" else sdpa_kernel(getattr(SDPBackend, backend))
+    try:
+        with scope:
+            run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=case["causal"], scale=case["alpha"])
+            fwd_ms, fwd_peak = bench(run, do_bench)
+            out = run()
+            g = torch.randn_like(out)
+            bwd_ms, bwd_peak = bench(lambda: torch.autograd.grad(out, (q, k, v), g, retain_graph=True), do_bench)
+    except RuntimeError as error:  # the backend refuses this shape or is not built in
+        return {"skipped": f"{backend}: {error}".splitlines()[0]}
+    finally:
+        del q, k, v
+        torch.cuda.empty_cache()
+    return {"backend": backend, "batch": case["batch"], "forward_ms": fwd_ms, "forward_useful_tflops": fwd / fwd_ms / 1e9,
+            "backward_ms": bwd_ms, "backward_useful_tflops": bwd / bwd_ms / 1e9, "forward_peak_bytes": fwd_peak,
+            "backward_peak_bytes": bwd_peak, "note": "padded [B, H, N, d], whole batch; FLOPs on the real lengths"}
+
+
+# Issue 15's targets (useful TFLOP/s on the H200) for the `targets` configuration.
+TARGETS = {"hstu": {"forward": 450, "backward": 300}, "softmax": {"forward": 520, "backward": 440}}
+TRITON_FACTOR = 1.35  # HSTU forward >= 1.35x the Triton kernel
+DETERMINISTIC_LIMIT = 1.3
+
+
+def compare(case, row):
+    """Ours against the best baseline of the same call and, for `targets`, the issue's figures."""
+    ours = {"forward": case.get("forward", {}).get("useful_tflops"),
+            "backward": (case.get("backward") or {}).get("useful_tflops")}
+    result = {"ours_useful_tflops": ours, "deterministic_over_default": case.get("deterministic_over_default")}
+    for phase in ("forward", "backward"):
+        best_name, best = None, 0.0
+        for name, timing in row.items():
+            value = timing.get(f"{phase}_useful_tflops") if isinstance(timing, dict) else None
+            if value and value > best:
+                best_name, best = name, value
+        if best_name and ours[phase]:
+            result[f"{phase}_best_baseline"] = {"name": best_name, "useful_tflops": best,
+                                                "ours_over_baseline": ours[phase] / best}
+    if case.get("config") == "targets" and case["kind"] in TARGETS:
+        goals = dict(TARGETS[case["kind"]])
+        triton = row.get("triton_hstu", {}).get("forward_useful_tflops")
+        if case["kind"] == "hstu" and triton:
+            goals["forward"] = max(goals["forward"], TRITON_FACTOR * triton)
+        result["targets"] = {phase: {"target": goal, "met": bool(ours[phase] and ours[phase] >= goal)}
+                             for phase, goal in goals.items()}
+        ratio = case.get("deterministic_over_default")
+        result["targets"]["deterministic"] = {"target": DETERMINISTIC_LIMIT,
+                                              "met": bool(ratio and ratio <= DETERMINISTIC_LIMIT)}
+    return result
 
 
 def time_triton_hstu(case, do_bench):
@@ -165,7 +222,7 @@ def main():
     parser.add_argument("--ours", nargs="+", required=True, help="results files of `parity bench attention`")
     parser.add_argument("--out", required=True)
     parser.add_argument("--padded-budget-gb", type=float, default=24.0, help="N x N buffers of torch_padded")
-    parser.add_argument("--skip", default="", help="comma-separated: torch_padded, sdpa_flash, triton_hstu")
+    parser.add_argument("--skip", default="", help="comma-separated: torch_padded, sdpa_default, sdpa_flash, sdpa_cudnn, triton_hstu")
     parser.add_argument("--reps-ms", type=int, default=200, help="do_bench rep (ms)")
     args = parser.parse_args()
     try:
@@ -180,25 +237,35 @@ def main():
     torch.manual_seed(0)
     results = {"benchmark": "attention_baselines", "device": torch.cuda.get_device_name(0),
                "torch": torch.__version__, "triton": triton_version, "cases": []}
+    cases = []  # (our case, its row)
     for path in args.ours:
-        ours = json.load(open(path))
-        for case in ours["cases"]:
+        for case in json.load(open(path))["cases"]:
             row = {"source": path, "label": case["label"], "kind": case["kind"], "max_seq_len": case["max_seq_len"],
                    "batch": case["batch"]}
-            for name, fn in (("torch_padded", lambda c: time_torch_padded(c, do_bench, args.padded_budget_gb * 2**30)),
-                             ("sdpa_flash", lambda c: time_sdpa_flash(c, do_bench)),
-                             ("triton_hstu", lambda c: time_triton_hstu(c, do_bench))):
-                if name in skip:
-                    continue
-                try:
-                    row[name] = fn(case)
-                except torch.cuda.OutOfMemoryError as error:
-                    row[name] = {"skipped": f"out of memory: {error}"}
-                    torch.cuda.empty_cache()
-                print(json.dumps({"label": case["label"], name: row[name]}), flush=True)
+            cases.append((case, row))
             results["cases"].append(row)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=1)
+    timers = [("torch_padded", lambda c: time_torch_padded(c, do_bench, args.padded_budget_gb * 2**30))]
+    timers += [("sdpa_" + b.split("_")[0].lower(), lambda c, b=b: time_sdpa(c, do_bench, b)) for b in SDPA_BACKENDS]
+    # The Triton kernel runs last, over every case: a fault in its autotuner poisons the CUDA
+    # context, and by then everything else is measured and written.
+    timers += [("triton_hstu", lambda c: time_triton_hstu(c, do_bench))]
+    for name, fn in timers:
+        if name in skip:
+            continue
+        for case, row in cases:
+            try:
+                row[name] = fn(case)
+            except torch.cuda.OutOfMemoryError as error:
+                row[name] = {"skipped": f"out of memory: {error}"}
+                torch.cuda.empty_cache()
+            print(json.dumps({"label": case["label"], name: row[name]}), flush=True)
+            for other_case, other_row in cases:
+                baselines = {k: v for k, v in other_row.items() if isinstance(v, dict) and k != "comparison"}
+                other_row["comparison"] = compare(other_case, baselines)
+            with open(args.out, "w") as f:  # rewritten after every timing: a crash keeps what was done
+                json.dump(results, f, indent=1)
+    for case, row in cases:
+        print(json.dumps({"label": case["label"], "comparison": row.get("comparison")}), flush=True)
     return 0
 
 

@@ -177,4 +177,68 @@ AttentionFlops useful_flops(const AttentionProblem& problem, const std::vector<s
   return AttentionFlops{f1 + f2, 3.0 * f1 + 2.0 * f2};
 }
 
+namespace {
+
+// Positions [begin, end) of a sequence, clipped to [0, limit).
+struct Interval {
+  std::int64_t begin, end;
+  std::int64_t size() const { return std::max<std::int64_t>(end - begin, 0); }
+  std::int64_t overlap_with_prefix(std::int64_t prefix) const { return Interval{begin, std::min(end, prefix)}.size(); }
+};
+
+}  // namespace
+
+std::int64_t masked_pairs(const AttentionProblem& problem, std::int64_t q_length, std::int64_t kv_length,
+                          std::int64_t num_targets) {
+  const bool truncates = problem.kind == AttentionKind::kSoftmax;
+  const std::int64_t n = truncates ? std::min(q_length, problem.max_seq_len) : q_length;
+  if (problem.cross) return n * (truncates ? std::min(kv_length, problem.max_seq_len) : kv_length);
+  // Ids never decrease with the position, so every id condition selects a run of positions:
+  // {j : id_j < x} = [0, first(x)), found by binary search.
+  const std::int64_t context = problem.contextual_len;
+  std::int64_t max_id = context > 0 ? n - context + 1 : n;
+  if (problem.has_num_targets) max_id -= num_targets;
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+  for (std::int64_t p = 0; p < n; ++p) {
+    std::int64_t id = context > 0 ? std::max<std::int64_t>(p - context + 1, 0) : p;
+    ids[static_cast<std::size_t>(p)] = problem.has_num_targets ? std::min(id, max_id) : id;
+  }
+  auto first = [&](std::int64_t id) {  // first position whose id is >= id
+    return static_cast<std::int64_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+  };
+  const std::int64_t window = problem.max_attn_len;
+  std::int64_t pairs = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t id_i = ids[static_cast<std::size_t>(i)];
+    const bool full_row = problem.min_full_attn_len > 0 && id_i >= max_id - problem.min_full_attn_len;
+    const bool windowed = window > 0 && !full_row;
+    // Off-diagonal keys of the main rule (distance > 0, within the window), as two intervals.
+    const Interval same{first(id_i), first(id_i + 1)};
+    const Interval below{windowed ? first(id_i - window) : 0, same.begin};
+    const Interval above = problem.causal ? Interval{0, 0} : Interval{same.end, windowed ? first(id_i + window + 1) : n};
+    const Interval diagonal{i, i + 1};
+    std::int64_t count = below.size() + above.size() + 1;
+    if (context > 0 && id_i == 0) {
+      // Union with the contextual row's keys [0, first(max_id)).
+      const std::int64_t prefix = first(max_id);
+      count += prefix - below.overlap_with_prefix(prefix) - above.overlap_with_prefix(prefix) -
+               diagonal.overlap_with_prefix(prefix);
+    }
+    pairs += count;
+  }
+  return pairs;
+}
+
+AttentionFlops masked_flops(const AttentionProblem& problem, const std::vector<std::int64_t>& q_lengths,
+                            const std::vector<std::int64_t>& kv_lengths, const std::vector<std::int32_t>& num_targets) {
+  double pairs = 0;
+  for (std::size_t b = 0; b < q_lengths.size(); ++b) {
+    const std::int64_t kv = kv_lengths.empty() ? q_lengths[b] : kv_lengths[b];
+    pairs += static_cast<double>(masked_pairs(problem, q_lengths[b], kv, num_targets.empty() ? 0 : num_targets[b]));
+  }
+  const double f1 = 2.0 * problem.heads * problem.dim_qk * pairs;
+  const double f2 = 2.0 * problem.heads * problem.dim_v * pairs;
+  return AttentionFlops{f1 + f2, 3.0 * f1 + 2.0 * f2};
+}
+
 }  // namespace parity::attention

@@ -384,10 +384,12 @@ json problem_json(const AttentionBenchCase& c, const AttentionBenchInputs& in) {
 struct BackwardTiming {
   Result<SampleStats> stats = internal_error("not run");
   std::int64_t workspace_bytes = 0;
+  std::int64_t in_use_bytes = 0;  // device memory in use after the timing, workspace still held
 };
 
 BackwardTiming time_backward(const AttentionProblem& problem, const attention::AttentionBackwardArgs& args,
-                             const TimingOptions& timing, const AttentionBenchDevice& device) {
+                             const TimingOptions& timing, const AttentionBenchDevice& device,
+                             const parity::detail::DeviceHooks& hooks) {
   BackwardTiming result;
   ExecutionContext context{DeviceKind::kGpu, nullptr, problem.deterministic};
   const auto workspace_bytes = attention::attention_backward_workspace_bytes(problem, context);
@@ -408,6 +410,8 @@ BackwardTiming time_backward(const AttentionProblem& problem, const attention::A
                                              ExecutionContext{DeviceKind::kGpu, stream, problem.deterministic});
       },
       timing, nullptr);
+  const Result<std::int64_t> in_use = hooks.memory_in_use();
+  result.in_use_bytes = in_use.is_ok() ? *in_use : 0;
   return result;
 }
 
@@ -451,8 +455,15 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
       request.timing, nullptr);
   PARITY_RETURN_IF_ERROR(forward.status().with_context(c.label));
   json row = problem_json(c, in);
+  auto chosen = select_variant(attention::attention_forward_variants(), p, context);
+  row["forward_variant"] = chosen.is_ok() ? std::string(chosen->variant->name()) : chosen.status().to_string();
   row["check"] = json{{"rows", check.rows}, {"max_abs_error", check.max_abs_error}, {"nmse", check.nmse}};
   row["forward"] = timing_json(forward, flops.forward, p.total_q);
+  // The pairs the mask keeps (below the GR count under targets and windows): what a kernel that
+  // skips every masked pair does, so the share of useful work it reaches is visible.
+  const attention::AttentionFlops masked = attention::masked_flops(p, in.q_lengths, in.kv_lengths, in.num_targets);
+  row["masked_flops"] = json{{"forward", masked.forward}, {"backward", masked.backward}};
+  row["forward"]["masked_tflops"] = tflops(masked.forward, forward);
   BackwardTiming backward, deterministic;
   if (c.time_backward) {
     attention::AttentionBackwardArgs backward_args;
@@ -461,20 +472,24 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
     backward_args.grad_q = t.grad_q.data();
     backward_args.grad_k = t.grad_k.data();
     backward_args.grad_v = t.grad_v.data();
-    backward = time_backward(p, backward_args, request.timing, device);
+    backward = time_backward(p, backward_args, request.timing, device, hooks);
     AttentionProblem deterministic_problem = p;
     deterministic_problem.deterministic = true;
-    deterministic = time_backward(deterministic_problem, backward_args, request.timing, device);
+    deterministic = time_backward(deterministic_problem, backward_args, request.timing, device, hooks);
     row["backward"] = timing_json(backward.stats, flops.backward, p.total_q);
     row["backward"]["workspace_bytes"] = backward.workspace_bytes;
+    row["backward"]["masked_tflops"] = tflops(masked.backward, backward.stats);
     row["backward_deterministic"] = timing_json(deterministic.stats, flops.backward, p.total_q);
     if (backward.stats.is_ok() && deterministic.stats.is_ok()) {
       row["deterministic_over_default"] = deterministic.stats->median_ms / backward.stats->median_ms;
     }
   }
   PARITY_ASSIGN_OR_RETURN(const std::int64_t in_use_after, hooks.memory_in_use());
-  row["device_memory"] = json{{"allocated_bytes", t.allocated_bytes + backward.workspace_bytes},
-                              {"in_use_increase_bytes", in_use_after - in_use_before}};
+  // Peak: the highest of the samples taken while our buffers (and a backward's workspace) were held.
+  const std::int64_t peak_in_use = std::max({in_use_after, backward.in_use_bytes, deterministic.in_use_bytes});
+  row["device_memory"] = json{
+      {"allocated_bytes", t.allocated_bytes + std::max(backward.workspace_bytes, deterministic.workspace_bytes)},
+      {"peak_in_use_increase_bytes", peak_in_use - in_use_before}};
   char line[256];
   std::snprintf(line, sizeof line, "%-34s %9lld tok  fwd %s  bwd %s  det %s  rms err %.1e\n", c.label.c_str(),
                 static_cast<long long>(p.total_q), format_ms(forward, flops.forward).c_str(),
@@ -495,6 +510,8 @@ Result<std::string> run_attention_bench(const AttentionBenchRequest& request, co
   document["provenance"]["device"] = device_json(properties);
   document["timing"] = json{{"warmup_iterations", request.timing.warmup_iterations},
                             {"repetitions", request.timing.repetitions},
+                            {"warmup_ms", request.timing.warmup_ms},
+                            {"rep_ms", request.timing.rep_ms},
                             {"cache", cache_mode_name(request.timing.cache)},
                             {"statistic", "median"}};
   document["flop_model"] = "GR useful FLOPs: per sequence pairs = n^2/2 (causal) or n_q*n_kv; "

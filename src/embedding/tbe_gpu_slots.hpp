@@ -6,7 +6,9 @@
 
 namespace parity::embedding::detail {
 
+parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_narrow_rows_slot();
 parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_slot();
+parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_gpu_narrow_rows_slot();
 parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_gpu_slot();
 
 }  // namespace parity::embedding::detail

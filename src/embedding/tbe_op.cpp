@@ -47,8 +47,16 @@ Status run_first(const std::vector<const OpVariant<TbeProblem, Args>*>& variants
 }  // namespace
 
 namespace detail {
+parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_narrow_rows_slot() {
+  static parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs> slot("tbe_forward_gpu_narrow_rows");
+  return slot;
+}
 parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_slot() {
   static parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs> slot("tbe_forward_gpu");
+  return slot;
+}
+parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_gpu_narrow_rows_slot() {
+  static parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs> slot("tbe_backward_fused_gpu_narrow_rows");
   return slot;
 }
 parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_gpu_slot() {
@@ -59,13 +67,16 @@ parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_
 
 const std::vector<const TbeForwardVariant*>& tbe_forward_variants() {
   static const TbeForwardCpu cpu;
-  static const std::vector<const TbeForwardVariant*> variants = {&cpu, &detail::tbe_forward_gpu_slot()};
+  // Narrow rows first: its can_implement is the byte-model rule (gpu::narrow_rows_forward_fits).
+  static const std::vector<const TbeForwardVariant*> variants = {&cpu, &detail::tbe_forward_gpu_narrow_rows_slot(),
+                                                                 &detail::tbe_forward_gpu_slot()};
   return variants;
 }
 
 const std::vector<const TbeBackwardVariant*>& tbe_backward_fused_variants() {
   static const TbeBackwardCpu cpu;
-  static const std::vector<const TbeBackwardVariant*> variants = {&cpu, &detail::tbe_backward_fused_gpu_slot()};
+  static const std::vector<const TbeBackwardVariant*> variants = {
+      &cpu, &detail::tbe_backward_fused_gpu_narrow_rows_slot(), &detail::tbe_backward_fused_gpu_slot()};
   return variants;
 }
 

@@ -213,7 +213,7 @@ class CrossBackwardCpu final : public CrossLayerBackwardVariant {
 #pragma omp parallel for schedule(static) if (n >= detail::kParallelMinElements)
     for (std::int64_t k = 0; k < n; ++k) {
       dcross[k] = g[k] * x0[k];
-      grad_x0[k] += g[k] * cross[k];
+      grad_x0[k] = args.accumulate_grad_x0 ? grad_x0[k] + g[k] * cross[k] : g[k] * cross[k];
     }
     LinearBackwardArgs up;
     up.input = args.low;

@@ -55,50 +55,77 @@ double GemmPricer::simt_fp32_time_us(std::int64_t m, std::int64_t n, std::int64_
          scalars_.launch_us;
 }
 
-std::vector<BlockActivations> activation_profile(const PlannerModel& model, Precision precision) {
-  const double s = precision_bytes(precision).activation;
-  const double dim = model.bottom_mlp.back();
-  const double vectors = model.num_features() + 1.0;
-  const auto pooled = static_cast<double>(model.pooled_width());
-  const auto interaction_width = static_cast<double>(model.interaction_output_width());
-  std::vector<BlockActivations> blocks;
-  // Pooled embeddings after the output all-to-all: the interaction's other input, always kept.
-  blocks.push_back({"embeddings", pooled * s, pooled * s});
-  double bottom = model.dense_features;
-  for (const int width : model.bottom_mlp) bottom += width;  // each layer's output (its ReLU mask)
-  blocks.push_back({"bottom_mlp", bottom * s, model.dense_features * s});
-  double interaction = 0.0;
-  if (model.interaction == InteractionKind::kDcnV2) {
-    // x0, then per layer V^T x_l (r), U(.) + c (D) and x_{l+1} (D).
-    interaction = interaction_width + model.cross_layers * (model.cross_rank + 2.0 * interaction_width);
-  } else {
-    // Concatenated vectors, the full pair matrix, the output (bottom output + lower triangle).
-    interaction = vectors * dim + vectors * vectors + interaction_width;
-  }
-  blocks.push_back({"interaction", interaction * s, dim * s});
-  double top = 0.0;
-  for (const int width : model.top_mlp) top += width;
-  blocks.push_back({"top_mlp", top * s, interaction_width * s});
-  return blocks;
+namespace {
+
+std::int64_t gpu_padded_columns(std::int64_t columns) { return (columns + 7) / 8 * 8; }
+std::int64_t parameter_block_floats(std::int64_t count) { return (count + 15) / 16 * 16; }
+
+// The top MLP's input width in the trainer's buffers: the dot output padded, the cross net's
+// width (its concatenation) as is.
+std::int64_t trainer_top_input_width(const PlannerModel& model) {
+  return model.interaction == InteractionKind::kDot
+             ? gpu_padded_columns(model.interaction_output_width())
+             : model.interaction_output_width();
 }
 
-double activation_bytes_per_sample(const PlannerModel& model, Precision precision,
-                                   Checkpointing policy) {
-  double saved = 0.0, recomputed_peak = 0.0;
-  for (const BlockActivations& block : activation_profile(model, precision)) {
-    if (policy == Checkpointing::kFull && block.block != "embeddings") {
-      saved += block.boundary_bytes;
-      recomputed_peak = std::max(recomputed_peak, block.saved_bytes);
-    } else {
-      saved += block.saved_bytes;
+}  // namespace
+
+std::int64_t trainer_dense_parameter_count(const PlannerModel& model) {
+  std::int64_t floats = 0;
+  const auto mlp = [&floats](std::int64_t in, const std::vector<int>& widths) {
+    for (const int out : widths) {
+      floats += parameter_block_floats(in * out) + parameter_block_floats(out);
+      in = out;
+    }
+  };
+  mlp(gpu_padded_columns(model.dense_features), model.bottom_mlp);
+  if (model.interaction == InteractionKind::kDcnV2) {
+    const std::int64_t width = model.interaction_output_width();
+    floats += model.cross_layers *
+              (2 * parameter_block_floats(width * model.cross_rank) + parameter_block_floats(width));
+  }
+  mlp(trainer_top_input_width(model), model.top_mlp);
+  return floats;
+}
+
+double activation_bytes_per_sample(const PlannerModel& model, Precision precision) {
+  const double s = precision_bytes(precision).activation;
+  const auto pooled = static_cast<double>(model.pooled_width());
+  const auto top_input = static_cast<double>(trainer_top_input_width(model));
+  double widest = std::max(static_cast<double>(gpu_padded_columns(model.dense_features)), top_input);
+  double kept = 0.0;
+  // Each MLP layer's output (the ReLU backward reads it; the trainer's default keeps no masks).
+  for (const auto* widths : {&model.bottom_mlp, &model.top_mlp}) {
+    for (const int width : *widths) {
+      kept += width * s;
+      widest = std::max<double>(widest, width);
     }
   }
-  double widest = std::max(static_cast<double>(model.dense_features),
-                           static_cast<double>(model.interaction_output_width()));
-  for (const int width : model.bottom_mlp) widest = std::max<double>(widest, width);
-  for (const int width : model.top_mlp) widest = std::max<double>(widest, width);
-  const double gradient_buffers = 2.0 * widest * precision_bytes(precision).activation;
-  return saved + recomputed_peak + gradient_buffers;
+  kept += pooled * s + top_input * s;  // pooled embeddings; dot output or the cross net's x0
+  double gradients = 3.0 * widest * s  // two ping-pong buffers and the pre-activation gradient
+                     + pooled * 4.0     // the TBE backward reads fp32 pooled gradients
+                     + s;               // the logit gradient
+  if (model.interaction == InteractionKind::kDcnV2) {
+    const auto width = static_cast<double>(model.interaction_output_width());
+    const double cross = 2.0 * width + model.cross_rank;  // output and product (W), low rank (r)
+    kept += model.cross_layers * cross * s;
+    gradients += cross * s;  // the x0 gradient and the backward's scratch
+  }
+  return kept + gradients;
+}
+
+double input_bytes_per_sample(const PlannerModel& model, Precision precision) {
+  double ids_per_sample = 0.0;
+  for (const PlannerTable& table : model.tables) ids_per_sample += table.ids_per_sample;
+  const auto dense = static_cast<double>(gpu_padded_columns(model.dense_features));
+  const double dense_copy = precision_bytes(precision).activation == 2 ? 2.0 * dense : 0.0;
+  return 4.0 * dense + dense_copy + 8.0 * ids_per_sample + 8.0 * model.num_features() + 4.0;
+}
+
+double tbe_backward_workspace_bytes(double lookups, int max_dim) {
+  if (lookups <= 0.0) return 0.0;
+  const double chunks = std::ceil(lookups / std::max(128, max_dim));
+  return 16.0 * lookups + chunks * (8.0 * max_dim + 32.0);
 }
 
 double expected_unique_rows(double rows, double lookups) {
@@ -213,7 +240,7 @@ Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& mod
                    config.per_rank_batch, " x ", machine.num_gpus, " ranks");
   const PrecisionBytes bytes = precision_bytes(config.precision);
   const double b = static_cast<double>(config.per_rank_batch);
-  const double parameters = static_cast<double>(model.dense_parameter_count());
+  const double parameters = static_cast<double>(trainer_dense_parameter_count(model));
   const double hbm_bytes_per_us = machine.gpu.hbm_bandwidth_tbps.value * 1e6;
 
   ConfigCosts costs;
@@ -224,17 +251,16 @@ Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& mod
   memory.dense_parameters = parameters * (4.0 + (bytes.activation == 2 ? 2.0 : 0.0));
   memory.dense_gradients = parameters * 4.0;
   memory.dense_optimizer = parameters * dense_optimizer_state_bytes_per_parameter(model.dense_optimizer);
-  memory.activations = b * activation_bytes_per_sample(model, config.precision, config.checkpointing);
-  double ids_per_sample = 0.0;
-  for (const PlannerTable& table : model.tables) ids_per_sample += table.ids_per_sample;
-  // Local input batch: dense features, label, int64 indices and lengths, per batch in flight.
-  const double input_bytes_per_sample =
-      4.0 * model.dense_features + 4.0 + 8.0 * ids_per_sample + 4.0 * model.num_features();
-  memory.io_buffers = calibration.input_batches_in_flight.value * b * input_bytes_per_sample;
-  // Receive side of the pooled all-to-all and its gradient's send side.
-  const auto pooled_width = static_cast<double>(model.pooled_width());
-  memory.comm_buffers = 2.0 * b * pooled_width * bytes.comm + calibration.comm_library_buffer_gb.value * 1e9;
+  memory.activations = b * activation_bytes_per_sample(model, config.precision);
+  memory.io_buffers = calibration.input_batches_in_flight.value * b * input_bytes_per_sample(model, config.precision);
+  if (machine.num_gpus > 1) {
+    // Receive side of the pooled all-to-all and its gradient's send side, and the library's own.
+    memory.comm_buffers = 2.0 * b * static_cast<double>(model.pooled_width()) * bytes.comm +
+                          calibration.comm_library_buffer_gb.value * 1e9;
+  }
+  memory.workspaces = kGemmWorkspaceBytes;  // the TBE workspace depends on the placement
   memory.runtime_reserve = calibration.runtime_reserve_gb.value * 1e9;
+  for (const PlannerTable& table : model.tables) costs.max_table_dim = std::max(costs.max_table_dim, table.dim);
 
   const DenseTimes dense =
       dense_times(model, calibration, hbm_bytes_per_us, pricer, config.per_rank_batch, config.precision);

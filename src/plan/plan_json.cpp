@@ -29,6 +29,7 @@ constexpr MemoryField kMemoryFields[] = {
     {"activations", &MemoryBreakdown::activations},
     {"io_buffers", &MemoryBreakdown::io_buffers},
     {"comm_buffers", &MemoryBreakdown::comm_buffers},
+    {"workspaces", &MemoryBreakdown::workspaces},
     {"runtime_reserve", &MemoryBreakdown::runtime_reserve},
     {"allocator_reserve", &MemoryBreakdown::allocator_reserve},
 };

@@ -10,7 +10,7 @@ namespace parity::plan {
 
 double MemoryBreakdown::total() const {
   return embedding_weights + embedding_optimizer + dense_parameters + dense_gradients +
-         dense_optimizer + activations + io_buffers + comm_buffers + runtime_reserve +
+         dense_optimizer + activations + io_buffers + comm_buffers + workspaces + runtime_reserve +
          allocator_reserve;
 }
 
@@ -83,6 +83,7 @@ ShardCost shard_cost(const Machine& machine, const PlannerModel& model,
       bytes.backward_bytes / (hbm_bytes_per_us * calibration.tbe_backward_efficiency.value);
   cost.weight_bytes = static_cast<double>(rows) * cols * table_bytes;
   cost.optimizer_bytes = table_optimizer_bytes(model.table_optimizer, static_cast<double>(rows), cols);
+  cost.lookups = lookups;
   if (type == ShardingType::kDataParallel) {
     // A replicated table keeps a dense fp32 gradient, all-reduces it and updates every row.
     const double gradient_bytes = static_cast<double>(rows) * cols * 4.0;
@@ -105,6 +106,7 @@ void PlacementLoad::apply(int rank, const ShardCost& cost, double sign) {
   load.weight_bytes += sign * cost.weight_bytes;
   load.optimizer_bytes += sign * cost.optimizer_bytes;
   load.index_bytes += sign * cost.index_bytes;
+  load.lookups += sign * cost.lookups;
   load.pooled_dim += sign * cost.pooled_dim;
   load.shards += sign > 0 ? 1 : -1;
   replicated_gradient_bytes += sign * cost.replicated_gradient_bytes;
@@ -118,10 +120,13 @@ MemoryBreakdown rank_memory(const PlannerCalibration& calibration, const ConfigC
   MemoryBreakdown memory = costs.shared_memory;
   memory.embedding_weights += rank.weight_bytes;
   memory.embedding_optimizer += rank.optimizer_bytes;
-  memory.io_buffers += calibration.input_batches_in_flight.value * rank.index_bytes;
-  // The rank's pooled outputs (the all-to-all send buffer) and their incoming gradients.
-  memory.comm_buffers += 2.0 * static_cast<double>(costs.config.global_batch) * rank.pooled_dim *
-                         costs.comm_bytes_per_elem;
+  memory.workspaces += tbe_backward_workspace_bytes(rank.lookups, costs.max_table_dim);
+  if (costs.config.global_batch > costs.config.per_rank_batch) {  // more than one rank
+    memory.io_buffers += calibration.input_batches_in_flight.value * rank.index_bytes;
+    // The rank's pooled outputs (the all-to-all send buffer) and their incoming gradients.
+    memory.comm_buffers += 2.0 * static_cast<double>(costs.config.global_batch) * rank.pooled_dim *
+                           costs.comm_bytes_per_elem;
+  }
   memory.allocator_reserve =
       calibration.allocator_reserve_fraction.value * (memory.total() - memory.runtime_reserve);
   return memory;

@@ -134,7 +134,7 @@ std::string plan_report(const Plan& plan, const PlannerModel& model) {
       << ms(s.overhead_us) << "\n\n";
   out << "per rank (GB; ms)\n"
       << cell("rank", 5) << cell("emb", 8) << cell("emb opt", 8) << cell("dense", 8)
-      << cell("act", 8) << cell("io", 7) << cell("comm", 7) << cell("reserve", 8) << cell("total", 8)
+      << cell("act", 8) << cell("io", 7) << cell("comm", 7) << cell("ws+rsv", 8) << cell("total", 8)
       << cell("tbe fwd", 9) << cell("tbe bwd", 9) << "\n";
   for (std::size_t r = 0; r < p.memory_per_rank.size(); ++r) {
     const MemoryBreakdown& m = p.memory_per_rank[r];
@@ -143,7 +143,7 @@ std::string plan_report(const Plan& plan, const PlannerModel& model) {
         << cell(gb(m.embedding_optimizer), 8)
         << cell(gb(m.dense_parameters + m.dense_gradients + m.dense_optimizer), 8)
         << cell(gb(m.activations), 8) << cell(gb(m.io_buffers), 7) << cell(gb(m.comm_buffers), 7)
-        << cell(gb(m.runtime_reserve + m.allocator_reserve), 8) << cell(gb(m.total()), 8)
+        << cell(gb(m.workspaces + m.runtime_reserve + m.allocator_reserve), 8) << cell(gb(m.total()), 8)
         << cell(ms(t.tbe_forward_us), 9) << cell(ms(t.tbe_backward_us), 9) << "\n";
   }
   out << "\ntables\n"

@@ -12,7 +12,6 @@
 #include "parity/train/dist_trainer.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -22,7 +21,6 @@
 #include "parity/comm/gradient_buckets.hpp"
 #include "parity/data/dataset.hpp"
 #include "parity/nn/loss.hpp"
-#include "parity/train/metrics.hpp"
 #include "train/dist_checkpoint.hpp"
 #include "train/dlrm_model.hpp"
 
@@ -30,7 +28,6 @@ namespace parity::train {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr std::int64_t kBucketBytes = 4 << 20;
 
 // Every rank learns whether any rank failed; a rank that did not fail returns an error naming the
@@ -85,6 +82,10 @@ class DistRun {
                      " ranks");
     PARITY_CHECK_ARG(global % chunks_ == 0, "gradient-chunks: the batch ", global, " is not divisible by ",
                      chunks_, " chunks");
+    for (std::size_t t = 0; t < table_owner.size(); ++t) {
+      PARITY_CHECK_ARG(table_owner[t] >= 0 && table_owner[t] < ranks, "placement: table ", t, " is on rank ",
+                       table_owner[t], ", outside [0, ", ranks, ")");
+    }
     ExecutionContext context;
     context.device = DeviceKind::kCpu;
     context.deterministic = options_.train.determinism == Determinism::kBitwise;
@@ -223,12 +224,7 @@ class DistRun {
   // NE, AUC and log loss over the eval split; each batch is split in rank order and its logits
   // gathered, so the metrics are the single-rank ones on every rank.
   Result<EvalRecord> evaluate(data::BatchReader& reader, std::int64_t max_samples, std::int64_t step) {
-    PARITY_RETURN_IF_ERROR(reader.seek_samples(0));
-    MetricsAccumulator metrics;
-    data::Batch batch;
-    while (max_samples == 0 || metrics.count() < max_samples) {
-      PARITY_ASSIGN_OR_RETURN(const bool has_batch, reader.next(&batch));
-      if (!has_batch) break;
+    return detail::evaluate_split(reader, max_samples, step, [&](const data::Batch& batch) -> Result<const float*> {
       // Whole chunks of the training chunk size, split in rank order, so every rank count runs
       // the same row chunks (a short batch ends in a short chunk).
       const std::int64_t pieces = (batch.batch_size + chunk_rows_ - 1) / chunk_rows_;
@@ -237,16 +233,8 @@ class DistRun {
       const std::int64_t end =
           std::min(batch.batch_size, slice_begin(pieces, comm_.rank() + 1, comm_.size()) * chunk_rows_);
       PARITY_RETURN_IF_ERROR(forward(batch, begin, end - begin, chunk_rows_));
-      metrics.add(batch.labels.data(), logits_.data(), batch.batch_size);
-    }
-    PARITY_CHECK_ARG(metrics.count() > 0, "evaluation: the eval split is empty");
-    EvalRecord record;
-    record.step = step;
-    record.samples = metrics.count();
-    record.ne = metrics.ne();
-    record.auc = metrics.auc();
-    record.logloss = metrics.logloss();
-    return record;
+      return static_cast<const float*>(logits_.data());
+    });
   }
 
  private:
@@ -393,98 +381,24 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
   }
   PARITY_RETURN_IF_ERROR((*train_reader)->seek_samples(state.reader_position));
 
-  const std::int64_t steps_per_epoch = std::max<std::int64_t>((*train_reader)->num_samples() / train.batch_size, 1);
-  std::int64_t total_steps = steps_per_epoch * train.max_epochs;
-  if (train.max_steps > 0) total_steps = std::min(total_steps, train.max_steps);
-  double train_seconds = 0;
-  std::int64_t steps_this_run = 0, last_eval_step = -1, last_checkpoint_step = state.step;
-  double interval_loss_sum = 0;
-  std::int64_t interval_steps = 0;
-  const auto report = [&](TrainProgress::Event event, double loss) {
-    if (!train.on_progress) return;
-    TrainProgress progress;
-    progress.event = event;
-    progress.step = state.step;
-    progress.total_steps = total_steps;
-    progress.samples = state.samples;
-    progress.loss = loss;
-    progress.learning_rate = train.spec.lr_schedule.learning_rate(train.spec.dense_optimizer.learning_rate,
-                                                                  std::max<std::int64_t>(state.step - 1, 0));
-    progress.samples_per_second =
-        train_seconds > 0 ? static_cast<double>(steps_this_run * train.batch_size) / train_seconds : 0;
-    if (!state.evaluations.empty()) progress.evaluation = state.evaluations.back();
-    if (event == TrainProgress::Event::kCheckpoint) progress.checkpoint_path = summary.checkpoint_path;
-    train.on_progress(progress);
-  };
-  const auto run_evaluation = [&]() -> Status {
-    PARITY_ASSIGN_OR_RETURN(EvalRecord record, run.evaluate(**eval_reader, train.eval_max_samples, state.step));
-    record.train_loss = interval_steps > 0 ? interval_loss_sum / static_cast<double>(interval_steps) : 0;
-    interval_loss_sum = 0;
-    interval_steps = 0;
-    state.evaluations.push_back(record);
-    last_eval_step = state.step;
-    report(TrainProgress::Event::kEvaluation, record.train_loss);
+  // Every hook is collective or agreed on: an error on one rank stops every rank at the same point.
+  detail::StepLoopHooks hooks;
+  hooks.train_step = [&](const data::Batch& batch, std::int64_t step) { return run.train_step(batch, step); };
+  hooks.evaluate = [&](std::int64_t step) { return run.evaluate(**eval_reader, train.eval_max_samples, step); };
+  hooks.write_evaluations = [&](const detail::TrainState& done) -> Status {
     Status written = Status::ok();
-    if (is_root) written = detail::write_metrics_log(summary.metrics_log_path, state.evaluations);
+    if (is_root) written = detail::write_metrics_log(summary.metrics_log_path, done.evaluations);
     if (is_root && written.is_ok()) {
-      written = detail::write_training_svg(summary.svg_path, train.spec.name + " on " + prepared->dir + " (" +
-                                                                 std::to_string(comm.size()) + " ranks)",
-                                           state.step_losses, state.evaluations);
+      written = detail::write_training_svg(
+          summary.svg_path, train.spec.name + " on " + prepared->dir + " (" + std::to_string(comm.size()) + " ranks)",
+          done.step_losses, done.evaluations);
     }
     return agree(comm, written, "metrics");
   };
-  const auto save = [&]() -> Status {
-    PARITY_RETURN_IF_ERROR(agree(comm, detail::save_dist_checkpoint(parts, comm, state), "checkpoint"));
-    last_checkpoint_step = state.step;
-    report(TrainProgress::Event::kCheckpoint, 0);
-    return Status::ok();
+  hooks.save_checkpoint = [&](const detail::TrainState& done) {
+    return agree(comm, detail::save_dist_checkpoint(parts, comm, done), "checkpoint");
   };
-
-  data::Batch batch;
-  while (train.max_steps == 0 || state.step < train.max_steps) {
-    if (state.epoch >= train.max_epochs) break;
-    PARITY_ASSIGN_OR_RETURN(const bool has_batch, (*train_reader)->next(&batch));
-    if (!has_batch) {
-      ++state.epoch;
-      state.reader_position = 0;
-      if (state.epoch >= train.max_epochs) break;
-      PARITY_RETURN_IF_ERROR((*train_reader)->seek_samples(0));
-      continue;
-    }
-    const auto step_start = Clock::now();
-    PARITY_ASSIGN_OR_RETURN(const double loss, run.train_step(batch, state.step));
-    train_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
-    // The loss comes from the gathered logits: the same value on every rank, so all stop together.
-    if (!std::isfinite(loss)) {
-      return invalid_argument("training diverged: the loss is ", loss, " at step ", state.step + 1,
-                              " (lower the learning rate)");
-    }
-    ++state.step;
-    ++steps_this_run;
-    state.samples += batch.batch_size;
-    state.reader_position = (*train_reader)->position_samples();
-    state.step_losses.push_back(loss);
-    interval_loss_sum += loss;
-    ++interval_steps;
-    report(TrainProgress::Event::kStep, loss);
-    const bool eval_due = train.eval_every_steps > 0 && state.step % train.eval_every_steps == 0;
-    if (eval_due) PARITY_RETURN_IF_ERROR(run_evaluation());
-    const bool checkpoint_due = train.checkpoint_every_steps > 0 ? state.step % train.checkpoint_every_steps == 0
-                                                                 : eval_due;
-    if (checkpoint_due) PARITY_RETURN_IF_ERROR(save());
-  }
-  if (last_eval_step != state.step || state.evaluations.empty()) PARITY_RETURN_IF_ERROR(run_evaluation());
-  if (last_checkpoint_step != state.step || !std::filesystem::exists(summary.checkpoint_path)) {
-    PARITY_RETURN_IF_ERROR(save());
-  }
-  summary.steps = state.step;
-  summary.samples = state.samples;
-  summary.epochs_completed = state.epoch;
-  summary.train_seconds = train_seconds;
-  summary.samples_per_second =
-      train_seconds > 0 ? static_cast<double>(steps_this_run * train.batch_size) / train_seconds : 0;
-  summary.step_losses = state.step_losses;
-  summary.evaluations = state.evaluations;
+  PARITY_RETURN_IF_ERROR(detail::run_step_loop(train, **train_reader, hooks, &state, &summary));
   Status written = is_root ? detail::write_summary(summary.summary_path, summary, train) : Status::ok();
   PARITY_RETURN_IF_ERROR(agree(comm, written, "summary"));
   return summary;

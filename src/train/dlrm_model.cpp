@@ -155,23 +155,19 @@ Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t m
   PARITY_ASSIGN_OR_RETURN(model.input_labels_, activation(device, batch, 1, "labels"));
 
   std::int64_t widest = std::max<std::int64_t>(model.dense_input_width_, model.top_input_width_);
-  const auto add_outputs = [&](const std::vector<LinearSlot>& slots, const char* what, std::vector<Buffer>* outputs,
-                               std::vector<Buffer>* masks) -> Status {
-    for (std::size_t l = 0; l < slots.size(); ++l) {
-      const auto& slot = slots[l];
+  const auto add_outputs = [&](const std::vector<LinearSlot>& slots, const char* what,
+                               std::vector<Buffer>* outputs) -> Status {
+    for (const auto& slot : slots) {
       PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, slot.out, what, act));
       outputs->push_back(std::move(out));
-      // One bit per element, columns padded to 128 bits (gemm::AuxKind::kReluMask's default ld).
-      const bool feeds_next_layer = l + 1 < slots.size() && slot.activation == nn::Activation::kRelu;
-      PARITY_ASSIGN_OR_RETURN(Buffer mask, Buffer::allocate(device, feeds_next_layer ? batch * ((slot.out + 127) / 128 * 16) : 0,
-                                                            "ReLU masks"));
-      masks->push_back(std::move(mask));
       widest = std::max(widest, slot.out);
     }
     return Status::ok();
   };
-  PARITY_RETURN_IF_ERROR(add_outputs(model.bottom_, "bottom activations", &model.bottom_outputs_, &model.bottom_masks_));
-  PARITY_RETURN_IF_ERROR(add_outputs(model.top_, "top activations", &model.top_outputs_, &model.top_masks_));
+  PARITY_RETURN_IF_ERROR(add_outputs(model.bottom_, "bottom activations", &model.bottom_outputs_));
+  PARITY_RETURN_IF_ERROR(add_outputs(model.top_, "top activations", &model.top_outputs_));
+  model.bottom_masks_.resize(model.bottom_.size());  // empty until set_fused_drelu(true)
+  model.top_masks_.resize(model.top_.size());
   for (std::size_t l = 0; l < model.cross_.size(); ++l) {
     PARITY_ASSIGN_OR_RETURN(Buffer out, activation(device, batch, width, "cross outputs", act));
     PARITY_ASSIGN_OR_RETURN(Buffer low, activation(device, batch, spec.cross_rank, "cross low", act));
@@ -391,6 +387,21 @@ Status DlrmModel::forward_dense_blocks(std::int64_t batch_size) {
     top_input = cross_outputs_.back().data();
   }
   return run_mlp(top_, top_outputs_, top_masks_, top_input);
+}
+
+Status DlrmModel::set_fused_drelu(bool fused) {
+  const auto allocate = [&](const std::vector<LinearSlot>& slots, std::vector<Buffer>* masks) -> Status {
+    for (std::size_t l = 0; l < slots.size(); ++l) {
+      // One bit per element, columns padded to 128 bits (gemm::AuxKind::kReluMask's default ld);
+      // only for a ReLU layer whose output feeds the next layer of its MLP.
+      const bool feeds_next_layer = fused && l + 1 < slots.size() && slots[l].activation == nn::Activation::kRelu;
+      const std::int64_t bytes = feeds_next_layer ? max_batch_size_ * ((slots[l].out + 127) / 128 * 16) : 0;
+      PARITY_ASSIGN_OR_RETURN((*masks)[l], Buffer::allocate(context_.device, bytes, "ReLU masks"));
+    }
+    return Status::ok();
+  };
+  PARITY_RETURN_IF_ERROR(allocate(bottom_, &bottom_masks_));
+  return allocate(top_, &top_masks_);
 }
 
 // x0 = [bottom output (B x D), pooled embeddings (B x P)] per row, in the activation dtype.

@@ -104,7 +104,6 @@ Status DlrmModel::backward_interaction(std::int64_t batch_size, void* grad_untyp
                                                                             : nn::MathMode::kFp32;
   const std::int64_t width = dim + layout_.total_output_dim();
   const nn::CrossLayerProblem problem{batch_size, width, spec_.cross_rank, act_dtype_, math};
-  PARITY_RETURN_IF_ERROR(grad_x0_.fill_zero());
   for (std::size_t l = cross_.size(); l-- > 0;) {
     const auto& slot = cross_[l];
     nn::CrossLayerBackwardArgs args{interaction_.data(),
@@ -114,6 +113,7 @@ Status DlrmModel::backward_interaction(std::int64_t batch_size, void* grad_untyp
                                     grad_x0_.data(), spare, grads() + slot.v_offset,
                                     grads() + slot.u_offset, grads() + slot.c_offset,
                                     scratch_cross_.data(), scratch_low_.data()};
+    args.accumulate_grad_x0 = l + 1 < cross_.size();  // the last layer, visited first, starts the sum
     PARITY_RETURN_IF_ERROR(nn::cross_layer_backward(problem, args, context_));
     std::swap(grad, spare);
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,25 @@ struct PreparedData {
 Result<PreparedData> prepare_data(const TrainOptions& options);
 /// The dataset's layout against the model's; errors name the directory and the feature.
 Status check_schema(const data::DatasetSchema& have, const data::DatasetSchema& want, const std::string& dir);
+
+/// NE, exact AUC and log loss over the eval split (at most max_samples, 0: all) from each batch's
+/// logits (host memory, batch order).
+Result<EvalRecord> evaluate_split(data::BatchReader& reader, std::int64_t max_samples, std::int64_t step,
+                                  const std::function<Result<const float*>(const data::Batch&)>& logits_of);
+
+/// What the step loop asks of a trainer (single-rank or distributed).
+struct StepLoopHooks {
+  std::function<Result<double>(const data::Batch& batch, std::int64_t step)> train_step;  // mean loss
+  std::function<Result<EvalRecord>(std::int64_t step)> evaluate;  // over the eval split
+  std::function<Status(const TrainState& state)> write_evaluations;  // metrics.jsonl, training.svg
+  std::function<Status(const TrainState& state)> save_checkpoint;
+};
+/// The step loop of train() and train_distributed(): epochs over `reader` (already at the state's
+/// position), progress events, evaluation and checkpoint cadence, the final evaluation and
+/// checkpoint (at summary->checkpoint_path unless it holds this step); fills the summary's counters,
+/// losses and evaluations.
+Status run_step_loop(const TrainOptions& options, data::BatchReader& reader, const StepLoopHooks& hooks,
+                     TrainState* state, TrainSummary* summary);
 
 /// Sets this thread's OpenMP team size for a run and restores it afterwards.
 class ThreadCountScope {

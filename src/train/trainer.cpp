@@ -25,27 +25,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Result<EvalRecord> evaluate(detail::DlrmModel& model, data::BatchReader& reader, std::int64_t max_samples,
-                            std::int64_t step) {
-  PARITY_RETURN_IF_ERROR(reader.seek_samples(0));
-  MetricsAccumulator metrics;
-  data::Batch batch;
-  while (max_samples == 0 || metrics.count() < max_samples) {
-    PARITY_ASSIGN_OR_RETURN(const bool has_batch, reader.next(&batch));
-    if (!has_batch) break;
-    PARITY_RETURN_IF_ERROR(model.forward(batch));
-    metrics.add(batch.labels.data(), model.logits(), batch.batch_size);
-  }
-  PARITY_CHECK_ARG(metrics.count() > 0, "evaluation: the eval split is empty");
-  EvalRecord record;
-  record.step = step;
-  record.samples = metrics.count();
-  record.ne = metrics.ne();
-  record.auc = metrics.auc();
-  record.logloss = metrics.logloss();
-  return record;
-}
-
 int choose_threads(const TrainOptions& options) {
   if (options.num_threads > 0) return options.num_threads;
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -120,6 +99,130 @@ Status check_schema(const data::DatasetSchema& have, const data::DatasetSchema& 
                      " has ids up to ", have.tables[t].num_rows, " rows; the model's table has ",
                      want.tables[t].num_rows, " (raise the table size or hash the data)");
   }
+  return Status::ok();
+}
+
+Result<EvalRecord> evaluate_split(data::BatchReader& reader, std::int64_t max_samples, std::int64_t step,
+                                  const std::function<Result<const float*>(const data::Batch&)>& logits_of) {
+  PARITY_RETURN_IF_ERROR(reader.seek_samples(0));
+  MetricsAccumulator metrics;
+  data::Batch batch;
+  while (max_samples == 0 || metrics.count() < max_samples) {
+    PARITY_ASSIGN_OR_RETURN(const bool has_batch, reader.next(&batch));
+    if (!has_batch) break;
+    PARITY_ASSIGN_OR_RETURN(const float* logits, logits_of(batch));
+    metrics.add(batch.labels.data(), logits, batch.batch_size);
+  }
+  PARITY_CHECK_ARG(metrics.count() > 0, "evaluation: the eval split is empty");
+  EvalRecord record;
+  record.step = step;
+  record.samples = metrics.count();
+  record.ne = metrics.ne();
+  record.auc = metrics.auc();
+  record.logloss = metrics.logloss();
+  return record;
+}
+
+Status run_step_loop(const TrainOptions& options, data::BatchReader& reader, const StepLoopHooks& hooks,
+                     TrainState* state, TrainSummary* summary) {
+  const std::int64_t steps_per_epoch = std::max<std::int64_t>(reader.num_samples() / options.batch_size, 1);
+  std::int64_t total_steps = steps_per_epoch * options.max_epochs;
+  if (options.max_steps > 0) total_steps = std::min(total_steps, options.max_steps);
+  const auto start = Clock::now();
+  double train_seconds = 0;
+  std::int64_t steps_this_run = 0, last_eval_step = -1, last_checkpoint_step = state->step;
+  std::deque<double> recent_losses;
+  double interval_loss_sum = 0;
+  std::int64_t interval_steps = 0;
+
+  const auto report = [&](TrainProgress::Event event) {
+    if (!options.on_progress) return;
+    TrainProgress progress;
+    progress.event = event;
+    progress.step = state->step;
+    progress.total_steps = total_steps;
+    progress.samples = state->samples;
+    double sum = 0;
+    for (double loss : recent_losses) sum += loss;
+    progress.loss = recent_losses.empty() ? 0 : sum / static_cast<double>(recent_losses.size());
+    progress.learning_rate = options.spec.lr_schedule.learning_rate(
+        options.spec.dense_optimizer.learning_rate, std::max<std::int64_t>(state->step - 1, 0));
+    progress.elapsed_seconds = seconds_since(start);
+    progress.samples_per_second =
+        train_seconds > 0 ? static_cast<double>(steps_this_run * options.batch_size) / train_seconds : 0;
+    if (steps_this_run > 0 && train_seconds > 0) {
+      progress.eta_seconds = static_cast<double>(total_steps - state->step) * train_seconds /
+                             static_cast<double>(steps_this_run);
+    }
+    if (!state->evaluations.empty()) progress.evaluation = state->evaluations.back();
+    if (event == TrainProgress::Event::kCheckpoint) progress.checkpoint_path = summary->checkpoint_path;
+    options.on_progress(progress);
+  };
+  const auto run_evaluation = [&]() -> Status {
+    PARITY_ASSIGN_OR_RETURN(EvalRecord record, hooks.evaluate(state->step));
+    record.train_loss = interval_steps > 0 ? interval_loss_sum / static_cast<double>(interval_steps) : 0;
+    interval_loss_sum = 0;
+    interval_steps = 0;
+    state->evaluations.push_back(record);
+    last_eval_step = state->step;
+    report(TrainProgress::Event::kEvaluation);
+    return hooks.write_evaluations(*state);
+  };
+  const auto save = [&]() -> Status {
+    PARITY_RETURN_IF_ERROR(hooks.save_checkpoint(*state));
+    last_checkpoint_step = state->step;
+    report(TrainProgress::Event::kCheckpoint);
+    return Status::ok();
+  };
+
+  data::Batch batch;
+  while (options.max_steps == 0 || state->step < options.max_steps) {
+    if (state->epoch >= options.max_epochs) break;
+    PARITY_ASSIGN_OR_RETURN(const bool has_batch, reader.next(&batch));
+    if (!has_batch) {
+      ++state->epoch;
+      state->reader_position = 0;
+      if (state->epoch >= options.max_epochs) break;
+      PARITY_RETURN_IF_ERROR(reader.seek_samples(0));
+      continue;
+    }
+    const auto step_start = Clock::now();
+    PARITY_ASSIGN_OR_RETURN(const double loss, hooks.train_step(batch, state->step));
+    train_seconds += seconds_since(step_start);
+    if (!std::isfinite(loss)) {
+      return invalid_argument("training diverged: the loss is ", loss, " at step ", state->step + 1,
+                              " (lower the learning rate)");
+    }
+    ++state->step;
+    ++steps_this_run;
+    state->samples += batch.batch_size;
+    state->reader_position = reader.position_samples();
+    state->step_losses.push_back(loss);
+    interval_loss_sum += loss;
+    ++interval_steps;
+    recent_losses.push_back(loss);
+    if (recent_losses.size() > 100) recent_losses.pop_front();
+    report(TrainProgress::Event::kStep);
+    const bool eval_due = options.eval_every_steps > 0 && state->step % options.eval_every_steps == 0;
+    if (eval_due) PARITY_RETURN_IF_ERROR(run_evaluation());
+    const bool checkpoint_due = options.checkpoint_every_steps > 0
+                                    ? state->step % options.checkpoint_every_steps == 0
+                                    : eval_due;
+    if (checkpoint_due) PARITY_RETURN_IF_ERROR(save());
+  }
+  if (last_eval_step != state->step || state->evaluations.empty()) PARITY_RETURN_IF_ERROR(run_evaluation());
+  if (last_checkpoint_step != state->step || !std::filesystem::exists(summary->checkpoint_path)) {
+    PARITY_RETURN_IF_ERROR(save());
+  }
+
+  summary->steps = state->step;
+  summary->samples = state->samples;
+  summary->epochs_completed = state->epoch;
+  summary->train_seconds = train_seconds;
+  summary->samples_per_second =
+      train_seconds > 0 ? static_cast<double>(steps_this_run * options.batch_size) / train_seconds : 0;
+  summary->step_losses = state->step_losses;
+  summary->evaluations = state->evaluations;
   return Status::ok();
 }
 
@@ -206,108 +309,29 @@ Result<TrainSummary> train(const TrainOptions& original_options) {
     PARITY_RETURN_IF_ERROR(detail::load_checkpoint(summary.checkpoint_path, model, &state, options));
     summary.resumed_from_step = state.step;
   }
+  if (!options.initial_parameters_path.empty() && summary.resumed_from_step < 0) {
+    PARITY_RETURN_IF_ERROR(model.write_parameter_file(options.initial_parameters_path));
+  }
   PARITY_RETURN_IF_ERROR(train_reader->seek_samples(state.reader_position));
 
-  const std::int64_t steps_per_epoch = std::max<std::int64_t>(train_reader->num_samples() / options.batch_size, 1);
-  std::int64_t total_steps = steps_per_epoch * options.max_epochs;
-  if (options.max_steps > 0) total_steps = std::min(total_steps, options.max_steps);
-  const auto start = Clock::now();
-  double train_seconds = 0;
-  std::int64_t steps_this_run = 0, last_eval_step = -1, last_checkpoint_step = state.step;
-  std::deque<double> recent_losses;
-  double interval_loss_sum = 0;
-  std::int64_t interval_steps = 0;
-
-  const auto report = [&](TrainProgress::Event event) {
-    if (!options.on_progress) return;
-    TrainProgress progress;
-    progress.event = event;
-    progress.step = state.step;
-    progress.total_steps = total_steps;
-    progress.samples = state.samples;
-    double sum = 0;
-    for (double loss : recent_losses) sum += loss;
-    progress.loss = recent_losses.empty() ? 0 : sum / static_cast<double>(recent_losses.size());
-    progress.learning_rate = options.spec.lr_schedule.learning_rate(
-        options.spec.dense_optimizer.learning_rate, std::max<std::int64_t>(state.step - 1, 0));
-    progress.elapsed_seconds = seconds_since(start);
-    progress.samples_per_second =
-        train_seconds > 0 ? static_cast<double>(steps_this_run * options.batch_size) / train_seconds : 0;
-    if (steps_this_run > 0 && train_seconds > 0) {
-      progress.eta_seconds = static_cast<double>(total_steps - state.step) * train_seconds /
-                             static_cast<double>(steps_this_run);
-    }
-    if (!state.evaluations.empty()) progress.evaluation = state.evaluations.back();
-    if (event == TrainProgress::Event::kCheckpoint) progress.checkpoint_path = summary.checkpoint_path;
-    options.on_progress(progress);
+  detail::StepLoopHooks hooks;
+  hooks.train_step = [&](const data::Batch& batch, std::int64_t step) { return model.train_step(batch, step); };
+  hooks.evaluate = [&](std::int64_t step) {
+    return detail::evaluate_split(*eval_reader, options.eval_max_samples, step,
+                                  [&](const data::Batch& batch) -> Result<const float*> {
+                                    PARITY_RETURN_IF_ERROR(model.forward(batch));
+                                    return model.logits();
+                                  });
   };
-  const auto run_evaluation = [&]() -> Status {
-    PARITY_ASSIGN_OR_RETURN(EvalRecord record, evaluate(model, *eval_reader, options.eval_max_samples, state.step));
-    record.train_loss = interval_steps > 0 ? interval_loss_sum / static_cast<double>(interval_steps) : 0;
-    interval_loss_sum = 0;
-    interval_steps = 0;
-    state.evaluations.push_back(record);
-    last_eval_step = state.step;
-    report(TrainProgress::Event::kEvaluation);
-    PARITY_RETURN_IF_ERROR(detail::write_metrics_log(summary.metrics_log_path, state.evaluations));
+  hooks.write_evaluations = [&](const detail::TrainState& done) -> Status {
+    PARITY_RETURN_IF_ERROR(detail::write_metrics_log(summary.metrics_log_path, done.evaluations));
     return detail::write_training_svg(summary.svg_path, options.spec.name + " on " + prepared.dir,
-                                      state.step_losses, state.evaluations);
+                                      done.step_losses, done.evaluations);
   };
-  const auto save = [&]() -> Status {
-    PARITY_RETURN_IF_ERROR(detail::save_checkpoint(summary.checkpoint_path, model, state, options));
-    last_checkpoint_step = state.step;
-    report(TrainProgress::Event::kCheckpoint);
-    return Status::ok();
+  hooks.save_checkpoint = [&](const detail::TrainState& done) {
+    return detail::save_checkpoint(summary.checkpoint_path, model, done, options);
   };
-
-  data::Batch batch;
-  while (options.max_steps == 0 || state.step < options.max_steps) {
-    if (state.epoch >= options.max_epochs) break;
-    PARITY_ASSIGN_OR_RETURN(const bool has_batch, train_reader->next(&batch));
-    if (!has_batch) {
-      ++state.epoch;
-      state.reader_position = 0;
-      if (state.epoch >= options.max_epochs) break;
-      PARITY_RETURN_IF_ERROR(train_reader->seek_samples(0));
-      continue;
-    }
-    const auto step_start = Clock::now();
-    PARITY_ASSIGN_OR_RETURN(const double loss, model.train_step(batch, state.step));
-    train_seconds += seconds_since(step_start);
-    if (!std::isfinite(loss)) {
-      return invalid_argument("training diverged: the loss is ", loss, " at step ", state.step + 1,
-                              " (lower the learning rate)");
-    }
-    ++state.step;
-    ++steps_this_run;
-    state.samples += batch.batch_size;
-    state.reader_position = train_reader->position_samples();
-    state.step_losses.push_back(loss);
-    interval_loss_sum += loss;
-    ++interval_steps;
-    recent_losses.push_back(loss);
-    if (recent_losses.size() > 100) recent_losses.pop_front();
-    report(TrainProgress::Event::kStep);
-    const bool eval_due = options.eval_every_steps > 0 && state.step % options.eval_every_steps == 0;
-    if (eval_due) PARITY_RETURN_IF_ERROR(run_evaluation());
-    const bool checkpoint_due = options.checkpoint_every_steps > 0
-                                    ? state.step % options.checkpoint_every_steps == 0
-                                    : eval_due;
-    if (checkpoint_due) PARITY_RETURN_IF_ERROR(save());
-  }
-  if (last_eval_step != state.step || state.evaluations.empty()) PARITY_RETURN_IF_ERROR(run_evaluation());
-  if (last_checkpoint_step != state.step || !std::filesystem::exists(summary.checkpoint_path)) {
-    PARITY_RETURN_IF_ERROR(save());
-  }
-
-  summary.steps = state.step;
-  summary.samples = state.samples;
-  summary.epochs_completed = state.epoch;
-  summary.train_seconds = train_seconds;
-  summary.samples_per_second =
-      train_seconds > 0 ? static_cast<double>(steps_this_run * options.batch_size) / train_seconds : 0;
-  summary.step_losses = state.step_losses;
-  summary.evaluations = state.evaluations;
+  PARITY_RETURN_IF_ERROR(detail::run_step_loop(options, *train_reader, hooks, &state, &summary));
   PARITY_RETURN_IF_ERROR(detail::write_summary(summary.summary_path, summary, options));
   return summary;
 }

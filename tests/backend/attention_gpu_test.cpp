@@ -22,7 +22,8 @@ namespace {
 using testing::JaggedCase;
 using testing::make_case;
 
-constexpr std::int64_t kTile = 64;  // the kernels' q and kv tile (src/backends/gpu/attention/params.cuh)
+constexpr std::int64_t kTile =
+    64;  // the kernels' q and kv tile (src/backends/gpu/attention/params.cuh)
 constexpr std::size_t kGuardBytes = 256;
 
 AttentionProblem problem_of(AttentionKind kind, int heads, int dim, std::int64_t max_seq_len,
@@ -51,7 +52,8 @@ parity::gpu::DeviceBuffer upload(const std::vector<T>& host, std::size_t guard_b
 
 // Downloads `count` elements and checks the guard band after them is untouched.
 template <typename T>
-std::vector<T> download_checked(const parity::gpu::DeviceBuffer& buffer, std::size_t count, const char* what) {
+std::vector<T> download_checked(const parity::gpu::DeviceBuffer& buffer, std::size_t count,
+                                const char* what) {
   const std::size_t bytes = count * sizeof(T);
   std::vector<std::uint8_t> raw(buffer.size_bytes());
   EXPECT_TRUE(buffer.copy_to_host(raw.data(), raw.size()).is_ok());
@@ -73,7 +75,8 @@ struct GpuOutputs {
 
 GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic = false) {
   const AttentionProblem& p = c.problem;
-  const auto q = upload(c.q_bits), k = upload(c.k_bits), v = upload(c.v_bits), grad_out = upload(c.grad_out_bits);
+  const auto q = upload(c.q_bits), k = upload(c.k_bits), v = upload(c.v_bits),
+             grad_out = upload(c.grad_out_bits);
   const auto q_offsets = upload(c.inputs.q_offsets);
   const auto kv_offsets = upload(p.cross ? c.inputs.kv_offsets : c.inputs.q_offsets);
   const auto targets = upload(c.inputs.num_targets);
@@ -106,7 +109,9 @@ GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic =
   const auto grad_v = upload(std::vector<std::uint16_t>(), c.v_bits.size() * 2 + kGuardBytes);
   auto workspace_bytes = attention_backward_workspace_bytes(bp, gpu_context);
   EXPECT_TRUE(workspace_bytes.is_ok()) << workspace_bytes.status().to_string();
-  const auto workspace = upload(std::vector<std::uint8_t>(), static_cast<std::size_t>(workspace_bytes.is_ok() ? workspace_bytes.value() : 0));
+  const auto workspace =
+      upload(std::vector<std::uint8_t>(),
+             static_cast<std::size_t>(workspace_bytes.is_ok() ? workspace_bytes.value() : 0));
   AttentionBackwardArgs b;
   b.forward = a;
   b.grad_out = grad_out.data();
@@ -129,10 +134,10 @@ GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic =
 // times its magnitude, so each output element x gets the extra bound u_out * M_x with
 //   out_iy:  sum_j |a_ij| |v_jy| (/N)        grad_v_jy: sum_i |a_ij| |dO_iy| (/N)
 //   grad_q_ic: alpha sum_j |dS_ij| |k_jc| (/N) grad_k_jc: alpha sum_i |dS_ij| |q_ic| (/N)
-// with dS_ij = act'(alpha s_ij) dP_ij (pointwise) or p_ij (dP_ij - D_i) (softmax), dP_ij = dO_i.v_j,
-// D_i = dO_i.out_i, the /N for the pointwise kinds; M is computed in fp64 from the same inputs.
-// Check: |got - ref| <= u_out |ref| + (1 + u_out) (E + u_out M) (the u_out |ref| term: the output
-// rounding). A pair the mask gets wrong moves an output by |a_ij v_jy|, a term of M that is
+// with dS_ij = act'(alpha s_ij) dP_ij (pointwise) or p_ij (dP_ij - D_i) (softmax), dP_ij =
+// dO_i.v_j, D_i = dO_i.out_i, the /N for the pointwise kinds; M is computed in fp64 from the same
+// inputs. Check: |got - ref| <= u_out |ref| + (1 + u_out) (E + u_out M) (the u_out |ref| term: the
+// output rounding). A pair the mask gets wrong moves an output by |a_ij v_jy|, a term of M that is
 // larger than u_out M (u_out = 2^-8 or 2^-11) unless the sum has hundreds of larger terms.
 struct Magnitudes {
   std::vector<double> out, grad_q, grad_k, grad_v;
@@ -140,10 +145,14 @@ struct Magnitudes {
 
 double activation_of(PointwiseActivation a, double x) {
   switch (a) {
-    case PointwiseActivation::kSilu: return x / (1 + std::exp(-x));
-    case PointwiseActivation::kGelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case PointwiseActivation::kRelu: return x > 0 ? x : 0;
-    case PointwiseActivation::kSigmoid: return 1 / (1 + std::exp(-x));
+    case PointwiseActivation::kSilu:
+      return x / (1 + std::exp(-x));
+    case PointwiseActivation::kGelu:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case PointwiseActivation::kRelu:
+      return x > 0 ? x : 0;
+    case PointwiseActivation::kSigmoid:
+      return 1 / (1 + std::exp(-x));
   }
   return 0;
 }
@@ -153,21 +162,28 @@ constexpr double kInvSqrt2Pi = 0.39894228040143268;
 double derivative_of(PointwiseActivation a, double x) {
   const double s = 1 / (1 + std::exp(-x));
   switch (a) {
-    case PointwiseActivation::kSilu: return s * (1 + x * (1 - s));
-    case PointwiseActivation::kGelu: return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
-    case PointwiseActivation::kRelu: return x > 0 ? 1 : 0;
-    case PointwiseActivation::kSigmoid: return s * (1 - s);
+    case PointwiseActivation::kSilu:
+      return s * (1 + x * (1 - s));
+    case PointwiseActivation::kGelu:
+      return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+    case PointwiseActivation::kRelu:
+      return x > 0 ? 1 : 0;
+    case PointwiseActivation::kSigmoid:
+      return s * (1 - s);
   }
   return 0;
 }
 
-double dot(const std::vector<double>& x, std::int64_t x_at, const std::vector<double>& y, std::int64_t y_at, int n) {
+double dot(const std::vector<double>& x, std::int64_t x_at, const std::vector<double>& y,
+           std::int64_t y_at, int n) {
   double sum = 0;
-  for (int i = 0; i < n; ++i) sum += x[static_cast<std::size_t>(x_at + i)] * y[static_cast<std::size_t>(y_at + i)];
+  for (int i = 0; i < n; ++i)
+    sum += x[static_cast<std::size_t>(x_at + i)] * y[static_cast<std::size_t>(y_at + i)];
   return sum;
 }
 
-Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& ref_out, const std::vector<double>& ref_lse) {
+Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& ref_out,
+                               const std::vector<double>& ref_lse) {
   const AttentionProblem& p = c.problem;
   const ref::AttentionRefInputs& in = c.inputs;
   const int h_count = p.heads, dqk = p.dim_qk, dv = p.dim_v;
@@ -192,16 +208,21 @@ Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& r
           if (!ref::attention_mask_ref(p, len_q, len_kv, targets, i, j)) continue;
           const std::int64_t kj = (kv0 + j) * h_count + h;
           const double s = alpha * dot(in.q, qi * dqk, in.k, kj * dqk, dqk);
-          const double weight = softmax ? std::exp(s - ref_lse[static_cast<std::size_t>(qi)]) : activation_of(p.activation, s);
+          const double weight = softmax ? std::exp(s - ref_lse[static_cast<std::size_t>(qi)])
+                                        : activation_of(p.activation, s);
           const double dp = dot(c.grad_out, qi * dv, in.v, kj * dv, dv);
           const double ds = softmax ? weight * (dp - d_i) : derivative_of(p.activation, s) * dp;
           for (int y = 0; y < dv; ++y) {
-            m.out[static_cast<std::size_t>(qi * dv + y)] += std::abs(weight * in.v[static_cast<std::size_t>(kj * dv + y)]) * scale;
-            m.grad_v[static_cast<std::size_t>(kj * dv + y)] += std::abs(weight * c.grad_out[static_cast<std::size_t>(qi * dv + y)]) * scale;
+            m.out[static_cast<std::size_t>(qi * dv + y)] +=
+                std::abs(weight * in.v[static_cast<std::size_t>(kj * dv + y)]) * scale;
+            m.grad_v[static_cast<std::size_t>(kj * dv + y)] +=
+                std::abs(weight * c.grad_out[static_cast<std::size_t>(qi * dv + y)]) * scale;
           }
           for (int x = 0; x < dqk; ++x) {
-            m.grad_q[static_cast<std::size_t>(qi * dqk + x)] += std::abs(ds * in.k[static_cast<std::size_t>(kj * dqk + x)]) * alpha * scale;
-            m.grad_k[static_cast<std::size_t>(kj * dqk + x)] += std::abs(ds * in.q[static_cast<std::size_t>(qi * dqk + x)]) * alpha * scale;
+            m.grad_q[static_cast<std::size_t>(qi * dqk + x)] +=
+                std::abs(ds * in.k[static_cast<std::size_t>(kj * dqk + x)]) * alpha * scale;
+            m.grad_k[static_cast<std::size_t>(kj * dqk + x)] +=
+                std::abs(ds * in.q[static_cast<std::size_t>(qi * dqk + x)]) * alpha * scale;
           }
         }
       }
@@ -210,8 +231,9 @@ Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& r
   return m;
 }
 
-void expect_within(const char* what, DType dtype, const std::vector<std::uint16_t>& got, const std::vector<double>& want,
-                   double fp32_bound, const std::vector<double>& magnitudes) {
+void expect_within(const char* what, DType dtype, const std::vector<std::uint16_t>& got,
+                   const std::vector<double>& want, double fp32_bound,
+                   const std::vector<double>& magnitudes) {
   ASSERT_EQ(got.size(), want.size()) << what;
   const double u_out = unit_roundoff(dtype);
   double max_error = 0;
@@ -220,19 +242,22 @@ void expect_within(const char* what, DType dtype, const std::vector<std::uint16_
     const double value = testing::from_bits(dtype, got[i]);
     const double error = std::abs(value - want[i]);
     max_error = std::max(max_error, error);
-    const double tolerance = u_out * std::abs(want[i]) + (1 + u_out) * (fp32_bound + u_out * magnitudes[i]);
+    const double tolerance =
+        u_out * std::abs(want[i]) + (1 + u_out) * (fp32_bound + u_out * magnitudes[i]);
     if (!(error <= tolerance) && failures++ < 3) {
-      ADD_FAILURE() << what << "[" << i << "]: got " << value << ", want " << want[i] << " (error " << error
-                    << " > tolerance " << tolerance << ")";
+      ADD_FAILURE() << what << "[" << i << "]: got " << value << ", want " << want[i] << " (error "
+                    << error << " > tolerance " << tolerance << ")";
     }
   }
-  EXPECT_EQ(failures, 0u) << what << ": " << failures << " elements out of tolerance, max abs error " << max_error;
+  EXPECT_EQ(failures, 0u) << what << ": " << failures
+                          << " elements out of tolerance, max abs error " << max_error;
 }
 
 std::int64_t longest(const JaggedCase& c) {
   const AttentionProblem& p = c.problem;
   std::int64_t n = testing::max_of(lengths_from_offsets(c.inputs.q_offsets.data(), p.batch));
-  if (p.cross) n = std::max(n, testing::max_of(lengths_from_offsets(c.inputs.kv_offsets.data(), p.batch)));
+  if (p.cross)
+    n = std::max(n, testing::max_of(lengths_from_offsets(c.inputs.kv_offsets.data(), p.batch)));
   return p.kind == AttentionKind::kSoftmax ? std::min(n, p.max_seq_len) : n;
 }
 
@@ -249,13 +274,15 @@ void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward = true
     if (std::isinf(lse[r])) {
       EXPECT_TRUE(std::isinf(o.lse[r]) && o.lse[r] < 0) << "lse[" << r << "]: " << o.lse[r];
     } else {
-      // fp32 lse: score error and log-sum error, the same K u (1 + 4S) form as the softmax out bound.
+      // fp32 lse: score error and log-sum error, the same K u (1 + 4S) form as the softmax out
+      // bound.
       EXPECT_NEAR(o.lse[r], lse[r], bounds.out + 1e-6 * std::abs(lse[r])) << "lse[" << r << "]";
     }
   }
   if (!with_backward) return;
   std::vector<double> grad_q, grad_k, grad_v;
-  ASSERT_TRUE(ref::attention_backward_ref(p, c.inputs, c.grad_out, &grad_q, &grad_k, &grad_v).is_ok());
+  ASSERT_TRUE(
+      ref::attention_backward_ref(p, c.inputs, c.grad_out, &grad_q, &grad_k, &grad_v).is_ok());
   expect_within("grad_q", p.dtype, o.grad_q, grad_q, bounds.grad_q, m.grad_q);
   expect_within("grad_k", p.dtype, o.grad_k, grad_k, bounds.grad_k, m.grad_k);
   expect_within("grad_v", p.dtype, o.grad_v, grad_v, bounds.grad_v, m.grad_v);
@@ -268,9 +295,11 @@ TEST(AttentionGpu, HstuJaggedLengthsAndTargets) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     SCOPED_TRACE(std::string(dtype_name(dtype)));
     const AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 64, 200, dtype);
-    // Lengths 0, 1, 127, 129, the tile +- 1 and 2 tiles + 1; num_targets 0, 1, longer than the sequence.
+    // Lengths 0, 1, 127, 129, the tile +- 1 and 2 tiles + 1; num_targets 0, 1, longer than the
+    // sequence.
     expect_gpu_matches_reference(
-        make_case(p, {0, 1, 127, 129, kTile - 1, kTile + 1, kTile, 2 * kTile + 1}, {}, {3, 0, 1, 20, 200, 5, 64, 0}, seed));
+        make_case(p, {0, 1, 127, 129, kTile - 1, kTile + 1, kTile, 2 * kTile + 1}, {},
+                  {3, 0, 1, 20, 200, 5, 64, 0}, seed));
     expect_gpu_matches_reference(make_case(p, {129, 2, kTile}, {}, {}, seed + 1));
   }
 }
@@ -298,7 +327,8 @@ TEST(AttentionGpu, HstuMaxSeqLenLongerThanEverySequence) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15203);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
-  expect_gpu_matches_reference(make_case(problem_of(AttentionKind::kHstu, 2, 64, 1000), {30, 65}, {}, {}, seed));
+  expect_gpu_matches_reference(
+      make_case(problem_of(AttentionKind::kHstu, 2, 64, 1000), {30, 65}, {}, {}, seed));
 }
 
 TEST(AttentionGpu, HeadDims64128And256) {
@@ -322,7 +352,8 @@ TEST(AttentionGpu, SoftmaxCausalNonCausalAndTruncation) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     SCOPED_TRACE(std::string(dtype_name(dtype)));
     AttentionProblem p = problem_of(AttentionKind::kSoftmax, 2, 64, 100, dtype);
-    expect_gpu_matches_reference(make_case(p, {0, 1, 127, kTile + 1, kTile - 1, 230}, {}, {}, seed));  // cut at 100
+    expect_gpu_matches_reference(
+        make_case(p, {0, 1, 127, kTile + 1, kTile - 1, 230}, {}, {}, seed));  // cut at 100
     p.causal = false;
     expect_gpu_matches_reference(make_case(p, {129, 5, 64}, {}, {}, seed + 1));
   }
@@ -332,15 +363,16 @@ TEST(AttentionGpu, GdpaCrossAttentionWithFewKeysEveryActivation) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15206);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
-  for (auto activation : {PointwiseActivation::kSilu, PointwiseActivation::kGelu, PointwiseActivation::kSigmoid,
-                          PointwiseActivation::kRelu}) {
+  for (auto activation : {PointwiseActivation::kSilu, PointwiseActivation::kGelu,
+                          PointwiseActivation::kSigmoid, PointwiseActivation::kRelu}) {
     SCOPED_TRACE(std::string(activation_name(activation)));
     AttentionProblem p = problem_of(AttentionKind::kGdpa, 2, 64, 130);
     p.activation = activation;
     p.causal = false;
     // relu's derivative jumps at 0, where an fp32 and an fp64 score may fall on different sides.
     const bool with_backward = activation != PointwiseActivation::kRelu;
-    expect_gpu_matches_reference(make_case(p, {129, 0, 40, 3}, {64, 64, 1, 0}, {}, seed), with_backward);
+    expect_gpu_matches_reference(make_case(p, {129, 0, 40, 3}, {64, 64, 1, 0}, {}, seed),
+                                 with_backward);
     // Self-attention GDPA with the causal mask.
     p.causal = true;
     expect_gpu_matches_reference(make_case(p, {100, 65}, {}, {}, seed + 1), with_backward);
@@ -399,7 +431,8 @@ TEST(AttentionGpu, CanImplementGivesReasons) {
 
 TEST(AttentionGpu, RejectsMisalignedAndMissingPointers) {
   PARITY_REQUIRE_GPU();
-  const JaggedCase c = make_case(problem_of(AttentionKind::kSoftmax, 1, 64, 64), {10, 20}, {}, {}, 5);
+  const JaggedCase c =
+      make_case(problem_of(AttentionKind::kSoftmax, 1, 64, 64), {10, 20}, {}, {}, 5);
   const auto q = upload(c.q_bits, 64), offsets = upload(c.inputs.q_offsets);
   AttentionForwardArgs a;
   a.q = q.as<std::uint8_t>() + 2;  // misaligned

@@ -1,5 +1,6 @@
-// The dense DLRM GPU kernels (interaction, BCE, cross step, optimisers, casts) and the GPU cross
-// layer variants against fp64; the fused dReLU against the separate pass.
+// The dense DLRM GPU kernels (interaction, BCE, cross step, optimisers, casts; the element-wise ones
+// in 16-byte vectors with a scalar tail) and the GPU cross layer variants against fp64; the fused
+// dReLU against the separate pass.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -296,8 +297,12 @@ TEST(GpuDenseOps, AddSplitColumnsMatchesFp64) {
   const auto seed = testing::test_seed(35);
   SCOPED_TRACE(testing::seed_trace(seed));
   Rng rng(seed);
-  for (const DType dtype : {DType::kF32, DType::kBF16}) {
-    const std::int64_t rows = 37, left = 13, right = 130, width = left + right;
+  struct Case { DType dtype; std::int64_t left, right; };  // 16/136: the 16-byte vector path
+  for (const Case shape : {Case{DType::kF32, 13, 130}, Case{DType::kBF16, 13, 130}, Case{DType::kF32, 16, 136},
+                           Case{DType::kBF16, 16, 136}}) {
+    SCOPED_TRACE(::testing::Message() << dtype_name(shape.dtype) << " " << shape.left << "+" << shape.right);
+    const DType dtype = shape.dtype;
+    const std::int64_t rows = 37, left = shape.left, right = shape.right, width = left + right;
     auto a = make_tensor(static_cast<std::size_t>(rows * width), dtype, rng);
     auto b = make_tensor(static_cast<std::size_t>(rows * width), dtype, rng);
     auto d_a = upload_bytes(a.bytes), d_b = upload_bytes(b.bytes);
@@ -427,10 +432,16 @@ TEST(GpuDenseOps, CrossLayerVariantsMatchFp64) {
     const nn::CrossLayerProblem problem{c.batch, c.width, c.rank, c.dtype, nn::MathMode::kFp32};
     ASSERT_TRUE(nn::cross_layer_forward(problem, {d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_c.data(),
                                                   d_low.data(), d_cross.data(), d_out.data()}, context).is_ok());
-    const nn::CrossLayerBackwardArgs args{d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_low.data(),
-                                          d_cross.data(), d_g.data(), d_gx0.data(), d_gx.data(), d_gv.as<float>(),
-                                          d_gu.as<float>(), d_gc.as<float>(), d_scratch_cross.data(),
-                                          d_scratch_low.data()};
+    nn::CrossLayerBackwardArgs args{d_x0.data(), d_x.data(), d_v.data(), d_u.data(), d_low.data(),
+                                    d_cross.data(), d_g.data(), d_gx0.data(), d_gx.data(), d_gv.as<float>(),
+                                    d_gu.as<float>(), d_gc.as<float>(), d_scratch_cross.data(),
+                                    d_scratch_low.data()};
+    // Alternate cases overwrite a grad_x0 full of junk instead of accumulating onto zeros.
+    const bool overwrite = c.batch % 2 == 1;
+    if (overwrite) {
+      ASSERT_TRUE(d_gx0.fill_bytes(0x3f).is_ok());
+      args.accumulate_grad_x0 = false;
+    }
     const Status status = nn::cross_layer_backward(problem, args, context);
     ASSERT_TRUE(status.is_ok()) << status.to_string();
     ASSERT_TRUE(gpu::synchronize().is_ok());

@@ -12,6 +12,7 @@
 
 #include "common/test_support.hpp"
 #include "parity/embedding/tbe_gpu.hpp"
+#include "parity/embedding/tbe_op.hpp"
 #include "unit/tbe_test_util.hpp"
 
 namespace parity {
@@ -44,7 +45,7 @@ DeviceInputs upload_batch(const TbeProblem& problem, const SyntheticBatch& batch
 
 // Runs the GPU forward into a buffer with a NaN guard band after the output; checks the band.
 std::vector<std::uint8_t> gpu_forward(const TbeProblem& problem, const std::vector<std::uint8_t>& weights,
-                                      const SyntheticBatch& batch) {
+                                      const SyntheticBatch& batch, const egpu::ForwardOptions& options = {}) {
   auto layout = egpu::DeviceTbeLayout::create(problem.layout);
   EXPECT_TRUE(layout.is_ok());
   auto d_weights = gpu::upload(weights);
@@ -54,7 +55,7 @@ std::vector<std::uint8_t> gpu_forward(const TbeProblem& problem, const std::vect
   constexpr std::size_t kGuardBytes = 4096;
   auto out = gpu::DeviceBuffer::allocate(out_bytes + kGuardBytes);
   EXPECT_TRUE(out->fill_bytes(0xff).is_ok());  // 0xff.. is NaN in every float dtype
-  const Status status = egpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data());
+  const Status status = egpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data(), options);
   EXPECT_TRUE(status.is_ok()) << status.to_string();
   auto host = gpu::download<std::uint8_t>(*out, out_bytes + kGuardBytes);
   EXPECT_TRUE(host.is_ok());
@@ -68,10 +69,11 @@ std::vector<std::uint8_t> gpu_forward(const TbeProblem& problem, const std::vect
   return *host;
 }
 
-void expect_forward_matches(const TbeProblem& problem, const SyntheticBatch& batch, std::uint64_t seed) {
+void expect_forward_matches(const TbeProblem& problem, const SyntheticBatch& batch, std::uint64_t seed,
+                            const egpu::ForwardOptions& options = {}) {
   std::vector<double> weights_ref;
   const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights_ref);
-  const auto got = gpu_forward(problem, weights, batch);
+  const auto got = gpu_forward(problem, weights, batch, options);
   const auto ref_batch = testing::to_ref_batch(batch);
   const auto want = ref::tbe_forward(problem, weights_ref, ref_batch);
   const auto abs_want = testing::abs_forward(problem, weights_ref, ref_batch);
@@ -223,6 +225,132 @@ TEST(GpuTbeForward, DuplicatesZipfAndLongBagsMatchReference) {
   expect_forward_matches(problem, batch, seed);
 }
 
+// ---- narrow rows (forward_narrow_kernel.cuh) ----
+
+// The rule needs no device: row bytes of the widest table, pooling, F*B.
+TEST(GpuTbeForwardNarrowRows, RuleAcceptsRowsUpTo128BytesPooledOnly) {
+  const auto fits = [](std::vector<TableSpec> tables, DType weight_dtype, PoolingMode pooling) {
+    return egpu::narrow_rows_forward_fits(
+        testing::make_problem(std::move(tables), 8, 8, DType::kI64, weight_dtype, DType::kF32, pooling));
+  };
+  EXPECT_TRUE(fits({{10, 32}, {10, 4}}, DType::kF32, PoolingMode::kSum).is_ok());
+  EXPECT_TRUE(fits({{10, 64}}, DType::kBF16, PoolingMode::kMean).is_ok());
+  const Status wide = fits({{10, 64}, {10, 8}}, DType::kF32, PoolingMode::kSum);
+  EXPECT_EQ(wide.code(), StatusCode::kUnsupported);
+  EXPECT_NE(wide.message().find("256 bytes"), std::string::npos) << wide.message();
+  EXPECT_EQ(fits({{10, 72}}, DType::kF16, PoolingMode::kSum).code(), StatusCode::kUnsupported);
+  const Status unpooled = fits({{10, 16}}, DType::kF32, PoolingMode::kNone);
+  EXPECT_EQ(unpooled.code(), StatusCode::kUnsupported);
+  EXPECT_NE(unpooled.message().find("pooling=none"), std::string::npos) << unpooled.message();
+}
+
+// The op's selection: narrow rows where the rule holds, group per bag elsewhere; either by name.
+TEST(GpuTbeForwardNarrowRows, OpSelectsByTheRuleAndHonoursAForcedName) {
+  const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false};
+  const auto pick = [&](const TbeProblem& problem, std::string_view forced = {}) {
+    auto choice = select_variant(embedding::tbe_forward_variants(), problem, gpu_context, forced);
+    return choice.is_ok() ? std::string(choice->variant->name()) : choice.status().to_string();
+  };
+  const auto narrow = testing::make_problem({{10, 16}}, 8, 8);
+  const auto wide = testing::make_problem({{10, 128}}, 8, 8);
+  EXPECT_EQ(pick(narrow), "tbe_forward_gpu_narrow_rows");
+  EXPECT_EQ(pick(wide), "tbe_forward_gpu");
+  EXPECT_EQ(pick(narrow, "tbe_forward_gpu"), "tbe_forward_gpu");
+  EXPECT_NE(pick(wide, "tbe_forward_gpu_narrow_rows").find("bytes"), std::string::npos);
+}
+
+// Every narrow width (D = 4..64: 1, 2, 4, 6 -> 8 and 8 lanes per row), bag length L in {0, 1, 2, 7}
+// (the one-hot, two-row and four-row depths; L = 0 all bags empty) with 10% empty bags, sum, mean
+// and weighted, each weight dtype with fp32 or bf16 output, both index types. Two tables, one of 7
+// rows, so bags repeat rows. 16-bit D = 4, 12 take the 8-byte pieces (rows off 16-byte boundaries).
+TEST(GpuTbeForwardNarrowRows, EveryWidthLengthPoolingAndDtypeMatchesReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(421);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  int case_number = 0;
+  for (int dim : {4, 8, 12, 16, 24, 32, 64}) {
+    for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      if (dim * static_cast<int>(dtype_size_bytes(weight_dtype)) > egpu::kNarrowRowMaxBytes) continue;
+      for (int pooling_factor : {0, 1, 2, 7}) {
+        for (int mode = 0; mode < 3; ++mode) {  // sum, mean, weighted sum
+          ++case_number;
+          const PoolingMode pooling = mode == 1 ? PoolingMode::kMean : PoolingMode::kSum;
+          const bool weighted = mode == 2;
+          const std::vector<TableSpec> tables = {{300, dim}, {7, dim}};
+          SyntheticBatchOptions options;
+          options.batch_size = 61;  // not a multiple of any group count: partial warps
+          options.pooling_factor = pooling_factor;
+          options.empty_bag_fraction = pooling_factor > 0 ? 0.1 : 0.0;
+          options.weighted = weighted;
+          options.seed = seed + static_cast<std::uint64_t>(case_number);
+          auto probe = testing::make_problem(tables, 0, 0);
+          const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+          const DType out_dtype = case_number % 2 == 0 ? DType::kBF16 : DType::kF32;
+          const DType index_dtype = case_number % 3 == 0 ? DType::kI32 : DType::kI64;
+          auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                               index_dtype, weight_dtype, out_dtype, pooling, weighted);
+          SCOPED_TRACE("D=" + std::to_string(dim) + " " + std::string(dtype_name(weight_dtype)) + " L=" +
+                       std::to_string(pooling_factor) + " " + embedding::pooling_mode_name(pooling) +
+                       (weighted ? " weighted" : "") + " out " + std::string(dtype_name(out_dtype)));
+          expect_forward_matches(problem, batch, options.seed, egpu::ForwardOptions{egpu::ForwardKernel::kNarrowRows});
+        }
+      }
+    }
+  }
+}
+
+// Mixed dims in one launch (lanes past a narrower table's pieces idle), bag sizes varied in
+// [0, 2L] so bags take several passes at each depth, a batch large enough for several grid
+// strides, and Zipf-skewed rows (duplicates within and across bags).
+TEST(GpuTbeForwardNarrowRows, MixedDimsVariedBagsAndZipfMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(422);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<std::vector<TableSpec>> layouts = {{{500, 4}, {900, 24}, {40, 16}, {2000, 32}},
+                                                       {{500, 8}, {900, 64}, {40, 16}}};
+  for (const auto& tables : layouts) {
+    for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      auto probe = testing::make_problem(tables, 0, 0, DType::kI64, weight_dtype);
+      if (!egpu::narrow_rows_forward_fits(probe).is_ok()) continue;
+      for (int pooling_factor : {1, 2, 7}) {
+        SyntheticBatchOptions options;
+        options.batch_size = 20000;
+        options.pooling_factor = pooling_factor;
+        options.vary_bag_sizes = true;
+        options.zipf_alpha = 1.15;
+        options.weighted = pooling_factor == 2;
+        options.seed = seed + static_cast<std::uint64_t>(pooling_factor);
+        const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+        auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                             DType::kI32, weight_dtype, DType::kF32,
+                                             pooling_factor == 7 ? PoolingMode::kMean : PoolingMode::kSum,
+                                             options.weighted);
+        SCOPED_TRACE("max_dim " + std::to_string(problem.layout.max_dim()) + " " +
+                     std::string(dtype_name(weight_dtype)) + " L~U[0," + std::to_string(2 * pooling_factor) + "]");
+        expect_forward_matches(problem, batch, options.seed, egpu::ForwardOptions{egpu::ForwardKernel::kNarrowRows});
+      }
+    }
+  }
+}
+
+TEST(GpuTbeForwardNarrowRows, ForcedOnAWideOrUnpooledProblemIsRefusedWithTheReason) {
+  PARITY_REQUIRE_GPU();
+  const std::vector<TableSpec> tables = {{10, 64}};
+  const auto weights = embedding::make_weights(testing::make_problem(tables, 0, 0).layout, DType::kF32, 5);
+  SyntheticBatch batch;
+  batch.indices = {3};
+  batch.offsets = {0, 1, 1};
+  auto problem = testing::make_problem(tables, 2, 1);
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto d_weights = gpu::upload(weights);
+  auto out = gpu::DeviceBuffer::allocate(2 * 64 * 4);
+  auto inputs = upload_batch(problem, batch);
+  const Status status = egpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data(),
+                                          egpu::ForwardOptions{egpu::ForwardKernel::kNarrowRows});
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+  EXPECT_NE(status.message().find("256 bytes"), std::string::npos) << status.message();
+}
+
 // ---- backward ----
 
 struct GpuTraining {
@@ -234,7 +362,7 @@ struct GpuTraining {
 // Runs `steps` fused steps on the GPU; returns weights and state downloaded.
 GpuTraining gpu_train(const TbeProblem& problem, const embedding::OptimizerParams& opt, const SyntheticBatch& batch,
                       const std::vector<float>& grad, int steps, std::uint64_t seed, int max_grid_blocks = 0,
-                      bool batch_row_updates = true) {
+                      bool batch_row_updates = true, egpu::BackwardKernel kernel = egpu::BackwardKernel::kAuto) {
   GpuTraining result;
   result.weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &result.weights0);
   auto layout = egpu::DeviceTbeLayout::create(problem.layout);
@@ -250,6 +378,7 @@ GpuTraining gpu_train(const TbeProblem& problem, const embedding::OptimizerParam
   auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
   egpu::BackwardOptions options;
   options.max_grid_blocks = max_grid_blocks;
+  options.kernel = kernel;
   options.batch_row_updates = batch_row_updates;
   for (int step = 1; step <= steps; ++step) {
     auto o = opt;
@@ -266,9 +395,10 @@ GpuTraining gpu_train(const TbeProblem& problem, const embedding::OptimizerParam
 }
 
 void expect_training_matches(const TbeProblem& problem, const embedding::OptimizerParams& opt,
-                             const SyntheticBatch& batch, int steps, std::uint64_t seed) {
+                             const SyntheticBatch& batch, int steps, std::uint64_t seed,
+                             egpu::BackwardKernel kernel = egpu::BackwardKernel::kAuto) {
   const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7);
-  const auto got = gpu_train(problem, opt, batch, grad, steps, seed);
+  const auto got = gpu_train(problem, opt, batch, grad, steps, seed, 0, true, kernel);
   ref::TbeRefTrainingState state{got.weights0, {}, {}};
   state.state1.assign(static_cast<std::size_t>(embedding::optimizer_state1_elements(problem.layout, opt.kind)), 0.0);
   state.state2.assign(static_cast<std::size_t>(embedding::optimizer_state2_elements(problem.layout, opt.kind)), 0.0);
@@ -401,33 +531,153 @@ TEST(GpuTbeBackward, HotRowsThroughTheMultiChunkPathMatchReference) {
   expect_training_matches(problem, testing::optimizer_for(OptimizerKind::kAdam), zipf, 2, seed);
 }
 
+// Both chunk kernels: the warp per chunk on rows of 128 and 64 fp32, and the narrow-rows kernel
+// (groups of 8 lanes) on rows of 32 and 8; row-wise Adagrad and Adam (per-element state).
 TEST(GpuTbeBackward, BitwiseIdenticalAcrossRunsAndGridSizes) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(406);
   SCOPED_TRACE(testing::seed_trace(seed));
-  const std::vector<TableSpec> tables = {{2000, 128}, {50, 64}};
-  auto probe = testing::make_problem(tables, 0, 0);
-  const auto batch = training_batch(probe, 2000, 10, seed, true, 2);  // hot rows: crossing runs
-  auto problem = testing::make_problem(tables, 2000, static_cast<std::int64_t>(batch.indices.size()), DType::kI64,
-                                       DType::kF32, DType::kF32, PoolingMode::kMean, true);
-  const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed);
-  const auto opt = testing::optimizer_for(OptimizerKind::kRowwiseAdagrad);
-  const auto first = gpu_train(problem, opt, batch, grad, 2, seed, 0);
-  for (int grid : {0, 1, 7}) {
-    const auto again = gpu_train(problem, opt, batch, grad, 2, seed, grid);
-    EXPECT_EQ(0, std::memcmp(first.weights.data(), again.weights.data(), first.weights.size())) << "grid " << grid;
-    EXPECT_EQ(0, std::memcmp(first.state1.data(), again.state1.data(), first.state1.size() * 4)) << "grid " << grid;
+  struct Setup {
+    std::vector<TableSpec> tables;
+    egpu::BackwardKernel kernel;
+  };
+  for (const Setup& setup : {Setup{{{2000, 128}, {50, 64}}, egpu::BackwardKernel::kWarpPerChunk},
+                             Setup{{{2000, 32}, {50, 8}}, egpu::BackwardKernel::kNarrowRows}}) {
+    SCOPED_TRACE("max_dim " + std::to_string(setup.tables[0].dim));
+    auto probe = testing::make_problem(setup.tables, 0, 0);
+    const auto batch = training_batch(probe, 2000, 10, seed, true, 2);  // hot rows: crossing runs
+    auto problem = testing::make_problem(setup.tables, 2000, static_cast<std::int64_t>(batch.indices.size()),
+                                         DType::kI64, DType::kF32, DType::kF32, PoolingMode::kMean, true);
+    const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed);
+    for (auto kind : {OptimizerKind::kRowwiseAdagrad, OptimizerKind::kAdam}) {
+      SCOPED_TRACE(embedding::optimizer_kind_name(kind));
+      const auto opt = testing::optimizer_for(kind);
+      const auto first = gpu_train(problem, opt, batch, grad, 2, seed, 0, true, setup.kernel);
+      for (int grid : {0, 1, 7}) {
+        const auto again = gpu_train(problem, opt, batch, grad, 2, seed, grid, true, setup.kernel);
+        EXPECT_EQ(0, std::memcmp(first.weights.data(), again.weights.data(), first.weights.size())) << "grid " << grid;
+        EXPECT_EQ(first.state1, again.state1) << "grid " << grid;
+        EXPECT_EQ(first.state2, again.state2) << "grid " << grid;
+      }
+    }
+    if (setup.kernel != egpu::BackwardKernel::kWarpPerChunk) continue;
+    // Both chunk windows (BackwardOptions::batch_row_updates) do the same arithmetic per row.
+    for (auto kind : {OptimizerKind::kRowwiseAdagrad, OptimizerKind::kSgd, OptimizerKind::kAdam}) {
+      const auto o = testing::optimizer_for(kind);
+      const auto batched = gpu_train(problem, o, batch, grad, 2, seed, 0, true, setup.kernel);
+      const auto one_at_a_time = gpu_train(problem, o, batch, grad, 2, seed, 0, false, setup.kernel);
+      SCOPED_TRACE(embedding::optimizer_kind_name(kind));
+      EXPECT_EQ(0, std::memcmp(batched.weights.data(), one_at_a_time.weights.data(), batched.weights.size()));
+      EXPECT_EQ(batched.state1, one_at_a_time.state1);
+      EXPECT_EQ(batched.state2, one_at_a_time.state2);
+    }
   }
-  // Both chunk windows (BackwardOptions::batch_row_updates) do the same arithmetic per row.
-  for (auto kind : {OptimizerKind::kRowwiseAdagrad, OptimizerKind::kSgd, OptimizerKind::kAdam}) {
-    const auto o = testing::optimizer_for(kind);
-    const auto batched = gpu_train(problem, o, batch, grad, 2, seed, 0, true);
-    const auto one_at_a_time = gpu_train(problem, o, batch, grad, 2, seed, 0, false);
+}
+
+// ---- backward, narrow rows (one chunk per group of lanes) ----
+
+TEST(GpuTbeBackwardNarrowRows, RuleAndOpSelection) {
+  const auto narrow = testing::make_problem({{10, 32}, {10, 4}}, 8, 8);
+  const auto wide = testing::make_problem({{10, 64}}, 8, 8);
+  EXPECT_TRUE(egpu::narrow_rows_backward_fits(narrow).is_ok());
+  const Status refused = egpu::narrow_rows_backward_fits(wide);
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.message().find("256 bytes"), std::string::npos) << refused.message();
+  EXPECT_TRUE(egpu::narrow_rows_backward_fits(
+                  testing::make_problem({{10, 64}}, 8, 8, DType::kI64, DType::kBF16, DType::kF32, PoolingMode::kNone))
+                  .is_ok());
+  const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false};
+  const auto pick = [&](const TbeProblem& problem) {
+    auto choice = select_variant(embedding::tbe_backward_fused_variants(), problem, gpu_context);
+    return choice.is_ok() ? std::string(choice->variant->name()) : choice.status().to_string();
+  };
+  EXPECT_EQ(pick(narrow), "tbe_backward_fused_gpu_narrow_rows");
+  EXPECT_EQ(pick(wide), "tbe_backward_fused_gpu");
+}
+
+// Every narrow width (D = 4..64 -> groups of 4, 8 and 16 lanes), L in {0, 1, 2, 7} (sizes varied
+// in [0, 2L], 5% empty bags), every optimiser (row-wise Adagrad with L2 decay, and decoupled decay
+// with max_norm), sum / mean / weighted, every weight dtype, two steps. A 7-row table repeats
+// rows within and across bags, so runs cross the 128-position chunks (combine kernel).
+TEST(GpuTbeBackwardNarrowRows, EveryWidthLengthOptimizerAndDtypeMatchesReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(431);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  struct Case {
+    OptimizerKind kind;
+    WeightDecayMode mode;
+    float max_norm;
+  };
+  const Case cases[] = {{OptimizerKind::kSgd, WeightDecayMode::kNone, 0},
+                        {OptimizerKind::kRowwiseAdagrad, WeightDecayMode::kL2, 0},
+                        {OptimizerKind::kRowwiseAdagrad, WeightDecayMode::kDecoupled, 0.5f},
+                        {OptimizerKind::kAdagrad, WeightDecayMode::kNone, 0},
+                        {OptimizerKind::kAdam, WeightDecayMode::kNone, 0}};
+  int case_number = 0;
+  for (int dim : {4, 8, 12, 16, 24, 32, 64}) {
+    for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      if (dim * static_cast<int>(dtype_size_bytes(weight_dtype)) > egpu::kNarrowRowMaxBytes) continue;
+      for (int pooling_factor : {0, 1, 2, 7}) {
+        for (const Case& c : cases) {
+          ++case_number;
+          const std::vector<TableSpec> tables = {{300, dim}, {7, dim}};
+          auto probe = testing::make_problem(tables, 0, 0);
+          const bool weighted = case_number % 3 == 0;
+          const PoolingMode pooling = case_number % 3 == 1 ? PoolingMode::kMean : PoolingMode::kSum;
+          const auto batch = training_batch(probe, 61, pooling_factor, seed + static_cast<std::uint64_t>(case_number),
+                                            weighted);
+          auto problem = testing::make_problem(tables, 61, static_cast<std::int64_t>(batch.indices.size()),
+                                               case_number % 2 == 0 ? DType::kI32 : DType::kI64, weight_dtype,
+                                               DType::kF32, pooling, weighted);
+          auto opt = testing::optimizer_for(c.kind, c.mode);
+          opt.max_norm = c.max_norm;
+          SCOPED_TRACE("D=" + std::to_string(dim) + " " + std::string(dtype_name(weight_dtype)) + " L=" +
+                       std::to_string(pooling_factor) + " " + embedding::optimizer_kind_name(c.kind) + " wd_mode=" +
+                       std::to_string(static_cast<int>(c.mode)) + " " + embedding::pooling_mode_name(pooling) +
+                       (weighted ? " weighted" : ""));
+          expect_training_matches(problem, opt, batch, 2, seed + static_cast<std::uint64_t>(case_number),
+                                  egpu::BackwardKernel::kNarrowRows);
+        }
+      }
+    }
+  }
+}
+
+// Mixed narrow dims, Zipf-skewed rows and hot rows (runs spanning many chunks), unpooled output,
+// and a batch large enough that warps take several rounds of chunks (groups past the last chunk).
+TEST(GpuTbeBackwardNarrowRows, MixedDimsZipfHotRowsAndUnpooledMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(432);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> mixed = {{20000, 32}, {5000, 4}, {3000, 24}};
+  auto probe = testing::make_problem(mixed, 0, 0);
+  SyntheticBatchOptions options;
+  options.batch_size = 3000;
+  options.pooling_factor = 4;
+  options.vary_bag_sizes = true;
+  options.zipf_alpha = 1.15;
+  options.seed = seed;
+  const auto zipf = embedding::make_synthetic_batch(probe.layout, options);
+  auto problem = testing::make_problem(mixed, options.batch_size, static_cast<std::int64_t>(zipf.indices.size()));
+  for (auto kind : {OptimizerKind::kRowwiseAdagrad, OptimizerKind::kAdam, OptimizerKind::kAdagrad}) {
     SCOPED_TRACE(embedding::optimizer_kind_name(kind));
-    EXPECT_EQ(0, std::memcmp(batched.weights.data(), one_at_a_time.weights.data(), batched.weights.size()));
-    EXPECT_EQ(batched.state1, one_at_a_time.state1);
-    EXPECT_EQ(batched.state2, one_at_a_time.state2);
+    expect_training_matches(problem, testing::optimizer_for(kind), zipf, 2, seed, egpu::BackwardKernel::kNarrowRows);
   }
+  const std::vector<TableSpec> one = {{1000, 16}};
+  auto probe_one = testing::make_problem(one, 0, 0);
+  for (std::int64_t hot_rows : {1, 3}) {
+    const auto batch = training_batch(probe_one, 1000, 20, seed, false, hot_rows);
+    auto hot = testing::make_problem(one, 1000, static_cast<std::int64_t>(batch.indices.size()));
+    expect_training_matches(hot, testing::optimizer_for(OptimizerKind::kRowwiseAdagrad), batch, 2, seed,
+                            egpu::BackwardKernel::kNarrowRows);
+  }
+  const std::vector<TableSpec> equal = {{300, 16}, {100, 16}};
+  auto probe_equal = testing::make_problem(equal, 0, 0);
+  const auto batch = training_batch(probe_equal, 31, 4, seed);
+  auto unpooled = testing::make_problem(equal, 31, static_cast<std::int64_t>(batch.indices.size()), DType::kI64,
+                                        DType::kBF16, DType::kF32, PoolingMode::kNone);
+  expect_training_matches(unpooled, testing::optimizer_for(OptimizerKind::kSgd), batch, 1, seed,
+                          egpu::BackwardKernel::kNarrowRows);
 }
 
 TEST(GpuTbeBackward, PlainBackwardGivesPerUniqueRowGradients) {

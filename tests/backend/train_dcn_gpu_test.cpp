@@ -85,8 +85,9 @@ TEST(GpuTrainDcn, TinyDcnForwardAndLossMatchTheCpu) {
   ASSERT_TRUE(magnitude.forward(abs_batch).is_ok());
 
   const std::int64_t width = spec.bottom_output_dim() + spec.pooled_embedding_dim();
-  double n = 3 + spec.num_dense_features + 32 + width + 64 + 32 + 8;
-  n += spec.cross_layers * (width + spec.cross_rank + 2);
+  const std::int64_t chain = 3 + spec.num_dense_features + 32 + width + 64 + 32 + 8 +
+                             spec.cross_layers * (width + spec.cross_rank + 2);
+  const auto n = static_cast<double>(chain);
   const double u = unit_roundoff(DType::kF32);
   const double factor = 2 * n * u / (1 - n * u);
   double logit_tolerance_sum = 0.0;

@@ -16,6 +16,9 @@ TEST(CliBenchTrain, TinyOnTheCpuReportsThroughput) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("M samples/s (batch resident)"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("tiny fp32 on cpu, batch 256"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("step breakdown (10 instrumented steps, medians): embeddings"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("memory: model buffers"), std::string::npos) << result.output;
 }
 
 TEST(CliBenchTrain, BadInputNamesTheOption) {
@@ -29,6 +32,9 @@ TEST(CliBenchTrain, BadInputNamesTheOption) {
   result = run_cli("bench train --model tiny --device tpu");
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("device"), std::string::npos) << result.output;
+  result = run_cli("bench train --model tiny --device cpu --optimizer momentum --batch 64");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("optimizer: 'momentum'"), std::string::npos) << result.output;
   result = run_cli("bench train --model tiny --device cpu --precision bf16 --batch 64");
   EXPECT_EQ(result.exit_code, 3) << result.output;
   EXPECT_NE(result.output.find("bf16"), std::string::npos) << result.output;

@@ -153,29 +153,5 @@ TEST_F(TrainDist, ScaledDownKaggleOnAllRanksEqualsOneRankBitForBit) {
   check_equivalence(setup);
 }
 
-TEST_F(TrainDist, PlacementsAreValidAndBalanced) {
-  auto spec = model::preset("dlrm-kaggle");
-  ASSERT_TRUE(spec.is_ok());
-  auto placement = train::greedy_table_placement(*spec, 4);
-  ASSERT_TRUE(placement.is_ok());
-  ASSERT_EQ(placement->table_owner.size(), spec->embedding.tables.size());
-  std::array<double, 4> bytes{};
-  for (std::size_t t = 0; t < spec->embedding.tables.size(); ++t) {
-    bytes[static_cast<std::size_t>(placement->table_owner[t])] +=
-        static_cast<double>(spec->embedding.tables[t].num_rows);
-  }
-  // Greedy (largest first onto the lightest rank) ends within one table of the mean: the rank
-  // that ends heaviest was the lightest when its last table came.
-  double total = 0, largest = 0;
-  for (const auto& table : spec->embedding.tables) {
-    total += static_cast<double>(table.num_rows);
-    largest = std::max(largest, static_cast<double>(table.num_rows));
-  }
-  const auto [lightest, heaviest] = std::minmax_element(bytes.begin(), bytes.end());
-  EXPECT_GT(*lightest, 0);
-  EXPECT_LE(*heaviest, total / 4 + largest);
-  EXPECT_FALSE(train::greedy_table_placement(*spec, 0).is_ok());
-}
-
 }  // namespace
 }  // namespace parity::comm::testing

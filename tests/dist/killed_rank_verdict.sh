@@ -4,7 +4,7 @@
 killed_rank_verdict() {
   local code=$1 elapsed=$2 limit=$3 log=$4 fail=0
   if [ "$code" -eq 0 ]; then echo "FAIL: the job exited 0 although rank 2 was killed"; fail=1; fi
-  if [ "$code" -eq 124 ]; then echo "FAIL: the job hung (killed by the hard timeout)"; fail=1; fi
+  if [ "$code" -eq 124 ] || [ "$elapsed" -ge 90 ]; then echo "FAIL: the job hung (ended by the hard timeout)"; fail=1; fi
   if [ "$elapsed" -gt "$limit" ]; then echo "FAIL: the job took ${elapsed} s (limit ${limit} s)"; fail=1; fi
   if ! grep -Eq "process rank 2 |lost rank\(s\) 2" "$log"; then
     echo "FAIL: no message names the lost rank 2"; fail=1

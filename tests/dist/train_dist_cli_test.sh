@@ -4,7 +4,9 @@
 #  2. 4 steps on 4 ranks, then resumed to 8 on 2 ranks, and (from a copy of the 4-rank set) on 1:
 #     both must give the reference's 8 losses bit for bit (summary.json's step_losses, printed with
 #     round-trip precision);
-#  3. a bad flag (--gradient-chunks 5 on 4 ranks) exits 2 naming it.
+#  3. a bad flag (--gradient-chunks 5 on 4 ranks) exits 2 naming it;
+#  4. a table-wise plan from `parity plan --gpus 4` places the tables of a 4-rank run, and a
+#     2-rank run refuses it naming the rank counts.
 # Usage: train_dist_cli_test.sh MPIEXEC PARITY_BINARY
 set -u
 mpiexec=$1
@@ -43,5 +45,18 @@ code=$?
 if [ "$code" -ne 2 ] || ! grep -q "gradient-chunks: 5" "$dir/log"; then
   cat "$dir/log"; echo "FAIL: --gradient-chunks 5 on 4 ranks: exit $code (expected 2 naming the flag)"; fail=1
 fi
+"$parity" plan --model tiny --gpus 4 --batch 96 --sharding table_wise --hw H100 --out "$dir/plan" \
+  >"$dir/log" 2>&1 || { cat "$dir/log"; echo "FAIL: parity plan"; fail=1; }
+for ranks in 4 2; do
+  timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np "$ranks" "$parity" train --model tiny --batch 96 \
+    --distributed --plan "$dir/plan/plan.json" --data "$data" --steps 2 --out "$dir/planned$ranks" >"$dir/log" 2>&1
+  code=$?
+  if [ "$ranks" -eq 4 ] && { [ "$code" -ne 0 ] || ! grep -q "placement $dir/plan/plan.json" "$dir/log"; }; then
+    cat "$dir/log"; echo "FAIL: training with the plan's placement on 4 ranks (exit $code)"; fail=1
+  fi
+  if [ "$ranks" -eq 2 ] && { [ "$code" -ne 2 ] || ! grep -q "placed for 4 ranks" "$dir/log"; }; then
+    cat "$dir/log"; echo "FAIL: a 4-rank plan on 2 ranks: exit $code (expected 2 naming the rank counts)"; fail=1
+  fi
+done
 [ "$fail" -eq 0 ] && echo "PASS"
 exit "$fail"

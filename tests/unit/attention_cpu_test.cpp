@@ -281,5 +281,30 @@ TEST(AttentionFlops, FollowsTheGrConvention) {
   EXPECT_DOUBLE_EQ(useful_flops(p, {10, 20}, {64, 64}).forward, 2.0 * 4 * 1920 * (128 + 64));
 }
 
+TEST(AttentionFlops, MaskedPairsCountWhatTheReferenceMaskKeeps) {
+  const std::uint64_t seed = parity::testing::test_seed(15109);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  Rng rng(seed);
+  for (int trial = 0; trial < 400; ++trial) {
+    AttentionProblem p = problem_of(rng.uniform_int(0, 3) == 0 ? AttentionKind::kSoftmax : AttentionKind::kHstu, 1, 8, 8, 30);
+    p.max_seq_len = rng.uniform_int(1, 30);
+    p.causal = rng.uniform_int(0, 1) == 1;
+    p.contextual_len = static_cast<int>(rng.uniform_int(0, 1) * rng.uniform_int(1, 4));
+    p.has_num_targets = rng.uniform_int(0, 1) == 1;
+    p.max_attn_len = static_cast<int>(rng.uniform_int(0, 1) * rng.uniform_int(1, 5));
+    p.min_full_attn_len = p.max_attn_len > 0 ? static_cast<int>(rng.uniform_int(0, 3)) : 0;
+    const std::int64_t n = rng.uniform_int(0, 24);
+    const std::int64_t targets = p.has_num_targets ? rng.uniform_int(0, n + 2) : 0;
+    std::int64_t want = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) want += ref::attention_mask_ref(p, n, n, targets, i, j) ? 1 : 0;
+    }
+    ASSERT_EQ(masked_pairs(p, n, n, targets), want)
+        << "trial " << trial << ": n " << n << " targets " << targets << " causal " << p.causal << " context "
+        << p.contextual_len << " window " << p.max_attn_len << " min_full " << p.min_full_attn_len << " N "
+        << p.max_seq_len << " kind " << attention_kind_name(p.kind);
+  }
+}
+
 }  // namespace
 }  // namespace parity::attention

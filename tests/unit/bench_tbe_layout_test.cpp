@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "parity/bench/tbe_bench.hpp"
@@ -162,6 +163,22 @@ TEST(TbeLayoutFile, MutatedFilesNeverCrash) {
               return std::string();
             });
       });
+}
+
+// The example in docs/embedding.md is a valid layout file (the page and the reader agree).
+TEST(TbeLayoutFile, TheDocumentedExampleReads) {
+  std::ifstream in(std::filesystem::path(PARITY_SOURCE_DIR) / "docs" / "embedding.md");
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t section = page.find("## Table-layout files");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t begin = page.find("```json\n", section);
+  ASSERT_NE(begin, std::string::npos);
+  const std::size_t end = page.find("```", begin + 8);
+  ASSERT_NE(end, std::string::npos);
+  auto spec = tbe_bench_spec_from_layout_json(page.substr(begin + 8, end - begin - 8), "docs/embedding.md");
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  EXPECT_EQ(spec->table_of_feature, (std::vector<int>{0, 1, 1}));
+  EXPECT_TRUE(tbe_bench_problem(*spec).is_ok());
 }
 
 }  // namespace

@@ -211,5 +211,34 @@ TEST(TbeBenchReport, TargetsByRowBytesAndBothByteModels) {
   EXPECT_FALSE(no_copy.target_met);
 }
 
+// Every named configuration's CPU half at a small batch: the batch has the spec's bag lengths
+// per feature, indices inside their tables, and weights exactly when the spec is weighted.
+TEST(TbeBenchSpec, EveryConfigurationBuildsItsBatch) {
+  TbeBenchOverrides o;
+  o.batch = "16";
+  for (const auto& name : tbe_bench_config_names()) {
+    auto spec = tbe_bench_spec(name, o, 1);
+    ASSERT_TRUE(spec.is_ok()) << name;
+    auto problem = tbe_bench_problem(*spec);
+    ASSERT_TRUE(problem.is_ok()) << name << ": " << problem.status().to_string();
+    const auto batch = tbe_bench_batch(*spec, problem->layout, 1);
+    const auto draws = spec->feature_draws();
+    ASSERT_EQ(batch.offsets.size(), static_cast<std::size_t>(problem->layout.num_features()) * 16 + 1) << name;
+    for (int f = 0; f < problem->layout.num_features(); ++f) {
+      for (std::int64_t b = 0; b < 16; ++b) {
+        const std::size_t bag = static_cast<std::size_t>(f) * 16 + static_cast<std::size_t>(b);
+        const std::int64_t length = batch.offsets[bag + 1] - batch.offsets[bag];
+        ASSERT_GE(length, draws[f].bag_lengths.min_length) << name << " feature " << f;
+        ASSERT_LE(length, draws[f].bag_lengths.max_length) << name << " feature " << f;
+        for (std::int64_t p = batch.offsets[bag]; p < batch.offsets[bag + 1]; ++p) {
+          ASSERT_GE(batch.indices[static_cast<std::size_t>(p)], 0) << name;
+          ASSERT_LT(batch.indices[static_cast<std::size_t>(p)], problem->layout.feature_rows(f)) << name;
+        }
+      }
+    }
+    EXPECT_EQ(batch.per_sample_weights.size(), spec->weighted ? batch.indices.size() : 0u) << name;
+  }
+}
+
 }  // namespace
 }  // namespace parity::bench

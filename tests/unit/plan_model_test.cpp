@@ -26,52 +26,62 @@ MemoryBreakdown hand_memory(const PlannerCalibration& calibration) {
   return status.is_ok() ? plan.prediction.memory_per_rank.at(0) : MemoryBreakdown{};
 }
 
-// Every number below is written out in the comment beside it (docs/planner.md, "Memory").
+// Every number below is written out in the comment beside it (docs/planner.md, "Memory model":
+// the trainer's GPU buffers, src/train/dlrm_model.cpp).
 TEST(PlanMemory, HandComputedSingleGpu) {
   const MemoryBreakdown m = hand_memory(bare_calibration());
   EXPECT_DOUBLE_EQ(m.embedding_weights, 1000.0 * 16 * 4);  // fp32 rows
   EXPECT_DOUBLE_EQ(m.embedding_optimizer, 1000.0 * 4);     // one fp32 accumulator per row
-  // Dense parameters: bottom 4x16+16 = 80, top (16 + 1 pair = 17)x8+8 = 144, 8x1+1 = 9: 233.
+  // Dense parameters: 233 unpadded (bottom 4x16+16, top 17x8+8, 8x1+1). The trainer's layout:
+  // input padded 4 -> 8: 8x16 = 128, bias 16; dot output 17 -> 24: 24x8 = 192, bias 8 -> 16;
+  // 8x1 = 8 -> 16, bias 1 -> 16 (16-float blocks): 384.
   EXPECT_EQ(hand_model().dense_parameter_count(), 233);
-  EXPECT_DOUBLE_EQ(m.dense_parameters, 233.0 * 4);
-  EXPECT_DOUBLE_EQ(m.dense_gradients, 233.0 * 4);
+  EXPECT_EQ(trainer_dense_parameter_count(hand_model()), 384);
+  EXPECT_DOUBLE_EQ(m.dense_parameters, 384.0 * 4);
+  EXPECT_DOUBLE_EQ(m.dense_gradients, 384.0 * 4);
   EXPECT_DOUBLE_EQ(m.dense_optimizer, 0.0);  // SGD
-  // Per sample (4 B): pooled 16, bottom 4+16, dot 2x16 + 2x2 + 17, top 8+1 -> 98 values;
-  // gradient buffers 2 x widest (17) = 34 values. (98 + 34) x 4 B x 10 samples.
-  EXPECT_DOUBLE_EQ(m.activations, (98.0 + 34.0) * 4 * 10);
-  // Inputs: 10 x (4 dense x 4 + label 4 + 2 ids x 8 + 1 length x 4) = 400; the table's
-  // distributed indices: 20 x 8 + 10 lengths x 4 = 200.
-  EXPECT_DOUBLE_EQ(m.io_buffers, 400.0 + 200.0);
-  // Pooled all-to-all: receive + gradient send 2 x 10 x 16 x 4, send + gradient 2 x 10 x 16 x 4.
-  EXPECT_DOUBLE_EQ(m.comm_buffers, 1280.0 + 1280.0);
-  EXPECT_DOUBLE_EQ(m.total(), 64000.0 + 4000 + 932 + 932 + 5280 + 600 + 2560);
+  // Per sample (4 B values): bottom output 16; top outputs 8 + 1; pooled 16; interaction 24;
+  // gradients 3 x widest (24) + pooled fp32 16 + logit 1. (16 + 9 + 16 + 24 + 72 + 16 + 1) x 4
+  // = 616 B, x 10 samples.
+  EXPECT_DOUBLE_EQ(m.activations, 616.0 * 10);
+  // One staged batch: 10 x (8 padded dense x 4 + 2 ids x 8 + 1 offset x 8 + label 4) = 600; one
+  // GPU distributes no indices.
+  EXPECT_DOUBLE_EQ(m.io_buffers, 600.0);
+  EXPECT_DOUBLE_EQ(m.comm_buffers, 0.0);  // one GPU: no all-to-all
+  // GEMM workspace 64 MiB; TBE backward: 20 lookups x 16 B of sort keys + one chunk's partials
+  // (2 x 16 floats + 32 B).
+  EXPECT_DOUBLE_EQ(m.workspaces, kGemmWorkspaceBytes + 20 * 16 + 8 * 16 + 32);
+  EXPECT_DOUBLE_EQ(m.total(), 64000.0 + 4000 + 1536 + 1536 + 6160 + 600 + m.workspaces);
 }
 
-TEST(PlanMemory, CheckpointingKeepsBlockInputsOnly) {
+TEST(PlanMemory, CheckpointingSavesNoMemoryInThisTrainer) {
+  // The trainer recomputes the dense blocks into the buffers it keeps: the same memory, and
+  // one more dense forward of time.
+  auto owned = make_context("h200", 1, 0, testing::dlrm_v2_like_model());
+  const PlannerContext& c = owned.context;
+  const TrainConfig none{4096, 4096, Checkpointing::kNone, Precision::kBf16};
+  TrainConfig full = none;
+  full.checkpointing = Checkpointing::kFull;
+  const auto without = config_costs(c.machine, c.model, c.calibration, *owned.pricer, none);
+  const auto with = config_costs(c.machine, c.model, c.calibration, *owned.pricer, full);
+  ASSERT_TRUE(without.is_ok() && with.is_ok());
+  EXPECT_EQ(with->shared_memory, without->shared_memory);
+  EXPECT_EQ(without->dense_time.recompute_us, 0.0);
+  EXPECT_DOUBLE_EQ(with->dense_time.recompute_us, with->dense_time.dense_forward_us);
+  // bf16 activations are smaller than fp32 ones, but not half: the pooled gradient stays fp32.
   const PlannerModel model = hand_model();
-  // Full: pooled 16 + bottom input 4 + interaction input (bottom output) 16 + top input 17, plus
-  // the largest recomputed block (the dot block, 53) and the gradient buffers (34).
-  EXPECT_DOUBLE_EQ(activation_bytes_per_sample(model, Precision::kTf32, Checkpointing::kFull),
-                   (16.0 + 4 + 16 + 17 + 53 + 34) * 4);
-  // For so small a model the kept inputs plus one recomputed block exceed what no checkpointing
-  // saves (98 + 34 values); for DLRMv2's shape checkpointing saves memory.
-  EXPECT_GT(activation_bytes_per_sample(model, Precision::kTf32, Checkpointing::kFull),
-            activation_bytes_per_sample(model, Precision::kTf32, Checkpointing::kNone));
-  const PlannerModel v2 = testing::dlrm_v2_like_model();
-  EXPECT_LT(activation_bytes_per_sample(v2, Precision::kTf32, Checkpointing::kFull),
-            activation_bytes_per_sample(v2, Precision::kTf32, Checkpointing::kNone));
-  // bf16 halves every activation.
-  EXPECT_DOUBLE_EQ(2.0 * activation_bytes_per_sample(model, Precision::kBf16, Checkpointing::kNone),
-                   activation_bytes_per_sample(model, Precision::kTf32, Checkpointing::kNone));
+  EXPECT_LT(activation_bytes_per_sample(model, Precision::kBf16), activation_bytes_per_sample(model, Precision::kTf32));
+  EXPECT_GT(2.0 * activation_bytes_per_sample(model, Precision::kBf16), activation_bytes_per_sample(model, Precision::kTf32));
 }
 
 TEST(PlanMemory, ReservesScaleAsDocumented) {
   PlannerCalibration calibration = bare_calibration();
+  const MemoryBreakdown bare = hand_memory(calibration);
   calibration.allocator_reserve_fraction.value = 0.1;
   calibration.runtime_reserve_gb.value = 1.0;
   const MemoryBreakdown m = hand_memory(calibration);
   EXPECT_DOUBLE_EQ(m.runtime_reserve, 1e9);
-  EXPECT_DOUBLE_EQ(m.allocator_reserve, 0.1 * 78304.0);  // of everything but the runtime
+  EXPECT_DOUBLE_EQ(m.allocator_reserve, 0.1 * bare.total());  // of everything but the runtime
 }
 
 TEST(PlanMemory, ExpectedUniqueRows) {

@@ -110,6 +110,24 @@ TEST(ZipfSampler, TheFrequencyCheckRejectsAWrongExponent) {
   }
 }
 
+// Steep exponents stay exact and terminate: P(1) = 1 / zeta(alpha) for a large table
+// (zeta(3) = 1.2020569..., zeta(20) = 1 + 9.5e-7...), within 5 binomial sigmas + 1.
+TEST(ZipfSampler, SteepExponentsPutTheRightMassOnRankOne) {
+  const std::uint64_t seed = testing::test_seed(11);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  constexpr int kSamples = 100000;
+  for (const auto& [alpha, zeta] : {std::pair{3.0, 1.2020569031595942}, std::pair{20.0, 1.0000009539620338},
+                                    std::pair{100.0, 1.0}}) {
+    auto sampler = ZipfSampler::create(1000000000, alpha);
+    ASSERT_TRUE(sampler.is_ok());
+    Rng rng(seed);
+    int ones = 0;
+    for (int i = 0; i < kSamples; ++i) ones += sampler->draw_rank(rng) == 1 ? 1 : 0;
+    const double p = 1.0 / zeta;
+    EXPECT_NEAR(ones, kSamples * p, 5 * std::sqrt(kSamples * p * (1 - p)) + 1) << "alpha " << alpha;
+  }
+}
+
 TEST(ZipfSampler, UniformOneRowAndBadArguments) {
   Rng rng(3);
   auto one = ZipfSampler::create(1, 1.3);

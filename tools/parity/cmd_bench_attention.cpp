@@ -20,6 +20,9 @@ struct BenchAttentionArgs {
   int reps = 50;
   int checked_rows = 8;
   std::string cache = "flush";
+  double warmup_ms = 0.0;
+  double rep_ms = 0.0;
+  std::string flush_bytes = "0";
   std::string out;
   std::uint64_t seed = 1;
 };
@@ -27,7 +30,8 @@ struct BenchAttentionArgs {
 Status bench_attention(const BenchAttentionArgs& args) {
   bench::AttentionBenchRequest request;
   PARITY_ASSIGN_OR_RETURN(request.cases, bench::attention_bench_cases(args.config, args.overrides));
-  PARITY_ASSIGN_OR_RETURN(request.timing, timing_options_from_flags("bench attention", args.warmup, args.reps, args.cache));
+  PARITY_ASSIGN_OR_RETURN(request.timing, timing_options_from_flags("bench attention", args.warmup, args.reps, args.cache,
+                                                                       args.warmup_ms, args.rep_ms, args.flush_bytes));
   PARITY_CHECK_ARG(args.checked_rows >= 1, "bench attention: --check-rows=", args.checked_rows, " must be >= 1");
   request.checked_rows = args.checked_rows;
   request.seed = args.seed;
@@ -72,6 +76,7 @@ void add_bench_attention_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--warmup", args->warmup, "Untimed repetitions");
   cmd->add_option("--reps", args->reps, "Timed repetitions");
   cmd->add_option("--cache", args->cache, "flush (2 x L2 memset between repetitions), flush-clean or warm");
+  add_time_based_flags(cmd, args->warmup_ms, args->rep_ms, args->flush_bytes);
   add_seed_option(cmd, args->seed, "Seed of the lengths, targets and values");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = bench_attention(*args); });

@@ -21,6 +21,7 @@ struct BenchTbeArgs {
   std::string cache = "flush";
   std::string out;
   std::uint64_t seed = 1;
+  std::string variant = "auto";
 };
 
 Status bench_tbe(const BenchTbeArgs& args) {
@@ -30,6 +31,7 @@ Status bench_tbe(const BenchTbeArgs& args) {
   PARITY_ASSIGN_OR_RETURN(request.timing, timing_options_from_flags("bench tbe", args.warmup, args.reps, args.cache));
   request.seed = args.seed;
   request.out = args.out;
+  request.variant = args.variant;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench tbe"));
 #ifdef PARITY_HAS_CUDA
   PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_tbe_bench(request));
@@ -67,6 +69,9 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
                   "dirty lines left) or warm");
   cmd->add_option("--backward-variant", o.backward_variant,
                   "Backward kernels timed: both (default), batched (row updates queued), row (one at a time)");
+  cmd->add_option("--variant", args->variant,
+                  "Kernels: auto (default: narrow rows where rows are <= 128 bytes), narrow_rows, wide_rows")
+      ->check(CLI::IsMember({"auto", "narrow_rows", "wide_rows"}));
   add_seed_option(cmd, args->seed, "Seed of the synthetic batch and weights");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = bench_tbe(*args); });

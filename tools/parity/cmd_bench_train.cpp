@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "parity/core/parse.hpp"
+#include "parity/embedding/tbe.hpp"
 #include "parity/train/step_bench.hpp"
 
 namespace parity::cli {
@@ -19,9 +20,11 @@ struct BenchTrainArgs {
   std::string batch = "65536";
   std::string precision;  // empty: the spec's
   std::string table_cap;  // empty: the spec's rows
+  std::string optimizer;  // empty: the spec's; else sgd, adagrad, adam (dense) with the tables' like it
   int warmup = 5;
   int steps = 30;
   int breakdown_steps = 10;
+  bool fused_drelu = false;
   std::string seed = "1";
   std::string out;
 };
@@ -35,6 +38,15 @@ Status run_bench_train(const BenchTrainArgs& args) {
     PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(args.table_cap, "table-cap", 1));
     for (auto& table : spec.embedding.tables) table.num_rows = std::min(table.num_rows, cap);
   }
+  if (!args.optimizer.empty()) {
+    // One name for both parts (the PyTorch baselines use SGD for both); Adagrad tables are row-wise.
+    if (args.optimizer != "sgd" && args.optimizer != "adagrad" && args.optimizer != "adam") {
+      return invalid_argument("optimizer: '", args.optimizer, "' is not one of sgd, adagrad, adam");
+    }
+    PARITY_ASSIGN_OR_RETURN(spec.dense_optimizer.kind, model::parse_dense_optimizer_kind(args.optimizer));
+    PARITY_ASSIGN_OR_RETURN(spec.embedding.optimizer.kind,
+                            embedding::parse_optimizer_kind(args.optimizer == "adagrad" ? "rowwise_adagrad" : args.optimizer));
+  }
   train::StepBenchOptions options;
   PARITY_ASSIGN_OR_RETURN(options.device, parse_device_kind(args.device));
   PARITY_ASSIGN_OR_RETURN(options.batch_size, parse_int64(args.batch, "batch", 1));
@@ -42,6 +54,7 @@ Status run_bench_train(const BenchTrainArgs& args) {
   options.warmup_steps = args.warmup;
   options.timed_steps = args.steps;
   options.breakdown_steps = args.breakdown_steps;
+  options.fused_drelu = args.fused_drelu;
   PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
   std::printf("bench train: %s %s on %s, batch %lld: %.3f ms/step, %.3f M samples/s (batch resident); "
               "%.3f ms/step, %.3f M samples/s (staged from the host); loss %.4f -> %.4f; device memory in use %.2f GiB\n",
@@ -49,6 +62,7 @@ Status run_bench_train(const BenchTrainArgs& args) {
               static_cast<long long>(report.batch_size), report.median_step_ms, report.samples_per_second / 1e6,
               report.median_staged_step_ms, report.staged_samples_per_second / 1e6, report.first_loss,
               report.last_loss, static_cast<double>(report.peak_device_bytes) / (1024.0 * 1024.0 * 1024.0));
+  if (options.fused_drelu) std::printf("dReLU fused into the data-gradient GEMM epilogues\n");
   if (!report.breakdown.empty()) {
     std::printf("step breakdown (%d instrumented steps, medians): ", options.breakdown_steps);
     for (const auto& phase : report.breakdown) {
@@ -77,11 +91,17 @@ void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--batch", args->batch, "samples per step")->capture_default_str();
   cmd->add_option("--precision", args->precision, "dense precision: fp32, tf32, bf16 (default: the spec's)");
   cmd->add_option("--table-cap", args->table_cap, "cap every table at this many rows");
+  cmd->add_option("--optimizer", args->optimizer,
+                  "sgd, adagrad (row-wise for the tables) or adam for the dense part and the tables "
+                  "(default: the spec's)");
   cmd->add_option("--warmup", args->warmup, "untimed steps first")->capture_default_str();
   cmd->add_option("--steps", args->steps, "timed steps (each mode)")->capture_default_str();
   cmd->add_option("--breakdown-steps", args->breakdown_steps,
                   "instrumented steps for the phase breakdown, after the timed ones (0: none)")
       ->capture_default_str();
+  cmd->add_flag("--fused-drelu", args->fused_drelu,
+                "apply dReLU in the next layer's data-gradient GEMM epilogue (ReLU mask from the forward) "
+                "instead of a separate pass");
   cmd->add_option("--seed", args->seed, "initialisation and batch seed")->capture_default_str();
   cmd->add_option("--out", args->out, "write the results JSON to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_train(*args); });

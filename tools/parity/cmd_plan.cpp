@@ -192,8 +192,10 @@ void add_plan_commands(CLI::App& plan, Outcome& outcome) {
   compare->add_option("--to", compare_options->to_hw, "target GPU")->required();
   compare->add_option("--headroom", compare_options->headroom_scale, "largest model scale tried (default 8)");
   compare->callback([compare_options, &outcome] { outcome.status = run_compare(*compare_options); });
-  plan.callback([options, compare, &outcome] {
-    if (!compare->parsed()) outcome.status = run_plan(*options);
+  add_plan_validate_command(plan, outcome);
+  CLI::App* validate = plan.get_subcommand("validate");
+  plan.callback([options, compare, validate, &outcome] {
+    if (!compare->parsed() && !validate->parsed()) outcome.status = run_plan(*options);
   });
 }
 

@@ -19,7 +19,7 @@ namespace {
 struct TrainFlags {
   std::string model, data, synthetic, device = "cpu", batch = "256", out, plan, steps = "0",
       epochs = "1", eval_every = "0", eval_samples = "0", checkpoint_every = "0", lr, seed = "1",
-      table_cap, threads = "0";
+      table_cap, threads = "0", export_initial;
   bool resume = false;
   bool deterministic = false;
   bool distributed = false;
@@ -115,6 +115,7 @@ Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
   PARITY_ASSIGN_OR_RETURN(const std::int64_t threads, parse_int64(flags.threads, "--threads", 0, 4096));
   options.num_threads = static_cast<int>(threads);
   options.resume = flags.resume ? train::ResumeMode::kFromLatestCheckpoint : train::ResumeMode::kFresh;
+  options.initial_parameters_path = flags.export_initial;
   options.determinism = flags.deterministic ? train::Determinism::kBitwise : train::Determinism::kDefault;
   return options;
 }
@@ -180,6 +181,8 @@ void add_train_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--checkpoint-every", flags->checkpoint_every, "checkpoint every K steps (0: at each evaluation)")
       ->capture_default_str();
   cmd->add_option("--lr", flags->lr, "base learning rate for dense and embedding optimisers");
+  cmd->add_option("--export-initial", flags->export_initial,
+                  "write the initial parameters (named fp32 tensors) to FILE before training");
   cmd->add_flag("--deterministic", flags->deterministic, "bitwise reproducible (resumed runs included)");
   cmd->add_option("--seed", flags->seed, "initialisation and synthetic-data seed")->capture_default_str();
   cmd->add_option("--table-cap", flags->table_cap, "cap every table at ROWS rows");

@@ -3,7 +3,9 @@
 #include "cmd_train_dist.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
+#include "commands.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/plan/plan_io.hpp"
 #include "parity/train/dist_trainer.hpp"
@@ -41,12 +43,22 @@ Status run_distributed_train(train::TrainOptions options, const DistributedTrain
   if (!is_root) options.on_progress = nullptr;
   dist.train = options;
   if (is_root) {
+    // Only the plan's placement is applied: batch and precision come from the flags and the spec.
     std::printf("distributed: %d ranks over MPI, placement %s, gradient chunks %s\n", world->size(),
-                flags.plan.empty() ? "greedy table-wise by bytes" : flags.plan.c_str(),
+                flags.plan.empty() ? "greedy table-wise by bytes" : (flags.plan + " (its tables only)").c_str(),
                 chunks == 0 ? "one per rank" : std::to_string(chunks).c_str());
     std::fflush(stdout);
   }
   auto summary = train::train_distributed(dist, *world);
+  if (!summary.is_ok() && !world->failure().is_ok()) {
+    // A peer is lost or hung: MPI_Finalize (the session's end) would wait for it forever. Report
+    // and leave without it; mpirun then ends the job, stopped ranks included.
+    const Status status = summary.status().with_context(where);
+    std::fprintf(stderr, "parity: error: %s\n", status.to_string().c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(exit_code_for(status));
+  }
   if (!summary.is_ok()) return summary.status().with_context(where);
   if (is_root) print_summary(*summary);
   return Status::ok();

@@ -33,5 +33,6 @@ void add_tbe_commands(CLI::App& tbe, Outcome& outcome);         // tbe check (co
 void add_train_command(CLI::App& app, Outcome& outcome);        // train (cmd_train.cpp)
 void add_data_commands(CLI::App& data, Outcome& outcome);       // data generate / convert-criteo
 void add_plan_commands(CLI::App& plan, Outcome& outcome);       // plan, plan compare
+void add_plan_validate_command(CLI::App& plan, Outcome& outcome);  // plan validate (runs the trainer)
 
 }  // namespace parity::cli

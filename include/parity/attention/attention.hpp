@@ -89,4 +89,14 @@ struct AttentionFlops {
 AttentionFlops useful_flops(const AttentionProblem& problem, const std::vector<std::int64_t>& q_lengths,
                             const std::vector<std::int64_t>& kv_lengths = {});
 
+/// The (i, j) pairs the mask keeps in one sequence (exact, O(n log n); docs/attention.md, "Masks"),
+/// after the softmax truncation. For cross-attention every pair of the two lengths.
+std::int64_t masked_pairs(const AttentionProblem& problem, std::int64_t q_length, std::int64_t kv_length,
+                          std::int64_t num_targets);
+/// The FLOPs of the pairs the mask keeps (same f1/f2 split as useful_flops): what a kernel that
+/// skipped every masked pair would do. Differs from useful_flops under targets and windows.
+/// num_targets empty = none; kv_lengths empty = q_lengths.
+AttentionFlops masked_flops(const AttentionProblem& problem, const std::vector<std::int64_t>& q_lengths,
+                            const std::vector<std::int64_t>& kv_lengths, const std::vector<std::int32_t>& num_targets);
+
 }  // namespace parity::attention

@@ -31,9 +31,38 @@ struct DeviceBatch {
   const float* per_sample_weights = nullptr;   // N or null
 };
 
-/// output: output_rows() x output_cols() of output_dtype.
+/// The forward kernels. kGroupPerBag: a group of lanes per bag sized to the widest row, any shape.
+/// kNarrowRows: rows of <= kNarrowRowMaxBytes, several bags per warp with each lane one 16-byte
+/// piece of a row and several rows in flight per lane (docs/embedding.md). kAuto: narrow rows
+/// wherever narrow_rows_forward_fits, else group per bag.
+enum class ForwardKernel : std::uint8_t { kAuto, kGroupPerBag, kNarrowRows };
+inline constexpr int kNarrowRowMaxBytes = 128;
+
+struct ForwardOptions {
+  ForwardKernel kernel = ForwardKernel::kAuto;
+};
+
+/// The narrow-rows rule: ok when the widest table's row (max_dim x weight bytes) is at most
+/// kNarrowRowMaxBytes, pooling is sum or mean and F*B < 2^32; otherwise kUnsupported with the reason.
+Status narrow_rows_forward_fits(const TbeProblem& problem);
+
+/// output: output_rows() x output_cols() of output_dtype. A forced kernel that does not fit the
+/// problem returns kUnsupported.
 Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& layout, const void* weights,
                    const DeviceBatch& batch, void* output, StreamHandle stream = nullptr);
+Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& layout, const void* weights,
+                   const DeviceBatch& batch, void* output, const ForwardOptions& options,
+                   StreamHandle stream = nullptr);
+
+/// The backward's chunk kernels. kWarpPerChunk: one warp per chunk of sorted positions, any shape.
+/// kNarrowRows: rows of <= kNarrowRowMaxBytes, one chunk per group of lanes sized to the row, so a
+/// warp works several chunks (docs/embedding.md). kAuto: narrow rows wherever
+/// narrow_rows_backward_fits, else warp per chunk. Both are deterministic; their sums of squares
+/// (row-wise Adagrad) reduce over different lane trees, so they agree to rounding, not bitwise.
+enum class BackwardKernel : std::uint8_t { kAuto, kWarpPerChunk, kNarrowRows };
+
+/// Ok when the widest table's row is at most kNarrowRowMaxBytes; otherwise kUnsupported with the reason.
+Status narrow_rows_backward_fits(const TbeProblem& problem);
 
 struct BackwardOptions {
   /// Both backward paths are deterministic by construction (stable sort, fixed chunking, partials
@@ -46,6 +75,7 @@ struct BackwardOptions {
   /// per lane always take 2, wider rows 1. Same results either way. The default measured faster on
   /// C2 and slower on C4 (L = 1); figures in docs/embedding.md.
   bool batch_row_updates = false;
+  BackwardKernel kernel = BackwardKernel::kAuto;
 };
 
 /// Workspace for either backward: sort keys (2 x 8 B), the bag of each position (4 B; only with

@@ -28,7 +28,8 @@ struct TbeBackwardArgs {
 
 using TbeForwardVariant = OpVariant<TbeProblem, TbeForwardArgs>;
 using TbeBackwardVariant = OpVariant<TbeProblem, TbeBackwardArgs>;
-/// In order of preference: the OpenMP CPU variant, then the GPU slot.
+/// In order of preference: the OpenMP CPU variant, then the GPU slots (forward: narrow rows, whose
+/// can_implement is the narrow-row rule, then group per bag for every shape).
 const std::vector<const TbeForwardVariant*>& tbe_forward_variants();
 const std::vector<const TbeBackwardVariant*>& tbe_backward_fused_variants();
 /// Pooled lookup; then the backward fused with the optimiser (one update per unique row).

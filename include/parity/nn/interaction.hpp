@@ -90,13 +90,15 @@ struct CrossLayerBackwardArgs {
   const void* low = nullptr;
   const void* cross = nullptr;
   const void* grad_output = nullptr;  // B x W
-  void* grad_x0 = nullptr;            // B x W, accumulated (+=)
+  void* grad_x0 = nullptr;            // B x W, accumulated (+=) unless accumulate_grad_x0 is false
   void* grad_input = nullptr;         // B x W, overwritten; must not alias grad_x0
   float* grad_v = nullptr;            // R x W
   float* grad_u = nullptr;            // W x R
   float* grad_u_bias = nullptr;       // W
   void* scratch_cross = nullptr;      // B x W (d cross)
   void* scratch_low = nullptr;        // B x R (d low)
+  // false: grad_x0 is overwritten instead (the first layer a backward visits: no zero fill first).
+  bool accumulate_grad_x0 = true;
 };
 
 using CrossLayerForwardVariant = OpVariant<CrossLayerProblem, CrossLayerForwardArgs>;

@@ -41,17 +41,20 @@ class GemmPricer {
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>, double> cache_;
 };
 
-// Saved activation bytes per sample of one dense block, and what checkpointing keeps of it.
-struct BlockActivations {
-  std::string block;              // "bottom_mlp", "interaction", "top_mlp", "embeddings"
-  double saved_bytes = 0;         // everything the block saves without checkpointing
-  double boundary_bytes = 0;      // the block's input, kept under checkpointing
-};
-std::vector<BlockActivations> activation_profile(const PlannerModel& model, Precision precision);
-// Saved bytes per sample under `policy`, and the per-sample working set of the backward pass
-// (the largest recomputed block plus two activation-gradient buffers of the widest layer).
-double activation_bytes_per_sample(const PlannerModel& model, Precision precision,
-                                   Checkpointing policy);
+// The trainer's device buffers as the planner models them (docs/planner.md, "Memory model"):
+// the GPU layout pads the dense input and the dot interaction's output to 8 columns and aligns
+// each parameter block to 16 floats; every activation buffer is allocated at creation, so
+// activation checkpointing (a recompute into the same buffers) saves no memory in this trainer.
+std::int64_t trainer_dense_parameter_count(const PlannerModel& model);
+// Layer outputs, pooled embeddings, interaction/cross buffers and the activation
+// gradients, per sample of the local batch.
+double activation_bytes_per_sample(const PlannerModel& model, Precision precision);
+// One staged batch per sample: dense features (+ their bf16 copy), int64 indices and offsets, label.
+double input_bytes_per_sample(const PlannerModel& model, Precision precision);
+// The TBE backward's workspace for `lookups` indices (sort keys and chunk partials).
+double tbe_backward_workspace_bytes(double lookups, int max_dim);
+// The GEMM workspace (cuBLASLt's cap, allocated once).
+inline constexpr double kGemmWorkspaceBytes = 64.0 * 1024 * 1024;
 
 // Expected distinct rows touched when `lookups` uniform draws hit `rows` rows.
 double expected_unique_rows(double rows, double lookups);
@@ -64,6 +67,7 @@ struct ShardCost {
   double optimizer_bytes = 0;
   double pooled_dim = 0;       // columns this shard contributes to the pooled output
   double index_bytes = 0;      // distributed indices it receives per step
+  double lookups = 0;          // indices its TBE backward sorts per step
   double replicated_gradient_bytes = 0;  // data-parallel: the gradient every rank all-reduces
 };
 // Everything that does not depend on the placement, for one (machine, model, config).
@@ -76,6 +80,7 @@ struct ConfigCosts {
   double bottom_backward_us = 0;
   double comm_bytes_per_elem = 4;
   double table_bytes_per_elem = 4;
+  int max_table_dim = 0;          // sizes the TBE backward workspace's chunk partials
 };
 Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& model,
                                  const PlannerCalibration& calibration, GemmPricer& pricer,
@@ -94,6 +99,7 @@ struct RankLoad {
   double weight_bytes = 0;
   double optimizer_bytes = 0;
   double index_bytes = 0;
+  double lookups = 0;
   double pooled_dim = 0;
   int shards = 0;
 };

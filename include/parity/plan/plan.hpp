@@ -47,6 +47,7 @@ struct MemoryBreakdown {
   double activations = 0;       // saved for backward + the backward working set
   double io_buffers = 0;        // input batches in flight and the rank's distributed indices
   double comm_buffers = 0;      // all-to-all send/receive buffers + the library's own
+  double workspaces = 0;        // GPU op workspaces (TBE backward sort, GEMM)
   double runtime_reserve = 0;   // context, library handles
   double allocator_reserve = 0; // fragmentation
   double total() const;

@@ -27,6 +27,7 @@ struct StepBenchOptions {
   std::uint64_t seed = 1;
   double zipf_alpha = 0.0;  // 0: uniform ids, as the PyTorch baselines draw them
   int breakdown_steps = 10;  // instrumented steps after the timed ones; 0: no breakdown
+  bool fused_drelu = false;  // DlrmModel::set_fused_drelu
   Status validate() const;
 };
 
@@ -56,7 +57,7 @@ struct StepBenchReport {
   // allocated at creation, so also their high-water mark.
   std::int64_t model_buffer_bytes = 0;
   // GPU: the most device memory in use (cudaMemGetInfo: total - free, every process and library
-  // allocation included) seen at any phase boundary of the instrumented steps or after the timed ones.
+  // allocation included) seen after any instrumented step or after the timed ones.
   std::int64_t peak_device_bytes_in_use = 0;
 };
 

@@ -54,6 +54,9 @@ struct TrainOptions {
   std::int64_t eval_max_samples = 0;        // 0: the whole eval split
   std::int64_t checkpoint_every_steps = 0;  // 0: at every evaluation and at the end
   std::string out_dir;
+  // Non-empty: a fresh run writes its initial parameters there (named fp32 tensors in the
+  // checkpoint container, docs/training.md) before the first step, for reference comparisons.
+  std::string initial_parameters_path;
   ResumeMode resume = ResumeMode::kFresh;
   Determinism determinism = Determinism::kDefault;
   std::uint64_t seed = 1;

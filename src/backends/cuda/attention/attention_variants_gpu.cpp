@@ -24,7 +24,8 @@ AttentionProblem with_context(const AttentionProblem& problem, const ExecutionCo
 class AttentionForwardGpu final : public AttentionForwardVariant {
  public:
   std::string_view name() const override { return "attention_forward_gpu"; }
-  Status can_implement(const AttentionProblem& problem, const ExecutionContext& context) const override {
+  Status can_implement(const AttentionProblem& problem,
+                       const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
     return gpu::can_implement(problem);
   }
@@ -37,7 +38,8 @@ class AttentionForwardGpu final : public AttentionForwardVariant {
 class AttentionBackwardGpu final : public AttentionBackwardVariant {
  public:
   std::string_view name() const override { return "attention_backward_gpu"; }
-  Status can_implement(const AttentionProblem& problem, const ExecutionContext& context) const override {
+  Status can_implement(const AttentionProblem& problem,
+                       const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
     return gpu::can_implement_backward(problem);
   }

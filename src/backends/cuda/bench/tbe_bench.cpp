@@ -145,9 +145,28 @@ struct Timings {
   std::int64_t bad_counted = 0;
 };
 
+// TbeBenchRequest::variant as the kernels' options.
+struct KernelChoice {
+  eg::ForwardOptions forward;
+  eg::BackwardKernel backward = eg::BackwardKernel::kAuto;
+};
+Result<KernelChoice> kernel_choice(const std::string& variant) {
+  KernelChoice choice;
+  if (variant == "narrow_rows") {
+    choice.forward.kernel = eg::ForwardKernel::kNarrowRows;
+    choice.backward = eg::BackwardKernel::kNarrowRows;
+  } else if (variant == "wide_rows") {
+    choice.forward.kernel = eg::ForwardKernel::kGroupPerBag;
+    choice.backward = eg::BackwardKernel::kWarpPerChunk;
+  } else if (variant != "auto") {
+    return invalid_argument("bench tbe: --variant='", variant, "' is not one of auto, narrow_rows, wide_rows");
+  }
+  return choice;
+}
+
 // Every timing, in the order the recorded runs used (each reads the L2 state the previous left).
 Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Buffers& b, const TimingOptions& timing,
-                         MemoryWatch& memory) {
+                         MemoryWatch& memory, const KernelChoice& kernels) {
   OptimizerParams opt;
   opt.kind = spec.optimizer;
   opt.learning_rate = 0.01f;
@@ -157,15 +176,17 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), psw(b)};
   Timings t;
   PARITY_ASSIGN_OR_RETURN(t.forward, time_on_device([&](parity::gpu::StreamHandle stream) {
-    return eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), stream);
+    return eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward, stream);
   }, timing));
   // Backward variants (tbe_gpu.hpp BackwardOptions): the default updates rows one at a time; the
   // batched-update kernel is timed beside it when both are asked for. `main` is what the step uses.
   eg::BackwardOptions main_options;
   main_options.batch_row_updates = !spec.time_row_at_a_time;
+  main_options.kernel = kernels.backward;
   t.main_batches_row_updates = main_options.batch_row_updates;
   eg::BackwardOptions other_options;
   other_options.batch_row_updates = true;
+  other_options.kernel = kernels.backward;
   auto backward = [&](const eg::BackwardOptions& options, parity::gpu::StreamHandle stream) {
     return eg::tbe_backward_fused(problem, b.layout, opt, training, device_batch, b.grad.as<float>(), b.ws.data(),
                                   b.ws_bytes, options, stream);
@@ -179,7 +200,8 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   }
   PARITY_RETURN_IF_ERROR(memory.note());
   PARITY_ASSIGN_OR_RETURN(t.step, time_on_device([&](parity::gpu::StreamHandle stream) {
-    PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), stream));
+    PARITY_RETURN_IF_ERROR(
+        eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward, stream));
     return backward(main_options, stream);
   }, timing));
   // Error-mode bounds check of `checked` (the clean or the bad indices) under `options`.
@@ -238,7 +260,9 @@ json feature_draws_json(const TbeBenchSpec& spec, const TbeLayout& layout) {
   const auto draws = spec.feature_draws();
   for (int f = 0; f < layout.num_features(); ++f) {
     const int t = layout.table_of_feature()[f];
-    features.push_back({{"table", spec.table_names.empty() ? "t" + std::to_string(t) : spec.table_names[t]},
+    std::string table = spec.table_names.empty() ? std::string("t") : spec.table_names[t];
+    if (spec.table_names.empty()) table += std::to_string(t);  // (not "t" + ...: GCC 12 -Wrestrict)
+    features.push_back({{"table", table},
                         {"rows", layout.tables()[t].num_rows},
                         {"dim", layout.tables()[t].dim},
                         {"bag_lengths", draws[f].bag_lengths.describe()},
@@ -398,7 +422,8 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   PARITY_ASSIGN_OR_RETURN(Buffers b, allocate(problem, spec, batch, bad_indices, request.seed));
   // Check before timing.
   const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), psw(b)};
-  PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data()));
+  PARITY_ASSIGN_OR_RETURN(const KernelChoice kernels, kernel_choice(request.variant));
+  PARITY_RETURN_IF_ERROR(eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward));
   PARITY_RETURN_IF_ERROR(memory.note());
   PARITY_ASSIGN_OR_RETURN(facts.check, check_forward(problem, batch, b, request.seed));
   if (facts.check.worst_ratio > 1.0) {
@@ -407,7 +432,7 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   }
   DeviceClocks clocks_before, clocks_after;
   if (auto c = read_device_clocks(); c.is_ok()) clocks_before = *c;
-  PARITY_ASSIGN_OR_RETURN(const Timings t, time_all(problem, spec, b, request.timing, memory));
+  PARITY_ASSIGN_OR_RETURN(const Timings t, time_all(problem, spec, b, request.timing, memory, kernels));
   if (t.bad_counted != facts.planted) {
     return internal_error("bench tbe: bounds check counted ", t.bad_counted, " bad indices, planted ", facts.planted);
   }
@@ -421,7 +446,8 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   facts.forward = evaluate_tbe_forward(problem, spec, facts.bytes, n_per_feature, t.forward.median_ms,
                                        facts.copy.ceiling().median_tbps);
   json doc = results_json(request, problem, b, t, facts);
-  std::string text = report_text(request, problem, b, t, facts);
+  doc["variant"] = request.variant;
+  std::string text = report_text(request, problem, b, t, facts) + "kernels: " + request.variant + "\n";
   PARITY_RETURN_IF_ERROR(finish_results_document(doc, clocks_before, clocks_after, request.out, &text));
   return text;
 }

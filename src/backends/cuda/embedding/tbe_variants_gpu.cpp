@@ -65,24 +65,36 @@ gpu::DeviceBatch device_batch(const TbeBatchView& view) {
   return gpu::DeviceBatch{view.indices, view.offsets, view.per_sample_weights};
 }
 
+// Group per bag: every shape. Narrow rows: its can_implement is the narrow-row rule.
 class TbeForwardGpu final : public TbeForwardVariant {
  public:
-  std::string_view name() const override { return "tbe_forward_gpu"; }
-  Status can_implement(const TbeProblem&, const ExecutionContext& context) const override {
-    return require_gpu(context);
+  TbeForwardGpu(std::string_view name, gpu::ForwardKernel kernel) : name_(name), kernel_(kernel) {}
+  std::string_view name() const override { return name_; }
+  Status can_implement(const TbeProblem& problem, const ExecutionContext& context) const override {
+    PARITY_RETURN_IF_ERROR(require_gpu(context));
+    if (kernel_ == gpu::ForwardKernel::kNarrowRows) return gpu::narrow_rows_forward_fits(problem);
+    return Status::ok();
   }
   Status run(const TbeProblem& problem, const TbeForwardArgs& args, void*,
              const ExecutionContext& context) const override {
     PARITY_ASSIGN_OR_RETURN(const gpu::DeviceTbeLayout* layout, state().layout(problem.layout));
-    return gpu::tbe_forward(problem, *layout, args.weights, device_batch(args.batch), args.output, context.stream);
+    return gpu::tbe_forward(problem, *layout, args.weights, device_batch(args.batch), args.output,
+                            gpu::ForwardOptions{kernel_}, context.stream);
   }
+
+ private:
+  std::string_view name_;
+  gpu::ForwardKernel kernel_;
 };
 
+// Warp per chunk: every shape. Narrow rows: its can_implement adds the narrow-row rule.
 class TbeBackwardFusedGpu final : public TbeBackwardVariant {
  public:
-  std::string_view name() const override { return "tbe_backward_fused_gpu"; }
+  TbeBackwardFusedGpu(std::string_view name, gpu::BackwardKernel kernel) : name_(name), kernel_(kernel) {}
+  std::string_view name() const override { return name_; }
   Status can_implement(const TbeProblem& problem, const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
+    if (kernel_ == gpu::BackwardKernel::kNarrowRows) PARITY_RETURN_IF_ERROR(gpu::narrow_rows_backward_fits(problem));
     return gpu::tbe_backward_workspace_bytes(problem).status();
   }
   Status run(const TbeProblem& problem, const TbeBackwardArgs& args, void*,
@@ -92,19 +104,29 @@ class TbeBackwardFusedGpu final : public TbeBackwardVariant {
     PARITY_ASSIGN_OR_RETURN(void* workspace, state().workspace(workspace_bytes, context.stream));
     gpu::BackwardOptions options;
     options.deterministic = true;
+    options.kernel = kernel_;
     return gpu::tbe_backward_fused(problem, *layout, args.optimizer,
                                    gpu::TrainingState{args.weights, args.state1, args.state2},
                                    device_batch(args.batch), args.grad_output, workspace, workspace_bytes, options,
                                    context.stream);
   }
+
+ private:
+  std::string_view name_;
+  gpu::BackwardKernel kernel_;
 };
 
 }  // namespace
 
 void install() {
-  static const TbeForwardGpu forward;
-  static const TbeBackwardFusedGpu backward;
+  static const TbeForwardGpu forward_narrow_rows("tbe_forward_gpu_narrow_rows", gpu::ForwardKernel::kNarrowRows);
+  static const TbeForwardGpu forward("tbe_forward_gpu", gpu::ForwardKernel::kGroupPerBag);
+  static const TbeBackwardFusedGpu backward_narrow_rows("tbe_backward_fused_gpu_narrow_rows",
+                                                        gpu::BackwardKernel::kNarrowRows);
+  static const TbeBackwardFusedGpu backward("tbe_backward_fused_gpu", gpu::BackwardKernel::kWarpPerChunk);
+  detail::tbe_forward_gpu_narrow_rows_slot().install(&forward_narrow_rows);
   detail::tbe_forward_gpu_slot().install(&forward);
+  detail::tbe_backward_fused_gpu_narrow_rows_slot().install(&backward_narrow_rows);
   detail::tbe_backward_fused_gpu_slot().install(&backward);
 }
 

@@ -2,6 +2,7 @@
 // register_backends): GEMMs through gemm::Gemm (cuBLASLt), the rest through the portable kernels of
 // include/parity/nn/dense_gpu.hpp. Asynchronous on the context's stream, except the loss, whose
 // value is read back (the trainer reports it every step).
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -112,6 +113,30 @@ class LinearForwardGpu final : public LinearForwardVariant {
   }
 };
 
+// Whether cuBLASLt has a kernel for the data-gradient GEMM with the dReLU epilogue (it lacks some,
+// e.g. bf16 dReLU epilogues at some alignments): probed once per problem by creating its plan.
+class FusedDreluSupport {
+ public:
+  bool available(const gemm::GemmRunProblem& problem, const ExecutionContext& context) {
+    const std::string key = problem.shape.describe() + " tf32=" + std::to_string(problem.allow_tf32);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = known_.find(key);
+    if (found != known_.end()) return found->second;
+    const bool ok = detail::gemm_cache().get(problem, context).is_ok();
+    known_.emplace(key, ok);
+    return ok;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, bool> known_;
+};
+
+FusedDreluSupport& fused_drelu_support() {
+  static FusedDreluSupport instance;
+  return instance;
+}
+
 class LinearBackwardGpu final : public LinearBackwardVariant {
  public:
   std::string_view name() const override { return "linear_backward_gpu_gemm_bgrad"; }
@@ -120,6 +145,20 @@ class LinearBackwardGpu final : public LinearBackwardVariant {
   }
   Status run(const LinearProblem& problem, const LinearBackwardArgs& args, void*,
              const ExecutionContext& context) const override {
+    if (args.input_relu_mask != nullptr && args.grad_input != nullptr &&
+        !fused_drelu_support().available(
+            detail::linear_data_grad_gemm(problem.batch_size, problem.in_features, problem.out_features, problem.dtype,
+                                          problem.math, gemm::RunEpilogue::kDRelu),
+            context)) {
+      // No fused kernel: the plain data gradient, then the producer's dReLU from its output (this
+      // layer's input) in place, as the unfused path would have run it.
+      LinearBackwardArgs plain = args;
+      plain.input_relu_mask = nullptr;
+      PARITY_RETURN_IF_ERROR(
+          detail::linear_backward_steps(problem, plain, context, &run_gemm_with_fallback, &relu_backward_gpu));
+      return gpu::relu_backward(problem.batch_size * problem.in_features, problem.dtype, args.grad_input, args.input,
+                                args.grad_input, context.stream);
+    }
     return detail::linear_backward_steps(problem, args, context, &run_gemm_with_fallback, &relu_backward_gpu);
   }
 };
@@ -212,10 +251,10 @@ class CrossBackwardGpu final : public CrossLayerBackwardVariant {
     PARITY_CHECK_ARG(args.grad_x0 != args.grad_input && args.grad_input != args.grad_output,
                      "cross_layer_backward: grad_input must differ from grad_x0 and grad_output");
     const std::int64_t rows = problem.batch_size, width = problem.width, rank = problem.rank;
-    // d cross = g * x0, grad_x0 += g * cross, grad_input = g.
+    // d cross = g * x0, grad_x0 (+)= g * cross, grad_input = g.
     PARITY_RETURN_IF_ERROR(gpu::cross_backward(rows * width, problem.dtype, args.grad_output, args.x0, args.cross,
-                                               args.scratch_cross, args.grad_x0, true, context.stream,
-                                               args.grad_input));
+                                               args.scratch_cross, args.grad_x0, args.accumulate_grad_x0,
+                                               context.stream, args.grad_input));
     LinearBackwardArgs up;
     up.input = args.low;
     up.weight = args.u_weight;

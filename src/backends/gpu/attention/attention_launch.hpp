@@ -21,6 +21,7 @@ std::size_t backward_workspace_bytes(const AttentionProblem& problem);
 
 Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args, void* stream);
 // `workspace` holds backward_workspace_bytes(problem) bytes of device memory.
-Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace, void* stream);
+Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
+                void* stream);
 
 }  // namespace parity::attention::gpu

@@ -2,5 +2,6 @@
 #include "backends/gpu/attention/launch_kernels.cuh"
 
 namespace parity::attention::gpu::detail {
-template Status launch_backward_kernels<Elem16::kBF16>(const AttentionProblem&, AttentionParams, gpuStream_t);
+template Status launch_backward_kernels<Elem16::kBF16>(const AttentionProblem&, AttentionParams,
+                                                       gpuStream_t);
 }  // namespace parity::attention::gpu::detail

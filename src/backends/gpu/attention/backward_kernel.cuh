@@ -3,7 +3,7 @@
 // Legend: a block owns one (sequence, head) and a tile of kTileRows = 64 kv rows; its 4 mma
 // groups own 16 kv rows apiece and keep dK, dV for them in fp32 registers. The block streams the
 // q tiles (64 rows) that the mask lets see its keys, double-buffered (Q, dO and, for softmax, the
-// row terms lse*log2e and D = dO.O), and for each half of a q tile (32 rows, to bound registers):
+// row terms lse*log2e and D = dO.O), and for each 16-row slice of a q tile (to bound registers):
 //   S^T = K Q^T,  P^T = act(alpha S^T) or exp2(alpha log2e S^T - lse2),  dV += P^T dO,
 //   dP^T = V dO^T,  dS^T = act'(alpha S^T) dP^T or P^T (dP^T - D),  dK += dS^T Q,
 // then writes dS^T (16-bit) to shared memory; after a barrier each group computes dQ for 16 q
@@ -17,19 +17,21 @@
 
 namespace parity::gpu_device::attention {
 
-inline constexpr int kHalfCols = kTileCols / 2;  // q columns per register pass
+inline constexpr int kPassCols = 16;  // q columns per register pass
 
 template <int kDimQk, int kDimV>
 constexpr int backward_shared_bytes() {
-  return (kTileRows * (kDimQk + kDimV) + 2 * kTileCols * (kDimQk + kDimV) + kTileRows * kTileCols) * 2 +
+  return (kTileRows * (kDimQk + kDimV) + 2 * kTileCols * (kDimQk + kDimV) + kTileRows * kTileCols) *
+             2 +
          2 * 2 * kTileCols * 4;
 }
 
 // dQ rows [q_row0, q_row0+16) of the tile: dS (from the dS^T tile) x K, added into the fp32
 // workspace 32 columns at a time; rows at or past len_q belong to other sequences and are skipped.
 template <Elem16 E, int kDimQk>
-__device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence& seq, const std::uint16_t* ds_tile,
-                                  const std::uint16_t* k_tile, int q_tile_row0, int q_row0) {
+__device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence& seq,
+                                  const std::uint16_t* ds_tile, const std::uint16_t* k_tile,
+                                  int q_tile_row0, int q_row0) {
   const int lane = mma_lane();
   const int g = lane / 4;
   const int t = lane % 4;
@@ -40,13 +42,15 @@ __device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence&
 #pragma unroll
     for (int kc = 0; kc < kTileRows / 16; ++kc) {
       std::uint32_t a[4];
-      load_fragments_x4<true>(a, ds_tile + swizzled_offset<kTileCols>(kc * 16 + (lane / 16) * 8 + lane % 8,
-                                                                          q_row0 + ((lane / 8) & 1) * 8));
+      load_fragments_x4<true>(
+          a, ds_tile + swizzled_offset<kTileCols>(kc * 16 + (lane / 16) * 8 + lane % 8,
+                                                  q_row0 + ((lane / 8) & 1) * 8));
 #pragma unroll
       for (int n2 = 0; n2 < 2; ++n2) {
         std::uint32_t b[4];
-        load_fragments_x4<true>(b, k_tile + swizzled_offset<kDimQk>(kc * 16 + ((lane / 8) & 1) * 8 + lane % 8,
-                                                                         c0 + n2 * 16 + (lane / 16) * 8));
+        load_fragments_x4<true>(
+            b, k_tile + swizzled_offset<kDimQk>(kc * 16 + ((lane / 8) & 1) * 8 + lane % 8,
+                                                c0 + n2 * 16 + (lane / 16) * 8));
         const std::uint32_t b_even[2] = {b[0], b[1]};
         const std::uint32_t b_odd[2] = {b[2], b[3]};
         mma_16x8x16<E>(acc[2 * n2], a, b_even);
@@ -57,7 +61,8 @@ __device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence&
     for (int half = 0; half < 2; ++half) {
       const int row = q_tile_row0 + q_row0 + g + half * 8;
       if (row >= seq.mask.len_q) continue;
-      float* destination = p.grad_q_accum + ((seq.q_begin + row) * p.heads + seq.head) * kDimQk + c0 + 2 * t;
+      float* destination =
+          p.grad_q_accum + ((seq.q_begin + row) * p.heads + seq.head) * kDimQk + c0 + 2 * t;
 #pragma unroll
       for (int n = 0; n < 4; ++n) {
         if (p.deterministic) {
@@ -74,27 +79,28 @@ __device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence&
 
 // Starts the copies of q tile `tile` (Q, dO, softmax row terms) into `buffer`.
 template <Mode kMode, int kDimQk, int kDimV>
-__device__ inline void load_q_side_async(const AttentionParams& p, const BlockSequence& seq, int tile,
-                                         std::uint16_t* q_tiles, std::uint16_t* do_tiles, float* row_terms,
-                                         int buffer) {
+__device__ inline void load_q_side_async(const AttentionParams& p, const BlockSequence& seq,
+                                         int tile, std::uint16_t* q_tiles, std::uint16_t* do_tiles,
+                                         float* row_terms, int buffer) {
   const std::int64_t qk_stride = static_cast<std::int64_t>(p.heads) * kDimQk;
   const std::int64_t v_stride = static_cast<std::int64_t>(p.heads) * kDimV;
   const int row0 = tile * kTileCols;
   load_tile_async<kTileCols, kDimQk, kThreads>(q_tiles + buffer * kTileCols * kDimQk,
-                                               p.q + seq.q_begin * qk_stride + seq.head * kDimQk, qk_stride, row0,
-                                               seq.mask.len_q);
-  load_tile_async<kTileCols, kDimV, kThreads>(do_tiles + buffer * kTileCols * kDimV,
-                                              p.grad_out + seq.q_begin * v_stride + seq.head * kDimV, v_stride, row0,
-                                              seq.mask.len_q);
+                                               p.q + seq.q_begin * qk_stride + seq.head * kDimQk,
+                                               qk_stride, row0, seq.mask.len_q);
+  load_tile_async<kTileCols, kDimV, kThreads>(
+      do_tiles + buffer * kTileCols * kDimV, p.grad_out + seq.q_begin * v_stride + seq.head * kDimV,
+      v_stride, row0, seq.mask.len_q);
   if constexpr (kMode == Mode::kSoftmax) {
     const int i = static_cast<int>(threadIdx.x);
     if (i < 2 * kTileCols) {  // threads [0, 64): lse2; [64, 128): D
       const int which = i / kTileCols;
       const int row = row0 + i % kTileCols;
-      const float* source = p.row_terms + (static_cast<std::int64_t>(which) * p.heads + seq.head) * p.total_q +
+      const float* source = p.row_terms +
+                            (static_cast<std::int64_t>(which) * p.heads + seq.head) * p.total_q +
                             seq.q_begin + row;
-      copy_float_async(row_terms + (buffer * 2 + which) * kTileCols + i % kTileCols, source, row < seq.mask.len_q,
-                       0.0f);
+      copy_float_async(row_terms + (buffer * 2 + which) * kTileCols + i % kTileCols, source,
+                       row < seq.mask.len_q, 0.0f);
     }
   }
 }
@@ -108,10 +114,12 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
   std::uint16_t* q_tiles = v_tile + kTileRows * kDimV;            // 2 x kTileCols x kDimQk
   std::uint16_t* do_tiles = q_tiles + 2 * kTileCols * kDimQk;     // 2 x kTileCols x kDimV
   std::uint16_t* ds_tile = do_tiles + 2 * kTileCols * kDimV;      // kTileRows (kv) x kTileCols (q)
-  auto* row_terms = reinterpret_cast<float*>(ds_tile + kTileRows * kTileCols);  // 2 buffers x {lse2, D} x 64
+  auto* row_terms =
+      reinterpret_cast<float*>(ds_tile + kTileRows * kTileCols);  // 2 buffers x {lse2, D} x 64
 
   const std::int64_t sequence_heads = p.batch * p.heads;
-  const BlockSequence seq = block_sequence(p, static_cast<std::int64_t>(blockIdx.x) % sequence_heads);
+  const BlockSequence seq =
+      block_sequence(p, static_cast<std::int64_t>(blockIdx.x) % sequence_heads);
   const int slot = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / sequence_heads);
   const int group_row0 = (static_cast<int>(threadIdx.x) / kMmaLanes) * 16;
   const int g = mma_lane() / 4;
@@ -129,16 +137,20 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
     const int kv0 = tile * kTileRows;
     int first = -1, last = -1;
     for (int i = 0; i < q_tile_count; ++i) {
-      if (seq.mask.classify(i * kTileCols, (i + 1) * kTileCols, kv0, kv0 + kTileRows) == TileClass::kEmpty) continue;
+      if (seq.mask.classify(i * kTileCols, (i + 1) * kTileCols, kv0, kv0 + kTileRows) ==
+          TileClass::kEmpty)
+        continue;
       if (first < 0) first = i;
       last = i;
     }
     __syncthreads();  // the previous tile's shared-memory reads are done
-    load_tile_async<kTileRows, kDimQk, kThreads>(k_tile, p.k + seq.kv_begin * qk_stride + seq.head * kDimQk,
+    load_tile_async<kTileRows, kDimQk, kThreads>(k_tile,
+                                                 p.k + seq.kv_begin * qk_stride + seq.head * kDimQk,
                                                  qk_stride, kv0, seq.mask.len_kv);
-    load_tile_async<kTileRows, kDimV, kThreads>(v_tile, p.v + seq.kv_begin * v_stride + seq.head * kDimV, v_stride,
-                                                kv0, seq.mask.len_kv);
-    if (first >= 0) load_q_side_async<kMode, kDimQk, kDimV>(p, seq, first, q_tiles, do_tiles, row_terms, 0);
+    load_tile_async<kTileRows, kDimV, kThreads>(
+        v_tile, p.v + seq.kv_begin * v_stride + seq.head * kDimV, v_stride, kv0, seq.mask.len_kv);
+    if (first >= 0)
+      load_q_side_async<kMode, kDimQk, kDimV>(p, seq, first, q_tiles, do_tiles, row_terms, 0);
     commit_async_copies();
 
     float dk[kDimQk / 8][4];
@@ -150,25 +162,29 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
 
     for (int i = first; first >= 0 && i <= last; ++i) {
       const int buffer = (i - first) & 1;
-      if (i < last) load_q_side_async<kMode, kDimQk, kDimV>(p, seq, i + 1, q_tiles, do_tiles, row_terms, buffer ^ 1);
+      if (i < last)
+        load_q_side_async<kMode, kDimQk, kDimV>(p, seq, i + 1, q_tiles, do_tiles, row_terms,
+                                                buffer ^ 1);
       commit_async_copies();
       wait_async_copies<1>();
       __syncthreads();
-      const TileClass tile_class = seq.mask.classify(i * kTileCols, (i + 1) * kTileCols, kv0, kv0 + kTileRows);
-      if (tile_class == TileClass::kEmpty) continue;  // block-uniform; the next step's barrier orders the buffers
+      const TileClass tile_class =
+          seq.mask.classify(i * kTileCols, (i + 1) * kTileCols, kv0, kv0 + kTileRows);
+      if (tile_class == TileClass::kEmpty)
+        continue;  // block-uniform; the next step's barrier orders the buffers
       const std::uint16_t* q_tile = q_tiles + buffer * kTileCols * kDimQk;
       const std::uint16_t* do_tile = do_tiles + buffer * kTileCols * kDimV;
       const float* lse2 = row_terms + (buffer * 2) * kTileCols;
       const float* row_dot = row_terms + (buffer * 2 + 1) * kTileCols;
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int col0 = half * kHalfCols;
-        float s[kHalfCols / 8][4];  // S^T, then act'(.) (pointwise)
-        float pt[kHalfCols / 8][4];
-        float dp[kHalfCols / 8][4];
-        multiply_rows_by_rows_t<E, kDimQk, kHalfCols>(s, k_tile, group_row0, q_tile, col0);
+      for (int pass = 0; pass < kTileCols / kPassCols; ++pass) {
+        const int col0 = pass * kPassCols;
+        float s[kPassCols / 8][4];  // S^T, then act'(.) (pointwise)
+        float pt[kPassCols / 8][4];
+        float dp[kPassCols / 8][4];
+        multiply_rows_by_rows_t<E, kDimQk, kPassCols>(s, k_tile, group_row0, q_tile, col0);
 #pragma unroll
-        for (int n = 0; n < kHalfCols / 8; ++n) {
+        for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int q_col = col0 + n * 8 + 2 * t + (e % 2);
@@ -184,10 +200,10 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
             }
           }
         }
-        accumulate_x_rows<E, kHalfCols, kDimV>(dv, pt, do_tile, col0);
-        multiply_rows_by_rows_t<E, kDimV, kHalfCols>(dp, v_tile, group_row0, do_tile, col0);
+        accumulate_x_rows<E, kPassCols, kDimV>(dv, pt, do_tile, col0);
+        multiply_rows_by_rows_t<E, kDimV, kPassCols>(dp, v_tile, group_row0, do_tile, col0);
 #pragma unroll
-        for (int n = 0; n < kHalfCols / 8; ++n) {
+        for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             if constexpr (kMode == Mode::kSoftmax) {
@@ -197,9 +213,9 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
             }
           }
         }
-        accumulate_x_rows<E, kHalfCols, kDimQk>(dk, dp, q_tile, col0);
+        accumulate_x_rows<E, kPassCols, kDimQk>(dk, dp, q_tile, col0);
 #pragma unroll
-        for (int n = 0; n < kHalfCols / 8; ++n) {
+        for (int n = 0; n < kPassCols / 8; ++n) {
 #pragma unroll
           for (int e2 = 0; e2 < 2; ++e2) {
             const int kv_row = group_row0 + g + e2 * 8;
@@ -218,14 +234,18 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
     for (int half = 0; half < 2; ++half) {
       const int row = kv0 + group_row0 + g + half * 8;
       if (row >= seq.raw_len_kv) continue;
-      auto* k_row = reinterpret_cast<std::uint32_t*>(p.grad_k + (seq.kv_begin + row) * qk_stride + seq.head * kDimQk);
-      auto* v_row = reinterpret_cast<std::uint32_t*>(p.grad_v + (seq.kv_begin + row) * v_stride + seq.head * kDimV);
+      auto* k_row = reinterpret_cast<std::uint32_t*>(p.grad_k + (seq.kv_begin + row) * qk_stride +
+                                                     seq.head * kDimQk);
+      auto* v_row = reinterpret_cast<std::uint32_t*>(p.grad_v + (seq.kv_begin + row) * v_stride +
+                                                     seq.head * kDimV);
 #pragma unroll
       for (int n = 0; n < kDimQk / 8; ++n)
-        k_row[n * 4 + t] = pack2<E>(dk[n][2 * half] * grad_k_scale, dk[n][2 * half + 1] * grad_k_scale);
+        k_row[n * 4 + t] =
+            pack2<E>(dk[n][2 * half] * grad_k_scale, dk[n][2 * half + 1] * grad_k_scale);
 #pragma unroll
       for (int n = 0; n < kDimV / 8; ++n)
-        v_row[n * 4 + t] = pack2<E>(dv[n][2 * half] * grad_v_scale, dv[n][2 * half + 1] * grad_v_scale);
+        v_row[n * 4 + t] =
+            pack2<E>(dv[n][2 * half] * grad_v_scale, dv[n][2 * half + 1] * grad_v_scale);
     }
   }
 }
@@ -233,9 +253,10 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const Atte
 // Softmax row terms: row_terms = [heads][total_q] lse*log2e, then [heads][total_q] D = dO.O
 // (fp32). One lane per 16-byte chunk of a row; the kDimV/8 lanes of a row reduce with shuffles.
 template <Elem16 E, int kDimV>
-__global__ void __launch_bounds__(256) attention_row_terms_kernel(const std::uint16_t* out, const std::uint16_t* grad_out,
-                                                                  const float* lse, float* row_terms,
-                                                                  std::int64_t total_q, int heads) {
+__global__ void __launch_bounds__(256)
+    attention_row_terms_kernel(const std::uint16_t* out, const std::uint16_t* grad_out,
+                               const float* lse, float* row_terms, std::int64_t total_q,
+                               int heads) {
   constexpr int kLanesPerRow = kDimV / 8;
   static_assert(kLanesPerRow <= kWarpSize, "a row's lanes must share a warp");
   const std::int64_t total = total_q * heads * kLanesPerRow;
@@ -256,7 +277,8 @@ __global__ void __launch_bounds__(256) attention_row_terms_kernel(const std::uin
       const std::uint32_t d_words[4] = {d.x, d.y, d.z, d.w};
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
-        dot += low_half<E>(o_words[w]) * low_half<E>(d_words[w]) + high_half<E>(o_words[w]) * high_half<E>(d_words[w]);
+        dot += low_half<E>(o_words[w]) * low_half<E>(d_words[w]) +
+               high_half<E>(o_words[w]) * high_half<E>(d_words[w]);
       }
     }
 #pragma unroll
@@ -272,10 +294,12 @@ __global__ void __launch_bounds__(256) attention_row_terms_kernel(const std::uin
 
 // grad_q = scale * accum, rounded to the element type.
 template <Elem16 E>
-__global__ void __launch_bounds__(256) attention_grad_q_kernel(const float* accum, std::uint16_t* grad_q,
-                                                               std::int64_t count, float scale) {
+__global__ void __launch_bounds__(256)
+    attention_grad_q_kernel(const float* accum, std::uint16_t* grad_q, std::int64_t count,
+                            float scale) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i * 4 < count; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i * 4 < count; i += stride) {
     const float4 value = *reinterpret_cast<const float4*>(accum + i * 4);
     uint2 packed;
     packed.x = pack2<E>(value.x * scale, value.y * scale);

@@ -31,9 +31,10 @@ constexpr int forward_shared_bytes() {
   return (kTileRows * kDimQk + 2 * kTileCols * (kDimQk + kDimV)) * 2;
 }
 
-// The first and last kv tile of [0, len_kv) that the mask lets rows [q0, q0 + 64) see; first = -1 if none.
-__device__ inline void reachable_tiles(const SequenceMask& mask, int q0, int q1, int tile, int count, int& first,
-                                       int& last) {
+// The first and last kv tile of [0, len_kv) that the mask lets rows [q0, q0 + 64) see; first = -1
+// if none.
+__device__ inline void reachable_tiles(const SequenceMask& mask, int q0, int q1, int tile,
+                                       int count, int& first, int& last) {
   first = -1;
   last = -1;
   for (int j = 0; j < count; ++j) {
@@ -44,8 +45,8 @@ __device__ inline void reachable_tiles(const SequenceMask& mask, int q0, int q1,
 }
 
 // Masks a partial tile of scores in place: entries (row, col) the mask hides become `hidden`.
-__device__ inline void mask_scores(float (&s)[kTileCols / 8][4], const SequenceMask& mask, int row0, int col0,
-                                   float hidden) {
+__device__ inline void mask_scores(float (&s)[kTileCols / 8][4], const SequenceMask& mask, int row0,
+                                   int col0, float hidden) {
   const int g = mma_lane() / 4;
   const int t = mma_lane() % 4;
 #pragma unroll
@@ -67,7 +68,8 @@ __device__ inline void online_softmax_step(float (&s)[kTileCols / 8][4], float (
   for (int half = 0; half < 2; ++half) {
     float tile_max = -INFINITY;
 #pragma unroll
-    for (int n = 0; n < kTileCols / 8; ++n) tile_max = fmaxf(tile_max, fmaxf(s[n][2 * half], s[n][2 * half + 1]));
+    for (int n = 0; n < kTileCols / 8; ++n)
+      tile_max = fmaxf(tile_max, fmaxf(s[n][2 * half], s[n][2 * half + 1]));
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 1));  // the 4 lanes of a row
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 2));
     const float new_max = fmaxf(row_max[half], tile_max);
@@ -98,7 +100,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
   std::uint16_t* v_tiles = k_tiles + 2 * kTileCols * kDimQk;      // 2 x kTileCols x kDimV
 
   const std::int64_t sequence_heads = p.batch * p.heads;
-  const BlockSequence seq = block_sequence(p, static_cast<std::int64_t>(blockIdx.x) % sequence_heads);
+  const BlockSequence seq =
+      block_sequence(p, static_cast<std::int64_t>(blockIdx.x) % sequence_heads);
   const int slot = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / sequence_heads);
   const int group_row0 = (static_cast<int>(threadIdx.x) / kMmaLanes) * 16;
   const int g = mma_lane() / 4;
@@ -119,8 +122,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
     __syncthreads();  // the previous tile's shared-memory reads are done
     load_tile_async<kTileRows, kDimQk, kThreads>(q_tile, q_base, qk_stride, q0, seq.mask.len_q);
     if (first >= 0) {
-      load_tile_async<kTileCols, kDimQk, kThreads>(k_tiles, k_base, qk_stride, first * kTileCols, seq.mask.len_kv);
-      load_tile_async<kTileCols, kDimV, kThreads>(v_tiles, v_base, v_stride, first * kTileCols, seq.mask.len_kv);
+      load_tile_async<kTileCols, kDimQk, kThreads>(k_tiles, k_base, qk_stride, first * kTileCols,
+                                                   seq.mask.len_kv);
+      load_tile_async<kTileCols, kDimV, kThreads>(v_tiles, v_base, v_stride, first * kTileCols,
+                                                  seq.mask.len_kv);
     }
     commit_async_copies();
 
@@ -133,31 +138,38 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
     for (int j = first; first >= 0 && j <= last; ++j) {
       const int buffer = (j - first) & 1;
       if (j < last) {  // prefetch the next kv tile into the other buffer
-        load_tile_async<kTileCols, kDimQk, kThreads>(k_tiles + (buffer ^ 1) * kTileCols * kDimQk, k_base, qk_stride,
-                                                     (j + 1) * kTileCols, seq.mask.len_kv);
-        load_tile_async<kTileCols, kDimV, kThreads>(v_tiles + (buffer ^ 1) * kTileCols * kDimV, v_base, v_stride,
-                                                    (j + 1) * kTileCols, seq.mask.len_kv);
+        load_tile_async<kTileCols, kDimQk, kThreads>(k_tiles + (buffer ^ 1) * kTileCols * kDimQk,
+                                                     k_base, qk_stride, (j + 1) * kTileCols,
+                                                     seq.mask.len_kv);
+        load_tile_async<kTileCols, kDimV, kThreads>(v_tiles + (buffer ^ 1) * kTileCols * kDimV,
+                                                    v_base, v_stride, (j + 1) * kTileCols,
+                                                    seq.mask.len_kv);
       }
       commit_async_copies();
       wait_async_copies<1>();
       __syncthreads();
-      const TileClass tile_class = seq.mask.classify(q0, q0 + kTileRows, j * kTileCols, (j + 1) * kTileCols);
+      const TileClass tile_class =
+          seq.mask.classify(q0, q0 + kTileRows, j * kTileCols, (j + 1) * kTileCols);
       if (tile_class != TileClass::kEmpty) {
         float s[kTileCols / 8][4];
-        multiply_rows_by_rows_t<E, kDimQk, kTileCols>(s, q_tile, group_row0, k_tiles + buffer * kTileCols * kDimQk, 0);
+        multiply_rows_by_rows_t<E, kDimQk, kTileCols>(s, q_tile, group_row0,
+                                                      k_tiles + buffer * kTileCols * kDimQk, 0);
         if constexpr (kMode == Mode::kSoftmax) {
 #pragma unroll
           for (int n = 0; n < kTileCols / 8; ++n)
 #pragma unroll
             for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
-          if (tile_class == TileClass::kPartial) mask_scores(s, seq.mask, q0 + group_row0, j * kTileCols, -INFINITY);
+          if (tile_class == TileClass::kPartial)
+            mask_scores(s, seq.mask, q0 + group_row0, j * kTileCols, -INFINITY);
           online_softmax_step<kDimV>(s, o, row_max, row_sum);
         } else {
 #pragma unroll
           for (int n = 0; n < kTileCols / 8; ++n)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) s[n][e] = activation_value(p.activation, s[n][e] * score_scale);
-          if (tile_class == TileClass::kPartial) mask_scores(s, seq.mask, q0 + group_row0, j * kTileCols, 0.0f);
+            for (int e = 0; e < 4; ++e)
+              s[n][e] = activation_value(p.activation, s[n][e] * score_scale);
+          if (tile_class == TileClass::kPartial)
+            mask_scores(s, seq.mask, q0 + group_row0, j * kTileCols, 0.0f);
         }
         accumulate_x_rows<E, kTileCols, kDimV>(o, s, v_tiles + buffer * kTileCols * kDimV, 0);
       }
@@ -181,7 +193,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
         }
       }
       if (row >= seq.raw_len_q) continue;
-      auto* out_row = reinterpret_cast<std::uint32_t*>(p.out + (seq.q_begin + row) * v_stride + seq.head * kDimV);
+      auto* out_row = reinterpret_cast<std::uint32_t*>(p.out + (seq.q_begin + row) * v_stride +
+                                                       seq.head * kDimV);
 #pragma unroll
       for (int n = 0; n < kDimV / 8; ++n) {
         out_row[n * 4 + t] = pack2<E>(o[n][2 * half] * row_scale, o[n][2 * half + 1] * row_scale);

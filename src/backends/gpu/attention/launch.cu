@@ -15,18 +15,25 @@ using detail::kernels::kTileRows;
 
 constexpr std::size_t kWorkspaceAlignBytes = 256;
 
-std::size_t align_up(std::size_t bytes) { return (bytes + kWorkspaceAlignBytes - 1) / kWorkspaceAlignBytes * kWorkspaceAlignBytes; }
+std::size_t align_up(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignBytes - 1) / kWorkspaceAlignBytes * kWorkspaceAlignBytes;
+}
 
 std::size_t grad_q_accum_bytes(const AttentionProblem& problem) {
-  return align_up(static_cast<std::size_t>(problem.total_q) * problem.heads * problem.dim_qk * sizeof(float));
+  return align_up(static_cast<std::size_t>(problem.total_q) * problem.heads * problem.dim_qk *
+                  sizeof(float));
 }
 
 Activation kernel_activation(PointwiseActivation activation) {
   switch (activation) {
-    case PointwiseActivation::kSilu: return Activation::kSilu;
-    case PointwiseActivation::kGelu: return Activation::kGelu;
-    case PointwiseActivation::kRelu: return Activation::kRelu;
-    case PointwiseActivation::kSigmoid: return Activation::kSigmoid;
+    case PointwiseActivation::kSilu:
+      return Activation::kSilu;
+    case PointwiseActivation::kGelu:
+      return Activation::kGelu;
+    case PointwiseActivation::kRelu:
+      return Activation::kRelu;
+    case PointwiseActivation::kSigmoid:
+      return Activation::kSigmoid;
   }
   return Activation::kSilu;
 }
@@ -34,7 +41,8 @@ Activation kernel_activation(PointwiseActivation activation) {
 // Tile slots per (sequence, head): enough for the longest sequence the kernels expect (N); a
 // block strides by this, so longer sequences are still covered.
 int tile_slots(const AttentionProblem& problem) {
-  return static_cast<int>((std::max<std::int64_t>(problem.max_seq_len, 1) + kTileRows - 1) / kTileRows);
+  return static_cast<int>((std::max<std::int64_t>(problem.max_seq_len, 1) + kTileRows - 1) /
+                          kTileRows);
 }
 
 Status check_aligned(const void* pointer, const char* name) {
@@ -50,7 +58,8 @@ Status check_forward_args(const AttentionProblem& problem, const AttentionForwar
   PARITY_RETURN_IF_ERROR(check_aligned(args.v, "v"));
   PARITY_RETURN_IF_ERROR(check_aligned(args.out, "out"));
   PARITY_CHECK_ARG(args.q_offsets != nullptr, "q_offsets: null pointer");
-  PARITY_CHECK_ARG(!problem.cross || args.kv_offsets != nullptr, "kv_offsets: null pointer with cross attention");
+  PARITY_CHECK_ARG(!problem.cross || args.kv_offsets != nullptr,
+                   "kv_offsets: null pointer with cross attention");
   PARITY_CHECK_ARG(!problem.has_num_targets || args.num_targets != nullptr,
                    "num_targets: null pointer with has_num_targets");
   PARITY_CHECK_ARG(problem.kind != AttentionKind::kSoftmax || args.softmax_lse != nullptr,
@@ -58,7 +67,8 @@ Status check_forward_args(const AttentionProblem& problem, const AttentionForwar
   return Status::ok();
 }
 
-detail::AttentionParams make_params(const AttentionProblem& problem, const AttentionForwardArgs& args) {
+detail::AttentionParams make_params(const AttentionProblem& problem,
+                                    const AttentionForwardArgs& args) {
   detail::AttentionParams p;
   p.q = static_cast<const std::uint16_t*>(args.q);
   p.k = static_cast<const std::uint16_t*>(args.k);
@@ -90,22 +100,27 @@ detail::AttentionParams make_params(const AttentionProblem& problem, const Atten
 Status can_implement(const AttentionProblem& problem) {
   PARITY_RETURN_IF_ERROR(problem.validate());
   if (problem.dtype != DType::kBF16 && problem.dtype != DType::kF16) {
-    return unsupported("attention on the GPU: dtype ", dtype_name(problem.dtype), " (kernels take bf16 or fp16)");
+    return unsupported("attention on the GPU: dtype ", dtype_name(problem.dtype),
+                       " (kernels take bf16 or fp16)");
   }
   if (!detail::forward_dims_supported(problem.dim_qk, problem.dim_v)) {
-    return unsupported("attention on the GPU: head dims d_qk=", problem.dim_qk, ", d_v=", problem.dim_v,
-                       " (kernels: d_qk == d_v in {64, 128, 256})");
+    return unsupported("attention on the GPU: head dims d_qk=", problem.dim_qk,
+                       ", d_v=", problem.dim_v, " (kernels: d_qk == d_v in {64, 128, 256})");
   }
   if (problem.cross && (problem.causal || problem.has_num_targets || problem.contextual_len > 0 ||
                         problem.max_attn_len > 0)) {
-    return unsupported("attention on the GPU: cross attention takes no causal, target, contextual or window mask");
+    return unsupported(
+        "attention on the GPU: cross attention takes no causal, target, contextual or window mask");
   }
   if (problem.max_seq_len > std::numeric_limits<int>::max() / 2) {
-    return unsupported("attention on the GPU: max_seq_len ", problem.max_seq_len, " exceeds int32 positions");
+    return unsupported("attention on the GPU: max_seq_len ", problem.max_seq_len,
+                       " exceeds int32 positions");
   }
-  const std::int64_t blocks = static_cast<std::int64_t>(tile_slots(problem)) * problem.batch * problem.heads;
+  const std::int64_t blocks =
+      static_cast<std::int64_t>(tile_slots(problem)) * problem.batch * problem.heads;
   if (blocks > std::numeric_limits<int>::max()) {
-    return unsupported("attention on the GPU: ", blocks, " blocks (batch x heads x N/64) exceed the grid limit");
+    return unsupported("attention on the GPU: ", blocks,
+                       " blocks (batch x heads x N/64) exceed the grid limit");
   }
   return Status::ok();
 }
@@ -113,16 +128,18 @@ Status can_implement(const AttentionProblem& problem) {
 Status can_implement_backward(const AttentionProblem& problem) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
   if (!detail::backward_dims_supported(problem.dim_qk, problem.dim_v)) {
-    return unsupported("attention backward on the GPU: head dims d_qk=", problem.dim_qk, ", d_v=", problem.dim_v,
-                       " (kernels: d_qk == d_v in {64, 128}; at 256 the dK/dV accumulators exceed the registers)");
+    return unsupported(
+        "attention backward on the GPU: head dims d_qk=", problem.dim_qk, ", d_v=", problem.dim_v,
+        " (kernels: d_qk == d_v in {64, 128}; at 256 the dK/dV accumulators exceed the registers)");
   }
   return Status::ok();
 }
 
 std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
-  const std::size_t row_terms = problem.kind == AttentionKind::kSoftmax
-                                    ? align_up(2 * static_cast<std::size_t>(problem.total_q) * problem.heads * sizeof(float))
-                                    : 0;
+  const std::size_t row_terms =
+      problem.kind == AttentionKind::kSoftmax
+          ? align_up(2 * static_cast<std::size_t>(problem.total_q) * problem.heads * sizeof(float))
+          : 0;
   return grad_q_accum_bytes(problem) + row_terms;
 }
 
@@ -132,11 +149,13 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
   const detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
-  if (problem.dtype == DType::kBF16) return detail::launch_forward_kernels<detail::Elem16::kBF16>(problem, params, native_stream);
+  if (problem.dtype == DType::kBF16)
+    return detail::launch_forward_kernels<detail::Elem16::kBF16>(problem, params, native_stream);
   return detail::launch_forward_kernels<detail::Elem16::kF16>(problem, params, native_stream);
 }
 
-Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace, void* stream) {
+Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
+                void* stream) {
   PARITY_RETURN_IF_ERROR(can_implement_backward(problem));
   if (problem.batch == 0) return Status::ok();
   const auto native_stream = static_cast<gpuStream_t>(stream);
@@ -159,11 +178,15 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
   params.grad_k = static_cast<std::uint16_t*>(args.grad_k);
   params.grad_v = static_cast<std::uint16_t*>(args.grad_v);
   params.grad_q_accum = static_cast<float*>(workspace);
-  params.row_terms = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + grad_q_accum_bytes(problem));
+  params.row_terms = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) +
+                                              grad_q_accum_bytes(problem));
   params.deterministic = problem.deterministic;
-  if (problem.deterministic) params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
-  PARITY_GPU_TRY(gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
-  if (problem.dtype == DType::kBF16) return detail::launch_backward_kernels<detail::Elem16::kBF16>(problem, params, native_stream);
+  if (problem.deterministic)
+    params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
+  PARITY_GPU_TRY(
+      gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
+  if (problem.dtype == DType::kBF16)
+    return detail::launch_backward_kernels<detail::Elem16::kBF16>(problem, params, native_stream);
   return detail::launch_backward_kernels<detail::Elem16::kF16>(problem, params, native_stream);
 }
 

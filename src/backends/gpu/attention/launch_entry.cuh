@@ -12,9 +12,11 @@ using kernels::AttentionParams;
 using kernels::Elem16;
 
 template <Elem16 E>
-Status launch_forward_kernels(const AttentionProblem& problem, const AttentionParams& params, gpuStream_t stream);
+Status launch_forward_kernels(const AttentionProblem& problem, const AttentionParams& params,
+                              gpuStream_t stream);
 template <Elem16 E>
-Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params, gpuStream_t stream);
+Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
+                               gpuStream_t stream);
 
 // (d_qk, d_v) pairs with kernels. The backward keeps dK and dV of 16 rows per mma group in
 // registers: 2 x 64 fp32 per lane at d = 128; d = 256 would spill.

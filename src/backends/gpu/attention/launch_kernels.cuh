@@ -22,9 +22,10 @@ template <Elem16 E, Mode M, int kDimQk, int kDimV>
 Status launch_forward_config(const AttentionParams& params, gpuStream_t stream) {
   constexpr int kShared = kernels::forward_shared_bytes<kDimQk, kDimV>();
   const auto kernel = kernels::attention_forward_kernel<E, M, kDimQk, kDimV>;
-  PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel), gpuFuncAttributeMaxDynamicSharedMemorySize,
-                                     kShared));
-  kernel<<<static_cast<unsigned>(grid_blocks(params)), kernels::kThreads, kShared, stream>>>(params);
+  PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                     gpuFuncAttributeMaxDynamicSharedMemorySize, kShared));
+  kernel<<<static_cast<unsigned>(grid_blocks(params)), kernels::kThreads, kShared, stream>>>(
+      params);
   PARITY_GPU_CHECK_LAUNCH(attention_forward_kernel);
   return Status::ok();
 }
@@ -33,9 +34,10 @@ template <Elem16 E, Mode M, int kDimQk, int kDimV>
 Status launch_backward_config(const AttentionParams& params, gpuStream_t stream) {
   constexpr int kShared = kernels::backward_shared_bytes<kDimQk, kDimV>();
   const auto kernel = kernels::attention_backward_kernel<E, M, kDimQk, kDimV>;
-  PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel), gpuFuncAttributeMaxDynamicSharedMemorySize,
-                                     kShared));
-  kernel<<<static_cast<unsigned>(grid_blocks(params)), kernels::kThreads, kShared, stream>>>(params);
+  PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                     gpuFuncAttributeMaxDynamicSharedMemorySize, kShared));
+  kernel<<<static_cast<unsigned>(grid_blocks(params)), kernels::kThreads, kShared, stream>>>(
+      params);
   PARITY_GPU_CHECK_LAUNCH(attention_backward_kernel);
   return Status::ok();
 }
@@ -43,9 +45,10 @@ Status launch_backward_config(const AttentionParams& params, gpuStream_t stream)
 template <Elem16 E, int kDimV>
 Status launch_row_terms(const AttentionParams& params, gpuStream_t stream) {
   const std::int64_t threads = params.total_q * params.heads * (kDimV / 8);
-  const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((threads + 255) / 256, 1, 65535));
-  kernels::attention_row_terms_kernel<E, kDimV>
-      <<<blocks, 256, 0, stream>>>(params.out, params.grad_out, params.lse, params.row_terms, params.total_q, params.heads);
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<std::int64_t>((threads + 255) / 256, 1, 65535));
+  kernels::attention_row_terms_kernel<E, kDimV><<<blocks, 256, 0, stream>>>(
+      params.out, params.grad_out, params.lse, params.row_terms, params.total_q, params.heads);
   PARITY_GPU_CHECK_LAUNCH(attention_row_terms_kernel);
   return Status::ok();
 }
@@ -53,41 +56,53 @@ Status launch_row_terms(const AttentionParams& params, gpuStream_t stream) {
 template <Elem16 E, Mode M>
 Status forward_mode(int dim, const AttentionParams& params, gpuStream_t stream) {
   switch (dim) {
-    case 64: return launch_forward_config<E, M, 64, 64>(params, stream);
-    case 128: return launch_forward_config<E, M, 128, 128>(params, stream);
-    case 256: return launch_forward_config<E, M, 256, 256>(params, stream);
-    default: return unsupported("attention forward: head dim ", dim, " has no kernel");
+    case 64:
+      return launch_forward_config<E, M, 64, 64>(params, stream);
+    case 128:
+      return launch_forward_config<E, M, 128, 128>(params, stream);
+    case 256:
+      return launch_forward_config<E, M, 256, 256>(params, stream);
+    default:
+      return unsupported("attention forward: head dim ", dim, " has no kernel");
   }
 }
 
 template <Elem16 E>
-Status launch_forward_kernels(const AttentionProblem& problem, const AttentionParams& params, gpuStream_t stream) {
+Status launch_forward_kernels(const AttentionProblem& problem, const AttentionParams& params,
+                              gpuStream_t stream) {
   if (!forward_dims_supported(problem.dim_qk, problem.dim_v)) {
-    return unsupported("attention forward: head dims ", problem.dim_qk, "/", problem.dim_v, " have no kernel");
+    return unsupported("attention forward: head dims ", problem.dim_qk, "/", problem.dim_v,
+                       " have no kernel");
   }
-  if (problem.kind == AttentionKind::kSoftmax) return forward_mode<E, Mode::kSoftmax>(problem.dim_qk, params, stream);
+  if (problem.kind == AttentionKind::kSoftmax)
+    return forward_mode<E, Mode::kSoftmax>(problem.dim_qk, params, stream);
   return forward_mode<E, Mode::kPointwise>(problem.dim_qk, params, stream);
 }
 
 template <Elem16 E, Mode M>
 Status backward_mode(int dim, const AttentionParams& params, gpuStream_t stream) {
   switch (dim) {
-    case 64: return launch_backward_config<E, M, 64, 64>(params, stream);
-    case 128: return launch_backward_config<E, M, 128, 128>(params, stream);
-    default: return unsupported("attention backward: head dim ", dim, " has no kernel");
+    case 64:
+      return launch_backward_config<E, M, 64, 64>(params, stream);
+    case 128:
+      return launch_backward_config<E, M, 128, 128>(params, stream);
+    default:
+      return unsupported("attention backward: head dim ", dim, " has no kernel");
   }
 }
 
 // Row terms (softmax), the main kernel, then grad_q from the fp32 accumulator (zeroed by the
 // caller, launch.cu).
 template <Elem16 E>
-Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params, gpuStream_t stream) {
+Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
+                               gpuStream_t stream) {
   if (!backward_dims_supported(problem.dim_qk, problem.dim_v)) {
-    return unsupported("attention backward: head dims ", problem.dim_qk, "/", problem.dim_v, " have no kernel");
+    return unsupported("attention backward: head dims ", problem.dim_qk, "/", problem.dim_v,
+                       " have no kernel");
   }
   if (problem.kind == AttentionKind::kSoftmax) {
-    const Status row_terms =
-        problem.dim_v == 64 ? launch_row_terms<E, 64>(params, stream) : launch_row_terms<E, 128>(params, stream);
+    const Status row_terms = problem.dim_v == 64 ? launch_row_terms<E, 64>(params, stream)
+                                                 : launch_row_terms<E, 128>(params, stream);
     PARITY_RETURN_IF_ERROR(row_terms);
     const Status main_kernel = backward_mode<E, Mode::kSoftmax>(problem.dim_qk, params, stream);
     PARITY_RETURN_IF_ERROR(main_kernel);
@@ -97,9 +112,13 @@ Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams 
   }
   const std::int64_t count = params.total_q * params.heads * problem.dim_qk;
   if (count == 0) return Status::ok();
-  const float scale = problem.kind == AttentionKind::kSoftmax ? params.alpha : params.alpha * params.inv_max_seq_len;
-  const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((count / 4 + 255) / 256, 1, 65535));
-  kernels::attention_grad_q_kernel<E><<<blocks, 256, 0, stream>>>(params.grad_q_accum, params.grad_q, count, scale);
+  const float scale = problem.kind == AttentionKind::kSoftmax
+                          ? params.alpha
+                          : params.alpha * params.inv_max_seq_len;
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<std::int64_t>((count / 4 + 255) / 256, 1, 65535));
+  kernels::attention_grad_q_kernel<E>
+      <<<blocks, 256, 0, stream>>>(params.grad_q_accum, params.grad_q, count, scale);
   PARITY_GPU_CHECK_LAUNCH(attention_grad_q_kernel);
   return Status::ok();
 }

@@ -30,10 +30,13 @@ struct SequenceMask {
   int max_ids = 0;
   bool causal = true;
   bool cross = false;
+  bool has_targets = false;  // ids are clamped to max_ids only with targets (as the reference does)
 
-  __device__ static SequenceMask make(int len_q, int len_kv, int num_targets, int contextual, int window,
-                                      int min_full, bool causal, bool cross) {
+  __device__ static SequenceMask make(int len_q, int len_kv, bool has_targets, int num_targets,
+                                      int contextual, int window, int min_full, bool causal,
+                                      bool cross) {
     SequenceMask m;
+    m.has_targets = has_targets;
     m.len_q = len_q;
     m.len_kv = len_kv;
     m.contextual = contextual;
@@ -47,7 +50,7 @@ struct SequenceMask {
 
   __device__ int id(int position) const {
     int value = contextual > 0 ? max(position - contextual + 1, 0) : position;
-    return min(value, max_ids);
+    return has_targets ? min(value, max_ids) : value;
   }
 
   __device__ bool valid(int i, int j) const {
@@ -58,7 +61,8 @@ struct SequenceMask {
     int distance = row_id - col_id;
     if (!causal && distance < 0) distance = -distance;
     bool is_valid = i == j || distance > 0;
-    if (window > 0) is_valid = is_valid && (distance <= window || (min_full > 0 && row_id >= max_ids - min_full));
+    if (window > 0)
+      is_valid = is_valid && (distance <= window || (min_full > 0 && row_id >= max_ids - min_full));
     if (contextual > 0) is_valid = is_valid || (row_id == 0 && col_id < max_ids);
     return is_valid;
   }
@@ -79,10 +83,12 @@ struct SequenceMask {
     bool any = q_begin <= kv_last && kv_begin <= q_last;  // a diagonal element
     any = any || (contextual > 0 && row_lo == 0 && col_lo < max_ids);
     if (causal) {
-      any = any || (row_hi > col_lo && (window == 0 || row_lo - col_hi <= window || some_full_rows));
+      any =
+          any || (row_hi > col_lo && (window == 0 || row_lo - col_hi <= window || some_full_rows));
     } else {
       const int min_distance = max(0, max(row_lo - col_hi, col_lo - row_hi));
-      any = any || ((row_hi > col_lo || col_hi > row_lo) && (window == 0 || min_distance <= window || some_full_rows));
+      any = any || ((row_hi > col_lo || col_hi > row_lo) &&
+                    (window == 0 || min_distance <= window || some_full_rows));
     }
     if (!any) return TileClass::kEmpty;
     if (clipped) return TileClass::kPartial;
@@ -92,7 +98,8 @@ struct SequenceMask {
       all = row_lo > col_hi && (window == 0 || row_hi - col_lo <= window || all_full_rows);
     } else {
       const int max_distance = max(row_hi - col_lo, col_hi - row_lo);
-      all = (row_lo > col_hi || col_lo > row_hi) && (window == 0 || max_distance <= window || all_full_rows);
+      all = (row_lo > col_hi || col_lo > row_hi) &&
+            (window == 0 || max_distance <= window || all_full_rows);
     }
     all = all || (contextual > 0 && row_hi == 0 && col_hi < max_ids);
     return all ? TileClass::kFull : TileClass::kPartial;
@@ -106,10 +113,14 @@ __device__ inline float sigmoid(float x) { return fast_divide(1.0f, 1.0f + __exp
 
 __device__ inline float activation_value(Activation activation, float x) {
   switch (activation) {
-    case Activation::kSilu: return x * sigmoid(x);
-    case Activation::kGelu: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case Activation::kRelu: return x > 0.0f ? x : 0.0f;
-    case Activation::kSigmoid: return sigmoid(x);
+    case Activation::kSilu:
+      return x * sigmoid(x);
+    case Activation::kGelu:
+      return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case Activation::kRelu:
+      return x > 0.0f ? x : 0.0f;
+    case Activation::kSigmoid:
+      return sigmoid(x);
   }
   return 0.0f;
 }
@@ -121,8 +132,10 @@ __device__ inline float activation_derivative(Activation activation, float x) {
       return s * (1.0f + x * (1.0f - s));
     }
     case Activation::kGelu:
-      return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * 0.39894228040143268f * __expf(-0.5f * x * x);
-    case Activation::kRelu: return x > 0.0f ? 1.0f : 0.0f;
+      return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+             x * 0.39894228040143268f * __expf(-0.5f * x * x);
+    case Activation::kRelu:
+      return x > 0.0f ? 1.0f : 0.0f;
     case Activation::kSigmoid: {
       const float s = sigmoid(x);
       return s * (1.0f - s);

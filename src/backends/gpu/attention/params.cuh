@@ -12,9 +12,10 @@ namespace parity::gpu_device::attention {
 // kPointwise: HSTU and GDPA, out = sum_j act(alpha s_ij) v_j / N. kSoftmax: jagged flash attention.
 enum class Mode : int { kPointwise = 0, kSoftmax = 1 };
 
-inline constexpr int kThreads = 128;     // 4 warps of 32 lanes (2 wavefronts of 64 on AMD)
-inline constexpr int kTileRows = 64;     // q rows per forward block tile, kv rows per backward block tile
-inline constexpr int kTileCols = 64;     // kv rows per forward step, q rows per backward step
+inline constexpr int kThreads = 128;  // 4 warps of 32 lanes (2 wavefronts of 64 on AMD)
+inline constexpr int kTileRows =
+    64;  // q rows per forward block tile, kv rows per backward block tile
+inline constexpr int kTileCols = 64;  // kv rows per forward step, q rows per backward step
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kLn2 = 0.69314718055994531f;
 
@@ -27,17 +28,18 @@ struct AttentionParams {
   const std::int32_t* num_targets = nullptr;  // null: no targets
   std::int64_t batch = 0;
   int heads = 0;
-  int grid_tiles = 1;          // tiles of one (sequence, head) that run in parallel; a block strides by this
-  int max_seq_len = 0;         // N
-  bool truncate = false;       // softmax: sequences truncated at N
+  int grid_tiles =
+      1;  // tiles of one (sequence, head) that run in parallel; a block strides by this
+  int max_seq_len = 0;    // N
+  bool truncate = false;  // softmax: sequences truncated at N
   bool causal = true;
   bool cross = false;
   int contextual = 0;
   int window = 0;
   int min_full = 0;
   Activation activation = Activation::kSilu;
-  float alpha = 0;             // score scale
-  float inv_max_seq_len = 0;   // 1/N (pointwise modes)
+  float alpha = 0;            // score scale
+  float inv_max_seq_len = 0;  // 1/N (pointwise modes)
 
   // forward outputs
   std::uint16_t* out = nullptr;  // [total_q, heads, dim_v]
@@ -45,12 +47,12 @@ struct AttentionParams {
 
   // backward inputs and outputs
   const std::uint16_t* grad_out = nullptr;  // [total_q, heads, dim_v]
-  float* row_terms = nullptr;               // softmax: [heads][total_q] lse*log2e, then [heads][total_q] dO.O
-  float* grad_q_accum = nullptr;            // [total_q, heads, dim_qk] fp32, zeroed before the backward
+  float* row_terms = nullptr;     // softmax: [heads][total_q] lse*log2e, then [heads][total_q] dO.O
+  float* grad_q_accum = nullptr;  // [total_q, heads, dim_qk] fp32, zeroed before the backward
   std::uint16_t* grad_q = nullptr;
   std::uint16_t* grad_k = nullptr;
   std::uint16_t* grad_v = nullptr;
-  bool deterministic = false;               // one block per (sequence, head): plain adds into grad_q_accum
+  bool deterministic = false;  // one block per (sequence, head): plain adds into grad_q_accum
   std::int64_t total_q = 0;
 };
 
@@ -58,14 +60,15 @@ struct AttentionParams {
 struct BlockSequence {
   std::int64_t q_begin = 0;
   std::int64_t kv_begin = 0;
-  int raw_len_q = 0;   // rows owned in the tensors (outputs past the truncation are zero)
+  int raw_len_q = 0;  // rows owned in the tensors (outputs past the truncation are zero)
   int raw_len_kv = 0;
   int head = 0;
   SequenceMask mask;
 };
 
 // Block b of the grid: (sequence, head) = b % (batch*heads), tile slot = b / (batch*heads).
-__device__ inline BlockSequence block_sequence(const AttentionParams& p, std::int64_t sequence_head) {
+__device__ inline BlockSequence block_sequence(const AttentionParams& p,
+                                               std::int64_t sequence_head) {
   BlockSequence s;
   const std::int64_t b = sequence_head / p.heads;
   s.head = static_cast<int>(sequence_head % p.heads);
@@ -77,7 +80,8 @@ __device__ inline BlockSequence block_sequence(const AttentionParams& p, std::in
   const int len_q = p.truncate ? min(s.raw_len_q, p.max_seq_len) : s.raw_len_q;
   const int len_kv = p.truncate ? min(s.raw_len_kv, p.max_seq_len) : s.raw_len_kv;
   const int targets = p.num_targets != nullptr ? p.num_targets[b] : 0;
-  s.mask = SequenceMask::make(len_q, len_kv, targets, p.contextual, p.window, p.min_full, p.causal, p.cross);
+  s.mask = SequenceMask::make(len_q, len_kv, p.num_targets != nullptr, targets, p.contextual,
+                              p.window, p.min_full, p.causal, p.cross);
   return s;
 }
 

@@ -4,9 +4,9 @@
 //
 // Fragment layouts (those of PTX mma.m16n8k16; "group" g = lane/4, t = lane%4 inside a 32-lane
 // mma group):
-//   A 16x16 (row-major): a[0] = A[g][2t..2t+1], a[1] = A[g+8][2t..], a[2] = A[g][2t+8..], a[3] = A[g+8][2t+8..]
-//   B 16x8  (k x n):     b[0] = {B[2t][g], B[2t+1][g]}, b[1] = {B[2t+8][g], B[2t+9][g]}
-//   C 16x8  (fp32):      c[0..1] = C[g][2t..2t+1], c[2..3] = C[g+8][2t..2t+1]
+//   A 16x16 (row-major): a[0] = A[g][2t..2t+1], a[1] = A[g+8][2t..], a[2] = A[g][2t+8..], a[3] =
+//   A[g+8][2t+8..] B 16x8  (k x n):     b[0] = {B[2t][g], B[2t+1][g]}, b[1] = {B[2t+8][g],
+//   B[2t+9][g]} C 16x8  (fp32):      c[0..1] = C[g][2t..2t+1], c[2..3] = C[g+8][2t..2t+1]
 // Each 32-bit register holds two 16-bit elements, the lower column (or k) in the low half.
 //
 // NVIDIA (sm_80+): mma.sync, ldmatrix and cp.async. AMD: the same fragment semantics built from
@@ -32,18 +32,24 @@ enum class Elem16 : int { kBF16 = 0, kF16 = 1 };
 
 __device__ inline int mma_lane() { return static_cast<int>(threadIdx.x) % kMmaLanes; }
 // Lane `index` of this lane's 32-lane mma group, as a lane id of the hardware warp.
-__device__ inline int mma_group_lane(int index) { return (lane_id() / kMmaLanes) * kMmaLanes + index; }
+__device__ inline int mma_group_lane(int index) {
+  return (lane_id() / kMmaLanes) * kMmaLanes + index;
+}
 
 template <Elem16 E>
 __device__ inline float to_float(std::uint16_t bits) {
-  if constexpr (E == Elem16::kBF16) return bf16_to_float(bits);
-  else return fp16_to_float(bits);
+  if constexpr (E == Elem16::kBF16)
+    return bf16_to_float(bits);
+  else
+    return fp16_to_float(bits);
 }
 
 template <Elem16 E>
 __device__ inline std::uint16_t from_float(float value) {
-  if constexpr (E == Elem16::kBF16) return float_to_bf16(value);
-  else return float_to_fp16(value);
+  if constexpr (E == Elem16::kBF16)
+    return float_to_bf16(value);
+  else
+    return float_to_fp16(value);
 }
 
 // Two floats rounded to nearest into one register (lo in the low half).
@@ -73,11 +79,13 @@ __device__ inline float high_half(std::uint32_t packed) {
 
 // c += a * b for one 16x8x16 tile (layouts above).
 template <Elem16 E>
-__device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+__device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4],
+                                   const std::uint32_t (&b)[2]) {
 #if defined(PARITY_ATTENTION_SM80)
   if constexpr (E == Elem16::kBF16) {
     asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, "
         "{%0,%1,%2,%3};"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -90,7 +98,8 @@ __device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4], c
   }
 #else
   // Lane (g, t) needs rows g and g+8 of A (held by lanes 4g..4g+3) and columns 2t, 2t+1 of B
-  // (held by lanes 8t..8t+3 and 8t+4..8t+7); k pairs 2s, 2s+1 and 2s+8, 2s+9 come from lane s of each.
+  // (held by lanes 8t..8t+3 and 8t+4..8t+7); k pairs 2s, 2s+1 and 2s+8, 2s+9 come from lane s of
+  // each.
   const int g = mma_lane() / 4;
   const int t = mma_lane() % 4;
   for (int s = 0; s < 4; ++s) {
@@ -101,13 +110,15 @@ __device__ inline void mma_16x8x16(float (&c)[4], const std::uint32_t (&a)[4], c
       b_col0[r] = shfl(b[r], mma_group_lane(2 * t * 4 + s));
       b_col1[r] = shfl(b[r], mma_group_lane((2 * t + 1) * 4 + s));
     }
-    for (int half = 0; half < 2; ++half) {       // k = 2s (+8*half) and 2s+1 (+8*half)
+    for (int half = 0; half < 2; ++half) {  // k = 2s (+8*half) and 2s+1 (+8*half)
       for (int odd = 0; odd < 2; ++odd) {
-        const auto pick = [odd](std::uint32_t packed) { return odd ? high_half<E>(packed) : low_half<E>(packed); };
-        const float a_top = pick(a_regs[half * 2]);      // A[g][k]
+        const auto pick = [odd](std::uint32_t packed) {
+          return odd ? high_half<E>(packed) : low_half<E>(packed);
+        };
+        const float a_top = pick(a_regs[half * 2]);         // A[g][k]
         const float a_bottom = pick(a_regs[half * 2 + 1]);  // A[g+8][k]
-        const float b0 = pick(b_col0[half]);             // B[k][2t]
-        const float b1 = pick(b_col1[half]);             // B[k][2t+1]
+        const float b0 = pick(b_col0[half]);                // B[k][2t]
+        const float b1 = pick(b_col1[half]);                // B[k][2t+1]
         c[0] += a_top * b0;
         c[1] += a_top * b1;
         c[2] += a_bottom * b0;
@@ -148,11 +159,14 @@ __device__ inline void load_fragments_x4(std::uint32_t (&r)[4], const std::uint1
   const auto address_bits = reinterpret_cast<unsigned long long>(row_address);
   for (int i = 0; i < 4; ++i) {
     if constexpr (kTransposed) {
-      const auto row0 = reinterpret_cast<const std::uint16_t*>(shfl(address_bits, mma_group_lane(i * 8 + 2 * t)));
-      const auto row1 = reinterpret_cast<const std::uint16_t*>(shfl(address_bits, mma_group_lane(i * 8 + 2 * t + 1)));
+      const auto row0 =
+          reinterpret_cast<const std::uint16_t*>(shfl(address_bits, mma_group_lane(i * 8 + 2 * t)));
+      const auto row1 = reinterpret_cast<const std::uint16_t*>(
+          shfl(address_bits, mma_group_lane(i * 8 + 2 * t + 1)));
       r[i] = std::uint32_t{row0[g]} | (std::uint32_t{row1[g]} << 16);
     } else {
-      const auto row = reinterpret_cast<const std::uint16_t*>(shfl(address_bits, mma_group_lane(i * 8 + g)));
+      const auto row =
+          reinterpret_cast<const std::uint16_t*>(shfl(address_bits, mma_group_lane(i * 8 + g)));
       r[i] = std::uint32_t{row[2 * t]} | (std::uint32_t{row[2 * t + 1]} << 16);
     }
   }
@@ -161,26 +175,34 @@ __device__ inline void load_fragments_x4(std::uint32_t (&r)[4], const std::uint1
 
 // ---- warp-level products on swizzled shared tiles (one 32-lane mma group, 16 output rows) ----
 
-// C (16 x kCols) = rows [a_row0, a_row0+16) of `a_tile` x (rows [b_row0, b_row0+kCols) of `b_tile`)^T;
-// both tiles have kDepth columns.
+// C (16 x kCols) = rows [a_row0, a_row0+16) of `a_tile` x (rows [b_row0, b_row0+kCols) of
+// `b_tile`)^T; both tiles have kDepth columns.
 template <Elem16 E, int kDepth, int kCols>
-__device__ inline void multiply_rows_by_rows_t(float (&c)[kCols / 8][4], const std::uint16_t* a_tile, int a_row0,
+__device__ inline void multiply_rows_by_rows_t(float (&c)[kCols / 8][4],
+                                               const std::uint16_t* a_tile, int a_row0,
                                                const std::uint16_t* b_tile, int b_row0) {
+  constexpr int kPairs = kCols / 16;  // B fragments of 16 columns
   const int lane = mma_lane();
 #pragma unroll
   for (int n = 0; n < kCols / 8; ++n) c[n][0] = c[n][1] = c[n][2] = c[n][3] = 0.0f;
 #pragma unroll
   for (int kc = 0; kc < kDepth / 16; ++kc) {
+    // All loads of a step first, then the products: the loads are in flight together.
     std::uint32_t a[4];
-    load_fragments_x4<false>(a, a_tile + swizzled_offset<kDepth>(a_row0 + (lane % 8) + ((lane / 8) & 1) * 8,
-                                                                 kc * 16 + (lane / 16) * 8));
+    std::uint32_t b[kPairs][4];
+    load_fragments_x4<false>(
+        a, a_tile + swizzled_offset<kDepth>(a_row0 + (lane % 8) + ((lane / 8) & 1) * 8,
+                                            kc * 16 + (lane / 16) * 8));
 #pragma unroll
-    for (int n2 = 0; n2 < kCols / 16; ++n2) {
-      std::uint32_t b[4];
-      load_fragments_x4<false>(b, b_tile + swizzled_offset<kDepth>(b_row0 + n2 * 16 + (lane / 16) * 8 + lane % 8,
-                                                                   kc * 16 + ((lane / 8) & 1) * 8));
-      const std::uint32_t b_even[2] = {b[0], b[1]};
-      const std::uint32_t b_odd[2] = {b[2], b[3]};
+    for (int n2 = 0; n2 < kPairs; ++n2) {
+      load_fragments_x4<false>(
+          b[n2], b_tile + swizzled_offset<kDepth>(b_row0 + n2 * 16 + (lane / 16) * 8 + lane % 8,
+                                                  kc * 16 + ((lane / 8) & 1) * 8));
+    }
+#pragma unroll
+    for (int n2 = 0; n2 < kPairs; ++n2) {
+      const std::uint32_t b_even[2] = {b[n2][0], b[n2][1]};
+      const std::uint32_t b_odd[2] = {b[n2][2], b[n2][3]};
       mma_16x8x16<E>(c[2 * n2], a, b_even);
       mma_16x8x16<E>(c[2 * n2 + 1], a, b_odd);
     }
@@ -192,40 +214,52 @@ __device__ inline void multiply_rows_by_rows_t(float (&c)[kCols / 8][4], const s
 template <Elem16 E, int kDepth, int kDim>
 __device__ inline void accumulate_x_rows(float (&acc)[kDim / 8][4], const float (&x)[kDepth / 8][4],
                                          const std::uint16_t* b_tile, int b_row0) {
+  constexpr int kGroup = 4;  // B fragments loaded together before their products
+  static_assert((kDim / 16) % kGroup == 0, "kDim must be a multiple of 64");
   const int lane = mma_lane();
 #pragma unroll
   for (int kc = 0; kc < kDepth / 16; ++kc) {
-    const std::uint32_t a[4] = {pack2<E>(x[2 * kc][0], x[2 * kc][1]), pack2<E>(x[2 * kc][2], x[2 * kc][3]),
-                                pack2<E>(x[2 * kc + 1][0], x[2 * kc + 1][1]),
-                                pack2<E>(x[2 * kc + 1][2], x[2 * kc + 1][3])};
+    const std::uint32_t a[4] = {
+        pack2<E>(x[2 * kc][0], x[2 * kc][1]), pack2<E>(x[2 * kc][2], x[2 * kc][3]),
+        pack2<E>(x[2 * kc + 1][0], x[2 * kc + 1][1]), pack2<E>(x[2 * kc + 1][2], x[2 * kc + 1][3])};
 #pragma unroll
-    for (int n2 = 0; n2 < kDim / 16; ++n2) {
-      std::uint32_t b[4];
-      load_fragments_x4<true>(
-          b, b_tile + swizzled_offset<kDim>(b_row0 + kc * 16 + ((lane / 8) & 1) * 8 + lane % 8, n2 * 16 + (lane / 16) * 8));
-      const std::uint32_t b_even[2] = {b[0], b[1]};
-      const std::uint32_t b_odd[2] = {b[2], b[3]};
-      mma_16x8x16<E>(acc[2 * n2], a, b_even);
-      mma_16x8x16<E>(acc[2 * n2 + 1], a, b_odd);
+    for (int g0 = 0; g0 < kDim / 16; g0 += kGroup) {
+      std::uint32_t b[kGroup][4];
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        load_fragments_x4<true>(
+            b[i], b_tile + swizzled_offset<kDim>(b_row0 + kc * 16 + ((lane / 8) & 1) * 8 + lane % 8,
+                                                 (g0 + i) * 16 + (lane / 16) * 8));
+      }
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        const std::uint32_t b_even[2] = {b[i][0], b[i][1]};
+        const std::uint32_t b_odd[2] = {b[i][2], b[i][3]};
+        mma_16x8x16<E>(acc[2 * (g0 + i)], a, b_even);
+        mma_16x8x16<E>(acc[2 * (g0 + i) + 1], a, b_odd);
+      }
     }
   }
 }
 
 // ---- asynchronous copies (cp.async on sm_80+, plain copies elsewhere) ----
 // 16 bytes global -> shared; zero-filled when `in_range` is false (the source is not read).
-__device__ inline void copy_16_bytes_async(void* shared_destination, const void* global_source, bool in_range) {
+__device__ inline void copy_16_bytes_async(void* shared_destination, const void* global_source,
+                                           bool in_range) {
 #if defined(PARITY_ATTENTION_SM80)
   const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared_destination));
   const int source_bytes = in_range ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(global_source), "r"(source_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(global_source),
+               "r"(source_bytes));
 #else
-  *static_cast<uint4*>(shared_destination) = in_range ? *static_cast<const uint4*>(global_source) : uint4{0, 0, 0, 0};
+  *static_cast<uint4*>(shared_destination) =
+      in_range ? *static_cast<const uint4*>(global_source) : uint4{0, 0, 0, 0};
 #endif
 }
 
 // One float global -> shared; `fill` when `in_range` is false.
-__device__ inline void copy_float_async(float* shared_destination, const float* global_source, bool in_range,
-                                        float fill) {
+__device__ inline void copy_float_async(float* shared_destination, const float* global_source,
+                                        bool in_range, float fill) {
 #if defined(PARITY_ATTENTION_SM80)
   if (in_range) {
     const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared_destination));
@@ -256,8 +290,8 @@ __device__ inline void wait_async_copies() {
 // `row_stride` elements, kCols columns used) into a swizzled shared tile; rows at or past
 // `row_limit` are zero-filled. All threads of the block take part.
 template <int kRows, int kCols, int kThreads>
-__device__ inline void load_tile_async(std::uint16_t* tile, const std::uint16_t* global, std::int64_t row_stride,
-                                       int row_begin, int row_limit) {
+__device__ inline void load_tile_async(std::uint16_t* tile, const std::uint16_t* global,
+                                       std::int64_t row_stride, int row_begin, int row_limit) {
   constexpr int kChunksPerRow = kCols / 8;
   constexpr int kChunks = kRows * kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "tile chunks must divide evenly among the threads");

@@ -89,7 +89,7 @@ struct UpdateArgs {
 template <typename IndexT>
 Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
                       const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
-                      const BackwardOptions& options, gpuStream_t stream) {
+                      const BackwardOptions& options, bool is_narrow, gpuStream_t stream) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   auto* ws = static_cast<char*>(workspace);
   BackwardParams<IndexT> p{};
@@ -151,9 +151,9 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
     PARITY_GPU_TRY(gpuMemsetAsync(update.dense_rows, 0xff, sizeof(std::int64_t) * p.num_indices, stream));
   }
   switch (problem.weight_dtype) {
-    case DType::kF16: return dispatch_backward_chunks<F16Tag>(p, chunk_grid_cap, stream);
-    case DType::kBF16: return dispatch_backward_chunks<BF16Tag>(p, chunk_grid_cap, stream);
-    default: return dispatch_backward_chunks<F32Tag>(p, chunk_grid_cap, stream);
+    case DType::kF16: return dispatch_backward_chunks<F16Tag>(p, is_narrow, chunk_grid_cap, stream);
+    case DType::kBF16: return dispatch_backward_chunks<BF16Tag>(p, is_narrow, chunk_grid_cap, stream);
+    default: return dispatch_backward_chunks<F32Tag>(p, is_narrow, chunk_grid_cap, stream);
   }
 }
 
@@ -171,14 +171,35 @@ Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_lay
                    "tbe_backward: has_per_sample_weights is set but per_sample_weights is null");
   PARITY_CHECK_ARG(options.max_grid_blocks >= 0, "tbe_backward: max_grid_blocks=", options.max_grid_blocks,
                    "; expected >= 0 (0 = automatic)");
+  bool is_narrow = false;
+  switch (options.kernel) {
+    case BackwardKernel::kAuto: is_narrow = narrow_rows_backward_fits(problem).is_ok(); break;
+    case BackwardKernel::kNarrowRows:
+      PARITY_RETURN_IF_ERROR(narrow_rows_backward_fits(problem).with_context("tbe_backward"));
+      is_narrow = true;
+      break;
+    case BackwardKernel::kWarpPerChunk: break;
+  }
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {
-    return backward_typed<std::int32_t>(problem, device_layout, plan, update, batch, grad_output, workspace, options, s);
+    return backward_typed<std::int32_t>(problem, device_layout, plan, update, batch, grad_output, workspace, options,
+                                        is_narrow, s);
   }
-  return backward_typed<std::int64_t>(problem, device_layout, plan, update, batch, grad_output, workspace, options, s);
+  return backward_typed<std::int64_t>(problem, device_layout, plan, update, batch, grad_output, workspace, options,
+                                      is_narrow, s);
 }
 
 }  // namespace
+
+Status narrow_rows_backward_fits(const TbeProblem& problem) {
+  const std::int64_t row_bytes =
+      static_cast<std::int64_t>(problem.layout.max_dim()) * static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  if (row_bytes > kNarrowRowMaxBytes) {
+    return unsupported("narrow rows: the widest row is ", row_bytes, " bytes (max_dim=", problem.layout.max_dim(), " ",
+                       dtype_name(problem.weight_dtype), "); needs <= ", kNarrowRowMaxBytes);
+  }
+  return Status::ok();
+}
 
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem) {
   PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));

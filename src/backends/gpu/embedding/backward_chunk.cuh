@@ -12,28 +12,44 @@ namespace parity::embedding::gpu {
 namespace detail {
 using namespace parity::gpu_device;
 
-template <typename Tag, typename IndexT, int kVecsPerLane>
+// kGroupLanes < kWarpSize: narrow rows, one chunk per group of lanes (the default window only).
+template <typename Tag, typename IndexT, int kVecsPerLane, int kGroupLanes = kWarpSize>
 Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
-  constexpr int kWarpsPerBlock = kChunkBlockThreads / kWarpSize;
-  const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kWarpsPerBlock), grid_cap);
+  constexpr int kChunksPerBlock = kChunkBlockThreads / kGroupLanes;
+  const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kChunksPerBlock), grid_cap);
   // Rows of two vecs per lane (4*kWarpSize < D <= 8*kWarpSize) take the wider window always: the
   // default one holds a single position in flight there (C5, H200: 3.63 ms with 1, 3.08 with 2).
-  if (params.batch_row_updates || kVecsPerLane == 2) {
-    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 2>>
+  if constexpr (kGroupLanes < kWarpSize) {
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>, kGroupLanes>
+        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  } else if (params.batch_row_updates || kVecsPerLane == 2) {
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 2>, kWarpSize>
         <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
   } else {
-    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>>
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>, kWarpSize>
         <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
   }
   PARITY_GPU_CHECK_LAUNCH(tbe_backward_chunk_kernel);
   const int vec_slots = kVecsPerLane * kWarpSize;
   const int strands = std::max(1, kCombineBlockThreads / vec_slots);
   const std::size_t shared_bytes = sizeof(float) * 4 * static_cast<std::size_t>(strands * vec_slots);
-  const std::int64_t combine_blocks = std::min(params.num_chunks, grid_cap * kWarpsPerBlock);
+  const std::int64_t combine_blocks = std::min(params.num_chunks, grid_cap * (kChunkBlockThreads / kWarpSize));
   tbe_backward_combine_kernel<Tag, IndexT, kVecsPerLane>
       <<<static_cast<unsigned>(combine_blocks), kCombineBlockThreads, shared_bytes, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_backward_combine_kernel);
   return Status::ok();
+}
+
+// Narrow rows: the group is the power of two >= the widest row's vecs, at least 4 lanes (a group
+// stages its positions' facts kGroupLanes at a time; fewer lanes would serialise that phase).
+template <typename Tag, typename IndexT>
+Status dispatch_chunk_narrow(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
+  const int vecs = params.max_dim / 4;
+  if (vecs <= 4) return launch_chunk_and_combine<Tag, IndexT, 1, 4>(params, grid_cap, stream);
+  if (vecs <= 8) return launch_chunk_and_combine<Tag, IndexT, 1, 8>(params, grid_cap, stream);
+  if (vecs <= 16 && 16 < kWarpSize) return launch_chunk_and_combine<Tag, IndexT, 1, 16>(params, grid_cap, stream);
+  return unsupported("tbe_backward narrow rows: max_dim=", params.max_dim, " needs ", vecs,
+                     " lanes per row; groups hold at most ", kWarpSize / 2);
 }
 
 template <typename Tag, typename IndexT>
@@ -51,19 +67,22 @@ Status dispatch_chunk_impl(const BackwardParams<IndexT>& params, std::int64_t gr
 
 }  // namespace detail
 
+/// is_narrow: one chunk per group of lanes (narrow rows); otherwise one chunk per warp.
 template <typename Tag, typename IndexT>
-Status dispatch_backward_chunks(const gpu_device::BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
+Status dispatch_backward_chunks(const gpu_device::BackwardParams<IndexT>& params, bool is_narrow, std::int64_t grid_cap,
+                                gpuStream_t stream) {
+  if (is_narrow) return detail::dispatch_chunk_narrow<Tag, IndexT>(params, grid_cap, stream);
   return detail::dispatch_chunk_impl<Tag, IndexT>(params, grid_cap, stream);
 }
 
 // Instantiated only in the per-dtype files; every other includer links against those.
 #ifndef PARITY_TBE_BACKWARD_CHUNKS_INSTANTIATING
-extern template Status dispatch_backward_chunks<gpu_device::F32Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, std::int64_t grid_cap, gpuStream_t stream);
-extern template Status dispatch_backward_chunks<gpu_device::F32Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, std::int64_t grid_cap, gpuStream_t stream);
-extern template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, std::int64_t grid_cap, gpuStream_t stream);
-extern template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, std::int64_t grid_cap, gpuStream_t stream);
-extern template Status dispatch_backward_chunks<gpu_device::BF16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, std::int64_t grid_cap, gpuStream_t stream);
-extern template Status dispatch_backward_chunks<gpu_device::BF16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::F32Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::F32Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::BF16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
+extern template Status dispatch_backward_chunks<gpu_device::BF16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
 #endif
 
 }  // namespace parity::embedding::gpu

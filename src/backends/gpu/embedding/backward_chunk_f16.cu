@@ -3,6 +3,6 @@
 #include "backends/gpu/embedding/backward_chunk.cuh"
 
 namespace parity::embedding::gpu {
-template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, std::int64_t grid_cap, gpuStream_t stream);
-template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, std::int64_t grid_cap, gpuStream_t stream);
+template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int32_t>(const gpu_device::BackwardParams<std::int32_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
+template Status dispatch_backward_chunks<gpu_device::F16Tag, std::int64_t>(const gpu_device::BackwardParams<std::int64_t>&, bool is_narrow, std::int64_t grid_cap, gpuStream_t stream);
 }  // namespace parity::embedding::gpu

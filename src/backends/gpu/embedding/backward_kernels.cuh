@@ -94,14 +94,14 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
 }
 
 // Dense-gradient "update": the run's summed gradient at the sorted position where it starts.
-template <typename IndexT, int kVecsPerLane>
+template <typename IndexT, int kVecsPerLane, int kGroupLanes>
 __device__ inline void write_dense_row(const BackwardParams<IndexT>& p, std::int64_t global_row,
                                        std::int64_t sorted_position, const float4 (&g)[kVecsPerLane]) {
-  const int lane = lane_id();
-  if (lane == 0) p.dense_rows[sorted_position] = global_row;
+  const int group_lane = lane_id() % kGroupLanes;
+  if (group_lane == 0) p.dense_rows[sorted_position] = global_row;
 #pragma unroll
   for (int k = 0; k < kVecsPerLane; ++k) {
-    const int vec = lane + k * kWarpSize;
+    const int vec = group_lane + k * kGroupLanes;
     if (vec * 4 < p.max_dim) *reinterpret_cast<float4*>(p.dense_grads + sorted_position * p.max_dim + vec * 4) = g[k];
   }
 }
@@ -164,63 +164,78 @@ __device__ inline float rowwise_lane_step(const BackwardParams<IndexT>& p, float
   return norm_sq;
 }
 
-// Adagrad / Adam step of one row (per-element state at `base`).
-template <typename IndexT, int kVecsPerLane>
-__device__ inline void update_row_with_element_state(const BackwardParams<IndexT>& p, std::int64_t base,
-                                                           int vecs, float4 (&w)[kVecsPerLane],
-                                                           float4 (&g)[kVecsPerLane]) {
-  const int lane = lane_id();
+// Adagrad / Adam step of up to kRows rows (per-element state at bases[q]). Every state load of
+// the rows is issued before the first step, so the rows cost one memory latency, not one each
+// (the rows are distinct: each unique row is updated once per step). Same arithmetic per element.
+template <typename IndexT, int kVecsPerLane, int kRows, int kGroupLanes>
+__device__ inline void update_rows_with_element_state(const BackwardParams<IndexT>& p, const bool (&is_update)[kRows],
+                                                      const std::int64_t (&bases)[kRows], const int (&dims)[kRows],
+                                                      float4 (&w)[kRows][kVecsPerLane],
+                                                      float4 (&g)[kRows][kVecsPerLane]) {
+  const int group_lane = lane_id() % kGroupLanes;
   const float lr = p.learning_rate;
-  float* m_row = p.state1 + base;
-  float* v_row = p.state2 != nullptr ? p.state2 + base : nullptr;
+  const bool is_adam = p.update == Update::kAdam;
+  float4 m[kRows][kVecsPerLane], v[kRows][kVecsPerLane];
 #pragma unroll
-  for (int k = 0; k < kVecsPerLane; ++k) {
-    const int vec = lane + k * kWarpSize;
-    if (vec >= vecs) continue;
-    float4 mv = load_vec(m_row + vec * 4);
-    float* wk = &w[k].x;
-    float* gk = &g[k].x;
-    float* mk = &mv.x;
-    if (p.update == Update::kAdagrad) {
-      for (int e = 0; e < 4; ++e) {
-        mk[e] += gk[e] * gk[e];
-        wk[e] -= lr * gk[e] / (sqrtf(mk[e]) + p.eps);
-      }
-    } else {
-      float4 v = load_vec(v_row + vec * 4);
-      float* vk = &v.x;
-      for (int e = 0; e < 4; ++e) {
-        mk[e] = p.beta1 * mk[e] + (1.0f - p.beta1) * gk[e];
-        vk[e] = p.beta2 * vk[e] + (1.0f - p.beta2) * gk[e] * gk[e];
-        wk[e] -= lr * ((mk[e] / p.bias_correction1) / (sqrtf(vk[e] / p.bias_correction2) + p.eps) +
-                       p.weight_decay * wk[e]);
-      }
-      *reinterpret_cast<float4*>(v_row + vec * 4) = v;
+  for (int q = 0; q < kRows; ++q) {
+#pragma unroll
+    for (int k = 0; k < kVecsPerLane; ++k) {
+      const int vec = group_lane + k * kGroupLanes;
+      const bool live = is_update[q] && vec < dims[q] / 4;
+      m[q][k] = live ? load_vec(p.state1 + bases[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+      v[q][k] = live && is_adam ? load_vec(p.state2 + bases[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
-    *reinterpret_cast<float4*>(m_row + vec * 4) = mv;
+  }
+#pragma unroll
+  for (int q = 0; q < kRows; ++q) {
+#pragma unroll
+    for (int k = 0; k < kVecsPerLane; ++k) {
+      const int vec = group_lane + k * kGroupLanes;
+      if (!is_update[q] || vec >= dims[q] / 4) continue;
+      float* wk = &w[q][k].x;
+      float* gk = &g[q][k].x;
+      float* mk = &m[q][k].x;
+      if (!is_adam) {
+        for (int e = 0; e < 4; ++e) {
+          mk[e] += gk[e] * gk[e];
+          wk[e] -= lr * gk[e] / (sqrtf(mk[e]) + p.eps);
+        }
+      } else {
+        float* vk = &v[q][k].x;
+        for (int e = 0; e < 4; ++e) {
+          mk[e] = p.beta1 * mk[e] + (1.0f - p.beta1) * gk[e];
+          vk[e] = p.beta2 * vk[e] + (1.0f - p.beta2) * gk[e] * gk[e];
+          wk[e] -= lr * ((mk[e] / p.bias_correction1) / (sqrtf(vk[e] / p.bias_correction2) + p.eps) +
+                         p.weight_decay * wk[e]);
+        }
+        *reinterpret_cast<float4*>(p.state2 + bases[q] + vec * 4) = v[q][k];
+      }
+      *reinterpret_cast<float4*>(p.state1 + bases[q] + vec * 4) = m[q][k];
+    }
   }
 }
 
-// The fused optimiser update of up to kRows rows by one warp (rows with is_update[q] false are
-// left alone): lane owns vecs lane + k*kWarpSize; w[q] holds row q's weights (already loaded),
+// The fused optimiser update of up to kRows rows by one group of kGroupLanes lanes (rows with
+// is_update[q] false are left alone; every lane of the warp must call it, since row-wise Adagrad
+// reduces across the group with shuffles): group lane l owns vecs l + k*kGroupLanes; w[q] holds row q's weights (already loaded),
 // rowwise_state[q] its row-wise Adagrad state, g[q] its summed gradient; bases[q] is the row's
 // first element in weights (and in per-element state). Stores weights and state. Row-wise Adagrad
 // runs the rows side by side (their warp reductions interleaved, so kRows rows cost about one
 // reduction's latency); the arithmetic of each row is the same for any kRows.
-template <typename Tag, typename IndexT, int kVecsPerLane, int kRows>
+template <typename Tag, typename IndexT, int kVecsPerLane, int kRows, int kGroupLanes>
 __device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const bool (&is_update)[kRows],
                                           const std::int64_t (&global_rows)[kRows],
                                           const std::int64_t (&bases)[kRows], const int (&dims)[kRows],
                                           float4 (&w)[kRows][kVecsPerLane], const float (&rowwise_state)[kRows],
                                           float4 (&g)[kRows][kVecsPerLane]) {
-  const int lane = lane_id();
+  const int group_lane = lane_id() % kGroupLanes;
   const float lr = p.learning_rate;
   if (p.update == Update::kRowwiseAdagrad) {
     float sum_sq[kRows], m[kRows], norm_sq[kRows];
 #pragma unroll
     for (int q = 0; q < kRows; ++q) sum_sq[q] = rowwise_lane_sum_sq<IndexT, kVecsPerLane>(p, g[q], w[q]);
 #pragma unroll
-    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    for (int offset = kGroupLanes / 2; offset > 0; offset /= 2) {
 #pragma unroll
       for (int q = 0; q < kRows; ++q) sum_sq[q] += shfl_xor(sum_sq[q], offset);
     }
@@ -231,7 +246,7 @@ __device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const
     }
     if (p.max_norm > 0.0f) {
 #pragma unroll
-      for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+      for (int offset = kGroupLanes / 2; offset > 0; offset /= 2) {
 #pragma unroll
         for (int q = 0; q < kRows; ++q) norm_sq[q] += shfl_xor(norm_sq[q], offset);
       }
@@ -251,23 +266,16 @@ __device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const
     }
 #pragma unroll
     for (int q = 0; q < kRows; ++q) {
-      if (is_update[q] && lane == 0) p.state1[global_rows[q]] = m[q];
+      if (is_update[q] && group_lane == 0) p.state1[global_rows[q]] = m[q];
     }
-  } else {
+  } else if (p.update == Update::kSgd) {
 #pragma unroll
     for (int q = 0; q < kRows; ++q) {
-      if (!is_update[q]) continue;
-      const int vecs = dims[q] / 4;
-      switch (p.update) {
-        case Update::kSgd:
 #pragma unroll
-          for (int k = 0; k < kVecsPerLane; ++k) fma_vec(w[q][k], -lr, g[q][k]);
-          break;
-        case Update::kAdagrad:
-        case Update::kAdam: update_row_with_element_state<IndexT, kVecsPerLane>(p, bases[q], vecs, w[q], g[q]); break;
-        default: break;
-      }
+      for (int k = 0; k < kVecsPerLane; ++k) fma_vec(w[q][k], -lr, g[q][k]);
     }
+  } else if (p.update == Update::kAdagrad || p.update == Update::kAdam) {
+    update_rows_with_element_state<IndexT, kVecsPerLane, kRows, kGroupLanes>(p, is_update, bases, dims, w, g);
   }
 #pragma unroll
   for (int q = 0; q < kRows; ++q) {
@@ -275,7 +283,7 @@ __device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const
     auto* row_weights = static_cast<typename Tag::Storage*>(p.weights) + bases[q];
 #pragma unroll
     for (int k = 0; k < kVecsPerLane; ++k) {
-      const int vec = lane + k * kWarpSize;
+      const int vec = group_lane + k * kGroupLanes;
       if (vec < dims[q] / 4) store_row_vec_once<Tag>(row_weights + vec * 4, w[q][k]);
     }
   }
@@ -287,7 +295,7 @@ template <typename Tag, typename IndexT, int kVecsPerLane>
 __device__ inline void apply_row_update(const BackwardParams<IndexT>& p, std::int64_t global_row,
                                         std::int64_t sorted_position, float4 (&g)[kVecsPerLane]) {
   if (p.update == Update::kDenseGrad) {
-    write_dense_row<IndexT, kVecsPerLane>(p, global_row, sorted_position, g);
+    write_dense_row<IndexT, kVecsPerLane, kWarpSize>(p, global_row, sorted_position, g);
     return;
   }
   int lo = 0, hi = p.layout.num_tables - 1;
@@ -318,7 +326,7 @@ __device__ inline void apply_row_update(const BackwardParams<IndexT>& p, std::in
     ws[0][k] = w[k];
     gs[0][k] = g[k];
   }
-  update_loaded_rows<Tag, IndexT, kVecsPerLane, 1>(p, is_update, rows, bases, dims, ws, rowwise_state, gs);
+  update_loaded_rows<Tag, IndexT, kVecsPerLane, 1, kWarpSize>(p, is_update, rows, bases, dims, ws, rowwise_state, gs);
 }
 
 // 128-thread blocks (four warps, each its own chunks).
@@ -379,22 +387,31 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
   *grad_offset = !p.key_holds_bag && p.pooling == Pool::kNone ? position * p.output_cols : b * p.output_cols + p.layout.feature_out_col[f];
 }
 
-// One warp per chunk of C sorted positions. Each lane first works out the facts of one position
-// of a 32/64-position block (row, grad address and scale, weight address, run start/end) so no
-// address needs a dependent lookup later; then the warp takes kWindow positions at a time:
-// broadcasts them, issues every grad-row load of the window and, for each run that ends in the
-// window and lies inside the chunk, its weight-row and row-wise state loads, and only then adds
-// the grads in position order and updates each finished run. A run's sum runs over its positions
-// in ascending order whatever kWindow or the grid is, so results are bitwise identical. Runs
-// touching a chunk edge leave their piece in a slot for the combine kernel.
-template <typename Tag, typename IndexT, int kVecsPerLane, int kWindow>
+// One group of kGroupLanes lanes per chunk of C sorted positions: the whole warp for rows wider
+// than kWarpSize / 2 vecs, else (narrow rows) the power of two >= the widest row's vecs, so a warp
+// works kWarpSize / kGroupLanes chunks side by side instead of idling the lanes past the row.
+// Each lane first works out the facts of one position of a kGroupLanes-position block (row, grad
+// address and scale, weight address, run start/end) so no address needs a dependent lookup later;
+// then the group takes kWindow positions at a time: broadcasts them, issues every grad-row load of
+// the window and, for each run that ends in the window and lies inside the chunk, its weight-row
+// and row-wise state loads, and only then adds the grads in position order and updates each
+// finished run. A run's sum runs over its positions in ascending order whatever kWindow, the group
+// width or the grid is, so results are bitwise identical. Runs touching a chunk edge leave their
+// piece in a slot for the combine kernel. With several groups per warp every loop runs the same
+// trip count in all groups (shuffles and the row-wise reductions need every lane): a group past
+// its chunk's end, or past the last chunk, works on invalid positions, which do nothing.
+template <typename Tag, typename IndexT, int kVecsPerLane, int kWindow, int kGroupLanes>
 __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerLane, kWindow>))
     tbe_backward_chunk_kernel(BackwardParams<IndexT> p) {
+  static_assert(kWarpSize % kGroupLanes == 0, "groups tile the warp");
   using Raw = RawVec<Tag>;
   // Weight rows are loaded with the grads only while they fit registers (<= 4 vecs per lane);
   // wider rows are loaded when their update starts.
   constexpr bool kHoldRows = kVecsPerLane <= 4;
+  constexpr int kGroupsPerWarp = kWarpSize / kGroupLanes;
   const int lane = lane_id();
+  const int group_lane = lane % kGroupLanes;
+  const int group_base_lane = lane - group_lane;
   const std::int64_t warps_per_block = kChunkBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
   const std::uint64_t low_mask = (std::uint64_t{1} << p.low_bits) - 1;
@@ -405,15 +422,18 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
   // broadcast 16-byte load per half: ncu showed the scheduler issuing every other cycle (186
   // instructions per position), and the per-position shuffles of 64-bit facts were a good part.
   __shared__ PositionRecord warp_facts[kChunkBlockThreads / kWarpSize][kWarpSize];
-  PositionRecord* facts = warp_facts[warp_id()];
-  for (std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id(); chunk < p.num_chunks;
-       chunk += total_warps) {
-    const std::int64_t chunk_start = chunk * p.chunk_positions;
+  PositionRecord* facts = warp_facts[warp_id()] + group_base_lane;
+  for (std::int64_t warp_chunk = (static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id()) * kGroupsPerWarp;
+       warp_chunk < p.num_chunks; warp_chunk += total_warps * kGroupsPerWarp) {
+    const std::int64_t chunk = warp_chunk + lane / kGroupLanes;
+    const bool has_chunk = chunk < p.num_chunks;  // false only in a warp's last groups
+    const std::int64_t chunk_start = has_chunk ? chunk * p.chunk_positions : p.num_indices;
     const std::int64_t chunk_end =
         chunk_start + p.chunk_positions < p.num_indices ? chunk_start + p.chunk_positions : p.num_indices;
-    const std::int64_t prev_row = chunk_start > 0 ? static_cast<std::int64_t>(p.sorted_keys[chunk_start - 1] >> p.low_bits) : -1;
+    const std::int64_t prev_row =
+        has_chunk && chunk_start > 0 ? static_cast<std::int64_t>(p.sorted_keys[chunk_start - 1] >> p.low_bits) : -1;
     const std::int64_t next_row = chunk_end < p.num_indices ? static_cast<std::int64_t>(p.sorted_keys[chunk_end] >> p.low_bits) : -1;
-    if (lane == 0) {  // one thread, so its later writes of the same slots stay ordered after these
+    if (has_chunk && group_lane == 0) {  // one thread, so its later writes of the same slots stay ordered after these
       p.slot_rows[chunk * 2] = -1;
       p.slot_rows[chunk * 2 + 1] = -1;
     }
@@ -423,8 +443,10 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
     std::int64_t piece_start = chunk_start;
     std::int64_t row_before_block = -2;  // row of the position before this block (-2: chunk start)
 
-    for (std::int64_t block = chunk_start; block < chunk_end; block += kWarpSize) {
-      const std::int64_t my_pos = block + lane;
+    // Full warp: the chunk's own blocks. Groups: ceil(C / kGroupLanes) blocks in every group.
+    const std::int64_t blocks_end = kGroupsPerWarp == 1 ? chunk_end : chunk_start + p.chunk_positions;
+    for (std::int64_t block = chunk_start; block < blocks_end; block += kGroupLanes) {
+      const std::int64_t my_pos = block + group_lane;
       const bool valid = my_pos < chunk_end;
       std::int64_t my_row = -3, my_grad_offset = 0, my_base = 0;
       float my_scale = 0.0f;
@@ -439,12 +461,12 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         }
       }
       std::int64_t row_after = shfl_down(my_row, 1);
-      if (lane == kWarpSize - 1 && my_pos + 1 < chunk_end) {
+      if (group_lane == kGroupLanes - 1 && my_pos + 1 < chunk_end) {
         row_after = static_cast<std::int64_t>(p.sorted_keys[my_pos + 1] >> p.low_bits);
       }
-      std::int64_t row_before = shfl(my_row, lane > 0 ? lane - 1 : 0);
-      if (lane == 0) row_before = row_before_block;
-      row_before_block = shfl(my_row, kWarpSize - 1);
+      std::int64_t row_before = shfl(my_row, group_lane > 0 ? lane - 1 : lane);
+      if (group_lane == 0) row_before = row_before_block;
+      row_before_block = shfl(my_row, group_base_lane + kGroupLanes - 1);
       const bool live = valid && my_row != sentinel;
       const bool ends = valid && (my_pos + 1 == chunk_end || row_after != my_row);
       const bool crossing = my_row == prev_row || my_row == next_row;
@@ -452,10 +474,12 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
                      (ends ? kPosEndsRun : 0) | (live && ends && fused && !crossing ? kPosUpdatesRow : 0);
       my_flags |= my_dim << kPosFlagBits;
       sync_lanes_of_warp();  // every lane is done reading the previous block's records
-      facts[lane] = PositionRecord{my_row, my_base, my_grad_offset, my_scale, my_flags};
+      facts[group_lane] = PositionRecord{my_row, my_base, my_grad_offset, my_scale, my_flags};
       sync_lanes_of_warp();
-      const int count = chunk_end - block < kWarpSize ? static_cast<int>(chunk_end - block) : kWarpSize;
-      for (int j = 0; j < count; j += kWindow) {
+      const std::int64_t left = chunk_end - block;
+      const int count = left < kGroupLanes ? (left > 0 ? static_cast<int>(left) : 0) : kGroupLanes;
+      const int window_end = kGroupsPerWarp == 1 ? count : kGroupLanes;  // same in every group
+      for (int j = 0; j < window_end; j += kWindow) {
         float4 grads[kWindow][kVecsPerLane];
         Raw loaded_w[kWindow][kVecsPerLane];
         float loaded_state[kWindow];
@@ -463,7 +487,7 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         int flags[kWindow];
 #pragma unroll
         for (int u = 0; u < kWindow; ++u) {
-          const PositionRecord& record = facts[j + u < kWarpSize ? j + u : 0];
+          const PositionRecord& record = facts[j + u < kGroupLanes ? j + u : 0];
           flags[u] = j + u < count ? record.flags : 0;
           const std::int64_t row = record.row;
           const std::int64_t base = record.base;
@@ -472,7 +496,7 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
           const int dim = flags[u] >> kPosFlagBits;
 #pragma unroll
           for (int k = 0; k < kVecsPerLane; ++k) {
-            const int vec = lane + k * kWarpSize;
+            const int vec = group_lane + k * kGroupLanes;
             grads[u][k] = (flags[u] & kPosLive) && vec * 4 < dim ? load_vec(p.grad_output + grad_offset + vec * 4)
                                                                  : make_float4(0.f, 0.f, 0.f, 0.f);
             if constexpr (kHoldRows) {
@@ -496,19 +520,19 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
 #pragma unroll
             for (int k = 0; k < kVecsPerLane; ++k) grads[u][k] = acc[k];
           } else if (flags[u] & kPosLive) {
-            const std::int64_t row = facts[j + u < kWarpSize ? j + u : 0].row;
+            const std::int64_t row = facts[j + u < kGroupLanes ? j + u : 0].row;
             const bool crosses_left = row == prev_row;
             if (!crosses_left && row != next_row) {
-              write_dense_row<IndexT, kVecsPerLane>(p, row, piece_start, acc);
+              write_dense_row<IndexT, kVecsPerLane, kGroupLanes>(p, row, piece_start, acc);
             } else {
               const std::int64_t slot = chunk * 2 + (crosses_left ? 0 : 1);
               float* dst = p.slot_grads + slot * p.max_dim;
 #pragma unroll
               for (int k = 0; k < kVecsPerLane; ++k) {
-                const int vec = lane + k * kWarpSize;
+                const int vec = group_lane + k * kGroupLanes;
                 if (vec * 4 < p.max_dim) *reinterpret_cast<float4*>(dst + vec * 4) = acc[k];
               }
-              if (lane == 0) {
+              if (group_lane == 0) {
                 p.slot_rows[slot] = row;
                 p.slot_starts[slot] = piece_start;
               }
@@ -526,14 +550,14 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         float4 w[kWindow][kVecsPerLane];
 #pragma unroll
         for (int u = 0; u < kWindow; ++u) {
-          const PositionRecord& record = facts[j + u < kWarpSize ? j + u : 0];
+          const PositionRecord& record = facts[j + u < kGroupLanes ? j + u : 0];
           is_update[u] = (flags[u] & kPosUpdatesRow) != 0;
           dims[u] = flags[u] >> kPosFlagBits;
           rows[u] = record.row;
           bases[u] = record.base;
 #pragma unroll
           for (int k = 0; k < kVecsPerLane; ++k) {
-            const int vec = lane + k * kWarpSize;
+            const int vec = group_lane + k * kGroupLanes;
             if constexpr (kHoldRows) {
               w[u][k] = raw_to_float4<Tag>(loaded_w[u][k]);
             } else {
@@ -544,7 +568,8 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         }
         // Unconditional (rows without an update are masked inside): under a branch on lane data the
         // compiler cannot prove uniform, every warp reduction became a collective loop.
-        update_loaded_rows<Tag, IndexT, kVecsPerLane, kWindow>(p, is_update, rows, bases, dims, w, loaded_state, grads);
+        update_loaded_rows<Tag, IndexT, kVecsPerLane, kWindow, kGroupLanes>(p, is_update, rows, bases, dims, w,
+                                                                            loaded_state, grads);
       }
     }
   }

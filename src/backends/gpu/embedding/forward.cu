@@ -1,5 +1,6 @@
-// Host launch of the TBE forward (group per bag; see kernels.cuh). Picks the group width and the
-// vecs per lane from the widest table, so one launch serves mixed dims.
+// Host launch of the TBE forward: group per bag (kernels.cuh) or narrow rows
+// (forward_narrow_kernel.cuh). Both pick their lane mapping from the widest table, so one launch
+// serves mixed dims.
 #include <algorithm>
 #include <cstdint>
 
@@ -24,7 +25,7 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
 
 template <typename IndexT>
 Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
-                     const DeviceBatch& batch, void* output, gpuStream_t stream) {
+                     const DeviceBatch& batch, void* output, bool is_narrow, gpuStream_t stream) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   ForwardParams<IndexT> params{};
   params.layout = make_layout_view(device_layout, problem.layout);
@@ -43,6 +44,13 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
   const bool aligned = rows_16_byte_aligned(problem, weights);
+  if (is_narrow) {
+    switch (problem.weight_dtype) {
+      case DType::kF16: return dispatch_forward_narrow_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+      case DType::kBF16: return dispatch_forward_narrow_kernels<BF16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+      default: return dispatch_forward_narrow_kernels<F32Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+    }
+  }
   switch (problem.weight_dtype) {
     case DType::kF16: return dispatch_forward_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
     case DType::kBF16: return dispatch_forward_kernels<BF16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
@@ -52,8 +60,27 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
 
 }  // namespace
 
+Status narrow_rows_forward_fits(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(narrow_rows_backward_fits(problem));  // the row-bytes rule
+  if (problem.pooling == PoolingMode::kNone) {
+    return unsupported("narrow rows: pooling=none writes one output row per index; needs sum or mean");
+  }
+  if (problem.num_bags() >= (std::int64_t{1} << 32)) {
+    return unsupported("narrow rows: num_bags=", problem.num_bags(), " needs < 2^32 (bags are divided in 32 bits)");
+  }
+  if (problem.num_indices >= (std::int64_t{1} << 31)) {
+    return unsupported("narrow rows: num_indices=", problem.num_indices, " needs < 2^31 (positions are 32-bit)");
+  }
+  return Status::ok();
+}
+
 Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
                    const DeviceBatch& batch, void* output, StreamHandle stream) {
+  return tbe_forward(problem, device_layout, weights, batch, output, ForwardOptions{}, stream);
+}
+
+Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
+                   const DeviceBatch& batch, void* output, const ForwardOptions& options, StreamHandle stream) {
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_forward"));
   PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_forward"));
   if (problem.num_bags() == 0) return Status::ok();
@@ -67,11 +94,20 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
   const auto alignment = static_cast<std::uintptr_t>(4 * dtype_size_bytes(problem.weight_dtype));
   PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(weights) % alignment == 0, "tbe_forward: weights pointer is not ",
                    alignment, "-byte aligned");
+  bool is_narrow = false;
+  switch (options.kernel) {
+    case ForwardKernel::kAuto: is_narrow = narrow_rows_forward_fits(problem).is_ok(); break;
+    case ForwardKernel::kNarrowRows:
+      PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
+      is_narrow = true;
+      break;
+    case ForwardKernel::kGroupPerBag: break;
+  }
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {
-    return forward_typed<std::int32_t>(problem, device_layout, weights, batch, output, s);
+    return forward_typed<std::int32_t>(problem, device_layout, weights, batch, output, is_narrow, s);
   }
-  return forward_typed<std::int64_t>(problem, device_layout, weights, batch, output, s);
+  return forward_typed<std::int64_t>(problem, device_layout, weights, batch, output, is_narrow, s);
 }
 
 }  // namespace parity::embedding::gpu

@@ -1,9 +1,11 @@
-// Forward launches, instantiated per weight dtype in forward_{f32,f16,bf16}.cu (parallel builds).
+// Forward launches (group per bag, and narrow rows), instantiated per weight dtype in
+// forward_{f32,f16,bf16}.cu (parallel builds).
 #pragma once
 
 #include <algorithm>
 
 #include "backends/gpu/embedding/forward_kernel.cuh"
+#include "backends/gpu/embedding/forward_narrow_kernel.cuh"
 #include "backends/gpu/embedding/launch_common.cuh"
 
 namespace parity::embedding::gpu {
@@ -73,7 +75,57 @@ Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, bool r
   return unsupported("tbe_forward: max_dim=", max_dim, " exceeds ", 16 * kWarpSize * 4);
 }
 
+// Narrow rows: the piece width (16 B, or 8 B for 16-bit rows off 16-byte boundaries), the group
+// width (lanes per bag: the widest table's pieces rounded up to a power of two) and the depth
+// (bags per group x rows per bag) from the mean bag length L = N / (F*B): one-hot bags take 6 bags
+// of one row each (4 for 16-byte 16-bit pieces, whose accumulators are twice as wide), L <= 2 four
+// bags of two rows (one pass per bag), longer bags two bags of four rows. The most that fits the
+// kernel's 128 registers without spilling (ptxas -v, sm_90a: 8 one-hot bags spilled).
+template <typename Tag, typename IndexT, int kPieceVecs, int kBagsPerGroup, int kRowsPerBag>
+Status launch_forward_narrow(const ForwardParams<IndexT>& params, int row_lanes_log2, int sm_count,
+                             gpuStream_t stream) {
+  const std::int64_t bags_per_block =
+      static_cast<std::int64_t>(kForwardBlockThreads >> row_lanes_log2) * kBagsPerGroup;
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, bags_per_block),
+                                                     static_cast<std::int64_t>(sm_count) * 32);
+  tbe_forward_narrow_rows_kernel<Tag, IndexT, kPieceVecs, kBagsPerGroup, kRowsPerBag>
+      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params, row_lanes_log2);
+  PARITY_GPU_CHECK_LAUNCH(tbe_forward_narrow_rows_kernel);
+  return Status::ok();
+}
+
+template <typename Tag, typename IndexT, int kPieceVecs>
+Status dispatch_forward_narrow_depth(const ForwardParams<IndexT>& params, int max_dim, int sm_count,
+                                     gpuStream_t stream) {
+  const int pieces = (max_dim / 4 + kPieceVecs - 1) / kPieceVecs;
+  int row_lanes_log2 = 0;
+  while ((1 << row_lanes_log2) < pieces) ++row_lanes_log2;
+  if ((1 << row_lanes_log2) > kWarpSize) {
+    return unsupported("tbe_forward narrow rows: max_dim=", max_dim, " needs ", pieces, " lanes per row; a warp has ",
+                       kWarpSize);
+  }
+  if (params.num_indices <= params.num_bags) {
+    return launch_forward_narrow<Tag, IndexT, kPieceVecs, kPieceVecs == 1 ? 6 : 4, 1>(params, row_lanes_log2,
+                                                                                     sm_count, stream);
+  }
+  if (params.num_indices <= 2 * params.num_bags) {
+    return launch_forward_narrow<Tag, IndexT, kPieceVecs, 4, 2>(params, row_lanes_log2, sm_count, stream);
+  }
+  return launch_forward_narrow<Tag, IndexT, kPieceVecs, 2, 4>(params, row_lanes_log2, sm_count, stream);
+}
+
 }  // namespace detail
+
+/// Narrow-rows forward (forward_narrow_kernel.cuh): pooling sum or mean, F*B < 2^32, the widest
+/// row <= kWarpSize pieces (checked by the caller's can_implement rule).
+template <typename Tag, typename IndexT>
+Status dispatch_forward_narrow_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
+                                       bool rows_16_byte_aligned, int sm_count, gpuStream_t stream) {
+  if constexpr (!std::is_same_v<Tag, gpu_device::F32Tag>) {
+    if (rows_16_byte_aligned) return detail::dispatch_forward_narrow_depth<Tag, IndexT, 2>(params, max_dim, sm_count, stream);
+  }
+  return detail::dispatch_forward_narrow_depth<Tag, IndexT, 1>(params, max_dim, sm_count, stream);
+}
 
 /// rows_16_byte_aligned: every row of every table starts on a 16-byte boundary (weights pointer
 /// 16-byte aligned, dims and table offsets multiples of 8 elements for 16-bit weights).
@@ -91,6 +143,12 @@ extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int32_t
 extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 #endif
 
 }  // namespace parity::embedding::gpu

@@ -1,6 +1,8 @@
 // Host launches of the dense DLRM kernels (kernels.cuh): argument checks, dtype dispatch, grids.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 
 #include "backends/gpu/embedding/launch_common.cuh"
 #include "backends/gpu/nn/kernels.cuh"
@@ -95,12 +97,45 @@ Status launch_bce(std::int64_t batch, const void* logits, const float* labels, f
   return Status::ok();
 }
 
+// Null pointers (an optional output) count as aligned.
+bool aligned16(std::initializer_list<const void*> pointers) {
+  for (const void* pointer : pointers) {
+    if (reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return false;
+  }
+  return true;
+}
+
+template <ElemKind K>
+const Storage<K>* at(const void* p, std::int64_t offset) {
+  return p == nullptr ? nullptr : static_cast<const Storage<K>*>(p) + offset;
+}
+template <ElemKind K>
+Storage<K>* at(void* p, std::int64_t offset) {
+  return p == nullptr ? nullptr : static_cast<Storage<K>*>(p) + offset;
+}
+
+// The element-wise launches: 16-byte vectors over the aligned bulk, the scalar kernel on the tail
+// (or on everything when a pointer is not 16-byte aligned). Returns how many elements the vector
+// kernel covered.
+template <ElemKind K>
+std::int64_t vector_elements(std::int64_t count, bool aligned) {
+  constexpr int N = gpu_device::nn::Vec<K>::kCount;
+  return aligned ? count / N * N : 0;
+}
+
 template <ElemKind K>
 Status launch_cross_forward(std::int64_t count, const void* x0, const void* t, const void* xl, void* out,
                             int blocks, gpuStream_t s) {
+  constexpr int N = gpu_device::nn::Vec<K>::kCount;
+  const std::int64_t done = vector_elements<K>(count, aligned16({x0, t, xl, out}));
+  if (done > 0) {
+    gpu_device::nn::cross_forward_vec_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+        done / N, at<K>(x0, 0), at<K>(t, 0), at<K>(xl, 0), at<K>(out, 0));
+    PARITY_GPU_CHECK_LAUNCH(cross_forward_vec_kernel);
+  }
+  if (done == count) return Status::ok();
   gpu_device::nn::cross_forward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
-      count, static_cast<const Storage<K>*>(x0), static_cast<const Storage<K>*>(t),
-      static_cast<const Storage<K>*>(xl), static_cast<Storage<K>*>(out));
+      count - done, at<K>(x0, done), at<K>(t, done), at<K>(xl, done), at<K>(out, done));
   PARITY_GPU_CHECK_LAUNCH(cross_forward_kernel);
   return Status::ok();
 }
@@ -108,10 +143,18 @@ Status launch_cross_forward(std::int64_t count, const void* x0, const void* t, c
 template <ElemKind K>
 Status launch_cross_backward(std::int64_t count, const void* grad_out, const void* x0, const void* t, void* grad_t,
                              void* grad_x0, bool accumulate, void* grad_xl, int blocks, gpuStream_t s) {
+  constexpr int N = gpu_device::nn::Vec<K>::kCount;
+  const std::int64_t done = vector_elements<K>(count, aligned16({grad_out, x0, t, grad_t, grad_x0, grad_xl}));
+  if (done > 0) {
+    gpu_device::nn::cross_backward_vec_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+        done / N, at<K>(grad_out, 0), at<K>(x0, 0), at<K>(t, 0), at<K>(grad_t, 0), at<K>(grad_x0, 0), accumulate,
+        at<K>(grad_xl, 0));
+    PARITY_GPU_CHECK_LAUNCH(cross_backward_vec_kernel);
+  }
+  if (done == count) return Status::ok();
   gpu_device::nn::cross_backward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
-      count, static_cast<const Storage<K>*>(grad_out), static_cast<const Storage<K>*>(x0),
-      static_cast<const Storage<K>*>(t), static_cast<Storage<K>*>(grad_t), static_cast<Storage<K>*>(grad_x0),
-      accumulate, static_cast<Storage<K>*>(grad_xl));
+      count - done, at<K>(grad_out, done), at<K>(x0, done), at<K>(t, done), at<K>(grad_t, done),
+      at<K>(grad_x0, done), accumulate, at<K>(grad_xl, done));
   PARITY_GPU_CHECK_LAUNCH(cross_backward_kernel);
   return Status::ok();
 }
@@ -119,9 +162,15 @@ Status launch_cross_backward(std::int64_t count, const void* grad_out, const voi
 template <ElemKind K>
 Status launch_add_split_columns(std::int64_t rows, std::int64_t left_cols, std::int64_t right_cols, const void* a,
                                 const void* b, void* left, float* right, int blocks, gpuStream_t s) {
+  constexpr int N = gpu_device::nn::Vec<K>::kCount;
+  if (left_cols % N == 0 && right_cols % N == 0 && aligned16({a, b, left, right})) {
+    gpu_device::nn::add_split_columns_vec_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+        rows, left_cols, right_cols, at<K>(a, 0), at<K>(b, 0), at<K>(left, 0), right);
+    PARITY_GPU_CHECK_LAUNCH(add_split_columns_vec_kernel);
+    return Status::ok();
+  }
   gpu_device::nn::add_split_columns_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
-      rows, left_cols, right_cols, static_cast<const Storage<K>*>(a), static_cast<const Storage<K>*>(b),
-      static_cast<Storage<K>*>(left), right);
+      rows, left_cols, right_cols, at<K>(a, 0), at<K>(b, 0), at<K>(left, 0), right);
   PARITY_GPU_CHECK_LAUNCH(add_split_columns_kernel);
   return Status::ok();
 }
@@ -129,9 +178,16 @@ Status launch_add_split_columns(std::int64_t rows, std::int64_t left_cols, std::
 template <ElemKind K>
 Status launch_relu_backward(std::int64_t count, const void* grad_out, const void* output, void* grad_pre, int blocks,
                             gpuStream_t s) {
+  constexpr int N = gpu_device::nn::Vec<K>::kCount;
+  const std::int64_t done = vector_elements<K>(count, aligned16({grad_out, output, grad_pre}));
+  if (done > 0) {
+    gpu_device::nn::relu_backward_vec_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
+        done / N, at<K>(grad_out, 0), at<K>(output, 0), at<K>(grad_pre, 0));
+    PARITY_GPU_CHECK_LAUNCH(relu_backward_vec_kernel);
+  }
+  if (done == count) return Status::ok();
   gpu_device::nn::relu_backward_kernel<K><<<blocks, kElementwiseThreads, 0, s>>>(
-      count, static_cast<const Storage<K>*>(grad_out), static_cast<const Storage<K>*>(output),
-      static_cast<Storage<K>*>(grad_pre));
+      count - done, at<K>(grad_out, done), at<K>(output, done), at<K>(grad_pre, done));
   PARITY_GPU_CHECK_LAUNCH(relu_backward_kernel);
   return Status::ok();
 }

@@ -1,0 +1,92 @@
+// Planner validation: single-GPU configurations (preset x batch x precision x checkpointing),
+// each predicted by the planner for a catalogue GPU and measured through the trainer's step
+// benchmark (train/step_bench.hpp, the library behind `parity bench train`): predicted vs measured
+// step time and peak memory, their errors, and Kendall's tau of the step-time order. The one
+// planner file that runs the trainer; everything else in plan/ is a pure function.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parity/core/op.hpp"
+#include "parity/core/status.hpp"
+#include "parity/plan/inputs.hpp"
+
+namespace parity::plan {
+
+struct ValidationConfig {
+  std::string model;  // a preset or a spec path
+  std::int64_t batch = 0;
+  Precision precision = Precision::kBf16;
+  Checkpointing checkpointing = Checkpointing::kNone;
+  std::string label() const;  // "dlrm-kaggle 65536 bf16 none"
+};
+
+// GPU: >= 8 configurations over dlrm-kaggle and dlrm-v2, several batches, the three precisions
+// and both checkpointing policies (about 4 minutes on an H200). CPU: tiny-sized ones (seconds).
+std::vector<ValidationConfig> default_validation_configs(DeviceKind device);
+// "MODEL:BATCH:PRECISION:CHECKPOINTING[,...]", e.g. "dlrm-kaggle:65536:bf16:none".
+Result<std::vector<ValidationConfig>> parse_validation_configs(std::string_view text);
+
+struct ValidationOptions {
+  DeviceKind device = DeviceKind::kGpu;
+  std::string hardware = "h200";  // the catalogue GPU the planner predicts for
+  std::optional<std::filesystem::path> data_dir;
+  int warmup_steps = 3;
+  int timed_steps = 10;
+  std::uint64_t seed = 1;
+  Status validate() const;
+};
+
+struct ValidationRow {
+  ValidationConfig config;
+  bool is_measured = false;  // false: the trainer failed (error says why)
+  std::string error;
+  double predicted_step_ms = 0, measured_step_ms = 0;
+  // Peak memory: the planner's rank total vs the device memory in use at its highest (every
+  // allocation of the process: context, libraries, buffers, workspaces). On the CPU: the model's
+  // buffers (no runtime or workspace there).
+  double predicted_peak_bytes = 0, measured_peak_bytes = 0;
+  // The trainer's own buffers: the planner's breakdown without workspaces and reserves vs
+  // DlrmModel's allocations.
+  double predicted_buffer_bytes = 0, measured_buffer_bytes = 0;
+  // Where the step goes, predicted vs measured (the step benchmark's instrumented steps):
+  // embeddings (TBE forward + backward with the fused update), dense (MLP and interaction GEMMs,
+  // element-wise, recompute), other (loss, dense optimiser, host overhead).
+  static constexpr int kPhases = 3;
+  static constexpr const char* kPhaseNames[kPhases] = {"embeddings", "dense", "other"};
+  double predicted_phase_ms[kPhases] = {0, 0, 0};
+  double measured_phase_ms[kPhases] = {0, 0, 0};
+  double step_error() const;    // (predicted - measured) / measured
+  double memory_error() const;  // of the peak
+  double buffer_error() const;
+};
+
+struct ValidationReport {
+  std::string device;    // "gpu" or "cpu"
+  std::string hardware;  // the catalogue GPU predicted for
+  std::vector<ValidationRow> rows;  // in the order they ran (ascending lookups per step)
+  double kendall_tau_step = 0;      // over the measured rows
+  double max_abs_step_error = 0;
+  double max_abs_memory_error = 0;
+  int measured = 0;
+};
+
+// Plans and measures every configuration. A configuration the trainer cannot run is reported in
+// its row (the others still run); bad options or an unknown model/GPU are errors.
+Result<ValidationReport> validate_plans(const std::vector<ValidationConfig>& configs,
+                                        const ValidationOptions& options);
+
+// Kendall's tau-a of two equally long sequences: (concordant - discordant) pairs over all pairs;
+// 1 for the same order, -1 for reversed; 0 for fewer than two values.
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
+
+std::string validation_report_text(const ValidationReport& report);
+// Results JSON (provenance, every row); kIoError naming the path.
+Status write_validation_json(const ValidationReport& report, const std::string& path);
+
+}  // namespace parity::plan
