@@ -258,14 +258,35 @@ Result<RankingHalf> parse_ranking_half(std::string_view text) {
   return invalid_argument("gemm agree: half '", text, "' is not one of all, port, held-out");
 }
 
+std::uint64_t ranking_split_key(std::string_view problem_text) {
+  // FNV-1a over the text, then splitmix64's finaliser with the seed mixed in: a fixed, seeded
+  // order that does not depend on the file's order (both arch files list the same problems).
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char ch : problem_text) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= 1099511628211ull;
+  }
+  std::uint64_t z = h + kOrigamiSplitSeed + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 std::vector<OrigamiRanking> select_half(const std::vector<OrigamiRanking>& rankings,
                                         RankingHalf half) {
+  if (half == RankingHalf::kAll) return rankings;
+  // The port half is the floor(n/2) problems of smallest key (ties by text), in file order.
+  std::vector<std::size_t> order(rankings.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto key = [&](std::size_t i) {
+    return std::make_pair(ranking_split_key(rankings[i].problem_text), rankings[i].problem_text);
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  std::vector<bool> is_port(rankings.size(), false);
+  for (std::size_t i = 0; i < rankings.size() / 2; ++i) is_port[order[i]] = true;
   std::vector<OrigamiRanking> out;
   for (std::size_t i = 0; i < rankings.size(); ++i) {
-    const bool is_port = i % 2 == 0;
-    if (half == RankingHalf::kAll || (half == RankingHalf::kPort) == is_port) {
-      out.push_back(rankings[i]);
-    }
+    if ((half == RankingHalf::kPort) == is_port[i]) out.push_back(rankings[i]);
   }
   return out;
 }

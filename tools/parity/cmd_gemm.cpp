@@ -190,7 +190,7 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   auto* agree = gemm.add_subcommand("agree", "Top-10 agreement with Origami's rankings (AMD, model only)");
   add_common_options(*agree, o, "mi300x (gfx942) or mi350x (gfx950)");
   agree->add_option("--origami", o.origami_csv, "Rankings CSV (default: <data>/reference/origami/<arch>_bf16.csv)");
-  agree->add_option("--half", o.half, "all (default), port (even problem index) or held-out (odd)");
+  agree->add_option("--half", o.half, "all (default), port or held-out (the seeded split of data/reference/origami/split.csv)");
   agree->add_flag("--json", o.is_json_output, "Print JSON");
   agree->callback([options, &outcome] { outcome.status = run_agree(*options); });
 }
