@@ -17,10 +17,17 @@ constexpr double kLoopCyclesPerIter = 500.0;
 constexpr double kSplitKPeerCycles = 35.0 + 2.0 * 100.0 + 1900.0;
 constexpr double kPrefetchDepth = 2.0;
 constexpr double kLineBytes = 64.0;
+constexpr double kTailCyclesPerSubIter = 700.0;  // tail-loop bookkeeping per MI_K step
+// Epilogue: one accumulator read per fp32 output per lane of 4 waves of 64 lanes, ~0.9 pipelined;
+// 16-byte vector stores issued one per cycle per wave.
+constexpr double kEpilogueLanes = 64.0 * 4.0;
+constexpr double kAccReadParallelism = 0.9;
+constexpr double kStoreVectorBytes = 16.0;
 
 // Launch geometry of one candidate on one problem.
 struct Geometry {
   double grid_m, grid_n, tiles, splits, active, timesteps, kappa, k_iters_total, utilization;
+  double k_per_split;  // K elements one workgroup reduces
   double occupancy_factor;
 };
 
@@ -44,8 +51,11 @@ Geometry geometry(const DeviceParams& d, const GemmProblem& problem, const Prepa
   const double grid = g.tiles * g.splits;
   g.active = std::min(grid, cus);
   g.timesteps = std::ceil(grid / cus);
-  g.k_iters_total = std::max(1.0, std::floor(k / tk));
-  g.kappa = std::max(1.0, std::ceil(g.k_iters_total / g.splits));
+  // Full K-iterations floor(K / MT_K), sharded over the splits; 0 when K < MT_K (only the tail
+  // runs), as in Origami's tile latency (origami.md §2.3, §2.7).
+  g.k_iters_total = std::floor(k / tk);
+  g.kappa = std::ceil(g.k_iters_total / g.splits);
+  g.k_per_split = std::ceil(k / g.splits);
   g.utilization = m * n * k / (g.grid_m * tm * g.grid_n * tn * std::ceil(k / tk) * tk);
   g.occupancy_factor = std::pow(0.95, std::min(g.timesteps, 4.0)) *
                        std::pow(0.95, c.origami.occupancy - 1.0);
@@ -93,9 +103,12 @@ MemoryCycles memory_cycles(const DeviceParams& d, const ModelScalars& s, const G
       std::clamp(q[2] * g.active * g.active + q[1] * g.active + q[0], 0.01, 1.0);
   // Bytes one workgroup loads per K-iteration (rows rounded to whole 64-byte lines).
   const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
-  const double line_bytes = std::ceil(c.tile_k * in_bytes / kLineBytes) * kLineBytes;
-  const double a_iter = std::min(m, static_cast<double>(c.tile_m)) * line_bytes;
-  const double b_iter = std::min(n, static_cast<double>(c.tile_n)) * line_bytes;
+  // Rows are K-contiguous (Origami's TN harness); each row's K span is rounded up to whole lines
+  // once over the workgroup's share of K, then spread over its K-iterations (origami.md §2.5).
+  const double span_bytes = std::ceil(g.k_per_split * in_bytes / kLineBytes) * kLineBytes;
+  const double iters = std::max(g.k_per_split / c.tile_k, 1.0);
+  const double a_iter = std::min(m, static_cast<double>(c.tile_m)) * span_bytes / iters;
+  const double b_iter = std::min(n, static_cast<double>(c.tile_n)) * span_bytes / iters;
   const double hit_l2 = l2_hit_rate(d, c, g, a_iter, b_iter);
   // MALL: the whole timestep's window over the device (no capacity term, as in Origami).
   const double group = std::min(static_cast<double>(c.origami.group_size), g.grid_m);
@@ -143,35 +156,92 @@ PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate
   return p;
 }
 
+namespace {
+
+// One tile's cycles after Origami's compute_tile_latency (origami.md §2.7), in parts.
+struct TileCycles {
+  double compute = 0, memory_excess = 0, loop = 0, epilogue = 0, reduce = 0, total = 0;
+};
+
+TileCycles tile_cycles(const DeviceParams& d, const ModelScalars& s, const GemmProblem& problem,
+                       const PreparedCandidate& c, const Geometry& g, const MemoryCycles& mem) {
+  const double lc = c.origami.compute_cycles_per_iter;  // per K-iteration, before padding waste
+  const double lc_eff = lc / g.utilization;              // padding waste charged to compute only
+  const double lm = mem.total;
+  const double k_iters = g.kappa;
+  const double n_main = std::max(k_iters - kPrefetchDepth, 0.0);
+  const double n_drain = k_iters > 0 ? std::min(kPrefetchDepth - 1.0, k_iters - 1.0) : 0.0;
+  const double tile_k = c.tile_k;
+  const double tail_k = static_cast<double>(problem.k) - g.k_iters_total * tile_k;
+  TileCycles t;
+  const double prologue = k_iters > 0 ? lm * g.occupancy_factor : 0.0;
+  const double main = std::max(n_main * lm, n_main * lc_eff);
+  const double pure_compute = (n_drain + (k_iters > 0 ? 1.0 : 0.0)) * lc_eff;
+  double tail = 0.0, tail_compute = 0.0;
+  if (tail_k > 0) {
+    // Memory in proportion to the tail's bytes, compute in proportion to its K, plus a fixed
+    // cost per sub-iteration (counted in the arch's 16x16 MI_K for every candidate: the
+    // prepared candidate does not carry its instruction's K).
+    tail_compute = tail_k / tile_k * lc_eff;
+    tail = tail_k / tile_k * lm + tail_compute +
+           kTailCyclesPerSubIter * std::ceil(tail_k / std::max(1, d.mi_k_16));
+  }
+  // Prefetch fill/drain: below PGR + 1 main iterations the loads are not hidden; the exposure
+  // fades with the memory share of an iteration.
+  const double unamortized = std::min(k_iters, kPrefetchDepth + 1.0 - n_main);
+  const double pgr_stall =
+      unamortized > 0 && lm + lc > 0
+          ? (unamortized + (n_main == 0 && tail_k > 0 ? tail_k / tile_k : 0.0)) * lm * lm / (lm + lc)
+          : 0.0;
+  // Depth-unroll waste: a workgroup reducing fewer than MT_K elements still pays a full iteration.
+  const double k_effective = k_iters * tile_k + tail_k;
+  const double waste_ratio = k_effective > 0 ? std::max(0.0, tile_k / k_effective - 1.0) : 0.0;
+  const double waste = waste_ratio * (std::max(lm, lc_eff) + kLoopCyclesPerIter);
+  t.loop = kLoopCyclesPerIter * k_iters;
+  t.compute = n_main * lc_eff + pure_compute + tail_compute;
+  // Epilogue: accumulator reads, then the tile's stores through this CU's share of the L2
+  // bandwidth (its fraction in active CUs), 10% more when M is not line-aligned.
+  const double tm = c.tile_m, tn = c.tile_n;
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const auto& q = d.bw_fraction_quadratic;
+  const double bw_fraction =
+      std::clamp(q[2] * g.active * g.active + q[1] * g.active + q[0], 0.01, 1.0);
+  const double l2_bpc = d.l2_bw_tbps * 1e12 / (d.clock_ghz * 1e9);
+  const double per_cu_store_bpc = l2_bpc * bw_fraction / g.active;
+  const double line_elements = std::ceil(128.0 / out_bytes);
+  const double alignment = std::fmod(static_cast<double>(problem.m), line_elements) != 0 ? 1.1 : 1.0;
+  const double split_bytes = g.splits > 1 ? 4.0 : out_bytes;  // partials are fp32
+  const double store_bytes = tm * tn * split_bytes;
+  t.epilogue = tm * tn / kEpilogueLanes * kAccReadParallelism +
+               store_bytes * alignment / per_cu_store_bpc +
+               std::ceil(tm * tn / (64.0 * std::ceil(kStoreVectorBytes / out_bytes)));
+  if (g.splits > 1) {
+    const double hbm_bpc = d.hbm_model_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9) *
+                           s.dram_efficiency / 0.9;
+    t.reduce = store_bytes / per_cu_store_bpc + (g.splits - 1.0) * kSplitKPeerCycles +
+               (g.splits - 1.0) * tm * tn * 4.0 / (hbm_bpc / g.tiles);
+    if (tm * tn <= 2048) t.reduce *= 2.0;
+    t.epilogue += t.reduce;
+  }
+  t.epilogue *= g.occupancy_factor;
+  t.reduce *= g.occupancy_factor;
+  const double loop_total = main + pure_compute + tail + pgr_stall + t.loop + waste;
+  t.memory_excess = prologue + loop_total - t.compute - t.loop;
+  t.total = prologue + loop_total + t.epilogue + s.tile_overhead_us * d.clock_ghz * 1e3;
+  return t;
+}
+
+}  // namespace
+
 template <bool kExplain>
 double OrigamiModel::predict(const GemmProblem& problem, const PreparedCandidate& c,
                              TimeBreakdown* breakdown) const {
   const DeviceParams& d = device_;
   const Geometry g = geometry(d, problem, c);
   const MemoryCycles mem = memory_cycles(d, scalars_, problem, c, g);
-  const double compute_cycles = c.origami.compute_cycles_per_iter / g.utilization;
+  const TileCycles t = tile_cycles(d, scalars_, problem, c, g, mem);
   const double cus = d.num_sms;
-  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
-  const double l2_bpc = d.l2_bw_tbps * 1e12 / (d.clock_ghz * 1e9);
-  const double hbm_bpc = d.hbm_model_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9) *
-                         scalars_.dram_efficiency / 0.9;
-  // Tile: prologue, steady state with prefetch depth 2, drain, loop bookkeeping, epilogue.
-  const double n_main = std::max(g.kappa - kPrefetchDepth, 0.0);
-  const double n_drain = std::min(kPrefetchDepth - 1.0, g.kappa - 1.0);
-  const double steady = std::max(n_main * mem.total, n_main * compute_cycles);
-  double loop_cycles = steady + (n_drain + 1.0) * compute_cycles + kLoopCyclesPerIter * g.kappa;
   const double tile_k = c.tile_k;
-  const double tail_k = static_cast<double>(problem.k) - g.k_iters_total * tile_k;
-  if (tail_k > 0) loop_cycles += (tail_k / tile_k) * std::max(mem.total, compute_cycles);
-  const double tm = c.tile_m, tn = c.tile_n;
-  double epilogue_cycles = g.occupancy_factor * tm * tn * out_bytes / (l2_bpc / cus);
-  double reduce_cycles = 0.0;
-  if (g.splits > 1) {
-    reduce_cycles = (g.splits - 1.0) * kSplitKPeerCycles + (g.splits - 1.0) * tm * tn * 4.0 / (hbm_bpc / cus);
-    epilogue_cycles += reduce_cycles;
-  }
-  const double fixed_cycles = scalars_.tile_overhead_us * d.clock_ghz * 1e3;
-  const double tile_cycles = g.occupancy_factor * mem.total + loop_cycles + epilogue_cycles + fixed_cycles;
   double timesteps = g.timesteps;
   if (c.origami.is_stream_k) {
     // Stream-K: MAC iterations spread evenly over the CUs; fractional timesteps, a fix-up per
@@ -182,22 +252,17 @@ double OrigamiModel::predict(const GemmProblem& problem, const PreparedCandidate
   }
   const double cycles_per_us = d.clock_ghz * 1e3;
   if constexpr (kExplain) {
-    const double compute_part = n_main * compute_cycles + (n_drain + 1.0) * compute_cycles;
-    breakdown->compute_us = timesteps * compute_part / cycles_per_us;
-    const double memory_excess = steady - n_main * compute_cycles + g.occupancy_factor * mem.total +
-                                 (loop_cycles - steady - (n_drain + 1.0) * compute_cycles -
-                                  kLoopCyclesPerIter * g.kappa);
+    breakdown->compute_us = timesteps * t.compute / cycles_per_us;
     const bool l2_bound = mem.l2 >= mem.hbm && mem.l2 >= mem.mall;
-    (l2_bound ? breakdown->l2_us : breakdown->memory_us) = timesteps * memory_excess / cycles_per_us;
-    breakdown->reduction_us = timesteps * reduce_cycles / cycles_per_us;
+    (l2_bound ? breakdown->l2_us : breakdown->memory_us) = timesteps * t.memory_excess / cycles_per_us;
+    breakdown->reduction_us = timesteps * t.reduce / cycles_per_us;
     breakdown->launch_wave_us =
-        scalars_.launch_us + timesteps *
-                                 (kLoopCyclesPerIter * g.kappa + epilogue_cycles - reduce_cycles +
-                                  fixed_cycles) /
-                                 cycles_per_us;
+        scalars_.launch_us +
+        timesteps * (t.loop + t.epilogue - t.reduce + scalars_.tile_overhead_us * cycles_per_us) /
+            cycles_per_us;
     breakdown->waves = timesteps;
   }
-  return scalars_.launch_us + timesteps * tile_cycles / cycles_per_us;
+  return scalars_.launch_us + timesteps * t.total / cycles_per_us;
 }
 
 double OrigamiModel::predict_us(const GemmProblem& problem, const PreparedCandidate& c) const {
@@ -211,9 +276,6 @@ TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCa
 }
 
 double OrigamiModel::lower_bound_us(const GemmProblem& problem, const PreparedCandidate& c) const {
-  // predict() with the memory terms, prologue, epilogue and tail dropped: a tile costs at least
-  // kappa compute iterations (n_main + n_drain + 1 = kappa) plus its loop bookkeeping and fixed
-  // cost; every dropped term is >= 0. The grid and utilisation are the exact ones (geometry()).
   constexpr double kRoundingMargin = 1.0 - 1e-12;
   const Geometry g = geometry(device_, problem, c);
   double timesteps = g.timesteps;
@@ -223,8 +285,12 @@ double OrigamiModel::lower_bound_us(const GemmProblem& problem, const PreparedCa
     timesteps = std::ceil(g.tiles * iters_per_tile / device_.num_sms) / iters_per_tile * g.splits;
   }
   const double cycles_per_us = device_.clock_ghz * 1e3;
-  const double tile_cycles = g.kappa * (c.origami.compute_cycles_per_iter / g.utilization +
-                                        kLoopCyclesPerIter) +
+  // Compute of the full iterations and of the tail (tile_cycles' t.compute), loop bookkeeping
+  // and the fixed cost; every other term is >= 0.
+  const double tail_k = static_cast<double>(problem.k) - g.k_iters_total * c.tile_k;
+  const double lc_eff = c.origami.compute_cycles_per_iter / g.utilization;
+  const double tile_cycles = g.kappa * (lc_eff + kLoopCyclesPerIter) +
+                             std::max(tail_k, 0.0) / c.tile_k * lc_eff +
                              scalars_.tile_overhead_us * cycles_per_us;
   return (scalars_.launch_us + timesteps * tile_cycles / cycles_per_us) * kRoundingMargin;
 }
