@@ -28,6 +28,7 @@ constexpr double kStoreVectorBytes = 16.0;
 struct Geometry {
   double grid_m, grid_n, tiles, splits, active, timesteps, kappa, k_iters_total, utilization;
   double k_per_split;  // K elements one workgroup reduces
+  bool is_parallel_reduction = false;  // split partials reduced by a separate kernel
   double occupancy_factor;
 };
 
@@ -35,6 +36,45 @@ struct Geometry {
 struct MemoryCycles {
   double total, l2, mall, hbm;
 };
+
+// Origami's default grid (k_split_aware, origami.md §2.9). More tiles than CUs: the first
+// fractional grid round(T / (floor(T / vCU) + f)) that fits the virtual CUs (CUs x occupancy),
+// skipping grids whose per-workgroup K fragment is not whole 128-byte lines or whose fp32
+// partials exceed 128 MiB. Fewer tiles: a K split, by a separate reduction kernel for deep K and
+// few tiles, else the first of {16, 12, 8, 6, 4, 3, 2, 1} that fits with >= 8 iterations each.
+double k_split_aware_grid(double cus, double tiles, double tm, double tn, double tk, double k,
+                          int occupancy, bool* is_parallel_reduction) {
+  constexpr double kMinItersPerSplit = 8.0, kMinItersForParallel = 64.0;
+  constexpr double kPartialsLimitBytes = 128.0 * 1024.0 * 1024.0, kLineBytes128 = 128.0;
+  const double iters_per_tile = std::ceil(k / tk);
+  *is_parallel_reduction = false;
+  if (tiles > cus) {
+    const double virtual_cus = cus * std::max(1, occupancy);
+    const double min_even = std::max(1.0, std::floor(tiles / virtual_cus));
+    for (const double fraction : {0.0, 1.0 / 2, 1.0 / 8, 1.0 / 5, 1.0 / 4, 1.0 / 3}) {
+      const double grid = std::floor(tiles / (min_even + fraction) + 0.5);
+      if (std::fmod(tiles, grid) != 0 && tm * tn * 4.0 * grid > kPartialsLimitBytes) continue;
+      const double per_cta = std::ceil(tiles * iters_per_tile / grid);
+      const double fragment_bytes = std::fmod(per_cta, iters_per_tile) * tk * 2.0;
+      if (fragment_bytes > 0 && std::fmod(fragment_bytes, kLineBytes128) != 0) continue;
+      if (grid <= virtual_cus) return grid;
+    }
+    return tiles;
+  }
+  if (tiles < cus) {
+    if (iters_per_tile >= kMinItersForParallel && tiles <= std::floor(cus / 4)) {
+      *is_parallel_reduction = true;
+      const double splits = std::min(std::floor(cus / tiles), std::floor(iters_per_tile / kMinItersPerSplit));
+      return tiles * std::max(1.0, splits);
+    }
+    for (const double splits : {16.0, 12.0, 8.0, 6.0, 4.0, 3.0, 2.0, 1.0}) {
+      if (tiles * splits <= cus && std::floor(iters_per_tile / splits) >= kMinItersPerSplit) {
+        return tiles * splits;
+      }
+    }
+  }
+  return tiles;
+}
 
 Geometry geometry(const DeviceParams& d, const GemmProblem& problem, const PreparedCandidate& c) {
   const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n),
@@ -45,12 +85,16 @@ Geometry geometry(const DeviceParams& d, const GemmProblem& problem, const Prepa
   g.grid_m = ceil_div(m, tm);
   g.grid_n = ceil_div(n, tn);
   g.tiles = g.grid_m * g.grid_n * batch;
-  // Grid: data-parallel (G = tiles * split) or stream-K (one workgroup per CU).
-  g.splits = c.origami.is_stream_k ? std::max(1.0, std::min(16.0, std::floor(cus / g.tiles)))
-                                   : static_cast<double>(c.split_k);
-  const double grid = g.tiles * g.splits;
+  // Grid: data-parallel (G = tiles * split) or Origami's k-split-aware stream-K grid.
+  const double grid = c.origami.is_stream_k
+                          ? k_split_aware_grid(cus, g.tiles, tm, tn, tk, k, c.origami.occupancy,
+                                               &g.is_parallel_reduction)
+                          : g.tiles * c.split_k;
+  g.splits = std::ceil(grid / g.tiles);
   g.active = std::min(grid, cus);
-  g.timesteps = std::ceil(grid / cus);
+  // Origami counts whole timesteps of the larger of grid and tiles (a stream-K grid smaller than
+  // the tile count is charged as the data-parallel one).
+  g.timesteps = std::ceil(std::max(grid, g.tiles) / cus);
   // Full K-iterations floor(K / MT_K), sharded over the splits; 0 when K < MT_K (only the tail
   // runs), as in Origami's tile latency (origami.md §2.3, §2.7).
   g.k_iters_total = std::floor(k / tk);
@@ -210,12 +254,13 @@ TileCycles tile_cycles(const DeviceParams& d, const ModelScalars& s, const GemmP
   const double per_cu_store_bpc = l2_bpc * bw_fraction / g.active;
   const double line_elements = std::ceil(128.0 / out_bytes);
   const double alignment = std::fmod(static_cast<double>(problem.m), line_elements) != 0 ? 1.1 : 1.0;
-  const double split_bytes = g.splits > 1 ? 4.0 : out_bytes;  // partials are fp32
+  const bool in_kernel_reduce = g.splits > 1 && !g.is_parallel_reduction;
+  const double split_bytes = in_kernel_reduce ? 4.0 : out_bytes;  // partials are fp32
   const double store_bytes = tm * tn * split_bytes;
   t.epilogue = tm * tn / kEpilogueLanes * kAccReadParallelism +
                store_bytes * alignment / per_cu_store_bpc +
                std::ceil(tm * tn / (64.0 * std::ceil(kStoreVectorBytes / out_bytes)));
-  if (g.splits > 1) {
+  if (in_kernel_reduce) {
     const double hbm_bpc = d.hbm_model_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9) *
                            s.dram_efficiency / 0.9;
     t.reduce = store_bytes / per_cu_store_bpc + (g.splits - 1.0) * kSplitKPeerCycles +
@@ -231,6 +276,29 @@ TileCycles tile_cycles(const DeviceParams& d, const ModelScalars& s, const GemmP
   return t;
 }
 
+// The separate reduction kernel (Origami's PostGSU): launch, then per wave each of its
+// workgroups (256 threads x 4 bytes of output each) reads the fp32 partials of every split and
+// writes the output, at MALL bandwidth scaled by its active-CU fraction.
+double parallel_reduction_cycles(const DeviceParams& d, const GemmProblem& problem, const Geometry& g) {
+  constexpr double kLaunchCycles = 8000.0, kThreadsPerWorkgroup = 256.0, kLanes = 64.0;
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const double vector = std::max(1.0, std::floor(4.0 / out_bytes));
+  const double elements = static_cast<double>(problem.m) * static_cast<double>(problem.n) *
+                          static_cast<double>(problem.batch);
+  const double workgroups = std::ceil(elements / (kThreadsPerWorkgroup * vector));
+  const double active = std::min(workgroups, static_cast<double>(d.num_sms));
+  const double waves = std::ceil(workgroups / d.num_sms);
+  const auto& q = d.bw_fraction_quadratic;
+  const double fraction = std::clamp(q[2] * active * active + q[1] * active + q[0], 0.01, 1.0);
+  const double mall_bpc = d.mall_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9 * d.mem_clock_ratio);
+  const double bw = std::max(mall_bpc * fraction, 1e-12);
+  const double per_wave = active * kThreadsPerWorkgroup * vector;
+  const double read = per_wave * g.splits * 4.0 / bw;
+  const double write = per_wave * out_bytes / bw;
+  const double accumulate = (g.splits - 1.0) * per_wave / (active * kLanes);
+  return kLaunchCycles + (read + accumulate + write) * waves;
+}
+
 }  // namespace
 
 template <bool kExplain>
@@ -240,29 +308,21 @@ double OrigamiModel::predict(const GemmProblem& problem, const PreparedCandidate
   const Geometry g = geometry(d, problem, c);
   const MemoryCycles mem = memory_cycles(d, scalars_, problem, c, g);
   const TileCycles t = tile_cycles(d, scalars_, problem, c, g, mem);
-  const double cus = d.num_sms;
-  const double tile_k = c.tile_k;
-  double timesteps = g.timesteps;
-  if (c.origami.is_stream_k) {
-    // Stream-K: MAC iterations spread evenly over the CUs; fractional timesteps, a fix-up per
-    // extra peer sharing a tile (origami.md §6.1).
-    const double iters_per_tile = std::max(1.0, std::ceil(static_cast<double>(problem.k) / tile_k));
-    const double iters_per_cu = std::ceil(g.tiles * iters_per_tile / cus);
-    timesteps = iters_per_cu / iters_per_tile * g.splits;
-  }
+  const double timesteps = g.timesteps;
+  const double reduction_kernel = g.is_parallel_reduction ? parallel_reduction_cycles(d, problem, g) : 0.0;
   const double cycles_per_us = d.clock_ghz * 1e3;
   if constexpr (kExplain) {
     breakdown->compute_us = timesteps * t.compute / cycles_per_us;
     const bool l2_bound = mem.l2 >= mem.hbm && mem.l2 >= mem.mall;
     (l2_bound ? breakdown->l2_us : breakdown->memory_us) = timesteps * t.memory_excess / cycles_per_us;
-    breakdown->reduction_us = timesteps * t.reduce / cycles_per_us;
+    breakdown->reduction_us = (timesteps * t.reduce + reduction_kernel) / cycles_per_us;
     breakdown->launch_wave_us =
         scalars_.launch_us +
         timesteps * (t.loop + t.epilogue - t.reduce + scalars_.tile_overhead_us * cycles_per_us) /
             cycles_per_us;
     breakdown->waves = timesteps;
   }
-  return scalars_.launch_us + timesteps * t.total / cycles_per_us;
+  return scalars_.launch_us + (timesteps * t.total + reduction_kernel) / cycles_per_us;
 }
 
 double OrigamiModel::predict_us(const GemmProblem& problem, const PreparedCandidate& c) const {
@@ -278,12 +338,7 @@ TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCa
 double OrigamiModel::lower_bound_us(const GemmProblem& problem, const PreparedCandidate& c) const {
   constexpr double kRoundingMargin = 1.0 - 1e-12;
   const Geometry g = geometry(device_, problem, c);
-  double timesteps = g.timesteps;
-  if (c.origami.is_stream_k) {
-    const double tile_k = c.tile_k;
-    const double iters_per_tile = std::max(1.0, std::ceil(static_cast<double>(problem.k) / tile_k));
-    timesteps = std::ceil(g.tiles * iters_per_tile / device_.num_sms) / iters_per_tile * g.splits;
-  }
+  const double timesteps = g.timesteps;
   const double cycles_per_us = device_.clock_ghz * 1e3;
   // Compute of the full iterations and of the tail (tile_cycles' t.compute), loop bookkeeping
   // and the fixed cost; every other term is >= 0.

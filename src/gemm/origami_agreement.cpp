@@ -111,6 +111,7 @@ Status parse_origami_row(const std::vector<std::string_view>& f, OrigamiRanking&
     c.*kColumns[i].member = static_cast<int>(value);
   }
   c.stages = 2;
+  c.decomposition = Decomposition::kStreamK;  // Origami ranks with its k-split-aware grid
   c.xcd_mapping = XcdMapping::kContiguous;
   ranking.top.push_back(c);
   ranking.latency.push_back(latency);
@@ -232,6 +233,7 @@ std::vector<Candidate> origami_reference_space(const DeviceParams& reference_dev
               c.occupancy = occupancy;
               c.group_size = wgm;
               c.xcd_mapping = XcdMapping::kContiguous;
+              c.decomposition = Decomposition::kStreamK;  // Origami's default k-split-aware grid
               space.push_back(c);
             }
           }
@@ -385,8 +387,7 @@ AgreementReport compare_with_origami(Selector& selector, const std::vector<Origa
   std::vector<Candidate> comparable;
   for (const Candidate& c : space) {
     const double footprint_bytes = static_cast<double>(c.tile_m + c.tile_n) * c.tile_k * 2.0;
-    if (c.decomposition == Decomposition::kDataParallel && c.xcd_mapping == XcdMapping::kContiguous &&
-        footprint_bytes <= kOrigamiTileFootprintBytes) {
+    if (c.xcd_mapping == XcdMapping::kContiguous && footprint_bytes <= kOrigamiTileFootprintBytes) {
       comparable.push_back(c);
     }
   }
