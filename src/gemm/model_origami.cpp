@@ -340,11 +340,23 @@ double OrigamiModel::lower_bound_us(const GemmProblem& problem, const PreparedCa
   const Geometry g = geometry(device_, problem, c);
   const double timesteps = g.timesteps;
   const double cycles_per_us = device_.clock_ghz * 1e3;
-  // Compute of the full iterations and of the tail (tile_cycles' t.compute), loop bookkeeping
+  // tile_cycles() with the memory level taken as its L2 term alone (L_mem >= t_L2, which needs no
+  // hit rates): prologue, steady state max(L2, compute), drain and tail compute, loop bookkeeping
   // and the fixed cost; every other term is >= 0.
+  const double in_bytes = static_cast<double>(dtype_size_bytes(problem.a_dtype));
+  const double span_bytes = std::ceil(g.k_per_split * in_bytes / kLineBytes) * kLineBytes;
+  const double iters = std::max(g.k_per_split / c.tile_k, 1.0);
+  const double iter_bytes = (std::min(static_cast<double>(problem.m), static_cast<double>(c.tile_m)) +
+                             std::min(static_cast<double>(problem.n), static_cast<double>(c.tile_n))) *
+                            span_bytes / iters;
+  const double l2_bpc = device_.l2_bw_tbps * 1e12 / (device_.clock_ghz * 1e9);
+  const double l2_cycles = device_.num_sms * iter_bytes / l2_bpc;
   const double tail_k = static_cast<double>(problem.k) - g.k_iters_total * c.tile_k;
   const double lc_eff = c.origami.compute_cycles_per_iter / g.utilization;
-  const double tile_cycles = g.kappa * (lc_eff + kLoopCyclesPerIter) +
+  const double n_main = std::max(g.kappa - kPrefetchDepth, 0.0);
+  const double prologue = g.kappa > 0 ? l2_cycles * g.occupancy_factor : 0.0;
+  const double tile_cycles = prologue + n_main * std::max(l2_cycles, lc_eff) +
+                             (g.kappa - n_main) * lc_eff + g.kappa * kLoopCyclesPerIter +
                              std::max(tail_k, 0.0) / c.tile_k * lc_eff +
                              scalars_.tile_overhead_us * cycles_per_us;
   return (scalars_.launch_us + timesteps * tile_cycles / cycles_per_us) * kRoundingMargin;
