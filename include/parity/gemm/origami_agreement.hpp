@@ -68,10 +68,11 @@ struct AgreementReport {
 Result<DeviceParams> origami_reference_device(const DeviceParams& catalogue_device);
 // The config list of that harness: macro tiles {16..512}^2 from its size list, depth-unroll
 // {16, 32, 64, 128, 512, 1024}, the arch's bf16 MFMA shapes, occupancy {1, 2}, WGM {1, 4, 8},
-// data-parallel with the contiguous XCD mapping (Origami predicts the WGM itself).
+// Origami's default k-split-aware stream-K grid with the contiguous XCD mapping (Origami predicts
+// the WGM itself).
 std::vector<Candidate> origami_reference_space(const DeviceParams& reference_device);
 
-// Ranks the Origami-comparable part of the AMD space (data-parallel, contiguous XCD mapping) with
+// Ranks the Origami-comparable part of `space` (contiguous XCD mapping, A+B tile <= 64 KiB) with
 // `selector` for each problem and compares with Origami's top-10.
 // Origami's reference lists never exceed 64 KiB of A+B tile per stage on either arch (checked over
 // both CSVs), so the comparable space is capped there too; gfx950 kernels may use up to 160 KiB.
