@@ -1,6 +1,7 @@
-// The Origami-class (AMD CDNA) model: a cycle model after AMD's Origami (origami.md §2): MFMA
-// latency table, per-XCD L2 hit rates from the tiles each XCD runs under WGM and the XCD mapping,
-// MALL, HBM bandwidth fraction in active CUs, wave quantisation, stream-K. Internal header.
+// The Origami-class (AMD CDNA) model: a port of AMD Origami's latency equations (origami.md §2;
+// docs/gemm.md lists what is ported and what is not): MFMA latency table, per-XCD L2 hit rates
+// from the tiles each XCD runs under WGM and the XCD mapping, MALL, HBM bandwidth fraction in
+// active CUs, Origami's tile latency and its k-split-aware stream-K grid. Internal header.
 #pragma once
 
 #include "parity/gemm/model.hpp"
@@ -15,8 +16,8 @@ class OrigamiModel final : public PerformanceModel {
   double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
   TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
   // Hierarchical: candidates come in runs of one macro tile and MFMA shape (their occupancy, WGM
-  // and XCD mapping variants follow each other); a run's compute-only bound (launch plus timesteps
-  // x K-iterations x MFMA cycles, every other term >= 0) is computed once, and only runs whose bound
+  // and XCD mapping variants follow each other); a run's bound (launch plus timesteps x the tile's
+  // compute and L2 cycles, every other term >= 0) is computed once, and only runs whose bound
   // can reach the top-`keep` or the near-tie group are predicted exactly.
   std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t count, std::size_t keep, double tie_epsilon,

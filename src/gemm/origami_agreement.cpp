@@ -111,6 +111,7 @@ Status parse_origami_row(const std::vector<std::string_view>& f, OrigamiRanking&
     c.*kColumns[i].member = static_cast<int>(value);
   }
   c.stages = 2;
+  c.decomposition = Decomposition::kStreamK;  // Origami ranks with its k-split-aware grid
   c.xcd_mapping = XcdMapping::kContiguous;
   ranking.top.push_back(c);
   ranking.latency.push_back(latency);
@@ -232,6 +233,7 @@ std::vector<Candidate> origami_reference_space(const DeviceParams& reference_dev
               c.occupancy = occupancy;
               c.group_size = wgm;
               c.xcd_mapping = XcdMapping::kContiguous;
+              c.decomposition = Decomposition::kStreamK;  // Origami's default k-split-aware grid
               space.push_back(c);
             }
           }
@@ -258,14 +260,35 @@ Result<RankingHalf> parse_ranking_half(std::string_view text) {
   return invalid_argument("gemm agree: half '", text, "' is not one of all, port, held-out");
 }
 
+std::uint64_t ranking_split_key(std::string_view problem_text) {
+  // FNV-1a over the text, then splitmix64's finaliser with the seed mixed in: a fixed, seeded
+  // order that does not depend on the file's order (both arch files list the same problems).
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char ch : problem_text) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= 1099511628211ull;
+  }
+  std::uint64_t z = h + kOrigamiSplitSeed + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 std::vector<OrigamiRanking> select_half(const std::vector<OrigamiRanking>& rankings,
                                         RankingHalf half) {
+  if (half == RankingHalf::kAll) return rankings;
+  // The port half is the floor(n/2) problems of smallest key (ties by text), in file order.
+  std::vector<std::size_t> order(rankings.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto key = [&](std::size_t i) {
+    return std::make_pair(ranking_split_key(rankings[i].problem_text), rankings[i].problem_text);
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  std::vector<bool> is_port(rankings.size(), false);
+  for (std::size_t i = 0; i < rankings.size() / 2; ++i) is_port[order[i]] = true;
   std::vector<OrigamiRanking> out;
   for (std::size_t i = 0; i < rankings.size(); ++i) {
-    const bool is_port = i % 2 == 0;
-    if (half == RankingHalf::kAll || (half == RankingHalf::kPort) == is_port) {
-      out.push_back(rankings[i]);
-    }
+    if ((half == RankingHalf::kPort) == is_port[i]) out.push_back(rankings[i]);
   }
   return out;
 }
@@ -364,8 +387,7 @@ AgreementReport compare_with_origami(Selector& selector, const std::vector<Origa
   std::vector<Candidate> comparable;
   for (const Candidate& c : space) {
     const double footprint_bytes = static_cast<double>(c.tile_m + c.tile_n) * c.tile_k * 2.0;
-    if (c.decomposition == Decomposition::kDataParallel && c.xcd_mapping == XcdMapping::kContiguous &&
-        footprint_bytes <= kOrigamiTileFootprintBytes) {
+    if (c.xcd_mapping == XcdMapping::kContiguous && footprint_bytes <= kOrigamiTileFootprintBytes) {
       comparable.push_back(c);
     }
   }

@@ -95,9 +95,14 @@ Status run_eval(const GemmOptions& o) {
 }
 
 Status run_agree(const GemmOptions& o) {
-  PARITY_ASSIGN_OR_RETURN(const auto half, gemm::parse_ranking_half(o.half));
-  PARITY_ASSIGN_OR_RETURN(const auto outcome, gemm::agree_with_origami(model_source(o), o.origami_csv, half));
-  std::cout << (o.is_json_output ? gemm::to_json(outcome) : gemm::to_text(outcome));
+  // "both": the port half, then the held-out half (text only: JSON takes one half per run).
+  const bool is_both = o.half == "both" && !o.is_json_output;
+  for (const std::string& name : is_both ? std::vector<std::string>{"port", "held-out"}
+                                         : std::vector<std::string>{o.half}) {
+    PARITY_ASSIGN_OR_RETURN(const auto half, gemm::parse_ranking_half(name));
+    PARITY_ASSIGN_OR_RETURN(const auto outcome, gemm::agree_with_origami(model_source(o), o.origami_csv, half));
+    std::cout << (o.is_json_output ? gemm::to_json(outcome) : gemm::to_text(outcome));
+  }
   return Status::ok();
 }
 
@@ -190,7 +195,7 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   auto* agree = gemm.add_subcommand("agree", "Top-10 agreement with Origami's rankings (AMD, model only)");
   add_common_options(*agree, o, "mi300x (gfx942) or mi350x (gfx950)");
   agree->add_option("--origami", o.origami_csv, "Rankings CSV (default: <data>/reference/origami/<arch>_bf16.csv)");
-  agree->add_option("--half", o.half, "all (default), port (even problem index) or held-out (odd)");
+  agree->add_option("--half", o.half, "all (default), port, held-out (the seeded split of data/reference/origami/split.csv) or both (text)");
   agree->add_flag("--json", o.is_json_output, "Print JSON");
   agree->callback([options, &outcome] { outcome.status = run_agree(*options); });
 }
