@@ -78,17 +78,19 @@ Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, bool r
 
 // Fitted groups: the group-per-bag kernel with G lanes of V 16-byte units each (kVecsPerLane V
 // fp32 vecs, or 2V 16-bit vecs read in pairs), G * V = the widest row's units exactly, so no lane
-// idles (the power-of-two groups leave 1/4 to 3/8 of the lanes idle on such rows), and 256 bytes in
-// flight per lane.
+// idles (the power-of-two groups leave 1/4 to 3/8 of the lanes idle on such rows). Bytes in flight
+// per lane: 256 in fp32 (128 registers, two 256-thread blocks per SM as the power-of-two groups);
+// 128 in 16-bit, where 256 took 156-194 registers (ptxas -v, sm_90a), one block per SM.
 template <typename Tag, typename IndexT, int kUnitsPerLane>
 Status launch_forward_fitted_units(const ForwardParams<IndexT>& params, int group_lanes, int sm_count,
                                    gpuStream_t stream) {
   constexpr bool kPaired = !std::is_same_v<Tag, F32Tag>;
   constexpr int kVecs = kPaired ? 2 * kUnitsPerLane : kUnitsPerLane;
+  constexpr int kBytes = kPaired ? 128 : 256;
   switch (group_lanes) {
-    case 4: return launch_forward<Tag, IndexT, 4, kVecs, kPaired, 256>(params, sm_count, stream);
-    case 8: return launch_forward<Tag, IndexT, 8, kVecs, kPaired, 256>(params, sm_count, stream);
-    case 16: return launch_forward<Tag, IndexT, 16, kVecs, kPaired, 256>(params, sm_count, stream);
+    case 4: return launch_forward<Tag, IndexT, 4, kVecs, kPaired, kBytes>(params, sm_count, stream);
+    case 8: return launch_forward<Tag, IndexT, 8, kVecs, kPaired, kBytes>(params, sm_count, stream);
+    case 16: return launch_forward<Tag, IndexT, 16, kVecs, kPaired, kBytes>(params, sm_count, stream);
     default: return unsupported("tbe_forward fitted groups: group_lanes=", group_lanes, " is not 4, 8 or 16");
   }
 }
