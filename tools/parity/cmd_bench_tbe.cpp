@@ -70,8 +70,9 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--backward-variant", o.backward_variant,
                   "Backward kernels timed: both (default), batched (row updates queued), row (one at a time)");
   cmd->add_option("--variant", args->variant,
-                  "Kernels: auto (default: narrow rows where rows are <= 128 bytes), narrow_rows, wide_rows")
-      ->check(CLI::IsMember({"auto", "narrow_rows", "wide_rows"}));
+                  "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
+                  "fit), narrow_rows, wide_rows, fitted_groups")
+      ->check(CLI::IsMember({"auto", "narrow_rows", "wide_rows", "fitted_groups"}));
   add_seed_option(cmd, args->seed, "Seed of the synthetic batch and weights");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = bench_tbe(*args); });

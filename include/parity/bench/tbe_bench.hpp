@@ -112,8 +112,9 @@ struct TbeBenchRequest {
   TimingOptions timing;
   std::uint64_t seed = 1;
   std::string out;  // results JSON with provenance (empty: none)
-  /// Kernels (embedding/tbe_gpu.hpp): auto (the narrow-row rule), narrow_rows, or wide_rows (the
-  /// group-per-bag forward and warp-per-chunk backward for every shape).
+  /// Kernels (embedding/tbe_gpu.hpp): auto (the narrow-row rule, then fitted groups), narrow_rows,
+  /// wide_rows (the power-of-two group-per-bag forward and warp-per-chunk backward for every
+  /// shape), or fitted_groups (the fitted group-per-bag forward, warp-per-chunk backward).
   std::string variant = "auto";
 };
 /// Runs the whole benchmark on device 0 (parity_gpu); returns the printed report. kInternal when

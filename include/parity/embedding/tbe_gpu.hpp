@@ -33,9 +33,11 @@ struct DeviceBatch {
 
 /// The forward kernels. kGroupPerBag: a group of lanes per bag sized to the widest row, any shape.
 /// kNarrowRows: rows of <= kNarrowRowMaxBytes, several bags per warp with each lane one 16-byte
-/// piece of a row and several rows in flight per lane (docs/embedding.md). kAuto: narrow rows
-/// wherever narrow_rows_forward_fits, else group per bag.
-enum class ForwardKernel : std::uint8_t { kAuto, kGroupPerBag, kNarrowRows };
+/// piece of a row and several rows in flight per lane (docs/embedding.md). kFittedGroups: group per
+/// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
+/// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: narrow rows
+/// wherever narrow_rows_forward_fits, else fitted groups where they fit, else group per bag.
+enum class ForwardKernel : std::uint8_t { kAuto, kGroupPerBag, kNarrowRows, kFittedGroups };
 inline constexpr int kNarrowRowMaxBytes = 128;
 
 struct ForwardOptions {

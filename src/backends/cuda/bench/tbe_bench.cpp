@@ -137,11 +137,12 @@ Result<ForwardCheck> check_forward(const TbeProblem& problem, const SyntheticBat
 
 struct Timings {
   SampleStats forward, backward, backward_batched, step, bounds, bounds_bad, bounds_writeback_free, index_read,
-      tiny_read;
+      index_offsets_read, tiny_read;
   bool has_backward_batched = false;
   bool main_batches_row_updates = false;
   TimingOptions writeback_free;
   std::int64_t index_read_bytes = 0;
+  std::int64_t offsets_read_bytes = 0;
   std::int64_t bad_counted = 0;
 };
 
@@ -158,8 +159,12 @@ Result<KernelChoice> kernel_choice(const std::string& variant) {
   } else if (variant == "wide_rows") {
     choice.forward.kernel = eg::ForwardKernel::kGroupPerBag;
     choice.backward = eg::BackwardKernel::kWarpPerChunk;
+  } else if (variant == "fitted_groups") {
+    choice.forward.kernel = eg::ForwardKernel::kFittedGroups;
+    choice.backward = eg::BackwardKernel::kWarpPerChunk;
   } else if (variant != "auto") {
-    return invalid_argument("bench tbe: --variant='", variant, "' is not one of auto, narrow_rows, wide_rows");
+    return invalid_argument("bench tbe: --variant='", variant,
+                            "' is not one of auto, narrow_rows, wide_rows, fitted_groups");
   }
   return choice;
 }
@@ -229,6 +234,14 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   t.index_read_bytes = problem.num_indices * static_cast<std::int64_t>(dtype_size_bytes(problem.index_dtype)) / 16 * 16;
   PARITY_ASSIGN_OR_RETURN(t.index_read, time_on_device([&](parity::gpu::StreamHandle stream) {
     return read_device_vectors(b.indices.data(), t.index_read_bytes, b.sink.data(), stream);
+  }, timing));
+  // The floor: the indices and the offsets (F*B+1 of them, as large as the indices for
+  // one-hot bags), each read once by the same plain kernel, back to back on the stream.
+  t.offsets_read_bytes =
+      (problem.num_bags() + 1) * static_cast<std::int64_t>(dtype_size_bytes(problem.index_dtype)) / 16 * 16;
+  PARITY_ASSIGN_OR_RETURN(t.index_offsets_read, time_on_device([&](parity::gpu::StreamHandle stream) {
+    PARITY_RETURN_IF_ERROR(read_device_vectors(b.indices.data(), t.index_read_bytes, b.sink.data(), stream));
+    return read_device_vectors(b.offsets.data(), t.offsets_read_bytes, b.sink.data(), stream);
   }, timing));
   PARITY_ASSIGN_OR_RETURN(t.tiny_read, time_on_device([&](parity::gpu::StreamHandle stream) {
     return read_device_vectors(b.indices.data(), t.index_read_bytes > 0 ? 16 : 0, b.sink.data(), stream);
@@ -339,6 +352,12 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["bounds_check_clean_writeback_free_flush"]["cache"] = cache_mode_name(t.writeback_free.cache);
   doc["bounds_check_floor_index_read"] = timed(t.index_read, static_cast<double>(t.index_read_bytes));
   doc["bounds_check_floor_index_read"]["what"] = "one plain 16-byte-vector read kernel over the index array, same flush";
+  doc["bounds_check_floor_index_offsets_read"] =
+      timed(t.index_offsets_read, static_cast<double>(t.index_read_bytes + t.offsets_read_bytes));
+  doc["bounds_check_floor_index_offsets_read"]["what"] =
+      "the plain read kernel over the index array, then over the offsets array, same flush (the target's floor)";
+  doc["bounds_check_floor_index_offsets_read"]["clean_check_ratio"] =
+      t.index_offsets_read.median_ms > 0 ? t.bounds.median_ms / t.index_offsets_read.median_ms : 0.0;
   doc["bounds_check_floor_tiny_kernel"] = sample_stats_json(t.tiny_read);
   doc["bounds_check_floor_tiny_kernel"]["what"] = "a one-block kernel reading 16 bytes: launch, events and the flush's tail";
   doc["deterministic"] = "always (stable sort, fixed chunking; no separate mode to time)";
@@ -377,6 +396,10 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
   line("bounds check (bad)", t.bounds_bad, bytes.bounds_check_bytes);
   line("bounds check (flush-clean)", t.bounds_writeback_free, bytes.bounds_check_bytes);
   line("  floor: index read", t.index_read, static_cast<double>(t.index_read_bytes));
+  line("  floor: indices + offsets", t.index_offsets_read, static_cast<double>(t.index_read_bytes + t.offsets_read_bytes));
+  if (t.index_offsets_read.median_ms > 0) {
+    text += format_text("  %-26s %.2fx\n", "  clean check / floor", t.bounds.median_ms / t.index_offsets_read.median_ms);
+  }
   text += format_text("  %-26s median %9.4f ms\n", "  floor: tiny kernel", t.tiny_read.median_ms);
   const double n = static_cast<double>(problem.num_indices);
   text += format_text("  workspace %.1f B/index, peak device memory %.2f GB\n",

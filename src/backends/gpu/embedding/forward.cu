@@ -25,7 +25,7 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
 
 template <typename IndexT>
 Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
-                     const DeviceBatch& batch, void* output, bool is_narrow, gpuStream_t stream) {
+                     const DeviceBatch& batch, void* output, ForwardKernel kernel, gpuStream_t stream) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   ForwardParams<IndexT> params{};
   params.layout = make_layout_view(device_layout, problem.layout);
@@ -44,7 +44,20 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
   const bool aligned = rows_16_byte_aligned(problem, weights);
-  if (is_narrow) {
+  // kernel: kNarrowRows, kFittedGroups, kGroupPerBag, or kAuto for "fitted groups where they fit".
+  const FittedGroups fitted = fitted_groups_for(max_dim, dtype_size_bytes(problem.weight_dtype), aligned);
+  if (kernel == ForwardKernel::kFittedGroups && fitted.group_lanes == 0) {
+    return unsupported("tbe_forward fitted groups: max_dim=", max_dim, " of ", dtype_name(problem.weight_dtype),
+                       " is not 3 or 5 x 4, 8 or 16 units of 16 bytes (or 16-bit rows are off 16-byte boundaries)");
+  }
+  if (fitted.group_lanes > 0 && (kernel == ForwardKernel::kFittedGroups || kernel == ForwardKernel::kAuto)) {
+    switch (problem.weight_dtype) {
+      case DType::kF16: return dispatch_forward_fitted_kernels<F16Tag, IndexT>(params, fitted, sm_count, stream);
+      case DType::kBF16: return dispatch_forward_fitted_kernels<BF16Tag, IndexT>(params, fitted, sm_count, stream);
+      default: return dispatch_forward_fitted_kernels<F32Tag, IndexT>(params, fitted, sm_count, stream);
+    }
+  }
+  if (kernel == ForwardKernel::kNarrowRows) {
     switch (problem.weight_dtype) {
       case DType::kF16: return dispatch_forward_narrow_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
       case DType::kBF16: return dispatch_forward_narrow_kernels<BF16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
@@ -94,20 +107,16 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
   const auto alignment = static_cast<std::uintptr_t>(4 * dtype_size_bytes(problem.weight_dtype));
   PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(weights) % alignment == 0, "tbe_forward: weights pointer is not ",
                    alignment, "-byte aligned");
-  bool is_narrow = false;
-  switch (options.kernel) {
-    case ForwardKernel::kAuto: is_narrow = narrow_rows_forward_fits(problem).is_ok(); break;
-    case ForwardKernel::kNarrowRows:
-      PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
-      is_narrow = true;
-      break;
-    case ForwardKernel::kGroupPerBag: break;
+  ForwardKernel kernel = options.kernel;
+  if (kernel == ForwardKernel::kAuto && narrow_rows_forward_fits(problem).is_ok()) kernel = ForwardKernel::kNarrowRows;
+  if (kernel == ForwardKernel::kNarrowRows) {
+    PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
   }
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {
-    return forward_typed<std::int32_t>(problem, device_layout, weights, batch, output, is_narrow, s);
+    return forward_typed<std::int32_t>(problem, device_layout, weights, batch, output, kernel, s);
   }
-  return forward_typed<std::int64_t>(problem, device_layout, weights, batch, output, is_narrow, s);
+  return forward_typed<std::int64_t>(problem, device_layout, weights, batch, output, kernel, s);
 }
 
 }  // namespace parity::embedding::gpu

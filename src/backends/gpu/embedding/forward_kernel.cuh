@@ -5,11 +5,21 @@
 
 namespace parity::gpu_device {
 
+constexpr int floor_power_of_two(int n) {
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  return p;
+}
+
 // kPaired (16-bit weights, every row 16-byte aligned): a lane's vecs come in adjacent pairs read
 // with one 16-byte load, so a 16-bit row needs half the lanes and half the load instructions of
 // the 8-byte-per-lane layout (fp16 C2 was instruction-bound at 2.1 TB/s with 8-byte loads). The
 // per-element summation order is the same in both layouts, so results are bitwise identical.
-template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false>
+//
+// kBytesInFlightPerLane: the row bytes a lane loads before adding any (128 by default; the fitted
+// groups, whose lanes all carry data, take 256 so a lane with 3-5 vecs still has rows in flight).
+template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false,
+          int kBytesInFlightPerLane = 128>
 __global__ void __launch_bounds__(kForwardBlockThreads)
     tbe_forward_group_per_bag_kernel(ForwardParams<IndexT> p) {
   static_assert(kWarpSize % kGroupLanes == 0, "groups tile the warp");
@@ -19,8 +29,11 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
   // Rows in flight per lane: enough bytes outstanding to cover memory latency (8 x 16 B per lane),
   // bounded registers. A 16-bit vec is 8 B, so 16-bit rows need twice the rows in flight for the
   // same bytes: with 8, fp16 C2 ran at 1.4 TB/s against fp32's 3.5 (latency-bound, not bandwidth).
-  constexpr int kRowsFor128Bytes = 128 / (4 * static_cast<int>(sizeof(typename Tag::Storage)) * kVecsPerLane);
-  constexpr int kUnrollWanted = kRowsFor128Bytes > 0 ? kRowsFor128Bytes : 1;
+  constexpr int kRowsForBytes =
+      kBytesInFlightPerLane / (4 * static_cast<int>(sizeof(typename Tag::Storage)) * kVecsPerLane);
+  // A power of two, so the unrolled steps tile a chunk of kGroupLanes rows without a ragged step.
+  // (Every 128-byte configuration's count already is one.)
+  constexpr int kUnrollWanted = floor_power_of_two(kRowsForBytes > 0 ? kRowsForBytes : 1);
   constexpr int kUnroll = kUnrollWanted < kGroupLanes ? kUnrollWanted : kGroupLanes;
   constexpr int kGroupsPerWarp = kWarpSize / kGroupLanes;
   const int lane = lane_id();

@@ -13,13 +13,14 @@ namespace parity::embedding::gpu {
 namespace detail {
 using namespace parity::gpu_device;
 
-template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false>
+template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false,
+          int kBytesInFlightPerLane = 128>
 Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
   constexpr int kGroupsPerBlock = kForwardBlockThreads / kGroupLanes;
   // Grid-stride beyond a few waves: keeps gridDim * blockDim far below 2^32 (HIP's limit).
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kGroupsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane, kPaired>
+  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane, kPaired, kBytesInFlightPerLane>
       <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_group_per_bag_kernel);
   return Status::ok();
@@ -75,6 +76,25 @@ Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, bool r
   return unsupported("tbe_forward: max_dim=", max_dim, " exceeds ", 16 * kWarpSize * 4);
 }
 
+// Fitted groups: the group-per-bag kernel with G lanes of V 16-byte units each (kVecsPerLane V
+// fp32 vecs, or 2V 16-bit vecs read in pairs), G * V = the widest row's units exactly, so no lane
+// idles (the power-of-two groups leave 1/4 to 3/8 of the lanes idle on such rows). Bytes in flight
+// per lane: 256 in fp32 (128 registers, two 256-thread blocks per SM as the power-of-two groups);
+// 128 in 16-bit, where 256 took 156-194 registers (ptxas -v, sm_90a), one block per SM.
+template <typename Tag, typename IndexT, int kUnitsPerLane>
+Status launch_forward_fitted_units(const ForwardParams<IndexT>& params, int group_lanes, int sm_count,
+                                   gpuStream_t stream) {
+  constexpr bool kPaired = !std::is_same_v<Tag, F32Tag>;
+  constexpr int kVecs = kPaired ? 2 * kUnitsPerLane : kUnitsPerLane;
+  constexpr int kBytes = kPaired ? 128 : 256;
+  switch (group_lanes) {
+    case 4: return launch_forward<Tag, IndexT, 4, kVecs, kPaired, kBytes>(params, sm_count, stream);
+    case 8: return launch_forward<Tag, IndexT, 8, kVecs, kPaired, kBytes>(params, sm_count, stream);
+    case 16: return launch_forward<Tag, IndexT, 16, kVecs, kPaired, kBytes>(params, sm_count, stream);
+    default: return unsupported("tbe_forward fitted groups: group_lanes=", group_lanes, " is not 4, 8 or 16");
+  }
+}
+
 // Narrow rows: the piece width (16 B, or 8 B for 16-bit rows off 16-byte boundaries), the group
 // width (lanes per bag: the widest table's pieces rounded up to a power of two) and the depth
 // (bags per group x rows per bag) from the mean bag length L = N / (F*B): one-hot bags take 6 bags
@@ -127,6 +147,38 @@ Status dispatch_forward_narrow_kernels(const gpu_device::ForwardParams<IndexT>& 
   return detail::dispatch_forward_narrow_depth<Tag, IndexT, 1>(params, max_dim, sm_count, stream);
 }
 
+/// The fitted split of the widest row (forward_fitted): G lanes x V units of 16 bytes, or
+/// {0, 0} where none applies (rows of other unit counts, 16-bit rows off 16-byte boundaries).
+struct FittedGroups {
+  int group_lanes = 0;
+  int units_per_lane = 0;
+};
+inline FittedGroups fitted_groups_for(int max_dim, std::int64_t element_bytes, bool rows_16_byte_aligned) {
+  if (element_bytes != 4 && !rows_16_byte_aligned) return {};
+  const std::int64_t row_bytes = max_dim * element_bytes;
+  if (row_bytes % 16 != 0) return {};
+  const auto units = static_cast<int>(row_bytes / 16);
+  for (const int units_per_lane : {3, 5}) {
+    if (units % units_per_lane != 0) continue;
+    const int group_lanes = units / units_per_lane;
+    if (group_lanes == 4 || group_lanes == 8 || group_lanes == 16) return {group_lanes, units_per_lane};
+  }
+  return {};
+}
+
+/// Fitted groups (see launch_forward_fitted_units); `fitted` from fitted_groups_for, non-empty.
+template <typename Tag, typename IndexT>
+Status dispatch_forward_fitted_kernels(const gpu_device::ForwardParams<IndexT>& params, FittedGroups fitted,
+                                       int sm_count, gpuStream_t stream) {
+  if (fitted.units_per_lane == 3) {
+    return detail::launch_forward_fitted_units<Tag, IndexT, 3>(params, fitted.group_lanes, sm_count, stream);
+  }
+  if (fitted.units_per_lane == 5) {
+    return detail::launch_forward_fitted_units<Tag, IndexT, 5>(params, fitted.group_lanes, sm_count, stream);
+  }
+  return unsupported("tbe_forward fitted groups: units_per_lane=", fitted.units_per_lane, " is not 3 or 5");
+}
+
 /// rows_16_byte_aligned: every row of every table starts on a 16-byte boundary (weights pointer
 /// 16-byte aligned, dims and table offsets multiples of 8 elements for 16-bit weights).
 template <typename Tag, typename IndexT>
@@ -149,6 +201,12 @@ extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::
 extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_fitted_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_fitted_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_fitted_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_fitted_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_fitted_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_fitted_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 #endif
 
 }  // namespace parity::embedding::gpu
