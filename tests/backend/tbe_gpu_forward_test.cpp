@@ -354,9 +354,11 @@ TEST(GpuTbeForwardFittedGroups, EveryFitPoolingDtypeAndBagShapeMatchesReference)
       const int dim = units * 16 / element_bytes;
       // The narrow table: 16-bit dims stay multiples of 8 (rows on 16-byte boundaries).
       const int narrow_dim = element_bytes == 4 ? dim / 2 - 4 : dim / 2 - 8;
-      const std::vector<TableSpec> tables = {{700, dim}, {40, narrow_dim > 0 ? narrow_dim : 8}};
       for (int shape = 0; shape < 4; ++shape) {  // one-hot, L~U[0,18] weighted, mean, unpooled
         ++case_number;
+        // Unpooled output needs one dim for every table (the op refuses mixed dims there).
+        const int second_dim = shape == 3 ? dim : (narrow_dim > 0 ? narrow_dim : 8);
+        const std::vector<TableSpec> tables = {{700, dim}, {40, second_dim}};
         SyntheticBatchOptions options;
         options.batch_size = 77;  // not a multiple of any group count: partial warps
         options.pooling_factor = shape == 0 ? 1 : 9;
