@@ -57,6 +57,8 @@ Result<Buffer> activation(DeviceKind device, std::int64_t rows, std::int64_t col
 
 }  // namespace
 
+// Long on purpose: the model's parameter layout and every buffer, allocated in one place in the
+// order the step uses them (train/memory_plan.cpp lists the same buffers by name).
 Result<DlrmModel> DlrmModel::create(const model::ModelSpec& spec, std::int64_t max_batch_size,
                                     const ExecutionContext& context) {
   PARITY_RETURN_IF_ERROR(spec.validate());

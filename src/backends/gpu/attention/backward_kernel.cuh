@@ -105,6 +105,8 @@ __device__ inline void load_q_side_async(const AttentionParams& p, const BlockSe
   }
 }
 
+// Long on purpose: one kernel body whose phases share registers and shared memory; split into
+// device functions it would hide the data flow the tuning depends on.
 template <Elem16 E, Mode kMode, int kDimQk, int kDimV>
 __global__ void __launch_bounds__(kThreads) attention_backward_kernel(const AttentionParams p) {
   static_assert(2 * kTileCols <= kThreads, "row terms are loaded one float per thread");

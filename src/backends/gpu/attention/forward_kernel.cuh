@@ -92,6 +92,8 @@ __device__ inline void online_softmax_step(float (&s)[kTileCols / 8][4], float (
   }
 }
 
+// Long on purpose: one kernel body whose phases share registers and shared memory; split into
+// device functions it would hide the data flow the tuning depends on.
 template <Elem16 E, Mode kMode, int kDimQk, int kDimV>
 __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const AttentionParams p) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];

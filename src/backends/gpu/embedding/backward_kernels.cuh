@@ -400,6 +400,8 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
 // piece in a slot for the combine kernel. With several groups per warp every loop runs the same
 // trip count in all groups (shuffles and the row-wise reductions need every lane): a group past
 // its chunk's end, or past the last chunk, works on invalid positions, which do nothing.
+// Long on purpose: one kernel body whose phases share registers and shared memory; split into
+// device functions it would hide the data flow the tuning depends on.
 template <typename Tag, typename IndexT, int kVecsPerLane, int kWindow, int kGroupLanes>
 __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerLane, kWindow>))
     tbe_backward_chunk_kernel(BackwardParams<IndexT> p) {

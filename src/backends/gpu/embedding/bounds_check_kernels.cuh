@@ -201,6 +201,8 @@ __global__ void __launch_bounds__(kRepairBlockThreads)
 }
 
 // Indices check of the block's slice; thread 0 writes the block's slot.
+// Long on purpose: one kernel body whose phases share registers and shared memory; split into
+// device functions it would hide the data flow the tuning depends on.
 template <typename IndexT>
 __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* __restrict__ offsets,
                                     const std::int64_t* __restrict__ feature_rows, int num_features,

@@ -18,6 +18,8 @@ constexpr int floor_power_of_two(int n) {
 //
 // kBytesInFlightPerLane: the row bytes a lane loads before adding any (128 by default; the fitted
 // groups, whose lanes all carry data, take 256 so a lane with 3-5 vecs still has rows in flight).
+// Long on purpose: one kernel body whose phases share registers and shared memory; split into
+// device functions it would hide the data flow the tuning depends on.
 template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false,
           int kBytesInFlightPerLane = 128>
 __global__ void __launch_bounds__(kForwardBlockThreads)

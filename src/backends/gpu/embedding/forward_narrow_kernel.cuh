@@ -56,6 +56,8 @@ __device__ inline void add_narrow_piece(float4 (&acc)[kPieceVecs], float weight,
 
 // Launch bounds ask for two blocks per SM (<= 128 registers): the row loads in flight per lane are
 // what hides memory latency here, so registers go to them, not to more warps.
+// Long on purpose: one kernel body whose phases share registers and shared memory; split into
+// device functions it would hide the data flow the tuning depends on.
 template <typename Tag, typename IndexT, int kPieceVecs, int kBagsPerGroup, int kRowsPerBag>
 __global__ void __launch_bounds__(kForwardBlockThreads, 2)
     tbe_forward_narrow_rows_kernel(ForwardParams<IndexT> p, int row_lanes_log2) {
