@@ -17,11 +17,15 @@ trap 'rm -rf "$dir"' EXIT
 "$parity" data generate --model tiny --samples 20000 --out "$dir/data" >/dev/null 2>&1 ||
   { echo "FAIL: could not generate the dataset"; exit 1; }
 start=$(date +%s)
-# Each rank is a shell that execs parity (same PID); rank 2's shell first arms its own kill.
+# Each rank is a shell that execs parity (same PID); rank 2's shell first arms its own kill. A
+# stopped rank must be stopped inside training, where the collectives have their timeout: a stop
+# during MPI start-up (slower under the sanitizers) would hang MPI_Init itself, so STOP waits longer.
+delay=2
+[ "$signal" = STOP ] && delay=8
 timeout -s KILL 90 "$mpiexec" --allow-run-as-root --oversubscribe -np 4 bash -c '
-  if [ "${OMPI_COMM_WORLD_RANK:-}" = 2 ]; then (sleep 2; kill -s "$3" $$) & fi
+  if [ "${OMPI_COMM_WORLD_RANK:-}" = 2 ]; then (sleep "$4"; kill -s "$3" $$) & fi
   exec "$0" train --model tiny --batch 96 --distributed --data "$1" --epochs 1000 --out "$2" --comm-timeout 5' \
-  "$parity" "$dir/data" "$dir/out" "$signal" >"$dir/log" 2>&1
+  "$parity" "$dir/data" "$dir/out" "$signal" "$delay" >"$dir/log" 2>&1
 code=$?
 elapsed=$(( $(date +%s) - start ))
 cat "$dir/log" | tail -20
