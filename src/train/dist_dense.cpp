@@ -110,7 +110,7 @@ Status DenseReplica::forward_rows(std::int64_t begin, std::int64_t count) {
 }
 
 // One MLP's backward over rows [begin, begin + count): *grad holds d loss / d output of the last
-// layer (count rows) on entry and d loss / d input of the first on exit (when needed).
+// layer (count rows) when called and d loss / d input of the first when it returns (when needed).
 Status DenseReplica::backward_mlp(const std::vector<Layer>& layers, std::vector<std::vector<float>>& outputs,
                                   const float* input, std::int64_t begin, std::int64_t count,
                                   bool needs_input_grad, float* grads, const float** grad) {

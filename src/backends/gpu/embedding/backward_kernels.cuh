@@ -1,6 +1,6 @@
-// TBE backward kernels: linearise, chunk (runs updated in place), combine; see kernels.cuh.
-// Over 600 lines: the three phases share the chunk layout and its invariants; split apart they would
-// each need the others' constants.
+// Over 600 lines on purpose: the three phases share the chunk layout and its invariants; split apart
+// they would each need the others' constants. TBE backward kernels: linearise, chunk (runs updated
+// in place), combine; see kernels.cuh.
 #pragma once
 
 #include "backends/gpu/embedding/kernels.cuh"
