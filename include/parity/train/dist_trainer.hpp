@@ -49,7 +49,7 @@ struct DistTrainOptions {
   /// The single-rank options: batch_size is the global batch (split evenly across ranks).
   /// Output files (metrics, SVG, summary) are written by rank 0; checkpoints by every rank.
   TrainOptions train;
-  /// Empty: greedy_table_placement. Else one owner per table of the spec.
+  /// Empty (no owners, no tables): greedy_table_placement. Else its tables or owners.
   TablePlacement placement;
   /// The dense weight gradient is computed per chunk of the global batch (chunk c holds samples
   /// [c·B/C, (c+1)·B/C)) and the chunks are summed in chunk order on every rank, so the update
