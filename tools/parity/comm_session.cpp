@@ -17,7 +17,7 @@ Result<CommSession> open_comm_session(const std::string& backend, const comm::Co
     session.collective = comm::make_local_communicator(options);
     return session;
   }
-  if (backend != "nccl") return invalid_argument("--backend: '", backend, "' is not one of nccl, local");
+  if (backend != "nccl") return invalid_argument("--backend: '", backend, "' is not one of mpi, nccl, local");
 #ifndef PARITY_HAS_NCCL
   return unsupported("--backend nccl: this build has no NCCL communicator (configure with the cuda preset, whose "
                      "toolkit ships NCCL)");
