@@ -14,6 +14,7 @@
 
 #include "parity/core/op.hpp"
 #include "parity/core/status.hpp"
+#include "parity/model/spec.hpp"
 #include "parity/plan/inputs.hpp"
 
 namespace parity::plan {
@@ -23,14 +24,22 @@ struct ValidationConfig {
   std::int64_t batch = 0;
   Precision precision = Precision::kBf16;
   Checkpointing checkpointing = Checkpointing::kNone;
-  std::string label() const;  // "dlrm-kaggle 65536 bf16 none"
+  // Empty: the spec's optimisers. "sgd", "adagrad" (row-wise for the tables) or "adam": the dense
+  // optimiser and the tables' alike, as `parity bench train --optimizer`.
+  std::string optimizer;
+  std::string label() const;  // "dlrm-kaggle 65536 bf16 none" (+ " adam" when set)
 };
 
 // GPU: >= 8 configurations over dlrm-kaggle and dlrm-v2, several batches, the three precisions
 // and both checkpointing policies (about 4 minutes on an H200). CPU: tiny-sized ones (seconds).
 std::vector<ValidationConfig> default_validation_configs(DeviceKind device);
-// "MODEL:BATCH:PRECISION:CHECKPOINTING[,...]", e.g. "dlrm-kaggle:65536:bf16:none".
+// "MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER][,...]", e.g. "dlrm-kaggle:65536:bf16:none".
 Result<std::vector<ValidationConfig>> parse_validation_configs(std::string_view text);
+// A validation-set file: one MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] per line; blank
+// lines and '#' comments are skipped; errors name the file and the line.
+Result<std::vector<ValidationConfig>> read_validation_configs_file(const std::filesystem::path& path);
+// Applies config.optimizer (when set) to `spec`; an unknown name is an error naming it.
+Status apply_validation_optimizer(const ValidationConfig& config, model::ModelSpec& spec);
 
 struct ValidationOptions {
   DeviceKind device = DeviceKind::kGpu;
