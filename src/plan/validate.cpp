@@ -41,13 +41,16 @@ Status predict_row(const ValidationConfig& config, const model::ModelSpec& spec,
   for (const PlannerTable& table : model.tables) {
     plan.tables.push_back({table.name, ShardingType::kTableWise, {{0, 0, table.rows, 0, table.dim}}});
   }
-  PARITY_RETURN_IF_ERROR(predict_plan(machine, model, calibration, pricer, plan));
+  PARITY_ASSIGN_OR_RETURN(const ConfigCosts costs, config_costs(machine, model, calibration, pricer, plan.config));
+  PARITY_ASSIGN_OR_RETURN(plan.prediction, predict(machine, model, calibration, costs, plan.tables));
   const MemoryBreakdown& memory = plan.prediction.memory_per_rank.at(0);
   row.predicted_step_ms = plan.prediction.step_us * 1e-3;
   const TimeBreakdown& step = plan.prediction.step;
+  // The trainer's phases: the loss runs inside its "gemms" phase (after the top MLP's forward).
   row.predicted_phase_ms[0] = (step.tbe_forward_us + step.tbe_backward_us) * 1e-3;
-  row.predicted_phase_ms[1] = (step.dense_forward_us + step.dense_backward_us + step.recompute_us) * 1e-3;
-  row.predicted_phase_ms[2] = (step.optimizer_us + step.overhead_us) * 1e-3;
+  row.predicted_phase_ms[1] = (costs.mlp_us + costs.loss_us) * 1e-3;
+  row.predicted_phase_ms[2] = costs.interaction_us * 1e-3;
+  row.predicted_phase_ms[3] = (step.optimizer_us + step.overhead_us) * 1e-3;
   row.predicted_buffer_bytes =
       memory.total() - memory.workspaces - memory.runtime_reserve - memory.allocator_reserve;
   row.predicted_peak_bytes =
@@ -72,8 +75,9 @@ void measure_row(const model::ModelSpec& spec, const ValidationOptions& options,
   row.measured_step_ms = report->median_step_ms;
   row.measured_buffer_bytes = static_cast<double>(report->model_buffer_bytes);
   for (const auto& phase : report->breakdown) {
-    const int index = phase.name == "embeddings" ? 0 : (phase.name == "other" ? 2 : 1);  // gemms, interaction: dense
-    row.measured_phase_ms[index] += phase.median_ms;
+    for (int p = 0; p < ValidationRow::kPhases; ++p) {
+      if (phase.name == ValidationRow::kPhaseNames[p]) row.measured_phase_ms[p] += phase.median_ms;
+    }
   }
   row.measured_peak_bytes = options.device == DeviceKind::kGpu
                                 ? static_cast<double>(report->peak_device_bytes_in_use)
@@ -223,7 +227,11 @@ Result<ValidationReport> validate_plans(const std::vector<ValidationConfig>& con
     ValidationRow row;
     row.config = item.config;
     PARITY_RETURN_IF_ERROR(predict_row(item.config, item.spec, options, row));
-    measure_row(item.spec, options, row);
+    if (options.predict_only) {
+      row.error = "predicted only";
+    } else {
+      measure_row(item.spec, options, row);
+    }
     if (row.is_measured) {
       ++report.measured;
       predicted.push_back(row.predicted_step_ms);
@@ -251,9 +259,14 @@ std::string validation_report_text(const ValidationReport& report) {
   out << line;
   for (const ValidationRow& row : report.rows) {
     if (!row.is_measured) {
-      std::snprintf(line, sizeof(line), "%-36s %10.3f %10s  (not measured: ", row.config.label().c_str(),
-                    row.predicted_step_ms, "-");
-      out << line << row.error << ")\n";
+      std::snprintf(line, sizeof(line), "%-36s %10.3f %10s  %9s %9.3f  (not measured: ", row.config.label().c_str(),
+                    row.predicted_step_ms, "-", "", row.predicted_peak_bytes / 1e9);
+      out << line << row.error << "; predicted ms";
+      for (int p = 0; p < ValidationRow::kPhases; ++p) {
+        std::snprintf(line, sizeof(line), " %s %.3f", ValidationRow::kPhaseNames[p], row.predicted_phase_ms[p]);
+        out << line;
+      }
+      out << ")\n";
       continue;
     }
     std::snprintf(line, sizeof(line), "%-36s %10.3f %10.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%\n",

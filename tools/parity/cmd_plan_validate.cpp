@@ -20,6 +20,7 @@ struct ValidateArgs {
   int steps = 10;
   std::string out;
   std::string data_dir;
+  bool predict_only = false;
 };
 
 Status run_validate(const ValidateArgs& args) {
@@ -28,6 +29,7 @@ Status run_validate(const ValidateArgs& args) {
   options.hardware = args.hw;
   options.warmup_steps = args.warmup;
   options.timed_steps = args.steps;
+  options.predict_only = args.predict_only;
   if (!args.data_dir.empty()) options.data_dir = std::filesystem::path(args.data_dir);
   PARITY_RETURN_IF_ERROR(options.validate());
   std::vector<plan::ValidationConfig> configs = plan::default_validation_configs(options.device);
@@ -40,7 +42,7 @@ Status run_validate(const ValidateArgs& args) {
   if (!args.configs_file.empty()) {
     PARITY_ASSIGN_OR_RETURN(configs, plan::read_validation_configs_file(args.configs_file));
   }
-  if (options.device == DeviceKind::kGpu) {
+  if (options.device == DeviceKind::kGpu && !options.predict_only) {
     const Status device = require_cuda_device("plan validate");
     if (!device.is_ok()) {
       return unsupported(device.message(), "; `parity plan validate --device cpu` runs the CPU trainer on "
@@ -71,6 +73,7 @@ void add_plan_validate_command(CLI::App& plan, Outcome& outcome) {
   cmd->add_option("--steps", args->steps, "timed steps per configuration (default 10)");
   cmd->add_option("--out", args->out, "write the results JSON here");
   cmd->add_option("--data-dir", args->data_dir, "folder with hardware/ and calibration/");
+  cmd->add_flag("--predict-only", args->predict_only, "print the planner's predictions (and phases) without running the trainer");
   cmd->callback([args, &outcome] { outcome.status = run_validate(*args); });
 }
 

@@ -48,6 +48,7 @@ struct ValidationOptions {
   int warmup_steps = 3;
   int timed_steps = 10;
   std::uint64_t seed = 1;
+  bool predict_only = false;  // the planner's rows without running the trainer (no device needed)
   Status validate() const;
 };
 
@@ -63,13 +64,14 @@ struct ValidationRow {
   // The trainer's own buffers: the planner's breakdown without workspaces and reserves vs
   // DlrmModel's allocations.
   double predicted_buffer_bytes = 0, measured_buffer_bytes = 0;
-  // Where the step goes, predicted vs measured (the step benchmark's instrumented steps):
-  // embeddings (TBE forward + backward with the fused update), dense (MLP and interaction GEMMs,
-  // element-wise, recompute), other (loss, dense optimiser, host overhead).
-  static constexpr int kPhases = 3;
-  static constexpr const char* kPhaseNames[kPhases] = {"embeddings", "dense", "other"};
-  double predicted_phase_ms[kPhases] = {0, 0, 0};
-  double measured_phase_ms[kPhases] = {0, 0, 0};
+  // Where the step goes, predicted vs measured (the step benchmark's instrumented steps, its
+  // phase names): embeddings (TBE forward + backward with the fused update), gemms (the MLPs'
+  // GEMMs and element-wise passes, the loss), interaction (dot kernels or the cross network),
+  // each with its recompute under checkpointing; other (dense optimiser, host overhead).
+  static constexpr int kPhases = 4;
+  static constexpr const char* kPhaseNames[kPhases] = {"embeddings", "gemms", "interaction", "other"};
+  double predicted_phase_ms[kPhases] = {0, 0, 0, 0};
+  double measured_phase_ms[kPhases] = {0, 0, 0, 0};
   double step_error() const;    // (predicted - measured) / measured
   double memory_error() const;  // of the peak
   double buffer_error() const;
