@@ -34,9 +34,11 @@ std::string piece_blob_prefix(const TablePiece& piece, const model::ModelSpec& s
 class EmbeddingShard {
  public:
   /// `pieces` become the TBE tables in their order; feature i of a batch reads
-  /// pieces[piece_of_feature[i]] (ids relative to the piece's first row).
+  /// pieces[piece_of_feature[i]] (ids relative to the piece's first row). `pooling`: the TBE's
+  /// (sum for units whose mean is taken at the sample's rank, see fold_units).
   static Result<EmbeddingShard> create(const model::ModelSpec& spec, std::vector<TablePiece> pieces,
-                                       const std::vector<int>& piece_of_feature, const ExecutionContext& context);
+                                       const std::vector<int>& piece_of_feature, const ExecutionContext& context,
+                                       embedding::PoolingMode pooling);
   /// Table-wise: the tables with table_owner[t] == rank, read by their features in spec order.
   static Result<EmbeddingShard> create(const model::ModelSpec& spec, const std::vector<int>& table_owner,
                                        int rank, const ExecutionContext& context);
@@ -75,6 +77,7 @@ class EmbeddingShard {
   model::ModelSpec spec_;
   ExecutionContext context_;
   std::vector<TablePiece> pieces_;
+  embedding::PoolingMode pooling_ = embedding::PoolingMode::kSum;
   std::vector<int> feature_owner_;
   embedding::TbeLayout layout_;  // the owned tables only
   std::vector<unsigned char> weights_;
