@@ -62,16 +62,12 @@ Result<EmbeddingShard> EmbeddingShard::create(const model::ModelSpec& spec, cons
     const auto& table = spec.embedding.tables[t];
     pieces.push_back({static_cast<int>(t), rank, 0, table.num_rows, 0, table.dim});
   }
-  std::vector<int> piece_of_feature, feature_owner;
+  std::vector<int> piece_of_feature;
   for (const auto& feature : spec.embedding.features) {
     const auto table = static_cast<std::size_t>(feature.table);
-    feature_owner.push_back(table_owner[table]);
     if (local_index[table] >= 0) piece_of_feature.push_back(local_index[table]);
   }
-  PARITY_ASSIGN_OR_RETURN(EmbeddingShard shard, create(spec, std::move(pieces), piece_of_feature, context,
-                                                             spec.embedding.pooling));
-  shard.feature_owner_ = std::move(feature_owner);
-  return shard;
+  return create(spec, std::move(pieces), piece_of_feature, context, spec.embedding.pooling);
 }
 
 Status EmbeddingShard::copy_initial_weights(const void* weights, const embedding::TbeLayout& layout) {

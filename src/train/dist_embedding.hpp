@@ -43,8 +43,6 @@ class EmbeddingShard {
   static Result<EmbeddingShard> create(const model::ModelSpec& spec, const std::vector<int>& table_owner,
                                        int rank, const ExecutionContext& context);
 
-  /// Table-wise create(): feature f goes to its table's owner.
-  const std::vector<int>& feature_owner() const { return feature_owner_; }
   /// Copies the pieces out of a full model's packed weights (`layout` is that model's).
   Status copy_initial_weights(const void* weights, const embedding::TbeLayout& layout);
 
@@ -78,7 +76,6 @@ class EmbeddingShard {
   ExecutionContext context_;
   std::vector<TablePiece> pieces_;
   embedding::PoolingMode pooling_ = embedding::PoolingMode::kSum;
-  std::vector<int> feature_owner_;
   embedding::TbeLayout layout_;  // the owned tables only
   std::vector<unsigned char> weights_;
   std::vector<float> state1_, state2_;

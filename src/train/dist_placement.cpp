@@ -238,10 +238,6 @@ std::int64_t ShardLayout::units_width() const {
   return std::accumulate(widths.begin(), widths.end(), std::int64_t{0});
 }
 
-bool ShardLayout::is_table_wise() const {
-  return std::all_of(table_type.begin(), table_type.end(), [](ShardingType type) { return type == ShardingType::kTableWise; });
-}
-
 comm::SparseBatch unit_slice(const data::Batch& batch, const ShardLayout& layout, std::int64_t begin,
                              std::int64_t count) {
   comm::SparseBatch local;

@@ -56,7 +56,6 @@ struct ShardLayout {
   std::vector<int> unit_owners() const;
   std::vector<std::int64_t> unit_widths() const;
   std::int64_t units_width() const;
-  bool is_table_wise() const;
 };
 
 /// Validates `placement` (table_owner or tables) for `spec` on `num_ranks` ranks. Errors name the
