@@ -31,10 +31,11 @@ std::string piece_blob_prefix(const TablePiece& piece, const model::ModelSpec& s
 
 Result<EmbeddingShard> EmbeddingShard::create(const model::ModelSpec& spec, std::vector<TablePiece> pieces,
                                               const std::vector<int>& piece_of_feature,
-                                              const ExecutionContext& context) {
+                                              const ExecutionContext& context, embedding::PoolingMode pooling) {
   EmbeddingShard shard;
   shard.spec_ = spec;
   shard.context_ = context;
+  shard.pooling_ = pooling;
   shard.pieces_ = std::move(pieces);
   if (!shard.has_tables()) return shard;
   std::vector<embedding::TableSpec> tables;
@@ -61,15 +62,12 @@ Result<EmbeddingShard> EmbeddingShard::create(const model::ModelSpec& spec, cons
     const auto& table = spec.embedding.tables[t];
     pieces.push_back({static_cast<int>(t), rank, 0, table.num_rows, 0, table.dim});
   }
-  std::vector<int> piece_of_feature, feature_owner;
+  std::vector<int> piece_of_feature;
   for (const auto& feature : spec.embedding.features) {
     const auto table = static_cast<std::size_t>(feature.table);
-    feature_owner.push_back(table_owner[table]);
     if (local_index[table] >= 0) piece_of_feature.push_back(local_index[table]);
   }
-  PARITY_ASSIGN_OR_RETURN(EmbeddingShard shard, create(spec, std::move(pieces), piece_of_feature, context));
-  shard.feature_owner_ = std::move(feature_owner);
-  return shard;
+  return create(spec, std::move(pieces), piece_of_feature, context, spec.embedding.pooling);
 }
 
 Status EmbeddingShard::copy_initial_weights(const void* weights, const embedding::TbeLayout& layout) {
@@ -100,7 +98,7 @@ embedding::TbeProblem EmbeddingShard::problem(std::int64_t batch_size) const {
   problem.index_dtype = DType::kI64;
   problem.weight_dtype = spec_.embedding.weight_dtype;
   problem.output_dtype = DType::kF32;
-  problem.pooling = spec_.embedding.pooling;
+  problem.pooling = pooling_;
   return problem;
 }
 

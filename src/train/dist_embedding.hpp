@@ -34,15 +34,15 @@ std::string piece_blob_prefix(const TablePiece& piece, const model::ModelSpec& s
 class EmbeddingShard {
  public:
   /// `pieces` become the TBE tables in their order; feature i of a batch reads
-  /// pieces[piece_of_feature[i]] (ids relative to the piece's first row).
+  /// pieces[piece_of_feature[i]] (ids relative to the piece's first row). `pooling`: the TBE's
+  /// (sum for units whose mean is taken at the sample's rank, see fold_units).
   static Result<EmbeddingShard> create(const model::ModelSpec& spec, std::vector<TablePiece> pieces,
-                                       const std::vector<int>& piece_of_feature, const ExecutionContext& context);
+                                       const std::vector<int>& piece_of_feature, const ExecutionContext& context,
+                                       embedding::PoolingMode pooling);
   /// Table-wise: the tables with table_owner[t] == rank, read by their features in spec order.
   static Result<EmbeddingShard> create(const model::ModelSpec& spec, const std::vector<int>& table_owner,
                                        int rank, const ExecutionContext& context);
 
-  /// Table-wise create(): feature f goes to its table's owner.
-  const std::vector<int>& feature_owner() const { return feature_owner_; }
   /// Copies the pieces out of a full model's packed weights (`layout` is that model's).
   Status copy_initial_weights(const void* weights, const embedding::TbeLayout& layout);
 
@@ -75,7 +75,7 @@ class EmbeddingShard {
   model::ModelSpec spec_;
   ExecutionContext context_;
   std::vector<TablePiece> pieces_;
-  std::vector<int> feature_owner_;
+  embedding::PoolingMode pooling_ = embedding::PoolingMode::kSum;
   embedding::TbeLayout layout_;  // the owned tables only
   std::vector<unsigned char> weights_;
   std::vector<float> state1_, state2_;

@@ -65,10 +65,6 @@ Status check_table(const ShardedTable& sharded, const model::ModelSpec& spec, st
                        "table_wise needs one shard of the whole table (", table.num_rows, " x ", table.dim, ")");
       return Status::ok();
     case ShardingType::kRowWise:
-      if (spec.embedding.pooling == embedding::PoolingMode::kMean) {
-        return unsupported("row_wise with mean pooling: a row shard sees part of each bag, not its length; "
-                           "place it table_wise or column_wise");
-      }
       return check_tiling(sharded, table, false);
     case ShardingType::kColumnWise:
       if (spec.embedding.optimizer.kind == embedding::OptimizerKind::kRowwiseAdagrad) {
@@ -242,10 +238,6 @@ std::int64_t ShardLayout::units_width() const {
   return std::accumulate(widths.begin(), widths.end(), std::int64_t{0});
 }
 
-bool ShardLayout::is_table_wise() const {
-  return std::all_of(table_type.begin(), table_type.end(), [](ShardingType type) { return type == ShardingType::kTableWise; });
-}
-
 comm::SparseBatch unit_slice(const data::Batch& batch, const ShardLayout& layout, std::int64_t begin,
                              std::int64_t count) {
   comm::SparseBatch local;
@@ -283,10 +275,27 @@ void feature_slice(const data::Batch& batch, const std::vector<int>& features, s
   }
 }
 
+std::vector<float> mean_scales(const data::Batch& batch, const model::ModelSpec& spec, std::int64_t begin,
+                               std::int64_t count) {
+  if (spec.embedding.pooling != embedding::PoolingMode::kMean) return {};
+  const int features = spec.num_features();
+  std::vector<float> scales(static_cast<std::size_t>(count * features), 1.0f);
+  for (std::int64_t b = 0; b < count; ++b) {
+    for (int f = 0; f < features; ++f) {
+      const auto bag = static_cast<std::size_t>(f * batch.batch_size + begin + b);
+      const std::int64_t length = batch.offsets[bag + 1] - batch.offsets[bag];
+      // The TBE's own expression: 1.0f / L, and 1 for an empty bag.
+      if (length > 0) scales[static_cast<std::size_t>(b * features + f)] = 1.0f / static_cast<float>(length);
+    }
+  }
+  return scales;
+}
+
 void fold_units(const ShardLayout& layout, const model::ModelSpec& spec, std::int64_t rows, const float* units,
-                float* pooled) {
+                const float* mean_scale, float* pooled) {
   const auto column = feature_column_offsets(spec);
   const std::int64_t width = column.back(), unit_width = layout.units_width();
+  const int features = spec.num_features();
   for (std::int64_t b = 0; b < rows; ++b) {
     const float* source = units + b * unit_width;
     for (const auto& unit : layout.units) {
@@ -299,18 +308,31 @@ void fold_units(const ShardLayout& layout, const model::ModelSpec& spec, std::in
       }
       source += cols;
     }
+    if (mean_scale == nullptr) continue;
+    for (std::size_t u = 0; u < layout.units.size(); ++u) {  // each feature once, after its partials
+      const ExchangeUnit& unit = layout.units[u];
+      if (u > 0 && layout.units[u - 1].feature == unit.feature && unit.is_partial) continue;
+      const float scale = mean_scale[b * features + unit.feature];
+      float* target = pooled + b * width + column[static_cast<std::size_t>(unit.feature)] + unit.piece.col_begin;
+      for (int j = 0; j < unit.piece.cols(); ++j) target[j] *= scale;
+    }
   }
 }
 
 void spread_to_units(const ShardLayout& layout, const model::ModelSpec& spec, std::int64_t rows,
-                     const float* pooled_grad, float* units) {
+                     const float* pooled_grad, const float* mean_scale, float* units) {
   const auto column = feature_column_offsets(spec);
   const std::int64_t width = column.back(), unit_width = layout.units_width();
+  const int features = spec.num_features();
   for (std::int64_t b = 0; b < rows; ++b) {
     float* target = units + b * unit_width;
     for (const auto& unit : layout.units) {
       const float* source = pooled_grad + b * width + column[static_cast<std::size_t>(unit.feature)] + unit.piece.col_begin;
-      target = std::copy_n(source, unit.piece.cols(), target);
+      const float scale = mean_scale != nullptr ? mean_scale[b * features + unit.feature] : 1.0f;
+      // The single-rank TBE backward adds scale * g (scale = 1 / L); the shard's sum-mode TBE then
+      // adds 1 * (scale * g): the same bits.
+      for (int j = 0; j < unit.piece.cols(); ++j) target[j] = mean_scale != nullptr ? scale * source[j] : source[j];
+      target += unit.piece.cols();
     }
   }
 }

@@ -56,7 +56,6 @@ struct ShardLayout {
   std::vector<int> unit_owners() const;
   std::vector<std::int64_t> unit_widths() const;
   std::int64_t units_width() const;
-  bool is_table_wise() const;
 };
 
 /// Validates `placement` (table_owner or tables) for `spec` on `num_ranks` ranks. Errors name the
@@ -70,14 +69,21 @@ comm::SparseBatch unit_slice(const data::Batch& batch, const ShardLayout& layout
 void feature_slice(const data::Batch& batch, const std::vector<int>& features, std::int64_t begin,
                    std::int64_t count, std::vector<std::int64_t>* lengths, std::vector<std::int64_t>* ids);
 
+/// Mean pooling, taken at the sample's rank (a row shard sees part of a bag, not its length):
+/// units pool sums, and fold_units multiplies each bag's sum by mean_scale[b * F + f] = 1 / L
+/// (1 for an empty bag), as the single-rank TBE scales its sum; spread_to_units multiplies the
+/// gradient by it, as that TBE's backward does. Empty for sum pooling.
+std::vector<float> mean_scales(const data::Batch& batch, const model::ModelSpec& spec, std::int64_t begin,
+                               std::int64_t count);
 /// units [rows][U] -> pooled [rows][P]: column units copied to their columns, row-wise partials
-/// summed in shard order (the first copied). Columns of data-parallel features are left alone.
+/// summed in shard order (the first copied), then scaled (mean_scale, when not null). Columns of
+/// data-parallel features are left alone.
 void fold_units(const ShardLayout& layout, const model::ModelSpec& spec, std::int64_t rows, const float* units,
-                float* pooled);
+                const float* mean_scale, float* pooled);
 /// Its backward: pooled gradient [rows][P] -> units [rows][U] (every row-wise shard gets the whole
-/// gradient of its feature, a column shard its columns).
+/// gradient of its feature, a column shard its columns), scaled like the forward.
 void spread_to_units(const ShardLayout& layout, const model::ModelSpec& spec, std::int64_t rows,
-                     const float* pooled_grad, float* units);
+                     const float* pooled_grad, const float* mean_scale, float* units);
 /// Columns of `features` between a [rows][P] pooled buffer and a packed [rows][sum of their dims].
 enum class ColumnCopy : std::uint8_t { kPackedToPooled, kPooledToPacked };
 void copy_feature_columns(const model::ModelSpec& spec, const std::vector<int>& features, std::int64_t rows,

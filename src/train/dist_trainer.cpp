@@ -84,7 +84,9 @@ class DistRun {
     PARITY_ASSIGN_OR_RETURN(dense_, detail::DenseReplica::create(spec, max_slice_rows(global), context));
     std::vector<int> piece_of_unit;
     std::vector<detail::TablePiece> pieces = layout_.pieces_of(comm_.rank(), &piece_of_unit);
-    PARITY_ASSIGN_OR_RETURN(shard_, detail::EmbeddingShard::create(spec, std::move(pieces), piece_of_unit, context));
+    // Units pool sums; a mean is taken at the sample's rank, where the bag's length is known.
+    PARITY_ASSIGN_OR_RETURN(shard_, detail::EmbeddingShard::create(spec, std::move(pieces), piece_of_unit, context,
+                                                                   embedding::PoolingMode::kSum));
     // The replicas: every data-parallel table whole, read by its features in spec order.
     std::vector<detail::TablePiece> replicated;
     std::vector<int> replica_of_feature;
@@ -99,8 +101,8 @@ class DistRun {
       replica_of_feature.push_back(static_cast<int>(at - layout_.replicated_tables.begin()));
       replicated_width_ += spec.embedding.tables[static_cast<std::size_t>(t)].dim;
     }
-    PARITY_ASSIGN_OR_RETURN(replicas_,
-                            detail::EmbeddingShard::create(spec, std::move(replicated), replica_of_feature, context));
+    PARITY_ASSIGN_OR_RETURN(replicas_, detail::EmbeddingShard::create(spec, std::move(replicated), replica_of_feature,
+                                                                      context, spec.embedding.pooling));
     unit_layout_.table_owner = layout_.unit_owners();
     unit_layout_.table_dims = layout_.unit_widths();
     table_owner_ = placement.table_owner;
@@ -155,7 +157,9 @@ class DistRun {
       unit_pooled_.assign(static_cast<std::size_t>(std::max<std::int64_t>(count, 1) * layout_.units_width()), 0.0f);
       PARITY_RETURN_IF_ERROR(
           comm::return_pooled_outputs(comm_, routed_, unit_layout_, owned_pooled_.data(), unit_pooled_.data()));
-      detail::fold_units(layout_, spec, count, unit_pooled_.data(), local_pooled_.data());
+      mean_scale_ = detail::mean_scales(batch, spec, begin, count);
+      detail::fold_units(layout_, spec, count, unit_pooled_.data(), mean_scale_.empty() ? nullptr : mean_scale_.data(),
+                         local_pooled_.data());
     }
     if (!layout_.replicated_features.empty() && count > 0) {
       std::vector<std::int64_t> lengths, ids;
@@ -232,7 +236,8 @@ class DistRun {
     const auto& spec = options_.train.spec;
     if (!layout_.units.empty()) {
       unit_grad_.assign(static_cast<std::size_t>(local_rows_ * layout_.units_width()), 0.0f);
-      detail::spread_to_units(layout_, spec, local_rows_, grad_pooled_.data(), unit_grad_.data());
+      detail::spread_to_units(layout_, spec, local_rows_, grad_pooled_.data(),
+                              mean_scale_.empty() ? nullptr : mean_scale_.data(), unit_grad_.data());
       owned_grad_.assign(owned_pooled_.size(), 0.0f);
       PARITY_RETURN_IF_ERROR(
           comm::send_pooled_gradients(comm_, routed_, unit_layout_, unit_grad_.data(), owned_grad_.data()));
@@ -329,6 +334,7 @@ class DistRun {
   detail::DenseReplica dense_;
   detail::EmbeddingShard shard_, replicas_;
   comm::RoutedSparseBatch routed_;
+  std::vector<float> mean_scale_;  // [rows][F] of the last forward (mean pooling)
   std::vector<float> owned_pooled_, unit_pooled_, replica_pooled_, local_pooled_, local_dense_, logits_;
   std::vector<float> grad_logits_, grad_pooled_, unit_grad_, owned_grad_, replica_grad_;
   std::vector<float> chunk_grads_, gathered_, grads_;

@@ -233,6 +233,21 @@ TEST_F(TrainDist, TinyWithEveryPlacementTypeEqualsOneRankBitForBit) {
   check_equivalence(setup);
 }
 
+// The same with mean pooling: shards pool sums; the sample's rank scales each bag by 1 / L (and
+// the gradient likewise), the single-rank TBE's own expressions.
+TEST_F(TrainDist, TinyMeanPoolingWithEveryPlacementTypeEqualsOneRankBitForBit) {
+  RunSetup setup;
+  auto spec = model::preset("tiny");
+  ASSERT_TRUE(spec.is_ok());
+  spec->embedding.optimizer.kind = embedding::OptimizerKind::kAdagrad;
+  spec->embedding.pooling = embedding::PoolingMode::kMean;
+  setup.spec = *spec;
+  setup.steps = 4;
+  setup.world_placement = mixed_placement(setup.spec, world().size(), 0);
+  setup.resume_placement = mixed_placement(setup.spec, 1, 0);
+  check_equivalence(setup);
+}
+
 // tiny as it is (row-wise Adagrad): row-wise, data-parallel and table-wise tables.
 TEST_F(TrainDist, TinyRowwiseAdagradRowShardsEqualOneRankBitForBit) {
   RunSetup setup;

@@ -52,7 +52,8 @@ Pooled pool_both_ways(const model::ModelSpec& spec, const TablePlacement& placem
   context.deterministic = true;
 
   std::vector<int> piece_of_unit;
-  auto sharded = EmbeddingShard::create(spec, layout->pieces_of(0, &piece_of_unit), piece_of_unit, context);
+  auto sharded = EmbeddingShard::create(spec, layout->pieces_of(0, &piece_of_unit), piece_of_unit, context,
+                                        embedding::PoolingMode::kSum);
   EXPECT_TRUE(sharded.is_ok()) << sharded.status().to_string();
   EXPECT_TRUE(sharded->copy_initial_weights(out.weights.data(), *full_layout).is_ok());
   comm::SparseBatch units = unit_slice(out.batch, *layout, 0, kBatch);
@@ -60,7 +61,7 @@ Pooled pool_both_ways(const model::ModelSpec& spec, const TablePlacement& placem
   std::vector<float> unit_pooled(static_cast<std::size_t>(kBatch * layout->units_width()));
   EXPECT_TRUE(sharded->forward(unit_pooled.data()).is_ok());
   out.sharded.assign(static_cast<std::size_t>(kBatch * kDim), 0.0f);
-  fold_units(*layout, spec, kBatch, unit_pooled.data(), out.sharded.data());
+  fold_units(*layout, spec, kBatch, unit_pooled.data(), nullptr, out.sharded.data());
 
   auto whole = EmbeddingShard::create(spec, std::vector<int>{0}, 0, context);
   EXPECT_TRUE(whole.is_ok());

@@ -40,8 +40,8 @@ struct TablePlacement {
 /// the rank with the fewest bytes so far (lowest rank on ties). Deterministic.
 Result<TablePlacement> greedy_table_placement(const model::ModelSpec& spec, int num_ranks);
 /// The plan's placement, all four types (its shard ranges); the plan's rank count must be
-/// num_ranks. What the trainer cannot run is refused naming the table and the reason (row-wise
-/// with mean pooling, column-wise with row-wise Adagrad, shards that do not tile the table).
+/// num_ranks. What the trainer cannot run is refused naming the table and the reason (column-wise
+/// with row-wise Adagrad, shards that do not tile the table).
 Result<TablePlacement> placement_from_plan(const plan::Plan& plan, const model::ModelSpec& spec,
                                            int num_ranks);
 
