@@ -12,4 +12,20 @@ Result<DeviceKind> parse_device_kind(std::string_view text) {
   return invalid_argument("device: unknown value '", text, "' (expected cpu, gpu or cuda)");
 }
 
+std::string_view gemm_choice_name(GemmChoice choice) {
+  switch (choice) {
+    case GemmChoice::kModel: return "model";
+    case GemmChoice::kVendorHeuristic: return "heuristic";
+    case GemmChoice::kAuto: break;
+  }
+  return "auto";
+}
+
+Result<GemmChoice> parse_gemm_choice(std::string_view text) {
+  if (text == "auto") return GemmChoice::kAuto;
+  if (text == "model") return GemmChoice::kModel;
+  if (text == "heuristic") return GemmChoice::kVendorHeuristic;
+  return invalid_argument("gemm_choice: unknown value '", text, "' (expected auto, model or heuristic)");
+}
+
 }  // namespace parity

@@ -15,7 +15,8 @@ std::string cache_key(const gemm::GemmRunProblem& problem, const ExecutionContex
   return ::parity::detail::concat(shape.describe(), " lda=", shape.lda, " ldb=", shape.ldb, " ldc=", shape.ldc,
                         " run_epilogue=", gemm::run_epilogue_name(problem.epilogue), " strides=",
                         problem.stride_a, ",", problem.stride_b, ",", problem.stride_c,
-                        " tf32=", problem.allow_tf32, " device=", device_kind_name(context.device));
+                        " tf32=", problem.allow_tf32, " device=", device_kind_name(context.device),
+                        " choice=", gemm_choice_name(context.gemm_choice));
 }
 
 gemm::GemmRunProblem make_problem(gemm::GemmLayout layout, std::int64_t m, std::int64_t n,

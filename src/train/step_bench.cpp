@@ -180,6 +180,7 @@ Result<StepBenchReport> benchmark_training_step(const model::ModelSpec& spec, co
   PARITY_RETURN_IF_ERROR(spec.validate());
   ExecutionContext context;
   context.device = options.device;
+  context.gemm_choice = options.gemm_choice;
   PARITY_ASSIGN_OR_RETURN(auto model, detail::DlrmModel::create(spec, options.batch_size, context));
   PARITY_RETURN_IF_ERROR(model.set_fused_drelu(options.fused_drelu));
   PARITY_RETURN_IF_ERROR(model.initialize(options.seed));
@@ -220,7 +221,8 @@ Status write_step_bench_json(const StepBenchReport& report, const StepBenchOptio
                         {"warmup_steps", options.warmup_steps},
                         {"timed_steps", options.timed_steps},
                         {"zipf_alpha", options.zipf_alpha},
-                        {"fused_drelu", options.fused_drelu}};
+                        {"fused_drelu", options.fused_drelu},
+                        {"gemm_choice", std::string(gemm_choice_name(options.gemm_choice))}};
   document["model"] = report.model;
   document["precision"] = report.precision;
   document["device"] = report.device;

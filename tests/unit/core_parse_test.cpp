@@ -1,5 +1,7 @@
 #include "parity/core/parse.hpp"
 
+#include "parity/core/op.hpp"
+
 #include <gtest/gtest.h>
 
 namespace parity {
@@ -33,6 +35,17 @@ TEST(Parse, DoublesAreFiniteAndWhole) {
   EXPECT_DOUBLE_EQ(parse_double("-0.5", "lr").value(), -0.5);
   for (const char* bad : {"nan", "inf", "1e999", "1.0x", "", "0x1p3", " 1"}) {
     EXPECT_FALSE(parse_double(bad, "lr").is_ok()) << "'" << bad << "'";
+  }
+}
+
+TEST(Parse, GemmChoiceNamesRoundTripAndBadValuesNameTheParameter) {
+  for (GemmChoice choice : {GemmChoice::kAuto, GemmChoice::kModel, GemmChoice::kVendorHeuristic}) {
+    EXPECT_EQ(parse_gemm_choice(gemm_choice_name(choice)).value(), choice);
+  }
+  for (const char* bad : {"", "Model", "heuristic ", "vendor"}) {
+    auto r = parse_gemm_choice(bad);
+    ASSERT_FALSE(r.is_ok()) << "'" << bad << "'";
+    EXPECT_NE(r.status().message().find("gemm_choice:"), std::string::npos) << r.status().message();
   }
 }
 

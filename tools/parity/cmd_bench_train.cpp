@@ -26,6 +26,7 @@ struct BenchTrainArgs {
   int steps = 30;
   int breakdown_steps = 10;
   bool fused_drelu = false;
+  std::string gemm_choice = "auto";
   std::string seed = "1";
   std::string out;
   std::string comm;  // empty: the single-process benchmark
@@ -58,6 +59,7 @@ Status run_bench_train(const BenchTrainArgs& args) {
   options.timed_steps = args.steps;
   options.breakdown_steps = args.breakdown_steps;
   options.fused_drelu = args.fused_drelu;
+  PARITY_ASSIGN_OR_RETURN(options.gemm_choice, parse_gemm_choice(args.gemm_choice));
   if (!args.comm.empty()) return run_bench_train_comm(spec, options, args.comm, args.rounds, args.out);
   PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
   std::printf("bench train: %s %s on %s, batch %lld: %.3f ms/step, %.3f M samples/s (batch resident); "
@@ -67,6 +69,7 @@ Status run_bench_train(const BenchTrainArgs& args) {
               report.median_staged_step_ms, report.staged_samples_per_second / 1e6, report.first_loss,
               report.last_loss, static_cast<double>(report.peak_device_bytes) / (1024.0 * 1024.0 * 1024.0));
   if (options.fused_drelu) std::printf("dReLU fused into the data-gradient GEMM epilogues\n");
+  std::printf("GEMM choice: %s\n", std::string(gemm_choice_name(options.gemm_choice)).c_str());
   if (!report.breakdown.empty()) {
     std::printf("step breakdown (%d instrumented steps, medians): ", options.breakdown_steps);
     for (const auto& phase : report.breakdown) {
@@ -106,6 +109,10 @@ void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_flag("--fused-drelu", args->fused_drelu,
                 "apply dReLU in the next layer's data-gradient GEMM epilogue (ReLU mask from the forward) "
                 "instead of a separate pass");
+  cmd->add_option("--gemm-choice", args->gemm_choice,
+                  "how the dense layers' GEMMs are chosen: auto (model for TF32, vendor heuristic for bf16), "
+                  "model, heuristic")
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "initialisation and batch seed")->capture_default_str();
   cmd->add_option("--out", args->out, "write the results JSON to FILE");
   cmd->add_option("--comm", args->comm,

@@ -26,6 +26,15 @@ enum class DeviceKind : std::uint8_t { kCpu, kGpu };
 std::string_view device_kind_name(DeviceKind kind);         // "cpu", "gpu"
 Result<DeviceKind> parse_device_kind(std::string_view text);  // cpu, gpu, cuda (= gpu)
 
+// How gemm::Gemm picks a GPU configuration. kModel: the analytical model's ranking (docs/gemm_run.md);
+// kVendorHeuristic: cuBLASLt's heuristic top-1; kAuto: the model for TF32, the heuristic for 16-bit
+// inputs, where the model's choices were measured slower on the trainer's layer GEMMs (an open
+// defect of the model, docs/gemm_run.md). fp32 without TF32 always takes the heuristic.
+enum class GemmChoice : std::uint8_t { kAuto, kModel, kVendorHeuristic };
+
+std::string_view gemm_choice_name(GemmChoice choice);         // "auto", "model", "heuristic"
+Result<GemmChoice> parse_gemm_choice(std::string_view text);  // the same names
+
 // Where and how an op runs. `stream` is the native stream (cudaStream_t / hipStream_t) as void*,
 // nullptr = default stream; ignored on the CPU. `deterministic` asks for run-to-run bitwise equal
 // results (a variant that cannot give them must refuse in can_implement).
@@ -33,6 +42,7 @@ struct ExecutionContext {
   DeviceKind device = DeviceKind::kCpu;
   void* stream = nullptr;
   bool deterministic = false;
+  GemmChoice gemm_choice = GemmChoice::kAuto;
 };
 
 template <typename Problem, typename Args>

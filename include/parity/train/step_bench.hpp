@@ -28,6 +28,7 @@ struct StepBenchOptions {
   double zipf_alpha = 0.0;  // 0: uniform ids, as the PyTorch baselines draw them
   int breakdown_steps = 10;  // instrumented steps after the timed ones; 0: no breakdown
   bool fused_drelu = false;  // DlrmModel::set_fused_drelu
+  GemmChoice gemm_choice = GemmChoice::kAuto;  // how the dense layers' GEMMs are chosen (op.hpp)
   Status validate() const;
 };
 

@@ -153,7 +153,9 @@ Result<double> bare_host_us(gemm::CublasLtProvider& provider, const lt::Handle& 
 Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
                  const GemmRunBenchOptions& options, GemmRunBenchResult* result) {
   const GemmRunProblem& p = result->item.problem;
-  const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false};
+  // The analytical model's choice is what this benchmark evaluates (kAuto would send 16-bit
+  // problems to the heuristic, which is timed beside it anyway).
+  const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false, GemmChoice::kModel};
   gemm::GemmOptions gemm_options;
   gemm_options.hardware = options.hardware;
   const auto start = std::chrono::steady_clock::now();

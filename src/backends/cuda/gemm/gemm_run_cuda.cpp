@@ -205,7 +205,7 @@ class GpuGemmRun final : public GemmRunBackend {
  public:
   GpuGemmRun(const GemmRunProblem& problem, cublasLtHandle_t handle, bool deterministic)
       : p_(problem), handle_(handle), deterministic_(deterministic) {}
-  Status prepare(DeviceState& state, const GemmOptions& options);
+  Status prepare(DeviceState& state, const GemmOptions& options, GemmChoice choice);
 
   std::int64_t workspace_bytes() const override { return chosen_.workspace_bytes; }
   std::string configuration() const override { return configuration_; }
@@ -351,7 +351,7 @@ Result<Chosen> GpuGemmRun::forced(DeviceState& state, const std::string& text) c
   return Chosen{algo, *workspace, "forced"};
 }
 
-Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options) {
+Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options, GemmChoice choice) {
   alignment_bytes_ = p_.shape.alignment_class_bytes();
   PARITY_ASSIGN_OR_RETURN(const lt::LtTypes types, run_types(p_));
   PARITY_RETURN_IF_ERROR(build_descriptors(p_, types, &lt_));
@@ -372,6 +372,10 @@ Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options) {
     // 16-bit inputs also compute in CUBLAS_COMPUTE_32F: only fp32 data without TF32 (the
     // SIMT kernels) is outside the model.
     PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("fp32 without TF32 is outside the model"));
+  } else if (choice == GemmChoice::kVendorHeuristic) {
+    PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("gemm_choice=heuristic"));
+  } else if (choice == GemmChoice::kAuto && p_.shape.a_dtype != DType::kF32) {
+    PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("gemm_choice=auto: 16-bit inputs"));
   } else {
     auto selected = select_with_model(state, options);
     if (selected.is_ok()) {
@@ -443,7 +447,7 @@ Result<std::unique_ptr<GemmRunBackend>> create_gpu_gemm_run(const GemmRunProblem
                                                             const GemmOptions& options) {
   PARITY_ASSIGN_OR_RETURN(DeviceState * state, device_state());
   auto backend = std::make_unique<GpuGemmRun>(problem, state->handle.get(), context.deterministic);
-  PARITY_RETURN_IF_ERROR(backend->prepare(*state, options));
+  PARITY_RETURN_IF_ERROR(backend->prepare(*state, options, context.gemm_choice));
   return std::unique_ptr<GemmRunBackend>(std::move(backend));
 }
 
