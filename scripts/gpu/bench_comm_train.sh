@@ -16,6 +16,9 @@ parity="$build_dir/bin/parity"
 here="$(dirname "$0")"
 # shellcheck source=common.sh
 source "$here/common.sh"  # step NAME COMMAND..., failed
+# The CLI bootstraps NCCL over MPI when the build has it: one process is an Open MPI singleton,
+# which must be allowed to run as root (the device runs as root; mpirun's --allow-run-as-root).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 batch="${COMM_TRAIN_BATCH:-65536}"
 steps="${COMM_TRAIN_STEPS:-100}"
 rounds="${COMM_TRAIN_ROUNDS:-10}"
