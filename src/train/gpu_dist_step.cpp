@@ -33,13 +33,12 @@ model::ModelSpec stub_spec_for_rank(const model::ModelSpec& spec, const std::vec
   return stub;
 }
 
-data::Batch dense_slice(const data::Batch& batch, int num_features, std::int64_t begin, std::int64_t count) {
+data::Batch dense_slice(const data::Batch& batch, std::int64_t begin, std::int64_t count) {
   data::Batch local;
   local.batch_size = count;
   const auto width = static_cast<std::int64_t>(batch.dense.size()) / std::max<std::int64_t>(batch.batch_size, 1);
   local.dense.assign(batch.dense.begin() + begin * width, batch.dense.begin() + (begin + count) * width);
   local.labels.assign(batch.labels.begin() + begin, batch.labels.begin() + begin + count);
-  local.offsets.assign(static_cast<std::size_t>(count * num_features + 1), 0);
   return local;
 }
 
@@ -137,6 +136,13 @@ Status ShardedStep::stage_global_batch(const data::Batch& global) {
   }
   PARITY_CHECK_ARG(static_cast<std::int64_t>(global.offsets.size()) == rows * features + 1, "batch: offsets has ",
                    global.offsets.size(), " entries; expected ", rows * features + 1);
+  if (static_cast<std::int64_t>(owned_features_.size()) == features) {  // every table here: the batch's CSR
+    owned_indices_ = static_cast<std::int64_t>(global.indices.size());
+    PARITY_CHECK_ARG(owned_indices_ * 8 <= ids_.size_bytes(), "batch: ", owned_indices_, " ids exceed the ",
+                     ids_.size_bytes() / 8, " the step holds (more ids per sample than the spec says)");
+    PARITY_RETURN_IF_ERROR(ids_.copy_from_host(global.indices.data(), owned_indices_ * 8));
+    return offsets_.copy_from_host(global.offsets.data(), static_cast<std::int64_t>(global.offsets.size()) * 8);
+  }
   // Feature-major CSR of the owned features (the batch's own order, other features left out).
   host_offsets_.assign(1, 0);
   host_ids_.clear();

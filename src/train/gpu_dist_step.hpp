@@ -36,9 +36,9 @@ namespace parity::train::detail {
 /// values are drawn per table, so the owned tables and the dense part match the full model's).
 model::ModelSpec stub_spec_for_rank(const model::ModelSpec& spec, const std::vector<int>& table_owner, int rank);
 
-/// Global rows [begin, begin + count) of `batch` with the ids left out (a model with a
-/// StepExchange stages only dense features and labels); offsets are all zero.
-data::Batch dense_slice(const data::Batch& batch, int num_features, std::int64_t begin, std::int64_t count);
+/// Global rows [begin, begin + count) of `batch` without ids and offsets (a model with a
+/// StepExchange stages only dense features and labels).
+data::Batch dense_slice(const data::Batch& batch, std::int64_t begin, std::int64_t count);
 
 class ShardedStep final : public StepExchange {
  public:
