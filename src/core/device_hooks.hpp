@@ -43,6 +43,11 @@ struct DeviceHooks {
   Status (*event_record)(void* event, void* stream) = nullptr;
   Result<double> (*event_elapsed_ms)(void* start, void* stop) = nullptr;
   void (*event_destroy)(void* event) = nullptr;
+  // A stream that does not synchronise with the default stream (collectives overlapping compute),
+  // its destruction, and `stream` waiting for `event` recorded on another stream.
+  Result<void*> (*stream_create)() = nullptr;
+  void (*stream_destroy)(void* stream) = nullptr;
+  Status (*stream_wait_event)(void* stream, void* event) = nullptr;
 };
 
 void register_device_hooks(const DeviceHooks& hooks);

@@ -291,11 +291,13 @@ Status DlrmModel::stage_inputs(const data::Batch& batch) {
   PARITY_CHECK_ARG(rows >= 1 && rows <= max_batch_size_, "batch: batch_size=", rows,
                    " out of range [1, ", max_batch_size_, "]");
   const auto indices = static_cast<std::int64_t>(batch.indices.size());
-  PARITY_CHECK_ARG(indices <= max_indices_, "batch: ", indices, " indices exceed the model's ", max_indices_);
-  PARITY_CHECK_ARG(static_cast<std::int64_t>(batch.offsets.size()) == rows * spec_.num_features() + 1,
-                   "batch: offsets has ", batch.offsets.size(), " entries; expected ",
-                   rows * spec_.num_features() + 1);
-  num_indices_ = indices;
+  if (exchange_ == nullptr) {  // else the ids are the exchange's (it checks them)
+    PARITY_CHECK_ARG(indices <= max_indices_, "batch: ", indices, " indices exceed the model's ", max_indices_);
+    PARITY_CHECK_ARG(static_cast<std::int64_t>(batch.offsets.size()) == rows * spec_.num_features() + 1,
+                     "batch: offsets has ", batch.offsets.size(), " entries; expected ",
+                     rows * spec_.num_features() + 1);
+    num_indices_ = indices;
+  }
   if (dense_input_width_ == spec_.num_dense_features) {
     PARITY_RETURN_IF_ERROR(input_dense_.copy_from_host(batch.dense.data(), rows * spec_.num_dense_features * kFloat));
   } else {  // zero padding columns (GPU)

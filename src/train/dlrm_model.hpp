@@ -72,7 +72,11 @@ class StepExchange {
                               void* grad_logits) = 0;
   /// d loss / d pooled ([B][P], fp32) is final: back to the tables' owners, their fused update.
   virtual Status backward_pooled(std::int64_t batch_size, const float* grad_pooled, std::int64_t step) = 0;
-  /// The dense gradient (count floats) is final: reduce it across ranks, in place.
+  /// Gradients [begin, begin + count) of the dense parameters are final (the top MLP's block,
+  /// right after its backward), so their reduction may start while the backward goes on.
+  virtual Status dense_gradients_ready(float* grads, std::int64_t begin, std::int64_t count) = 0;
+  /// The whole dense gradient (count floats) is final: reduce what is left across ranks, in place,
+  /// and have the model's stream wait for every reduction before the update.
   virtual Status reduce_dense_gradients(float* grads, std::int64_t count) = 0;
 };
 

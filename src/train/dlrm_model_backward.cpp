@@ -61,6 +61,10 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
   };
   const void* top_input = cross_.empty() ? interaction_.data() : cross_outputs_.back().data();
   PARITY_RETURN_IF_ERROR(run_mlp_backward(top_, top_outputs_, top_masks_, top_input, true));
+  if (exchange_ != nullptr) {  // the top block (the layout's last) is final
+    const std::int64_t top_begin = top_.front().weight_offset;
+    PARITY_RETURN_IF_ERROR(exchange_->dense_gradients_ready(grads(), top_begin, dense_parameters_ - top_begin));
+  }
   // grad: d loss / d top input (B x I).
   void* grad_bottom = nullptr;
   PARITY_RETURN_IF_ERROR(enter(StepPhase::kInteraction));

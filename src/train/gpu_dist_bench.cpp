@@ -56,7 +56,7 @@ Result<DistStepBenchReport> benchmark_distributed_step(const model::ModelSpec& s
                                                                  distributed));
   PARITY_RETURN_IF_ERROR(step->stage_global_batch(batch));
   PARITY_RETURN_IF_ERROR(
-      distributed.stage_inputs(detail::dense_slice(batch, spec.num_features(), rank * local_rows, local_rows)));
+      distributed.stage_inputs(detail::dense_slice(batch, rank * local_rows, local_rows)));
   // The single-process model only where it is the same computation (one rank).
   Result<detail::DlrmModel> single = unsupported("single-process comparison: one rank only");
   if (ranks == 1) {

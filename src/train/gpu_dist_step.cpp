@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/device_hooks.hpp"
 #include "parity/embedding/tbe_op.hpp"
 #include "parity/nn/loss.hpp"
 
@@ -32,13 +33,12 @@ model::ModelSpec stub_spec_for_rank(const model::ModelSpec& spec, const std::vec
   return stub;
 }
 
-data::Batch dense_slice(const data::Batch& batch, int num_features, std::int64_t begin, std::int64_t count) {
+data::Batch dense_slice(const data::Batch& batch, std::int64_t begin, std::int64_t count) {
   data::Batch local;
   local.batch_size = count;
   const auto width = static_cast<std::int64_t>(batch.dense.size()) / std::max<std::int64_t>(batch.batch_size, 1);
   local.dense.assign(batch.dense.begin() + begin * width, batch.dense.begin() + (begin + count) * width);
   local.labels.assign(batch.labels.begin() + begin, batch.labels.begin() + begin + count);
-  local.offsets.assign(static_cast<std::size_t>(count * num_features + 1), 0);
   return local;
 }
 
@@ -105,11 +105,25 @@ Result<std::unique_ptr<ShardedStep>> ShardedStep::create(const model::ModelSpec&
     PARITY_ASSIGN_OR_RETURN(step->global_labels_, Buffer::allocate(device, global_rows * 4, "global labels"));
     PARITY_ASSIGN_OR_RETURN(step->global_grad_, Buffer::allocate(device, global_rows * act, "global logit gradients"));
   }
+  if (device == DeviceKind::kGpu && ranks > 1) {
+    PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("gradient all-reduce stream"));
+    PARITY_ASSIGN_OR_RETURN(step->comm_stream_, hooks->stream_create());
+    PARITY_ASSIGN_OR_RETURN(step->ready_event_, hooks->event_create());
+    PARITY_ASSIGN_OR_RETURN(step->done_event_, hooks->event_create());
+  }
   model.set_step_exchange(step.get());
   return step;
 }
 
-ShardedStep::~ShardedStep() { model_.set_step_exchange(nullptr); }
+ShardedStep::~ShardedStep() {
+  model_.set_step_exchange(nullptr);
+  if (const auto* hooks = parity::detail::device_hooks(); hooks != nullptr && comm_stream_ != nullptr) {
+    (void)hooks->synchronize(comm_stream_);  // a destructor cannot report; the stream is drained
+    hooks->event_destroy(ready_event_);
+    hooks->event_destroy(done_event_);
+    hooks->stream_destroy(comm_stream_);
+  }
+}
 
 Status ShardedStep::stage_global_batch(const data::Batch& global) {
   const std::int64_t rows = global.batch_size, features = spec_.num_features();
@@ -122,6 +136,13 @@ Status ShardedStep::stage_global_batch(const data::Batch& global) {
   }
   PARITY_CHECK_ARG(static_cast<std::int64_t>(global.offsets.size()) == rows * features + 1, "batch: offsets has ",
                    global.offsets.size(), " entries; expected ", rows * features + 1);
+  if (static_cast<std::int64_t>(owned_features_.size()) == features) {  // every table here: the batch's CSR
+    owned_indices_ = static_cast<std::int64_t>(global.indices.size());
+    PARITY_CHECK_ARG(owned_indices_ * 8 <= ids_.size_bytes(), "batch: ", owned_indices_, " ids exceed the ",
+                     ids_.size_bytes() / 8, " the step holds (more ids per sample than the spec says)");
+    PARITY_RETURN_IF_ERROR(ids_.copy_from_host(global.indices.data(), owned_indices_ * 8));
+    return offsets_.copy_from_host(global.offsets.data(), static_cast<std::int64_t>(global.offsets.size()) * 8);
+  }
   // Feature-major CSR of the owned features (the batch's own order, other features left out).
   host_offsets_.assign(1, 0);
   host_ids_.clear();
@@ -218,13 +239,35 @@ Status ShardedStep::backward_pooled(std::int64_t batch_size, const float* grad_p
   return embedding::tbe_backward_fused(owned_problem(), args, context_);
 }
 
-Status ShardedStep::reduce_dense_gradients(float* grads, std::int64_t count) {
-  for (std::int64_t begin = 0; begin < count; begin += kBucketFloats) {
-    const std::int64_t bucket = std::min(kBucketFloats, count - begin);
-    PARITY_RETURN_IF_ERROR(comm_.all_reduce(grads + begin, grads + begin, bucket, DType::kF32, comm::ReduceOp::kSum,
-                                            context_.stream));
+Status ShardedStep::reduce_range(float* grads, std::int64_t begin, std::int64_t count, void* stream) {
+  for (std::int64_t at = begin; at < begin + count; at += kBucketFloats) {
+    const std::int64_t bucket = std::min(kBucketFloats, begin + count - at);
+    PARITY_RETURN_IF_ERROR(comm_.all_reduce(grads + at, grads + at, bucket, DType::kF32, comm::ReduceOp::kSum, stream));
   }
   return Status::ok();
+}
+
+Status ShardedStep::wait_for(void* stream, void* after, void* event) const {
+  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("gradient all-reduce stream"));
+  PARITY_RETURN_IF_ERROR(hooks->event_record(event, after));
+  return hooks->stream_wait_event(stream, event);
+}
+
+Status ShardedStep::dense_gradients_ready(float* grads, std::int64_t begin, std::int64_t count) {
+  overlapped_begin_ = begin;
+  if (comm_stream_ == nullptr) return reduce_range(grads, begin, count, context_.stream);
+  PARITY_RETURN_IF_ERROR(wait_for(comm_stream_, context_.stream, ready_event_));
+  return reduce_range(grads, begin, count, comm_stream_);
+}
+
+Status ShardedStep::reduce_dense_gradients(float* grads, std::int64_t count) {
+  // The blocks before the one already launched (all of them if none was).
+  const std::int64_t end = overlapped_begin_ >= 0 ? overlapped_begin_ : count;
+  overlapped_begin_ = -1;
+  if (comm_stream_ == nullptr) return reduce_range(grads, 0, end, context_.stream);
+  PARITY_RETURN_IF_ERROR(wait_for(comm_stream_, context_.stream, ready_event_));
+  PARITY_RETURN_IF_ERROR(reduce_range(grads, 0, end, comm_stream_));
+  return wait_for(context_.stream, comm_stream_, done_event_);  // the update waits for every bucket
 }
 
 }  // namespace parity::train::detail

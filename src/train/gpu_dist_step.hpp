@@ -10,7 +10,10 @@
 //     (all_to_allv + column copies, gpu_dist_exchange.hpp);
 //   loss: logits and labels all-gathered, BCE over the global batch (the single-process loss);
 //   backward_pooled: pooled gradients back to the owners, fused TBE backward and update;
-//   reduce_dense_gradients: in-place sum all-reduce of the dense gradient in buckets.
+//   dense_gradients_ready / reduce_dense_gradients: in-place sum all-reduce of the dense gradient
+//     in buckets, the top MLP's block as soon as its backward is done; on several GPU ranks on a
+//     second stream (after an event on the model's stream) so it overlaps the rest of the backward,
+//     the model's stream waiting for it before the update.
 // With one rank nothing is exchanged or copied: the TBE writes the model's pooled buffer and reads
 // its gradient, the loss is the model's own; only the (in-place) dense all-reduce remains.
 #pragma once
@@ -33,9 +36,9 @@ namespace parity::train::detail {
 /// values are drawn per table, so the owned tables and the dense part match the full model's).
 model::ModelSpec stub_spec_for_rank(const model::ModelSpec& spec, const std::vector<int>& table_owner, int rank);
 
-/// Global rows [begin, begin + count) of `batch` with the ids left out (a model with a
-/// StepExchange stages only dense features and labels); offsets are all zero.
-data::Batch dense_slice(const data::Batch& batch, int num_features, std::int64_t begin, std::int64_t count);
+/// Global rows [begin, begin + count) of `batch` without ids and offsets (a model with a
+/// StepExchange stages only dense features and labels).
+data::Batch dense_slice(const data::Batch& batch, std::int64_t begin, std::int64_t count);
 
 class ShardedStep final : public StepExchange {
  public:
@@ -55,6 +58,7 @@ class ShardedStep final : public StepExchange {
   Status forward_pooled(std::int64_t batch_size, void* pooled) override;
   Result<double> loss(std::int64_t batch_size, const void* logits, const float* labels, void* grad_logits) override;
   Status backward_pooled(std::int64_t batch_size, const float* grad_pooled, std::int64_t step) override;
+  Status dense_gradients_ready(float* grads, std::int64_t begin, std::int64_t count) override;
   Status reduce_dense_gradients(float* grads, std::int64_t count) override;
 
   const PooledExchangePlan& plan() const { return plan_; }
@@ -63,6 +67,9 @@ class ShardedStep final : public StepExchange {
   ShardedStep(comm::Communicator& comm, DlrmModel& model) : comm_(comm), model_(model) {}
   embedding::TbeProblem owned_problem() const;
   Status check_rows(std::int64_t batch_size) const;
+  Status reduce_range(float* grads, std::int64_t begin, std::int64_t count, void* stream);
+  // `stream` waits for the work queued so far on `after` (through `event`).
+  Status wait_for(void* stream, void* after, void* event) const;
 
   comm::Communicator& comm_;
   DlrmModel& model_;
@@ -84,6 +91,11 @@ class ShardedStep final : public StepExchange {
   // Multi-rank only: [G][P_me] pooled rows and their gradients, staging blocks, the gathered
   // logits, labels and logit gradients.
   Buffer owned_pooled_, owned_grad_, staging_, staging_grad_, global_logits_, global_labels_, global_grad_;
+  // Several GPU ranks: the dense all-reduces' stream and its two events (null otherwise).
+  void* comm_stream_ = nullptr;
+  void* ready_event_ = nullptr;
+  void* done_event_ = nullptr;
+  std::int64_t overlapped_begin_ = -1;  // the block dense_gradients_ready launched, this step
 };
 
 }  // namespace parity::train::detail

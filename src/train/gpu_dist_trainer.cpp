@@ -169,8 +169,9 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
   detail::StepLoopHooks hooks;
   hooks.train_step = [&](const data::Batch& batch, std::int64_t step_index) -> Result<double> {
     PARITY_RETURN_IF_ERROR(step->stage_global_batch(batch));
+    if (ranks == 1) return model->train_step(batch, step_index);  // its rows are the batch: no slice
     const std::int64_t rows = batch.batch_size / ranks;
-    return model->train_step(detail::dense_slice(batch, features, rank * rows, rows), step_index);
+    return model->train_step(detail::dense_slice(batch, rank * rows, rows), step_index);
   };
   hooks.evaluate = [&](std::int64_t step_index) {
     return detail::evaluate_split(
@@ -178,7 +179,8 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
           const std::int64_t rows = (batch.batch_size + ranks - 1) / ranks;
           const data::Batch padded = pad_rows(batch, features, rows * ranks);
           PARITY_RETURN_IF_ERROR(step->stage_global_batch(padded));
-          PARITY_RETURN_IF_ERROR(model->forward(detail::dense_slice(padded, features, rank * rows, rows)));
+          PARITY_RETURN_IF_ERROR(ranks == 1 ? model->forward(padded)
+                                            : model->forward(detail::dense_slice(padded, rank * rows, rows)));
           gathered_logits.resize(static_cast<std::size_t>(rows * ranks));
           PARITY_RETURN_IF_ERROR(host.all_gather(model->logits(), gathered_logits.data(), rows, DType::kF32));
           return static_cast<const float*>(gathered_logits.data());

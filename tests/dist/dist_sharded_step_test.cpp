@@ -56,7 +56,7 @@ std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& s
     const Status staged = (*step)->stage_global_batch(batch);
     EXPECT_TRUE(staged.is_ok()) << staged.to_string();
     auto loss = model->train_step(
-        train::detail::dense_slice(batch, spec.num_features(), comm.rank() * local_rows, local_rows), s);
+        train::detail::dense_slice(batch, comm.rank() * local_rows, local_rows), s);
     EXPECT_TRUE(loss.is_ok()) << loss.status().to_string();
     losses.push_back(loss.is_ok() ? *loss : -1.0);
   }

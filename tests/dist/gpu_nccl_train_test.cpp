@@ -61,7 +61,7 @@ TEST(NcclTrainStep, OneRankEqualsTheSingleProcessGpuModelBitForBit) {
       const data::Batch batch = synthetic_step_batch(spec, bench);
       auto want = single->train_step(batch, s);
       ASSERT_TRUE((*step)->stage_global_batch(batch).is_ok());
-      auto got = sharded->train_step(detail::dense_slice(batch, spec.num_features(), 0, batch.batch_size), s);
+      auto got = sharded->train_step(detail::dense_slice(batch, 0, batch.batch_size), s);
       ASSERT_TRUE(want.is_ok()) << want.status().to_string();
       ASSERT_TRUE(got.is_ok()) << got.status().to_string();
       EXPECT_EQ(*got, *want) << "step " << s;

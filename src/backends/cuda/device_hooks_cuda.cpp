@@ -106,6 +106,21 @@ void event_destroy(void* event) {
   if (event != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event));
 }
 
+Result<void*> stream_create() {
+  cudaStream_t stream = nullptr;
+  PARITY_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  return static_cast<void*>(stream);
+}
+
+void stream_destroy(void* stream) {
+  if (stream != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
+
+Status stream_wait_event(void* stream, void* event) {
+  PARITY_CUDA_TRY(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0));
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_device_hooks() {
@@ -125,6 +140,9 @@ void register_device_hooks() {
   hooks.event_record = &event_record;
   hooks.event_elapsed_ms = &event_elapsed_ms;
   hooks.event_destroy = &event_destroy;
+  hooks.stream_create = &stream_create;
+  hooks.stream_destroy = &stream_destroy;
+  hooks.stream_wait_event = &stream_wait_event;
   parity::detail::register_device_hooks(hooks);
 }
 
