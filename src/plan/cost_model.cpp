@@ -18,18 +18,22 @@ Result<GemmPricer> GemmPricer::create(const hw::HardwareSpec& gpu,
   return GemmPricer(device, calibration.scalars, gpu.dense_fp32_tflops.value * 1e6);
 }
 
-double GemmPricer::time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
-                           DType dtype) {
-  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0.0;
-  const auto key = std::make_tuple(m, n, k, batch, static_cast<int>(dtype));
+double GemmPricer::time_us(const Shape& shape) {
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0.0;
+  const int dtype = static_cast<int>(shape.dtype), c_dtype = static_cast<int>(shape.c_dtype);
+  const int layout = static_cast<int>(shape.layout), epilogue = static_cast<int>(shape.epilogue);
+  const auto key = std::make_tuple(shape.m, shape.n, shape.k, shape.batch, dtype, c_dtype, layout, epilogue);
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   gemm::GemmProblem problem;
-  problem.m = m;
-  problem.n = n;
-  problem.k = k;
-  problem.batch = batch;
-  problem.a_dtype = problem.b_dtype = problem.c_dtype = dtype;
-  std::shared_ptr<gemm::Selector>& selector = selector_by_dtype_[static_cast<int>(dtype)];
+  problem.m = shape.m;
+  problem.n = shape.n;
+  problem.k = shape.k;
+  problem.batch = shape.batch;
+  problem.a_dtype = problem.b_dtype = shape.dtype;
+  problem.c_dtype = shape.c_dtype;
+  problem.layout = shape.layout;
+  problem.epilogue = shape.epilogue;
+  std::shared_ptr<gemm::Selector>& selector = selector_by_class_[std::make_tuple(dtype, c_dtype, layout, epilogue)];
   if (selector == nullptr) {
     selector = std::make_shared<gemm::Selector>(gemm::GemmModel(device_, scalars_));
     selector->set_candidates(gemm::modelled_space(gemm::problem_class(problem), device_));
@@ -170,11 +174,15 @@ class DensePricer {
            kernels * calibration_.kernel_launch_us.value;
   }
 
-  // C[m x n] = A[m x k] B[k x n] in the layer's precision through the GEMM model.
-  double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k) {
+  // C[m x n] = A[m x k] B[k x n] in the layer's precision through the GEMM model, as the trainer
+  // creates it (nn/gemm_cache.cpp): `layout`, fp32 D for weight gradients, the bias epilogue class.
+  double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k, gemm::GemmLayout layout, bool fp32_output,
+                 bool bias) {
     if (bytes_.is_simt_fp32) return pricer_.simt_fp32_time_us(m, n, k, 1);
     const double factor = bytes_.gemm_dtype == DType::kF32 ? calibration_.tf32_gemm_time_factor.value : 1.0;
-    return factor * pricer_.time_us(m, n, k, 1, bytes_.gemm_dtype);
+    GemmPricer::Shape shape{m, n, k, 1, bytes_.gemm_dtype, fp32_output ? DType::kF32 : bytes_.gemm_dtype, layout,
+                            bias ? gemm::Epilogue::kBias : gemm::Epilogue::kNone};
+    return factor * pricer_.time_us(shape);
   }
 
   // One linear layer [batch, in] -> [batch, out] of the trainer (nn::linear_forward/backward):
@@ -193,9 +201,11 @@ class DensePricer {
       backward_us += gemv_us(in) + (data_gradient ? gemv_us(in) : 0.0);
       return;
     }
-    forward_us += gemm_us(out, batch_, in);
-    backward_us += gemm_us(out, in, batch_);
-    if (data_gradient) backward_us += gemm_us(in, batch_, out);
+    // nn/gemm_cache.cpp: forward TN (m=out, n=batch, k=in); weight gradient NT (m=in, n=out,
+    // k=batch) into fp32; data gradient NN (m=in, n=batch, k=out).
+    forward_us += gemm_us(out, batch_, in, gemm::GemmLayout::kTN, false, has_bias);
+    backward_us += gemm_us(in, out, batch_, gemm::GemmLayout::kNT, true, false);
+    if (data_gradient) backward_us += gemm_us(in, batch_, out, gemm::GemmLayout::kNN, false, false);
   }
 
  private:

@@ -238,6 +238,8 @@ Result<ValidationReport> validate_plans(const std::vector<ValidationConfig>& con
       measured.push_back(row.measured_step_ms);
       report.max_abs_step_error = std::max(report.max_abs_step_error, std::abs(row.step_error()));
       report.max_abs_memory_error = std::max(report.max_abs_memory_error, std::abs(row.memory_error()));
+      report.step_within_tolerance += std::abs(row.step_error()) <= ValidationReport::kStepTolerance ? 1 : 0;
+      report.memory_within_tolerance += std::abs(row.memory_error()) <= ValidationReport::kMemoryTolerance ? 1 : 0;
     }
     report.rows.push_back(std::move(row));
   }
@@ -280,6 +282,12 @@ std::string validation_report_text(const ValidationReport& report) {
                 "(step time order) %.3f\n",
                 report.measured, report.rows.size(), 100 * report.max_abs_step_error,
                 100 * report.max_abs_memory_error, report.kendall_tau_step);
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "summary: step time within 10%% on %d of %d, peak memory within 5%% on %d of %d, Kendall tau %.3f "
+                "(targets: >= 8 configurations, tau >= 0.8)\n",
+                report.step_within_tolerance, report.measured, report.memory_within_tolerance, report.measured,
+                report.kendall_tau_step);
   out << line << "targets (H200): step time within 10%, peak memory within 5%, Kendall tau >= 0.8\n"
       << "\nwhere the step goes, predicted / measured ms (instrumented steps):\n";
   for (const ValidationRow& row : report.rows) {
@@ -335,6 +343,9 @@ Status write_validation_json(const ValidationReport& report, const std::string& 
   document["kendall_tau_step"] = report.kendall_tau_step;
   document["max_abs_step_error"] = report.max_abs_step_error;
   document["max_abs_peak_memory_error"] = report.max_abs_memory_error;
+  document["step_within_10pct"] = report.step_within_tolerance;
+  document["peak_memory_within_5pct"] = report.memory_within_tolerance;
+  document["measured_rows"] = report.measured;
   return bench::write_json_file(path, document);
 }
 

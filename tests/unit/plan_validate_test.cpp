@@ -126,6 +126,8 @@ TEST(PlanValidate, CpuRunMeasuresEveryRowInAscendingLookups) {
     EXPECT_GT(row.measured_phase_ms[0], 0.0);  // the instrumented steps ran
   }
   EXPECT_NE(validation_report_text(*report).find("CPU run"), std::string::npos);
+  EXPECT_NE(validation_report_text(*report).find("summary: step time within 10% on"), std::string::npos);
+  EXPECT_LE(report->step_within_tolerance, report->measured);
   options.timed_steps = 0;
   EXPECT_EQ(validate_plans(configs, options).status().code(), StatusCode::kInvalidArgument);
 }

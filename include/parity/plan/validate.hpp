@@ -85,6 +85,10 @@ struct ValidationReport {
   double max_abs_step_error = 0;
   double max_abs_memory_error = 0;
   int measured = 0;
+  // Issue 16's targets: step time within 10%, peak memory within 5% of measured.
+  static constexpr double kStepTolerance = 0.10, kMemoryTolerance = 0.05;
+  int step_within_tolerance = 0;
+  int memory_within_tolerance = 0;
 };
 
 // Plans and measures every configuration. A configuration the trainer cannot run is reported in
