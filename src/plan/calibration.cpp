@@ -18,6 +18,7 @@ std::vector<PlannerCalibration::Field> PlannerCalibration::fields() {
       {"tbe_backward_efficiency", &C::tbe_backward_efficiency},
       {"tbe_forward_bag_ns", &C::tbe_forward_bag_ns},
       {"tbe_forward_fixed_us", &C::tbe_forward_fixed_us},
+      {"tbe_backward_bag_ns", &C::tbe_backward_bag_ns},
       {"tbe_backward_fixed_us", &C::tbe_backward_fixed_us},
       {"interaction_efficiency", &C::interaction_efficiency},
       {"bias_gradient_fixed_us", &C::bias_gradient_fixed_us},

@@ -39,6 +39,7 @@ TEST(PlanStepModel, TbeTermsHandComputed) {
   calibration.tbe_backward_efficiency.value = 0.25;
   calibration.tbe_forward_bag_ns.value = 100.0;
   calibration.tbe_forward_fixed_us.value = 20.0;
+  calibration.tbe_backward_bag_ns.value = 50.0;
   calibration.tbe_backward_fixed_us.value = 70.0;
   auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
   Plan plan;
@@ -46,7 +47,7 @@ TEST(PlanStepModel, TbeTermsHandComputed) {
   plan.tables = {{"t0", ShardingType::kTableWise, {{0, 0, 1000, 0, 16}}}};
   ASSERT_TRUE(predict_plan(owned.context.machine, owned.context.model, calibration, *owned.pricer, plan).is_ok());
   const double forward_us = 2168.0 / (kH200BytesPerUs * 0.5) + 10 * 100.0 * 1e-3 + 20.0;
-  const double backward_us = (4160.0 + 1280.0) / (kH200BytesPerUs * 0.25) + 70.0;
+  const double backward_us = (4160.0 + 1280.0) / (kH200BytesPerUs * 0.25) + 10 * 50.0 * 1e-3 + 70.0;
   EXPECT_NEAR(plan.prediction.step.tbe_forward_us, forward_us, 1e-9 * forward_us);
   EXPECT_NEAR(plan.prediction.step.tbe_backward_us, backward_us, 1e-9 * backward_us);
 }

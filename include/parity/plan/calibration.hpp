@@ -33,6 +33,7 @@ struct PlannerCalibration {
   // launch; the backward's linearise, radix-sort passes, chunk and combine kernels).
   CalibratedValue tbe_forward_bag_ns{0.0, false, "default"};
   CalibratedValue tbe_forward_fixed_us{5.0, false, "default"};
+  CalibratedValue tbe_backward_bag_ns{0.0, false, "default"};
   CalibratedValue tbe_backward_fixed_us{15.0, false, "default"};
   // The dot interaction's kernels: sustained fraction of HBM bandwidth on their traffic counted
   // in fp32 elements (the kernels stage every operand as fp32 in shared memory).
