@@ -21,6 +21,7 @@ std::vector<PlannerCalibration::Field> PlannerCalibration::fields() {
       {"tbe_backward_bag_ns", &C::tbe_backward_bag_ns},
       {"tbe_backward_fixed_us", &C::tbe_backward_fixed_us},
       {"interaction_efficiency", &C::interaction_efficiency},
+      {"interaction_fast_efficiency", &C::interaction_fast_efficiency},
       {"bias_gradient_fixed_us", &C::bias_gradient_fixed_us},
       {"tf32_gemm_time_factor", &C::tf32_gemm_time_factor},
       {"elementwise_efficiency", &C::elementwise_efficiency},

@@ -227,23 +227,52 @@ class DensePricer {
   PrecisionBytes bytes_;
 };
 
-// The dot interaction's kernels (nn::dot_interaction_forward/backward, one block per sample): the
-// traffic counted in fp32 elements, as the kernels stage every operand in fp32, over the
-// calibrated fraction of HBM bandwidth.
+// The dot interaction's kernels (nn::dot_interaction_forward/backward; docs/planner.md). The fast
+// variants the trainer prefers — the Gram-tile forward (dim % 4 == 0, one sample's vectors, pair
+// partials and row blocks in 48 KiB of shared memory) and the register-column backward (even dim,
+// <= 32 vectors) — are memory-bound kernels: their HBM bytes in the storage types over
+// interaction_fast_efficiency, or their fp32 FMAs on the vector FP32 rate, whichever is longer.
+// The general one-block-per-sample kernels stage every operand as fp32: their traffic counted in
+// fp32 elements over interaction_efficiency. Either pass pays one launch.
 void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibration, double hbm_bytes_per_us,
-                     std::int64_t batch, double& forward_us, double& backward_us) {
-  const auto dim = static_cast<double>(model.bottom_mlp.back());
-  const auto features = static_cast<double>(model.num_features());
-  const double vectors_elements = (features + 1.0) * dim;  // the bottom output and the pooled rows
+                     double fp32_flops_per_us, std::int64_t batch, Precision precision, double& forward_us,
+                     double& backward_us) {
+  constexpr double kSharedBytesPerBlock = 48.0 * 1024;  // src/backends/gpu/nn/launch.cu kMaxSharedBytes
+  constexpr int kRegisterColumnsMaxVectors = 32;       // ... kColumnsMaxVectors
+  const std::int64_t dim_elements = model.bottom_mlp.back();
+  const auto dim = static_cast<double>(dim_elements);
+  const std::int64_t vector_count = model.num_features() + 1;
+  const auto vectors = static_cast<double>(vector_count);
   const auto output = static_cast<double>(trainer_top_input_width(model));
   const auto pairs = static_cast<double>(model.interaction_output_width()) - dim;
-  const double forward_elements = vectors_elements + output;
-  // Reads the vectors and the output gradient (dim + pairs), writes the bottom and pooled gradients.
-  const double backward_elements = vectors_elements + (dim + pairs) + vectors_elements;
-  const double bytes_per_us = hbm_bytes_per_us * calibration.interaction_efficiency.value;
+  const double s = precision_bytes(precision).activation;
   const double samples = static_cast<double>(batch);
-  forward_us += 4.0 * forward_elements * samples / bytes_per_us + calibration.kernel_launch_us.value;
-  backward_us += 4.0 * backward_elements * samples / bytes_per_us + calibration.kernel_launch_us.value;
+  const double launch_us = calibration.kernel_launch_us.value;
+  const double fast_bytes_per_us = hbm_bytes_per_us * calibration.interaction_fast_efficiency.value;
+  const double flops_per_us = fp32_flops_per_us * GemmPricer::kSimtFp32Efficiency;
+  const double general_bytes_per_us = hbm_bytes_per_us * calibration.interaction_efficiency.value;
+  // Forward: reads the vectors, writes the padded output row.
+  const double row_blocks = std::ceil(vectors / 4.0);
+  const bool gram_tiles = dim_elements % 4 == 0 &&
+                          4.0 * (vectors * dim + 4.0 * row_blocks + pairs) <= kSharedBytesPerBlock;
+  if (gram_tiles) {
+    const double gram_flops = 2.0 * 16.0 * dim * row_blocks * (row_blocks + 1.0) / 2.0;  // 4 x 4 tiles
+    forward_us += std::max((vectors * dim + output) * s * samples / fast_bytes_per_us,
+                           gram_flops * samples / flops_per_us);
+  } else {
+    forward_us += 4.0 * (vectors * dim + output) * samples / general_bytes_per_us;
+  }
+  // Backward: reads the vectors and the output gradient (dim + pairs), writes the bottom gradient
+  // (activation type) and the pooled gradients (fp32, the TBE backward's input).
+  const double features = vectors - 1.0;
+  if (dim_elements % 2 == 0 && vector_count <= kRegisterColumnsMaxVectors) {
+    const double bytes = (vectors * dim + dim + pairs + dim) * s + features * dim * 4.0;
+    backward_us += std::max(bytes * samples / fast_bytes_per_us, 2.0 * vectors * vectors * dim * samples / flops_per_us);
+  } else {
+    backward_us += 4.0 * (2.0 * vectors * dim + dim + pairs) * samples / general_bytes_per_us;
+  }
+  forward_us += launch_us;
+  backward_us += launch_us;
 }
 
 // DCNv2 (nn::cross_layer_forward/backward and the trainer's concatenation and split): per layer
@@ -283,8 +312,8 @@ DenseTimes dense_times(const PlannerModel& model, const PlannerCalibration& cali
   if (model.interaction == InteractionKind::kDcnV2) {
     cross_network(model, dense, t.interaction_forward_us, t.interaction_backward_us);
   } else {
-    dot_interaction(model, calibration, hbm_bytes_per_us, batch, t.interaction_forward_us,
-                    t.interaction_backward_us);
+    dot_interaction(model, calibration, hbm_bytes_per_us, pricer.fp32_flops_per_us(), batch, precision,
+                    t.interaction_forward_us, t.interaction_backward_us);
   }
   double top_forward_us = 0.0, top_backward_us = 0.0;
   in = trainer_top_input_width(model);

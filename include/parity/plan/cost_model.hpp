@@ -41,6 +41,7 @@ class GemmPricer {
   // on the vector FP32 peak at kSimtFp32Efficiency, the HBM bytes, and the model's launch cost.
   double simt_fp32_time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const;
   static constexpr double kSimtFp32Efficiency = 0.7;
+  double fp32_flops_per_us() const { return fp32_flops_per_us_; }  // the catalogue's vector FP32 peak
 
  private:
   GemmPricer(gemm::DeviceParams device, gemm::ModelScalars scalars, double fp32_flops_per_us)
