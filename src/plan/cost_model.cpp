@@ -22,7 +22,8 @@ double GemmPricer::time_us(const Shape& shape) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0.0;
   const int dtype = static_cast<int>(shape.dtype), c_dtype = static_cast<int>(shape.c_dtype);
   const int layout = static_cast<int>(shape.layout), epilogue = static_cast<int>(shape.epilogue);
-  const auto key = std::make_tuple(shape.m, shape.n, shape.k, shape.batch, dtype, c_dtype, layout, epilogue);
+  const auto key =
+      std::make_tuple(shape.m, shape.n, shape.k, shape.batch, dtype, c_dtype, layout, epilogue);
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   gemm::GemmProblem problem;
   problem.m = shape.m;
@@ -33,7 +34,8 @@ double GemmPricer::time_us(const Shape& shape) {
   problem.c_dtype = shape.c_dtype;
   problem.layout = shape.layout;
   problem.epilogue = shape.epilogue;
-  std::shared_ptr<gemm::Selector>& selector = selector_by_class_[std::make_tuple(dtype, c_dtype, layout, epilogue)];
+  std::shared_ptr<gemm::Selector>& selector =
+      selector_by_class_[std::make_tuple(dtype, c_dtype, layout, epilogue)];
   if (selector == nullptr) {
     selector = std::make_shared<gemm::Selector>(gemm::GemmModel(device_, scalars_));
     selector->set_candidates(gemm::modelled_space(gemm::problem_class(problem), device_));
@@ -162,7 +164,10 @@ class DensePricer {
  public:
   DensePricer(GemmPricer& pricer, const PlannerCalibration& calibration, double hbm_bytes_per_us,
               std::int64_t batch, Precision precision)
-      : pricer_(pricer), calibration_(calibration), hbm_bytes_per_us_(hbm_bytes_per_us), batch_(batch),
+      : pricer_(pricer),
+        calibration_(calibration),
+        hbm_bytes_per_us_(hbm_bytes_per_us),
+        batch_(batch),
         bytes_(precision_bytes(precision)) {}
 
   double activation_bytes() const { return bytes_.activation; }
@@ -176,11 +181,18 @@ class DensePricer {
 
   // C[m x n] = A[m x k] B[k x n] in the layer's precision through the GEMM model, as the trainer
   // creates it (nn/gemm_cache.cpp): `layout`, fp32 D for weight gradients, the bias epilogue class.
-  double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k, gemm::GemmLayout layout, bool fp32_output,
-                 bool bias) {
+  double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k, gemm::GemmLayout layout,
+                 bool fp32_output, bool bias) {
     if (bytes_.is_simt_fp32) return pricer_.simt_fp32_time_us(m, n, k, 1);
-    const double factor = bytes_.gemm_dtype == DType::kF32 ? calibration_.tf32_gemm_time_factor.value : 1.0;
-    GemmPricer::Shape shape{m, n, k, 1, bytes_.gemm_dtype, fp32_output ? DType::kF32 : bytes_.gemm_dtype, layout,
+    const double factor =
+        bytes_.gemm_dtype == DType::kF32 ? calibration_.tf32_gemm_time_factor.value : 1.0;
+    GemmPricer::Shape shape{m,
+                            n,
+                            k,
+                            1,
+                            bytes_.gemm_dtype,
+                            fp32_output ? DType::kF32 : bytes_.gemm_dtype,
+                            layout,
                             bias ? gemm::Epilogue::kBias : gemm::Epilogue::kNone};
     return factor * pricer_.time_us(shape);
   }
@@ -194,7 +206,8 @@ class DensePricer {
     const double s = bytes_.activation;
     if (relu) backward_us += elementwise_us(3.0 * static_cast<double>(out) * s, 1);
     if (has_bias) {
-      backward_us += elementwise_us(static_cast<double>(out) * s, 0) + calibration_.bias_gradient_fixed_us.value;
+      backward_us += elementwise_us(static_cast<double>(out) * s, 0) +
+                     calibration_.bias_gradient_fixed_us.value;
     }
     if (out == 1) {  // the logit: a matrix-vector product, see gemv_us
       forward_us += gemv_us(in);
@@ -216,7 +229,8 @@ class DensePricer {
   double gemv_us(std::int64_t in) const {
     const double elements = static_cast<double>(in);
     const bool fallback = bytes_.activation == 2 && !bytes_.is_simt_fp32;
-    const double per_sample = fallback ? elements * (2.0 + 4.0 + 4.0) : elements * bytes_.activation;
+    const double per_sample =
+        fallback ? elements * (2.0 + 4.0 + 4.0) : elements * bytes_.activation;
     return elementwise_us(per_sample, fallback ? 2 : 1);
   }
 
@@ -234,11 +248,12 @@ class DensePricer {
 // interaction_fast_efficiency, or their fp32 FMAs on the vector FP32 rate, whichever is longer.
 // The general one-block-per-sample kernels stage every operand as fp32: their traffic counted in
 // fp32 elements over interaction_efficiency. Either pass pays one launch.
-void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibration, double hbm_bytes_per_us,
-                     double fp32_flops_per_us, std::int64_t batch, Precision precision, double& forward_us,
-                     double& backward_us) {
-  constexpr double kSharedBytesPerBlock = 48.0 * 1024;  // src/backends/gpu/nn/launch.cu kMaxSharedBytes
-  constexpr int kRegisterColumnsMaxVectors = 32;       // ... kColumnsMaxVectors
+void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibration,
+                     double hbm_bytes_per_us, double fp32_flops_per_us, std::int64_t batch,
+                     Precision precision, double& forward_us, double& backward_us) {
+  constexpr double kSharedBytesPerBlock =
+      48.0 * 1024;                                // src/backends/gpu/nn/launch.cu kMaxSharedBytes
+  constexpr int kRegisterColumnsMaxVectors = 32;  // ... kColumnsMaxVectors
   const std::int64_t dim_elements = model.bottom_mlp.back();
   const auto dim = static_cast<double>(dim_elements);
   const std::int64_t vector_count = model.num_features() + 1;
@@ -256,7 +271,8 @@ void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibr
   const bool gram_tiles = dim_elements % 4 == 0 &&
                           4.0 * (vectors * dim + 4.0 * row_blocks + pairs) <= kSharedBytesPerBlock;
   if (gram_tiles) {
-    const double gram_flops = 2.0 * 16.0 * dim * row_blocks * (row_blocks + 1.0) / 2.0;  // 4 x 4 tiles
+    const double gram_flops =
+        2.0 * 16.0 * dim * row_blocks * (row_blocks + 1.0) / 2.0;  // 4 x 4 tiles
     forward_us += std::max((vectors * dim + output) * s * samples / fast_bytes_per_us,
                            gram_flops * samples / flops_per_us);
   } else {
@@ -267,7 +283,8 @@ void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibr
   const double features = vectors - 1.0;
   if (dim_elements % 2 == 0 && vector_count <= kRegisterColumnsMaxVectors) {
     const double bytes = (vectors * dim + dim + pairs + dim) * s + features * dim * 4.0;
-    backward_us += std::max(bytes * samples / fast_bytes_per_us, 2.0 * vectors * vectors * dim * samples / flops_per_us);
+    backward_us += std::max(bytes * samples / fast_bytes_per_us,
+                            2.0 * vectors * vectors * dim * samples / flops_per_us);
   } else {
     backward_us += 4.0 * (2.0 * vectors * dim + dim + pairs) * samples / general_bytes_per_us;
   }
@@ -279,7 +296,8 @@ void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibr
 // the down projection W -> r (no bias) and the up projection r -> W (bias), the fused element-wise
 // kernels, and the data gradient of the down projection accumulated onto the layer's input
 // gradient (beta = 1: one more read).
-void cross_network(const PlannerModel& model, DensePricer& dense, double& forward_us, double& backward_us) {
+void cross_network(const PlannerModel& model, DensePricer& dense, double& forward_us,
+                   double& backward_us) {
   const std::int64_t width = model.interaction_output_width();
   const auto w = static_cast<double>(width);
   const double s = dense.activation_bytes();
@@ -306,14 +324,15 @@ DenseTimes dense_times(const PlannerModel& model, const PlannerCalibration& cali
   DenseTimes t;
   std::int64_t in = gpu_padded_columns(model.dense_features);
   for (std::size_t l = 0; l < model.bottom_mlp.size(); ++l) {
-    dense.linear(in, model.bottom_mlp[l], true, true, l > 0, t.bottom_forward_us, t.bottom_backward_us);
+    dense.linear(in, model.bottom_mlp[l], true, true, l > 0, t.bottom_forward_us,
+                 t.bottom_backward_us);
     in = model.bottom_mlp[l];
   }
   if (model.interaction == InteractionKind::kDcnV2) {
     cross_network(model, dense, t.interaction_forward_us, t.interaction_backward_us);
   } else {
-    dot_interaction(model, calibration, hbm_bytes_per_us, pricer.fp32_flops_per_us(), batch, precision,
-                    t.interaction_forward_us, t.interaction_backward_us);
+    dot_interaction(model, calibration, hbm_bytes_per_us, pricer.fp32_flops_per_us(), batch,
+                    precision, t.interaction_forward_us, t.interaction_backward_us);
   }
   double top_forward_us = 0.0, top_backward_us = 0.0;
   in = trainer_top_input_width(model);
@@ -387,7 +406,8 @@ Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& mod
   const bool recomputes = config.checkpointing == Checkpointing::kFull;
   if (recomputes) time.recompute_us = dense.mlp_forward_us + dense.interaction_forward_us;
   costs.mlp_us = dense.mlp_forward_us * (recomputes ? 2.0 : 1.0) + dense.mlp_backward_us;
-  costs.interaction_us = dense.interaction_forward_us * (recomputes ? 2.0 : 1.0) + dense.interaction_backward_us;
+  costs.interaction_us =
+      dense.interaction_forward_us * (recomputes ? 2.0 : 1.0) + dense.interaction_backward_us;
   costs.loss_us = dense.loss_us;
   // Fused optimiser: read master, gradient and state, write master, state (+ the bf16 copy).
   const double state = dense_optimizer_state_bytes_per_parameter(model.dense_optimizer);

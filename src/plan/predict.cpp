@@ -154,7 +154,8 @@ StepScore score_placement(const CommParams& comm, const PlannerCalibration& cali
     pooled_per_peer[r] = local_batch * rank.pooled_dim * costs.comm_bytes_per_elem;
     indices_per_peer[r] = rank.index_bytes / static_cast<double>(rank_count);
     // One batched TBE per rank: its kernels' fixed costs once forward and once backward.
-    const double forward_us = rank.tbe_forward_us + (rank.shards > 0 ? calibration.tbe_forward_fixed_us.value : 0.0);
+    const double forward_us =
+        rank.tbe_forward_us + (rank.shards > 0 ? calibration.tbe_forward_fixed_us.value : 0.0);
     const double backward_us =
         rank.tbe_backward_us + (rank.shards > 0 ? calibration.tbe_backward_fixed_us.value : 0.0);
     step.tbe_forward_us = std::max(step.tbe_forward_us, forward_us);

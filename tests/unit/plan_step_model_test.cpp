@@ -19,7 +19,8 @@ using testing::make_context;
 constexpr double kH200BytesPerUs = 4.8e6;  // the catalogue's 4.8 TB/s
 
 TEST(PlanStepModel, SortPassesFollowTheRowBits) {
-  PlannerModel model = hand_model();  // 1000 rows: 10 bits (the key also holds row 1000) -> 2 passes
+  PlannerModel model =
+      hand_model();  // 1000 rows: 10 bits (the key also holds row 1000) -> 2 passes
   EXPECT_EQ(tbe_sort_passes(model), 2);
   model.tables[0].rows = 511;  // 9 bits: one pass
   EXPECT_EQ(tbe_sort_passes(model), 1);
@@ -47,7 +48,9 @@ TEST(PlanStepModel, TbeTermsHandComputed) {
   Plan plan;
   plan.config = {10, 10, Checkpointing::kNone, Precision::kTf32};
   plan.tables = {{"t0", ShardingType::kTableWise, {{0, 0, 1000, 0, 16}}}};
-  ASSERT_TRUE(predict_plan(owned.context.machine, owned.context.model, calibration, *owned.pricer, plan).is_ok());
+  ASSERT_TRUE(
+      predict_plan(owned.context.machine, owned.context.model, calibration, *owned.pricer, plan)
+          .is_ok());
   const double forward_us = 2168.0 / (kH200BytesPerUs * 0.5) + 10 * 100.0 * 1e-3 + 20.0;
   const double backward_us = (4160.0 + 1280.0) / (kH200BytesPerUs * 0.25) + 10 * 50.0 * 1e-3 + 70.0;
   EXPECT_NEAR(plan.prediction.step.tbe_forward_us, forward_us, 1e-9 * forward_us);
@@ -67,19 +70,23 @@ TEST(PlanStepModel, DotInteractionFastVariantsHandComputed) {
   auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
   const PlannerContext& c = owned.context;
   const double flops_per_us = owned.pricer->fp32_flops_per_us() * GemmPricer::kSimtFp32Efficiency;
-  for (const auto& [precision, s] : {std::pair{Precision::kBf16, 2.0}, std::pair{Precision::kTf32, 4.0}}) {
+  for (const auto& [precision, s] :
+       {std::pair{Precision::kBf16, 2.0}, std::pair{Precision::kTf32, 4.0}}) {
     const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
                                     {1000, 1000, Checkpointing::kNone, precision});
     ASSERT_TRUE(costs.is_ok()) << costs.status().to_string();
-    const double forward = std::max((32.0 + 24.0) * s * 1000 / (kH200BytesPerUs * 0.5), 512.0 * 1000 / flops_per_us);
+    const double forward =
+        std::max((32.0 + 24.0) * s * 1000 / (kH200BytesPerUs * 0.5), 512.0 * 1000 / flops_per_us);
     const double backward =
-        std::max(((32.0 + 17.0 + 16.0) * s + 16.0 * 4.0) * 1000 / (kH200BytesPerUs * 0.5), 128.0 * 1000 / flops_per_us);
+        std::max(((32.0 + 17.0 + 16.0) * s + 16.0 * 4.0) * 1000 / (kH200BytesPerUs * 0.5),
+                 128.0 * 1000 / flops_per_us);
     EXPECT_NEAR(costs->interaction_us, forward + backward + 2 * 4.0, 1e-9 * costs->interaction_us)
         << precision_name(precision);
     const auto full = config_costs(c.machine, c.model, calibration, *owned.pricer,
                                    {1000, 1000, Checkpointing::kFull, precision});
     ASSERT_TRUE(full.is_ok());
-    EXPECT_NEAR(full->interaction_us - costs->interaction_us, forward + 4.0, 1e-9 * forward);  // the recompute
+    EXPECT_NEAR(full->interaction_us - costs->interaction_us, forward + 4.0,
+                1e-9 * forward);  // the recompute
   }
 }
 
@@ -121,7 +128,8 @@ TEST(PlanStepModel, BiasGradientFixedCostPerBiasedLayer) {
     const auto with = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
     ASSERT_TRUE(base.is_ok() && with.is_ok());
     EXPECT_NEAR(with->mlp_us - base->mlp_us, 30.0 * mlp_layers, 1e-9) << model.name;
-    EXPECT_NEAR(with->interaction_us - base->interaction_us, 30.0 * cross_layers, 1e-9) << model.name;
+    EXPECT_NEAR(with->interaction_us - base->interaction_us, 30.0 * cross_layers, 1e-9)
+        << model.name;
   }
 }
 
