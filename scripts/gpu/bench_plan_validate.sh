@@ -3,14 +3,15 @@
 # set): `parity plan validate` on the default single-GPU list (dlrm-kaggle and dlrm-v2 at several
 # batches, bf16/TF32/fp32, with and without activation checkpointing: 11 configurations), the
 # planner's H200 prediction beside the trainer's measured step time and peak device memory, with
-# the errors and Kendall's tau. Sized for about 4 minutes on an H200 (dlrm-v2 initialises 105 GB
-# of tables per configuration; not yet timed: give run_all.sh --piece-timeout 420).
+# the errors and Kendall's tau (run 29: the 11 configurations in 11 s with 8 timed steps; dlrm-v2
+# initialises 105 GB of tables per configuration on the device). Ends with one summary line.
 # PLAN_VALIDATE_SET=FILE runs a validation-set file instead (bench/plan/validation_set_1.txt: the
 # held-out set drawn by scripts/plan_validation_set.py; the figure to quote), written to
 # plan_validate_<file stem>.json.
 #   PLAN_VALIDATE_STEPS=10 PLAN_VALIDATE_CONFIGS=dlrm-kaggle:65536:bf16:none,... \
 #     scripts/gpu/bench_plan_validate.sh build/cuda
-#   PLAN_VALIDATE_SET=bench/plan/validation_set_1.txt scripts/gpu/bench_plan_validate.sh build/cuda
+#   PLAN_VALIDATE_SET=bench/plan/validation_set_1.txt PLAN_VALIDATE_STEPS=8 \
+#     scripts/gpu/bench_plan_validate.sh build/cuda
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -24,4 +25,14 @@ args=(plan validate --device cuda --hw h200 --steps "${PLAN_VALIDATE_STEPS:-10}"
 if [[ -n "${PLAN_VALIDATE_CONFIGS:-}" ]]; then args+=(--configs "$PLAN_VALIDATE_CONFIGS"); fi
 if [[ -n "${PLAN_VALIDATE_SET:-}" ]]; then args+=(--configs-file "$PLAN_VALIDATE_SET"); fi
 step plan_validate "$parity" "${args[@]}"
+# One line for the run's summary: the issue-16 figures from the results JSON.
+if [[ -f "$OUT/$out_name.json" ]]; then
+  python3 - "$OUT/$out_name.json" <<'PY' || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("plan_validate summary: %d of %d measured; step within 10%%: %d; peak memory within 5%%: %d; Kendall tau %.3f; "
+      "max |step error| %.1f%%" % (d["measured_rows"], len(d["rows"]), d["step_within_10pct"],
+                                   d["peak_memory_within_5pct"], d["kendall_tau_step"], 100 * d["max_abs_step_error"]))
+PY
+fi
 exit $failed

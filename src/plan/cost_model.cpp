@@ -18,18 +18,24 @@ Result<GemmPricer> GemmPricer::create(const hw::HardwareSpec& gpu,
   return GemmPricer(device, calibration.scalars, gpu.dense_fp32_tflops.value * 1e6);
 }
 
-double GemmPricer::time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
-                           DType dtype) {
-  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0.0;
-  const auto key = std::make_tuple(m, n, k, batch, static_cast<int>(dtype));
+double GemmPricer::time_us(const Shape& shape) {
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0.0;
+  const int dtype = static_cast<int>(shape.dtype), c_dtype = static_cast<int>(shape.c_dtype);
+  const int layout = static_cast<int>(shape.layout), epilogue = static_cast<int>(shape.epilogue);
+  const auto key =
+      std::make_tuple(shape.m, shape.n, shape.k, shape.batch, dtype, c_dtype, layout, epilogue);
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   gemm::GemmProblem problem;
-  problem.m = m;
-  problem.n = n;
-  problem.k = k;
-  problem.batch = batch;
-  problem.a_dtype = problem.b_dtype = problem.c_dtype = dtype;
-  std::shared_ptr<gemm::Selector>& selector = selector_by_dtype_[static_cast<int>(dtype)];
+  problem.m = shape.m;
+  problem.n = shape.n;
+  problem.k = shape.k;
+  problem.batch = shape.batch;
+  problem.a_dtype = problem.b_dtype = shape.dtype;
+  problem.c_dtype = shape.c_dtype;
+  problem.layout = shape.layout;
+  problem.epilogue = shape.epilogue;
+  std::shared_ptr<gemm::Selector>& selector =
+      selector_by_class_[std::make_tuple(dtype, c_dtype, layout, epilogue)];
   if (selector == nullptr) {
     selector = std::make_shared<gemm::Selector>(gemm::GemmModel(device_, scalars_));
     selector->set_candidates(gemm::modelled_space(gemm::problem_class(problem), device_));
@@ -158,7 +164,10 @@ class DensePricer {
  public:
   DensePricer(GemmPricer& pricer, const PlannerCalibration& calibration, double hbm_bytes_per_us,
               std::int64_t batch, Precision precision)
-      : pricer_(pricer), calibration_(calibration), hbm_bytes_per_us_(hbm_bytes_per_us), batch_(batch),
+      : pricer_(pricer),
+        calibration_(calibration),
+        hbm_bytes_per_us_(hbm_bytes_per_us),
+        batch_(batch),
         bytes_(precision_bytes(precision)) {}
 
   double activation_bytes() const { return bytes_.activation; }
@@ -170,11 +179,22 @@ class DensePricer {
            kernels * calibration_.kernel_launch_us.value;
   }
 
-  // C[m x n] = A[m x k] B[k x n] in the layer's precision through the GEMM model.
-  double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k) {
+  // C[m x n] = A[m x k] B[k x n] in the layer's precision through the GEMM model, as the trainer
+  // creates it (nn/gemm_cache.cpp): `layout`, fp32 D for weight gradients, the bias epilogue class.
+  double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k, gemm::GemmLayout layout,
+                 bool fp32_output, bool bias) {
     if (bytes_.is_simt_fp32) return pricer_.simt_fp32_time_us(m, n, k, 1);
-    const double factor = bytes_.gemm_dtype == DType::kF32 ? calibration_.tf32_gemm_time_factor.value : 1.0;
-    return factor * pricer_.time_us(m, n, k, 1, bytes_.gemm_dtype);
+    const double factor =
+        bytes_.gemm_dtype == DType::kF32 ? calibration_.tf32_gemm_time_factor.value : 1.0;
+    GemmPricer::Shape shape{m,
+                            n,
+                            k,
+                            1,
+                            bytes_.gemm_dtype,
+                            fp32_output ? DType::kF32 : bytes_.gemm_dtype,
+                            layout,
+                            bias ? gemm::Epilogue::kBias : gemm::Epilogue::kNone};
+    return factor * pricer_.time_us(shape);
   }
 
   // One linear layer [batch, in] -> [batch, out] of the trainer (nn::linear_forward/backward):
@@ -186,16 +206,19 @@ class DensePricer {
     const double s = bytes_.activation;
     if (relu) backward_us += elementwise_us(3.0 * static_cast<double>(out) * s, 1);
     if (has_bias) {
-      backward_us += elementwise_us(static_cast<double>(out) * s, 0) + calibration_.bias_gradient_fixed_us.value;
+      backward_us += elementwise_us(static_cast<double>(out) * s, 0) +
+                     calibration_.bias_gradient_fixed_us.value;
     }
     if (out == 1) {  // the logit: a matrix-vector product, see gemv_us
       forward_us += gemv_us(in);
       backward_us += gemv_us(in) + (data_gradient ? gemv_us(in) : 0.0);
       return;
     }
-    forward_us += gemm_us(out, batch_, in);
-    backward_us += gemm_us(out, in, batch_);
-    if (data_gradient) backward_us += gemm_us(in, batch_, out);
+    // nn/gemm_cache.cpp: forward TN (m=out, n=batch, k=in); weight gradient NT (m=in, n=out,
+    // k=batch) into fp32; data gradient NN (m=in, n=batch, k=out).
+    forward_us += gemm_us(out, batch_, in, gemm::GemmLayout::kTN, false, has_bias);
+    backward_us += gemm_us(in, out, batch_, gemm::GemmLayout::kNT, true, false);
+    if (data_gradient) backward_us += gemm_us(in, batch_, out, gemm::GemmLayout::kNN, false, false);
   }
 
  private:
@@ -206,7 +229,8 @@ class DensePricer {
   double gemv_us(std::int64_t in) const {
     const double elements = static_cast<double>(in);
     const bool fallback = bytes_.activation == 2 && !bytes_.is_simt_fp32;
-    const double per_sample = fallback ? elements * (2.0 + 4.0 + 4.0) : elements * bytes_.activation;
+    const double per_sample =
+        fallback ? elements * (2.0 + 4.0 + 4.0) : elements * bytes_.activation;
     return elementwise_us(per_sample, fallback ? 2 : 1);
   }
 
@@ -217,30 +241,63 @@ class DensePricer {
   PrecisionBytes bytes_;
 };
 
-// The dot interaction's kernels (nn::dot_interaction_forward/backward, one block per sample): the
-// traffic counted in fp32 elements, as the kernels stage every operand in fp32, over the
-// calibrated fraction of HBM bandwidth.
-void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibration, double hbm_bytes_per_us,
-                     std::int64_t batch, double& forward_us, double& backward_us) {
-  const auto dim = static_cast<double>(model.bottom_mlp.back());
-  const auto features = static_cast<double>(model.num_features());
-  const double vectors_elements = (features + 1.0) * dim;  // the bottom output and the pooled rows
+// The dot interaction's kernels (nn::dot_interaction_forward/backward; docs/planner.md). The fast
+// variants the trainer prefers — the Gram-tile forward (dim % 4 == 0, one sample's vectors, pair
+// partials and row blocks in 48 KiB of shared memory) and the register-column backward (even dim,
+// <= 32 vectors) — are memory-bound kernels: their HBM bytes in the storage types over
+// interaction_fast_efficiency, or their fp32 FMAs on the vector FP32 rate, whichever is longer.
+// The general one-block-per-sample kernels stage every operand as fp32: their traffic counted in
+// fp32 elements over interaction_efficiency. Either pass pays one launch.
+void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibration,
+                     double hbm_bytes_per_us, double fp32_flops_per_us, std::int64_t batch,
+                     Precision precision, double& forward_us, double& backward_us) {
+  constexpr double kSharedBytesPerBlock =
+      48.0 * 1024;                                // src/backends/gpu/nn/launch.cu kMaxSharedBytes
+  constexpr int kRegisterColumnsMaxVectors = 32;  // ... kColumnsMaxVectors
+  const std::int64_t dim_elements = model.bottom_mlp.back();
+  const auto dim = static_cast<double>(dim_elements);
+  const std::int64_t vector_count = model.num_features() + 1;
+  const auto vectors = static_cast<double>(vector_count);
   const auto output = static_cast<double>(trainer_top_input_width(model));
   const auto pairs = static_cast<double>(model.interaction_output_width()) - dim;
-  const double forward_elements = vectors_elements + output;
-  // Reads the vectors and the output gradient (dim + pairs), writes the bottom and pooled gradients.
-  const double backward_elements = vectors_elements + (dim + pairs) + vectors_elements;
-  const double bytes_per_us = hbm_bytes_per_us * calibration.interaction_efficiency.value;
+  const double s = precision_bytes(precision).activation;
   const double samples = static_cast<double>(batch);
-  forward_us += 4.0 * forward_elements * samples / bytes_per_us + calibration.kernel_launch_us.value;
-  backward_us += 4.0 * backward_elements * samples / bytes_per_us + calibration.kernel_launch_us.value;
+  const double launch_us = calibration.kernel_launch_us.value;
+  const double fast_bytes_per_us = hbm_bytes_per_us * calibration.interaction_fast_efficiency.value;
+  const double flops_per_us = fp32_flops_per_us * GemmPricer::kSimtFp32Efficiency;
+  const double general_bytes_per_us = hbm_bytes_per_us * calibration.interaction_efficiency.value;
+  // Forward: reads the vectors, writes the padded output row.
+  const double row_blocks = std::ceil(vectors / 4.0);
+  const bool gram_tiles = dim_elements % 4 == 0 &&
+                          4.0 * (vectors * dim + 4.0 * row_blocks + pairs) <= kSharedBytesPerBlock;
+  if (gram_tiles) {
+    const double gram_flops =
+        2.0 * 16.0 * dim * row_blocks * (row_blocks + 1.0) / 2.0;  // 4 x 4 tiles
+    forward_us += std::max((vectors * dim + output) * s * samples / fast_bytes_per_us,
+                           gram_flops * samples / flops_per_us);
+  } else {
+    forward_us += 4.0 * (vectors * dim + output) * samples / general_bytes_per_us;
+  }
+  // Backward: reads the vectors and the output gradient (dim + pairs), writes the bottom gradient
+  // (activation type) and the pooled gradients (fp32, the TBE backward's input).
+  const double features = vectors - 1.0;
+  if (dim_elements % 2 == 0 && vector_count <= kRegisterColumnsMaxVectors) {
+    const double bytes = (vectors * dim + dim + pairs + dim) * s + features * dim * 4.0;
+    backward_us += std::max(bytes * samples / fast_bytes_per_us,
+                            2.0 * vectors * vectors * dim * samples / flops_per_us);
+  } else {
+    backward_us += 4.0 * (2.0 * vectors * dim + dim + pairs) * samples / general_bytes_per_us;
+  }
+  forward_us += launch_us;
+  backward_us += launch_us;
 }
 
 // DCNv2 (nn::cross_layer_forward/backward and the trainer's concatenation and split): per layer
 // the down projection W -> r (no bias) and the up projection r -> W (bias), the fused element-wise
 // kernels, and the data gradient of the down projection accumulated onto the layer's input
 // gradient (beta = 1: one more read).
-void cross_network(const PlannerModel& model, DensePricer& dense, double& forward_us, double& backward_us) {
+void cross_network(const PlannerModel& model, DensePricer& dense, double& forward_us,
+                   double& backward_us) {
   const std::int64_t width = model.interaction_output_width();
   const auto w = static_cast<double>(width);
   const double s = dense.activation_bytes();
@@ -267,14 +324,15 @@ DenseTimes dense_times(const PlannerModel& model, const PlannerCalibration& cali
   DenseTimes t;
   std::int64_t in = gpu_padded_columns(model.dense_features);
   for (std::size_t l = 0; l < model.bottom_mlp.size(); ++l) {
-    dense.linear(in, model.bottom_mlp[l], true, true, l > 0, t.bottom_forward_us, t.bottom_backward_us);
+    dense.linear(in, model.bottom_mlp[l], true, true, l > 0, t.bottom_forward_us,
+                 t.bottom_backward_us);
     in = model.bottom_mlp[l];
   }
   if (model.interaction == InteractionKind::kDcnV2) {
     cross_network(model, dense, t.interaction_forward_us, t.interaction_backward_us);
   } else {
-    dot_interaction(model, calibration, hbm_bytes_per_us, batch, t.interaction_forward_us,
-                    t.interaction_backward_us);
+    dot_interaction(model, calibration, hbm_bytes_per_us, pricer.fp32_flops_per_us(), batch,
+                    precision, t.interaction_forward_us, t.interaction_backward_us);
   }
   double top_forward_us = 0.0, top_backward_us = 0.0;
   in = trainer_top_input_width(model);
@@ -348,7 +406,8 @@ Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& mod
   const bool recomputes = config.checkpointing == Checkpointing::kFull;
   if (recomputes) time.recompute_us = dense.mlp_forward_us + dense.interaction_forward_us;
   costs.mlp_us = dense.mlp_forward_us * (recomputes ? 2.0 : 1.0) + dense.mlp_backward_us;
-  costs.interaction_us = dense.interaction_forward_us * (recomputes ? 2.0 : 1.0) + dense.interaction_backward_us;
+  costs.interaction_us =
+      dense.interaction_forward_us * (recomputes ? 2.0 : 1.0) + dense.interaction_backward_us;
   costs.loss_us = dense.loss_us;
   // Fused optimiser: read master, gradient and state, write master, state (+ the bf16 copy).
   const double state = dense_optimizer_state_bytes_per_parameter(model.dense_optimizer);

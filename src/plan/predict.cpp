@@ -77,14 +77,15 @@ ShardCost shard_cost(const Machine& machine, const PlannerModel& model,
       shard_bytes(model, static_cast<double>(rows), cols, spec.features, batch, lookups,
                   table_bytes, comm_bytes);
   ShardCost cost;
-  // Beyond the byte model: the forward's per-bag cost; the backward's sort traffic. The
-  // kernels' fixed costs are per rank (score_placement).
+  // Beyond the byte model: per-bag costs (the kernels' group per bag); the backward's sort
+  // traffic. The kernels' fixed costs are per rank (score_placement).
   cost.tbe_forward_us =
       bytes.forward_bytes / (hbm_bytes_per_us * calibration.tbe_forward_efficiency.value) +
       batch * spec.features * calibration.tbe_forward_bag_ns.value * 1e-3;
   cost.tbe_backward_us =
       (bytes.backward_bytes + lookups * tbe_sort_bytes_per_lookup(costs.sort_passes)) /
-      (hbm_bytes_per_us * calibration.tbe_backward_efficiency.value);
+          (hbm_bytes_per_us * calibration.tbe_backward_efficiency.value) +
+      batch * spec.features * calibration.tbe_backward_bag_ns.value * 1e-3;
   cost.weight_bytes = static_cast<double>(rows) * cols * table_bytes;
   cost.optimizer_bytes = table_optimizer_bytes(model.table_optimizer, static_cast<double>(rows), cols);
   cost.lookups = lookups;
@@ -153,7 +154,8 @@ StepScore score_placement(const CommParams& comm, const PlannerCalibration& cali
     pooled_per_peer[r] = local_batch * rank.pooled_dim * costs.comm_bytes_per_elem;
     indices_per_peer[r] = rank.index_bytes / static_cast<double>(rank_count);
     // One batched TBE per rank: its kernels' fixed costs once forward and once backward.
-    const double forward_us = rank.tbe_forward_us + (rank.shards > 0 ? calibration.tbe_forward_fixed_us.value : 0.0);
+    const double forward_us =
+        rank.tbe_forward_us + (rank.shards > 0 ? calibration.tbe_forward_fixed_us.value : 0.0);
     const double backward_us =
         rank.tbe_backward_us + (rank.shards > 0 ? calibration.tbe_backward_fixed_us.value : 0.0);
     step.tbe_forward_us = std::max(step.tbe_forward_us, forward_us);

@@ -41,8 +41,10 @@ Status predict_row(const ValidationConfig& config, const model::ModelSpec& spec,
   for (const PlannerTable& table : model.tables) {
     plan.tables.push_back({table.name, ShardingType::kTableWise, {{0, 0, table.rows, 0, table.dim}}});
   }
-  PARITY_ASSIGN_OR_RETURN(const ConfigCosts costs, config_costs(machine, model, calibration, pricer, plan.config));
-  PARITY_ASSIGN_OR_RETURN(plan.prediction, predict(machine, model, calibration, costs, plan.tables));
+  PARITY_ASSIGN_OR_RETURN(const ConfigCosts costs,
+                          config_costs(machine, model, calibration, pricer, plan.config));
+  PARITY_ASSIGN_OR_RETURN(plan.prediction,
+                          predict(machine, model, calibration, costs, plan.tables));
   const MemoryBreakdown& memory = plan.prediction.memory_per_rank.at(0);
   row.predicted_step_ms = plan.prediction.step_us * 1e-3;
   const TimeBreakdown& step = plan.prediction.step;
@@ -88,17 +90,21 @@ void measure_row(const model::ModelSpec& spec, const ValidationOptions& options,
 
 std::string ValidationConfig::label() const {
   return model + " " + std::to_string(batch) + " " + std::string(precision_name(precision)) + " " +
-         std::string(checkpointing_name(checkpointing)) + (optimizer.empty() ? "" : " " + optimizer);
+         std::string(checkpointing_name(checkpointing)) +
+         (optimizer.empty() ? "" : " " + optimizer);
 }
 
 Status apply_validation_optimizer(const ValidationConfig& config, model::ModelSpec& spec) {
   if (config.optimizer.empty()) return Status::ok();
-  PARITY_CHECK_ARG(config.optimizer == "sgd" || config.optimizer == "adagrad" || config.optimizer == "adam",
-                   "optimizer: '", config.optimizer, "' is not one of sgd, adagrad, adam");
-  PARITY_ASSIGN_OR_RETURN(spec.dense_optimizer.kind, model::parse_dense_optimizer_kind(config.optimizer));
-  PARITY_ASSIGN_OR_RETURN(spec.embedding.optimizer.kind,
-                          embedding::parse_optimizer_kind(config.optimizer == "adagrad" ? "rowwise_adagrad"
-                                                                                         : config.optimizer));
+  PARITY_CHECK_ARG(
+      config.optimizer == "sgd" || config.optimizer == "adagrad" || config.optimizer == "adam",
+      "optimizer: '", config.optimizer, "' is not one of sgd, adagrad, adam");
+  PARITY_ASSIGN_OR_RETURN(spec.dense_optimizer.kind,
+                          model::parse_dense_optimizer_kind(config.optimizer));
+  PARITY_ASSIGN_OR_RETURN(
+      spec.embedding.optimizer.kind,
+      embedding::parse_optimizer_kind(config.optimizer == "adagrad" ? "rowwise_adagrad"
+                                                                    : config.optimizer));
   return Status::ok();
 }
 
@@ -111,15 +117,22 @@ std::vector<ValidationConfig> default_validation_configs(DeviceKind device) {
   using C = Checkpointing;
   if (device != DeviceKind::kGpu) {
     // The CPU trainer runs fp32/TF32 (bf16 is GPU only); tiny trains a step in milliseconds.
-    return {{"tiny", 256, P::kFp32, C::kNone, {}},  {"tiny", 1024, P::kFp32, C::kNone, {}},
-            {"tiny", 4096, P::kFp32, C::kNone, {}}, {"tiny", 4096, P::kFp32, C::kFull, {}},
+    return {{"tiny", 256, P::kFp32, C::kNone, {}},
+            {"tiny", 1024, P::kFp32, C::kNone, {}},
+            {"tiny", 4096, P::kFp32, C::kNone, {}},
+            {"tiny", 4096, P::kFp32, C::kFull, {}},
             {"tiny", 8192, P::kTf32, C::kNone, {}}};
   }
-  return {{"dlrm-kaggle", 16384, P::kBf16, C::kNone, {}},  {"dlrm-kaggle", 65536, P::kBf16, C::kNone, {}},
-          {"dlrm-kaggle", 65536, P::kBf16, C::kFull, {}},  {"dlrm-kaggle", 131072, P::kBf16, C::kNone, {}},
-          {"dlrm-kaggle", 65536, P::kTf32, C::kNone, {}},  {"dlrm-kaggle", 65536, P::kFp32, C::kNone, {}},
-          {"dlrm-v2", 16384, P::kBf16, C::kNone, {}},      {"dlrm-v2", 65536, P::kBf16, C::kNone, {}},
-          {"dlrm-v2", 65536, P::kBf16, C::kFull, {}},      {"dlrm-v2", 65536, P::kTf32, C::kNone, {}},
+  return {{"dlrm-kaggle", 16384, P::kBf16, C::kNone, {}},
+          {"dlrm-kaggle", 65536, P::kBf16, C::kNone, {}},
+          {"dlrm-kaggle", 65536, P::kBf16, C::kFull, {}},
+          {"dlrm-kaggle", 131072, P::kBf16, C::kNone, {}},
+          {"dlrm-kaggle", 65536, P::kTf32, C::kNone, {}},
+          {"dlrm-kaggle", 65536, P::kFp32, C::kNone, {}},
+          {"dlrm-v2", 16384, P::kBf16, C::kNone, {}},
+          {"dlrm-v2", 65536, P::kBf16, C::kNone, {}},
+          {"dlrm-v2", 65536, P::kBf16, C::kFull, {}},
+          {"dlrm-v2", 65536, P::kTf32, C::kNone, {}},
           {"dlrm-v2", 16384, P::kFp32, C::kNone, {}}};
 }
 
@@ -130,7 +143,8 @@ Result<ValidationConfig> parse_validation_config(const std::string& item) {
   std::stringstream fields(item);
   for (std::string part; std::getline(fields, part, ':');) parts.push_back(part);
   PARITY_CHECK_ARG(parts.size() == 4 || parts.size() == 5, "--configs: '", item,
-                   "' is not MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] (e.g. dlrm-kaggle:65536:bf16:none)");
+                   "' is not MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] (e.g. "
+                   "dlrm-kaggle:65536:bf16:none)");
   ValidationConfig config;
   config.model = parts[0];
   PARITY_ASSIGN_OR_RETURN(config.batch, parse_int64(parts[1], "--configs batch", 1));
@@ -157,7 +171,8 @@ Result<std::vector<ValidationConfig>> parse_validation_configs(std::string_view 
   return configs;
 }
 
-Result<std::vector<ValidationConfig>> read_validation_configs_file(const std::filesystem::path& path) {
+Result<std::vector<ValidationConfig>> read_validation_configs_file(
+    const std::filesystem::path& path) {
   std::ifstream file(path);
   if (!file) return io_error("--configs-file: cannot read '", path.string(), "'");
   std::vector<ValidationConfig> configs;
@@ -174,7 +189,8 @@ Result<std::vector<ValidationConfig>> read_validation_configs_file(const std::fi
     }
     configs.push_back(std::move(config).value());
   }
-  PARITY_CHECK_ARG(!configs.empty(), "--configs-file: '", path.string(), "' lists no configuration");
+  PARITY_CHECK_ARG(!configs.empty(), "--configs-file: '", path.string(),
+                   "' lists no configuration");
   return configs;
 }
 
@@ -238,6 +254,10 @@ Result<ValidationReport> validate_plans(const std::vector<ValidationConfig>& con
       measured.push_back(row.measured_step_ms);
       report.max_abs_step_error = std::max(report.max_abs_step_error, std::abs(row.step_error()));
       report.max_abs_memory_error = std::max(report.max_abs_memory_error, std::abs(row.memory_error()));
+      report.step_within_tolerance +=
+          std::abs(row.step_error()) <= ValidationReport::kStepTolerance ? 1 : 0;
+      report.memory_within_tolerance +=
+          std::abs(row.memory_error()) <= ValidationReport::kMemoryTolerance ? 1 : 0;
     }
     report.rows.push_back(std::move(row));
   }
@@ -254,25 +274,31 @@ std::string validation_report_text(const ValidationReport& report) {
     out << "CPU run: the predictions are for the " << report.hardware
         << "; the CPU step times and buffers exercise the pipeline, they do not validate the GPU model\n";
   }
-  std::snprintf(line, sizeof(line), "%-36s %10s %10s %7s  %9s %9s %7s  %9s %9s %7s\n", "configuration",
-                "pred ms", "meas ms", "err", "pred GB", "peak GB", "err", "pred buf", "meas buf", "err");
+  std::snprintf(line, sizeof(line), "%-36s %10s %10s %7s  %9s %9s %7s  %9s %9s %7s\n",
+                "configuration", "pred ms", "meas ms", "err", "pred GB", "peak GB", "err",
+                "pred buf", "meas buf", "err");
   out << line;
   for (const ValidationRow& row : report.rows) {
     if (!row.is_measured) {
-      std::snprintf(line, sizeof(line), "%-36s %10.3f %10s  %9s %9.3f  (not measured: ", row.config.label().c_str(),
+      std::snprintf(line, sizeof(line),
+                    "%-36s %10.3f %10s  %9s %9.3f  (not measured: ", row.config.label().c_str(),
                     row.predicted_step_ms, "-", "", row.predicted_peak_bytes / 1e9);
       out << line << row.error << "; predicted ms";
       for (int p = 0; p < ValidationRow::kPhases; ++p) {
-        std::snprintf(line, sizeof(line), " %s %.3f", ValidationRow::kPhaseNames[p], row.predicted_phase_ms[p]);
+        std::snprintf(line, sizeof(line), " %s %.3f", ValidationRow::kPhaseNames[p],
+                      row.predicted_phase_ms[p]);
         out << line;
       }
       out << ")\n";
       continue;
     }
-    std::snprintf(line, sizeof(line), "%-36s %10.3f %10.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%\n",
-                  row.config.label().c_str(), row.predicted_step_ms, row.measured_step_ms, 100 * row.step_error(),
-                  row.predicted_peak_bytes / 1e9, row.measured_peak_bytes / 1e9, 100 * row.memory_error(),
-                  row.predicted_buffer_bytes / 1e9, row.measured_buffer_bytes / 1e9, 100 * row.buffer_error());
+    std::snprintf(line, sizeof(line),
+                  "%-36s %10.3f %10.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%\n",
+                  row.config.label().c_str(), row.predicted_step_ms, row.measured_step_ms,
+                  100 * row.step_error(), row.predicted_peak_bytes / 1e9,
+                  row.measured_peak_bytes / 1e9, 100 * row.memory_error(),
+                  row.predicted_buffer_bytes / 1e9, row.measured_buffer_bytes / 1e9,
+                  100 * row.buffer_error());
     out << line;
   }
   std::snprintf(line, sizeof(line),
@@ -280,6 +306,13 @@ std::string validation_report_text(const ValidationReport& report) {
                 "(step time order) %.3f\n",
                 report.measured, report.rows.size(), 100 * report.max_abs_step_error,
                 100 * report.max_abs_memory_error, report.kendall_tau_step);
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "summary: step time within 10%% on %d of %d, peak memory within 5%% on %d of %d, "
+                "Kendall tau %.3f "
+                "(targets: >= 8 configurations, tau >= 0.8)\n",
+                report.step_within_tolerance, report.measured, report.memory_within_tolerance,
+                report.measured, report.kendall_tau_step);
   out << line << "targets (H200): step time within 10%, peak memory within 5%, Kendall tau >= 0.8\n"
       << "\nwhere the step goes, predicted / measured ms (instrumented steps):\n";
   for (const ValidationRow& row : report.rows) {
@@ -306,15 +339,16 @@ Status write_validation_json(const ValidationReport& report, const std::string& 
                         {"order", "ascending lookups per step (GPU workspaces only grow)"}};
   nlohmann::json rows = nlohmann::json::array();
   for (const ValidationRow& row : report.rows) {
-    nlohmann::json entry = {{"model", row.config.model},
-                            {"batch", row.config.batch},
-                            {"precision", std::string(precision_name(row.config.precision))},
-                            {"checkpointing", std::string(checkpointing_name(row.config.checkpointing))},
-                            {"optimizer", row.config.optimizer.empty() ? "spec" : row.config.optimizer},
-                            {"measured", row.is_measured},
-                            {"predicted_step_ms", row.predicted_step_ms},
-                            {"predicted_peak_bytes", row.predicted_peak_bytes},
-                            {"predicted_buffer_bytes", row.predicted_buffer_bytes}};
+    nlohmann::json entry = {
+        {"model", row.config.model},
+        {"batch", row.config.batch},
+        {"precision", std::string(precision_name(row.config.precision))},
+        {"checkpointing", std::string(checkpointing_name(row.config.checkpointing))},
+        {"optimizer", row.config.optimizer.empty() ? "spec" : row.config.optimizer},
+        {"measured", row.is_measured},
+        {"predicted_step_ms", row.predicted_step_ms},
+        {"predicted_peak_bytes", row.predicted_peak_bytes},
+        {"predicted_buffer_bytes", row.predicted_buffer_bytes}};
     if (row.is_measured) {
       entry["measured_step_ms"] = row.measured_step_ms;
       entry["measured_peak_bytes"] = row.measured_peak_bytes;
@@ -335,6 +369,9 @@ Status write_validation_json(const ValidationReport& report, const std::string& 
   document["kendall_tau_step"] = report.kendall_tau_step;
   document["max_abs_step_error"] = report.max_abs_step_error;
   document["max_abs_peak_memory_error"] = report.max_abs_memory_error;
+  document["step_within_10pct"] = report.step_within_tolerance;
+  document["peak_memory_within_5pct"] = report.memory_within_tolerance;
+  document["measured_rows"] = report.measured;
   return bench::write_json_file(path, document);
 }
 

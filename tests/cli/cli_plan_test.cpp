@@ -137,6 +137,24 @@ TEST(CliPlan, ValidateRejectsBadConfigurations) {
   EXPECT_TRUE(contains(r.output, "nosuch")) << r.output;
 }
 
+// The held-out set predicted without a device: every row, its four phases, exit 0; both
+// --configs and --configs-file is an error.
+TEST(CliPlan, ValidatePredictOnlyReadsTheHeldOutSet) {
+  auto r = testing::run_cli(
+      "plan validate --predict-only --configs-file bench/plan/validation_set_1.txt");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "0 of 12 measured")) << r.output;
+  EXPECT_TRUE(contains(r.output, "dlrm-kaggle 98304 bf16 full adagrad")) << r.output;
+  EXPECT_TRUE(contains(r.output, "interaction")) << r.output;
+  r = testing::run_cli(
+      "plan validate --predict-only --configs tiny:512:fp32:none "
+      "--configs-file bench/plan/validation_set_1.txt");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = testing::run_cli("plan validate --predict-only --configs-file no/such/file.txt");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "no/such/file.txt")) << r.output;
+}
+
 TEST(CliPlan, ValidateOnTheGpuSaysWhenThereIsNone) {
   const auto r = testing::run_cli("plan validate --configs tiny:512:bf16:none");
   if (r.exit_code == 0) GTEST_SKIP() << "a GPU is visible: the GPU path ran";

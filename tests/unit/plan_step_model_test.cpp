@@ -1,9 +1,11 @@
 // The step-time model's kernel terms against hand-computed cases (docs/planner.md, "Step-time
 // model"): the TBE byte model with the radix sort's traffic, per-bag and fixed costs; the dot
-// interaction's kernels; the bias-gradient epilogue; the TF32 GEMM factor.
+// interaction's fast and general kernels; the bias-gradient epilogue; the TF32 GEMM factor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "unit/plan_test_support.hpp"
 
@@ -17,7 +19,8 @@ using testing::make_context;
 constexpr double kH200BytesPerUs = 4.8e6;  // the catalogue's 4.8 TB/s
 
 TEST(PlanStepModel, SortPassesFollowTheRowBits) {
-  PlannerModel model = hand_model();  // 1000 rows: 10 bits (the key also holds row 1000) -> 2 passes
+  PlannerModel model =
+      hand_model();  // 1000 rows: 10 bits (the key also holds row 1000) -> 2 passes
   EXPECT_EQ(tbe_sort_passes(model), 2);
   model.tables[0].rows = 511;  // 9 bits: one pass
   EXPECT_EQ(tbe_sort_passes(model), 1);
@@ -39,40 +42,76 @@ TEST(PlanStepModel, TbeTermsHandComputed) {
   calibration.tbe_backward_efficiency.value = 0.25;
   calibration.tbe_forward_bag_ns.value = 100.0;
   calibration.tbe_forward_fixed_us.value = 20.0;
+  calibration.tbe_backward_bag_ns.value = 50.0;
   calibration.tbe_backward_fixed_us.value = 70.0;
   auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
   Plan plan;
   plan.config = {10, 10, Checkpointing::kNone, Precision::kTf32};
   plan.tables = {{"t0", ShardingType::kTableWise, {{0, 0, 1000, 0, 16}}}};
-  ASSERT_TRUE(predict_plan(owned.context.machine, owned.context.model, calibration, *owned.pricer, plan).is_ok());
+  ASSERT_TRUE(
+      predict_plan(owned.context.machine, owned.context.model, calibration, *owned.pricer, plan)
+          .is_ok());
   const double forward_us = 2168.0 / (kH200BytesPerUs * 0.5) + 10 * 100.0 * 1e-3 + 20.0;
-  const double backward_us = (4160.0 + 1280.0) / (kH200BytesPerUs * 0.25) + 70.0;
+  const double backward_us = (4160.0 + 1280.0) / (kH200BytesPerUs * 0.25) + 10 * 50.0 * 1e-3 + 70.0;
   EXPECT_NEAR(plan.prediction.step.tbe_forward_us, forward_us, 1e-9 * forward_us);
   EXPECT_NEAR(plan.prediction.step.tbe_backward_us, backward_us, 1e-9 * backward_us);
 }
 
-// The hand model's dot interaction: 2 vectors (bottom output and one pooled row) of 16, output 16
-// + 1 pair padded to 24. Counted in fp32 elements: forward reads 32, writes 24; backward reads 32
-// and the output gradient's 17, writes 32. Batch 1000 at 0.5 of 4.8 TB/s, plus a launch each.
-TEST(PlanStepModel, DotInteractionHandComputed) {
+// The dot interaction's fast variants (the hand model: 2 vectors of 16, 1 pair, output padded to
+// 24; well inside 48 KiB and 32 vectors) move their HBM bytes in the storage type: forward reads
+// 2 x 16 and writes 24 values; backward reads 32 + the output gradient's 17, writes 16 in the
+// activation type and 16 fp32 pooled-gradient values. Their FMAs (one 4 x 4 Gram tile over 16,
+// and G Z: 2 x 2 x 16) are far below the byte time here. Batch 1000 at 0.5 of 4.8 TB/s, a launch
+// each.
+TEST(PlanStepModel, DotInteractionFastVariantsHandComputed) {
   PlannerCalibration calibration = bare_calibration();
-  calibration.interaction_efficiency.value = 0.5;
+  calibration.interaction_fast_efficiency.value = 0.5;
   calibration.kernel_launch_us.value = 4.0;
   auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
   const PlannerContext& c = owned.context;
-  for (const Precision precision : {Precision::kBf16, Precision::kTf32}) {  // fp32 staging: the same
+  const double flops_per_us = owned.pricer->fp32_flops_per_us() * GemmPricer::kSimtFp32Efficiency;
+  for (const auto& [precision, s] :
+       {std::pair{Precision::kBf16, 2.0}, std::pair{Precision::kTf32, 4.0}}) {
     const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
                                     {1000, 1000, Checkpointing::kNone, precision});
     ASSERT_TRUE(costs.is_ok()) << costs.status().to_string();
-    const double expected = 4.0 * (56.0 + 81.0) * 1000 / (kH200BytesPerUs * 0.5) + 2 * 4.0;
-    EXPECT_NEAR(costs->interaction_us, expected, 1e-9 * expected) << precision_name(precision);
-    // Checkpointing recomputes the forward kernel once more.
+    const double forward =
+        std::max((32.0 + 24.0) * s * 1000 / (kH200BytesPerUs * 0.5), 512.0 * 1000 / flops_per_us);
+    const double backward =
+        std::max(((32.0 + 17.0 + 16.0) * s + 16.0 * 4.0) * 1000 / (kH200BytesPerUs * 0.5),
+                 128.0 * 1000 / flops_per_us);
+    EXPECT_NEAR(costs->interaction_us, forward + backward + 2 * 4.0, 1e-9 * costs->interaction_us)
+        << precision_name(precision);
     const auto full = config_costs(c.machine, c.model, calibration, *owned.pricer,
                                    {1000, 1000, Checkpointing::kFull, precision});
     ASSERT_TRUE(full.is_ok());
-    const double forward = 4.0 * 56.0 * 1000 / (kH200BytesPerUs * 0.5) + 4.0;
-    EXPECT_NEAR(full->interaction_us - costs->interaction_us, forward, 1e-9 * forward);
+    EXPECT_NEAR(full->interaction_us - costs->interaction_us, forward + 4.0,
+                1e-9 * forward);  // the recompute
   }
+}
+
+// More than 32 vectors: the backward runs the general kernel, its traffic counted in fp32 elements
+// (it stages fp32) over interaction_efficiency: 41 vectors of 16 (40 tables), 820 pairs: reads
+// 41 x 16 and 16 + 820, writes 41 x 16.
+TEST(PlanStepModel, DotInteractionGeneralBackwardHandComputed) {
+  PlannerModel model = hand_model();
+  model.tables.clear();
+  for (int t = 0; t < 40; ++t) model.tables.push_back({"t" + std::to_string(t), 1000, 16, 1.0, 1});
+  PlannerCalibration calibration = bare_calibration();
+  calibration.interaction_efficiency.value = 0.25;
+  calibration.interaction_fast_efficiency.value = 0.5;
+  calibration.kernel_launch_us.value = 4.0;
+  auto owned = make_context("h200", 1, 0, model, &calibration);
+  const PlannerContext& c = owned.context;
+  const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
+                                  {1000, 1000, Checkpointing::kNone, Precision::kBf16});
+  ASSERT_TRUE(costs.is_ok()) << costs.status().to_string();
+  const double flops_per_us = owned.pricer->fp32_flops_per_us() * GemmPricer::kSimtFp32Efficiency;
+  // Forward: the Gram tiles (11 row blocks: 66 tiles of 4 x 4 over 16); output 16 + 820 -> 840.
+  const double forward = std::max((41.0 * 16 + 840) * 2.0 * 1000 / (kH200BytesPerUs * 0.5),
+                                  2.0 * 16 * 16 * 66 * 1000 / flops_per_us);
+  const double backward = 4.0 * (2 * 41.0 * 16 + 16 + 820) * 1000 / (kH200BytesPerUs * 0.25);
+  EXPECT_NEAR(costs->interaction_us, forward + backward + 2 * 4.0, 1e-9 * costs->interaction_us);
 }
 
 // Each layer with a bias pays the bias-gradient epilogue's fixed cost once: the hand model's three
@@ -89,7 +128,8 @@ TEST(PlanStepModel, BiasGradientFixedCostPerBiasedLayer) {
     const auto with = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
     ASSERT_TRUE(base.is_ok() && with.is_ok());
     EXPECT_NEAR(with->mlp_us - base->mlp_us, 30.0 * mlp_layers, 1e-9) << model.name;
-    EXPECT_NEAR(with->interaction_us - base->interaction_us, 30.0 * cross_layers, 1e-9) << model.name;
+    EXPECT_NEAR(with->interaction_us - base->interaction_us, 30.0 * cross_layers, 1e-9)
+        << model.name;
   }
 }
 

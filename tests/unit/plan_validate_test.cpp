@@ -36,7 +36,8 @@ TEST(PlanValidate, ParsesConfigurationsStrictly) {
 }
 
 TEST(PlanValidate, ParsesTheOptionalOptimizer) {
-  const auto configs = parse_validation_configs("dlrm-kaggle:8192:bf16:full:adam,dlrm-v2:8192:tf32:none:sgd");
+  const auto configs =
+      parse_validation_configs("dlrm-kaggle:8192:bf16:full:adam,dlrm-v2:8192:tf32:none:sgd");
   ASSERT_TRUE(configs.is_ok()) << configs.status().to_string();
   EXPECT_EQ((*configs)[0].label(), "dlrm-kaggle 8192 bf16 full adam");
   model::ModelSpec spec = model::preset("dlrm-v2").value();
@@ -54,10 +55,12 @@ TEST(PlanValidate, ParsesTheOptionalOptimizer) {
 }
 
 TEST(PlanValidate, ReadsASetFileAndNamesTheBadLine) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "parity_plan_validate_set_test";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "parity_plan_validate_set_test";
   std::filesystem::create_directories(dir);
   const std::filesystem::path good = dir / "good.txt", bad = dir / "bad.txt";
-  std::ofstream(good) << "# a comment\n\n  tiny:256:fp32:none   # trailing\ntiny:512:tf32:full:adam\n";
+  std::ofstream(good)
+      << "# a comment\n\n  tiny:256:fp32:none   # trailing\ntiny:512:tf32:full:adam\n";
   std::ofstream(bad) << "tiny:256:fp32:none\ntiny:256x:fp32:none\n";
   const auto configs = read_validation_configs_file(good);
   ASSERT_TRUE(configs.is_ok()) << configs.status().to_string();
@@ -65,14 +68,16 @@ TEST(PlanValidate, ReadsASetFileAndNamesTheBadLine) {
   EXPECT_EQ((*configs)[1].label(), "tiny 512 tf32 full adam");
   const auto failed = read_validation_configs_file(bad);
   ASSERT_FALSE(failed.is_ok());
-  EXPECT_NE(failed.status().message().find("bad.txt:2"), std::string::npos) << failed.status().message();
-  EXPECT_EQ(read_validation_configs_file(dir / "missing.txt").status().code(), StatusCode::kIoError);
+  EXPECT_NE(failed.status().message().find("bad.txt:2"), std::string::npos)
+      << failed.status().message();
+  EXPECT_EQ(read_validation_configs_file(dir / "missing.txt").status().code(),
+            StatusCode::kIoError);
   std::filesystem::remove_all(dir);
 }
 
-// The committed held-out set (bench/plan/validation_set_1.txt, scripts/plan_validation_set.py) parses,
-// has >= 10 configurations and shares none (model, batch, precision, checkpointing) with the
-// development list the model was examined against.
+// The committed held-out set (bench/plan/validation_set_1.txt, scripts/plan_validation_set.py)
+// parses, has >= 10 configurations and shares none (model, batch, precision, checkpointing) with
+// the development list the model was examined against.
 TEST(PlanValidate, HeldOutSetIsDisjointFromTheDevelopmentList) {
   const auto configs = read_validation_configs_file(std::filesystem::path(PARITY_SOURCE_DIR) /
                                                     "bench/plan/validation_set_1.txt");
@@ -126,6 +131,9 @@ TEST(PlanValidate, CpuRunMeasuresEveryRowInAscendingLookups) {
     EXPECT_GT(row.measured_phase_ms[0], 0.0);  // the instrumented steps ran
   }
   EXPECT_NE(validation_report_text(*report).find("CPU run"), std::string::npos);
+  EXPECT_NE(validation_report_text(*report).find("summary: step time within 10% on"),
+            std::string::npos);
+  EXPECT_LE(report->step_within_tolerance, report->measured);
   options.timed_steps = 0;
   EXPECT_EQ(validate_plans(configs, options).status().code(), StatusCode::kInvalidArgument);
 }

@@ -65,15 +65,18 @@ void add_plan_validate_command(CLI::App& plan, Outcome& outcome) {
   auto* cmd = plan.add_subcommand("validate", "Planner predictions vs the trainer's measured step time and peak memory");
   cmd->add_option("--device", args->device, "gpu (default; needs a CUDA device) or cpu (tiny configurations)");
   cmd->add_option("--hw", args->hw, "catalogue GPU the planner predicts for (default h200)");
-  cmd->add_option("--configs", args->configs,
-                  "MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER][,...] (default: the device's list)");
-  cmd->add_option("--configs-file", args->configs_file,
-                  "a validation-set file, one configuration per line (e.g. bench/plan/validation_set_1.txt)");
+  cmd->add_option(
+      "--configs", args->configs,
+      "MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER][,...] (default: the device's list)");
+  cmd->add_option(
+      "--configs-file", args->configs_file,
+      "a validation-set file, one configuration per line (e.g. bench/plan/validation_set_1.txt)");
   cmd->add_option("--warmup", args->warmup, "warm-up steps per configuration (default 3)");
   cmd->add_option("--steps", args->steps, "timed steps per configuration (default 10)");
   cmd->add_option("--out", args->out, "write the results JSON here");
   cmd->add_option("--data-dir", args->data_dir, "folder with hardware/ and calibration/");
-  cmd->add_flag("--predict-only", args->predict_only, "print the planner's predictions (and phases) without running the trainer");
+  cmd->add_flag("--predict-only", args->predict_only,
+                "print the planner's predictions (and phases) without running the trainer");
   cmd->callback([args, &outcome] { outcome.status = run_validate(*args); });
 }
 

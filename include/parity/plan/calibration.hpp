@@ -33,10 +33,13 @@ struct PlannerCalibration {
   // launch; the backward's linearise, radix-sort passes, chunk and combine kernels).
   CalibratedValue tbe_forward_bag_ns{0.0, false, "default"};
   CalibratedValue tbe_forward_fixed_us{5.0, false, "default"};
+  CalibratedValue tbe_backward_bag_ns{0.0, false, "default"};
   CalibratedValue tbe_backward_fixed_us{15.0, false, "default"};
-  // The dot interaction's kernels: sustained fraction of HBM bandwidth on their traffic counted
-  // in fp32 elements (the kernels stage every operand as fp32 in shared memory).
+  // The dot interaction's kernels: the general one-block-per-sample kernels' sustained fraction of
+  // HBM bandwidth on their traffic counted in fp32 elements (they stage every operand as fp32 in
+  // shared memory); the fast variants' (Gram tiles, register columns) on their HBM bytes.
   CalibratedValue interaction_efficiency{0.5, false, "default"};
+  CalibratedValue interaction_fast_efficiency{0.8, false, "default"};
   // A weight-gradient GEMM with the bias-gradient epilogue: fixed cost beyond the plain GEMM and
   // the second read of the gradient (its column sums).
   CalibratedValue bias_gradient_fixed_us{0.0, false, "default"};

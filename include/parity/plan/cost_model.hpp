@@ -23,12 +23,27 @@ class GemmPricer {
  public:
   static Result<GemmPricer> create(const hw::HardwareSpec& gpu,
                                    const std::optional<std::filesystem::path>& data_dir);
-  // Time of the selected kernel for C[m x n] = A[m x k] B[k x n] (x batch) in `dtype`.
-  double time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DType dtype);
+  // Time of the selected kernel for C[m x n] = A[m x k] B[k x n] (x batch) in `dtype`: the
+  // problem as the trainer's gemm::Gemm creates it (operand layout, D's type, the epilogue class
+  // the model prices), so the planner prices what the trainer's selector chooses.
+  struct Shape {
+    std::int64_t m = 0, n = 0, k = 0, batch = 1;
+    DType dtype = DType::kBF16;
+    DType c_dtype = DType::kBF16;
+    gemm::GemmLayout layout = gemm::GemmLayout::kTN;
+    gemm::Epilogue epilogue = gemm::Epilogue::kNone;
+  };
+  double time_us(const Shape& shape);
+  double time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DType dtype) {
+    return time_us(Shape{m, n, k, batch, dtype, dtype});
+  }
   // Exact fp32 (no tensor cores): the GEMM model does not describe SIMT kernels, so a roofline
   // on the vector FP32 peak at kSimtFp32Efficiency, the HBM bytes, and the model's launch cost.
   double simt_fp32_time_us(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) const;
   static constexpr double kSimtFp32Efficiency = 0.7;
+  double fp32_flops_per_us() const {
+    return fp32_flops_per_us_;
+  }  // the catalogue's vector FP32 peak
 
  private:
   GemmPricer(gemm::DeviceParams device, gemm::ModelScalars scalars, double fp32_flops_per_us)
@@ -36,9 +51,11 @@ class GemmPricer {
   gemm::DeviceParams device_;
   gemm::ModelScalars scalars_;
   double fp32_flops_per_us_ = 0.0;
-  // One selector per dtype: the modelled candidate space depends only on the dtype.
-  std::map<int, std::shared_ptr<gemm::Selector>> selector_by_dtype_;
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>, double> cache_;
+  // One selector per problem class (dtypes, layout, epilogue): its modelled candidate space.
+  std::map<std::tuple<int, int, int, int>, std::shared_ptr<gemm::Selector>> selector_by_class_;
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, int, int, int>,
+           double>
+      cache_;
 };
 
 // The trainer's device buffers as the planner models them (docs/planner.md, "Memory model"):

@@ -37,7 +37,8 @@ std::vector<ValidationConfig> default_validation_configs(DeviceKind device);
 Result<std::vector<ValidationConfig>> parse_validation_configs(std::string_view text);
 // A validation-set file: one MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] per line; blank
 // lines and '#' comments are skipped; errors name the file and the line.
-Result<std::vector<ValidationConfig>> read_validation_configs_file(const std::filesystem::path& path);
+Result<std::vector<ValidationConfig>> read_validation_configs_file(
+    const std::filesystem::path& path);
 // Applies config.optimizer (when set) to `spec`; an unknown name is an error naming it.
 Status apply_validation_optimizer(const ValidationConfig& config, model::ModelSpec& spec);
 
@@ -69,7 +70,8 @@ struct ValidationRow {
   // GEMMs and element-wise passes, the loss), interaction (dot kernels or the cross network),
   // each with its recompute under checkpointing; other (dense optimiser, host overhead).
   static constexpr int kPhases = 4;
-  static constexpr const char* kPhaseNames[kPhases] = {"embeddings", "gemms", "interaction", "other"};
+  static constexpr const char* kPhaseNames[kPhases] = {"embeddings", "gemms", "interaction",
+                                                       "other"};
   double predicted_phase_ms[kPhases] = {0, 0, 0, 0};
   double measured_phase_ms[kPhases] = {0, 0, 0, 0};
   double step_error() const;    // (predicted - measured) / measured
@@ -85,6 +87,10 @@ struct ValidationReport {
   double max_abs_step_error = 0;
   double max_abs_memory_error = 0;
   int measured = 0;
+  // Issue 16's targets: step time within 10%, peak memory within 5% of measured.
+  static constexpr double kStepTolerance = 0.10, kMemoryTolerance = 0.05;
+  int step_within_tolerance = 0;
+  int memory_within_tolerance = 0;
 };
 
 // Plans and measures every configuration. A configuration the trainer cannot run is reported in
