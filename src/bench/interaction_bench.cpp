@@ -85,12 +85,12 @@ Result<Expected> expected_results(const DotInteractionProblem& p, const Tensors&
   return e;
 }
 
-// |got - want| <= gamma_n sum|terms| + u_out |want| (fp32 sums of n terms, one rounding to the
-// output type); returns the largest ratio of error to bound (<= 1 passes).
+// |got - want| <= gamma_n (1 + u_out) sum|terms| + u_out |want| (fp32 sums of n terms, then one
+// rounding to the output type); returns the largest ratio of error to bound (<= 1 passes).
 double worst_error_ratio(const std::vector<double>& got, const std::vector<double>& want,
                          const std::vector<double>& bound, int terms, double u_out) {
   const double u = unit_roundoff(DType::kF32);
-  const double gamma = terms * u / (1.0 - terms * u);
+  const double gamma = terms * u / (1.0 - terms * u) * (1.0 + u_out);
   double worst = 0.0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     const double allowed = gamma * bound[i] + u_out * std::abs(want[i]) + 1e-30;
