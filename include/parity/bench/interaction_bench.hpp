@@ -36,6 +36,7 @@ Status validate_interaction_bench_request(const InteractionBenchRequest& request
 
 /// Runs every applicable GPU variant on device 0; returns the printed report. kInternal when a
 /// check fails (that variant is not timed); kUnsupported without a GPU backend.
-Result<std::string> run_interaction_bench(const InteractionBenchRequest& request, const InteractionBenchDevice& device);
+Result<std::string> run_interaction_bench(const InteractionBenchRequest& request,
+                                          const InteractionBenchDevice& device);
 
 }  // namespace parity::bench

@@ -65,7 +65,8 @@ struct Quad {
 // the loop has no integer division per element (a runtime division costs ~20 instructions, as
 // much as the arithmetic per staged element). `visit` must not synchronise.
 template <typename Visit>
-__device__ inline void for_each_row_column(int samples, int rows_per_sample, int cols, Visit visit) {
+__device__ inline void for_each_row_column(int samples, int rows_per_sample, int cols,
+                                           Visit visit) {
   const int threads = static_cast<int>(blockDim.x);
   const int lanes_per_row = min(cols, threads);
   const int rows_per_pass = threads / lanes_per_row;
@@ -105,7 +106,7 @@ struct GramTiling {
 // Tile index t of the lower block triangle in row-major order -> (I, J), J <= I.
 __device__ inline void tile_of_index(int t, int* block_i, int* block_j) {
   int row = static_cast<int>((sqrtf(8.0f * static_cast<float>(t) + 1.0f) - 1.0f) * 0.5f);
-  while (row * (row + 1) / 2 > t) --row;        // the float estimate may be one too high
+  while (row * (row + 1) / 2 > t) --row;         // the float estimate may be one too high
   while ((row + 1) * (row + 2) / 2 <= t) ++row;  // ... or one too low
   *block_i = row;
   *block_j = t - row * (row + 1) / 2;
@@ -113,8 +114,8 @@ __device__ inline void tile_of_index(int t, int* block_i, int* block_j) {
 
 // One 4x4 tile of Z Z^T over columns [d_begin, d_end) of the sample at `z`; rows past V - 1 read
 // row V - 1 (their results are dropped).
-__device__ inline void gram_tile(const GramTiling& g, const float* z, int block_i, int block_j, int d_begin,
-                                 int d_end, float (&acc)[4][4]) {
+__device__ inline void gram_tile(const GramTiling& g, const float* z, int block_i, int block_j,
+                                 int d_begin, int d_end, float (&acc)[4][4]) {
   int a_row[4], b_row[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
@@ -147,20 +148,23 @@ __device__ inline void gram_tile(const GramTiling& g, const float* z, int block_
 }
 
 template <ElemKind K>
-__global__ void interaction_forward_gram_tiles_kernel(GramTiling g, std::int64_t batch, std::int64_t out_stride,
+__global__ void interaction_forward_gram_tiles_kernel(GramTiling g, std::int64_t batch,
+                                                      std::int64_t out_stride,
                                                       const typename Elem<K>::Storage* bottom,
                                                       const typename Elem<K>::Storage* embeddings,
                                                       typename Elem<K>::Storage* output) {
   extern __shared__ float4 shared_quads[];
   float* shared = reinterpret_cast<float*>(shared_quads);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * g.samples_per_block;
-  const int samples = static_cast<int>(min(static_cast<std::int64_t>(g.samples_per_block), batch - first));
+  const int samples =
+      static_cast<int>(min(static_cast<std::int64_t>(g.samples_per_block), batch - first));
   const int num_embeddings = g.num_vectors - 1;
   for_each_row_column(samples, g.num_vectors, g.dim / 4, [&](int s, int n, int quad) {
     const std::int64_t b = first + s;
     const int col = 4 * quad;
-    const float4 v = n == 0 ? Quad<K>::load(bottom + b * g.dim + col)
-                            : Quad<K>::load(embeddings + (b * num_embeddings + (n - 1)) * g.dim + col);
+    const float4 v = n == 0
+                         ? Quad<K>::load(bottom + b * g.dim + col)
+                         : Quad<K>::load(embeddings + (b * num_embeddings + (n - 1)) * g.dim + col);
     *reinterpret_cast<float4*>(shared + s * g.sample_floats + g.row_offset(n) + col) = v;
   });
   __syncthreads();
@@ -209,14 +213,16 @@ template <ElemKind K, int kMaxVectors>
 __global__ void interaction_backward_register_columns_kernel(
     int num_vectors, int dim, int samples_per_block, std::int64_t batch, std::int64_t out_stride,
     const typename Elem<K>::Storage* bottom, const typename Elem<K>::Storage* embeddings,
-    const typename Elem<K>::Storage* grad_output, typename Elem<K>::Storage* grad_bottom, float* grad_embeddings) {
+    const typename Elem<K>::Storage* grad_output, typename Elem<K>::Storage* grad_bottom,
+    float* grad_embeddings) {
   extern __shared__ float4 shared_quads[];
   float* gram = reinterpret_cast<float*>(shared_quads);  // S x V x 4T, row j holds G[j][0..4T)
   const int padded = (num_vectors + 3) / 4 * 4;
   const int per_sample = num_vectors * padded;
   const int num_embeddings = num_vectors - 1;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * samples_per_block;
-  const int samples = static_cast<int>(min(static_cast<std::int64_t>(samples_per_block), batch - first));
+  const int samples =
+      static_cast<int>(min(static_cast<std::int64_t>(samples_per_block), batch - first));
   const int lanes = dim / 2;
   const int s = static_cast<int>(threadIdx.x) / lanes;
   const int d0 = 2 * (static_cast<int>(threadIdx.x) - s * lanes);
@@ -251,7 +257,8 @@ __global__ void interaction_backward_register_columns_kernel(
 #pragma unroll
     for (int j = 0; j < kMaxVectors; ++j) {
       if (j < num_vectors) {
-        const float4 gj = *reinterpret_cast<const float4*>(g + j * padded + 4 * block);  // G[4 block + r][j]
+        const float4 gj =
+            *reinterpret_cast<const float4*>(g + j * padded + 4 * block);  // G[4 block + r][j]
         acc[0].x = fmaf(gj.x, z[j].x, acc[0].x);
         acc[0].y = fmaf(gj.x, z[j].y, acc[0].y);
         acc[1].x = fmaf(gj.y, z[j].x, acc[1].x);
@@ -272,7 +279,8 @@ __global__ void interaction_backward_register_columns_kernel(
         const float pass_y = Elem<K>::load(grad_output, b * out_stride + d0 + 1);
         Quad<K>::store_pair(grad_bottom + b * dim + d0, acc[0].x + pass_x, acc[0].y + pass_y);
       } else {
-        *reinterpret_cast<float2*>(grad_embeddings + (b * num_embeddings + (i - 1)) * dim + d0) = acc[r];
+        *reinterpret_cast<float2*>(grad_embeddings + (b * num_embeddings + (i - 1)) * dim + d0) =
+            acc[r];
       }
     }
   }
