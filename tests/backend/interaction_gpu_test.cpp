@@ -92,7 +92,8 @@ std::vector<std::uint8_t> download(const Guarded& g) {
   return bytes;
 }
 
-gpu::DeviceBuffer upload_bytes(const std::vector<std::uint8_t>& bytes, std::size_t offset_bytes = 0) {
+gpu::DeviceBuffer upload_bytes(const std::vector<std::uint8_t>& bytes,
+                               std::size_t offset_bytes = 0) {
   auto buffer = gpu::DeviceBuffer::allocate(bytes.size() + offset_bytes).value();
   EXPECT_TRUE(buffer.copy_from_host(bytes.data(), bytes.size(), offset_bytes).is_ok());
   return buffer;
@@ -109,14 +110,15 @@ struct Case {
   int embeddings;
   int dim;
   DType dtype;
-  std::int64_t stride;       // 0 = packed
-  std::size_t misalign = 0;  // elements by which bottom is shifted (tests the aligned-load fallback)
+  std::int64_t stride;  // 0 = packed
+  std::size_t misalign =
+      0;  // elements by which bottom is shifted (tests the aligned-load fallback)
 };
 
 std::string describe(const Case& c) {
-  return "batch=" + std::to_string(c.batch) + " F=" + std::to_string(c.embeddings) + " D=" + std::to_string(c.dim) +
-         " " + std::string(dtype_name(c.dtype)) + " stride=" + std::to_string(c.stride) +
-         " misalign=" + std::to_string(c.misalign);
+  return "batch=" + std::to_string(c.batch) + " F=" + std::to_string(c.embeddings) +
+         " D=" + std::to_string(c.dim) + " " + std::string(dtype_name(c.dtype)) +
+         " stride=" + std::to_string(c.stride) + " misalign=" + std::to_string(c.misalign);
 }
 
 // Runs the named forward and backward variants on one case and checks them against fp64.
@@ -141,13 +143,18 @@ void check_case(const Case& c, const char* forward_name, const char* backward_na
   const void* bottom_ptr = static_cast<const std::uint8_t*>(d_bottom.data()) + c.misalign * size;
 
   const auto context = gpu_context();
-  auto forward = select_variant(nn::dot_interaction_forward_variants(), problem, context, forward_name);
+  auto forward =
+      select_variant(nn::dot_interaction_forward_variants(), problem, context, forward_name);
   ASSERT_TRUE(forward.is_ok()) << forward.status().message();
-  auto backward = select_variant(nn::dot_interaction_backward_variants(), problem, context, backward_name);
+  auto backward =
+      select_variant(nn::dot_interaction_backward_variants(), problem, context, backward_name);
   ASSERT_TRUE(backward.is_ok()) << backward.status().message();
-  ASSERT_TRUE(forward->variant->run(problem, {bottom_ptr, d_emb.data(), out.buffer.data()}, nullptr, context).is_ok());
+  ASSERT_TRUE(forward->variant
+                  ->run(problem, {bottom_ptr, d_emb.data(), out.buffer.data()}, nullptr, context)
+                  .is_ok());
   const nn::DotInteractionBackwardArgs backward_args{bottom_ptr, d_emb.data(), d_grad_out.data(),
-                                                     grad_bottom.buffer.data(), grad_emb.buffer.as<float>()};
+                                                     grad_bottom.buffer.data(),
+                                                     grad_emb.buffer.as<float>()};
   ASSERT_TRUE(backward->variant->run(problem, backward_args, nullptr, context).is_ok());
   ASSERT_TRUE(gpu::synchronize().is_ok());
   const auto got_out = download(out);
@@ -160,40 +167,46 @@ void check_case(const Case& c, const char* forward_name, const char* backward_na
       grad_out_packed.push_back(grad_out.values[static_cast<std::size_t>(b * stride + col)]);
     }
   }
-  const auto want = ref::interaction_dot_forward(c.batch, c.embeddings, c.dim, bottom.values, emb.values);
+  const auto want =
+      ref::interaction_dot_forward(c.batch, c.embeddings, c.dim, bottom.values, emb.values);
   std::vector<double> want_gb, want_ge;
-  ref::interaction_dot_backward(c.batch, c.embeddings, c.dim, bottom.values, emb.values, grad_out_packed, &want_gb,
-                                &want_ge);
+  ref::interaction_dot_backward(c.batch, c.embeddings, c.dim, bottom.values, emb.values,
+                                grad_out_packed, &want_gb, &want_ge);
   // Inputs are exact in fp32. A pair sums K = D products in fp32, a gradient K = V products (V - 1
   // pairs and the zero diagonal) plus the bottom's pass-through term: |err| <= gamma_n sum|terms| +
-  // u_out |value| with n = D or V + 1 (then one rounding to the output type). sum|terms| is the
-  // reference run on |inputs|.
+  // u_out |value| with n = D or V + 1, times (1 + u_out) as the rounding to the output type also
+  // scales the fp32 error. sum|terms| is the reference run on |inputs|.
   auto abs_all = [](std::vector<double> v) {
     for (auto& x : v) x = std::abs(x);
     return v;
   };
-  const auto bound = ref::interaction_dot_forward(c.batch, c.embeddings, c.dim, abs_all(bottom.values),
-                                                  abs_all(emb.values));
+  const auto bound = ref::interaction_dot_forward(c.batch, c.embeddings, c.dim,
+                                                  abs_all(bottom.values), abs_all(emb.values));
   std::vector<double> bound_gb, bound_ge;
-  ref::interaction_dot_backward(c.batch, c.embeddings, c.dim, abs_all(bottom.values), abs_all(emb.values),
-                                abs_all(grad_out_packed), &bound_gb, &bound_ge);
+  ref::interaction_dot_backward(c.batch, c.embeddings, c.dim, abs_all(bottom.values),
+                                abs_all(emb.values), abs_all(grad_out_packed), &bound_gb,
+                                &bound_ge);
   const double u_out = unit_roundoff(c.dtype);
+  const auto gamma_out = [&](int n) { return gamma(n) * (1.0 + u_out); };
   const int vectors = c.embeddings + 1;
   for (std::int64_t b = 0; b < c.batch; ++b) {
     for (std::int64_t col = 0; col < stride; ++col) {
-      const double got = decode(&got_out[static_cast<std::size_t>(b * stride + col) * size], c.dtype);
+      const double got =
+          decode(&got_out[static_cast<std::size_t>(b * stride + col) * size], c.dtype);
       if (col >= width) {
         ASSERT_EQ(got, 0.0) << "padding of row " << b << " column " << col;
         continue;
       }
       const auto i = static_cast<std::size_t>(b * width + col);
-      ASSERT_NEAR(got, want[i], gamma(c.dim) * bound[i] + u_out * std::abs(want[i]))
+      ASSERT_NEAR(got, want[i], gamma_out(c.dim) * bound[i] + u_out * std::abs(want[i]))
           << "output row " << b << " column " << col;
     }
   }
   for (std::size_t i = 0; i < b_count; ++i) {
     const double got = decode(&got_gb[i * size], c.dtype);
-    ASSERT_NEAR(got, want_gb[i], gamma(vectors + 1) * bound_gb[i] + u_out * std::abs(want_gb[i])) << "grad_bottom " << i;
+    ASSERT_NEAR(got, want_gb[i],
+                gamma_out(vectors + 1) * bound_gb[i] + u_out * std::abs(want_gb[i]))
+        << "grad_bottom " << i;
   }
   for (std::size_t i = 0; i < e_count; ++i) {
     const double got = decode(&got_ge[i * 4], DType::kF32);
@@ -212,7 +225,8 @@ std::vector<Case> random_cases(Rng& rng) {
   for (const DType dtype : {DType::kF32, DType::kBF16}) {
     for (const int dim : {16, 64, 128}) {
       for (const int vectors : {2, 3, 5, 8, 9, 17, 27}) {
-        const std::int64_t batch = 1 + 2 * static_cast<std::int64_t>(rng.uniform() * 20.0);  // odd, 1..39
+        const std::int64_t batch =
+            1 + 2 * static_cast<std::int64_t>(rng.uniform() * 20.0);  // odd, 1..39
         const std::int64_t width = dim + static_cast<std::int64_t>(vectors) * (vectors - 1) / 2;
         const bool is_padded = rng.uniform() < 0.5;
         cases.push_back({batch, vectors - 1, dim, dtype, is_padded ? (width + 7) / 8 * 8 : 0});
@@ -261,12 +275,16 @@ TEST(GpuInteraction, FastVariantsSayWhyTheyRefuse) {
   auto backward_reason = [&](const DotInteractionProblem& p) {
     return select_variant(backward, p, context, kBackwardColumns).status().message();
   };
-  EXPECT_NE(forward_reason({4, 3, 13, DType::kF32}).find("dim=13 is not a multiple of 4"), std::string::npos);
+  EXPECT_NE(forward_reason({4, 3, 13, DType::kF32}).find("dim=13 is not a multiple of 4"),
+            std::string::npos);
   EXPECT_NE(backward_reason({4, 3, 13, DType::kF32}).find("dim=13 is odd"), std::string::npos);
-  EXPECT_NE(backward_reason({4, 40, 16, DType::kF32}).find("41 vectors exceed the 32"), std::string::npos);
+  EXPECT_NE(backward_reason({4, 40, 16, DType::kF32}).find("41 vectors exceed the 32"),
+            std::string::npos);
   // The general variants take these shapes: the op still runs them.
-  EXPECT_TRUE(select_variant(forward, DotInteractionProblem{4, 3, 13, DType::kF32}, context).is_ok());
-  EXPECT_TRUE(select_variant(backward, DotInteractionProblem{4, 40, 16, DType::kF32}, context).is_ok());
+  EXPECT_TRUE(
+      select_variant(forward, DotInteractionProblem{4, 3, 13, DType::kF32}, context).is_ok());
+  EXPECT_TRUE(
+      select_variant(backward, DotInteractionProblem{4, 40, 16, DType::kF32}, context).is_ok());
   // dlrm-kaggle's shape takes the fast variants by default.
   const DotInteractionProblem kaggle{65536, 26, 128, DType::kBF16, 480};
   EXPECT_EQ(select_variant(forward, kaggle, context)->variant->name(), kForwardTiles);
@@ -291,9 +309,12 @@ TEST(GpuInteraction, FastVariantsAreBitwiseRepeatable) {
     auto out = gpu::DeviceBuffer::allocate(257 * 480 * 4).value();
     auto grad_bottom = gpu::DeviceBuffer::allocate(257 * 128 * 4).value();
     auto grad_emb = gpu::DeviceBuffer::allocate(257 * 26 * 128 * 4).value();
-    ASSERT_TRUE(nn::gpu::interaction_dot_forward_gram_tiles(shape, d_bottom.data(), d_emb.data(), out.data()).is_ok());
-    ASSERT_TRUE(nn::gpu::interaction_dot_backward_register_columns(shape, d_bottom.data(), d_emb.data(), d_grad.data(),
-                                                                   grad_bottom.data(), grad_emb.as<float>())
+    ASSERT_TRUE(nn::gpu::interaction_dot_forward_gram_tiles(shape, d_bottom.data(), d_emb.data(),
+                                                            out.data())
+                    .is_ok());
+    ASSERT_TRUE(nn::gpu::interaction_dot_backward_register_columns(
+                    shape, d_bottom.data(), d_emb.data(), d_grad.data(), grad_bottom.data(),
+                    grad_emb.as<float>())
                     .is_ok());
     std::vector<float> all(257 * (480 + 128 + 26 * 128));
     ASSERT_TRUE(out.copy_to_host(all.data(), 257 * 480 * 4).is_ok());

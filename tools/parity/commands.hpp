@@ -24,6 +24,7 @@ void add_bench_commands(CLI::App& bench, Outcome& outcome);     // bench hbm
 void add_bench_gemm_command(CLI::App& bench, Outcome& outcome);  // bench gemm
 void add_bench_tbe_command(CLI::App& bench, Outcome& outcome);  // bench tbe
 void add_bench_attention_command(CLI::App& bench, Outcome& outcome);  // bench attention
+void add_bench_interaction_command(CLI::App& bench, Outcome& outcome);  // bench interaction (dot, fwd/bwd)
 void add_bench_gemm_run_command(CLI::App& bench, Outcome& outcome);  // bench gemm-run
 void add_bench_train_command(CLI::App& bench, Outcome& outcome);  // bench train (step throughput)
 void add_bench_comm_command(CLI::App& bench, Outcome& outcome);  // bench comm (collectives, alpha-beta fit)

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   add_bench_gemm_command(*bench, outcome);
   add_bench_tbe_command(*bench, outcome);
   add_bench_attention_command(*bench, outcome);
+  add_bench_interaction_command(*bench, outcome);
   add_bench_gemm_run_command(*bench, outcome);
   add_bench_comm_command(*bench, outcome);
   add_bench_train_command(*bench, outcome);

@@ -238,6 +238,9 @@ struct GramPlan {
 // slices, then more samples), within the default shared-memory limit.
 Result<GramPlan> gram_tiles_plan(const InteractionShape& shape) {
   if (shape.dim % 4 != 0) return unsupported("interaction gram tiles: dim=", shape.dim, " is not a multiple of 4");
+  if (shape.output_row_stride() >= (std::int64_t{1} << 30)) {
+    return unsupported("interaction gram tiles: output_stride=", shape.output_row_stride(), " is 2^30 or more");
+  }
   const std::int64_t vectors = shape.num_vectors(), row_blocks = (vectors + 3) / 4;
   const std::int64_t tiles = row_blocks * (row_blocks + 1) / 2;
   GramPlan best{};
