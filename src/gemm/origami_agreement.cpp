@@ -199,6 +199,8 @@ Result<DeviceParams> origami_reference_device(const DeviceParams& catalogue_devi
     return invalid_argument("gemm agree: no Origami baseline hardware for arch '", d.arch, "'");
   }
   d.num_l2_domains = 8;
+  // get_hardware_for_arch derives the memory clock from the compute clock (clock / 1.5).
+  d.memory_clock_ghz = d.clock_ghz / d.mem_clock_ratio;
   d.smem_bytes_per_sm = 64.0 * 1024.0;
   d.mi_latency_16_cycles = 16.0;
   d.mi_latency_32_cycles = 32.0;
@@ -211,11 +213,11 @@ std::vector<Candidate> origami_reference_space(const DeviceParams& reference_dev
   struct Mi {
     int m, k;
   };
-  std::vector<Mi> instructions = {{16, reference_device.mi_k_16}, {32, reference_device.mi_k_32}};
-  if (reference_device.arch == "gfx950") {
-    instructions.push_back({16, 16});  // the CDNA3 shapes, still offered on CDNA4
-    instructions.push_back({32, 8});
-  }
+  // Origami's order of the bf16 instructions (its hash map's iteration order, read off the
+  // baselines' ties: equal latencies keep list order): CDNA3 32x32x8, 16x16x16; CDNA4 32x32x8,
+  // 16x16x32, 32x32x16, 16x16x16 (the CDNA3 shapes are still offered on CDNA4).
+  std::vector<Mi> instructions = {{32, 8}, {16, 16}};
+  if (reference_device.arch == "gfx950") instructions = {{32, 8}, {16, 32}, {32, 16}, {16, 16}};
   std::vector<Candidate> space;
   for (const Mi& mi : instructions) {
     for (const int tm : mt_sizes) {
