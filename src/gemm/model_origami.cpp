@@ -12,6 +12,9 @@ namespace {
 
 using U64 = std::uint64_t;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// Bounds are scaled down by this so that one equal to the exact prediction in exact arithmetic
+// (an L2-bound run) stays below it after the two computations' different rounding.
+constexpr double kRoundingMargin = 1.0 - 1e-12;
 U64 div_up(U64 a, U64 b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
 // Origami's tile-latency constants, in cycles (heuristics.hpp heuristic_defaults_t of the
@@ -22,6 +25,11 @@ constexpr double kWorkgroupSetupCycles = 1.0;
 constexpr double kKPaddingPenalty = 50000.0;   // x (K mod MT_K) / K, a structural mismatch
 constexpr double kOccupancyDecay = 0.95;       // prologue / epilogue amortisation per resident WG
 constexpr double kDramLatencyCycles = 200.0;
+// kOccupancyDecay^occupancy without a pow call for the usual occupancies.
+double occupancy_decay(U64 occupancy) {
+  static constexpr double kPowers[] = {1.0, 0.95, 0.95 * 0.95, 0.95 * 0.95 * 0.95, 0.95 * 0.95 * 0.95 * 0.95};
+  return occupancy < std::size(kPowers) ? kPowers[occupancy] : std::pow(kOccupancyDecay, static_cast<double>(occupancy));
+}
 // Epilogue (compute_epilogue_latency): 16-byte stores, 6 cycles per bounds check, scalar stores
 // 1.1x, fp32 split partials, and per partial 35 (SALU) + 2 x 90 (barrier) + 550 (cross-XCD flag
 // poll) cycles. The baselines agree best without the accumulator-read and line-alignment terms of
@@ -120,7 +128,8 @@ PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate
   return p;
 }
 
-OrigamiContext OrigamiModel::context(const GemmProblem& problem, const PreparedCandidate& c) const {
+OrigamiContext OrigamiModel::context(const GemmProblem& problem, const PreparedCandidate& c,
+                                     Mapping mapping) const {
   OrigamiContext x;
   x.m = static_cast<U64>(problem.m);
   x.n = static_cast<U64>(problem.n);
@@ -154,8 +163,10 @@ OrigamiContext OrigamiModel::context(const GemmProblem& problem, const PreparedC
   // The kernel's occupancy, capped by the workgroups each CU actually receives.
   const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, cus);
   const U64 occupancy = std::min(static_cast<U64>(std::max(1, c.origami.occupancy)), waves_per_cu);
-  x.occupancy_factor = std::pow(kOccupancyDecay, static_cast<double>(occupancy));
-  if (c.origami.is_xcd_contiguous) {
+  x.occupancy_factor = occupancy_decay(occupancy);
+  if (mapping == Mapping::kSkip) {
+    x.mapping = {0, 0, 1};  // not needed: only the hit rates read it
+  } else if (c.origami.is_xcd_contiguous) {
     x.mapping = predict_workgroup_mapping(hw_, x, element_bytes_of(problem));
   } else {
     x.mapping = {0, 0, 1};  // hardware round-robin dispatch, no remap
@@ -255,6 +266,14 @@ bool is_rejected(const OrigamiContext& x, double element_bytes) {
 
 }  // namespace
 
+EpilogueCycles OrigamiModel::epilogue_terms(const GemmProblem& problem, const OrigamiContext& x) const {
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  EpilogueCycles e;
+  e.stores = epilogue_cycles(hw_, x, out_bytes, &e.reduce);
+  e.reduction_kernel = x.splits > 1 && x.is_parallel_reduction ? parallel_reduction_cycles(hw_, x, out_bytes) : 0.0;
+  return e;
+}
+
 struct OrigamiModel::Cycles {
   double compute = 0, memory_excess = 0, loop = 0, epilogue = 0, reduce = 0, tile = 0, total = 0;
   double reduction_kernel = 0;
@@ -265,8 +284,9 @@ struct OrigamiModel::Cycles {
 // (K-iterations - 1) x max(compute, memory) x padding waste, 1.5 x the prologue (one memory
 // iteration), 2 x the epilogue (the last compute iteration and the stores), workgroup setup and
 // 500 cycles per iteration; timesteps x that, plus the separate reduction kernel. No launch term.
-OrigamiModel::Cycles OrigamiModel::cycles(const GemmProblem& problem, const PreparedCandidate& c,
-                                          const OrigamiContext& x, const MemoryCycles& mem) const {
+OrigamiModel::Cycles OrigamiModel::cycles(const PreparedCandidate& c,
+                                          const OrigamiContext& x, const MemoryCycles& mem,
+                                          const EpilogueCycles& epi) const {
   const double lc = c.origami.compute_cycles_per_iter;
   const double lm = mem.total;
   const double utilization = static_cast<double>(x.m) * static_cast<double>(x.n) * static_cast<double>(x.k) /
@@ -276,9 +296,8 @@ OrigamiModel::Cycles OrigamiModel::cycles(const GemmProblem& problem, const Prep
   const double iters = static_cast<double>(std::max<std::int64_t>(static_cast<std::int64_t>(x.k_iters) - 1, 1));
   Cycles t;
   const double prologue = lm * etp * x.occupancy_factor;
-  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
-  double epilogue = (lc + epilogue_cycles(hw_, x, out_bytes, &t.reduce)) * x.occupancy_factor;
-  t.reduce *= x.occupancy_factor * kEpilogueWeight;
+  double epilogue = (lc + epi.stores) * x.occupancy_factor;
+  t.reduce = epi.reduce * x.occupancy_factor * kEpilogueWeight;
   if (x.k % x.tile_k != 0) {
     epilogue += static_cast<double>(x.k % x.tile_k) / static_cast<double>(x.k) * kKPaddingPenalty;
   }
@@ -288,7 +307,7 @@ OrigamiModel::Cycles OrigamiModel::cycles(const GemmProblem& problem, const Prep
   t.epilogue = kEpilogueWeight * epilogue;
   t.memory_excess = (single * iters - t.compute) + kPrologueWeight * prologue;
   t.tile = single * iters + kPrologueWeight * prologue + t.epilogue + kWorkgroupSetupCycles + t.loop;
-  t.reduction_kernel = x.splits > 1 && x.is_parallel_reduction ? parallel_reduction_cycles(hw_, x, out_bytes) : 0.0;
+  t.reduction_kernel = epi.reduction_kernel;
   t.total = static_cast<double>(x.timesteps) * t.tile + t.reduction_kernel;
   t.l2_bound = mem.l2 >= mem.dram && mem.l2 >= mem.mall;
   return t;
@@ -296,17 +315,18 @@ OrigamiModel::Cycles OrigamiModel::cycles(const GemmProblem& problem, const Prep
 
 double OrigamiModel::predict_us(const GemmProblem& problem, const PreparedCandidate& c) const {
   if (!c.is_feasible) return kInfinity;
-  const OrigamiContext x = context(problem, c);
+  const OrigamiContext x = context(problem, c, Mapping::kPredict);
   if (is_rejected(x, element_bytes_of(problem))) return kInfinity;
-  return cycles(problem, c, x, memory_cycles(hw_, x, element_bytes_of(problem))).total / hw_.cycles_per_us;
+  return cycles(c, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x)).total /
+         hw_.cycles_per_us;
 }
 
 TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCandidate& c) const {
   TimeBreakdown b;
   b.total_us = predict_us(problem, c);
   if (!std::isfinite(b.total_us)) return b;
-  const OrigamiContext x = context(problem, c);
-  const Cycles t = cycles(problem, c, x, memory_cycles(hw_, x, element_bytes_of(problem)));
+  const OrigamiContext x = context(problem, c, Mapping::kPredict);
+  const Cycles t = cycles(c, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x));
   const double waves = static_cast<double>(std::max<U64>(x.timesteps, 1));
   const double per_us = hw_.cycles_per_us;
   b.waves = waves;
@@ -317,14 +337,17 @@ TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCa
   return b;
 }
 
-double OrigamiModel::lower_bound_cycles(const GemmProblem& problem, const PreparedCandidate& c,
-                                        const OrigamiContext& x) const {
-  // cycles() with L_mem at its floor (the 200-cycle DRAM latency; L_mem >= t_DRAM >= 200) and
-  // L_compute at this candidate's: every term is non-decreasing in L_mem, so this is <= exact.
-  MemoryCycles floor;
-  floor.total = floor.dram = kDramLatencyCycles;
-  return cycles(problem, c, x, floor).total;
+namespace {
+
+// Candidates that share one launch geometry: same macro tile, split, decomposition and XCD
+// mapping (their instruction, occupancy and WGM may differ).
+bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
+  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k &&
+         a.split_k == b.split_k && a.origami.is_stream_k == b.origami.is_stream_k &&
+         a.origami.is_xcd_contiguous == b.origami.is_xcd_contiguous;
 }
+
+}  // namespace
 
 std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                          std::size_t count, std::size_t keep, double tie_epsilon,
@@ -332,8 +355,124 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   if (keep == 0) {
     return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
   }
-  (void)problem;
-  return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
+  const double element_bytes = element_bytes_of(problem);
+  struct Run {
+    double bound;
+    std::size_t begin, end;
+    double lightest_compute;  // the run's smallest MFMA cycles per K-iteration
+    int occupancy;            // and largest occupancy: both only lower a bound
+    bool is_refined;          // bound from the exact launch geometry (second stage)
+  };
+  thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
+  runs.clear();
+  // Pass 1: one admissible bound per run of candidates sharing a launch geometry, from the tile
+  // alone: timesteps >= ceil(tiles / CUs); a split never exceeds CUs / tiles, so the K-iterations
+  // are at least those of that split; L_mem >= max(t_L2 of the unrounded tile, 200); the run's
+  // smallest MFMA cycles and largest occupancy (each only lowers it); no epilogue stores.
+  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
+  const double k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
+  const double cus = static_cast<double>(hw_.num_cus);
+  const double l2_cycles_per_byte = cus / hw_.l2_bytes_per_cycle;
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  for (std::size_t i = 0; i < count;) {
+    const PreparedCandidate& head = prepared[i];
+    std::size_t j = i + 1;
+    double lc = head.origami.compute_cycles_per_iter;
+    int occupancy = head.origami.occupancy;
+    while (j < count && same_geometry(prepared[j], head)) {
+      lc = std::min(lc, prepared[j].origami.compute_cycles_per_iter);
+      occupancy = std::max(occupancy, prepared[j].origami.occupancy);
+      ++j;
+    }
+    double bound = kInfinity;
+    if (head.is_feasible) {
+      const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
+      const double grid_m = ceil_div(m, tm), grid_n = ceil_div(n, tn), k_tiles = ceil_div(k, tk);
+      const double tiles = grid_m * grid_n * batch;
+      const double max_split = head.origami.is_stream_k ? std::max(1.0, fast_floor(cus / tiles))
+                                                        : static_cast<double>(head.split_k);
+      const double iters = std::max(ceil_div(k, max_split * tk) - 1.0, 1.0);
+      const double etp = grid_m * tm * grid_n * tn * k_tiles * tk / (m * n * k);
+      const double lm = std::max(head.l2_bytes_per_iter * l2_cycles_per_byte, kDramLatencyCycles);
+      const double decay = occupancy_decay(static_cast<U64>(std::max(1, occupancy)));
+      const double k_rest = k - fast_floor(k / tk) * tk;
+      const double padding = k_rest / k * kKPaddingPenalty;
+      // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
+      // dimension) through its share of the full DRAM bandwidth, shared by at least the active
+      // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one
+      // edge, which may not exist when the problem is smaller than the tile: then no bound.
+      const double active = tiles > cus ? fast_floor(tiles / (fast_floor(tiles / cus) + 1.0)) : tiles;
+      const bool has_interior = m >= tm && n >= tn;
+      const double stores = tiles >= 2.0 * cus && !has_interior
+                                ? 0.0
+                                : std::min(tm, m) * std::min(tn, n) * out_bytes * active / hw_.dram_bytes_per_cycle;
+      const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * decay +
+                          kEpilogueWeight * ((lc + stores) * decay + padding) + kWorkgroupSetupCycles +
+                          kLoopCyclesPerIter * iters;
+      bound = ceil_div(tiles, cus) * tile / hw_.cycles_per_us * kRoundingMargin;
+    }
+    for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
+    runs.push_back({bound, i, j, lc, occupancy, false});
+    i = j;
+  }
+  // Pass 2: runs in ascending bound, exact until the bound passes the running cutoff
+  // max(keep-th best, best x (1 + tie_epsilon)); a run's memory stage is computed once.
+  // A min-heap: only the few runs below the cutoff are ever popped (no full sort).
+  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
+  std::make_heap(runs.begin(), runs.end(), above);
+  thread_local std::vector<double> best;
+  best.clear();
+  const auto cutoff = [&] {
+    return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+  };
+  std::size_t exact = 0;
+  auto heap_end = runs.end();
+  while (heap_end != runs.begin()) {
+    std::pop_heap(runs.begin(), heap_end, above);
+    Run& run = *(heap_end - 1);
+    if (run.bound == kInfinity || run.bound > cutoff()) break;
+    OrigamiContext x = context(problem, prepared[run.begin], run.is_refined ? Mapping::kPredict : Mapping::kSkip);
+    if (is_rejected(x, element_bytes)) {
+      for (std::size_t i = run.begin; i < run.end; ++i) predicted_us[i] = kInfinity;
+      --heap_end;
+      continue;
+    }
+    const EpilogueCycles epi = epilogue_terms(problem, x);
+    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
+    const auto decay = [&](int occupancy) {
+      return occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), waves_per_cu));
+    };
+    if (!run.is_refined) {
+      // Second stage: the exact geometry and epilogue with L_mem at max(t_L2, 200); back into
+      // the heap, to be predicted exactly only if it still comes below the cutoff.
+      MemoryCycles floor;
+      floor.l2 = l2_cycles(hw_, x, element_bytes);
+      floor.dram = kDramLatencyCycles;
+      floor.total = std::max(floor.l2, floor.dram);
+      PreparedCandidate lightest = prepared[run.begin];
+      lightest.origami.compute_cycles_per_iter = run.lightest_compute;
+      x.occupancy_factor = decay(run.occupancy);
+      run.bound = cycles(lightest, x, floor, epi).total / hw_.cycles_per_us * kRoundingMargin;
+      for (std::size_t i = run.begin; i < run.end; ++i) predicted_us[i] = run.bound;
+      run.is_refined = true;
+      std::push_heap(runs.begin(), heap_end, above);
+      continue;
+    }
+    const MemoryCycles mem = memory_cycles(hw_, x, element_bytes);
+    for (std::size_t i = run.begin; i < run.end; ++i) {
+      x.occupancy_factor = decay(prepared[i].origami.occupancy);
+      const double value = cycles(prepared[i], x, mem, epi).total / hw_.cycles_per_us;
+      predicted_us[i] = value;
+      ++exact;
+      if (best.size() < keep || value < best.back()) {
+        best.insert(std::upper_bound(best.begin(), best.end(), value), value);
+        if (best.size() > keep) best.pop_back();
+      }
+    }
+    --heap_end;
+  }
+  if (cutoff_us != nullptr) *cutoff_us = cutoff();
+  return exact;
 }
 
 }  // namespace parity::gemm

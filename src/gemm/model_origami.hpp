@@ -59,6 +59,12 @@ struct MemoryCycles {
   double total = 0, l2 = 0, mall = 0, dram = 0;
 };
 
+// The epilogue of one tile (before the occupancy factor), its in-kernel split reduction, and the
+// separate reduction kernel's cycles.
+struct EpilogueCycles {
+  double stores = 0, reduce = 0, reduction_kernel = 0;
+};
+
 // model_origami_memory.cpp: Origami's predict_workgroup_mapping, unique-tile counts, hit rates
 // (estimate_cache_hit_rates) and per-iteration memory latency (compute_memory_latency). Operands
 // are K-contiguous (TN, Origami's test harness layout).
@@ -72,6 +78,9 @@ CacheHitRates cache_hit_rates(const OrigamiHardware& hw, const OrigamiContext& c
                               double element_bytes);
 MemoryCycles memory_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx,
                            double element_bytes);
+// The L2 level alone (no hit rate involved): every K-iteration's A and B bytes through the active
+// CUs' share of the L2 bandwidth; memory_cycles().total >= max(this, the 200-cycle DRAM latency).
+double l2_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx, double element_bytes);
 class OrigamiModel final : public PerformanceModel {
  public:
   OrigamiModel(DeviceParams device, ModelScalars scalars);
@@ -90,15 +99,19 @@ class OrigamiModel final : public PerformanceModel {
                              std::size_t count, std::size_t keep, double tie_epsilon,
                              double* predicted_us, double* cutoff_us) const override;
   const OrigamiHardware& hardware() const { return hw_; }
-  // The launch geometry Origami derives for this candidate (exposed for tests).
-  OrigamiContext context(const GemmProblem& problem, const PreparedCandidate& c) const;
+  // The launch geometry Origami derives for this candidate (exposed for tests); kSkip leaves the
+  // workgroup mapping out (only the hit rates need it).
+  enum class Mapping : std::uint8_t { kPredict, kSkip };
+  OrigamiContext context(const GemmProblem& problem, const PreparedCandidate& c,
+                         Mapping mapping = Mapping::kPredict) const;
 
  private:
   struct Cycles;
-  Cycles cycles(const GemmProblem& problem, const PreparedCandidate& c, const OrigamiContext& ctx,
-                const MemoryCycles& mem) const;
-  double lower_bound_cycles(const GemmProblem& problem, const PreparedCandidate& c,
-                            const OrigamiContext& ctx) const;
+  // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
+  // launch geometry, whatever the instruction or occupancy.
+  EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
+  Cycles cycles(const PreparedCandidate& c, const OrigamiContext& ctx,
+                const MemoryCycles& mem, const EpilogueCycles& epi) const;
   OrigamiHardware hw_;
 };
 

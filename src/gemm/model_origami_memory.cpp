@@ -147,7 +147,7 @@ UniqueTiles count_unique_tiles(const UniqueTiles& grid, const WorkgroupMapping& 
 
 WorkgroupMapping predict_workgroup_mapping(const OrigamiHardware& hw, const OrigamiContext& ctx,
                                            double element_bytes) {
-  const U64 xcds = hw.num_xcds, cus = hw.num_cus, per_xcd = hw.cus_per_xcd;
+  const U64 xcds = hw.num_xcds, per_xcd = hw.cus_per_xcd;
   const U64 gm = ctx.grid_m, gn = ctx.grid_n, mts = gm * gn;
   if (ctx.batch > 1) {
     if (mts == 1 || mts * ctx.batch <= xcds || mts % xcds == 0) return {0, 0, 1};
@@ -237,22 +237,36 @@ CacheHitRates cache_hit_rates(const OrigamiHardware& hw, const OrigamiContext& c
   return rates;
 }
 
+namespace {
+
+// A workgroup's A and B bytes per K-iteration: MT_M (MT_N) rows of MT_K rounded up to 128-byte
+// lines (TN: K-contiguous rows).
+double tile_bytes_per_iter(std::uint64_t rows, const OrigamiContext& ctx, double element_bytes) {
+  const double line_elements = kL2LineBytes / element_bytes;
+  const double k_elements = std::ceil(static_cast<double>(ctx.tile_k) / line_elements) * line_elements;
+  return static_cast<double>(rows) * k_elements * element_bytes;
+}
+
+}  // namespace
+
+double l2_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx, double element_bytes) {
+  // Bytes x active CUs over (L2 bandwidth x active / CUs): the active count cancels.
+  const double bytes = tile_bytes_per_iter(ctx.tile_m + ctx.tile_n, ctx, element_bytes);
+  return bytes * static_cast<double>(hw.num_cus) / hw.l2_bytes_per_cycle;
+}
+
 MemoryCycles memory_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx,
                            double element_bytes) {
   const CacheHitRates h = cache_hit_rates(hw, ctx, element_bytes);
   const double active = static_cast<double>(ctx.active_cus);
-  // Per workgroup and K-iteration: MT_M (MT_N) rows of MT_K rounded up to 128-byte lines.
-  const double line_elements = kL2LineBytes / element_bytes;
-  const double k_elements = std::ceil(static_cast<double>(ctx.tile_k) / line_elements) * line_elements;
-  const double a_total = static_cast<double>(ctx.tile_m) * k_elements * element_bytes * active;
-  const double b_total = static_cast<double>(ctx.tile_n) * k_elements * element_bytes * active;
-  const double l2_bw = hw.l2_bytes_per_cycle * active / static_cast<double>(hw.num_cus);
+  const double a_total = tile_bytes_per_iter(ctx.tile_m, ctx, element_bytes) * active;
+  const double b_total = tile_bytes_per_iter(ctx.tile_n, ctx, element_bytes) * active;
   const double to_mall = (1.0 - h.l2_a) * a_total + (1.0 - h.l2_b) * b_total;
   const double to_dram = hw.has_mall ? (1.0 - h.mall_a) * to_mall : to_mall;
   const double mall_bw = hw.mall_bytes_per_cycle * ctx.read_bw_fraction;
   const double dram_bw = hw.dram_bytes_per_cycle * ctx.read_bw_fraction;
   MemoryCycles mem;
-  mem.l2 = l2_bw > 0 ? (a_total + b_total) / l2_bw : 0.0;
+  mem.l2 = l2_cycles(hw, ctx, element_bytes);
   mem.mall = hw.has_mall && mall_bw > 0 ? to_mall / mall_bw : 0.0;
   mem.dram = (dram_bw > 0 ? to_dram / dram_bw : 0.0) + kDramLatencyCycles;
   mem.total = std::max({mem.l2, mem.mall, mem.dram});
