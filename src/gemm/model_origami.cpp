@@ -296,7 +296,7 @@ OrigamiModel::Cycles OrigamiModel::cycles(const PreparedCandidate& c,
   const double iters = static_cast<double>(std::max<std::int64_t>(static_cast<std::int64_t>(x.k_iters) - 1, 1));
   Cycles t;
   const double prologue = lm * etp * x.occupancy_factor;
-  double epilogue = (lc + epi.stores) * x.occupancy_factor;
+  double epilogue = (lc * etp + epi.stores) * x.occupancy_factor;
   t.reduce = epi.reduce * x.occupancy_factor * kEpilogueWeight;
   if (x.k % x.tile_k != 0) {
     epilogue += static_cast<double>(x.k % x.tile_k) / static_cast<double>(x.k) * kKPaddingPenalty;
@@ -407,7 +407,7 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
                                 ? 0.0
                                 : std::min(tm, m) * std::min(tn, n) * out_bytes * active / hw_.dram_bytes_per_cycle;
       const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * decay +
-                          kEpilogueWeight * ((lc + stores) * decay + padding) + kWorkgroupSetupCycles +
+                          kEpilogueWeight * ((lc * etp + stores) * decay + padding) + kWorkgroupSetupCycles +
                           kLoopCyclesPerIter * iters;
       bound = ceil_div(tiles, cus) * tile / hw_.cycles_per_us * kRoundingMargin;
     }
