@@ -1,6 +1,7 @@
 #include "model_origami.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -27,8 +28,13 @@ constexpr double kOccupancyDecay = 0.95;       // prologue / epilogue amortisati
 constexpr double kDramLatencyCycles = 200.0;
 // kOccupancyDecay^occupancy without a pow call for the usual occupancies.
 double occupancy_decay(U64 occupancy) {
-  static constexpr double kPowers[] = {1.0, 0.95, 0.95 * 0.95, 0.95 * 0.95 * 0.95, 0.95 * 0.95 * 0.95 * 0.95};
-  return occupancy < std::size(kPowers) ? kPowers[occupancy] : std::pow(kOccupancyDecay, static_cast<double>(occupancy));
+  static const auto kPowers = [] {
+    std::array<double, 17> powers{};
+    powers[0] = 1.0;
+    for (std::size_t i = 1; i < powers.size(); ++i) powers[i] = powers[i - 1] * kOccupancyDecay;
+    return powers;
+  }();
+  return occupancy < kPowers.size() ? kPowers[occupancy] : std::pow(kOccupancyDecay, static_cast<double>(occupancy));
 }
 // Epilogue (compute_epilogue_latency): 16-byte stores, 6 cycles per bounds check, scalar stores
 // 1.1x, fp32 split partials, and per partial 35 (SALU) + 2 x 90 (barrier) + 550 (cross-XCD flag
@@ -71,6 +77,20 @@ U64 k_split_aware_grid(U64 cus, U64 tiles, U64 iters_per_tile, U64 tile_k, doubl
   return tiles;
 }
 
+// MFMA table latency over the 4 units per CU. Origami's table holds whole cycles and divides as
+// integers; a catalogue latency derived from the dense peak may be fractional and is kept exact
+// (flooring it would beat the peak).
+double mfma_issue_cycles(double table_cycles) {
+  return table_cycles == std::floor(table_cycles) ? std::floor(table_cycles / 4.0) : table_cycles / 4.0;
+}
+
+// What prepare() multiplies the MFMA cycles by for the input type: fp32 inputs run as bf16
+// passes (3 on gfx950 without native TF32, counted x6; x2 elsewhere).
+double input_type_factor(const DeviceParams& device, DType a_dtype) {
+  if (a_dtype != DType::kF32) return 1.0;
+  return device.arch == "gfx950" ? 6.0 : 2.0;
+}
+
 double element_bytes_of(const GemmProblem& problem) {
   return static_cast<double>(dtype_size_bytes(problem.a_dtype));
 }
@@ -96,6 +116,12 @@ OrigamiModel::OrigamiModel(DeviceParams device, ModelScalars scalars)
   hw_.q2 = d.bw_fraction_quadratic[2];
   hw_.has_mall = d.llc_bytes > 0;
   hw_.cycles_per_us = d.clock_ghz * 1e3;
+  // The fastest native instruction's cycles per flop (MFMA count >= the tile's flops over one
+  // instruction's), before the input-type factor: predict_top_us's compute floor.
+  min_cycles_per_flop_ =
+      std::min(mfma_issue_cycles(d.mi_latency_16_cycles) / (2.0 * 16 * 16 * d.mi_k_16),
+               mfma_issue_cycles(d.mi_latency_32_cycles) / (2.0 * 32 * 32 * d.mi_k_32)) /
+      scalars_.mma_efficiency;
 }
 
 PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate& c) const {
@@ -113,18 +139,16 @@ PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate
   const bool is_wide = c.mi_m >= 32;
   const int mi_m = is_wide ? 32 : 16;
   const int device_mi_k = is_wide ? device_.mi_k_32 : device_.mi_k_16;
-  const int mi_k = c.mi_k > 0 ? c.mi_k : device_mi_k;
+  // An instruction deeper in K than the arch's native one does not exist: clamp to the native K
+  // (this also keeps predict_top_us's compute floor, built from the native shapes, admissible).
+  const int mi_k = std::min(c.mi_k > 0 ? c.mi_k : device_mi_k, device_mi_k);
   // MFMA latency table / 4 units (integer, as Origami's get_mi_latency); an instruction of another
   // K than the arch's native one (CDNA3 shapes on CDNA4) has the same latency, other K padding.
-  const double table = is_wide ? device_.mi_latency_32_cycles : device_.mi_latency_16_cycles;
-  // Origami's table holds whole cycles and divides as integers; a catalogue latency derived from
-  // the dense peak may be fractional and is kept exact (flooring it would beat the peak).
-  const double latency = table == std::floor(table) ? std::floor(table / 4.0) : table / 4.0;
+  const double latency = mfma_issue_cycles(is_wide ? device_.mi_latency_32_cycles : device_.mi_latency_16_cycles);
   o.compute_cycles_per_iter =
       latency * ceil_div(tm, mi_m) * ceil_div(tn, mi_m) * ceil_div(tk, mi_k);
   // Without native TF32 (gfx950) fp32 inputs run as three bf16 passes (origami.md §2.2).
-  if (key.a_dtype == DType::kF32) o.compute_cycles_per_iter *= device_.arch == "gfx950" ? 6 : 2;
-  o.compute_cycles_per_iter /= scalars_.mma_efficiency;
+  o.compute_cycles_per_iter *= input_type_factor(device_, key.a_dtype) / scalars_.mma_efficiency;
   return p;
 }
 
@@ -341,6 +365,10 @@ namespace {
 
 // Candidates that share one launch geometry: same macro tile, split, decomposition and XCD
 // mapping (their instruction, occupancy and WGM may differ).
+bool same_tile(const PreparedCandidate& a, const PreparedCandidate& b) {
+  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k && a.split_k == b.split_k;
+}
+
 bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
   return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k &&
          a.split_k == b.split_k && a.origami.is_stream_k == b.origami.is_stream_k &&
@@ -355,46 +383,42 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   if (keep == 0) {
     return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
   }
-  const double element_bytes = element_bytes_of(problem);
   struct Run {
     double bound;
     std::size_t begin, end;
-    double lightest_compute;  // the run's smallest MFMA cycles per K-iteration
-    int occupancy;            // and largest occupancy: both only lower a bound
-    bool is_refined;          // bound from the exact launch geometry (second stage)
+    bool is_refined;  // bound from the exact launch geometry (second stage)
   };
   thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
   runs.clear();
-  // Pass 1: one admissible bound per run of candidates sharing a launch geometry, from the tile
-  // alone: timesteps >= ceil(tiles / CUs); a split never exceeds CUs / tiles, so the K-iterations
-  // are at least those of that split; L_mem >= max(t_L2 of the unrounded tile, 200); the run's
-  // smallest MFMA cycles and largest occupancy (each only lowers it); no epilogue stores.
+  // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
+  // tile fields alone (the candidates' other terms are only read for runs that come below the
+  // cutoff): timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles);
+  // L_mem >= max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest
+  // native instruction; the decay at most its value with every wave resident; a store floor.
   const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
   const double k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
   const double cus = static_cast<double>(hw_.num_cus);
   const double l2_cycles_per_byte = cus / hw_.l2_bytes_per_cycle;
   const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const double cycles_per_flop = min_cycles_per_flop_ * input_type_factor(device_, problem.a_dtype);
   for (std::size_t i = 0; i < count;) {
     const PreparedCandidate& head = prepared[i];
     std::size_t j = i + 1;
-    double lc = head.origami.compute_cycles_per_iter;
-    int occupancy = head.origami.occupancy;
-    while (j < count && same_geometry(prepared[j], head)) {
-      lc = std::min(lc, prepared[j].origami.compute_cycles_per_iter);
-      occupancy = std::max(occupancy, prepared[j].origami.occupancy);
-      ++j;
-    }
+    while (j < count && same_tile(prepared[j], head)) ++j;
     double bound = kInfinity;
     if (head.is_feasible) {
       const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
       const double grid_m = ceil_div(m, tm), grid_n = ceil_div(n, tn), k_tiles = ceil_div(k, tk);
       const double tiles = grid_m * grid_n * batch;
-      const double max_split = head.origami.is_stream_k ? std::max(1.0, fast_floor(cus / tiles))
-                                                        : static_cast<double>(head.split_k);
+      const double split_k = head.split_k;
+      const double max_split = std::max({1.0, split_k, fast_floor(cus / tiles)});
       const double iters = std::max(ceil_div(k, max_split * tk) - 1.0, 1.0);
       const double etp = grid_m * tm * grid_n * tn * k_tiles * tk / (m * n * k);
       const double lm = std::max(head.l2_bytes_per_iter * l2_cycles_per_byte, kDramLatencyCycles);
-      const double decay = occupancy_decay(static_cast<U64>(std::max(1, occupancy)));
+      const double lc = 2.0 * tm * tn * tk * cycles_per_flop;
+      const double waves = std::max(ceil_div(tiles * split_k, cus), ceil_div(tiles, cus));
+      // 0.95^min(occupancy, waves) >= 0.95^waves; past 16 waves 0 is the (loose) floor.
+      const double decay = waves <= 16.0 ? occupancy_decay(static_cast<U64>(waves)) : 0.0;
       const double k_rest = k - fast_floor(k / tk) * tk;
       const double padding = k_rest / k * kKPaddingPenalty;
       // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
@@ -412,12 +436,13 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
       bound = ceil_div(tiles, cus) * tile / hw_.cycles_per_us * kRoundingMargin;
     }
     for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
-    runs.push_back({bound, i, j, lc, occupancy, false});
+    runs.push_back({bound, i, j, false});
     i = j;
   }
-  // Pass 2: runs in ascending bound, exact until the bound passes the running cutoff
-  // max(keep-th best, best x (1 + tie_epsilon)); a run's memory stage is computed once.
-  // A min-heap: only the few runs below the cutoff are ever popped (no full sort).
+  // Pass 2: runs in ascending bound from a min-heap (only the few below the cutoff are popped),
+  // the cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined
+  // per launch geometry and pushed back; popped again, it is predicted exactly, one memory stage
+  // per geometry.
   const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
   std::make_heap(runs.begin(), runs.end(), above);
   thread_local std::vector<double> best;
@@ -431,47 +456,82 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
     std::pop_heap(runs.begin(), heap_end, above);
     Run& run = *(heap_end - 1);
     if (run.bound == kInfinity || run.bound > cutoff()) break;
-    OrigamiContext x = context(problem, prepared[run.begin], run.is_refined ? Mapping::kPredict : Mapping::kSkip);
-    if (is_rejected(x, element_bytes)) {
-      for (std::size_t i = run.begin; i < run.end; ++i) predicted_us[i] = kInfinity;
-      --heap_end;
-      continue;
-    }
-    const EpilogueCycles epi = epilogue_terms(problem, x);
-    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
-    const auto decay = [&](int occupancy) {
-      return occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), waves_per_cu));
-    };
     if (!run.is_refined) {
-      // Second stage: the exact geometry and epilogue with L_mem at max(t_L2, 200); back into
-      // the heap, to be predicted exactly only if it still comes below the cutoff.
-      MemoryCycles floor;
-      floor.l2 = l2_cycles(hw_, x, element_bytes);
-      floor.dram = kDramLatencyCycles;
-      floor.total = std::max(floor.l2, floor.dram);
-      PreparedCandidate lightest = prepared[run.begin];
-      lightest.origami.compute_cycles_per_iter = run.lightest_compute;
-      x.occupancy_factor = decay(run.occupancy);
-      run.bound = cycles(lightest, x, floor, epi).total / hw_.cycles_per_us * kRoundingMargin;
-      for (std::size_t i = run.begin; i < run.end; ++i) predicted_us[i] = run.bound;
+      run.bound = refined_bound_us(problem, prepared, run.begin, run.end, predicted_us);
       run.is_refined = true;
       std::push_heap(runs.begin(), heap_end, above);
       continue;
     }
+    exact += predict_run_us(problem, prepared, run.begin, run.end, predicted_us, keep, best);
+    --heap_end;
+  }
+  if (cutoff_us != nullptr) *cutoff_us = cutoff();
+  return exact;
+}
+
+double OrigamiModel::refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                      std::size_t begin, std::size_t end, double* predicted_us) const {
+  // Per launch geometry: the exact grid and epilogue with L_mem at max(t_L2, 200), the group's
+  // smallest MFMA cycles and largest occupancy.
+  const double element_bytes = element_bytes_of(problem);
+  double run_bound = kInfinity;
+  for (std::size_t i = begin; i < end;) {
+    std::size_t j = i + 1;
+    PreparedCandidate lightest = prepared[i];
+    while (j < end && same_geometry(prepared[j], prepared[i])) {
+      lightest.origami.compute_cycles_per_iter =
+          std::min(lightest.origami.compute_cycles_per_iter, prepared[j].origami.compute_cycles_per_iter);
+      lightest.origami.occupancy = std::max(lightest.origami.occupancy, prepared[j].origami.occupancy);
+      ++j;
+    }
+    OrigamiContext x = context(problem, lightest, Mapping::kSkip);
+    double bound = kInfinity;
+    if (!is_rejected(x, element_bytes)) {
+      MemoryCycles floor;
+      floor.l2 = l2_cycles(hw_, x, element_bytes);
+      floor.dram = kDramLatencyCycles;
+      floor.total = std::max(floor.l2, floor.dram);
+      bound = cycles(lightest, x, floor, epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
+    }
+    for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
+    run_bound = std::min(run_bound, bound);
+    i = j;
+  }
+  return run_bound;
+}
+
+std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                         std::size_t begin, std::size_t end, double* predicted_us,
+                                         std::size_t keep, std::vector<double>& best) const {
+  // Exact, one context, memory stage and epilogue per launch geometry; `best` keeps the `keep`
+  // smallest predictions so far, ascending.
+  const double element_bytes = element_bytes_of(problem);
+  std::size_t exact = 0;
+  for (std::size_t i = begin; i < end;) {
+    std::size_t j = i + 1;
+    while (j < end && same_geometry(prepared[j], prepared[i])) ++j;
+    OrigamiContext x = context(problem, prepared[i], Mapping::kPredict);
+    if (is_rejected(x, element_bytes)) {
+      for (std::size_t t = i; t < j; ++t) predicted_us[t] = kInfinity;
+      i = j;
+      continue;
+    }
     const MemoryCycles mem = memory_cycles(hw_, x, element_bytes);
-    for (std::size_t i = run.begin; i < run.end; ++i) {
-      x.occupancy_factor = decay(prepared[i].origami.occupancy);
-      const double value = cycles(prepared[i], x, mem, epi).total / hw_.cycles_per_us;
-      predicted_us[i] = value;
+    const EpilogueCycles epi = epilogue_terms(problem, x);
+    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
+    for (std::size_t t = i; t < j; ++t) {
+      x.occupancy_factor =
+          occupancy_decay(std::min(static_cast<U64>(std::max(1, prepared[t].origami.occupancy)), waves_per_cu));
+      const double value = cycles(prepared[t], x, mem, epi).total / hw_.cycles_per_us;
+      predicted_us[t] = value;
       ++exact;
       if (best.size() < keep || value < best.back()) {
         best.insert(std::upper_bound(best.begin(), best.end(), value), value);
         if (best.size() > keep) best.pop_back();
       }
     }
-    --heap_end;
+    i = j;
   }
-  if (cutoff_us != nullptr) *cutoff_us = cutoff();
   return exact;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "parity/gemm/model.hpp"
 
@@ -110,9 +111,17 @@ class OrigamiModel final : public PerformanceModel {
   // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
   // launch geometry, whatever the instruction or occupancy.
   EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
+  // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
+  // and third (exact predictions of a run, folding them into `best`).
+  double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                          std::size_t begin, std::size_t end, double* predicted_us) const;
+  std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                             std::size_t begin, std::size_t end, double* predicted_us,
+                             std::size_t keep, std::vector<double>& best) const;
   Cycles cycles(const PreparedCandidate& c, const OrigamiContext& ctx,
                 const MemoryCycles& mem, const EpilogueCycles& epi) const;
   OrigamiHardware hw_;
+  double min_cycles_per_flop_ = 0.0;  // fastest native MFMA, 2-byte inputs
 };
 
 }  // namespace parity::gemm
