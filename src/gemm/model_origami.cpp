@@ -224,7 +224,9 @@ double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, doubl
     double r = 0.0;
     if (in_kernel_reduce) {
       const double partials = static_cast<double>(x.splits - 1);
-      r = store_bytes / per_cu_store_bw + partials * kPartialSyncCycles +
+      // Per partial: sync, fp32 partial reads, accumulation; then the output write. No wait for
+      // the partner's store (later revisions add it; the baselines agree better without).
+      r = partials * kPartialSyncCycles +
           partials * elements * kPartialBytes / per_tile_reduce_bw + partials * elements / kLanes +
           elements * out_bytes / per_tile_reduce_bw;
       if (elements <= 2048) r *= 4.0;  // tiny tiles: the fixed sync cost dominates
