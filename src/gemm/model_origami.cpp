@@ -24,7 +24,8 @@ constexpr double kPrologueWeight = 1.5, kEpilogueWeight = 2.0;  // WEIGHT_PROLOG
 constexpr double kLoopCyclesPerIter = 500.0;                    // WEIGHT_LOOP_OVERHEAD
 constexpr double kWorkgroupSetupCycles = 1.0;
 constexpr double kKPaddingPenalty = 50000.0;   // x (K mod MT_K) / K, a structural mismatch
-constexpr double kOccupancyDecay = 0.95;       // prologue / epilogue amortisation per resident WG
+constexpr double kOccupancyDecay = 0.95;
+constexpr int kMaxOccupancy = 8;       // prologue / epilogue amortisation per resident WG
 constexpr double kDramLatencyCycles = 200.0;
 // kOccupancyDecay^occupancy without a pow call for the usual occupancies.
 double occupancy_decay(U64 occupancy) {
@@ -133,7 +134,8 @@ PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate
   o.is_stream_k = c.decomposition == Decomposition::kStreamK;
   o.group_size = std::max(1, c.group_size);
   o.is_xcd_contiguous = c.xcd_mapping == XcdMapping::kContiguous;
-  o.occupancy = std::max(1, c.occupancy);
+  // A CDNA CU holds at most 8 workgroups of 4 waves (32 waves): occupancy is clamped to [1, 8].
+  o.occupancy = std::clamp(c.occupancy, 1, kMaxOccupancy);
   // Origami's LDS check: one stage of A and B (check_lds_capacity).
   p.is_feasible = (tm + tn) * tk * a_bytes <= device_.smem_bytes_per_sm;
   const bool is_wide = c.mi_m >= 32;
@@ -310,10 +312,8 @@ struct OrigamiModel::Cycles {
 // (K-iterations - 1) x max(compute, memory) x padding waste, 1.5 x the prologue (one memory
 // iteration), 2 x the epilogue (the last compute iteration and the stores), workgroup setup and
 // 500 cycles per iteration; timesteps x that, plus the separate reduction kernel. No launch term.
-OrigamiModel::Cycles OrigamiModel::cycles(const PreparedCandidate& c,
-                                          const OrigamiContext& x, const MemoryCycles& mem,
+OrigamiModel::Cycles OrigamiModel::cycles(double lc, const OrigamiContext& x, const MemoryCycles& mem,
                                           const EpilogueCycles& epi) const {
-  const double lc = c.origami.compute_cycles_per_iter;
   const double lm = mem.total;
   const double utilization = static_cast<double>(x.m) * static_cast<double>(x.n) * static_cast<double>(x.k) /
                              (static_cast<double>(x.grid_m * x.tile_m) * static_cast<double>(x.grid_n * x.tile_n) *
@@ -343,7 +343,7 @@ double OrigamiModel::predict_us(const GemmProblem& problem, const PreparedCandid
   if (!c.is_feasible) return kInfinity;
   const OrigamiContext x = context(problem, c, Mapping::kPredict);
   if (is_rejected(x, element_bytes_of(problem))) return kInfinity;
-  return cycles(c, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x)).total /
+  return cycles(c.origami.compute_cycles_per_iter, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x)).total /
          hw_.cycles_per_us;
 }
 
@@ -352,7 +352,7 @@ TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCa
   b.total_us = predict_us(problem, c);
   if (!std::isfinite(b.total_us)) return b;
   const OrigamiContext x = context(problem, c, Mapping::kPredict);
-  const Cycles t = cycles(c, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x));
+  const Cycles t = cycles(c.origami.compute_cycles_per_iter, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x));
   const double waves = static_cast<double>(std::max<U64>(x.timesteps, 1));
   const double per_us = hw_.cycles_per_us;
   b.waves = waves;
@@ -419,8 +419,8 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
       const double lm = std::max(head.l2_bytes_per_iter * l2_cycles_per_byte, kDramLatencyCycles);
       const double lc = 2.0 * tm * tn * tk * cycles_per_flop;
       const double waves = std::max(ceil_div(tiles * split_k, cus), ceil_div(tiles, cus));
-      // 0.95^min(occupancy, waves) >= 0.95^waves; past 16 waves 0 is the (loose) floor.
-      const double decay = waves <= 16.0 ? occupancy_decay(static_cast<U64>(waves)) : 0.0;
+      // 0.95^min(occupancy, waves) >= 0.95^min(8, waves) (occupancy is at most 8).
+      const double decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
       const double k_rest = k - fast_floor(k / tk) * tk;
       const double padding = k_rest / k * kKPaddingPenalty;
       // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
@@ -479,14 +479,16 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
   double run_bound = kInfinity;
   for (std::size_t i = begin; i < end;) {
     std::size_t j = i + 1;
-    PreparedCandidate lightest = prepared[i];
+    double lightest = prepared[i].origami.compute_cycles_per_iter;
+    int occupancy = prepared[i].origami.occupancy;
     while (j < end && same_geometry(prepared[j], prepared[i])) {
-      lightest.origami.compute_cycles_per_iter =
-          std::min(lightest.origami.compute_cycles_per_iter, prepared[j].origami.compute_cycles_per_iter);
-      lightest.origami.occupancy = std::max(lightest.origami.occupancy, prepared[j].origami.occupancy);
+      lightest = std::min(lightest, prepared[j].origami.compute_cycles_per_iter);
+      occupancy = std::max(occupancy, prepared[j].origami.occupancy);
       ++j;
     }
-    OrigamiContext x = context(problem, lightest, Mapping::kSkip);
+    OrigamiContext x = context(problem, prepared[i], Mapping::kSkip);
+    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
+    x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), waves_per_cu));
     double bound = kInfinity;
     if (!is_rejected(x, element_bytes)) {
       MemoryCycles floor;
@@ -524,7 +526,7 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const Prepa
     for (std::size_t t = i; t < j; ++t) {
       x.occupancy_factor =
           occupancy_decay(std::min(static_cast<U64>(std::max(1, prepared[t].origami.occupancy)), waves_per_cu));
-      const double value = cycles(prepared[t], x, mem, epi).total / hw_.cycles_per_us;
+      const double value = cycles(prepared[t].origami.compute_cycles_per_iter, x, mem, epi).total / hw_.cycles_per_us;
       predicted_us[t] = value;
       ++exact;
       if (best.size() < keep || value < best.back()) {

@@ -118,7 +118,7 @@ class OrigamiModel final : public PerformanceModel {
   std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t begin, std::size_t end, double* predicted_us,
                              std::size_t keep, std::vector<double>& best) const;
-  Cycles cycles(const PreparedCandidate& c, const OrigamiContext& ctx,
+  Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx,
                 const MemoryCycles& mem, const EpilogueCycles& epi) const;
   OrigamiHardware hw_;
   double min_cycles_per_flop_ = 0.0;  // fastest native MFMA, 2-byte inputs
