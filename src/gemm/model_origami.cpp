@@ -1,6 +1,7 @@
 #include "model_origami.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -10,168 +11,119 @@
 namespace parity::gemm {
 namespace {
 
+using U64 = std::uint64_t;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-// Origami constants (origami.md §2.5-2.8), in cycles.
+// Bounds are scaled down by this so that one equal to the exact prediction in exact arithmetic
+// (an L2-bound run) stays below it after the two computations' different rounding.
+constexpr double kRoundingMargin = 1.0 - 1e-12;
+U64 div_up(U64 a, U64 b) { return b == 0 ? 0 : (a + b - 1) / b; }
+
+// Origami's tile-latency constants, in cycles (heuristics.hpp heuristic_defaults_t of the
+// revision that produced the published rankings; docs/gemm_model.md).
+constexpr double kPrologueWeight = 1.5, kEpilogueWeight = 2.0;  // WEIGHT_PROLOGUE / _EPILOGUE
+constexpr double kLoopCyclesPerIter = 500.0;                    // WEIGHT_LOOP_OVERHEAD
+constexpr double kWorkgroupSetupCycles = 1.0;
+constexpr double kKPaddingPenalty = 50000.0;   // x (K mod MT_K) / K, a structural mismatch
+constexpr double kOccupancyDecay = 0.95;
+constexpr int kMaxOccupancy = 8;       // prologue / epilogue amortisation per resident WG
 constexpr double kDramLatencyCycles = 200.0;
-constexpr double kLoopCyclesPerIter = 500.0;
-constexpr double kSplitKPeerCycles = 35.0 + 2.0 * 100.0 + 1900.0;
-constexpr double kPrefetchDepth = 2.0;
-constexpr double kLineBytes = 64.0;
-constexpr double kTailCyclesPerSubIter = 700.0;  // tail-loop bookkeeping per MI_K step
-// Epilogue: one accumulator read per fp32 output per lane of 4 waves of 64 lanes, ~0.9 pipelined;
-// 16-byte vector stores issued one per cycle per wave.
-constexpr double kEpilogueLanes = 64.0 * 4.0;
-constexpr double kAccReadParallelism = 0.9;
-constexpr double kStoreVectorBytes = 16.0;
+// kOccupancyDecay^occupancy without a pow call for the usual occupancies.
+double occupancy_decay(U64 occupancy) {
+  static const auto kPowers = [] {
+    std::array<double, 17> powers{};
+    powers[0] = 1.0;
+    for (std::size_t i = 1; i < powers.size(); ++i) powers[i] = powers[i - 1] * kOccupancyDecay;
+    return powers;
+  }();
+  return occupancy < kPowers.size() ? kPowers[occupancy] : std::pow(kOccupancyDecay, static_cast<double>(occupancy));
+}
+// Epilogue (compute_epilogue_latency): 16-byte stores, 6 cycles per bounds check, scalar stores
+// 1.1x, fp32 split partials, and per partial 35 (SALU) + 2 x 90 (barrier) + 550 (cross-XCD flag
+// poll) cycles. The baselines agree best without the accumulator-read and line-alignment terms of
+// later revisions (docs/gemm_model.md).
+constexpr double kLanes = 64.0;
+constexpr double kStoreVectorBytes = 16.0, kBoundsCheckCycles = 6.0;
+constexpr double kScalarStorePenalty = 1.1, kPartialBytes = 4.0;
+constexpr double kPartialSyncCycles = 35.0 + 2.0 * 90.0 + 550.0;
+// The separate reduction kernel (compute_parallel_reduction_latency).
+constexpr double kReduceLaunchCycles = 25000.0, kReduceThreads = 256.0;
 
-// Launch geometry of one candidate on one problem.
-struct Geometry {
-  double grid_m, grid_n, tiles, splits, active, timesteps, kappa, k_iters_total, utilization;
-  double k_per_split;  // K elements one workgroup reduces
-  bool is_parallel_reduction = false;  // split partials reduced by a separate kernel
-  double occupancy_factor;
-};
-
-// Per-K-iteration memory cycles (max over L2, MALL, HBM) and their parts.
-struct MemoryCycles {
-  double total, l2, mall, hbm;
-};
-
-// Origami's default grid (k_split_aware, origami.md §2.9). More tiles than CUs: the first
-// fractional grid round(T / (floor(T / vCU) + f)) that fits the virtual CUs (CUs x occupancy),
-// skipping grids whose per-workgroup K fragment is not whole 128-byte lines or whose fp32
-// partials exceed 128 MiB. Fewer tiles: a K split, by a separate reduction kernel for deep K and
-// few tiles, else the first of {16, 12, 8, 6, 4, 3, 2, 1} that fits with >= 8 iterations each.
-double k_split_aware_grid(double cus, double tiles, double tm, double tn, double tk, double k,
-                          int occupancy, bool* is_parallel_reduction) {
-  constexpr double kMinItersPerSplit = 8.0, kMinItersForParallel = 64.0;
-  constexpr double kPartialsLimitBytes = 128.0 * 1024.0 * 1024.0, kLineBytes128 = 128.0;
-  const double iters_per_tile = std::ceil(k / tk);
-  *is_parallel_reduction = false;
+// Origami's default grid (streamk.cpp grid_k_split_aware, called with the CU count as the CU
+// budget; origami.md §2.9). More tiles than CUs: the first fractional grid
+// round(T / (floor(T / CUs) + f)) within the CUs whose per-workgroup K fragment covers whole
+// 128-byte lines, else one workgroup per CU. Fewer tiles: a K split, the largest fitting the CUs
+// for a separate (parallel) reduction of deep K and few tiles, else the first of
+// {16, 12, 8, 6, 4, 3, 2, 1} that fits with >= 8 iterations each.
+U64 k_split_aware_grid(U64 cus, U64 tiles, U64 iters_per_tile, U64 tile_k, double element_bytes,
+                       bool is_parallel_reduction) {
+  constexpr U64 kMinItersPerSplit = 8;
   if (tiles > cus) {
-    const double virtual_cus = cus * std::max(1, occupancy);
-    const double min_even = std::max(1.0, std::floor(tiles / virtual_cus));
+    const U64 min_even = std::max<U64>(1, tiles / cus);
     for (const double fraction : {0.0, 1.0 / 2, 1.0 / 8, 1.0 / 5, 1.0 / 4, 1.0 / 3}) {
-      const double grid = std::floor(tiles / (min_even + fraction) + 0.5);
-      if (std::fmod(tiles, grid) != 0 && tm * tn * 4.0 * grid > kPartialsLimitBytes) continue;
-      const double per_cta = std::ceil(tiles * iters_per_tile / grid);
-      const double fragment_bytes = std::fmod(per_cta, iters_per_tile) * tk * 2.0;
-      if (fragment_bytes > 0 && std::fmod(fragment_bytes, kLineBytes128) != 0) continue;
-      if (grid <= virtual_cus) return grid;
+      const U64 grid = static_cast<U64>(static_cast<double>(tiles) / (static_cast<double>(min_even) + fraction) + 0.5);
+      if (grid == 0) continue;
+      const U64 per_cta = div_up(tiles * iters_per_tile, grid);
+      const double fragment_bytes = static_cast<double>(per_cta % iters_per_tile * tile_k) * element_bytes;
+      if (fragment_bytes > 0 && std::fmod(fragment_bytes, 128.0) != 0) continue;
+      if (grid <= cus) return grid;
     }
-    return tiles;
+    return cus;
   }
   if (tiles < cus) {
-    if (iters_per_tile >= kMinItersForParallel && tiles <= std::floor(cus / 4)) {
-      *is_parallel_reduction = true;
-      const double splits = std::min(std::floor(cus / tiles), std::floor(iters_per_tile / kMinItersPerSplit));
-      return tiles * std::max(1.0, splits);
-    }
-    for (const double splits : {16.0, 12.0, 8.0, 6.0, 4.0, 3.0, 2.0, 1.0}) {
-      if (tiles * splits <= cus && std::floor(iters_per_tile / splits) >= kMinItersPerSplit) {
-        return tiles * splits;
-      }
+    if (is_parallel_reduction) return tiles * std::min(cus / tiles, iters_per_tile / kMinItersPerSplit);
+    for (const U64 splits : {16, 12, 8, 6, 4, 3, 2, 1}) {
+      if (tiles * splits <= cus && iters_per_tile / splits >= kMinItersPerSplit) return tiles * splits;
     }
   }
   return tiles;
 }
 
-Geometry geometry(const DeviceParams& d, const GemmProblem& problem, const PreparedCandidate& c) {
-  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n),
-               k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
-  const double tm = c.tile_m, tn = c.tile_n, tk = c.tile_k;
-  const double cus = d.num_sms;
-  Geometry g{};
-  g.grid_m = ceil_div(m, tm);
-  g.grid_n = ceil_div(n, tn);
-  g.tiles = g.grid_m * g.grid_n * batch;
-  // Grid: data-parallel (G = tiles * split) or Origami's k-split-aware stream-K grid.
-  const double grid = c.origami.is_stream_k
-                          ? k_split_aware_grid(cus, g.tiles, tm, tn, tk, k, c.origami.occupancy,
-                                               &g.is_parallel_reduction)
-                          : g.tiles * c.split_k;
-  g.splits = std::ceil(grid / g.tiles);
-  g.active = std::min(grid, cus);
-  // Origami counts whole timesteps of the larger of grid and tiles (a stream-K grid smaller than
-  // the tile count is charged as the data-parallel one).
-  g.timesteps = std::ceil(std::max(grid, g.tiles) / cus);
-  // Full K-iterations floor(K / MT_K), sharded over the splits; 0 when K < MT_K (only the tail
-  // runs), as in Origami's tile latency (origami.md §2.3, §2.7).
-  g.k_iters_total = std::floor(k / tk);
-  g.kappa = std::ceil(g.k_iters_total / g.splits);
-  g.k_per_split = std::ceil(k / g.splits);
-  g.utilization = m * n * k / (g.grid_m * tm * g.grid_n * tn * std::ceil(k / tk) * tk);
-  g.occupancy_factor = std::pow(0.95, std::min(g.timesteps, 4.0)) *
-                       std::pow(0.95, c.origami.occupancy - 1.0);
-  return g;
+// MFMA table latency over the 4 units per CU. Origami's table holds whole cycles and divides as
+// integers; a catalogue latency derived from the dense peak may be fractional and is kept exact
+// (flooring it would beat the peak).
+double mfma_issue_cycles(double table_cycles) {
+  return table_cycles == std::floor(table_cycles) ? std::floor(table_cycles / 4.0) : table_cycles / 4.0;
 }
 
-// L2 hit rate of one XCD: the tiles it runs in a timestep under WGM grouping and the XCD mapping.
-double l2_hit_rate(const DeviceParams& d, const PreparedCandidate& c, const Geometry& g,
-                   double a_iter, double b_iter) {
-  const double xcds = d.num_l2_domains;
-  const double per_xcd = std::max(1.0, std::ceil(g.active / xcds));
-  const double group = std::min(static_cast<double>(c.origami.group_size), g.grid_m);
-  double rows_l2 = std::min(group, per_xcd);
-  double cols_l2 = 0;
-  if (c.origami.is_xcd_contiguous) {
-    // Each XCD owns a contiguous block of the WGM walk: group rows x (per_xcd / group) columns.
-    cols_l2 = std::min(g.grid_n * g.splits, std::ceil(per_xcd / rows_l2));
-  } else {
-    // Round-robin dealing: an XCD's tiles are every xcds-th tile of the walk, so they spread over
-    // xcds times as many columns (rows stay within the group).
-    cols_l2 = std::min({g.grid_n * g.splits, per_xcd, std::ceil(per_xcd * xcds / rows_l2)});
-  }
-  // Shrink to what fits in one XCD's L2 (double-buffered K-slices).
-  while (rows_l2 > 1 &&
-         (rows_l2 * a_iter + cols_l2 * b_iter) * kPrefetchDepth > d.l2_bytes_per_domain) {
-    rows_l2 -= 1;
-  }
-  return std::max(0.0, 1.0 - (rows_l2 * a_iter + cols_l2 * b_iter) / (per_xcd * (a_iter + b_iter)));
+// What prepare() multiplies the MFMA cycles by for the input type: fp32 inputs run as bf16
+// passes (3 on gfx950 without native TF32, counted x6; x2 elsewhere).
+double input_type_factor(const DeviceParams& device, DType a_dtype) {
+  if (a_dtype != DType::kF32) return 1.0;
+  return device.arch == "gfx950" ? 6.0 : 2.0;
 }
 
-MemoryCycles memory_cycles(const DeviceParams& d, const ModelScalars& s, const GemmProblem& problem,
-                           const PreparedCandidate& c, const Geometry& g) {
-  const double in_bytes = static_cast<double>(dtype_size_bytes(problem.a_dtype));
-  const double cus = d.num_sms;
-  // Bandwidths in bytes per compute cycle (Origami's conversion, origami.md §2.1). Origami's
-  // quirk: the MALL and HBM constants are divided by the memory clock, yet used per compute
-  // cycle. dram_efficiency rescales HBM relative to its default (0.9 = as published).
-  const double clock_hz = d.clock_ghz * 1e9;
-  const double l2_bpc = d.l2_bw_tbps * 1e12 / clock_hz;
-  const double mall_bpc = d.mall_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9 * d.mem_clock_ratio);
-  const double hbm_bpc =
-      d.hbm_model_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9) * s.dram_efficiency / 0.9;
-  const auto& q = d.bw_fraction_quadratic;
-  const double bw_fraction =
-      std::clamp(q[2] * g.active * g.active + q[1] * g.active + q[0], 0.01, 1.0);
-  // Bytes one workgroup loads per K-iteration (rows rounded to whole 64-byte lines).
-  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
-  // Rows are K-contiguous (Origami's TN harness); each row's K span is rounded up to whole lines
-  // once over the workgroup's share of K, then spread over its K-iterations (origami.md §2.5).
-  const double span_bytes = std::ceil(g.k_per_split * in_bytes / kLineBytes) * kLineBytes;
-  const double iters = std::max(g.k_per_split / c.tile_k, 1.0);
-  const double a_iter = std::min(m, static_cast<double>(c.tile_m)) * span_bytes / iters;
-  const double b_iter = std::min(n, static_cast<double>(c.tile_n)) * span_bytes / iters;
-  const double hit_l2 = l2_hit_rate(d, c, g, a_iter, b_iter);
-  // MALL: the whole timestep's window over the device (no capacity term, as in Origami).
-  const double group = std::min(static_cast<double>(c.origami.group_size), g.grid_m);
-  const double rows_mall = std::min(std::max(group, 1.0), g.active);
-  const double cols_mall = std::min(g.grid_n * g.splits, std::ceil(g.active / rows_mall));
-  const double hit_mall =
-      d.llc_bytes > 0 ? std::max(0.0, 1.0 - (rows_mall * a_iter + cols_mall * b_iter) /
-                                                (g.active * (a_iter + b_iter)))
-                      : 0.0;
-  const double bytes = g.active * (a_iter + b_iter);
-  MemoryCycles mem{};
-  mem.l2 = bytes / (l2_bpc * g.active / cus);
-  mem.mall = d.llc_bytes > 0 ? (1.0 - hit_l2) * bytes / (mall_bpc * bw_fraction) : 0.0;
-  mem.hbm = (1.0 - hit_mall) * (1.0 - hit_l2) * bytes / (hbm_bpc * bw_fraction) + kDramLatencyCycles;
-  mem.total = std::max({mem.l2, mem.mall, mem.hbm});
-  return mem;
+double element_bytes_of(const GemmProblem& problem) {
+  return static_cast<double>(dtype_size_bytes(problem.a_dtype));
 }
 
 }  // namespace
+
+OrigamiModel::OrigamiModel(DeviceParams device, ModelScalars scalars)
+    : PerformanceModel(std::move(device), scalars) {
+  const DeviceParams& d = device_;
+  hw_.num_cus = static_cast<U64>(std::max(1, d.num_sms));
+  hw_.num_xcds = static_cast<U64>(std::max(1, d.num_l2_domains));
+  hw_.cus_per_xcd = hw_.num_cus / hw_.num_xcds;
+  hw_.l2_bytes = d.l2_bytes_per_domain;
+  hw_.lds_bytes = d.smem_bytes_per_sm;
+  // Origami's conversion of its bandwidth constants (TB/s) to bytes per compute cycle: the MALL
+  // and DRAM ones divide by the memory clock (origami.md §2.1). dram_efficiency rescales DRAM
+  // relative to its default (0.9 = as published).
+  hw_.l2_bytes_per_cycle = d.l2_bw_tbps * 1e3 / d.clock_ghz;
+  hw_.mall_bytes_per_cycle = d.mall_bw_tbps * 1e3 / (d.memory_clock_ghz * d.mem_clock_ratio);
+  hw_.dram_bytes_per_cycle = d.hbm_model_bw_tbps * 1e3 / d.memory_clock_ghz * scalars_.dram_efficiency / 0.9;
+  hw_.q0 = d.bw_fraction_quadratic[0];
+  hw_.q1 = d.bw_fraction_quadratic[1];
+  hw_.q2 = d.bw_fraction_quadratic[2];
+  hw_.has_mall = d.llc_bytes > 0;
+  hw_.cycles_per_us = d.clock_ghz * 1e3;
+  // The fastest native instruction's cycles per flop (MFMA count >= the tile's flops over one
+  // instruction's), before the input-type factor: predict_top_us's compute floor.
+  min_cycles_per_flop_ =
+      std::min(mfma_issue_cycles(d.mi_latency_16_cycles) / (2.0 * 16 * 16 * d.mi_k_16),
+               mfma_issue_cycles(d.mi_latency_32_cycles) / (2.0 * 32 * 32 * d.mi_k_32)) /
+      scalars_.mma_efficiency;
+}
 
 PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate& c) const {
   PreparedCandidate p = prepare_common(c);
@@ -182,239 +134,408 @@ PreparedCandidate OrigamiModel::prepare(const ProblemClass& key, const Candidate
   o.is_stream_k = c.decomposition == Decomposition::kStreamK;
   o.group_size = std::max(1, c.group_size);
   o.is_xcd_contiguous = c.xcd_mapping == XcdMapping::kContiguous;
-  o.occupancy = std::max(1, c.occupancy);
-  p.is_feasible = (tm * a_bytes + tn * a_bytes) * tk <= device_.smem_bytes_per_sm;
+  // A CDNA CU holds at most 8 workgroups of 4 waves (32 waves): occupancy is clamped to [1, 8].
+  o.occupancy = std::clamp(c.occupancy, 1, kMaxOccupancy);
+  // Origami's LDS check: one stage of A and B (check_lds_capacity).
+  p.is_feasible = (tm + tn) * tk * a_bytes <= device_.smem_bytes_per_sm;
   const bool is_wide = c.mi_m >= 32;
   const int mi_m = is_wide ? 32 : 16;
   const int device_mi_k = is_wide ? device_.mi_k_32 : device_.mi_k_16;
-  // An instruction of another K than the arch's native one (CDNA3 shapes on CDNA4) takes its
-  // latency in proportion: the same rate, other padding of the K-extent.
-  const int mi_k = c.mi_k > 0 ? c.mi_k : device_mi_k;
-  const double latency = (is_wide ? device_.mi_latency_32_cycles : device_.mi_latency_16_cycles) *
-                         mi_k / device_mi_k;
+  // An instruction deeper in K than the arch's native one does not exist: clamp to the native K
+  // (this also keeps predict_top_us's compute floor, built from the native shapes, admissible).
+  const int mi_k = std::min(c.mi_k > 0 ? c.mi_k : device_mi_k, device_mi_k);
+  // MFMA latency table / 4 units (integer, as Origami's get_mi_latency); an instruction of another
+  // K than the arch's native one (CDNA3 shapes on CDNA4) has the same latency, other K padding.
+  const double latency = mfma_issue_cycles(is_wide ? device_.mi_latency_32_cycles : device_.mi_latency_16_cycles);
   o.compute_cycles_per_iter =
-      latency / 4.0 * ceil_div(tm, mi_m) * ceil_div(tn, mi_m) * ceil_div(tk, mi_k);
+      latency * ceil_div(tm, mi_m) * ceil_div(tn, mi_m) * ceil_div(tk, mi_k);
   // Without native TF32 (gfx950) fp32 inputs run as three bf16 passes (origami.md §2.2).
-  if (key.a_dtype == DType::kF32) o.compute_cycles_per_iter *= device_.arch == "gfx950" ? 6 : 2;
-  o.compute_cycles_per_iter /= scalars_.mma_efficiency;
+  o.compute_cycles_per_iter *= input_type_factor(device_, key.a_dtype) / scalars_.mma_efficiency;
   return p;
+}
+
+OrigamiContext OrigamiModel::context(const GemmProblem& problem, const PreparedCandidate& c,
+                                     Mapping mapping) const {
+  OrigamiContext x;
+  x.m = static_cast<U64>(problem.m);
+  x.n = static_cast<U64>(problem.n);
+  x.k = static_cast<U64>(problem.k);
+  x.batch = static_cast<U64>(problem.batch);
+  x.tile_m = static_cast<U64>(c.tile_m);
+  x.tile_n = static_cast<U64>(c.tile_n);
+  x.tile_k = static_cast<U64>(c.tile_k);
+  x.grid_m = div_up(x.m, x.tile_m);
+  x.grid_n = div_up(x.n, x.tile_n);
+  x.tiles = x.grid_m * x.grid_n * x.batch;
+  const U64 cus = hw_.num_cus;
+  const U64 iters_per_tile = div_up(x.k, x.tile_k);
+  if (c.origami.is_stream_k) {
+    // Deep K and few tiles: partials reduced by a separate kernel (select_reduction).
+    x.is_parallel_reduction = x.tiles < cus && std::max<U64>(1, iters_per_tile) >= 64 && x.tiles <= cus / 4;
+    x.workgroups = k_split_aware_grid(cus, x.tiles, iters_per_tile, x.tile_k, element_bytes_of(problem),
+                                      x.is_parallel_reduction);
+  } else {
+    x.workgroups = x.tiles * static_cast<U64>(c.split_k);
+  }
+  x.active_cus = std::min(x.workgroups, cus);
+  // Whole timesteps of the larger of grid and tiles: a stream-K grid smaller than the tile count
+  // is charged as the data-parallel one (Origami's compute_launch_parameters).
+  x.timesteps = div_up(std::max(x.workgroups, x.tiles), cus);
+  x.splits = div_up(x.workgroups, x.tiles);
+  x.k_per_split = div_up(x.k, x.splits);
+  x.k_iters = div_up(x.k_per_split, x.tile_k);
+  x.read_bw_fraction = hw_.bandwidth_fraction(x.active_cus);
+  x.write_bw_fraction = hw_.bandwidth_fraction(x.tiles);
+  // The kernel's occupancy, capped by the workgroups each CU actually receives.
+  const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, cus);
+  const U64 occupancy = std::min(static_cast<U64>(std::max(1, c.origami.occupancy)), waves_per_cu);
+  x.occupancy_factor = occupancy_decay(occupancy);
+  if (mapping == Mapping::kSkip) {
+    x.mapping = {0, 0, 1};  // not needed: only the hit rates read it
+  } else if (c.origami.is_xcd_contiguous) {
+    x.mapping = predict_workgroup_mapping(hw_, x, element_bytes_of(problem));
+  } else {
+    x.mapping = {0, 0, 1};  // hardware round-robin dispatch, no remap
+  }
+  return x;
 }
 
 namespace {
 
-// One tile's cycles after Origami's compute_tile_latency (origami.md §2.7), in parts.
-struct TileCycles {
-  double compute = 0, memory_excess = 0, loop = 0, epilogue = 0, reduce = 0, total = 0;
-};
-
-TileCycles tile_cycles(const DeviceParams& d, const ModelScalars& s, const GemmProblem& problem,
-                       const PreparedCandidate& c, const Geometry& g, const MemoryCycles& mem) {
-  const double lc = c.origami.compute_cycles_per_iter;  // per K-iteration, before padding waste
-  const double lc_eff = lc / g.utilization;              // padding waste charged to compute only
-  const double lm = mem.total;
-  const double k_iters = g.kappa;
-  const double n_main = std::max(k_iters - kPrefetchDepth, 0.0);
-  const double n_drain = k_iters > 0 ? std::min(kPrefetchDepth - 1.0, k_iters - 1.0) : 0.0;
-  const double tile_k = c.tile_k;
-  const double tail_k = static_cast<double>(problem.k) - g.k_iters_total * tile_k;
-  TileCycles t;
-  const double prologue = k_iters > 0 ? lm * g.occupancy_factor : 0.0;
-  const double main = std::max(n_main * lm, n_main * lc_eff);
-  const double pure_compute = (n_drain + (k_iters > 0 ? 1.0 : 0.0)) * lc_eff;
-  double tail = 0.0, tail_compute = 0.0;
-  if (tail_k > 0) {
-    // Memory in proportion to the tail's bytes, compute in proportion to its K, plus a fixed
-    // cost per sub-iteration (counted in the arch's 16x16 MI_K for every candidate: the
-    // prepared candidate does not carry its instruction's K).
-    tail_compute = tail_k / tile_k * lc_eff;
-    tail = tail_k / tile_k * lm + tail_compute +
-           kTailCyclesPerSubIter * std::ceil(tail_k / std::max(1, d.mi_k_16));
+// The worst epilogue over interior, N-edge, M-edge (scalar path) and corner tiles, before the
+// occupancy factor (compute_epilogue_latency); `reduce` receives the in-kernel split reduction.
+double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, double out_bytes,
+                       double* reduce) {
+  const double tm = static_cast<double>(x.tile_m), tn = static_cast<double>(x.tile_n);
+  const double vector = std::max(1.0, std::floor(kStoreVectorBytes / out_bytes));
+  // Stores stream at DRAM bandwidth shared by every active workgroup; the split reduction's
+  // partial reads are shared by the finishing workgroups (one per tile).
+  const double per_cu_store_bw = hw.dram_bytes_per_cycle * x.read_bw_fraction / static_cast<double>(x.active_cus);
+  const double per_tile_reduce_bw = hw.dram_bytes_per_cycle * x.write_bw_fraction / static_cast<double>(x.tiles);
+  const bool in_kernel_reduce = x.splits > 1 && !x.is_parallel_reduction;
+  const auto tile_cost = [&](double m, double n, bool is_scalar, double* tile_reduce) {
+    const double elements = m * n;
+    double check = 0.0;
+    if (is_scalar) {
+      check = std::ceil(elements / kLanes) * kBoundsCheckCycles;
+    } else if (m != tm || n != tn) {
+      check = std::ceil(elements / (kLanes * vector)) * kBoundsCheckCycles;
+    }
+    const double store_bytes = elements * (in_kernel_reduce ? kPartialBytes : out_bytes);
+    const double store = store_bytes * (is_scalar ? kScalarStorePenalty : 1.0) / per_cu_store_bw;
+    double r = 0.0;
+    if (in_kernel_reduce) {
+      const double partials = static_cast<double>(x.splits - 1);
+      // Per partial: sync, fp32 partial reads, accumulation; then the output write. No wait for
+      // the partner's store (later revisions add it; the baselines agree better without).
+      r = partials * kPartialSyncCycles +
+          partials * elements * kPartialBytes / per_tile_reduce_bw + partials * elements / kLanes +
+          elements * out_bytes / per_tile_reduce_bw;
+      if (elements <= 2048) r *= 4.0;  // tiny tiles: the fixed sync cost dominates
+    }
+    *tile_reduce = r;
+    return check + store + r;
+  };
+  const bool has_interior = x.m >= x.tile_m && x.n >= x.tile_n;
+  const bool has_m_edge = x.m % x.tile_m != 0, has_n_edge = x.n % x.tile_n != 0;
+  const double m_rest = static_cast<double>(has_m_edge ? x.m % x.tile_m : x.tile_m);
+  const double n_rest = static_cast<double>(has_n_edge ? x.n % x.tile_n : x.tile_n);
+  double r_interior = 0, r_n = 0, r_m = 0, r_corner = 0;
+  const double interior = has_interior ? tile_cost(tm, tn, false, &r_interior) : 0.0;
+  const double n_edge = has_n_edge ? tile_cost(tm, n_rest, false, &r_n) : 0.0;
+  const double m_edge = has_m_edge ? tile_cost(m_rest, tn, true, &r_m) : 0.0;
+  const double corner = has_m_edge && has_n_edge ? tile_cost(m_rest, n_rest, true, &r_corner) : 0.0;
+  double worst = std::max({interior, n_edge, m_edge, corner});
+  *reduce = std::max({r_interior, r_n, r_m, r_corner});
+  // Many tiles: only the edge along the longer grid dimension counts.
+  if (x.tiles >= 2 * hw.num_cus) {
+    worst = x.grid_m > x.grid_n ? std::max(interior, n_edge) : std::max(interior, m_edge);
   }
-  // Prefetch fill/drain: below PGR + 1 main iterations the loads are not hidden; the exposure
-  // fades with the memory share of an iteration.
-  const double unamortized = std::min(k_iters, kPrefetchDepth + 1.0 - n_main);
-  const double pgr_stall =
-      unamortized > 0 && lm + lc > 0
-          ? (unamortized + (n_main == 0 && tail_k > 0 ? tail_k / tile_k : 0.0)) * lm * lm / (lm + lc)
-          : 0.0;
-  // Depth-unroll waste: a workgroup reducing fewer than MT_K elements still pays a full iteration.
-  const double k_effective = k_iters * tile_k + tail_k;
-  const double waste_ratio = k_effective > 0 ? std::max(0.0, tile_k / k_effective - 1.0) : 0.0;
-  const double waste = waste_ratio * (std::max(lm, lc_eff) + kLoopCyclesPerIter);
-  t.loop = kLoopCyclesPerIter * k_iters;
-  t.compute = n_main * lc_eff + pure_compute + tail_compute;
-  // Epilogue: accumulator reads, then the tile's stores through this CU's share of the L2
-  // bandwidth (its fraction in active CUs), 10% more when M is not line-aligned.
-  const double tm = c.tile_m, tn = c.tile_n;
-  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
-  const auto& q = d.bw_fraction_quadratic;
-  const double bw_fraction =
-      std::clamp(q[2] * g.active * g.active + q[1] * g.active + q[0], 0.01, 1.0);
-  const double l2_bpc = d.l2_bw_tbps * 1e12 / (d.clock_ghz * 1e9);
-  const double per_cu_store_bpc = l2_bpc * bw_fraction / g.active;
-  const double line_elements = std::ceil(128.0 / out_bytes);
-  const double alignment = std::fmod(static_cast<double>(problem.m), line_elements) != 0 ? 1.1 : 1.0;
-  const bool in_kernel_reduce = g.splits > 1 && !g.is_parallel_reduction;
-  const double split_bytes = in_kernel_reduce ? 4.0 : out_bytes;  // partials are fp32
-  const double store_bytes = tm * tn * split_bytes;
-  t.epilogue = tm * tn / kEpilogueLanes * kAccReadParallelism +
-               store_bytes * alignment / per_cu_store_bpc +
-               std::ceil(tm * tn / (64.0 * std::ceil(kStoreVectorBytes / out_bytes)));
-  if (in_kernel_reduce) {
-    const double hbm_bpc = d.hbm_model_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9) *
-                           s.dram_efficiency / 0.9;
-    t.reduce = store_bytes / per_cu_store_bpc + (g.splits - 1.0) * kSplitKPeerCycles +
-               (g.splits - 1.0) * tm * tn * 4.0 / (hbm_bpc / g.tiles);
-    if (tm * tn <= 2048) t.reduce *= 2.0;
-    t.epilogue += t.reduce;
-  }
-  t.epilogue *= g.occupancy_factor;
-  t.reduce *= g.occupancy_factor;
-  const double loop_total = main + pure_compute + tail + pgr_stall + t.loop + waste;
-  t.memory_excess = prologue + loop_total - t.compute - t.loop;
-  t.total = prologue + loop_total + t.epilogue + s.tile_overhead_us * d.clock_ghz * 1e3;
-  return t;
+  return worst;
 }
 
-// The separate reduction kernel (Origami's PostGSU): launch, then per wave each of its
-// workgroups (256 threads x 4 bytes of output each) reads the fp32 partials of every split and
-// writes the output, at MALL bandwidth scaled by its active-CU fraction.
-double parallel_reduction_cycles(const DeviceParams& d, const GemmProblem& problem, const Geometry& g) {
-  constexpr double kLaunchCycles = 8000.0, kThreadsPerWorkgroup = 256.0, kLanes = 64.0;
-  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+// The separate reduction kernel: launch, then per wave each workgroup (256 threads x VW outputs)
+// reads every split's fp32 partial and writes the output at DRAM bandwidth; partials still in L2
+// (or MALL, 64 x L2) are read up to 10x (3x) faster with every CU busy.
+double parallel_reduction_cycles(const OrigamiHardware& hw, const OrigamiContext& x, double out_bytes) {
   const double vector = std::max(1.0, std::floor(4.0 / out_bytes));
-  const double elements = static_cast<double>(problem.m) * static_cast<double>(problem.n) *
-                          static_cast<double>(problem.batch);
-  const double workgroups = std::ceil(elements / (kThreadsPerWorkgroup * vector));
-  const double active = std::min(workgroups, static_cast<double>(d.num_sms));
-  const double waves = std::ceil(workgroups / d.num_sms);
-  const auto& q = d.bw_fraction_quadratic;
-  const double fraction = std::clamp(q[2] * active * active + q[1] * active + q[0], 0.01, 1.0);
-  const double mall_bpc = d.mall_bw_tbps * 1e12 / (d.memory_clock_ghz * 1e9 * d.mem_clock_ratio);
-  const double bw = std::max(mall_bpc * fraction, 1e-12);
-  const double per_wave = active * kThreadsPerWorkgroup * vector;
-  const double read = per_wave * g.splits * 4.0 / bw;
-  const double write = per_wave * out_bytes / bw;
-  const double accumulate = (g.splits - 1.0) * per_wave / (active * kLanes);
-  return kLaunchCycles + (read + accumulate + write) * waves;
+  const double elements = static_cast<double>(x.m) * static_cast<double>(x.n) * static_cast<double>(x.batch);
+  const U64 workgroups = static_cast<U64>(std::ceil(elements / (kReduceThreads * vector)));
+  const U64 active = std::min(workgroups, hw.num_cus);
+  const double waves = static_cast<double>(div_up(workgroups, hw.num_cus));
+  const double bw = std::max(hw.dram_bytes_per_cycle * hw.bandwidth_fraction(active), 1e-12);
+  const double busy = static_cast<double>(active) / static_cast<double>(hw.num_cus);
+  const double splits = static_cast<double>(x.splits);
+  const double workspace = elements * splits * kPartialBytes;
+  double read_bw = bw;
+  if (workspace <= hw.l2_bytes) {
+    read_bw *= 1.0 + 9.0 * busy;
+  } else if (workspace <= hw.l2_bytes * 64.0) {
+    read_bw *= 1.0 + 2.0 * busy;
+  }
+  const double per_wave = static_cast<double>(active) * kReduceThreads * vector;
+  const double read = per_wave * splits * kPartialBytes / read_bw, write = per_wave * out_bytes / bw;
+  const double accumulate = (splits - 1.0) * per_wave / (static_cast<double>(active) * kLanes);
+  return kReduceLaunchCycles + (read + accumulate + write) * waves;
+}
+
+// Origami rejects (latency = max) tiles smaller than a small batched problem, and temporal
+// operands where its short circuit wants a non-temporal one (both operands are temporal here):
+// K and MT_K whole 128-byte rows, M <= 2 MT_M and N / M > 5, or N <= 2 MT_N and M / N > 5.
+bool is_rejected(const OrigamiContext& x, double element_bytes) {
+  if (x.m <= 256 && x.n <= 256 && x.k < 1024 && x.batch != 1 && (x.tile_m < x.m || x.tile_n < x.n)) return true;
+  const U64 bits = static_cast<U64>(element_bytes * 8.0);
+  if (x.k * bits % 1024 == 0 && x.tile_k * bits % 1024 == 0) {
+    if (x.m <= x.tile_m * 2 && x.n / x.m > 5) return true;
+    if (x.n <= x.tile_n * 2 && x.m / x.n > 5) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
-template <bool kExplain>
-double OrigamiModel::predict(const GemmProblem& problem, const PreparedCandidate& c,
-                             TimeBreakdown* breakdown) const {
-  const DeviceParams& d = device_;
-  const Geometry g = geometry(d, problem, c);
-  const MemoryCycles mem = memory_cycles(d, scalars_, problem, c, g);
-  const TileCycles t = tile_cycles(d, scalars_, problem, c, g, mem);
-  const double timesteps = g.timesteps;
-  const double reduction_kernel = g.is_parallel_reduction ? parallel_reduction_cycles(d, problem, g) : 0.0;
-  const double cycles_per_us = d.clock_ghz * 1e3;
-  if constexpr (kExplain) {
-    breakdown->compute_us = timesteps * t.compute / cycles_per_us;
-    const bool l2_bound = mem.l2 >= mem.hbm && mem.l2 >= mem.mall;
-    (l2_bound ? breakdown->l2_us : breakdown->memory_us) = timesteps * t.memory_excess / cycles_per_us;
-    breakdown->reduction_us = (timesteps * t.reduce + reduction_kernel) / cycles_per_us;
-    breakdown->launch_wave_us =
-        scalars_.launch_us +
-        timesteps * (t.loop + t.epilogue - t.reduce + scalars_.tile_overhead_us * cycles_per_us) /
-            cycles_per_us;
-    breakdown->waves = timesteps;
+EpilogueCycles OrigamiModel::epilogue_terms(const GemmProblem& problem, const OrigamiContext& x) const {
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  EpilogueCycles e;
+  e.stores = epilogue_cycles(hw_, x, out_bytes, &e.reduce);
+  e.reduction_kernel = x.splits > 1 && x.is_parallel_reduction ? parallel_reduction_cycles(hw_, x, out_bytes) : 0.0;
+  return e;
+}
+
+struct OrigamiModel::Cycles {
+  double compute = 0, memory_excess = 0, loop = 0, epilogue = 0, reduce = 0, tile = 0, total = 0;
+  double reduction_kernel = 0;
+  bool l2_bound = false;
+};
+
+// One tile's cycles after Origami's compute_tile_latency (origami.md §2.7), then the total:
+// (K-iterations - 1) x max(compute, memory) x padding waste, 1.5 x the prologue (one memory
+// iteration), 2 x the epilogue (the last compute iteration and the stores), workgroup setup and
+// 500 cycles per iteration; timesteps x that, plus the separate reduction kernel. No launch term.
+OrigamiModel::Cycles OrigamiModel::cycles(double lc, const OrigamiContext& x, const MemoryCycles& mem,
+                                          const EpilogueCycles& epi) const {
+  const double lm = mem.total;
+  const double utilization = static_cast<double>(x.m) * static_cast<double>(x.n) * static_cast<double>(x.k) /
+                             (static_cast<double>(x.grid_m * x.tile_m) * static_cast<double>(x.grid_n * x.tile_n) *
+                              static_cast<double>(div_up(x.k, x.tile_k) * x.tile_k));
+  const double etp = utilization > 1e-9 ? 1.0 / utilization : 1.0;  // padding waste
+  const double iters = static_cast<double>(std::max<std::int64_t>(static_cast<std::int64_t>(x.k_iters) - 1, 1));
+  Cycles t;
+  const double prologue = lm * etp * x.occupancy_factor;
+  double epilogue = (lc * etp + epi.stores) * x.occupancy_factor;
+  t.reduce = epi.reduce * x.occupancy_factor * kEpilogueWeight;
+  if (x.k % x.tile_k != 0) {
+    epilogue += static_cast<double>(x.k % x.tile_k) / static_cast<double>(x.k) * kKPaddingPenalty;
   }
-  return scalars_.launch_us + (timesteps * t.total + reduction_kernel) / cycles_per_us;
+  const double single = std::max(lc, lm) * etp;
+  t.compute = lc * etp * iters;
+  t.loop = kLoopCyclesPerIter * iters;
+  t.epilogue = kEpilogueWeight * epilogue;
+  t.memory_excess = (single * iters - t.compute) + kPrologueWeight * prologue;
+  t.tile = single * iters + kPrologueWeight * prologue + t.epilogue + kWorkgroupSetupCycles + t.loop;
+  t.reduction_kernel = epi.reduction_kernel;
+  t.total = static_cast<double>(x.timesteps) * t.tile + t.reduction_kernel;
+  t.l2_bound = mem.l2 >= mem.dram && mem.l2 >= mem.mall;
+  return t;
 }
 
 double OrigamiModel::predict_us(const GemmProblem& problem, const PreparedCandidate& c) const {
-  return c.is_feasible ? predict<false>(problem, c, nullptr) : kInfinity;
+  if (!c.is_feasible) return kInfinity;
+  const OrigamiContext x = context(problem, c, Mapping::kPredict);
+  if (is_rejected(x, element_bytes_of(problem))) return kInfinity;
+  return cycles(c.origami.compute_cycles_per_iter, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x)).total /
+         hw_.cycles_per_us;
 }
 
 TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCandidate& c) const {
-  TimeBreakdown breakdown;
-  breakdown.total_us = c.is_feasible ? predict<true>(problem, c, &breakdown) : kInfinity;
-  return breakdown;
+  TimeBreakdown b;
+  b.total_us = predict_us(problem, c);
+  if (!std::isfinite(b.total_us)) return b;
+  const OrigamiContext x = context(problem, c, Mapping::kPredict);
+  const Cycles t = cycles(c.origami.compute_cycles_per_iter, x, memory_cycles(hw_, x, element_bytes_of(problem)), epilogue_terms(problem, x));
+  const double waves = static_cast<double>(std::max<U64>(x.timesteps, 1));
+  const double per_us = hw_.cycles_per_us;
+  b.waves = waves;
+  b.compute_us = waves * t.compute / per_us;
+  (t.l2_bound ? b.l2_us : b.memory_us) = waves * t.memory_excess / per_us;
+  b.reduction_us = (waves * t.reduce + t.reduction_kernel) / per_us;
+  b.launch_wave_us = b.total_us - b.compute_us - b.l2_us - b.memory_us - b.reduction_us;
+  return b;
 }
 
-double OrigamiModel::lower_bound_us(const GemmProblem& problem, const PreparedCandidate& c) const {
-  constexpr double kRoundingMargin = 1.0 - 1e-12;
-  const Geometry g = geometry(device_, problem, c);
-  const double timesteps = g.timesteps;
-  const double cycles_per_us = device_.clock_ghz * 1e3;
-  // tile_cycles() with the memory level taken as its L2 term alone (L_mem >= t_L2, which needs no
-  // hit rates): prologue, steady state max(L2, compute), drain and tail compute, loop bookkeeping
-  // and the fixed cost; every other term is >= 0.
-  const double in_bytes = static_cast<double>(dtype_size_bytes(problem.a_dtype));
-  const double span_bytes = std::ceil(g.k_per_split * in_bytes / kLineBytes) * kLineBytes;
-  const double iters = std::max(g.k_per_split / c.tile_k, 1.0);
-  const double iter_bytes = (std::min(static_cast<double>(problem.m), static_cast<double>(c.tile_m)) +
-                             std::min(static_cast<double>(problem.n), static_cast<double>(c.tile_n))) *
-                            span_bytes / iters;
-  const double l2_bpc = device_.l2_bw_tbps * 1e12 / (device_.clock_ghz * 1e9);
-  const double l2_cycles = device_.num_sms * iter_bytes / l2_bpc;
-  const double tail_k = static_cast<double>(problem.k) - g.k_iters_total * c.tile_k;
-  const double lc_eff = c.origami.compute_cycles_per_iter / g.utilization;
-  const double n_main = std::max(g.kappa - kPrefetchDepth, 0.0);
-  const double prologue = g.kappa > 0 ? l2_cycles * g.occupancy_factor : 0.0;
-  const double tile_cycles = prologue + n_main * std::max(l2_cycles, lc_eff) +
-                             (g.kappa - n_main) * lc_eff + g.kappa * kLoopCyclesPerIter +
-                             std::max(tail_k, 0.0) / c.tile_k * lc_eff +
-                             scalars_.tile_overhead_us * cycles_per_us;
-  return (scalars_.launch_us + timesteps * tile_cycles / cycles_per_us) * kRoundingMargin;
+namespace {
+
+// Candidates that share one launch geometry: same macro tile, split, decomposition and XCD
+// mapping (their instruction, occupancy and WGM may differ).
+bool same_tile(const PreparedCandidate& a, const PreparedCandidate& b) {
+  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k && a.split_k == b.split_k;
 }
 
-std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem,
-                                         const PreparedCandidate* prepared, std::size_t count,
-                                         std::size_t keep, double tie_epsilon,
+bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
+  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k &&
+         a.split_k == b.split_k && a.origami.is_stream_k == b.origami.is_stream_k &&
+         a.origami.is_xcd_contiguous == b.origami.is_xcd_contiguous;
+}
+
+}  // namespace
+
+std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                          double* predicted_us, double* cutoff_us) const {
   if (keep == 0) {
-    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon,
-                                            predicted_us, cutoff_us);
+    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
   }
-  const auto same_run = [&](std::size_t a, std::size_t b) {
-    const PreparedCandidate& x = prepared[a];
-    const PreparedCandidate& y = prepared[b];
-    return x.tile_m == y.tile_m && x.tile_n == y.tile_n && x.tile_k == y.tile_k &&
-           x.split_k == y.split_k && x.origami.is_stream_k == y.origami.is_stream_k &&
-           x.origami.compute_cycles_per_iter == y.origami.compute_cycles_per_iter;
-  };
-  // Pass 1: one bound per run (macro tile and MFMA shape), written to every member.
   struct Run {
     double bound;
     std::size_t begin, end;
+    bool is_refined;  // bound from the exact launch geometry (second stage)
   };
-  std::vector<Run> runs;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (!runs.empty() && same_run(i, runs.back().begin)) {
-      predicted_us[i] = runs.back().bound;
-      runs.back().end = i + 1;
-      continue;
+  thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
+  runs.clear();
+  // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
+  // tile fields alone (the candidates' other terms are only read for runs that come below the
+  // cutoff): timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles);
+  // L_mem >= max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest
+  // native instruction; the decay at most its value with every wave resident; a store floor.
+  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
+  const double k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
+  const double cus = static_cast<double>(hw_.num_cus);
+  const double l2_cycles_per_byte = cus / hw_.l2_bytes_per_cycle;
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const double cycles_per_flop = min_cycles_per_flop_ * input_type_factor(device_, problem.a_dtype);
+  for (std::size_t i = 0; i < count;) {
+    const PreparedCandidate& head = prepared[i];
+    std::size_t j = i + 1;
+    while (j < count && same_tile(prepared[j], head)) ++j;
+    double bound = kInfinity;
+    if (head.is_feasible) {
+      const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
+      const double grid_m = ceil_div(m, tm), grid_n = ceil_div(n, tn), k_tiles = ceil_div(k, tk);
+      const double tiles = grid_m * grid_n * batch;
+      const double split_k = head.split_k;
+      const double max_split = std::max({1.0, split_k, fast_floor(cus / tiles)});
+      const double iters = std::max(ceil_div(k, max_split * tk) - 1.0, 1.0);
+      const double etp = grid_m * tm * grid_n * tn * k_tiles * tk / (m * n * k);
+      const double lm = std::max(head.l2_bytes_per_iter * l2_cycles_per_byte, kDramLatencyCycles);
+      const double lc = 2.0 * tm * tn * tk * cycles_per_flop;
+      const double waves = std::max(ceil_div(tiles * split_k, cus), ceil_div(tiles, cus));
+      // 0.95^min(occupancy, waves) >= 0.95^min(8, waves) (occupancy is at most 8).
+      const double decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
+      const double k_rest = k - fast_floor(k / tk) * tk;
+      const double padding = k_rest / k * kKPaddingPenalty;
+      // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
+      // dimension) through its share of the full DRAM bandwidth, shared by at least the active
+      // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one
+      // edge, which may not exist when the problem is smaller than the tile: then no bound.
+      const double active = tiles > cus ? fast_floor(tiles / (fast_floor(tiles / cus) + 1.0)) : tiles;
+      const bool has_interior = m >= tm && n >= tn;
+      const double stores = tiles >= 2.0 * cus && !has_interior
+                                ? 0.0
+                                : std::min(tm, m) * std::min(tn, n) * out_bytes * active / hw_.dram_bytes_per_cycle;
+      const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * decay +
+                          kEpilogueWeight * ((lc * etp + stores) * decay + padding) + kWorkgroupSetupCycles +
+                          kLoopCyclesPerIter * iters;
+      bound = ceil_div(tiles, cus) * tile / hw_.cycles_per_us * kRoundingMargin;
     }
-    const double bound = prepared[i].is_feasible ? lower_bound_us(problem, prepared[i]) : kInfinity;
-    predicted_us[i] = bound;
-    runs.push_back({bound, i, i + 1});
+    for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
+    runs.push_back({bound, i, j, false});
+    i = j;
   }
-  // Pass 2: runs in ascending bound, predicted exactly until the bound passes the running cutoff
-  // max(keep-th best, best * (1 + tie_epsilon)); best[] holds the smallest exact values, ascending.
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.bound < b.bound; });
-  std::vector<double> best;
-  best.reserve(keep + 1);
+  // Pass 2: runs in ascending bound from a min-heap (only the few below the cutoff are popped),
+  // the cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined
+  // per launch geometry and pushed back; popped again, it is predicted exactly, one memory stage
+  // per geometry.
+  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
+  std::make_heap(runs.begin(), runs.end(), above);
+  thread_local std::vector<double> best;
+  best.clear();
   const auto cutoff = [&] {
-    return keep == 0 || best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+    return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
   };
   std::size_t exact = 0;
-  for (const Run& run : runs) {
+  auto heap_end = runs.end();
+  while (heap_end != runs.begin()) {
+    std::pop_heap(runs.begin(), heap_end, above);
+    Run& run = *(heap_end - 1);
     if (run.bound == kInfinity || run.bound > cutoff()) break;
-    for (std::size_t i = run.begin; i < run.end; ++i) {
-      const double value = predict_us(problem, prepared[i]);
-      predicted_us[i] = value;
+    if (!run.is_refined) {
+      run.bound = refined_bound_us(problem, prepared, run.begin, run.end, predicted_us);
+      run.is_refined = true;
+      std::push_heap(runs.begin(), heap_end, above);
+      continue;
+    }
+    exact += predict_run_us(problem, prepared, run.begin, run.end, predicted_us, keep, best);
+    --heap_end;
+  }
+  if (cutoff_us != nullptr) *cutoff_us = cutoff();
+  return exact;
+}
+
+double OrigamiModel::refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                      std::size_t begin, std::size_t end, double* predicted_us) const {
+  // Per launch geometry: the exact grid and epilogue with L_mem at max(t_L2, 200), the group's
+  // smallest MFMA cycles and largest occupancy.
+  const double element_bytes = element_bytes_of(problem);
+  double run_bound = kInfinity;
+  for (std::size_t i = begin; i < end;) {
+    std::size_t j = i + 1;
+    double lightest = prepared[i].origami.compute_cycles_per_iter;
+    int occupancy = prepared[i].origami.occupancy;
+    while (j < end && same_geometry(prepared[j], prepared[i])) {
+      lightest = std::min(lightest, prepared[j].origami.compute_cycles_per_iter);
+      occupancy = std::max(occupancy, prepared[j].origami.occupancy);
+      ++j;
+    }
+    OrigamiContext x = context(problem, prepared[i], Mapping::kSkip);
+    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
+    x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), waves_per_cu));
+    double bound = kInfinity;
+    if (!is_rejected(x, element_bytes)) {
+      MemoryCycles floor;
+      floor.l2 = l2_cycles(hw_, x, element_bytes);
+      floor.dram = kDramLatencyCycles;
+      floor.total = std::max(floor.l2, floor.dram);
+      bound = cycles(lightest, x, floor, epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
+    }
+    for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
+    run_bound = std::min(run_bound, bound);
+    i = j;
+  }
+  return run_bound;
+}
+
+std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                         std::size_t begin, std::size_t end, double* predicted_us,
+                                         std::size_t keep, std::vector<double>& best) const {
+  // Exact, one context, memory stage and epilogue per launch geometry; `best` keeps the `keep`
+  // smallest predictions so far, ascending.
+  const double element_bytes = element_bytes_of(problem);
+  std::size_t exact = 0;
+  for (std::size_t i = begin; i < end;) {
+    std::size_t j = i + 1;
+    while (j < end && same_geometry(prepared[j], prepared[i])) ++j;
+    OrigamiContext x = context(problem, prepared[i], Mapping::kPredict);
+    if (is_rejected(x, element_bytes)) {
+      for (std::size_t t = i; t < j; ++t) predicted_us[t] = kInfinity;
+      i = j;
+      continue;
+    }
+    const MemoryCycles mem = memory_cycles(hw_, x, element_bytes);
+    const EpilogueCycles epi = epilogue_terms(problem, x);
+    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
+    for (std::size_t t = i; t < j; ++t) {
+      x.occupancy_factor =
+          occupancy_decay(std::min(static_cast<U64>(std::max(1, prepared[t].origami.occupancy)), waves_per_cu));
+      const double value = cycles(prepared[t].origami.compute_cycles_per_iter, x, mem, epi).total / hw_.cycles_per_us;
+      predicted_us[t] = value;
       ++exact;
       if (best.size() < keep || value < best.back()) {
         best.insert(std::upper_bound(best.begin(), best.end(), value), value);
         if (best.size() > keep) best.pop_back();
       }
     }
+    i = j;
   }
-  if (cutoff_us != nullptr) *cutoff_us = cutoff();
   return exact;
 }
 

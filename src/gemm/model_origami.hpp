@@ -1,33 +1,127 @@
-// The Origami-class (AMD CDNA) model: a port of AMD Origami's latency equations (origami.md §2;
-// docs/gemm.md lists what is ported and what is not): MFMA latency table, per-XCD L2 hit rates
-// from the tiles each XCD runs under WGM and the XCD mapping, MALL, HBM bandwidth fraction in
-// active CUs, Origami's tile latency and its k-split-aware stream-K grid. Internal header.
+// The Origami-class (AMD CDNA) model: a port of AMD Origami's analytical GEMM latency model
+// (ROCm rocm-libraries shared/origami, gemm.cpp / streamk.cpp / origami.cpp; origami.md §2 and
+// docs/gemm_model.md list what is ported). Cycles throughout; predict_us divides by the clock.
+// Internal header: the context and memory stages are shared by model_origami.cpp and
+// model_origami_memory.cpp.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "parity/gemm/model.hpp"
 
 namespace parity::gemm {
 
+// Device constants in Origami's units (bytes per compute cycle, cycles), derived once.
+struct OrigamiHardware {
+  std::uint64_t num_cus = 0, num_xcds = 1, cus_per_xcd = 0;
+  double l2_bytes = 0.0;     // per XCD
+  double lds_bytes = 0.0;
+  double l2_bytes_per_cycle = 0.0, mall_bytes_per_cycle = 0.0, dram_bytes_per_cycle = 0.0;
+  double q0 = 0.0, q1 = 0.0, q2 = 0.0;  // bandwidth fraction quadratic in active CUs
+  bool has_mall = true;
+  double cycles_per_us = 1.0;
+  // Achievable bandwidth fraction with `active` CUs (Origami compute_mem_bw_from_occupancy):
+  // 1 above the CU count, else min(1, q2 a^2 + q1 a + q0).
+  double bandwidth_fraction(std::uint64_t active) const;
+};
+
+// Origami's workgroup mapping: XCD chunk, XCD remap (NUM_XCD = contiguous blocks per XCD,
+// 0 = round-robin dispatch) and the WGM slab width (negative: column-major).
+struct WorkgroupMapping {
+  std::uint64_t chunk = 0, xcd_remap = 0;
+  std::int64_t wgm = 1;
+};
+
+// Tile coordinates touched by a range of workgroups: k (splits), m, n, batch.
+struct UniqueTiles {
+  std::uint64_t k = 0, m = 0, n = 0, b = 0;
+};
+
+// Launch geometry of one candidate on one problem (Origami's context_t).
+struct OrigamiContext {
+  std::uint64_t m = 0, n = 0, k = 0, batch = 1;
+  std::uint64_t tile_m = 0, tile_n = 0, tile_k = 0;
+  std::uint64_t grid_m = 0, grid_n = 0, tiles = 0;
+  std::uint64_t workgroups = 0, active_cus = 0, timesteps = 0, splits = 1;
+  std::uint64_t k_per_split = 0, k_iters = 0;  // ceil(k_per_split / MT_K): the cache warm-up depth
+  bool is_parallel_reduction = false;          // split partials reduced by a second kernel
+  double read_bw_fraction = 1.0, write_bw_fraction = 1.0, occupancy_factor = 1.0;
+  WorkgroupMapping mapping;
+};
+
+// Per-operand hit rates: L2 (per XCD) and MALL (this revision uses one rate for both operands).
+struct CacheHitRates {
+  double l2_a = 0, l2_b = 0, mall_a = 0, mall_b = 0;
+};
+
+// Per-K-iteration memory cycles: the max over the levels, and each level.
+struct MemoryCycles {
+  double total = 0, l2 = 0, mall = 0, dram = 0;
+};
+
+// The epilogue of one tile (before the occupancy factor), its in-kernel split reduction, and the
+// separate reduction kernel's cycles.
+struct EpilogueCycles {
+  double stores = 0, reduce = 0, reduction_kernel = 0;
+};
+
+// model_origami_memory.cpp: Origami's predict_workgroup_mapping, unique-tile counts, hit rates
+// (estimate_cache_hit_rates) and per-iteration memory latency (compute_memory_latency). Operands
+// are K-contiguous (TN, Origami's test harness layout).
+WorkgroupMapping predict_workgroup_mapping(const OrigamiHardware& hw, const OrigamiContext& ctx,
+                                           double element_bytes);
+UniqueTiles count_unique_range(const UniqueTiles& grid, std::int64_t wgm, std::uint64_t start,
+                               std::uint64_t count);
+UniqueTiles count_unique_tiles(const UniqueTiles& grid, const WorkgroupMapping& mapping,
+                               std::uint64_t num_cus, std::uint64_t num_xcds, std::uint64_t xcd_id);
+CacheHitRates cache_hit_rates(const OrigamiHardware& hw, const OrigamiContext& ctx,
+                              double element_bytes);
+MemoryCycles memory_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx,
+                           double element_bytes);
+// The L2 level alone (no hit rate involved): every K-iteration's A and B bytes through the active
+// CUs' share of the L2 bandwidth; memory_cycles().total >= max(this, the 200-cycle DRAM latency).
+double l2_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx, double element_bytes);
 class OrigamiModel final : public PerformanceModel {
  public:
-  using PerformanceModel::PerformanceModel;
+  OrigamiModel(DeviceParams device, ModelScalars scalars);
   PreparedCandidate prepare(const ProblemClass& problem_class,
                             const Candidate& candidate) const override;
   double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
   TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
-  // Hierarchical: candidates come in runs of one macro tile and MFMA shape (their occupancy, WGM
-  // and XCD mapping variants follow each other); a run's bound (launch plus timesteps x the tile's
-  // compute and L2 cycles, every other term >= 0) is computed once, and only runs whose bound
-  // can reach the top-`keep` or the near-tie group are predicted exactly.
+  // Hierarchical: candidates come in runs of one macro tile (their MFMA, occupancy, WGM and XCD
+  // mapping variants follow each other). One admissible bound per run (launch plus timesteps x
+  // the tile's compute, loop bookkeeping, fixed cost, the 200-cycle DRAM latency and the exact
+  // epilogue; every dropped term is >= 0) orders the runs; only runs whose bound can reach the
+  // top-`keep` or the near-tie group are predicted exactly, and within a run a variant that
+  // shares the launch geometry of one already predicted (WGM variants; occupancy variants when
+  // occupancy does not change the grid) reuses its memory stage.
   std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t count, std::size_t keep, double tie_epsilon,
                              double* predicted_us, double* cutoff_us) const override;
+  const OrigamiHardware& hardware() const { return hw_; }
+  // The launch geometry Origami derives for this candidate (exposed for tests); kSkip leaves the
+  // workgroup mapping out (only the hit rates need it).
+  enum class Mapping : std::uint8_t { kPredict, kSkip };
+  OrigamiContext context(const GemmProblem& problem, const PreparedCandidate& c,
+                         Mapping mapping = Mapping::kPredict) const;
 
  private:
-  double lower_bound_us(const GemmProblem& problem, const PreparedCandidate& c) const;
-  template <bool kExplain>
-  double predict(const GemmProblem& problem, const PreparedCandidate& c,
-                 TimeBreakdown* breakdown) const;
+  struct Cycles;
+  // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
+  // launch geometry, whatever the instruction or occupancy.
+  EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
+  // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
+  // and third (exact predictions of a run, folding them into `best`).
+  double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                          std::size_t begin, std::size_t end, double* predicted_us) const;
+  std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                             std::size_t begin, std::size_t end, double* predicted_us,
+                             std::size_t keep, std::vector<double>& best) const;
+  Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx,
+                const MemoryCycles& mem, const EpilogueCycles& epi) const;
+  OrigamiHardware hw_;
+  double min_cycles_per_flop_ = 0.0;  // fastest native MFMA, 2-byte inputs
 };
 
 }  // namespace parity::gemm

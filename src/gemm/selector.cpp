@@ -36,6 +36,45 @@ bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
 
 namespace {
 
+// Origami's near-tie order (origami.cpp rank_configs): higher tile arithmetic intensity; among
+// those with the group's highest intensity, larger MT_M, then MT_N, then MT_K (its final stable
+// sort overrides the problem-aspect one); then the lower prediction, then enumeration order.
+bool origami_tie_before(const PreparedCandidate& a, const PreparedCandidate& b, double a_us,
+                        double b_us, double top_intensity) {
+  if (a.arithmetic_intensity != b.arithmetic_intensity) {
+    return a.arithmetic_intensity > b.arithmetic_intensity;
+  }
+  if (a.arithmetic_intensity == top_intensity) {
+    if (a.tile_m != b.tile_m) return a.tile_m > b.tile_m;
+    if (a.tile_n != b.tile_n) return a.tile_n > b.tile_n;
+    if (a.tile_k != b.tile_k) return a.tile_k > b.tile_k;
+  }
+  return a_us < b_us;
+}
+
+// The order within the near-tie group [begin, end): the model's tie-break chain (Origami's for
+// the AMD model, whose intensity step needs the group's highest intensity), then enumeration order.
+template <typename It>
+auto tie_order(ModelKind kind, const std::vector<PreparedCandidate>& prepared,
+               const GemmProblem& problem, It begin, It end) {
+  double top_intensity = 0.0;
+  for (It it = begin; it != end; ++it) {
+    top_intensity = std::max(top_intensity, prepared[it->index].arithmetic_intensity);
+  }
+  return [&prepared, &problem, kind, top_intensity](const RankedCandidate& a, const RankedCandidate& b) {
+    const PreparedCandidate& pa = prepared[a.index];
+    const PreparedCandidate& pb = prepared[b.index];
+    if (kind == ModelKind::kOrigami) {
+      if (origami_tie_before(pa, pb, a.predicted_us, b.predicted_us, top_intensity)) return true;
+      if (origami_tie_before(pb, pa, b.predicted_us, a.predicted_us, top_intensity)) return false;
+    } else {
+      if (tie_break_before(pa, pb, problem)) return true;
+      if (tie_break_before(pb, pa, problem)) return false;
+    }
+    return a.index < b.index;
+  };
+}
+
 std::size_t vendor_top1_index(std::span<const Candidate> candidates) {
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (candidates[i].heuristic_rank == 0) return i;
@@ -105,11 +144,8 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   const auto tied_end = std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) {
     return r.predicted_us > limit;
   });
-  std::sort(ranked.begin(), tied_end, [&](const auto& a, const auto& b) {
-    if (tie_break_before(prepared[a.index], prepared[b.index], problem)) return true;
-    if (tie_break_before(prepared[b.index], prepared[a.index], problem)) return false;
-    return a.index < b.index;
-  });
+  std::sort(ranked.begin(), tied_end,
+            tie_order(model_.device().kind, prepared, problem, ranked.begin(), tied_end));
   const std::size_t vendor =
       vendor_pick(problem, prepared, vendor_top1_index(candidates), best_us);
   if (vendor != kNoVendorPick) {
@@ -146,18 +182,14 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
                                        [&](const auto& r) { return r.predicted_us <= limit; });
   // Within the tie group: the tie-break chain, then enumeration order. Only the first `keep`
   // places are ordered (tiny problems tie almost everything within 1%).
-  const auto tie_order = [&](const RankedCandidate& a, const RankedCandidate& b) {
-    if (tie_break_before(prepared[a.index], prepared[b.index], problem)) return true;
-    if (tie_break_before(prepared[b.index], prepared[a.index], problem)) return false;
-    return a.index < b.index;
-  };
+  const auto within_ties = tie_order(model_.device().kind, prepared, problem, scratch_.begin(), tied_end);
   const std::size_t tied = static_cast<std::size_t>(tied_end - scratch_.begin());
   const std::size_t keep = std::min(std::max<std::size_t>(top_k, 1), scratch_.size());
   if (keep <= tied) {
     std::partial_sort(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(keep),
-                      tied_end, tie_order);
+                      tied_end, within_ties);
   } else {
-    std::sort(scratch_.begin(), tied_end, tie_order);
+    std::sort(scratch_.begin(), tied_end, within_ties);
     std::partial_sort(tied_end, scratch_.begin() + static_cast<std::ptrdiff_t>(keep), scratch_.end(),
                       [](const auto& a, const auto& b) {
                         return a.predicted_us < b.predicted_us ||

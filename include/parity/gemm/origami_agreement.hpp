@@ -56,7 +56,7 @@ struct AgreementReport {
   double rank_of_their_top1 = 0.0;   // mean rank (0-based) our model gives Origami's top-1
   double their_top1_in_our_top5 = 0.0;             // their top-1 config among our 5 best configs
   double their_top1_tile_in_our_top5_tiles = 0.0;  // its macro tile among our 5 best macro tiles
-  double selection_p50_us = 0.0;     // our selection (rank + pick) per problem, host time
+  double selection_p50_us = 0.0;     // steady-state selection (median of repeats) per problem
   double selection_p99_us = 0.0;
 };
 
