@@ -153,7 +153,14 @@ struct KernelChoice {
 };
 Result<KernelChoice> kernel_choice(const std::string& variant) {
   KernelChoice choice;
-  if (variant == "narrow_rows") {
+  if (variant == "narrow_rows_deep" || variant == "narrow_rows_light" || variant == "warp_tile_one_hot" ||
+      variant == "warp_tile_short_bags") {
+    choice.forward.kernel = variant == "narrow_rows_deep"    ? eg::ForwardKernel::kNarrowRowsDeep
+                            : variant == "narrow_rows_light" ? eg::ForwardKernel::kNarrowRowsLight
+                            : variant == "warp_tile_one_hot" ? eg::ForwardKernel::kWarpTileOneHot
+                                                             : eg::ForwardKernel::kWarpTileShortBags;
+    choice.backward = eg::BackwardKernel::kNarrowRows;
+  } else if (variant == "narrow_rows") {
     choice.forward.kernel = eg::ForwardKernel::kNarrowRows;
     choice.backward = eg::BackwardKernel::kNarrowRows;
   } else if (variant == "wide_rows") {
@@ -163,8 +170,7 @@ Result<KernelChoice> kernel_choice(const std::string& variant) {
     choice.forward.kernel = eg::ForwardKernel::kFittedGroups;
     choice.backward = eg::BackwardKernel::kWarpPerChunk;
   } else if (variant != "auto") {
-    return invalid_argument("bench tbe: --variant='", variant,
-                            "' is not one of auto, narrow_rows, wide_rows, fitted_groups");
+    return invalid_argument("bench tbe: --variant='", variant, "' is not a forward variant (tbe_forward_variant_names)");
   }
   return choice;
 }
@@ -407,6 +413,42 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
   return text;
 }
 
+// Each extra forward kernel: run, checked against fp64 on the sampled bags, then timed.
+Result<json> time_forward_variants(const TbeBenchRequest& request, const TbeProblem& problem,
+                                   const SyntheticBatch& batch, Buffers& b, const RunFacts& facts,
+                                   const std::vector<std::int64_t>& n_per_feature, std::string* text) {
+  json variants = json::object();
+  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), psw(b)};
+  for (const auto& name : request.forward_variants) {
+    PARITY_ASSIGN_OR_RETURN(const KernelChoice kernels, kernel_choice(name));
+    auto run = [&](parity::gpu::StreamHandle stream) {
+      return eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward, stream);
+    };
+    if (const Status status = run(nullptr); !status.is_ok()) {  // e.g. kUnsupported: said, not fatal
+      variants[name] = {{"skipped", status.message()}};
+      *text += format_text("  forward %-22s skipped: %s\n", name.c_str(), status.message().c_str());
+      continue;
+    }
+    PARITY_ASSIGN_OR_RETURN(const ForwardCheck check, check_forward(problem, batch, b, request.seed));
+    if (check.worst_ratio > 1.0) {
+      return internal_error("bench tbe: forward variant ", name, " check failed: max error ", check.max_err,
+                            " > tolerance ", check.tolerance);
+    }
+    PARITY_ASSIGN_OR_RETURN(const SampleStats stats, time_on_device(run, request.timing));
+    const auto bandwidth = evaluate_tbe_forward(problem, request.spec, facts.bytes, n_per_feature, stats.median_ms,
+                                                facts.copy.ceiling().median_tbps);
+    variants[name] = timed(stats, facts.bytes.forward_bytes);
+    variants[name]["max_abs_err"] = check.max_err;
+    variants[name]["tolerance"] = check.tolerance;
+    variants[name]["forward_bandwidth"] = forward_bandwidth_json(bandwidth, facts.copy);
+    *text += format_text("  forward %-22s median %9.4f ms  %7.3f TB/s every lookup  %5.1f%% of copy (%s, target %.0f%%)\n",
+                         name.c_str(), stats.median_ms, bandwidth.every_lookup_tbps, 100 * bandwidth.evaluated_ratio,
+                         bandwidth.counts_unique_rows ? "unique rows" : "every lookup",
+                         100 * bandwidth.target_fraction);
+  }
+  return variants;
+}
+
 // Bad indices for the bounds-check timing (error mode reads them and changes nothing).
 std::vector<std::int64_t> plant_bad_indices(const SyntheticBatch& batch, double fraction, std::uint64_t seed,
                                             std::int64_t* planted) {
@@ -471,6 +513,10 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   json doc = results_json(request, problem, b, t, facts);
   doc["variant"] = request.variant;
   std::string text = report_text(request, problem, b, t, facts) + "kernels: " + request.variant + "\n";
+  if (!request.forward_variants.empty()) {
+    PARITY_ASSIGN_OR_RETURN(doc["forward_variants"],
+                            time_forward_variants(request, problem, batch, b, facts, n_per_feature, &text));
+  }
   PARITY_RETURN_IF_ERROR(finish_results_document(doc, clocks_before, clocks_after, request.out, &text));
   return text;
 }
