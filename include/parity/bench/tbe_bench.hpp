@@ -119,6 +119,9 @@ struct TbeBenchRequest {
   /// Forward kernels timed in addition, each checked first (`--forward-variant a,b`; names from
   /// tbe_forward_variant_names): JSON `forward_variants`, one text line each.
   std::vector<std::string> forward_variants;
+  /// Time only forwards (`--forward-only`): `variant` and `forward_variants`, no backward, step or
+  /// bounds check; JSON `forward_variants` holds them all.
+  bool forward_only = false;
 };
 /// Every forward kernel the bench can force: auto, narrow_rows, wide_rows, fitted_groups and the
 /// narrow-row candidates (narrow_rows_deep, narrow_rows_light, warp_tile_one_hot,
