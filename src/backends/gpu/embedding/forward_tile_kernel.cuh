@@ -1,14 +1,16 @@
 // TBE forward, warp tiles of bags (rows <= 128 bytes; one-hot and short bags); legend in kernels.cuh.
 //
 // Purpose: on one-hot and short bags the narrow-rows kernel spends most of a bag's time on two
-// dependent round trips (offsets, then the index) before the row load, and each group re-reads
-// the same offsets and index per lane. Here a warp takes a tile of kWarpSize bags:
+// dependent round trips (offsets, then the index) before the row load, each group re-reads the
+// same offsets and index per lane, and its group width follows the widest table, so a narrower
+// table's rows leave lanes idle (C7: D=16 beside D=32). Here a warp takes a tile of kWarpSize bags:
 //   1. lane-per-bag phase: lane l reads bag l's two offsets (coalesced: the warp's offsets are
 //      contiguous), the indices of its first kLeadRows positions (and their per-sample weights),
 //      and works out its row pointers, output element, and scale (32-bit position arithmetic);
-//   2. piece phase: the warp covers kWarpSize / kRowLanes bags per pass, kRowLanes lanes per bag,
-//      lane i of a group piece i of the row (16 bytes, or 8 for 16-bit rows off 16-byte
-//      boundaries). Row pointers come by shuffle from the bag's lane; kPassesInFlight passes of
+//   2. piece phase: the group width W is the tile's own widest row in 16-byte pieces rounded up to
+//      a power of two (bags of a feature are contiguous, so a tile nearly always holds one
+//      feature); the warp covers kWarpSize / W bags per pass in W passes, lane i of a group piece i
+//      of the row. Row pointers come by shuffle from the bag's lane; kPassesInFlight passes of
 //      kLeadRows rows each are loaded before any is added (one memory round trip for all);
 //   3. a tile holding a bag longer than kLeadRows instead walks every bag from position 0 in
 //      position order, a few passes at a time with kTailRows rows each per step, the group's lanes
@@ -16,12 +18,16 @@
 // Output is written with streaming stores (read by the next op, not by this one).
 // Per bag the rows are added in position order in fp32 (w * row), then scaled by 1/L for mean
 // pooling: the same order as the other forward kernels. Pooling none is not handled here.
-// Limits: N < 2^31 and F*B < 2^32 (the narrow-rows rule, checked on the host).
+// Limits: 16-byte pieces (fp32, or 16-bit rows on 16-byte boundaries), rows <= 128 bytes,
+// N < 2^31 and F*B < 2^32 (the narrow-rows rule and the launch's checks, on the host).
 #pragma once
 
 #include "backends/gpu/embedding/forward_narrow_kernel.cuh"
 
 namespace parity::gpu_device {
+
+inline constexpr int kWarpLog2 = kWarpSize == 64 ? 6 : 5;
+static_assert((1 << kWarpLog2) == kWarpSize, "kWarpLog2 is log2 of the lane count");
 
 // A store of data this kernel never reads again (st.global.cs on CUDA: evict-first), so the
 // output stream does not push the rows still to be gathered out of L2.
@@ -63,25 +69,19 @@ __device__ inline void store_piece_streaming(void* out, std::int64_t element, Ou
   }
 }
 
-// kRowLanes: lanes per bag (a power of two >= the widest row's pieces). kLeadRows: positions whose
-// indices the lane-per-bag phase loads (1 for one-hot). kPassesInFlight: passes whose lead rows are
-// loaded together (kPassesInFlight * kLeadRows 16-byte loads in flight per lane).
+// kLeadRows: positions whose indices the lane-per-bag phase loads (1 for one-hot).
+// kPassesInFlight: passes whose lead rows are loaded together (kPassesInFlight * kLeadRows 16-byte
+// loads in flight per lane). kMaxRowLanes: the widest group any tile may need (rows <= 128 bytes).
 // Long on purpose: one kernel body whose phases share registers; split into device functions it
 // would hide the data flow the tuning depends on.
-template <typename Tag, typename IndexT, int kPieceVecs, int kRowLanes, int kLeadRows, int kPassesInFlight,
-          int kTailRows, int kMinBlocksPerSm>
+template <typename Tag, typename IndexT, int kPieceVecs, int kLeadRows, int kPassesInFlight, int kTailRows,
+          int kMinBlocksPerSm>
 __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     tbe_forward_warp_tile_kernel(ForwardParams<IndexT> p) {
-  static_assert(kWarpSize % kRowLanes == 0, "groups tile the warp");
-  constexpr int kBagsPerPass = kWarpSize / kRowLanes;
-  constexpr int kPasses = kRowLanes;  // kPasses * kBagsPerPass = kWarpSize bags per tile
-  static_assert(kPasses % kPassesInFlight == 0, "pass blocks tile the passes");
   using Storage = typename Tag::Storage;
   using Piece = NarrowPiece<Tag, kPieceVecs>;
   constexpr int kPieceElements = 4 * kPieceVecs;
   const int lane = lane_id();
-  const int group_lane = lane % kRowLanes;
-  const int piece_element = group_lane * kPieceElements;
   const std::int64_t warps_per_block = kForwardBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
   const auto* weights = static_cast<const Storage*>(p.weights);
@@ -116,29 +116,39 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       my_rows[u] = live ? my_table + index * my_dim : nullptr;
     }
     const bool tile_has_tail = warp_reduce_max(my_length) > kLeadRows;  // warp-uniform
+    // The tile's group width: its widest row's pieces, rounded up to a power of two (warp-uniform).
+    const int tile_pieces = (warp_reduce_max(my_dim) + kPieceElements - 1) / kPieceElements;
+    int row_lanes_log2 = 0;
+    while ((1 << row_lanes_log2) < tile_pieces) ++row_lanes_log2;
+    const int passes = 1 << row_lanes_log2;  // passes x (kWarpSize / passes) bags = the tile
+    const int piece_element = (lane & (passes - 1)) * kPieceElements;
+    // The bag (a lane of the tile) this lane's group works on in pass q.
+    auto source_lane = [&](int q) { return (q << (kWarpLog2 - row_lanes_log2)) + (lane >> row_lanes_log2); };
 
     if (!tile_has_tail) {
       // ---- 2. piece phase: kPassesInFlight passes of lead rows loaded at once ----
-#pragma unroll
-      for (int pass0 = 0; pass0 < kPasses; pass0 += kPassesInFlight) {
+      for (int pass0 = 0; pass0 < passes; pass0 += kPassesInFlight) {
         Piece rows[kPassesInFlight][kLeadRows];
         float row_weight[kPassesInFlight][kLeadRows];
 #pragma unroll
         for (int q = 0; q < kPassesInFlight; ++q) {
-          const int src = (pass0 + q) * kBagsPerPass + lane / kRowLanes;
+          const bool pass_live = pass0 + q < passes;  // fewer passes than in flight: narrow tiles
+          const int src = source_lane(pass_live ? pass0 + q : 0);
           const int dim = shfl(my_dim, src);
 #pragma unroll
           for (int u = 0; u < kLeadRows; ++u) {
             const auto row =
                 reinterpret_cast<const Storage*>(shfl(reinterpret_cast<unsigned long long>(my_rows[u]), src));
             row_weight[q][u] = shfl(my_weight[u], src);
-            rows[q][u] = (row != nullptr && piece_element < dim) ? *reinterpret_cast<const Piece*>(row + piece_element)
-                                                                 : zero_narrow_piece<Tag, kPieceVecs>();
+            rows[q][u] = (pass_live && row != nullptr && piece_element < dim)
+                             ? *reinterpret_cast<const Piece*>(row + piece_element)
+                             : zero_narrow_piece<Tag, kPieceVecs>();
           }
         }
 #pragma unroll
         for (int q = 0; q < kPassesInFlight; ++q) {
-          const int src = (pass0 + q) * kBagsPerPass + lane / kRowLanes;
+          const bool pass_live = pass0 + q < passes;
+          const int src = source_lane(pass_live ? pass0 + q : 0);
           const int dim = shfl(my_dim, src);
           const int length = shfl(my_length, src);
           const std::int64_t out = shfl(my_out, src);
@@ -147,7 +157,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           for (int v = 0; v < kPieceVecs; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
           for (int u = 0; u < kLeadRows; ++u) add_narrow_piece<Tag, kPieceVecs>(acc, row_weight[q][u], rows[q][u]);
-          if (tile * kWarpSize + src < p.num_bags && piece_element < dim) {
+          if (pass_live && tile * kWarpSize + src < p.num_bags && piece_element < dim) {
             const float scale = (p.pooling == Pool::kMean && length > 0) ? 1.0f / static_cast<float>(length) : 1.0f;
             store_piece_streaming<Tag, kPieceVecs>(p.output, out + piece_element, p.out_kind, scale, acc);
           }
@@ -159,19 +169,18 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     // ---- 3. a tile with a bag longer than kLeadRows: kTailPasses passes at a time walk their
     // bags from position 0, kTailRows rows each per step (the group's lanes read the same index) ----
     // One pass at a time in one-hot tiles (their registers go to the fast path's eight passes).
-    constexpr int kTailPassesWanted = kLeadRows == 1 ? 1 : (8 / kTailRows > 0 ? 8 / kTailRows : 1);
-    constexpr int kTailPasses = kTailPassesWanted < kPasses ? kTailPassesWanted : kPasses;
-    static_assert(kPasses % kTailPasses == 0, "tail pass blocks tile the passes");
-    for (int pass0 = 0; pass0 < kPasses; pass0 += kTailPasses) {
+    constexpr int kTailPasses = kLeadRows == 1 ? 1 : (8 / kTailRows > 0 ? 8 / kTailRows : 1);
+    for (int pass0 = 0; pass0 < passes; pass0 += kTailPasses) {
       int dim[kTailPasses], length[kTailPasses], start[kTailPasses];
       const Storage* table[kTailPasses];
       float4 acc[kTailPasses][kPieceVecs];
       int steps = 0;
 #pragma unroll
       for (int q = 0; q < kTailPasses; ++q) {
-        const int src = (pass0 + q) * kBagsPerPass + lane / kRowLanes;
+        const bool pass_live = pass0 + q < passes;
+        const int src = source_lane(pass_live ? pass0 + q : 0);
         dim[q] = shfl(my_dim, src);
-        length[q] = shfl(my_length, src);
+        length[q] = pass_live ? shfl(my_length, src) : 0;
         start[q] = shfl(my_start, src);
         table[q] = reinterpret_cast<const Storage*>(shfl(reinterpret_cast<unsigned long long>(my_table), src));
         steps = length[q] > steps ? length[q] : steps;
@@ -203,9 +212,10 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       }
 #pragma unroll
       for (int q = 0; q < kTailPasses; ++q) {
-        const int src = (pass0 + q) * kBagsPerPass + lane / kRowLanes;
+        const bool pass_live = pass0 + q < passes;
+        const int src = source_lane(pass_live ? pass0 + q : 0);
         const std::int64_t out = shfl(my_out, src);
-        if (tile * kWarpSize + src < p.num_bags && piece_element < dim[q]) {
+        if (pass_live && tile * kWarpSize + src < p.num_bags && piece_element < dim[q]) {
           const float scale =
               (p.pooling == Pool::kMean && length[q] > 0) ? 1.0f / static_cast<float>(length[q]) : 1.0f;
           store_piece_streaming<Tag, kPieceVecs>(p.output, out + piece_element, p.out_kind, scale, acc[q]);
