@@ -19,7 +19,7 @@ build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"
 source "$(dirname "$0")/tbe_probe_common.sh"
 reps="${ROUND3_REPS:-10}"
-variants="${ROUND3_VARIANTS:-narrow_rows,wide_rows,narrow_rows_deep,narrow_rows_light,warp_tile_one_hot,warp_tile_short_bags}"
+variants="${ROUND3_VARIANTS:-narrow_rows,wide_rows,narrow_rows_deep,narrow_rows_light,warp_tile_one_hot,warp_tile_one_hot_prefetch,warp_tile_short_bags}"
 failed=0
 
 if [ "${ROUND3_TESTS:-1}" = 1 ]; then

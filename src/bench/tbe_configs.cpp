@@ -247,9 +247,10 @@ double TbeBenchSpec::max_zipf() const {
 }
 
 const std::vector<std::string>& tbe_forward_variant_names() {
-  static const std::vector<std::string> names = {"auto",           "narrow_rows",       "wide_rows",
-                                                 "fitted_groups",  "narrow_rows_deep",  "narrow_rows_light",
-                                                 "warp_tile_one_hot", "warp_tile_short_bags"};
+  static const std::vector<std::string> names = {
+      "auto",           "narrow_rows",       "wide_rows",         "fitted_groups",
+      "narrow_rows_deep", "narrow_rows_light", "warp_tile_one_hot", "warp_tile_one_hot_prefetch",
+      "warp_tile_short_bags"};
   return names;
 }
 

@@ -30,6 +30,7 @@ const std::vector<Candidate>& candidates() {
   static const std::vector<Candidate> list = {{egpu::ForwardKernel::kNarrowRowsDeep, "narrow_rows_deep"},
                                               {egpu::ForwardKernel::kNarrowRowsLight, "narrow_rows_light"},
                                               {egpu::ForwardKernel::kWarpTileOneHot, "warp_tile_one_hot"},
+                                              {egpu::ForwardKernel::kWarpTileOneHotPrefetch, "warp_tile_one_hot_prefetch"},
                                               {egpu::ForwardKernel::kWarpTileShortBags, "warp_tile_short_bags"}};
   return list;
 }

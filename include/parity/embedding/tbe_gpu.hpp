@@ -42,7 +42,9 @@ struct DeviceBatch {
 /// kNarrowRowsDeep (4 bags x 4 rows in flight per group), kNarrowRowsLight (2 x 2 rows at twice the
 /// resident warps), kWarpTileOneHot (a warp per tile of kWarpSize bags: offsets and the first index
 /// read lane-per-bag, coalesced, then shuffled; every lead row of the tile loaded at once;
-/// streaming output stores), kWarpTileShortBags (the same tiles with four lead rows per bag).
+/// streaming output stores), kWarpTileOneHotPrefetch (the same, software-pipelined: the next tile's
+/// offsets and indices load while this tile's rows do), kWarpTileShortBags (the same tiles with four
+/// lead rows per bag).
 enum class ForwardKernel : std::uint8_t {
   kAuto,
   kGroupPerBag,
@@ -51,6 +53,7 @@ enum class ForwardKernel : std::uint8_t {
   kNarrowRowsDeep,
   kNarrowRowsLight,
   kWarpTileOneHot,
+  kWarpTileOneHotPrefetch,
   kWarpTileShortBags,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;

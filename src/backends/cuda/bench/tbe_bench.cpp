@@ -154,11 +154,12 @@ struct KernelChoice {
 Result<KernelChoice> kernel_choice(const std::string& variant) {
   KernelChoice choice;
   if (variant == "narrow_rows_deep" || variant == "narrow_rows_light" || variant == "warp_tile_one_hot" ||
-      variant == "warp_tile_short_bags") {
-    choice.forward.kernel = variant == "narrow_rows_deep"    ? eg::ForwardKernel::kNarrowRowsDeep
-                            : variant == "narrow_rows_light" ? eg::ForwardKernel::kNarrowRowsLight
-                            : variant == "warp_tile_one_hot" ? eg::ForwardKernel::kWarpTileOneHot
-                                                             : eg::ForwardKernel::kWarpTileShortBags;
+      variant == "warp_tile_one_hot_prefetch" || variant == "warp_tile_short_bags") {
+    choice.forward.kernel = variant == "narrow_rows_deep"             ? eg::ForwardKernel::kNarrowRowsDeep
+                            : variant == "narrow_rows_light"          ? eg::ForwardKernel::kNarrowRowsLight
+                            : variant == "warp_tile_one_hot"          ? eg::ForwardKernel::kWarpTileOneHot
+                            : variant == "warp_tile_one_hot_prefetch" ? eg::ForwardKernel::kWarpTileOneHotPrefetch
+                                                                      : eg::ForwardKernel::kWarpTileShortBags;
     choice.backward = eg::BackwardKernel::kNarrowRows;
   } else if (variant == "narrow_rows") {
     choice.forward.kernel = eg::ForwardKernel::kNarrowRows;

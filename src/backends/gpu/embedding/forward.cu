@@ -30,7 +30,8 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
 
 bool is_narrow_row_candidate(ForwardKernel kernel) {
   return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight ||
-         kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileShortBags;
+         kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
+         kernel == ForwardKernel::kWarpTileShortBags;
 }
 
 template <typename IndexT>

@@ -13,17 +13,19 @@ namespace detail {
 using namespace parity::gpu_device;
 
 // kMinBlocksPerSm: one-hot tiles hold 8 x 16 B of rows per lane (<= 85 registers, 3 blocks per SM);
-// short-bag tiles 2 passes x 4 rows plus the tail's 4 (<= 128, 2 blocks; 3 spilled under ptxas -v).
-template <typename Tag, typename IndexT, int kLeadRows>
+// short-bag tiles 2 passes x 4 rows plus the tail's 4 (<= 128, 2 blocks; 3 spilled under ptxas -v);
+// the prefetching one-hot tiles carry the next tile's offsets and indices too (<= 128, 2 blocks:
+// 3 spilled 108 bytes).
+template <typename Tag, typename IndexT, int kLeadRows, bool kPrefetchNext = false>
 Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int pieces, int sm_count, gpuStream_t stream) {
   constexpr int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2;
   constexpr int kPassesInFlight = kLeadRows == 1 ? 8 : 2;
-  constexpr int kMinBlocksPerSm = kLeadRows == 1 ? 3 : 2;
+  constexpr int kMinBlocksPerSm = kLeadRows == 1 && !kPrefetchNext ? 3 : 2;
   if (pieces > 8) return unsupported("tbe_forward warp tiles: ", pieces, " 16-byte pieces per row; at most 8 (128 bytes)");
   constexpr std::int64_t kBagsPerBlock = kForwardBlockThreads;  // one bag per lane
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kBagsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, 4, kMinBlocksPerSm>
+  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, 4, kMinBlocksPerSm, kPrefetchNext>
       <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_warp_tile_kernel);
   return Status::ok();
@@ -32,7 +34,7 @@ Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int pieces,
 }  // namespace detail
 
 /// `kernel`: one of the candidates (kNarrowRowsDeep, kNarrowRowsLight, kWarpTileOneHot,
-/// kWarpTileShortBags); rows of 16-byte pieces, the widest at most 128 bytes.
+/// kWarpTileOneHotPrefetch, kWarpTileShortBags); rows of 16-byte pieces, the widest at most 128 bytes.
 template <typename Tag, typename IndexT>
 Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
                                           ForwardKernel kernel, int sm_count, gpuStream_t stream) {
@@ -49,6 +51,8 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
       return detail::launch_forward_narrow<Tag, IndexT, kPieceVecs, 2, 2, 4>(params, row_lanes_log2, sm_count, stream);
     case ForwardKernel::kWarpTileOneHot:
       return detail::launch_forward_warp_tile<Tag, IndexT, 1>(params, pieces, sm_count, stream);
+    case ForwardKernel::kWarpTileOneHotPrefetch:
+      return detail::launch_forward_warp_tile<Tag, IndexT, 1, true>(params, pieces, sm_count, stream);
     case ForwardKernel::kWarpTileShortBags:
       return detail::launch_forward_warp_tile<Tag, IndexT, 4>(params, pieces, sm_count, stream);
     default: return unsupported("tbe_forward: kernel ", static_cast<int>(kernel), " is not a narrow-row candidate");

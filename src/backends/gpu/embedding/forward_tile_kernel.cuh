@@ -71,11 +71,11 @@ __device__ inline void store_piece_streaming(void* out, std::int64_t element, Ou
 
 // kLeadRows: positions whose indices the lane-per-bag phase loads (1 for one-hot).
 // kPassesInFlight: passes whose lead rows are loaded together (kPassesInFlight * kLeadRows 16-byte
-// loads in flight per lane). kMaxRowLanes: the widest group any tile may need (rows <= 128 bytes).
+// loads in flight per lane). kPrefetchNext: software-pipelined tiles (see below).
 // Long on purpose: one kernel body whose phases share registers; split into device functions it
 // would hide the data flow the tuning depends on.
 template <typename Tag, typename IndexT, int kPieceVecs, int kLeadRows, int kPassesInFlight, int kTailRows,
-          int kMinBlocksPerSm>
+          int kMinBlocksPerSm, bool kPrefetchNext>
 __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     tbe_forward_warp_tile_kernel(ForwardParams<IndexT> p) {
   using Storage = typename Tag::Storage;
@@ -87,20 +87,61 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
   const auto* weights = static_cast<const Storage*>(p.weights);
   const auto batch_size = static_cast<std::uint32_t>(p.batch_size);
 
-  for (std::int64_t tile = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id();
-       tile * kWarpSize < p.num_bags; tile += total_warps) {
+  // This lane's bag of tile t: its offsets, then the indices and weights of its lead positions.
+  auto load_offsets = [&](std::int64_t t, int& start, int& end) {
+    const std::int64_t bag = t * kWarpSize + lane;
+    start = bag < p.num_bags ? static_cast<int>(p.offsets[bag]) : 0;
+    end = bag < p.num_bags ? static_cast<int>(p.offsets[bag + 1]) : 0;
+  };
+  auto load_lead = [&](int start, int end, std::int64_t (&index)[kLeadRows], float (&weight)[kLeadRows]) {
+#pragma unroll
+    for (int u = 0; u < kLeadRows; ++u) {
+      const bool live = u < end - start;  // a decreasing pair reads as empty
+      const auto position = static_cast<std::uint32_t>(start) + static_cast<std::uint32_t>(u);
+      index[u] = live ? static_cast<std::int64_t>(p.indices[position]) : 0;
+      weight[u] = !live ? 0.0f : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
+    }
+  };
+  // kPrefetchNext: the next tile's offsets load while this tile's rows do, and its lead indices
+  // as soon as this tile's row loads are issued, so a tile waits on about one round trip (its
+  // rows), not three (offsets, indices, rows).
+  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id();
+  int next_start = 0, next_end = 0;
+  std::int64_t next_index[kLeadRows] = {};
+  float next_weight[kLeadRows] = {};
+  if constexpr (kPrefetchNext) {
+    load_offsets(first_tile, next_start, next_end);
+    load_lead(next_start, next_end, next_index, next_weight);
+  }
+
+  for (std::int64_t tile = first_tile; tile * kWarpSize < p.num_bags; tile += total_warps) {
     // ---- 1. lane-per-bag: this lane's bag ----
+    int start = 0, end = 0;
+    std::int64_t index[kLeadRows];
+    float weight[kLeadRows];
+    if constexpr (kPrefetchNext) {
+      start = next_start;
+      end = next_end;
+#pragma unroll
+      for (int u = 0; u < kLeadRows; ++u) {
+        index[u] = next_index[u];
+        weight[u] = next_weight[u];
+      }
+      load_offsets(tile + total_warps, next_start, next_end);
+    } else {
+      load_offsets(tile, start, end);
+      load_lead(start, end, index, weight);
+    }
     const std::int64_t my_bag = tile * kWarpSize + lane;
-    int my_start = 0, my_length = 0, my_dim = 0;
+    const int my_start = start;
+    const int my_length = end > start ? end - start : 0;
+    int my_dim = 0;
     const Storage* my_table = weights;
     std::int64_t my_out = 0;
     if (my_bag < p.num_bags) {
       const auto f = static_cast<int>(static_cast<std::uint32_t>(my_bag) / batch_size);
       const auto b = static_cast<std::int64_t>(static_cast<std::uint32_t>(my_bag) -
                                                static_cast<std::uint32_t>(f) * batch_size);
-      my_start = static_cast<int>(p.offsets[my_bag]);
-      const auto end = static_cast<int>(p.offsets[my_bag + 1]);
-      my_length = end > my_start ? end - my_start : 0;  // a decreasing pair reads as empty
       my_dim = static_cast<int>(p.layout.feature_dim[f]);
       my_table = weights + p.layout.feature_weights_offset[f];
       my_out = b * p.output_cols + p.layout.feature_out_col[f];
@@ -109,11 +150,8 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     float my_weight[kLeadRows];
 #pragma unroll
     for (int u = 0; u < kLeadRows; ++u) {
-      const bool live = u < my_length;
-      const auto position = static_cast<std::uint32_t>(my_start) + static_cast<std::uint32_t>(u);
-      const std::int64_t index = live ? static_cast<std::int64_t>(p.indices[position]) : 0;
-      my_weight[u] = !live ? 0.0f : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
-      my_rows[u] = live ? my_table + index * my_dim : nullptr;
+      my_weight[u] = weight[u];
+      my_rows[u] = u < my_length ? my_table + index[u] * my_dim : nullptr;
     }
     const bool tile_has_tail = warp_reduce_max(my_length) > kLeadRows;  // warp-uniform
     // The tile's group width: its widest row's pieces, rounded up to a power of two (warp-uniform).
@@ -145,6 +183,9 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
                              : zero_narrow_piece<Tag, kPieceVecs>();
           }
         }
+        if constexpr (kPrefetchNext) {
+          if (pass0 == 0) load_lead(next_start, next_end, next_index, next_weight);
+        }
 #pragma unroll
         for (int q = 0; q < kPassesInFlight; ++q) {
           const bool pass_live = pass0 + q < passes;
@@ -170,6 +211,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     // bags from position 0, kTailRows rows each per step (the group's lanes read the same index) ----
     // One pass at a time in one-hot tiles (their registers go to the fast path's eight passes).
     constexpr int kTailPasses = kLeadRows == 1 ? 1 : (8 / kTailRows > 0 ? 8 / kTailRows : 1);
+    if constexpr (kPrefetchNext) load_lead(next_start, next_end, next_index, next_weight);
     for (int pass0 = 0; pass0 < passes; pass0 += kTailPasses) {
       int dim[kTailPasses], length[kTailPasses], start[kTailPasses];
       const Storage* table[kTailPasses];
