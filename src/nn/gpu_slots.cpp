@@ -23,13 +23,23 @@ parity::detail::GpuSlotVariant<DenseOptimizerProblem, DenseOptimizerArgs>& dense
   return slot;
 }
 
-parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs>& dot_interaction_forward_gpu_batched_gemm_slot() {
-  static parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs> slot("dot_interaction_forward_gpu_batched_gemm");
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs>& dot_interaction_forward_gpu_gram_tiles_slot() {
+  static parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs> slot("dot_interaction_forward_gpu_gram_tiles");
   return slot;
 }
 
-parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs>& dot_interaction_backward_gpu_batched_gemm_slot() {
-  static parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs> slot("dot_interaction_backward_gpu_batched_gemm");
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs>& dot_interaction_backward_gpu_register_columns_slot() {
+  static parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs> slot("dot_interaction_backward_gpu_register_columns");
+  return slot;
+}
+
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs>& dot_interaction_forward_gpu_shared_slot() {
+  static parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs> slot("dot_interaction_forward_gpu_shared");
+  return slot;
+}
+
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs>& dot_interaction_backward_gpu_shared_slot() {
+  static parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs> slot("dot_interaction_backward_gpu_shared");
   return slot;
 }
 

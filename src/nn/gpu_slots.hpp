@@ -14,8 +14,10 @@ parity::detail::GpuSlotVariant<LinearProblem, LinearForwardArgs>& linear_forward
 parity::detail::GpuSlotVariant<LinearProblem, LinearBackwardArgs>& linear_backward_gpu_gemm_drelu_bgrad_slot();
 parity::detail::GpuSlotVariant<BceLossProblem, BceLossArgs>& bce_with_logits_gpu_reduce_slot();
 parity::detail::GpuSlotVariant<DenseOptimizerProblem, DenseOptimizerArgs>& dense_optimizer_gpu_elementwise_slot();
-parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs>& dot_interaction_forward_gpu_batched_gemm_slot();
-parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs>& dot_interaction_backward_gpu_batched_gemm_slot();
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs>& dot_interaction_forward_gpu_gram_tiles_slot();
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionForwardArgs>& dot_interaction_forward_gpu_shared_slot();
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs>& dot_interaction_backward_gpu_register_columns_slot();
+parity::detail::GpuSlotVariant<DotInteractionProblem, DotInteractionBackwardArgs>& dot_interaction_backward_gpu_shared_slot();
 parity::detail::GpuSlotVariant<CrossLayerProblem, CrossLayerForwardArgs>& cross_layer_forward_gpu_gemm_fused_slot();
 parity::detail::GpuSlotVariant<CrossLayerProblem, CrossLayerBackwardArgs>& cross_layer_backward_gpu_gemm_fused_slot();
 

@@ -1,6 +1,7 @@
 // Dot interaction (per-sample loops, OpenMP over the batch; each sample's sums run in a fixed
 // order, so results do not depend on the thread count) and the DCNv2 cross layer (two linear ops
-// and elementwise OpenMP passes). GPU slots for the batched-GEMM and fused kernels.
+// and elementwise OpenMP passes). GPU slots: the dot interaction's fast kernels first (Gram tiles
+// forward, register-column backward), then the general shared-memory ones that take any shape.
 #include "parity/nn/interaction.hpp"
 
 #include <vector>
@@ -119,15 +120,17 @@ class DotBackwardCpu final : public DotInteractionBackwardVariant {
 
 const std::vector<const DotInteractionForwardVariant*>& dot_interaction_forward_variants() {
   static const DotForwardCpu cpu;
-  auto& gpu = detail::dot_interaction_forward_gpu_batched_gemm_slot();
-  static const std::vector<const DotInteractionForwardVariant*> variants = {&cpu, &gpu};
+  auto& gpu_tiles = detail::dot_interaction_forward_gpu_gram_tiles_slot();
+  auto& gpu = detail::dot_interaction_forward_gpu_shared_slot();
+  static const std::vector<const DotInteractionForwardVariant*> variants = {&cpu, &gpu_tiles, &gpu};
   return variants;
 }
 
 const std::vector<const DotInteractionBackwardVariant*>& dot_interaction_backward_variants() {
   static const DotBackwardCpu cpu;
-  auto& gpu = detail::dot_interaction_backward_gpu_batched_gemm_slot();
-  static const std::vector<const DotInteractionBackwardVariant*> variants = {&cpu, &gpu};
+  auto& gpu_columns = detail::dot_interaction_backward_gpu_register_columns_slot();
+  auto& gpu = detail::dot_interaction_backward_gpu_shared_slot();
+  static const std::vector<const DotInteractionBackwardVariant*> variants = {&cpu, &gpu_columns, &gpu};
   return variants;
 }
 

@@ -16,6 +16,12 @@ std::vector<PlannerCalibration::Field> PlannerCalibration::fields() {
   return {
       {"tbe_forward_efficiency", &C::tbe_forward_efficiency},
       {"tbe_backward_efficiency", &C::tbe_backward_efficiency},
+      {"tbe_forward_bag_ns", &C::tbe_forward_bag_ns},
+      {"tbe_forward_fixed_us", &C::tbe_forward_fixed_us},
+      {"tbe_backward_fixed_us", &C::tbe_backward_fixed_us},
+      {"interaction_efficiency", &C::interaction_efficiency},
+      {"bias_gradient_fixed_us", &C::bias_gradient_fixed_us},
+      {"tf32_gemm_time_factor", &C::tf32_gemm_time_factor},
       {"elementwise_efficiency", &C::elementwise_efficiency},
       {"kernel_launch_us", &C::kernel_launch_us},
       {"scale_up_efficiency", &C::scale_up_efficiency},

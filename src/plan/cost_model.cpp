@@ -128,6 +128,17 @@ double tbe_backward_workspace_bytes(double lookups, int max_dim) {
   return 16.0 * lookups + chunks * (8.0 * max_dim + 32.0);
 }
 
+int tbe_sort_passes(const PlannerModel& model) {
+  constexpr int kRadixDigitBits = 9;  // src/backends/gpu/sort/kernels.cuh kRadixMaxDigitBits
+  double rows = 0.0;
+  for (const PlannerTable& table : model.tables) rows += static_cast<double>(table.rows);
+  // The key holds every global row and the sentinel row (= total rows).
+  const int row_bits = std::max(1, static_cast<int>(std::ceil(std::log2(rows + 1.0))));
+  return (row_bits + kRadixDigitBits - 1) / kRadixDigitBits;
+}
+
+double tbe_sort_bytes_per_lookup(int passes) { return 8.0 + 24.0 * passes + 8.0; }
+
 double expected_unique_rows(double rows, double lookups) {
   if (rows <= 0.0 || lookups <= 0.0) return 0.0;
   return rows * -std::expm1(-lookups / rows);  // rows * (1 - exp(-N/E)), exact for small N/E
@@ -135,82 +146,148 @@ double expected_unique_rows(double rows, double lookups) {
 
 namespace {
 
+// Forward and backward of the MLPs (bottom and top) and of the interaction, as the trainer's step
+// benchmark splits them (phases "gemms" and "interaction").
 struct DenseTimes {
-  double forward_us = 0, backward_us = 0, bottom_forward_us = 0, bottom_backward_us = 0;
-  double interaction_forward_us = 0;
+  double mlp_forward_us = 0, mlp_backward_us = 0, bottom_forward_us = 0, bottom_backward_us = 0;
+  double interaction_forward_us = 0, interaction_backward_us = 0, loss_us = 0;
 };
 
-// One linear layer [batch, in] -> [batch, out]: forward, data gradient (unless the layer's
-// input needs none), weight gradient, in the GEMM model's column-major terms.
-double gemm_us(GemmPricer& pricer, std::int64_t m, std::int64_t n, std::int64_t k,
-               std::int64_t batch, const PrecisionBytes& precision) {
-  return precision.is_simt_fp32 ? pricer.simt_fp32_time_us(m, n, k, batch)
-                                : pricer.time_us(m, n, k, batch, precision.gemm_dtype);
+// Prices the trainer's dense kernels for one per-rank batch (docs/planner.md, "Dense model").
+class DensePricer {
+ public:
+  DensePricer(GemmPricer& pricer, const PlannerCalibration& calibration, double hbm_bytes_per_us,
+              std::int64_t batch, Precision precision)
+      : pricer_(pricer), calibration_(calibration), hbm_bytes_per_us_(hbm_bytes_per_us), batch_(batch),
+        bytes_(precision_bytes(precision)) {}
+
+  double activation_bytes() const { return bytes_.activation; }
+
+  // A memory-bound kernel moving `bytes_per_sample` per sample of the batch.
+  double elementwise_us(double bytes_per_sample, int kernels) const {
+    return bytes_per_sample * static_cast<double>(batch_) /
+               (hbm_bytes_per_us_ * calibration_.elementwise_efficiency.value) +
+           kernels * calibration_.kernel_launch_us.value;
+  }
+
+  // C[m x n] = A[m x k] B[k x n] in the layer's precision through the GEMM model.
+  double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k) {
+    if (bytes_.is_simt_fp32) return pricer_.simt_fp32_time_us(m, n, k, 1);
+    const double factor = bytes_.gemm_dtype == DType::kF32 ? calibration_.tf32_gemm_time_factor.value : 1.0;
+    return factor * pricer_.time_us(m, n, k, 1, bytes_.gemm_dtype);
+  }
+
+  // One linear layer [batch, in] -> [batch, out] of the trainer (nn::linear_forward/backward):
+  // forward GEMM with the bias (+ReLU) epilogue; backward: the ReLU derivative as its own pass,
+  // the weight-gradient GEMM with the bias-gradient epilogue (a second read of the gradient plus
+  // a fixed cost), the data-gradient GEMM unless the layer's input needs none.
+  void linear(std::int64_t in, std::int64_t out, bool relu, bool has_bias, bool data_gradient,
+              double& forward_us, double& backward_us) {
+    const double s = bytes_.activation;
+    if (relu) backward_us += elementwise_us(3.0 * static_cast<double>(out) * s, 1);
+    if (has_bias) {
+      backward_us += elementwise_us(static_cast<double>(out) * s, 0) + calibration_.bias_gradient_fixed_us.value;
+    }
+    if (out == 1) {  // the logit: a matrix-vector product, see gemv_us
+      forward_us += gemv_us(in);
+      backward_us += gemv_us(in) + (data_gradient ? gemv_us(in) : 0.0);
+      return;
+    }
+    forward_us += gemm_us(out, batch_, in);
+    backward_us += gemm_us(out, in, batch_);
+    if (data_gradient) backward_us += gemm_us(in, batch_, out);
+  }
+
+ private:
+  // A GEMM with one side of width 1 (the logit layer) streams its [batch, in] operand once: the
+  // GEMM model, which describes tiled tensor-core kernels, does not apply. In bf16 the trainer
+  // runs these on fp32 copies (cuBLASLt has no bf16 kernel for an output width of 1): a cast of the
+  // operand (read 2, write 4 bytes) before the fp32 pass (or the fp32 result's cast back).
+  double gemv_us(std::int64_t in) const {
+    const double elements = static_cast<double>(in);
+    const bool fallback = bytes_.activation == 2 && !bytes_.is_simt_fp32;
+    const double per_sample = fallback ? elements * (2.0 + 4.0 + 4.0) : elements * bytes_.activation;
+    return elementwise_us(per_sample, fallback ? 2 : 1);
+  }
+
+  GemmPricer& pricer_;
+  const PlannerCalibration& calibration_;
+  double hbm_bytes_per_us_;
+  std::int64_t batch_;
+  PrecisionBytes bytes_;
+};
+
+// The dot interaction's kernels (nn::dot_interaction_forward/backward, one block per sample): the
+// traffic counted in fp32 elements, as the kernels stage every operand in fp32, over the
+// calibrated fraction of HBM bandwidth.
+void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibration, double hbm_bytes_per_us,
+                     std::int64_t batch, double& forward_us, double& backward_us) {
+  const auto dim = static_cast<double>(model.bottom_mlp.back());
+  const auto features = static_cast<double>(model.num_features());
+  const double vectors_elements = (features + 1.0) * dim;  // the bottom output and the pooled rows
+  const auto output = static_cast<double>(trainer_top_input_width(model));
+  const auto pairs = static_cast<double>(model.interaction_output_width()) - dim;
+  const double forward_elements = vectors_elements + output;
+  // Reads the vectors and the output gradient (dim + pairs), writes the bottom and pooled gradients.
+  const double backward_elements = vectors_elements + (dim + pairs) + vectors_elements;
+  const double bytes_per_us = hbm_bytes_per_us * calibration.interaction_efficiency.value;
+  const double samples = static_cast<double>(batch);
+  forward_us += 4.0 * forward_elements * samples / bytes_per_us + calibration.kernel_launch_us.value;
+  backward_us += 4.0 * backward_elements * samples / bytes_per_us + calibration.kernel_launch_us.value;
 }
 
-void add_linear(GemmPricer& pricer, std::int64_t batch, std::int64_t in, std::int64_t out,
-                const PrecisionBytes& precision, bool needs_data_gradient, double& forward_us,
-                double& backward_us) {
-  forward_us += gemm_us(pricer, out, batch, in, 1, precision);
-  if (needs_data_gradient) backward_us += gemm_us(pricer, in, batch, out, 1, precision);
-  backward_us += gemm_us(pricer, out, in, batch, 1, precision);
+// DCNv2 (nn::cross_layer_forward/backward and the trainer's concatenation and split): per layer
+// the down projection W -> r (no bias) and the up projection r -> W (bias), the fused element-wise
+// kernels, and the data gradient of the down projection accumulated onto the layer's input
+// gradient (beta = 1: one more read).
+void cross_network(const PlannerModel& model, DensePricer& dense, double& forward_us, double& backward_us) {
+  const std::int64_t width = model.interaction_output_width();
+  const auto w = static_cast<double>(width);
+  const double s = dense.activation_bytes();
+  forward_us += dense.elementwise_us(2.0 * w * s, 2);  // concatenation: two strided copies
+  for (int layer = 0; layer < model.cross_layers; ++layer) {
+    dense.linear(width, model.cross_rank, false, false, true, forward_us, backward_us);
+    dense.linear(model.cross_rank, width, false, true, true, forward_us, backward_us);
+    forward_us += dense.elementwise_us(4.0 * w * s, 1);  // out = x0 * (u + c) + x_l
+    // d(u + c) = g * x0, grad_x0 (+)= g * (u + c), grad_input = g: reads g, x0, u + c (and
+    // grad_x0 after the first layer visited), writes three; then the beta = 1 read.
+    const bool accumulates = layer + 1 < model.cross_layers;
+    backward_us += dense.elementwise_us((6.0 + (accumulates ? 1.0 : 0.0) + 1.0) * w * s, 1);
+  }
+  // grad_x0 + grad_input split into the bottom gradient (activation type) and the pooled
+  // gradient (fp32, the TBE backward's input).
+  const auto dim = static_cast<double>(model.bottom_mlp.back());
+  backward_us += dense.elementwise_us(2.0 * w * s + dim * s + (w - dim) * 4.0, 1);
 }
 
 DenseTimes dense_times(const PlannerModel& model, const PlannerCalibration& calibration,
                        double hbm_bytes_per_us, GemmPricer& pricer, std::int64_t batch,
                        Precision precision) {
-  const PrecisionBytes bytes = precision_bytes(precision);
-  const PrecisionBytes& dtype = bytes;
-  const double s = bytes.activation;
-  const double launch_us = calibration.kernel_launch_us.value;
-  const double elementwise_bytes_per_us = hbm_bytes_per_us * calibration.elementwise_efficiency.value;
-  auto elementwise_us = [&](double bytes_per_sample, int kernels) {
-    return bytes_per_sample * static_cast<double>(batch) / elementwise_bytes_per_us +
-           kernels * launch_us;
-  };
+  DensePricer dense(pricer, calibration, hbm_bytes_per_us, batch, precision);
   DenseTimes t;
-  std::int64_t in = model.dense_features;
+  std::int64_t in = gpu_padded_columns(model.dense_features);
   for (std::size_t l = 0; l < model.bottom_mlp.size(); ++l) {
-    add_linear(pricer, batch, in, model.bottom_mlp[l], dtype, l > 0, t.bottom_forward_us,
-               t.bottom_backward_us);
-    // Bias + ReLU ride the GEMM epilogue forward; backward masks the gradient and reduces bias.
-    t.bottom_backward_us += elementwise_us(3.0 * model.bottom_mlp[l] * s, 2);
+    dense.linear(in, model.bottom_mlp[l], true, true, l > 0, t.bottom_forward_us, t.bottom_backward_us);
     in = model.bottom_mlp[l];
   }
-  double interaction_fwd = 0.0, interaction_bwd = 0.0;
-  const std::int64_t dim = model.bottom_mlp.back();
-  const std::int64_t vectors = model.num_features() + 1;
   if (model.interaction == InteractionKind::kDcnV2) {
-    const std::int64_t width_elems = model.interaction_output_width();
-    const auto width = static_cast<double>(width_elems);
-    interaction_fwd += elementwise_us(2.0 * width * s, 1);  // concatenation
-    for (int layer = 0; layer < model.cross_layers; ++layer) {
-      add_linear(pricer, batch, width_elems, model.cross_rank, dtype, true, interaction_fwd,
-                 interaction_bwd);
-      add_linear(pricer, batch, model.cross_rank, width_elems, dtype, true, interaction_fwd,
-                 interaction_bwd);
-      interaction_fwd += elementwise_us(4.0 * width * s, 1);  // x0 * (u + c) + x_l
-      interaction_bwd += elementwise_us(6.0 * width * s, 2);
-    }
+    cross_network(model, dense, t.interaction_forward_us, t.interaction_backward_us);
   } else {
-    interaction_fwd += gemm_us(pricer, vectors, vectors, dim, batch, dtype);  // T T^T per sample
-    interaction_bwd += gemm_us(pricer, vectors, dim, vectors, batch, dtype);  // (dZ + dZ^T) T
-    const auto v = static_cast<double>(vectors), d = static_cast<double>(dim);
-    const double moved = 2.0 * v * d + v * v +
-                         2.0 * static_cast<double>(model.interaction_output_width());
-    interaction_fwd += elementwise_us(moved * s, 3);
-    interaction_bwd += elementwise_us(1.5 * moved * s, 3);
+    dot_interaction(model, calibration, hbm_bytes_per_us, batch, t.interaction_forward_us,
+                    t.interaction_backward_us);
   }
-  double top_fwd = 0.0, top_bwd = 0.0;
-  in = model.interaction_output_width();
-  for (const int out : model.top_mlp) {
-    add_linear(pricer, batch, in, out, dtype, true, top_fwd, top_bwd);
-    top_bwd += elementwise_us(3.0 * out * s, 2);
-    in = out;
+  double top_forward_us = 0.0, top_backward_us = 0.0;
+  in = trainer_top_input_width(model);
+  for (std::size_t l = 0; l < model.top_mlp.size(); ++l) {
+    const bool is_last = l + 1 == model.top_mlp.size();  // the logit has no ReLU
+    dense.linear(in, model.top_mlp[l], !is_last, true, true, top_forward_us, top_backward_us);
+    in = model.top_mlp[l];
   }
-  t.interaction_forward_us = interaction_fwd;
-  t.forward_us = t.bottom_forward_us + interaction_fwd + top_fwd + elementwise_us(3.0 * 4.0, 1);
-  t.backward_us = t.bottom_backward_us + interaction_bwd + top_bwd + elementwise_us(3.0 * 4.0, 1);
+  t.mlp_forward_us = t.bottom_forward_us + top_forward_us;
+  t.mlp_backward_us = t.bottom_backward_us + top_backward_us;
+  // The loss: one pass over logits and labels writing the logit gradient, its partial sums, and
+  // the host read of the loss value.
+  t.loss_us = dense.elementwise_us(3.0 * 4.0, 2) + calibration.kernel_launch_us.value;
   return t;
 }
 
@@ -265,9 +342,14 @@ Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& mod
   const DenseTimes dense =
       dense_times(model, calibration, hbm_bytes_per_us, pricer, config.per_rank_batch, config.precision);
   TimeBreakdown& time = costs.dense_time;
-  time.dense_forward_us = dense.forward_us;
-  time.dense_backward_us = dense.backward_us;
-  if (config.checkpointing == Checkpointing::kFull) time.recompute_us = dense.forward_us;
+  time.dense_forward_us = dense.mlp_forward_us + dense.interaction_forward_us + dense.loss_us;
+  time.dense_backward_us = dense.mlp_backward_us + dense.interaction_backward_us;
+  // Checkpointing recomputes the MLP and interaction blocks (not the loss) during the backward.
+  const bool recomputes = config.checkpointing == Checkpointing::kFull;
+  if (recomputes) time.recompute_us = dense.mlp_forward_us + dense.interaction_forward_us;
+  costs.mlp_us = dense.mlp_forward_us * (recomputes ? 2.0 : 1.0) + dense.mlp_backward_us;
+  costs.interaction_us = dense.interaction_forward_us * (recomputes ? 2.0 : 1.0) + dense.interaction_backward_us;
+  costs.loss_us = dense.loss_us;
   // Fused optimiser: read master, gradient and state, write master, state (+ the bf16 copy).
   const double state = dense_optimizer_state_bytes_per_parameter(model.dense_optimizer);
   const double optimizer_bytes =
@@ -277,6 +359,7 @@ Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& mod
   time.overhead_us = calibration.step_overhead_us.value;
   costs.dense_gradient_bytes = parameters * 4.0;
   costs.bottom_forward_us = dense.bottom_forward_us;
+  costs.sort_passes = tbe_sort_passes(model);
   costs.bottom_backward_us = dense.bottom_backward_us;
   return costs;
 }

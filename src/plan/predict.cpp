@@ -77,10 +77,14 @@ ShardCost shard_cost(const Machine& machine, const PlannerModel& model,
       shard_bytes(model, static_cast<double>(rows), cols, spec.features, batch, lookups,
                   table_bytes, comm_bytes);
   ShardCost cost;
+  // Beyond the byte model: the forward's per-bag cost; the backward's sort traffic. The
+  // kernels' fixed costs are per rank (score_placement).
   cost.tbe_forward_us =
-      bytes.forward_bytes / (hbm_bytes_per_us * calibration.tbe_forward_efficiency.value);
+      bytes.forward_bytes / (hbm_bytes_per_us * calibration.tbe_forward_efficiency.value) +
+      batch * spec.features * calibration.tbe_forward_bag_ns.value * 1e-3;
   cost.tbe_backward_us =
-      bytes.backward_bytes / (hbm_bytes_per_us * calibration.tbe_backward_efficiency.value);
+      (bytes.backward_bytes + lookups * tbe_sort_bytes_per_lookup(costs.sort_passes)) /
+      (hbm_bytes_per_us * calibration.tbe_backward_efficiency.value);
   cost.weight_bytes = static_cast<double>(rows) * cols * table_bytes;
   cost.optimizer_bytes = table_optimizer_bytes(model.table_optimizer, static_cast<double>(rows), cols);
   cost.lookups = lookups;
@@ -137,7 +141,6 @@ MemoryBreakdown rank_memory(const PlannerCalibration& calibration, const ConfigC
 StepScore score_placement(const CommParams& comm, const PlannerCalibration& calibration,
                           const ConfigCosts& costs, const PlacementLoad& load, Prediction* detail) {
   const std::size_t rank_count = load.ranks.size();
-  const double launch_us = calibration.kernel_launch_us.value;
   const double global_batch = static_cast<double>(costs.config.global_batch);
   const double local_batch = static_cast<double>(costs.config.per_rank_batch);
   // Collectives: rank o sends each peer that peer's local batch of o's pooled columns, and
@@ -149,9 +152,10 @@ StepScore score_placement(const CommParams& comm, const PlannerCalibration& cali
     const RankLoad& rank = load.ranks[r];
     pooled_per_peer[r] = local_batch * rank.pooled_dim * costs.comm_bytes_per_elem;
     indices_per_peer[r] = rank.index_bytes / static_cast<double>(rank_count);
-    // One batched kernel forward for all the rank's shards; sort, aggregate, update backward.
-    const double forward_us = rank.tbe_forward_us + (rank.shards > 0 ? launch_us : 0.0);
-    const double backward_us = rank.tbe_backward_us + (rank.shards > 0 ? 3.0 * launch_us : 0.0);
+    // One batched TBE per rank: its kernels' fixed costs once forward and once backward.
+    const double forward_us = rank.tbe_forward_us + (rank.shards > 0 ? calibration.tbe_forward_fixed_us.value : 0.0);
+    const double backward_us =
+        rank.tbe_backward_us + (rank.shards > 0 ? calibration.tbe_backward_fixed_us.value : 0.0);
     step.tbe_forward_us = std::max(step.tbe_forward_us, forward_us);
     step.tbe_backward_us = std::max(step.tbe_backward_us, backward_us);
     const MemoryBreakdown memory = rank_memory(calibration, costs, rank);

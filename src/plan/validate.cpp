@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -40,13 +41,16 @@ Status predict_row(const ValidationConfig& config, const model::ModelSpec& spec,
   for (const PlannerTable& table : model.tables) {
     plan.tables.push_back({table.name, ShardingType::kTableWise, {{0, 0, table.rows, 0, table.dim}}});
   }
-  PARITY_RETURN_IF_ERROR(predict_plan(machine, model, calibration, pricer, plan));
+  PARITY_ASSIGN_OR_RETURN(const ConfigCosts costs, config_costs(machine, model, calibration, pricer, plan.config));
+  PARITY_ASSIGN_OR_RETURN(plan.prediction, predict(machine, model, calibration, costs, plan.tables));
   const MemoryBreakdown& memory = plan.prediction.memory_per_rank.at(0);
   row.predicted_step_ms = plan.prediction.step_us * 1e-3;
   const TimeBreakdown& step = plan.prediction.step;
+  // The trainer's phases: the loss runs inside its "gemms" phase (after the top MLP's forward).
   row.predicted_phase_ms[0] = (step.tbe_forward_us + step.tbe_backward_us) * 1e-3;
-  row.predicted_phase_ms[1] = (step.dense_forward_us + step.dense_backward_us + step.recompute_us) * 1e-3;
-  row.predicted_phase_ms[2] = (step.optimizer_us + step.overhead_us) * 1e-3;
+  row.predicted_phase_ms[1] = (costs.mlp_us + costs.loss_us) * 1e-3;
+  row.predicted_phase_ms[2] = costs.interaction_us * 1e-3;
+  row.predicted_phase_ms[3] = (step.optimizer_us + step.overhead_us) * 1e-3;
   row.predicted_buffer_bytes =
       memory.total() - memory.workspaces - memory.runtime_reserve - memory.allocator_reserve;
   row.predicted_peak_bytes =
@@ -71,8 +75,9 @@ void measure_row(const model::ModelSpec& spec, const ValidationOptions& options,
   row.measured_step_ms = report->median_step_ms;
   row.measured_buffer_bytes = static_cast<double>(report->model_buffer_bytes);
   for (const auto& phase : report->breakdown) {
-    const int index = phase.name == "embeddings" ? 0 : (phase.name == "other" ? 2 : 1);  // gemms, interaction: dense
-    row.measured_phase_ms[index] += phase.median_ms;
+    for (int p = 0; p < ValidationRow::kPhases; ++p) {
+      if (phase.name == ValidationRow::kPhaseNames[p]) row.measured_phase_ms[p] += phase.median_ms;
+    }
   }
   row.measured_peak_bytes = options.device == DeviceKind::kGpu
                                 ? static_cast<double>(report->peak_device_bytes_in_use)
@@ -83,7 +88,18 @@ void measure_row(const model::ModelSpec& spec, const ValidationOptions& options,
 
 std::string ValidationConfig::label() const {
   return model + " " + std::to_string(batch) + " " + std::string(precision_name(precision)) + " " +
-         std::string(checkpointing_name(checkpointing));
+         std::string(checkpointing_name(checkpointing)) + (optimizer.empty() ? "" : " " + optimizer);
+}
+
+Status apply_validation_optimizer(const ValidationConfig& config, model::ModelSpec& spec) {
+  if (config.optimizer.empty()) return Status::ok();
+  PARITY_CHECK_ARG(config.optimizer == "sgd" || config.optimizer == "adagrad" || config.optimizer == "adam",
+                   "optimizer: '", config.optimizer, "' is not one of sgd, adagrad, adam");
+  PARITY_ASSIGN_OR_RETURN(spec.dense_optimizer.kind, model::parse_dense_optimizer_kind(config.optimizer));
+  PARITY_ASSIGN_OR_RETURN(spec.embedding.optimizer.kind,
+                          embedding::parse_optimizer_kind(config.optimizer == "adagrad" ? "rowwise_adagrad"
+                                                                                         : config.optimizer));
+  return Status::ok();
 }
 
 double ValidationRow::step_error() const { return relative(predicted_step_ms, measured_step_ms); }
@@ -95,35 +111,70 @@ std::vector<ValidationConfig> default_validation_configs(DeviceKind device) {
   using C = Checkpointing;
   if (device != DeviceKind::kGpu) {
     // The CPU trainer runs fp32/TF32 (bf16 is GPU only); tiny trains a step in milliseconds.
-    return {{"tiny", 256, P::kFp32, C::kNone},  {"tiny", 1024, P::kFp32, C::kNone},
-            {"tiny", 4096, P::kFp32, C::kNone}, {"tiny", 4096, P::kFp32, C::kFull},
-            {"tiny", 8192, P::kTf32, C::kNone}};
+    return {{"tiny", 256, P::kFp32, C::kNone, {}},  {"tiny", 1024, P::kFp32, C::kNone, {}},
+            {"tiny", 4096, P::kFp32, C::kNone, {}}, {"tiny", 4096, P::kFp32, C::kFull, {}},
+            {"tiny", 8192, P::kTf32, C::kNone, {}}};
   }
-  return {{"dlrm-kaggle", 16384, P::kBf16, C::kNone},  {"dlrm-kaggle", 65536, P::kBf16, C::kNone},
-          {"dlrm-kaggle", 65536, P::kBf16, C::kFull},  {"dlrm-kaggle", 131072, P::kBf16, C::kNone},
-          {"dlrm-kaggle", 65536, P::kTf32, C::kNone},  {"dlrm-kaggle", 65536, P::kFp32, C::kNone},
-          {"dlrm-v2", 16384, P::kBf16, C::kNone},      {"dlrm-v2", 65536, P::kBf16, C::kNone},
-          {"dlrm-v2", 65536, P::kBf16, C::kFull},      {"dlrm-v2", 65536, P::kTf32, C::kNone},
-          {"dlrm-v2", 16384, P::kFp32, C::kNone}};
+  return {{"dlrm-kaggle", 16384, P::kBf16, C::kNone, {}},  {"dlrm-kaggle", 65536, P::kBf16, C::kNone, {}},
+          {"dlrm-kaggle", 65536, P::kBf16, C::kFull, {}},  {"dlrm-kaggle", 131072, P::kBf16, C::kNone, {}},
+          {"dlrm-kaggle", 65536, P::kTf32, C::kNone, {}},  {"dlrm-kaggle", 65536, P::kFp32, C::kNone, {}},
+          {"dlrm-v2", 16384, P::kBf16, C::kNone, {}},      {"dlrm-v2", 65536, P::kBf16, C::kNone, {}},
+          {"dlrm-v2", 65536, P::kBf16, C::kFull, {}},      {"dlrm-v2", 65536, P::kTf32, C::kNone, {}},
+          {"dlrm-v2", 16384, P::kFp32, C::kNone, {}}};
 }
+
+namespace {
+
+Result<ValidationConfig> parse_validation_config(const std::string& item) {
+  std::vector<std::string> parts;
+  std::stringstream fields(item);
+  for (std::string part; std::getline(fields, part, ':');) parts.push_back(part);
+  PARITY_CHECK_ARG(parts.size() == 4 || parts.size() == 5, "--configs: '", item,
+                   "' is not MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] (e.g. dlrm-kaggle:65536:bf16:none)");
+  ValidationConfig config;
+  config.model = parts[0];
+  PARITY_ASSIGN_OR_RETURN(config.batch, parse_int64(parts[1], "--configs batch", 1));
+  PARITY_ASSIGN_OR_RETURN(config.precision, parse_precision(parts[2]));
+  PARITY_ASSIGN_OR_RETURN(config.checkpointing, parse_checkpointing(parts[3]));
+  if (parts.size() == 5) {
+    config.optimizer = parts[4];
+    model::ModelSpec probe;
+    PARITY_RETURN_IF_ERROR(apply_validation_optimizer(config, probe));
+  }
+  return config;
+}
+
+}  // namespace
 
 Result<std::vector<ValidationConfig>> parse_validation_configs(std::string_view text) {
   std::vector<ValidationConfig> configs;
   std::stringstream stream{std::string(text)};
   for (std::string item; std::getline(stream, item, ',');) {
-    std::vector<std::string> parts;
-    std::stringstream fields(item);
-    for (std::string part; std::getline(fields, part, ':');) parts.push_back(part);
-    PARITY_CHECK_ARG(parts.size() == 4, "--configs: '", item,
-                     "' is not MODEL:BATCH:PRECISION:CHECKPOINTING (e.g. dlrm-kaggle:65536:bf16:none)");
-    ValidationConfig config;
-    config.model = parts[0];
-    PARITY_ASSIGN_OR_RETURN(config.batch, parse_int64(parts[1], "--configs batch", 1));
-    PARITY_ASSIGN_OR_RETURN(config.precision, parse_precision(parts[2]));
-    PARITY_ASSIGN_OR_RETURN(config.checkpointing, parse_checkpointing(parts[3]));
+    PARITY_ASSIGN_OR_RETURN(ValidationConfig config, parse_validation_config(item));
     configs.push_back(std::move(config));
   }
   PARITY_CHECK_ARG(!configs.empty(), "--configs: empty; give at least one MODEL:BATCH:PRECISION:CHECKPOINTING");
+  return configs;
+}
+
+Result<std::vector<ValidationConfig>> read_validation_configs_file(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) return io_error("--configs-file: cannot read '", path.string(), "'");
+  std::vector<ValidationConfig> configs;
+  int line_number = 0;
+  for (std::string line; std::getline(file, line);) {
+    ++line_number;
+    line = line.substr(0, line.find('#'));
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+    auto config = parse_validation_config(line);
+    if (!config.is_ok()) {
+      return invalid_argument(path.string(), ":", line_number, ": ", config.status().message());
+    }
+    configs.push_back(std::move(config).value());
+  }
+  PARITY_CHECK_ARG(!configs.empty(), "--configs-file: '", path.string(), "' lists no configuration");
   return configs;
 }
 
@@ -160,6 +211,7 @@ Result<ValidationReport> validate_plans(const std::vector<ValidationConfig>& con
   for (const ValidationConfig& config : configs) {
     PARITY_ASSIGN_OR_RETURN(model::ModelSpec spec, model::load_spec(config.model));
     apply_precision_and_checkpointing(config.precision, config.checkpointing, spec);
+    PARITY_RETURN_IF_ERROR(apply_validation_optimizer(config, spec));
     PARITY_RETURN_IF_ERROR(spec.validate());
     pending.push_back({config, spec, lookups_per_step(spec, config.batch)});
   }
@@ -175,7 +227,11 @@ Result<ValidationReport> validate_plans(const std::vector<ValidationConfig>& con
     ValidationRow row;
     row.config = item.config;
     PARITY_RETURN_IF_ERROR(predict_row(item.config, item.spec, options, row));
-    measure_row(item.spec, options, row);
+    if (options.predict_only) {
+      row.error = "predicted only";
+    } else {
+      measure_row(item.spec, options, row);
+    }
     if (row.is_measured) {
       ++report.measured;
       predicted.push_back(row.predicted_step_ms);
@@ -198,17 +254,22 @@ std::string validation_report_text(const ValidationReport& report) {
     out << "CPU run: the predictions are for the " << report.hardware
         << "; the CPU step times and buffers exercise the pipeline, they do not validate the GPU model\n";
   }
-  std::snprintf(line, sizeof(line), "%-30s %10s %10s %7s  %9s %9s %7s  %9s %9s %7s\n", "configuration",
+  std::snprintf(line, sizeof(line), "%-36s %10s %10s %7s  %9s %9s %7s  %9s %9s %7s\n", "configuration",
                 "pred ms", "meas ms", "err", "pred GB", "peak GB", "err", "pred buf", "meas buf", "err");
   out << line;
   for (const ValidationRow& row : report.rows) {
     if (!row.is_measured) {
-      std::snprintf(line, sizeof(line), "%-30s %10.3f %10s  (not measured: ", row.config.label().c_str(),
-                    row.predicted_step_ms, "-");
-      out << line << row.error << ")\n";
+      std::snprintf(line, sizeof(line), "%-36s %10.3f %10s  %9s %9.3f  (not measured: ", row.config.label().c_str(),
+                    row.predicted_step_ms, "-", "", row.predicted_peak_bytes / 1e9);
+      out << line << row.error << "; predicted ms";
+      for (int p = 0; p < ValidationRow::kPhases; ++p) {
+        std::snprintf(line, sizeof(line), " %s %.3f", ValidationRow::kPhaseNames[p], row.predicted_phase_ms[p]);
+        out << line;
+      }
+      out << ")\n";
       continue;
     }
-    std::snprintf(line, sizeof(line), "%-30s %10.3f %10.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%\n",
+    std::snprintf(line, sizeof(line), "%-36s %10.3f %10.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%  %9.3f %9.3f %+6.1f%%\n",
                   row.config.label().c_str(), row.predicted_step_ms, row.measured_step_ms, 100 * row.step_error(),
                   row.predicted_peak_bytes / 1e9, row.measured_peak_bytes / 1e9, 100 * row.memory_error(),
                   row.predicted_buffer_bytes / 1e9, row.measured_buffer_bytes / 1e9, 100 * row.buffer_error());
@@ -249,6 +310,7 @@ Status write_validation_json(const ValidationReport& report, const std::string& 
                             {"batch", row.config.batch},
                             {"precision", std::string(precision_name(row.config.precision))},
                             {"checkpointing", std::string(checkpointing_name(row.config.checkpointing))},
+                            {"optimizer", row.config.optimizer.empty() ? "spec" : row.config.optimizer},
                             {"measured", row.is_measured},
                             {"predicted_step_ms", row.predicted_step_ms},
                             {"predicted_peak_bytes", row.predicted_peak_bytes},

@@ -1,10 +1,14 @@
 // Per-rank checkpoints of the distributed trainer (internal). Rank r of R writes
 // OUT/checkpoint.rank<r>-of-<R>.ckpt (the single-rank file format: atomic, CRC-checked) with the
-// run's "meta" (plus num_ranks, rank, table_owner, gradient_chunks), the step losses, its tables
-// ("embedding.table<t>.weights|state1|state2") and, on rank 0, the dense part ("dense.*", the
+// run's "meta" (plus num_ranks, rank, gradient_chunks and "pieces": every table piece of the set
+// as [table, rank, row_begin, row_end, col_begin, col_end]), the step losses, its pieces
+// ("embedding.table<t>[.rows<a>-<b>.cols<c>-<d>].weights|state1|state2"; data-parallel tables on
+// rank 0 only, their replicas being equal) and, on rank 0, the dense part ("dense.*", the
 // single-rank blob names). Loading picks the complete set with the latest step (this rank count
-// on a tie), reads rank 0's file for the dense part and, for each table this rank owns now, the
-// file of the rank that owned it then: a set written on R ranks restores on any rank count.
+// on a tie), reads rank 0's file for the dense part and, for each piece this rank holds now, the
+// overlapping rows and columns of the saved pieces: a set written on R ranks with any placement
+// restores on any rank count and placement. Sets from before pieces (a "table_owner" list of
+// whole tables) load too.
 #pragma once
 
 #include <string>
@@ -25,6 +29,9 @@ struct DistCheckpointParts {
   int gradient_chunks = 0;
   DenseReplica* dense = nullptr;
   EmbeddingShard* shard = nullptr;
+  /// Every piece of the placement (ShardLayout::saved_pieces); empty: whole tables by table_owner.
+  std::vector<TablePiece> saved_pieces;
+  EmbeddingShard* replicas = nullptr;  // the data-parallel tables (optional)
 };
 
 /// This rank's file (not collective: the caller agrees on the outcome across ranks).

@@ -113,7 +113,8 @@ Status DenseReplica::forward_rows(std::int64_t begin, std::int64_t count) {
 // layer (count rows) when called and d loss / d input of the first when it returns (when needed).
 Status DenseReplica::backward_mlp(const std::vector<Layer>& layers, std::vector<std::vector<float>>& outputs,
                                   const float* input, std::int64_t begin, std::int64_t count,
-                                  bool needs_input_grad, float* grads, const float** grad) {
+                                  bool needs_input_grad, float* grads, const float** grad,
+                                  const ReadyCallback& on_ready) {
   const nn::MathMode math = spec_.precision == model::DensePrecision::kTf32 ? nn::MathMode::kTf32
                                                                             : nn::MathMode::kFp32;
   for (std::size_t l = layers.size(); l-- > 0;) {
@@ -132,18 +133,27 @@ Status DenseReplica::backward_mlp(const std::vector<Layer>& layers, std::vector<
     args.grad_preactivation = grad_pre_.data();
     PARITY_RETURN_IF_ERROR(nn::linear_backward(problem, args, context_));
     if (args.grad_input != nullptr) *grad = grad_input;
+    if (on_ready) PARITY_RETURN_IF_ERROR(on_ready(layer.weight_offset));
   }
   return Status::ok();
 }
 
+std::vector<std::int64_t> DenseReplica::layer_offsets_in_backward_order() const {
+  std::vector<std::int64_t> offsets;
+  for (const auto* layers : {&top_, &bottom_}) {
+    for (auto layer = layers->rbegin(); layer != layers->rend(); ++layer) offsets.push_back(layer->weight_offset);
+  }
+  return offsets;
+}
+
 Status DenseReplica::backward_rows(const float* grad_logits, std::int64_t begin, std::int64_t count,
-                                   float* grads, float* grad_pooled) {
+                                   float* grads, float* grad_pooled, const ReadyCallback& on_ready) {
   PARITY_CHECK_ARG(begin >= 0 && count >= 1 && begin + count <= max_rows_, "rows: [", begin, ", ",
                    begin + count, ") is outside [0, ", max_rows_, ")");
   // Alignment padding between blocks stays zero (every block is overwritten).
   std::fill(grads, grads + parameter_count_, 0.0f);
   const float* grad = grad_logits;
-  PARITY_RETURN_IF_ERROR(backward_mlp(top_, top_outputs_, interaction_.data(), begin, count, true, grads, &grad));
+  PARITY_RETURN_IF_ERROR(backward_mlp(top_, top_outputs_, interaction_.data(), begin, count, true, grads, &grad, on_ready));
   // grad: d loss / d interaction output (count x I).
   const std::int64_t dim = spec_.bottom_output_dim(), pooled_width = spec_.pooled_embedding_dim();
   float* grad_bottom = grad == grad_a_.data() ? grad_b_.data() : grad_a_.data();
@@ -153,7 +163,7 @@ Status DenseReplica::backward_rows(const float* grad_logits, std::int64_t begin,
                 grad_pooled + begin * pooled_width},
       context_));
   grad = grad_bottom;
-  return backward_mlp(bottom_, bottom_outputs_, dense_input_, begin, count, false, grads, &grad);
+  return backward_mlp(bottom_, bottom_outputs_, dense_input_, begin, count, false, grads, &grad, on_ready);
 }
 
 Status DenseReplica::apply_update(const float* grads, std::int64_t step) {

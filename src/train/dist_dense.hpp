@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "parity/core/op.hpp"
@@ -34,9 +35,14 @@ class DenseReplica {
   const float* logits() const { return top_outputs_.back().data(); }
   /// Backward of rows [begin, begin + count) of the last forward, given d loss / d logit of those
   /// rows: parameter gradients of these rows alone into `grads` (overwritten, parameter_count()),
-  /// d loss / d pooled into grad_pooled rows [begin, begin + count) ([B][P] buffer).
+  /// d loss / d pooled into grad_pooled rows [begin, begin + count) ([B][P] buffer). After each
+  /// layer, on_ready(first) (when set) is told that grads[first, parameter_count()) are final:
+  /// layers finish top to bottom, so `first` only decreases.
+  using ReadyCallback = std::function<Status(std::int64_t first_final_parameter)>;
   Status backward_rows(const float* grad_logits, std::int64_t begin, std::int64_t count, float* grads,
-                       float* grad_pooled);
+                       float* grad_pooled, const ReadyCallback& on_ready = {});
+  /// First parameter of each layer, top MLP's last layer first (the order they become final).
+  std::vector<std::int64_t> layer_offsets_in_backward_order() const;
   /// The dense optimiser step with `grads` (already summed over the global batch) at `step`.
   Status apply_update(const float* grads, std::int64_t step);
 
@@ -51,7 +57,7 @@ class DenseReplica {
   Status forward_rows(std::int64_t begin, std::int64_t count);
   Status backward_mlp(const std::vector<Layer>& layers, std::vector<std::vector<float>>& outputs,
                       const float* input, std::int64_t begin, std::int64_t count, bool needs_input_grad,
-                      float* grads, const float** grad);
+                      float* grads, const float** grad, const ReadyCallback& on_ready);
 
   model::ModelSpec spec_;
   ExecutionContext context_;

@@ -1,8 +1,9 @@
-// EmbeddingShard (internal): the embedding tables one rank owns under a table-wise placement,
-// looked up for the global batch that route_sparse_batch delivered (the features reading its
-// tables, ascending), and updated by the fused TBE backward. Host memory (CPU ranks).
+// EmbeddingShard (internal): the table pieces one rank holds (whole tables, row or column shards,
+// or data-parallel replicas), looked up for a feature-major CSR batch (the routed global batch of
+// its exchange units, or its own samples of replicated features) and updated by the fused TBE
+// backward. Each piece is a TBE table of its rows x columns. Host memory (CPU ranks).
 //
-// Legend: G global batch, F_o owned features, P_o their pooled width (sum of their dims).
+// Legend: G rows of the batch, F_o features (units) read here, P_o their pooled width.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "parity/embedding/tbe.hpp"
 #include "parity/model/spec.hpp"
 #include "parity/train/checkpoint_file.hpp"
+#include "train/dist_placement.hpp"
 
 namespace parity::train::detail {
 
@@ -25,25 +27,46 @@ struct TableBlob {
   std::size_t size_bytes = 0;
 };
 
+/// "embedding.table<t>." for a whole table, "embedding.table<t>.rows<a>-<b>.cols<c>-<d>." for a
+/// piece: the checkpoint blob prefix of a piece.
+std::string piece_blob_prefix(const TablePiece& piece, const model::ModelSpec& spec);
+
 class EmbeddingShard {
  public:
-  /// The tables of `spec` with table_owner[t] == rank (the layout keeps the spec's order).
+  /// `pieces` become the TBE tables in their order; feature i of a batch reads
+  /// pieces[piece_of_feature[i]] (ids relative to the piece's first row). `pooling`: the TBE's
+  /// (sum for units whose mean is taken at the sample's rank, see fold_units).
+  static Result<EmbeddingShard> create(const model::ModelSpec& spec, std::vector<TablePiece> pieces,
+                                       const std::vector<int>& piece_of_feature, const ExecutionContext& context,
+                                       embedding::PoolingMode pooling);
+  /// Table-wise: the tables with table_owner[t] == rank, read by their features in spec order.
   static Result<EmbeddingShard> create(const model::ModelSpec& spec, const std::vector<int>& table_owner,
                                        int rank, const ExecutionContext& context);
 
-  /// Exchange units of the all-to-alls are features: feature f goes to its table's owner.
-  const std::vector<int>& feature_owner() const { return feature_owner_; }
-  /// Copies the owned tables out of a full model's packed weights (`layout` is that model's).
+  /// Copies the pieces out of a full model's packed weights (`layout` is that model's).
   Status copy_initial_weights(const void* weights, const embedding::TbeLayout& layout);
 
-  /// Pooled rows of the owned features for the routed global batch: [G][P_o], fp32.
+  /// The batch of the next forward/backward: lengths [F_o][batch_size], ids in that order.
+  void set_batch(std::vector<std::int64_t> lengths, std::vector<std::int64_t> ids, std::int64_t batch_size);
+  /// Pooled rows of the batch: [G][P_o], fp32.
+  Status forward(float* pooled);
+  /// set_batch(routed) and forward.
   Status forward(const comm::RoutedSparseBatch& routed, float* owned_pooled);
-  /// The fused TBE backward and table update for the batch of the last forward().
+  /// The fused TBE backward and table update for the current batch.
   Status backward(const float* owned_grad, std::int64_t step);
 
   std::int64_t owned_width() const { return has_tables() ? layout_.total_output_dim() : 0; }
-  bool has_tables() const { return !tables_.empty(); }
-  /// The owned tables' weights and optimiser state, one blob per table and buffer.
+  bool has_tables() const { return !pieces_.empty(); }
+  const std::vector<TablePiece>& pieces() const { return pieces_; }
+  /// A piece's weights ([rows][cols], weight dtype) and optimiser state ([rows][state_width]).
+  struct PieceBuffers {
+    unsigned char* weights = nullptr;
+    float* state1 = nullptr;
+    float* state2 = nullptr;
+    int state_width = 0;
+  };
+  PieceBuffers buffers(int piece);
+  /// The pieces' weights and optimiser state, one blob per piece and buffer.
   std::vector<TableBlob> table_blobs();
 
  private:
@@ -51,8 +74,8 @@ class EmbeddingShard {
 
   model::ModelSpec spec_;
   ExecutionContext context_;
-  std::vector<int> tables_;   // spec table indices owned here, ascending
-  std::vector<int> feature_owner_;
+  std::vector<TablePiece> pieces_;
+  embedding::PoolingMode pooling_ = embedding::PoolingMode::kSum;
   embedding::TbeLayout layout_;  // the owned tables only
   std::vector<unsigned char> weights_;
   std::vector<float> state1_, state2_;

@@ -1,14 +1,20 @@
 // train_distributed(): the step loop on R ranks (see parity/train/dist_trainer.hpp).
 // Per step (G global batch, L = G/R rows per rank, C gradient chunks):
 //   1. every rank reads the global batch and keeps its rows [r·L, (r+1)·L);
-//   2. route_sparse_batch sends its ids to the tables' owners, who pool the global batch;
-//   3. return_pooled_outputs brings each rank its rows' pooled embeddings;
+//   2. route_sparse_batch sends its exchange units' ids (dist_placement.hpp: a feature's part on
+//      one shard) to the shards' owners, who pool the global batch;
+//   3. return_pooled_outputs brings each rank its rows' units, folded into the pooled row (column
+//      shards side by side, row shards' partial sums added in shard order); data-parallel tables
+//      are pooled locally from the rank's replica;
 //   4. the dense replica runs forward; the logits are all-gathered, so every rank computes the
 //      BCE loss and d loss / d logit over the global batch exactly as a single rank would;
-//   5. the dense backward runs per gradient chunk; send_pooled_gradients returns the embedding
-//      gradients to the owners, whose fused TBE backward updates the tables;
+//   5. the dense backward runs per gradient chunk; send_pooled_gradients returns the units'
+//      gradients to the shards' owners (every row shard gets its feature's whole gradient), whose
+//      fused TBE backward updates their rows; the data-parallel columns of the pooled gradient are
+//      all-gathered and every replica runs the same fused backward over the global batch;
 //   6. the dense gradient is summed over the global batch (chunks in order, or the
-//      communicator's bucketed all-reduce) and every replica applies the same update.
+//      communicator's bucketed all-reduce, each bucket as soon as the backward has produced it)
+//      and every replica applies the same update.
 #include "parity/train/dist_trainer.hpp"
 
 #include <algorithm>
@@ -22,6 +28,7 @@
 #include "parity/data/dataset.hpp"
 #include "parity/nn/loss.hpp"
 #include "train/dist_checkpoint.hpp"
+#include "train/dist_placement.hpp"
 #include "train/dlrm_model.hpp"
 
 namespace parity::train {
@@ -49,24 +56,6 @@ Status agree(comm::Communicator& comm, const Status& mine, const char* what) {
   return Status(static_cast<StatusCode>(first_code), std::string(what) + ": failed on rank(s) " + ranks);
 }
 
-// Rows [begin, begin + count) of a global batch as the table-major CSR the exchange sends
-// (exchange units are the model's features).
-comm::SparseBatch sparse_slice(const data::Batch& batch, int num_features, std::int64_t begin, std::int64_t count) {
-  comm::SparseBatch local;
-  local.num_tables = num_features;
-  local.batch_size = count;
-  local.lengths.resize(static_cast<std::size_t>(num_features * count));
-  for (int f = 0; f < num_features; ++f) {
-    for (std::int64_t b = 0; b < count; ++b) {
-      const auto bag = static_cast<std::size_t>(f * batch.batch_size + begin + b);
-      local.lengths[static_cast<std::size_t>(f * count + b)] = batch.offsets[bag + 1] - batch.offsets[bag];
-      local.ids.insert(local.ids.end(), batch.indices.begin() + batch.offsets[bag],
-                       batch.indices.begin() + batch.offsets[bag + 1]);
-    }
-  }
-  return local;
-}
-
 // First of rank r's items when `items` are split in rank order as evenly as possible.
 std::int64_t slice_begin(std::int64_t rows, int rank, int ranks) {
   return rows / ranks * rank + std::min<std::int64_t>(rank, rows % ranks);
@@ -76,7 +65,7 @@ class DistRun {
  public:
   DistRun(const DistTrainOptions& options, comm::Communicator& comm) : options_(options), comm_(comm) {}
 
-  Status create(const std::vector<int>& table_owner) {
+  Status create(const TablePlacement& placement) {
     const auto& spec = options_.train.spec;
     const std::int64_t global = options_.train.batch_size;
     const int ranks = comm_.size();
@@ -86,31 +75,49 @@ class DistRun {
                      " ranks");
     PARITY_CHECK_ARG(global % chunks_ == 0, "gradient-chunks: the batch ", global, " is not divisible by ",
                      chunks_, " chunks");
-    for (std::size_t t = 0; t < table_owner.size(); ++t) {
-      PARITY_CHECK_ARG(table_owner[t] >= 0 && table_owner[t] < ranks, "placement: table ", t, " is on rank ",
-                       table_owner[t], ", outside [0, ", ranks, ")");
-    }
+    PARITY_ASSIGN_OR_RETURN(layout_, detail::make_shard_layout(placement, spec, ranks));
     ExecutionContext context;
     context.device = DeviceKind::kCpu;
     context.deterministic = options_.train.determinism == Determinism::kBitwise;
     local_rows_ = global / ranks;
     chunk_rows_ = global / chunks_;
     PARITY_ASSIGN_OR_RETURN(dense_, detail::DenseReplica::create(spec, max_slice_rows(global), context));
-    PARITY_ASSIGN_OR_RETURN(shard_, detail::EmbeddingShard::create(spec, table_owner, comm_.rank(), context));
-    table_owner_ = table_owner;
-    pooled_layout_.table_owner = shard_.feature_owner();
-    for (int f = 0; f < spec.num_features(); ++f) {
-      pooled_layout_.table_dims.push_back(spec.embedding.tables[static_cast<std::size_t>(spec.embedding.features[f].table)].dim);
+    std::vector<int> piece_of_unit;
+    std::vector<detail::TablePiece> pieces = layout_.pieces_of(comm_.rank(), &piece_of_unit);
+    // Units pool sums; a mean is taken at the sample's rank, where the bag's length is known.
+    PARITY_ASSIGN_OR_RETURN(shard_, detail::EmbeddingShard::create(spec, std::move(pieces), piece_of_unit, context,
+                                                                   embedding::PoolingMode::kSum));
+    // The replicas: every data-parallel table whole, read by its features in spec order.
+    std::vector<detail::TablePiece> replicated;
+    std::vector<int> replica_of_feature;
+    for (const int t : layout_.replicated_tables) {
+      const auto& table = spec.embedding.tables[static_cast<std::size_t>(t)];
+      replicated.push_back({t, comm_.rank(), 0, table.num_rows, 0, table.dim});
     }
+    replicated_width_ = 0;
+    for (const int f : layout_.replicated_features) {
+      const int t = spec.embedding.features[static_cast<std::size_t>(f)].table;
+      const auto at = std::find(layout_.replicated_tables.begin(), layout_.replicated_tables.end(), t);
+      replica_of_feature.push_back(static_cast<int>(at - layout_.replicated_tables.begin()));
+      replicated_width_ += spec.embedding.tables[static_cast<std::size_t>(t)].dim;
+    }
+    PARITY_ASSIGN_OR_RETURN(replicas_, detail::EmbeddingShard::create(spec, std::move(replicated), replica_of_feature,
+                                                                      context, spec.embedding.pooling));
+    unit_layout_.table_owner = layout_.unit_owners();
+    unit_layout_.table_dims = layout_.unit_widths();
+    table_owner_ = placement.table_owner;
     return initialize();
   }
 
-  // The single-rank model's initial values: a model of this spec whose tables owned elsewhere have
-  // one row draws the dense weights and this rank's tables from the same counter streams.
+  // The single-rank model's initial values: a model of this spec whose tables with no piece here
+  // have one row draws the dense weights and this rank's pieces from the same counter streams.
   Status initialize() {
     model::ModelSpec init_spec = options_.train.spec;
+    std::vector<bool> needed(init_spec.embedding.tables.size(), false);
+    for (const auto& piece : shard_.pieces()) needed[static_cast<std::size_t>(piece.table)] = true;
+    for (const auto& piece : replicas_.pieces()) needed[static_cast<std::size_t>(piece.table)] = true;
     for (std::size_t t = 0; t < init_spec.embedding.tables.size(); ++t) {
-      if (table_owner_[t] != comm_.rank()) init_spec.embedding.tables[t].num_rows = 1;
+      if (!needed[t]) init_spec.embedding.tables[t].num_rows = 1;
     }
     PARITY_ASSIGN_OR_RETURN(detail::DlrmModel init, detail::DlrmModel::create(init_spec, 1, ExecutionContext{}));
     PARITY_RETURN_IF_ERROR(init.initialize(options_.train.seed));
@@ -118,6 +125,7 @@ class DistRun {
     for (const auto& piece : init.state_buffers()) {
       if (piece.name == "embedding.weights") {
         PARITY_RETURN_IF_ERROR(shard_.copy_initial_weights(piece.buffer->data(), layout));
+        PARITY_RETURN_IF_ERROR(replicas_.copy_initial_weights(piece.buffer->data(), layout));
       } else if (piece.name == "dense.weights") {
         PARITY_CHECK_ARG(piece.buffer->size_bytes() == dense_.parameter_count() * 4, "dense weights: the model has ",
                          piece.buffer->size_bytes() / 4, " parameters, the replica ", dense_.parameter_count());
@@ -134,22 +142,42 @@ class DistRun {
   }
 
   detail::DistCheckpointParts checkpoint_parts() {
-    return {&options_, table_owner_, options_.gradient_chunks, &dense_, &shard_};
+    return {&options_, table_owner_, options_.gradient_chunks, &dense_, &shard_, layout_.saved_pieces, &replicas_};
+  }
+
+  // Steps 2-3 for rows [begin, begin + count) of `batch`: local_pooled_ [count][P].
+  Status pool_embeddings(const data::Batch& batch, std::int64_t begin, std::int64_t count) {
+    const auto& spec = options_.train.spec;
+    local_pooled_.assign(static_cast<std::size_t>(std::max<std::int64_t>(count, 1) * spec.pooled_embedding_dim()), 0.0f);
+    if (!layout_.units.empty()) {  // the same on every rank: all or none take part
+      PARITY_ASSIGN_OR_RETURN(routed_, comm::route_sparse_batch(comm_, detail::unit_slice(batch, layout_, begin, count),
+                                                                unit_layout_.table_owner));
+      owned_pooled_.assign(static_cast<std::size_t>(routed_.global_batch_size * shard_.owned_width()), 0.0f);
+      PARITY_RETURN_IF_ERROR(shard_.forward(routed_, owned_pooled_.data()));
+      unit_pooled_.assign(static_cast<std::size_t>(std::max<std::int64_t>(count, 1) * layout_.units_width()), 0.0f);
+      PARITY_RETURN_IF_ERROR(
+          comm::return_pooled_outputs(comm_, routed_, unit_layout_, owned_pooled_.data(), unit_pooled_.data()));
+      mean_scale_ = detail::mean_scales(batch, spec, begin, count);
+      detail::fold_units(layout_, spec, count, unit_pooled_.data(), mean_scale_.empty() ? nullptr : mean_scale_.data(),
+                         local_pooled_.data());
+    }
+    if (!layout_.replicated_features.empty() && count > 0) {
+      std::vector<std::int64_t> lengths, ids;
+      detail::feature_slice(batch, layout_.replicated_features, begin, count, &lengths, &ids);
+      replicas_.set_batch(std::move(lengths), std::move(ids), count);
+      replica_pooled_.assign(static_cast<std::size_t>(count * replicated_width_), 0.0f);
+      PARITY_RETURN_IF_ERROR(replicas_.forward(replica_pooled_.data()));
+      detail::copy_feature_columns(spec, layout_.replicated_features, count, detail::ColumnCopy::kPackedToPooled,
+                                   replica_pooled_.data(), local_pooled_.data());
+    }
+    return Status::ok();
   }
 
   // Steps 2-4 for rows [begin, begin + count) of `batch`, the dense part in chunks of chunk_rows;
   // logits_ then holds the batch's logits (every rank's rows, in rank order).
   Status forward(const data::Batch& batch, std::int64_t begin, std::int64_t count, std::int64_t chunk_rows) {
     const auto& spec = options_.train.spec;
-    PARITY_ASSIGN_OR_RETURN(routed_, comm::route_sparse_batch(comm_, sparse_slice(batch, spec.num_features(), begin,
-                                                                                  count),
-                                                              pooled_layout_.table_owner));
-    owned_pooled_.assign(static_cast<std::size_t>(routed_.global_batch_size * shard_.owned_width()), 0.0f);
-    PARITY_RETURN_IF_ERROR(shard_.forward(routed_, owned_pooled_.data()));
-    const std::int64_t width = spec.pooled_embedding_dim();
-    local_pooled_.assign(static_cast<std::size_t>(std::max<std::int64_t>(count, 1) * width), 0.0f);
-    PARITY_RETURN_IF_ERROR(
-        comm::return_pooled_outputs(comm_, routed_, pooled_layout_, owned_pooled_.data(), local_pooled_.data()));
+    PARITY_RETURN_IF_ERROR(pool_embeddings(batch, begin, count));
     const std::int64_t dense_width = spec.num_dense_features;
     local_dense_.assign(batch.dense.begin() + begin * dense_width, batch.dense.begin() + (begin + count) * dense_width);
     // Every rank contributes the same count (the widest slice), padded; the batch's logits are
@@ -184,36 +212,88 @@ class DistRun {
     const auto params = static_cast<std::size_t>(dense_.parameter_count());
     chunk_grads_.resize(params * static_cast<std::size_t>(local_chunks));
     grad_pooled_.assign(static_cast<std::size_t>(local_rows_ * options_.train.spec.pooled_embedding_dim()), 0.0f);
+    const bool overlapped = options_.gradient_chunks == 0 &&
+                            options_.dense_reduction == DistTrainOptions::DenseReduction::kOverlapped;
+    if (overlapped) PARITY_RETURN_IF_ERROR(prepare_buckets());
+    next_bucket_ = 0;
+    const detail::DenseReplica::ReadyCallback on_ready = [&](std::int64_t first_final) -> Status {
+      return reduce_ready_buckets(first_final);
+    };
     for (std::int64_t j = 0; j < local_chunks; ++j) {
       PARITY_RETURN_IF_ERROR(dense_.backward_rows(grad_logits_.data() + begin + j * chunk_rows, j * chunk_rows,
                                                   chunk_rows, chunk_grads_.data() + j * static_cast<std::int64_t>(params),
-                                                  grad_pooled_.data()));
+                                                  grad_pooled_.data(), overlapped ? on_ready : detail::DenseReplica::ReadyCallback{}));
     }
-    owned_grad_.assign(owned_pooled_.size(), 0.0f);
-    PARITY_RETURN_IF_ERROR(
-        comm::send_pooled_gradients(comm_, routed_, pooled_layout_, grad_pooled_.data(), owned_grad_.data()));
-    PARITY_RETURN_IF_ERROR(shard_.backward(owned_grad_.data(), step));
+    PARITY_RETURN_IF_ERROR(embedding_backward(batch, step));
     PARITY_RETURN_IF_ERROR(reduce_dense_gradients(params, local_chunks));
     PARITY_RETURN_IF_ERROR(dense_.apply_update(grads_.data(), step));
     return loss;
   }
 
+  // Step 5's embedding half: units' gradients to the shards' owners; the replicas' columns
+  // gathered over the global batch, then the same fused backward on every replica.
+  Status embedding_backward(const data::Batch& batch, std::int64_t step) {
+    const auto& spec = options_.train.spec;
+    if (!layout_.units.empty()) {
+      unit_grad_.assign(static_cast<std::size_t>(local_rows_ * layout_.units_width()), 0.0f);
+      detail::spread_to_units(layout_, spec, local_rows_, grad_pooled_.data(),
+                              mean_scale_.empty() ? nullptr : mean_scale_.data(), unit_grad_.data());
+      owned_grad_.assign(owned_pooled_.size(), 0.0f);
+      PARITY_RETURN_IF_ERROR(
+          comm::send_pooled_gradients(comm_, routed_, unit_layout_, unit_grad_.data(), owned_grad_.data()));
+      PARITY_RETURN_IF_ERROR(shard_.backward(owned_grad_.data(), step));
+    }
+    if (layout_.replicated_features.empty()) return Status::ok();
+    std::vector<float> mine(static_cast<std::size_t>(local_rows_ * replicated_width_));
+    detail::copy_feature_columns(spec, layout_.replicated_features, local_rows_, detail::ColumnCopy::kPooledToPacked,
+                                 grad_pooled_.data(), mine.data());
+    replica_grad_.resize(static_cast<std::size_t>(batch.batch_size * replicated_width_));
+    PARITY_RETURN_IF_ERROR(comm_.all_gather(mine.data(), replica_grad_.data(), local_rows_ * replicated_width_,
+                                            DType::kF32));
+    std::vector<std::int64_t> lengths, ids;
+    detail::feature_slice(batch, layout_.replicated_features, 0, batch.batch_size, &lengths, &ids);
+    replicas_.set_batch(std::move(lengths), std::move(ids), batch.batch_size);
+    return replicas_.backward(replica_grad_.data(), step);
+  }
+
+  // Buckets over the dense layers in the order the backward finishes them (top MLP's last layer
+  // first), each layer's block [its first parameter, the next block) one tensor.
+  Status prepare_buckets() {
+    if (buckets_.has_value()) return Status::ok();
+    const std::vector<std::int64_t> firsts = dense_.layer_offsets_in_backward_order();
+    std::vector<std::int64_t> elements;
+    std::int64_t end = dense_.parameter_count();
+    for (const std::int64_t first : firsts) {
+      elements.push_back(end - first);
+      tensor_first_.push_back(first);
+      end = first;
+    }
+    PARITY_ASSIGN_OR_RETURN(buckets_, comm::GradientBuckets::create(elements, DType::kF32, kBucketBytes));
+    return Status::ok();
+  }
+
+  // All-reduces, in order, the buckets whose tensors all start at or after first_final.
+  Status reduce_ready_buckets(std::int64_t first_final) {
+    std::vector<void*> pointers;
+    for (const std::int64_t first : tensor_first_) pointers.push_back(chunk_grads_.data() + first);
+    while (next_bucket_ < buckets_->num_buckets() &&
+           tensor_first_[static_cast<std::size_t>(buckets_->end_tensor(next_bucket_) - 1)] >= first_final) {
+      PARITY_RETURN_IF_ERROR(buckets_->reduce_bucket(comm_, next_bucket_, pointers, comm::ReduceOp::kSum));
+      ++next_bucket_;
+    }
+    return Status::ok();
+  }
+
   // The gradient over the global batch. With gradient chunks: every chunk's gradient gathered and
   // folded in chunk order (the same additions for every rank count dividing the chunk count).
-  // Without: this rank's gradient, summed by the communicator in buckets.
+  // Without: this rank's gradient, summed by the communicator in buckets (already, when overlapped).
   Status reduce_dense_gradients(std::size_t params, std::int64_t local_chunks) {
     const auto count = static_cast<std::int64_t>(params);
     if (options_.gradient_chunks == 0) {
+      PARITY_RETURN_IF_ERROR(prepare_buckets());
+      PARITY_RETURN_IF_ERROR(reduce_ready_buckets(0));
       grads_ = chunk_grads_;
-      if (!buckets_.has_value()) {
-        std::vector<std::int64_t> pieces;
-        for (std::int64_t at = 0; at < count; at += kBucketBytes / 4) pieces.push_back(std::min(kBucketBytes / 4, count - at));
-        PARITY_ASSIGN_OR_RETURN(buckets_, comm::GradientBuckets::create(pieces, DType::kF32, kBucketBytes));
-        piece_count_ = static_cast<std::int64_t>(pieces.size());
-      }
-      std::vector<void*> pointers;
-      for (std::int64_t p = 0; p < piece_count_; ++p) pointers.push_back(grads_.data() + p * (kBucketBytes / 4));
-      return buckets_->reduce_all(comm_, pointers, comm::ReduceOp::kSum);
+      return Status::ok();
     }
     gathered_.resize(params * static_cast<std::size_t>(chunks_));
     PARITY_RETURN_IF_ERROR(comm_.all_gather(chunk_grads_.data(), gathered_.data(), count * local_chunks, DType::kF32));
@@ -248,14 +328,19 @@ class DistRun {
   std::int64_t local_rows_ = 0;
   std::int64_t chunk_rows_ = 1;  // rows of a gradient chunk: the dense ops run on these
   std::vector<int> table_owner_;
-  comm::PooledLayout pooled_layout_;
+  detail::ShardLayout layout_;
+  comm::PooledLayout unit_layout_;  // exchange units: owners and widths
+  std::int64_t replicated_width_ = 0;
   detail::DenseReplica dense_;
-  detail::EmbeddingShard shard_;
+  detail::EmbeddingShard shard_, replicas_;
   comm::RoutedSparseBatch routed_;
-  std::vector<float> owned_pooled_, local_pooled_, local_dense_, logits_, grad_logits_, grad_pooled_, owned_grad_;
+  std::vector<float> mean_scale_;  // [rows][F] of the last forward (mean pooling)
+  std::vector<float> owned_pooled_, unit_pooled_, replica_pooled_, local_pooled_, local_dense_, logits_;
+  std::vector<float> grad_logits_, grad_pooled_, unit_grad_, owned_grad_, replica_grad_;
   std::vector<float> chunk_grads_, gathered_, grads_;
   std::optional<comm::GradientBuckets> buckets_;
-  std::int64_t piece_count_ = 0;
+  std::vector<std::int64_t> tensor_first_;  // first parameter of each bucket tensor
+  int next_bucket_ = 0;
 };
 
 }  // namespace
@@ -276,60 +361,6 @@ Result<detail::PreparedData> prepare_data_on_all_ranks(comm::Communicator& comm,
 }
 
 }  // namespace
-
-Result<TablePlacement> greedy_table_placement(const model::ModelSpec& spec, int num_ranks) {
-  PARITY_CHECK_ARG(num_ranks >= 1, "ranks: ", num_ranks, " is out of range [1, ...]");
-  PARITY_RETURN_IF_ERROR(spec.validate());
-  const auto kind = spec.embedding.optimizer.kind;
-  const auto num_tables = spec.embedding.tables.size();
-  std::vector<double> table_bytes(num_tables);
-  for (std::size_t t = 0; t < num_tables; ++t) {
-    const auto& table = spec.embedding.tables[t];
-    const double elements = static_cast<double>(table.num_rows) * table.dim;
-    double state = 0;  // fp32 optimiser state per table (see embedding::optimizer_state1_elements)
-    if (kind == embedding::OptimizerKind::kRowwiseAdagrad) state = static_cast<double>(table.num_rows);
-    if (kind == embedding::OptimizerKind::kAdagrad) state = elements;
-    if (kind == embedding::OptimizerKind::kAdam) state = 2 * elements;
-    table_bytes[t] = elements * static_cast<double>(dtype_size_bytes(spec.embedding.weight_dtype)) + 4 * state;
-  }
-  std::vector<std::size_t> order(num_tables);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return table_bytes[a] > table_bytes[b]; });
-  std::vector<double> rank_bytes(static_cast<std::size_t>(num_ranks), 0.0);
-  TablePlacement placement;
-  placement.table_owner.assign(num_tables, 0);
-  for (const std::size_t t : order) {
-    const auto lightest = std::min_element(rank_bytes.begin(), rank_bytes.end()) - rank_bytes.begin();
-    placement.table_owner[t] = static_cast<int>(lightest);
-    rank_bytes[static_cast<std::size_t>(lightest)] += table_bytes[t];
-  }
-  return placement;
-}
-
-Result<TablePlacement> placement_from_plan(const plan::Plan& plan, const model::ModelSpec& spec, int num_ranks) {
-  const int plan_ranks = plan.num_gpus * std::max(plan.num_nodes, 1);
-  PARITY_CHECK_ARG(plan_ranks == num_ranks, "plan: placed for ", plan_ranks, " ranks (", plan.num_gpus,
-                   " GPUs x ", std::max(plan.num_nodes, 1), " nodes); this run has ", num_ranks);
-  PARITY_CHECK_ARG(plan.tables.size() == spec.embedding.tables.size(), "plan: places ", plan.tables.size(),
-                   " tables; the model '", spec.name, "' has ", spec.embedding.tables.size());
-  TablePlacement placement;
-  for (std::size_t t = 0; t < plan.tables.size(); ++t) {
-    const auto& table = plan.tables[t];
-    PARITY_CHECK_ARG(table.table == spec.embedding.tables[t].name, "plan: table ", t, " is '", table.table,
-                     "'; the model's is '", spec.embedding.tables[t].name, "'");
-    if (table.type != plan::ShardingType::kTableWise || table.shards.size() != 1) {
-      return unsupported("plan: table '", table.table, "' is ", plan::sharding_type_name(table.type),
-                         " with ", table.shards.size(), " shard(s); the CPU distributed trainer places whole "
-                         "tables (table_wise) only");
-    }
-    const int rank = table.shards.front().rank;
-    PARITY_CHECK_ARG(rank >= 0 && rank < num_ranks, "plan: table '", table.table, "' is on rank ", rank,
-                     ", outside [0, ", num_ranks, ")");
-    placement.table_owner.push_back(rank);
-  }
-  return placement;
-}
 
 std::string dist_checkpoint_path(const std::string& out_dir, int rank, int num_ranks) {
   return (std::filesystem::path(out_dir) /
@@ -356,7 +387,7 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
   const bool is_root = comm.rank() == 0;
   // Ranks share the machine's cores: one thread each unless told otherwise.
   const detail::ThreadCountScope thread_scope(train.num_threads > 0 ? train.num_threads : 1);
-  if (options.placement.table_owner.empty()) {
+  if (options.placement.table_owner.empty() && options.placement.tables.empty()) {
     PARITY_ASSIGN_OR_RETURN(options.placement, greedy_table_placement(train.spec, comm.size()));
   }
   PARITY_ASSIGN_OR_RETURN(const detail::PreparedData prepared_data, prepare_data_on_all_ranks(comm, train));
@@ -373,7 +404,7 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
     status = detail::check_schema((*train_reader)->schema(), model::dataset_schema(train.spec), prepared->dir);
   }
   DistRun run(options, comm);
-  if (status.is_ok()) status = run.create(options.placement.table_owner);
+  if (status.is_ok()) status = run.create(options.placement);
   PARITY_RETURN_IF_ERROR(agree(comm, status, "setup"));
 
   TrainSummary summary;

@@ -307,9 +307,11 @@ Status DlrmModel::stage_inputs(const data::Batch& batch) {
     }
     PARITY_RETURN_IF_ERROR(input_dense_.copy_from_host(padded_dense_.data(), rows * dense_input_width_ * kFloat));
   }
-  PARITY_RETURN_IF_ERROR(input_indices_.copy_from_host(batch.indices.data(), indices * 8));
-  PARITY_RETURN_IF_ERROR(input_offsets_.copy_from_host(batch.offsets.data(),
-                                                       static_cast<std::int64_t>(batch.offsets.size()) * 8));
+  if (exchange_ == nullptr) {  // else the exchange stages the ids its owned tables need
+    PARITY_RETURN_IF_ERROR(input_indices_.copy_from_host(batch.indices.data(), indices * 8));
+    PARITY_RETURN_IF_ERROR(input_offsets_.copy_from_host(batch.offsets.data(),
+                                                         static_cast<std::int64_t>(batch.offsets.size()) * 8));
+  }
   PARITY_RETURN_IF_ERROR(input_labels_.copy_from_host(batch.labels.data(), rows * kFloat));
   if (input_dense_act_.size_bytes() == 0) return Status::ok();
   PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("bf16 input"));
@@ -341,7 +343,11 @@ Status DlrmModel::forward_staged(std::int64_t batch_size) {
   args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
   args.output = pooled_.data();
   PARITY_RETURN_IF_ERROR(enter(StepPhase::kEmbeddings));
-  PARITY_RETURN_IF_ERROR(embedding::tbe_forward(tbe_problem(batch_size), args, context_));
+  if (exchange_ != nullptr) {
+    PARITY_RETURN_IF_ERROR(exchange_->forward_pooled(batch_size, pooled_.data()));
+  } else {
+    PARITY_RETURN_IF_ERROR(embedding::tbe_forward(tbe_problem(batch_size), args, context_));
+  }
   return forward_dense_blocks(batch_size);
 }
 
@@ -477,8 +483,12 @@ Result<double> DlrmModel::train_step_staged(std::int64_t rows, std::int64_t step
   PARITY_RETURN_IF_ERROR(forward_staged(rows));
   double loss = 0;
   PARITY_RETURN_IF_ERROR(enter(StepPhase::kOther));
-  PARITY_RETURN_IF_ERROR(nn::bce_with_logits(
-      {rows, act_dtype_}, {logits_, input_labels_.as<float>(), &loss, grad_logits_.data()}, context_));
+  if (exchange_ != nullptr) {
+    PARITY_ASSIGN_OR_RETURN(loss, exchange_->loss(rows, logits_, input_labels_.as<float>(), grad_logits_.data()));
+  } else {
+    PARITY_RETURN_IF_ERROR(nn::bce_with_logits(
+        {rows, act_dtype_}, {logits_, input_labels_.as<float>(), &loss, grad_logits_.data()}, context_));
+  }
   PARITY_RETURN_IF_ERROR(backward(rows, step));
   return loss;
 }

@@ -58,6 +58,24 @@ class StepPhaseObserver {
   virtual Status enter(StepPhase phase) = 0;
 };
 
+/// Distributed training (train/gpu_dist_step.cpp): the pooled embeddings come from tables sharded
+/// across ranks, the loss covers the global batch, and the dense gradients are reduced across ranks
+/// before the update. When set on a model, its own TBE (and index staging) is skipped and these run
+/// in its place, in stream order on the model's device.
+class StepExchange {
+ public:
+  virtual ~StepExchange() = default;
+  /// Writes the staged rows' pooled embeddings: pooled is [B][P] in the activation dtype.
+  virtual Status forward_pooled(std::int64_t batch_size, void* pooled) = 0;
+  /// The loss of the step (mean over the global batch) and d loss / d logit of the B local rows.
+  virtual Result<double> loss(std::int64_t batch_size, const void* logits, const float* labels,
+                              void* grad_logits) = 0;
+  /// d loss / d pooled ([B][P], fp32) is final: back to the tables' owners, their fused update.
+  virtual Status backward_pooled(std::int64_t batch_size, const float* grad_pooled, std::int64_t step) = 0;
+  /// The dense gradient (count floats) is final: reduce it across ranks, in place.
+  virtual Status reduce_dense_gradients(float* grads, std::int64_t count) = 0;
+};
+
 class DlrmModel {
  public:
   static Result<DlrmModel> create(const model::ModelSpec& spec, std::int64_t max_batch_size,
@@ -92,6 +110,10 @@ class DlrmModel {
   Status write_parameter_file(const std::string& path) const;
   /// Null (the default) or an observer of the step's phases; not owned.
   void set_phase_observer(StepPhaseObserver* observer) { observer_ = observer; }
+  /// Null (the default: the model's own tables) or the distributed step's exchange; not owned.
+  void set_step_exchange(StepExchange* exchange) { exchange_ = exchange; }
+  DType activation_dtype() const { return act_dtype_; }
+  const ExecutionContext& context() const { return context_; }
   /// Fused dReLU (off by default): ReLU layers feeding another layer write their mask in the
   /// forward epilogue and the next layer's data-gradient GEMM applies it, instead of the separate
   /// ReLU-backward pass. Off is the default because on the H200 the epilogue GEMMs cuBLASLt offers
@@ -154,6 +176,7 @@ class DlrmModel {
   void* logits_ = nullptr;              // on the model's device, act_dtype_
   std::vector<float> host_logits_;      // GPU runs: the last forward()'s logits
   StepPhaseObserver* observer_ = nullptr;
+  StepExchange* exchange_ = nullptr;
 };
 
 }  // namespace parity::train::detail

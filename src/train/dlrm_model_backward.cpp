@@ -81,8 +81,13 @@ Status DlrmModel::backward(std::int64_t batch_size, std::int64_t step) {
   tbe_args.batch = embedding::TbeBatchView{input_indices_.data(), input_offsets_.data(), nullptr};
   tbe_args.grad_output = grad_pooled_.as<float>();
   PARITY_RETURN_IF_ERROR(enter(StepPhase::kEmbeddings));
-  PARITY_RETURN_IF_ERROR(embedding::tbe_backward_fused(tbe_problem(batch_size), tbe_args, context_));
+  if (exchange_ != nullptr) {
+    PARITY_RETURN_IF_ERROR(exchange_->backward_pooled(batch_size, grad_pooled_.as<float>(), step));
+  } else {
+    PARITY_RETURN_IF_ERROR(embedding::tbe_backward_fused(tbe_problem(batch_size), tbe_args, context_));
+  }
   PARITY_RETURN_IF_ERROR(enter(StepPhase::kOther));
+  if (exchange_ != nullptr) PARITY_RETURN_IF_ERROR(exchange_->reduce_dense_gradients(grads(), dense_parameters_));
   return apply_dense_update(step);
 }
 

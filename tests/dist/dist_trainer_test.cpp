@@ -5,9 +5,19 @@
 //  - with C gradient chunks (C a multiple of the rank count), every rank count dividing C sums the
 //    same chunk gradients in the same order, so the world run's losses and NE/AUC equal the
 //    one-rank run's with C chunks bit for bit (no tolerance is needed: the order is fixed);
-//  - a checkpoint set written by the world resumes on one rank with the uninterrupted losses.
+//  - a checkpoint set written by the world resumes on one rank with the uninterrupted losses;
+//  - the same with a plan mixing all four placement types (mixed_placement): the world's losses
+//    still equal the one-rank table-wise run's bit for bit. Column shards sum the same ids per
+//    column; data-parallel replicas run the single-rank backward on the gathered batch; a row
+//    shard's partial sums regroup a bag's sum, which changes no bit for bags of at most 2 ids
+//    (x + 0 = x, and a + b = b + a), so the row-wise tables here are those with 1 or 2 ids per
+//    sample (tiny's 3-id table is column-wise). Its checkpoint set resumes on one rank with
+//    another mixed placement (pieces re-cut on load);
+//  - without gradient chunks, reducing the dense buckets between backward layers (overlapped)
+//    gives the same bits as reducing them after the backward (the same all-reduces).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -44,7 +54,57 @@ struct RunSetup {
   std::int64_t batch = 96;  // divisible by 12 chunks of 8 rows
   int chunks = 12;          // a multiple of 1, 2, 3 and 4 ranks
   std::int64_t steps = 6;
+  train::TablePlacement world_placement;   // empty: greedy table-wise
+  train::TablePlacement resume_placement;  // the one-rank resume's (empty: greedy)
 };
+
+// Shards of `rows` rows over `pieces` row ranges, the k-th on rank ranks[k % ranks.size()].
+train::ShardedTable row_wise(std::int64_t rows, int dim, const std::vector<int>& ranks, int pieces) {
+  train::ShardedTable table{plan::ShardingType::kRowWise, {}};
+  for (int k = 0; k < pieces; ++k) {
+    table.shards.push_back({ranks[static_cast<std::size_t>(k) % ranks.size()], rows * k / pieces,
+                            rows * (k + 1) / pieces, 0, dim});
+  }
+  return table;
+}
+
+train::ShardedTable column_wise(std::int64_t rows, int dim, const std::vector<int>& ranks, int pieces) {
+  train::ShardedTable table{plan::ShardingType::kColumnWise, {}};
+  for (int k = 0; k < pieces; ++k) {
+    table.shards.push_back({ranks[static_cast<std::size_t>(k) % ranks.size()], 0, rows, dim * k / pieces,
+                            dim * (k + 1) / pieces});
+  }
+  return table;
+}
+
+// Table t by t % 4: row-wise (uneven: one more piece than ranks, so a rank holds two), column-wise
+// (4 pieces), data-parallel, table-wise; tables read with more than 2 ids per sample are never
+// row-wise (see the header). Ranks counted down from `first`, so the owners differ from greedy's.
+train::TablePlacement mixed_placement(const model::ModelSpec& spec, int ranks, int first) {
+  train::TablePlacement placement;
+  std::vector<int> order;
+  for (int r = 0; r < ranks; ++r) order.push_back((first - r + 2 * ranks) % ranks);
+  for (std::size_t t = 0; t < spec.embedding.tables.size(); ++t) {
+    const auto& table = spec.embedding.tables[t];
+    std::size_t kind = t % 4;
+    if (kind == 0 && spec.embedding.features[t].ids_per_sample > 2) kind = 1;
+    if (kind == 0) {
+      const auto pieces = static_cast<int>(std::min<std::int64_t>(ranks + 1, table.num_rows));
+      placement.tables.push_back(row_wise(table.num_rows, table.dim, order, pieces));
+    }
+    if (kind == 1) placement.tables.push_back(column_wise(table.num_rows, table.dim, order, 4));
+    if (kind == 2) {
+      train::ShardedTable replicated{plan::ShardingType::kDataParallel, {}};
+      for (int r = 0; r < ranks; ++r) replicated.shards.push_back({r, 0, table.num_rows, 0, table.dim});
+      placement.tables.push_back(replicated);
+    }
+    if (kind == 3) {
+      placement.tables.push_back({plan::ShardingType::kTableWise,
+                                  {{order[t % order.size()], 0, table.num_rows, 0, table.dim}}});
+    }
+  }
+  return placement;
+}
 
 DistTrainOptions options_for(const RunSetup& setup, const std::string& out, std::int64_t steps, int chunks) {
   DistTrainOptions options;
@@ -106,8 +166,9 @@ void check_equivalence(RunSetup setup) {
     ASSERT_TRUE(chunked.is_ok()) << chunked.status().to_string();
     one_rank_chunked = *chunked;
   }
-  auto world_run = train::train_distributed(options_for(setup, setup.dir + "/world", setup.steps, setup.chunks),
-                                            world());
+  auto world_options = options_for(setup, setup.dir + "/world", setup.steps, setup.chunks);
+  world_options.placement = setup.world_placement;
+  auto world_run = train::train_distributed(world_options, world());
   ASSERT_TRUE(world_run.is_ok()) << world_run.status().to_string();
   if (world().rank() == 0) {
     expect_same_bits(world_run->step_losses, one_rank_chunked.step_losses, "world vs 1 rank, same chunks");
@@ -120,6 +181,7 @@ void check_equivalence(RunSetup setup) {
     ASSERT_TRUE(longer.is_ok()) << longer.status().to_string();
     auto resumed_options = options_for(setup, setup.dir + "/world", setup.steps + 3, setup.chunks);
     resumed_options.train.resume = train::ResumeMode::kFromLatestCheckpoint;
+    resumed_options.placement = setup.resume_placement;
     auto resumed = run_on_one_rank(resumed_options);
     ASSERT_TRUE(resumed.is_ok()) << resumed.status().to_string();
     EXPECT_EQ(resumed->resumed_from_step, setup.steps);
@@ -131,6 +193,19 @@ void check_equivalence(RunSetup setup) {
 
 class TrainDist : public DistTest {};
 
+// dlrm-kaggle's dense part (2.7M parameters) with its 26 tables capped at 1000 rows.
+RunSetup scaled_down_kaggle() {
+  RunSetup setup;
+  auto spec = model::preset("dlrm-kaggle");
+  EXPECT_TRUE(spec.is_ok());
+  model::cap_table_rows(*spec, 1000);
+  setup.spec = *spec;
+  setup.batch = 64;
+  setup.chunks = 4;
+  setup.steps = 3;
+  return setup;
+}
+
 TEST_F(TrainDist, TinyOnAllRanksEqualsOneRankBitForBit) {
   RunSetup setup;
   auto spec = model::preset("tiny");
@@ -139,18 +214,85 @@ TEST_F(TrainDist, TinyOnAllRanksEqualsOneRankBitForBit) {
   check_equivalence(setup);
 }
 
-// dlrm-kaggle's dense part (2.7M parameters) with its 26 tables capped at 1000 rows.
 TEST_F(TrainDist, ScaledDownKaggleOnAllRanksEqualsOneRankBitForBit) {
   if (4 % world().size() != 0) GTEST_SKIP() << "4 gradient chunks need a rank count dividing 4";
-  RunSetup setup;
-  auto spec = model::preset("dlrm-kaggle");
-  ASSERT_TRUE(spec.is_ok());
-  model::cap_table_rows(*spec, 1000);
-  setup.spec = *spec;
-  setup.batch = 64;
-  setup.chunks = 4;
-  setup.steps = 3;
+  RunSetup setup = scaled_down_kaggle();
   check_equivalence(setup);
+}
+
+// tiny's tables with element-wise Adagrad (column shards cannot keep row-wise Adagrad's per-row
+// mean over all columns; the placement refuses it).
+TEST_F(TrainDist, TinyWithEveryPlacementTypeEqualsOneRankBitForBit) {
+  RunSetup setup;
+  auto spec = model::preset("tiny");
+  ASSERT_TRUE(spec.is_ok());
+  spec->embedding.optimizer.kind = embedding::OptimizerKind::kAdagrad;
+  setup.spec = *spec;
+  setup.world_placement = mixed_placement(setup.spec, world().size(), world().size() - 1);
+  setup.resume_placement = mixed_placement(setup.spec, 1, 0);
+  check_equivalence(setup);
+}
+
+// The same with mean pooling: shards pool sums; the sample's rank scales each bag by 1 / L (and
+// the gradient likewise), the single-rank TBE's own expressions.
+TEST_F(TrainDist, TinyMeanPoolingWithEveryPlacementTypeEqualsOneRankBitForBit) {
+  RunSetup setup;
+  auto spec = model::preset("tiny");
+  ASSERT_TRUE(spec.is_ok());
+  spec->embedding.optimizer.kind = embedding::OptimizerKind::kAdagrad;
+  spec->embedding.pooling = embedding::PoolingMode::kMean;
+  setup.spec = *spec;
+  setup.steps = 4;
+  setup.world_placement = mixed_placement(setup.spec, world().size(), 0);
+  setup.resume_placement = mixed_placement(setup.spec, 1, 0);
+  check_equivalence(setup);
+}
+
+// tiny as it is (row-wise Adagrad): row-wise, data-parallel and table-wise tables.
+TEST_F(TrainDist, TinyRowwiseAdagradRowShardsEqualOneRankBitForBit) {
+  RunSetup setup;
+  auto spec = model::preset("tiny");
+  ASSERT_TRUE(spec.is_ok());
+  setup.spec = *spec;
+  setup.steps = 4;
+  setup.world_placement = mixed_placement(setup.spec, world().size(), 1);
+  for (std::size_t t = 1; t < setup.world_placement.tables.size(); t += 4) {  // no column shards
+    const auto& table = setup.spec.embedding.tables[t];
+    setup.world_placement.tables[t] = row_wise(table.num_rows, table.dim, {0, 1}, 2);
+  }
+  setup.world_placement.tables[5] = {plan::ShardingType::kTableWise, {{0, 0, 3000, 0, 16}}};  // 3 ids per sample
+  check_equivalence(setup);
+}
+
+TEST_F(TrainDist, ScaledDownKaggleWithEveryPlacementTypeEqualsOneRankBitForBit) {
+  if (4 % world().size() != 0) GTEST_SKIP() << "4 gradient chunks need a rank count dividing 4";
+  RunSetup setup = scaled_down_kaggle();
+  setup.world_placement = mixed_placement(setup.spec, world().size(), 0);
+  setup.resume_placement = mixed_placement(setup.spec, 1, 0);
+  check_equivalence(setup);
+}
+
+// Without gradient chunks (the fast mode), overlapping the bucket all-reduces with the backward
+// changes no bit: the buckets and their all-reduces are the same, only issued earlier.
+TEST_F(TrainDist, OverlappedDenseReductionEqualsReductionAfterBackward) {
+  RunSetup setup = scaled_down_kaggle();  // 2.7M dense parameters: 3 buckets of 4 MiB
+  setup.batch = 48;
+  setup.dir = shared_temp_dir();
+  ASSERT_FALSE(setup.dir.empty());
+  generate(setup);
+  std::vector<std::vector<double>> losses;
+  for (const auto mode : {DistTrainOptions::DenseReduction::kOverlapped, DistTrainOptions::DenseReduction::kAfterBackward}) {
+    auto options = options_for(setup, setup.dir + "/mode" + std::to_string(losses.size()), 3, 0);
+    options.train.determinism = train::Determinism::kDefault;
+    options.dense_reduction = mode;
+    options.placement = mixed_placement(setup.spec, world().size(), 0);
+    auto run = train::train_distributed(options, world());
+    ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+    losses.push_back(run->step_losses);
+  }
+  expect_same_bits(losses[0], losses[1], "overlapped vs after the backward");
+  ASSERT_TRUE(world().barrier().is_ok());
+  if (world().rank() == 0) fs::remove_all(setup.dir);
 }
 
 }  // namespace

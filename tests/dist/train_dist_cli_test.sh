@@ -6,7 +6,11 @@
 #     round-trip precision);
 #  3. a bad flag (--gradient-chunks 5 on 4 ranks) exits 2 naming it;
 #  4. a table-wise plan from `parity plan --gpus 4` places the tables of a 4-rank run, and a
-#     2-rank run refuses it naming the rank counts.
+#     2-rank run refuses it naming the rank counts;
+#  5. re-sharding with mixed placements: a model whose bags have at most 2 ids (so row shards'
+#     partial sums change no bit, docs/training.md), planned row-wise + data-parallel for 4 ranks
+#     and for 2 (other shards, other replicated tables): 4 steps on 4 ranks resumed to 8 on 2
+#     give the uninterrupted 4-rank run's losses bit for bit.
 # Usage: train_dist_cli_test.sh MPIEXEC PARITY_BINARY
 set -u
 mpiexec=$1
@@ -16,7 +20,7 @@ trap 'rm -rf "$dir"' EXIT
 run() {  # ranks, out dir, extra flags...
   local ranks=$1 out=$2
   shift 2
-  timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np "$ranks" "$parity" train --model tiny \
+  timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np "$ranks" "$parity" train --model "${model:-tiny}" \
     --batch 96 --distributed --deterministic --gradient-chunks 12 --eval-samples 500 --out "$out" "$@"
 }
 losses() { sed -n '/"step_losses": \[/,/\]/p' "$1/summary.json" | grep -v step_losses | tr -d ' ,]'; }
@@ -58,5 +62,33 @@ for ranks in 4 2; do
     cat "$dir/log"; echo "FAIL: a 4-rank plan on 2 ranks: exit $code (expected 2 naming the rank counts)"; fail=1
   fi
 done
+cat >"$dir/mixed.json" <<'EOF'
+{"name": "mixed", "dense_features": 13, "bottom_mlp": [32, 16], "top_mlp": [64, 32, 1], "interaction": {"kind": "dot"},
+ "embedding": {"tables": [{"name": "C1", "rows": 1000, "dim": 16}, {"name": "C2", "rows": 500, "dim": 16, "ids_per_sample": 2},
+   {"name": "C3", "rows": 2000, "dim": 16, "ids_per_sample": 2}, {"name": "C4", "rows": 100, "dim": 16},
+   {"name": "C5", "rows": 40, "dim": 16}, {"name": "C6", "rows": 3000, "dim": 16}],
+   "optimizer": {"kind": "rowwise_adagrad", "lr": 0.05}}}
+EOF
+for ranks in 4 2; do
+  "$parity" plan --model "$dir/mixed.json" --gpus "$ranks" --batch 96 --sharding row_wise,data_parallel --hw H100 \
+    --out "$dir/mixed_plan$ranks" >"$dir/log" 2>&1 || { cat "$dir/log"; echo "FAIL: parity plan (mixed, $ranks)"; fail=1; }
+done
+grep -q '"data_parallel"' "$dir/mixed_plan4/plan.json" && grep -q '"row_wise"' "$dir/mixed_plan4/plan.json" ||
+  { echo "FAIL: the 4-rank plan is not row-wise + data-parallel"; fail=1; }
+mixed() {  # ranks, out dir, extra flags...
+  local ranks=$1 out=$2
+  shift 2
+  model="$dir/mixed.json" run "$ranks" "$out" --plan "$dir/mixed_plan$ranks/plan.json" "$@"
+}
+mixed 4 "$dir/mixed_full" --synthetic 4000 --steps 8 >"$dir/log" 2>&1 || { cat "$dir/log"; echo "FAIL: mixed reference run"; fail=1; }
+mixed 4 "$dir/mixed_split" --data "$dir/mixed_full/data" --steps 4 >"$dir/log" 2>&1 || { cat "$dir/log"; echo "FAIL: mixed 4-step run"; fail=1; }
+if mixed 2 "$dir/mixed_split" --data "$dir/mixed_full/data" --steps 8 --resume >"$dir/log" 2>&1 &&
+   grep -q "resumed from the checkpoint at step 4" "$dir/log" &&
+   [ -n "$(losses "$dir/mixed_full")" ] && [ "$(losses "$dir/mixed_split")" = "$(losses "$dir/mixed_full")" ]; then
+  echo "resumed mixed placements 4 -> 2 ranks: the 8 losses equal the uninterrupted run's bit for bit"
+else
+  cat "$dir/log"; echo "FAIL: resuming the mixed 4-rank set on 2 ranks with another mixed plan:"
+  paste <(losses "$dir/mixed_split") <(losses "$dir/mixed_full"); fail=1
+fi
 [ "$fail" -eq 0 ] && echo "PASS"
 exit "$fail"

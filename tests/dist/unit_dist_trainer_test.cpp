@@ -71,12 +71,54 @@ TEST(DistPlacement, FromPlanTakesTableWiseOwnersAndNamesWhatItCannotRun) {
   ASSERT_FALSE(wrong_ranks.is_ok());
   EXPECT_NE(wrong_ranks.status().message().find("placed for 2 ranks"), std::string::npos);
 
+  // Row-wise over both ranks is run; column-wise with tiny's row-wise Adagrad is refused naming
+  // the table and the reason; shards that do not tile the rows name the shard.
   auto row_wise = plan;
   row_wise.tables[1].type = plan::ShardingType::kRowWise;
-  auto refused = placement_from_plan(row_wise, spec, 2);
+  row_wise.tables[1].shards = {{1, 0, 200, 0, 16}, {0, 200, 500, 0, 16}};
+  auto accepted = placement_from_plan(row_wise, spec, 2);
+  ASSERT_TRUE(accepted.is_ok()) << accepted.status().to_string();
+  EXPECT_TRUE(accepted->table_owner.empty());
+  ASSERT_EQ(accepted->tables.size(), spec.embedding.tables.size());
+  EXPECT_EQ(accepted->tables[1].shards.size(), 2u);
+
+  auto gap = row_wise;
+  gap.tables[1].shards[1].row_begin = 250;
+  auto gap_refused = placement_from_plan(gap, spec, 2);
+  ASSERT_FALSE(gap_refused.is_ok());
+  EXPECT_NE(gap_refused.status().message().find("table 'C2' (row_wise): shard 1"), std::string::npos)
+      << gap_refused.status().to_string();
+
+  auto column_wise = plan;
+  column_wise.tables[2].type = plan::ShardingType::kColumnWise;
+  column_wise.tables[2].shards = {{0, 0, 2000, 0, 8}, {1, 0, 2000, 8, 16}};
+  auto refused = placement_from_plan(column_wise, spec, 2);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(refused.status().message().find("row_wise"), std::string::npos) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("table 'C3' (column_wise)"), std::string::npos) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("row-wise Adagrad"), std::string::npos);
+  auto sgd_spec = spec;
+  sgd_spec.embedding.optimizer.kind = embedding::OptimizerKind::kSgd;
+  EXPECT_TRUE(placement_from_plan(column_wise, sgd_spec, 2).is_ok());
+  column_wise.tables[2].shards = {{0, 0, 2000, 0, 6}, {1, 0, 2000, 6, 16}};
+  auto narrow = placement_from_plan(column_wise, sgd_spec, 2);
+  ASSERT_FALSE(narrow.is_ok());
+  EXPECT_NE(narrow.status().message().find("6 columns are not a multiple of 4"), std::string::npos)
+      << narrow.status().to_string();
+
+  auto mean_spec = spec;  // the mean is taken at the sample's rank
+  mean_spec.embedding.pooling = embedding::PoolingMode::kMean;
+  EXPECT_TRUE(placement_from_plan(row_wise, mean_spec, 2).is_ok());
+
+  auto replicated = plan;
+  replicated.tables[3].type = plan::ShardingType::kDataParallel;
+  replicated.tables[3].shards = {{0, 0, 100, 0, 16}, {0, 0, 100, 0, 16}};
+  auto twice = placement_from_plan(replicated, spec, 2);
+  ASSERT_FALSE(twice.is_ok());
+  EXPECT_NE(twice.status().message().find("one replica on each of the 2 ranks"), std::string::npos)
+      << twice.status().to_string();
+  replicated.tables[3].shards[1].rank = 1;
+  EXPECT_TRUE(placement_from_plan(replicated, spec, 2).is_ok());
 
   auto renamed = plan;
   renamed.tables[0].table = "other";

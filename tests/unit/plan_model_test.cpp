@@ -67,7 +67,11 @@ TEST(PlanMemory, CheckpointingSavesNoMemoryInThisTrainer) {
   ASSERT_TRUE(without.is_ok() && with.is_ok());
   EXPECT_EQ(with->shared_memory, without->shared_memory);
   EXPECT_EQ(without->dense_time.recompute_us, 0.0);
-  EXPECT_DOUBLE_EQ(with->dense_time.recompute_us, with->dense_time.dense_forward_us);
+  // The recompute is the dense forward without the loss (forward_dense_blocks).
+  EXPECT_DOUBLE_EQ(with->dense_time.recompute_us, with->dense_time.dense_forward_us - with->loss_us);
+  EXPECT_GT(with->loss_us, 0.0);
+  EXPECT_DOUBLE_EQ(with->mlp_us + with->interaction_us + with->loss_us,
+                   with->dense_time.dense_forward_us + with->dense_time.dense_backward_us + with->dense_time.recompute_us);
   // bf16 activations are smaller than fp32 ones, but not half: the pooled gradient stays fp32.
   const PlannerModel model = hand_model();
   EXPECT_LT(activation_bytes_per_sample(model, Precision::kBf16), activation_bytes_per_sample(model, Precision::kTf32));

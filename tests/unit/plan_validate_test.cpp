@@ -2,6 +2,8 @@
 // the configuration parser's errors, the default GPU list's coverage, and a CPU run of the driver.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "parity/plan/validate.hpp"
@@ -30,6 +32,59 @@ TEST(PlanValidate, ParsesConfigurationsStrictly) {
     const auto parsed = parse_validation_configs(bad);
     EXPECT_FALSE(parsed.is_ok()) << bad;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(PlanValidate, ParsesTheOptionalOptimizer) {
+  const auto configs = parse_validation_configs("dlrm-kaggle:8192:bf16:full:adam,dlrm-v2:8192:tf32:none:sgd");
+  ASSERT_TRUE(configs.is_ok()) << configs.status().to_string();
+  EXPECT_EQ((*configs)[0].label(), "dlrm-kaggle 8192 bf16 full adam");
+  model::ModelSpec spec = model::preset("dlrm-v2").value();
+  ASSERT_TRUE(apply_validation_optimizer((*configs)[1], spec).is_ok());
+  EXPECT_EQ(spec.dense_optimizer.kind, model::DenseOptimizerKind::kSgd);
+  EXPECT_EQ(spec.embedding.optimizer.kind, embedding::OptimizerKind::kSgd);
+  ValidationConfig adagrad = (*configs)[1];
+  adagrad.optimizer = "adagrad";  // row-wise for the tables, as `parity bench train --optimizer`
+  ASSERT_TRUE(apply_validation_optimizer(adagrad, spec).is_ok());
+  EXPECT_EQ(spec.embedding.optimizer.kind, embedding::OptimizerKind::kRowwiseAdagrad);
+  const auto bad = parse_validation_configs("tiny:512:fp32:none:lamb");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("'lamb'"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(parse_validation_configs("tiny:512:fp32:none:sgd:extra").is_ok());
+}
+
+TEST(PlanValidate, ReadsASetFileAndNamesTheBadLine) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "parity_plan_validate_set_test";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path good = dir / "good.txt", bad = dir / "bad.txt";
+  std::ofstream(good) << "# a comment\n\n  tiny:256:fp32:none   # trailing\ntiny:512:tf32:full:adam\n";
+  std::ofstream(bad) << "tiny:256:fp32:none\ntiny:256x:fp32:none\n";
+  const auto configs = read_validation_configs_file(good);
+  ASSERT_TRUE(configs.is_ok()) << configs.status().to_string();
+  ASSERT_EQ(configs->size(), 2u);
+  EXPECT_EQ((*configs)[1].label(), "tiny 512 tf32 full adam");
+  const auto failed = read_validation_configs_file(bad);
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_NE(failed.status().message().find("bad.txt:2"), std::string::npos) << failed.status().message();
+  EXPECT_EQ(read_validation_configs_file(dir / "missing.txt").status().code(), StatusCode::kIoError);
+  std::filesystem::remove_all(dir);
+}
+
+// The committed held-out set (bench/plan/validation_set_1.txt, scripts/plan_validation_set.py) parses,
+// has >= 10 configurations and shares none (model, batch, precision, checkpointing) with the
+// development list the model was examined against.
+TEST(PlanValidate, HeldOutSetIsDisjointFromTheDevelopmentList) {
+  const auto configs = read_validation_configs_file(std::filesystem::path(PARITY_SOURCE_DIR) /
+                                                    "bench/plan/validation_set_1.txt");
+  ASSERT_TRUE(configs.is_ok()) << configs.status().to_string();
+  EXPECT_GE(configs->size(), 10u);
+  std::set<std::string> development;
+  for (const ValidationConfig& config : default_validation_configs(DeviceKind::kGpu)) {
+    development.insert(config.label());
+  }
+  for (ValidationConfig config : *configs) {
+    config.optimizer.clear();
+    EXPECT_EQ(development.count(config.label()), 0u) << config.label();
   }
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cmd_bench_train_comm.hpp"
 #include "commands.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/embedding/tbe.hpp"
@@ -27,6 +28,8 @@ struct BenchTrainArgs {
   bool fused_drelu = false;
   std::string seed = "1";
   std::string out;
+  std::string comm;  // empty: the single-process benchmark
+  int rounds = 5;
 };
 
 Status run_bench_train(const BenchTrainArgs& args) {
@@ -55,6 +58,7 @@ Status run_bench_train(const BenchTrainArgs& args) {
   options.timed_steps = args.steps;
   options.breakdown_steps = args.breakdown_steps;
   options.fused_drelu = args.fused_drelu;
+  if (!args.comm.empty()) return run_bench_train_comm(spec, options, args.comm, args.rounds, args.out);
   PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
   std::printf("bench train: %s %s on %s, batch %lld: %.3f ms/step, %.3f M samples/s (batch resident); "
               "%.3f ms/step, %.3f M samples/s (staged from the host); loss %.4f -> %.4f; device memory in use %.2f GiB\n",
@@ -104,6 +108,11 @@ void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
                 "instead of a separate pass");
   cmd->add_option("--seed", args->seed, "initialisation and batch seed")->capture_default_str();
   cmd->add_option("--out", args->out, "write the results JSON to FILE");
+  cmd->add_option("--comm", args->comm,
+                  "nccl or local: the distributed step on this communicator's ranks against the single-process "
+                  "step (one rank), alternating rounds");
+  cmd->add_option("--rounds", args->rounds, "--comm: alternating rounds the timed steps are split into")
+      ->capture_default_str();
   cmd->callback([args, &outcome] { outcome.status = run_bench_train(*args); });
 }
 

@@ -15,10 +15,12 @@ struct ValidateArgs {
   std::string device = "gpu";
   std::string hw = "h200";
   std::string configs;  // empty: the default list for the device
+  std::string configs_file;
   int warmup = 3;
   int steps = 10;
   std::string out;
   std::string data_dir;
+  bool predict_only = false;
 };
 
 Status run_validate(const ValidateArgs& args) {
@@ -27,13 +29,20 @@ Status run_validate(const ValidateArgs& args) {
   options.hardware = args.hw;
   options.warmup_steps = args.warmup;
   options.timed_steps = args.steps;
+  options.predict_only = args.predict_only;
   if (!args.data_dir.empty()) options.data_dir = std::filesystem::path(args.data_dir);
   PARITY_RETURN_IF_ERROR(options.validate());
   std::vector<plan::ValidationConfig> configs = plan::default_validation_configs(options.device);
+  if (!args.configs.empty() && !args.configs_file.empty()) {
+    return invalid_argument("--configs and --configs-file: give one of the two");
+  }
   if (!args.configs.empty()) {
     PARITY_ASSIGN_OR_RETURN(configs, plan::parse_validation_configs(args.configs));
   }
-  if (options.device == DeviceKind::kGpu) {
+  if (!args.configs_file.empty()) {
+    PARITY_ASSIGN_OR_RETURN(configs, plan::read_validation_configs_file(args.configs_file));
+  }
+  if (options.device == DeviceKind::kGpu && !options.predict_only) {
     const Status device = require_cuda_device("plan validate");
     if (!device.is_ok()) {
       return unsupported(device.message(), "; `parity plan validate --device cpu` runs the CPU trainer on "
@@ -57,11 +66,14 @@ void add_plan_validate_command(CLI::App& plan, Outcome& outcome) {
   cmd->add_option("--device", args->device, "gpu (default; needs a CUDA device) or cpu (tiny configurations)");
   cmd->add_option("--hw", args->hw, "catalogue GPU the planner predicts for (default h200)");
   cmd->add_option("--configs", args->configs,
-                  "MODEL:BATCH:PRECISION:CHECKPOINTING[,...] (default: the device's list)");
+                  "MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER][,...] (default: the device's list)");
+  cmd->add_option("--configs-file", args->configs_file,
+                  "a validation-set file, one configuration per line (e.g. bench/plan/validation_set_1.txt)");
   cmd->add_option("--warmup", args->warmup, "warm-up steps per configuration (default 3)");
   cmd->add_option("--steps", args->steps, "timed steps per configuration (default 10)");
   cmd->add_option("--out", args->out, "write the results JSON here");
   cmd->add_option("--data-dir", args->data_dir, "folder with hardware/ and calibration/");
+  cmd->add_flag("--predict-only", args->predict_only, "print the planner's predictions (and phases) without running the trainer");
   cmd->callback([args, &outcome] { outcome.status = run_validate(*args); });
 }
 

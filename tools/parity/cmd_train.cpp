@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cmd_train_dist.hpp"
+#include "cmd_train_nccl.hpp"
 #include "commands.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/model/spec.hpp"
@@ -23,6 +24,7 @@ struct TrainFlags {
   bool resume = false;
   bool deterministic = false;
   bool distributed = false;
+  std::string backend = "mpi";  // --distributed: mpi (CPU ranks), nccl (GPU ranks), local
   DistributedTrainFlags dist;
 };
 
@@ -139,13 +141,16 @@ Status run_train(const TrainFlags& flags) {
   PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, options_from_flags(flags));
   auto printer = std::make_shared<ProgressPrinter>();
   options.on_progress = [printer](const train::TrainProgress& progress) { (*printer)(progress); };
+  PARITY_CHECK_ARG(flags.distributed || flags.backend == "mpi", "--backend: only with --distributed");
   if (flags.distributed) {
     DistributedTrainFlags dist = flags.dist;
     dist.plan = flags.plan;
-    return run_distributed_train(options, dist, [printer](const train::TrainSummary& summary) {
+    const auto done = [printer](const train::TrainSummary& summary) {
       printer->end_bar();
       print_summary(summary);
-    });
+    };
+    if (flags.backend != "mpi") return run_gpu_distributed_train(options, dist, flags.backend, done);
+    return run_distributed_train(options, dist, done);
   }
   std::printf("train: model %s (%lld dense parameters, %lld embedding rows), batch %lld, device %s\n",
               options.spec.name.c_str(), static_cast<long long>(options.spec.dense_parameter_count()),
@@ -189,6 +194,10 @@ void add_train_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic; 1 per rank when distributed)")
       ->capture_default_str();
   cmd->add_flag("--distributed", flags->distributed, "train on the ranks of mpirun (CPU, MPI)");
+  cmd->add_option("--backend", flags->backend,
+                  "distributed: mpi (CPU ranks), nccl (one GPU per rank, --device cuda) or local (one CPU rank, "
+                  "the GPU path's code)")
+      ->capture_default_str();
   cmd->add_option("--gradient-chunks", flags->dist.gradient_chunks,
                   "distributed: dense gradient chunks of the batch, a multiple of the ranks (0: one per rank)")
       ->capture_default_str();

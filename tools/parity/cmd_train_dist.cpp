@@ -43,9 +43,10 @@ Status run_distributed_train(train::TrainOptions options, const DistributedTrain
   if (!is_root) options.on_progress = nullptr;
   dist.train = options;
   if (is_root) {
-    // Only the plan's placement is applied: batch and precision come from the flags and the spec.
+    // Only the plan's placement (all four types) is applied: batch and precision come from the
+    // flags and the spec.
     std::printf("distributed: %d ranks over MPI, placement %s, gradient chunks %s\n", world->size(),
-                flags.plan.empty() ? "greedy table-wise by bytes" : (flags.plan + " (its tables only)").c_str(),
+                flags.plan.empty() ? "greedy table-wise by bytes" : (flags.plan + " (its table placement only)").c_str(),
                 chunks == 0 ? "one per rank" : std::to_string(chunks).c_str());
     std::fflush(stdout);
   }

@@ -40,6 +40,18 @@ Status interaction_dot_forward(const InteractionShape& shape, const void* bottom
 Status interaction_dot_backward(const InteractionShape& shape, const void* bottom, const void* embeddings,
                                 const void* grad_output, void* grad_bottom, float* grad_embeddings,
                                 StreamHandle stream = nullptr);
+// The fast kernels, same arguments and results. Forward: 4x4 blocks of the per-sample Gram matrix
+// in registers from shared memory, several samples per block (needs dim % 4 == 0). Backward: each
+// thread holds two columns of a sample's vectors in registers (needs an even dim and at most 32
+// vectors). *_supported says why a shape is refused. Inputs not aligned to 4 (forward) or 2
+// (backward) elements run the general kernels above.
+Status interaction_gram_tiles_supported(const InteractionShape& shape);
+Status interaction_dot_forward_gram_tiles(const InteractionShape& shape, const void* bottom, const void* embeddings,
+                                          void* output, StreamHandle stream = nullptr);
+Status interaction_register_columns_supported(const InteractionShape& shape);
+Status interaction_dot_backward_register_columns(const InteractionShape& shape, const void* bottom,
+                                                 const void* embeddings, const void* grad_output, void* grad_bottom,
+                                                 float* grad_embeddings, StreamHandle stream = nullptr);
 
 // BCE with logits, mean over the batch. logits: `logit_dtype`, labels fp32 (0/1).
 // loss_sum: one fp32 on the device, the SUM of per-sample losses (deterministic two-pass

@@ -28,6 +28,21 @@ struct PlannerCalibration {
   // Sustained fraction of the catalogue HBM bandwidth, per TBE byte model pass.
   CalibratedValue tbe_forward_efficiency{0.7, false, "default"};
   CalibratedValue tbe_backward_efficiency{0.7, false, "default"};
+  // Costs of the trainer's TBE kernels beyond their bytes: per bag in the forward (the
+  // group-per-bag kernel's bag set-up), and per pass the fixed cost of its kernels (the forward's
+  // launch; the backward's linearise, radix-sort passes, chunk and combine kernels).
+  CalibratedValue tbe_forward_bag_ns{0.0, false, "default"};
+  CalibratedValue tbe_forward_fixed_us{5.0, false, "default"};
+  CalibratedValue tbe_backward_fixed_us{15.0, false, "default"};
+  // The dot interaction's kernels: sustained fraction of HBM bandwidth on their traffic counted
+  // in fp32 elements (the kernels stage every operand as fp32 in shared memory).
+  CalibratedValue interaction_efficiency{0.5, false, "default"};
+  // A weight-gradient GEMM with the bias-gradient epilogue: fixed cost beyond the plain GEMM and
+  // the second read of the gradient (its column sums).
+  CalibratedValue bias_gradient_fixed_us{0.0, false, "default"};
+  // The trainer's TF32 GEMMs' time over the GEMM model's prediction (the model's scalars are
+  // calibrated on bf16 GEMMs only; TF32 kernels stage 4-byte operands and run below its rate).
+  CalibratedValue tf32_gemm_time_factor{1.0, false, "default"};
   CalibratedValue elementwise_efficiency{0.8, false, "default"};  // fused element-wise kernels
   CalibratedValue kernel_launch_us{5.0, false, "default"};        // per non-GEMM kernel
   // Achievable fraction of the per-link / per-NIC peak for bulk transfers.

@@ -81,7 +81,21 @@ struct ConfigCosts {
   double comm_bytes_per_elem = 4;
   double table_bytes_per_elem = 4;
   int max_table_dim = 0;          // sizes the TBE backward workspace's chunk partials
+  int sort_passes = 1;            // the TBE backward's radix-sort passes (tbe_sort_passes)
+  // Where the dense time goes, as the trainer's step benchmark splits it: the MLP GEMMs with their
+  // element-wise passes, the interaction (dot kernels or the cross network), each with its
+  // recompute under checkpointing; the loss.
+  double mlp_us = 0;
+  double interaction_us = 0;
+  double loss_us = 0;
 };
+// Passes of the TBE backward's LSD radix sort over a rank's keys: the row bits of every table's
+// rows (an upper bound for a shard) in digits of at most 9 bits.
+int tbe_sort_passes(const PlannerModel& model);
+// Bytes per lookup the TBE backward's sort moves beyond the byte model: the linearised 8-byte key
+// written, then per pass read twice (histogram, scatter) and written once, then read by the
+// chunk kernel.
+double tbe_sort_bytes_per_lookup(int passes);
 Result<ConfigCosts> config_costs(const Machine& machine, const PlannerModel& model,
                                  const PlannerCalibration& calibration, GemmPricer& pricer,
                                  const TrainConfig& config);

@@ -14,6 +14,7 @@
 
 #include "parity/core/op.hpp"
 #include "parity/core/status.hpp"
+#include "parity/model/spec.hpp"
 #include "parity/plan/inputs.hpp"
 
 namespace parity::plan {
@@ -23,14 +24,22 @@ struct ValidationConfig {
   std::int64_t batch = 0;
   Precision precision = Precision::kBf16;
   Checkpointing checkpointing = Checkpointing::kNone;
-  std::string label() const;  // "dlrm-kaggle 65536 bf16 none"
+  // Empty: the spec's optimisers. "sgd", "adagrad" (row-wise for the tables) or "adam": the dense
+  // optimiser and the tables' alike, as `parity bench train --optimizer`.
+  std::string optimizer;
+  std::string label() const;  // "dlrm-kaggle 65536 bf16 none" (+ " adam" when set)
 };
 
 // GPU: >= 8 configurations over dlrm-kaggle and dlrm-v2, several batches, the three precisions
 // and both checkpointing policies (about 4 minutes on an H200). CPU: tiny-sized ones (seconds).
 std::vector<ValidationConfig> default_validation_configs(DeviceKind device);
-// "MODEL:BATCH:PRECISION:CHECKPOINTING[,...]", e.g. "dlrm-kaggle:65536:bf16:none".
+// "MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER][,...]", e.g. "dlrm-kaggle:65536:bf16:none".
 Result<std::vector<ValidationConfig>> parse_validation_configs(std::string_view text);
+// A validation-set file: one MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] per line; blank
+// lines and '#' comments are skipped; errors name the file and the line.
+Result<std::vector<ValidationConfig>> read_validation_configs_file(const std::filesystem::path& path);
+// Applies config.optimizer (when set) to `spec`; an unknown name is an error naming it.
+Status apply_validation_optimizer(const ValidationConfig& config, model::ModelSpec& spec);
 
 struct ValidationOptions {
   DeviceKind device = DeviceKind::kGpu;
@@ -39,6 +48,7 @@ struct ValidationOptions {
   int warmup_steps = 3;
   int timed_steps = 10;
   std::uint64_t seed = 1;
+  bool predict_only = false;  // the planner's rows without running the trainer (no device needed)
   Status validate() const;
 };
 
@@ -54,13 +64,14 @@ struct ValidationRow {
   // The trainer's own buffers: the planner's breakdown without workspaces and reserves vs
   // DlrmModel's allocations.
   double predicted_buffer_bytes = 0, measured_buffer_bytes = 0;
-  // Where the step goes, predicted vs measured (the step benchmark's instrumented steps):
-  // embeddings (TBE forward + backward with the fused update), dense (MLP and interaction GEMMs,
-  // element-wise, recompute), other (loss, dense optimiser, host overhead).
-  static constexpr int kPhases = 3;
-  static constexpr const char* kPhaseNames[kPhases] = {"embeddings", "dense", "other"};
-  double predicted_phase_ms[kPhases] = {0, 0, 0};
-  double measured_phase_ms[kPhases] = {0, 0, 0};
+  // Where the step goes, predicted vs measured (the step benchmark's instrumented steps, its
+  // phase names): embeddings (TBE forward + backward with the fused update), gemms (the MLPs'
+  // GEMMs and element-wise passes, the loss), interaction (dot kernels or the cross network),
+  // each with its recompute under checkpointing; other (dense optimiser, host overhead).
+  static constexpr int kPhases = 4;
+  static constexpr const char* kPhaseNames[kPhases] = {"embeddings", "gemms", "interaction", "other"};
+  double predicted_phase_ms[kPhases] = {0, 0, 0, 0};
+  double measured_phase_ms[kPhases] = {0, 0, 0, 0};
   double step_error() const;    // (predicted - measured) / measured
   double memory_error() const;  // of the peak
   double buffer_error() const;

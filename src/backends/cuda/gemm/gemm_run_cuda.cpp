@@ -368,7 +368,9 @@ Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options) {
   std::lock_guard<std::mutex> lock(state.mutex);  // the provider and selectors are not thread-safe
   if (!options.forced_configuration.empty()) {
     PARITY_ASSIGN_OR_RETURN(chosen_, forced(state, options.forced_configuration));
-  } else if (types.compute == CUBLAS_COMPUTE_32F) {
+  } else if (p_.shape.a_dtype == DType::kF32 && types.compute == CUBLAS_COMPUTE_32F) {
+    // 16-bit inputs also compute in CUBLAS_COMPUTE_32F: only fp32 data without TF32 (the
+    // SIMT kernels) is outside the model.
     PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("fp32 without TF32 is outside the model"));
   } else {
     auto selected = select_with_model(state, options);

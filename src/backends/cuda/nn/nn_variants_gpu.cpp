@@ -206,6 +206,35 @@ class DotInteractionBackwardGpu final : public DotInteractionBackwardVariant {
   }
 };
 
+class DotInteractionForwardGramTiles final : public DotInteractionForwardVariant {
+ public:
+  std::string_view name() const override { return "dot_interaction_forward_gpu_gram_tiles"; }
+  Status can_implement(const DotInteractionProblem& problem, const ExecutionContext& context) const override {
+    PARITY_RETURN_IF_ERROR(require_gpu(context));
+    return gpu::interaction_gram_tiles_supported(interaction_shape(problem));
+  }
+  Status run(const DotInteractionProblem& problem, const DotInteractionForwardArgs& args, void*,
+             const ExecutionContext& context) const override {
+    return gpu::interaction_dot_forward_gram_tiles(interaction_shape(problem), args.bottom, args.embeddings,
+                                                   args.output, context.stream);
+  }
+};
+
+class DotInteractionBackwardRegisterColumns final : public DotInteractionBackwardVariant {
+ public:
+  std::string_view name() const override { return "dot_interaction_backward_gpu_register_columns"; }
+  Status can_implement(const DotInteractionProblem& problem, const ExecutionContext& context) const override {
+    PARITY_RETURN_IF_ERROR(require_gpu(context));
+    return gpu::interaction_register_columns_supported(interaction_shape(problem));
+  }
+  Status run(const DotInteractionProblem& problem, const DotInteractionBackwardArgs& args, void*,
+             const ExecutionContext& context) const override {
+    return gpu::interaction_dot_backward_register_columns(interaction_shape(problem), args.bottom, args.embeddings,
+                                                          args.grad_output, args.grad_bottom, args.grad_embeddings,
+                                                          context.stream);
+  }
+};
+
 // DCNv2 cross layer: the two low-rank projections as GEMMs (gemm::Gemm, bf16 or fp32/TF32 like the
 // MLP), the element-wise step as one kernel. The backward's kernel also copies grad_output into
 // grad_input, and V's data-gradient GEMM adds d low V onto it (beta = 1): grad_input = g + dx
@@ -348,14 +377,18 @@ void install() {
   static const LinearBackwardGpu linear_backward;
   static const DotInteractionForwardGpu interaction_forward;
   static const DotInteractionBackwardGpu interaction_backward;
+  static const DotInteractionForwardGramTiles interaction_forward_tiles;
+  static const DotInteractionBackwardRegisterColumns interaction_backward_columns;
   static const BceLossGpu bce;
   static const DenseOptimizerGpu optimizer;
   static const CrossForwardGpu cross_forward;
   static const CrossBackwardGpu cross_backward;
   detail::linear_forward_gpu_gemm_relu_aux_slot().install(&linear_forward);
   detail::linear_backward_gpu_gemm_drelu_bgrad_slot().install(&linear_backward);
-  detail::dot_interaction_forward_gpu_batched_gemm_slot().install(&interaction_forward);
-  detail::dot_interaction_backward_gpu_batched_gemm_slot().install(&interaction_backward);
+  detail::dot_interaction_forward_gpu_shared_slot().install(&interaction_forward);
+  detail::dot_interaction_backward_gpu_shared_slot().install(&interaction_backward);
+  detail::dot_interaction_forward_gpu_gram_tiles_slot().install(&interaction_forward_tiles);
+  detail::dot_interaction_backward_gpu_register_columns_slot().install(&interaction_backward_columns);
   detail::bce_with_logits_gpu_reduce_slot().install(&bce);
   detail::dense_optimizer_gpu_elementwise_slot().install(&optimizer);
   detail::cross_layer_forward_gpu_gemm_fused_slot().install(&cross_forward);

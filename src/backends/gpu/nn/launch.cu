@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "backends/gpu/embedding/launch_common.cuh"
+#include "backends/gpu/nn/interaction_kernels.cuh"
 #include "backends/gpu/nn/kernels.cuh"
 #include "parity/nn/dense_gpu.hpp"
 
@@ -222,16 +223,114 @@ Status launch_cast_to(ElemKind out_kind, std::int64_t count, const void* in, voi
   PARITY_DISPATCH_ELEM(out_kind, KO, (launch_cast<KI, KO>(count, in, out, blocks, s)));
 }
 
+// ---- The fast interaction kernels (interaction_kernels.cuh) ----
+
+constexpr int kGramThreads = 128;
+constexpr int kColumnsThreads = 128;
+constexpr int kColumnsMaxVectors = 32;
+
+struct GramPlan {
+  gpu_device::nn::GramTiling tiling;
+  std::int64_t shared_bytes;
+};
+
+// Samples per block and slices of D: the most threads of the block busy with a tile (ties: fewer
+// slices, then more samples), within the default shared-memory limit.
+Result<GramPlan> gram_tiles_plan(const InteractionShape& shape) {
+  if (shape.dim % 4 != 0) return unsupported("interaction gram tiles: dim=", shape.dim, " is not a multiple of 4");
+  const std::int64_t vectors = shape.num_vectors(), row_blocks = (vectors + 3) / 4;
+  const std::int64_t tiles = row_blocks * (row_blocks + 1) / 2;
+  GramPlan best{};
+  double best_busy = 0.0;
+  for (const int splits : {1, 2, 4, 8}) {
+    if (shape.dim % (4 * splits) != 0) continue;
+    const std::int64_t floats = (vectors * shape.dim + row_blocks * 4 + splits * shape.num_pairs() + 3) / 4 * 4;
+    for (int samples = 1; samples <= 16 && samples * floats * 4 <= kMaxSharedBytes; ++samples) {
+      const std::int64_t items = samples * tiles * splits;
+      const double busy = static_cast<double>(items) /
+                          static_cast<double>((items + kGramThreads - 1) / kGramThreads * kGramThreads);
+      const bool same = busy > best_busy - 1e-9 && splits == best.tiling.splits;
+      if (busy > best_busy + 1e-9 || (same && samples > best.tiling.samples_per_block)) {
+        best_busy = busy;
+        best.tiling = {static_cast<int>(vectors), shape.dim, splits, samples, static_cast<int>(floats)};
+        best.shared_bytes = samples * floats * 4;
+      }
+    }
+  }
+  if (best_busy == 0.0) {
+    return unsupported("interaction gram tiles: ", vectors, " vectors of dim ", shape.dim,
+                       " need more than ", kMaxSharedBytes, " bytes of shared memory per sample");
+  }
+  return best;
+}
+
+struct ColumnsPlan {
+  int samples_per_block;
+  int threads;
+  std::int64_t shared_bytes;
+};
+
+Result<ColumnsPlan> register_columns_plan(const InteractionShape& shape) {
+  if (shape.dim % 2 != 0) return unsupported("interaction register columns: dim=", shape.dim, " is odd");
+  if (shape.num_vectors() > kColumnsMaxVectors) {
+    return unsupported("interaction register columns: ", shape.num_vectors(), " vectors exceed the ",
+                       kColumnsMaxVectors, " a thread holds in registers");
+  }
+  const int lanes = shape.dim / 2;  // <= 2048 by validate(): at most 1024 threads of one sample
+  const std::int64_t per_sample_bytes = static_cast<std::int64_t>(shape.num_vectors()) *
+                                        ((shape.num_vectors() + 3) / 4 * 4) * 4;
+  const int samples = static_cast<int>(std::max<std::int64_t>(
+      1, std::min<std::int64_t>(kColumnsThreads / lanes, kMaxSharedBytes / per_sample_bytes)));
+  return ColumnsPlan{samples, (samples * lanes + 63) / 64 * 64, samples * per_sample_bytes};
+}
+
+bool aligned_to(const void* pointer, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+}
+
+template <ElemKind K>
+Status launch_interaction_gram_tiles(const InteractionShape& shape, const GramPlan& plan, const void* bottom,
+                                     const void* embeddings, void* output, gpuStream_t s) {
+  const std::int64_t blocks = (shape.batch + plan.tiling.samples_per_block - 1) / plan.tiling.samples_per_block;
+  gpu_device::nn::interaction_forward_gram_tiles_kernel<K>
+      <<<static_cast<unsigned>(blocks), kGramThreads, static_cast<std::size_t>(plan.shared_bytes), s>>>(
+          plan.tiling, shape.batch, shape.output_row_stride(), static_cast<const Storage<K>*>(bottom),
+          static_cast<const Storage<K>*>(embeddings), static_cast<Storage<K>*>(output));
+  PARITY_GPU_CHECK_LAUNCH(interaction_forward_gram_tiles_kernel);
+  return Status::ok();
+}
+
+template <ElemKind K>
+Status launch_interaction_register_columns(const InteractionShape& shape, const ColumnsPlan& plan,
+                                           const void* bottom, const void* embeddings, const void* grad_output,
+                                           void* grad_bottom, float* grad_embeddings, gpuStream_t s) {
+  const std::int64_t blocks = (shape.batch + plan.samples_per_block - 1) / plan.samples_per_block;
+  gpu_device::nn::interaction_backward_register_columns_kernel<K, kColumnsMaxVectors>
+      <<<static_cast<unsigned>(blocks), plan.threads, static_cast<std::size_t>(plan.shared_bytes), s>>>(
+          shape.num_vectors(), shape.dim, plan.samples_per_block, shape.batch, shape.output_row_stride(),
+          static_cast<const Storage<K>*>(bottom), static_cast<const Storage<K>*>(embeddings),
+          static_cast<const Storage<K>*>(grad_output), static_cast<Storage<K>*>(grad_bottom), grad_embeddings);
+  PARITY_GPU_CHECK_LAUNCH(interaction_backward_register_columns_kernel);
+  return Status::ok();
+}
+
+// The argument checks every interaction kernel shares; validate() adds the general kernels' limit.
+Status check_interaction_arguments(const InteractionShape& shape) {
+  PARITY_CHECK_ARG(shape.batch >= 0, "interaction: batch=", shape.batch, " must be >= 0");
+  PARITY_CHECK_ARG(shape.num_embeddings >= 1 && shape.num_embeddings <= 1024, "interaction: num_embeddings=",
+                   shape.num_embeddings, " must be in [1, 1024]");
+  PARITY_CHECK_ARG(shape.dim >= 1 && shape.dim <= 4096, "interaction: dim=", shape.dim, " must be in [1, 4096]");
+  PARITY_RETURN_IF_ERROR(elem_kind(shape.dtype, "interaction").status());
+  PARITY_CHECK_ARG(shape.output_stride == 0 || shape.output_stride >= shape.output_width(),
+                   "interaction: output_stride=", shape.output_stride, " is below the output width ",
+                   shape.output_width());
+  return Status::ok();
+}
+
 }  // namespace
 
 Status InteractionShape::validate() const {
-  PARITY_CHECK_ARG(batch >= 0, "interaction: batch=", batch, " must be >= 0");
-  PARITY_CHECK_ARG(num_embeddings >= 1 && num_embeddings <= 1024, "interaction: num_embeddings=",
-                   num_embeddings, " must be in [1, 1024]");
-  PARITY_CHECK_ARG(dim >= 1 && dim <= 4096, "interaction: dim=", dim, " must be in [1, 4096]");
-  PARITY_RETURN_IF_ERROR(elem_kind(dtype, "interaction").status());
-  PARITY_CHECK_ARG(output_stride == 0 || output_stride >= output_width(), "interaction: output_stride=",
-                   output_stride, " is below the output width ", output_width());
+  PARITY_RETURN_IF_ERROR(check_interaction_arguments(*this));
   if (interaction_backward_shared_bytes(*this) > kMaxSharedBytes) {
     return unsupported("interaction: ", num_vectors(), " vectors of dim ", dim, " need ",
                        interaction_backward_shared_bytes(*this), " bytes of shared memory per sample (limit ",
@@ -263,6 +362,50 @@ Status interaction_dot_backward(const InteractionShape& shape, const void* botto
   auto s = static_cast<gpuStream_t>(stream);
   PARITY_DISPATCH_ELEM(kind, K, (launch_interaction_backward<K>(shape, bottom, embeddings, grad_output, grad_bottom,
                                                               grad_embeddings, shared, s)));
+}
+
+Status interaction_gram_tiles_supported(const InteractionShape& shape) {
+  PARITY_RETURN_IF_ERROR(check_interaction_arguments(shape));
+  return gram_tiles_plan(shape).status();
+}
+
+Status interaction_dot_forward_gram_tiles(const InteractionShape& shape, const void* bottom, const void* embeddings,
+                                          void* output, StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(check_interaction_arguments(shape));
+  PARITY_ASSIGN_OR_RETURN(const GramPlan plan, gram_tiles_plan(shape));
+  if (shape.batch == 0) return Status::ok();
+  PARITY_CHECK_ARG(bottom && embeddings && output, "interaction_dot_forward_gram_tiles: null pointer argument");
+  const std::size_t quad_bytes = 4 * dtype_size_bytes(shape.dtype);
+  if (!aligned_to(bottom, quad_bytes) || !aligned_to(embeddings, quad_bytes)) {
+    return interaction_dot_forward(shape, bottom, embeddings, output, stream);
+  }
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(shape.dtype, "interaction"));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_interaction_gram_tiles<K>(shape, plan, bottom, embeddings, output, s)));
+}
+
+Status interaction_register_columns_supported(const InteractionShape& shape) {
+  PARITY_RETURN_IF_ERROR(check_interaction_arguments(shape));
+  return register_columns_plan(shape).status();
+}
+
+Status interaction_dot_backward_register_columns(const InteractionShape& shape, const void* bottom,
+                                                 const void* embeddings, const void* grad_output, void* grad_bottom,
+                                                 float* grad_embeddings, StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(check_interaction_arguments(shape));
+  PARITY_ASSIGN_OR_RETURN(const ColumnsPlan plan, register_columns_plan(shape));
+  if (shape.batch == 0) return Status::ok();
+  PARITY_CHECK_ARG(bottom && embeddings && grad_output && grad_bottom && grad_embeddings,
+                   "interaction_dot_backward_register_columns: null pointer argument");
+  const std::size_t pair_bytes = 2 * dtype_size_bytes(shape.dtype);
+  if (!aligned_to(bottom, pair_bytes) || !aligned_to(embeddings, pair_bytes) || !aligned_to(grad_bottom, pair_bytes) ||
+      !aligned_to(grad_embeddings, 8)) {
+    return interaction_dot_backward(shape, bottom, embeddings, grad_output, grad_bottom, grad_embeddings, stream);
+  }
+  PARITY_ASSIGN_OR_RETURN(const ElemKind kind, elem_kind(shape.dtype, "interaction"));
+  auto s = static_cast<gpuStream_t>(stream);
+  PARITY_DISPATCH_ELEM(kind, K, (launch_interaction_register_columns<K>(shape, plan, bottom, embeddings, grad_output,
+                                                                        grad_bottom, grad_embeddings, s)));
 }
 
 std::int64_t bce_workspace_bytes(std::int64_t batch) {

@@ -1,0 +1,137 @@
+// The GPU distributed trainer's step (ShardedStep) on the MPI world's CPU ranks (the same code as
+// on NCCL, with host buffers): where the tables live must not change a single bit. Every placement
+// runs the same dense arithmetic (each rank its L rows, the same rank-order gradient sum, the same
+// global BCE), so the losses of "all tables on rank 0", "table t on rank t mod R" and the reverse
+// are equal only if the pooled rows reach the right ranks and columns and their gradients the
+// right owners (the exchange plan, the all_to_allv layouts, TBE over owned feature subsets).
+// The trainer end to end (evaluation gathers, checkpoints) is held to the same rule, and the
+// step's losses stay within the derived rounding bound of the single-process model's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "dist/dist_world.hpp"
+#include "parity/comm/mpi.hpp"
+#include "parity/model/spec.hpp"
+#include "parity/train/gpu_dist_trainer.hpp"
+#include "parity/train/step_bench.hpp"
+#include "train/gpu_dist_step.hpp"
+
+namespace parity::comm::testing {
+namespace {
+
+class ShardedStepDist : public DistTest {};
+
+std::vector<std::vector<int>> placements(const model::ModelSpec& spec, int ranks) {
+  const std::size_t tables = spec.embedding.tables.size();
+  std::vector<int> on_zero(tables, 0), round_robin(tables), reverse(tables);
+  for (std::size_t t = 0; t < tables; ++t) {
+    round_robin[t] = static_cast<int>(t) % ranks;
+    reverse[t] = ranks - 1 - static_cast<int>(t) % ranks;
+  }
+  return {on_zero, round_robin, reverse};
+}
+
+// Losses of `steps` steps of the sharded step on `comm` (every rank returns the global loss).
+std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& spec, const std::vector<int>& owners,
+                                   std::int64_t global_rows, int steps) {
+  const std::int64_t local_rows = global_rows / comm.size();
+  ExecutionContext context;
+  context.deterministic = true;
+  auto model = train::detail::DlrmModel::create(train::detail::stub_spec_for_rank(spec, owners, comm.rank()),
+                                                local_rows, context);
+  EXPECT_TRUE(model.is_ok()) << model.status().to_string();
+  if (!model.is_ok() || !model->initialize(4).is_ok()) return {};
+  auto step = train::detail::ShardedStep::create(spec, owners, local_rows, comm, *model);
+  EXPECT_TRUE(step.is_ok()) << step.status().to_string();
+  if (!step.is_ok()) return {};
+  std::vector<double> losses;
+  train::StepBenchOptions bench;
+  bench.device = DeviceKind::kCpu;
+  bench.batch_size = global_rows;
+  for (int s = 0; s < steps; ++s) {
+    bench.seed = 30 + static_cast<std::uint64_t>(s);
+    const data::Batch batch = train::synthetic_step_batch(spec, bench);
+    const Status staged = (*step)->stage_global_batch(batch);
+    EXPECT_TRUE(staged.is_ok()) << staged.to_string();
+    auto loss = model->train_step(
+        train::detail::dense_slice(batch, spec.num_features(), comm.rank() * local_rows, local_rows), s);
+    EXPECT_TRUE(loss.is_ok()) << loss.status().to_string();
+    losses.push_back(loss.is_ok() ? *loss : -1.0);
+  }
+  return losses;
+}
+
+TEST_F(ShardedStepDist, PlacementDoesNotChangeTheLossesBitForBit) {
+  CommOptions options;
+  options.reduction_order = ReductionOrder::kRankOrder;  // the same dense gradient sum every run
+  auto comm = make_mpi_communicator(options);
+  ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
+  auto spec = model::load_spec("tiny").value();
+  spec.dense_optimizer.kind = model::DenseOptimizerKind::kSgd;
+  spec.embedding.optimizer.kind = embedding::OptimizerKind::kSgd;
+  const auto all = placements(spec, (*comm)->size());
+  const auto want = sharded_losses(**comm, spec, all[0], 48 * (*comm)->size(), 4);
+  ASSERT_EQ(want.size(), 4u);
+  for (std::size_t p = 1; p < all.size(); ++p) {
+    EXPECT_EQ(sharded_losses(**comm, spec, all[p], 48 * (*comm)->size(), 4), want) << "placement " << p;
+  }
+  // Against the single-process model (this rank runs it alone on the whole batch).
+  auto local = make_local_communicator();
+  const auto single = sharded_losses(*local, spec, std::vector<int>(spec.embedding.tables.size(), 0),
+                                     48 * (*comm)->size(), 4);
+  // Not bitwise: a rank's GEMMs run on L rows (OpenBLAS blocks by shape) and the dense gradient
+  // is summed over ranks, so reductions round in other orders. Each of tiny's 5 layers reduces at
+  // most K = 64 terms per output and each backward reduction at most G rows: another order moves
+  // a result by at most gamma(n) = n*u / (1 - n*u) relative to the sum of magnitudes (Higham,
+  // Thm 4.4; u = 2^-24). With SGD (no Adagrad normalisation to amplify tiny gradients) a step's
+  // perturbation carries into the next one linearly, so step s may differ by (s + 1) times the
+  // per-step bound 5 * gamma(G), relative to the loss. Routing a gradient to the wrong rows or
+  // columns changes the losses by orders of magnitude more.
+  const double u = std::ldexp(1.0, -24), rows = 48.0 * (*comm)->size();
+  const double gamma = rows * u / (1 - rows * u);
+  ASSERT_EQ(single.size(), want.size());
+  for (std::size_t s = 0; s < want.size(); ++s) {
+    const double bound = static_cast<double>(s + 1) * 5 * gamma * std::abs(single[s]);
+    EXPECT_LE(std::abs(want[s] - single[s]), bound) << "step " << s << ": " << want[s] << " vs " << single[s];
+  }
+}
+
+TEST_F(ShardedStepDist, TrainerOnAllRanksIsPlacementIndependent) {
+  CommOptions options;
+  options.reduction_order = ReductionOrder::kRankOrder;
+  auto comm = make_mpi_communicator(options);
+  ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
+  const auto spec = model::load_spec("tiny").value();
+  const int ranks = (*comm)->size();
+  const std::string root = (std::filesystem::temp_directory_path() / "parity_dist_sharded_trainer").string();
+  std::vector<train::TrainSummary> summaries;
+  for (const auto& owners : placements(spec, ranks)) {
+    train::DistTrainOptions run;
+    run.train.spec = spec;
+    run.train.synthetic_samples = 3000;
+    run.train.batch_size = 24 * ranks;
+    run.train.max_steps = 6;
+    run.train.eval_every_steps = 3;
+    run.train.num_threads = 1;
+    run.train.out_dir = root + "/p" + std::to_string(summaries.size());
+    run.placement.table_owner = owners;
+    auto summary = train::train_distributed_gpu(run, **comm, **comm);
+    ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+    ASSERT_EQ(summary->step_losses.size(), 6u);
+    summaries.push_back(*summary);
+  }
+  for (std::size_t p = 1; p < summaries.size(); ++p) {
+    EXPECT_EQ(summaries[p].step_losses, summaries[0].step_losses) << "placement " << p;
+    ASSERT_EQ(summaries[p].evaluations.size(), summaries[0].evaluations.size());
+    for (std::size_t e = 0; e < summaries[p].evaluations.size(); ++e) {
+      EXPECT_EQ(summaries[p].evaluations[e].auc, summaries[0].evaluations[e].auc) << "placement " << p;
+    }
+  }
+  ASSERT_TRUE((*comm)->barrier().is_ok());
+  if ((*comm)->rank() == 0) std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace parity::comm::testing

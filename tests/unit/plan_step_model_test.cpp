@@ -1,0 +1,117 @@
+// The step-time model's kernel terms against hand-computed cases (docs/planner.md, "Step-time
+// model"): the TBE byte model with the radix sort's traffic, per-bag and fixed costs; the dot
+// interaction's kernels; the bias-gradient epilogue; the TF32 GEMM factor.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "unit/plan_test_support.hpp"
+
+namespace parity::plan {
+namespace {
+
+using testing::bare_calibration;
+using testing::hand_model;
+using testing::make_context;
+
+constexpr double kH200BytesPerUs = 4.8e6;  // the catalogue's 4.8 TB/s
+
+TEST(PlanStepModel, SortPassesFollowTheRowBits) {
+  PlannerModel model = hand_model();  // 1000 rows: 10 bits (the key also holds row 1000) -> 2 passes
+  EXPECT_EQ(tbe_sort_passes(model), 2);
+  model.tables[0].rows = 511;  // 9 bits: one pass
+  EXPECT_EQ(tbe_sort_passes(model), 1);
+  model.tables[0].rows = 512;  // holding 512 takes 10 bits
+  EXPECT_EQ(tbe_sort_passes(model), 2);
+  EXPECT_EQ(tbe_sort_passes(testing::dlrm_v2_like_model()), 4);  // 204M rows: 28 bits
+  // Key written by the linearise kernel, 2 reads + 1 write per pass, read by the chunk kernel.
+  EXPECT_DOUBLE_EQ(tbe_sort_bytes_per_lookup(3), 8.0 + 3 * 24.0 + 8.0);
+}
+
+// The hand model's one table (1000 x 16, 2 ids per sample, row-wise Adagrad) on one H200 at batch
+// 10 in TF32 (fp32 tables and pooled output). Byte model: forward 20 rows x 64 B + 10 bags x 64 B
+// + 20 indices x 8 B + 11 offsets x 8 B = 2168 B; backward 20 x 8 (indices) + 20 x 64 (gradient
+// rows) + 2 x 20 unique rows (1000 (1 - e^-0.02) = 19.8 -> 20) x (64 + 4) = 4160 B, plus the sort's
+// 20 x (16 + 2 passes x 24) = 1280 B.
+TEST(PlanStepModel, TbeTermsHandComputed) {
+  PlannerCalibration calibration = bare_calibration();
+  calibration.tbe_forward_efficiency.value = 0.5;
+  calibration.tbe_backward_efficiency.value = 0.25;
+  calibration.tbe_forward_bag_ns.value = 100.0;
+  calibration.tbe_forward_fixed_us.value = 20.0;
+  calibration.tbe_backward_fixed_us.value = 70.0;
+  auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
+  Plan plan;
+  plan.config = {10, 10, Checkpointing::kNone, Precision::kTf32};
+  plan.tables = {{"t0", ShardingType::kTableWise, {{0, 0, 1000, 0, 16}}}};
+  ASSERT_TRUE(predict_plan(owned.context.machine, owned.context.model, calibration, *owned.pricer, plan).is_ok());
+  const double forward_us = 2168.0 / (kH200BytesPerUs * 0.5) + 10 * 100.0 * 1e-3 + 20.0;
+  const double backward_us = (4160.0 + 1280.0) / (kH200BytesPerUs * 0.25) + 70.0;
+  EXPECT_NEAR(plan.prediction.step.tbe_forward_us, forward_us, 1e-9 * forward_us);
+  EXPECT_NEAR(plan.prediction.step.tbe_backward_us, backward_us, 1e-9 * backward_us);
+}
+
+// The hand model's dot interaction: 2 vectors (bottom output and one pooled row) of 16, output 16
+// + 1 pair padded to 24. Counted in fp32 elements: forward reads 32, writes 24; backward reads 32
+// and the output gradient's 17, writes 32. Batch 1000 at 0.5 of 4.8 TB/s, plus a launch each.
+TEST(PlanStepModel, DotInteractionHandComputed) {
+  PlannerCalibration calibration = bare_calibration();
+  calibration.interaction_efficiency.value = 0.5;
+  calibration.kernel_launch_us.value = 4.0;
+  auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
+  const PlannerContext& c = owned.context;
+  for (const Precision precision : {Precision::kBf16, Precision::kTf32}) {  // fp32 staging: the same
+    const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
+                                    {1000, 1000, Checkpointing::kNone, precision});
+    ASSERT_TRUE(costs.is_ok()) << costs.status().to_string();
+    const double expected = 4.0 * (56.0 + 81.0) * 1000 / (kH200BytesPerUs * 0.5) + 2 * 4.0;
+    EXPECT_NEAR(costs->interaction_us, expected, 1e-9 * expected) << precision_name(precision);
+    // Checkpointing recomputes the forward kernel once more.
+    const auto full = config_costs(c.machine, c.model, calibration, *owned.pricer,
+                                   {1000, 1000, Checkpointing::kFull, precision});
+    ASSERT_TRUE(full.is_ok());
+    const double forward = 4.0 * 56.0 * 1000 / (kH200BytesPerUs * 0.5) + 4.0;
+    EXPECT_NEAR(full->interaction_us - costs->interaction_us, forward, 1e-9 * forward);
+  }
+}
+
+// Each layer with a bias pays the bias-gradient epilogue's fixed cost once: the hand model's three
+// MLP layers (bottom 16, top 8 and 1); dlrm-v2's three cross layers' up projections.
+TEST(PlanStepModel, BiasGradientFixedCostPerBiasedLayer) {
+  for (const auto& [model, mlp_layers, cross_layers] :
+       {std::tuple{hand_model(), 3, 0}, std::tuple{testing::dlrm_v2_like_model(), 8, 3}}) {
+    PlannerCalibration calibration = bare_calibration();
+    auto owned = make_context("h200", 1, 0, model, &calibration);
+    const PlannerContext& c = owned.context;
+    const TrainConfig config{4096, 4096, Checkpointing::kNone, Precision::kBf16};
+    const auto base = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
+    calibration.bias_gradient_fixed_us.value = 30.0;
+    const auto with = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
+    ASSERT_TRUE(base.is_ok() && with.is_ok());
+    EXPECT_NEAR(with->mlp_us - base->mlp_us, 30.0 * mlp_layers, 1e-9) << model.name;
+    EXPECT_NEAR(with->interaction_us - base->interaction_us, 30.0 * cross_layers, 1e-9) << model.name;
+  }
+}
+
+// The TF32 factor scales the GEMM model's TF32 GEMMs only: bf16 is unchanged, and doubling the
+// factor adds exactly the TF32 GEMM time once more (so TF32 time = elementwise + factor x GEMMs).
+TEST(PlanStepModel, Tf32FactorScalesOnlyTf32Gemms) {
+  PlannerCalibration calibration = bare_calibration();
+  auto owned = make_context("h200", 1, 0, testing::dlrm_v2_like_model(), &calibration);
+  const PlannerContext& c = owned.context;
+  const auto dense_us = [&](double factor, Precision precision) {
+    calibration.tf32_gemm_time_factor.value = factor;
+    const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
+                                    {8192, 8192, Checkpointing::kNone, precision});
+    EXPECT_TRUE(costs.is_ok());
+    return costs.is_ok() ? costs->mlp_us + costs->interaction_us : 0.0;
+  };
+  EXPECT_DOUBLE_EQ(dense_us(1.0, Precision::kBf16), dense_us(2.0, Precision::kBf16));
+  const double one = dense_us(1.0, Precision::kTf32), two = dense_us(2.0, Precision::kTf32),
+               three = dense_us(3.0, Precision::kTf32);
+  EXPECT_GT(two, one);
+  EXPECT_NEAR(three - two, two - one, 1e-9 * three);  // linear in the factor
+}
+
+}  // namespace
+}  // namespace parity::plan
