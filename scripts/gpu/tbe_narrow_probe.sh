@@ -13,18 +13,12 @@
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}
-parity="$build_dir/bin/parity"
-tests="$build_dir/tests/parity_gpu_tests"
+source "$(dirname "$0")/tbe_probe_common.sh"
 reps="${NARROW_REPS:-20}"
 failed=0
 
 if [ "${NARROW_TESTS:-1}" = 1 ]; then
-  "$tests" --gtest_filter="${NARROW_FILTER:-*GpuTbe*}" > "$OUT/narrow_tests.log" 2>&1
-  rc=$?
-  echo "tests rc=$rc"
-  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|tests ran" "$OUT/narrow_tests.log" | head -30
-  [ "$rc" = 0 ] || failed=1
+  run_tbe_gpu_tests narrow_tests.log "${NARROW_FILTER:-*GpuTbe*}" || failed=1
 fi
 
 # Issue 13's narrow rows: D1 (40 x 1M, D=64 bf16, one-hot), D2 (= C7: D in {16, 32} fp32,

@@ -13,18 +13,12 @@
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}
-parity="$build_dir/bin/parity"
-tests="$build_dir/tests/parity_gpu_tests"
+source "$(dirname "$0")/tbe_probe_common.sh"
 reps="${ROUND2_REPS:-10}"
 failed=0
 
 if [ "${ROUND2_TESTS:-1}" = 1 ]; then
-  "$tests" --gtest_filter="${ROUND2_FILTER:-GpuTbeForward*:GpuTbeBoundsCheck*}" > "$OUT/round2_tests.log" 2>&1
-  rc=$?
-  echo "tests rc=$rc"
-  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|tests ran" "$OUT/round2_tests.log" | head -30
-  [ "$rc" = 0 ] || failed=1
+  run_tbe_gpu_tests round2_tests.log "${ROUND2_FILTER:-GpuTbeForward*:GpuTbeBoundsCheck*}" || failed=1
 fi
 
 for c in ${ROUND2_CONFIGS:-D1 D2 D3 D4 D5 D6 D7}; do

@@ -246,6 +246,34 @@ double TbeBenchSpec::max_zipf() const {
   return alpha;
 }
 
+const std::vector<std::string>& tbe_forward_variant_names() {
+  static const std::vector<std::string> names = {
+      "auto",           "narrow_rows",       "wide_rows",         "fitted_groups",
+      "narrow_rows_deep", "narrow_rows_light", "warp_tile_one_hot", "warp_tile_one_hot_prefetch",
+      "warp_tile_short_bags"};
+  return names;
+}
+
+Result<std::vector<std::string>> parse_tbe_forward_variants(const std::string& list) {
+  std::vector<std::string> variants;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, comma - begin);
+    const auto& known = tbe_forward_variant_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string expected;
+      for (const auto& k : known) expected += (expected.empty() ? "" : ", ") + k;
+      return invalid_argument("bench tbe: --forward-variant='", list, "': '", name, "' is not one of ", expected);
+    }
+    PARITY_CHECK_ARG(std::find(variants.begin(), variants.end(), name) == variants.end(),
+                     "bench tbe: --forward-variant='", list, "': '", name, "' is named twice");
+    variants.push_back(name);
+    begin = comma + 1;
+  }
+  return variants;
+}
+
 std::vector<std::string> tbe_bench_config_names() {
   return {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "BC", "D1", "D2", "D3", "D4", "D5", "D6", "D7"};
 }

@@ -51,6 +51,10 @@ parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_narr
   static parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs> slot("tbe_forward_gpu_narrow_rows");
   return slot;
 }
+parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_fitted_groups_slot() {
+  static parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs> slot("tbe_forward_gpu_fitted_groups");
+  return slot;
+}
 parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_slot() {
   static parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs> slot("tbe_forward_gpu");
   return slot;
@@ -67,9 +71,11 @@ parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_
 
 const std::vector<const TbeForwardVariant*>& tbe_forward_variants() {
   static const TbeForwardCpu cpu;
-  // Narrow rows first: its can_implement is the byte-model rule (gpu::narrow_rows_forward_fits).
-  static const std::vector<const TbeForwardVariant*> variants = {&cpu, &detail::tbe_forward_gpu_narrow_rows_slot(),
-                                                                 &detail::tbe_forward_gpu_slot()};
+  // The order of gpu::select_forward_kernel: narrow rows (can_implement: narrow_rows_forward_fits),
+  // fitted groups (fitted_groups_forward_fits), then group per bag for every shape.
+  static const std::vector<const TbeForwardVariant*> variants = {
+      &cpu, &detail::tbe_forward_gpu_narrow_rows_slot(), &detail::tbe_forward_gpu_fitted_groups_slot(),
+      &detail::tbe_forward_gpu_slot()};
   return variants;
 }
 

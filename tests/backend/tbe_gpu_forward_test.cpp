@@ -28,51 +28,8 @@ using embedding::TbeProblem;
 using testing::upload_batch;
 namespace egpu = embedding::gpu;
 
-// Runs the GPU forward into a buffer with a NaN guard band after the output; checks the band.
-std::vector<std::uint8_t> gpu_forward(const TbeProblem& problem, const std::vector<std::uint8_t>& weights,
-                                      const SyntheticBatch& batch, const egpu::ForwardOptions& options = {}) {
-  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
-  EXPECT_TRUE(layout.is_ok());
-  auto d_weights = gpu::upload(weights);
-  auto inputs = upload_batch(problem, batch);
-  const std::size_t out_bytes =
-      static_cast<std::size_t>(problem.output_rows() * problem.output_cols()) * dtype_size_bytes(problem.output_dtype);
-  constexpr std::size_t kGuardBytes = 4096;
-  auto out = gpu::DeviceBuffer::allocate(out_bytes + kGuardBytes);
-  EXPECT_TRUE(out->fill_bytes(0xff).is_ok());  // 0xff.. is NaN in every float dtype
-  const Status status = egpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data(), options);
-  EXPECT_TRUE(status.is_ok()) << status.to_string();
-  auto host = gpu::download<std::uint8_t>(*out, out_bytes + kGuardBytes);
-  EXPECT_TRUE(host.is_ok());
-  for (std::size_t i = out_bytes; i < out_bytes + kGuardBytes; ++i) {
-    if ((*host)[i] != 0xff) {
-      ADD_FAILURE() << "guard band after the output overwritten at byte " << i - out_bytes;
-      break;
-    }
-  }
-  host->resize(out_bytes);
-  return *host;
-}
-
-void expect_forward_matches(const TbeProblem& problem, const SyntheticBatch& batch, std::uint64_t seed,
-                            const egpu::ForwardOptions& options = {}) {
-  std::vector<double> weights_ref;
-  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights_ref);
-  const auto got = gpu_forward(problem, weights, batch, options);
-  const auto ref_batch = testing::to_ref_batch(batch);
-  const auto want = ref::tbe_forward(problem, weights_ref, ref_batch);
-  const auto abs_want = testing::abs_forward(problem, weights_ref, ref_batch);
-  const std::int64_t max_bag = testing::max_bag_length(batch.offsets);
-  int failures = 0;
-  for (std::size_t i = 0; i < want.size() && failures < 5; ++i) {
-    const double g = embedding::load_as_double(got, problem.output_dtype, static_cast<std::int64_t>(i));
-    const double tol = testing::forward_tolerance(want[i], abs_want[i], max_bag, problem.output_dtype);
-    if (!(std::abs(g - want[i]) <= tol)) {
-      ADD_FAILURE() << "output[" << i << "]=" << g << " want " << want[i] << " tol " << tol;
-      ++failures;
-    }
-  }
-}
+using testing::expect_forward_matches;
+using testing::gpu_forward;
 
 TEST(GpuTbeForward, EveryPoolingDtypeAndIndexTypeMatchesReference) {
   PARITY_REQUIRE_GPU();
@@ -320,18 +277,8 @@ TEST(GpuTbeForwardNarrowRows, MixedDimsVariedBagsAndZipfMatchReference) {
 
 TEST(GpuTbeForwardNarrowRows, ForcedOnAWideOrUnpooledProblemIsRefusedWithTheReason) {
   PARITY_REQUIRE_GPU();
-  const std::vector<TableSpec> tables = {{10, 64}};
-  const auto weights = embedding::make_weights(testing::make_problem(tables, 0, 0).layout, DType::kF32, 5);
-  SyntheticBatch batch;
-  batch.indices = {3};
-  batch.offsets = {0, 1, 1};
-  auto problem = testing::make_problem(tables, 2, 1);
-  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
-  auto d_weights = gpu::upload(weights);
-  auto out = gpu::DeviceBuffer::allocate(2 * 64 * 4);
-  auto inputs = upload_batch(problem, batch);
-  const Status status = egpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data(),
-                                          egpu::ForwardOptions{egpu::ForwardKernel::kNarrowRows});
+  const Status status = testing::forced_forward_status(testing::make_problem({{10, 64}}, 2, 1),
+                                                       egpu::ForwardOptions{egpu::ForwardKernel::kNarrowRows});
   EXPECT_EQ(status.code(), StatusCode::kUnsupported);
   EXPECT_NE(status.message().find("256 bytes"), std::string::npos) << status.message();
 }
@@ -413,20 +360,14 @@ TEST(GpuTbeForwardFittedGroups, ManyBagsThroughSeveralGridStridesMatchReference)
 TEST(GpuTbeForwardFittedGroups, ForcedOnRowsWithoutAFitIsRefusedWithTheReason) {
   PARITY_REQUIRE_GPU();
   for (const auto& [dim, weight_dtype] : {std::pair{64, DType::kF32}, std::pair{100, DType::kF16}}) {
-    const std::vector<TableSpec> tables = {{10, dim}};
-    auto problem = testing::make_problem(tables, 2, 1, DType::kI64, weight_dtype);
-    const auto weights = embedding::make_weights(problem.layout, weight_dtype, 5);
-    SyntheticBatch batch;
-    batch.indices = {3};
-    batch.offsets = {0, 1, 1};
-    auto layout = egpu::DeviceTbeLayout::create(problem.layout);
-    auto d_weights = gpu::upload(weights);
-    auto out = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(2 * dim * 4));
-    auto inputs = upload_batch(problem, batch);
-    const Status status = egpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data(),
-                                            egpu::ForwardOptions{egpu::ForwardKernel::kFittedGroups});
+    const auto problem = testing::make_problem({{10, dim}}, 2, 1, DType::kI64, weight_dtype);
+    const Status status =
+        testing::forced_forward_status(problem, egpu::ForwardOptions{egpu::ForwardKernel::kFittedGroups});
     EXPECT_EQ(status.code(), StatusCode::kUnsupported) << dim;
     EXPECT_NE(status.message().find("max_dim=" + std::to_string(dim)), std::string::npos) << status.message();
+    SyntheticBatch batch;  // the same one-index batch, through kAuto
+    batch.indices = {3};
+    batch.offsets = {0, 1, 1};
     expect_forward_matches(problem, batch, 5);
   }
 }

@@ -1,6 +1,10 @@
 // The named TBE bench configurations as data, their overrides and the synthetic batch they build.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "parity/bench/tbe_bench.hpp"
 
 namespace parity::bench {
@@ -237,6 +241,31 @@ TEST(TbeBenchSpec, EveryConfigurationBuildsItsBatch) {
       }
     }
     EXPECT_EQ(batch.per_sample_weights.size(), spec->weighted ? batch.indices.size() : 0u) << name;
+  }
+}
+
+// --forward-variant: a comma list of known kernel names, each once; errors name the flag, the
+// list and the entry.
+TEST(TbeBenchSpec, ForwardVariantListParsesStrictly) {
+  const auto both = parse_tbe_forward_variants("warp_tile_one_hot,narrow_rows");
+  ASSERT_TRUE(both.is_ok()) << both.status().to_string();
+  EXPECT_EQ(*both, (std::vector<std::string>{"warp_tile_one_hot", "narrow_rows"}));
+  const auto every = tbe_forward_variant_names();
+  std::string all;
+  for (const auto& name : every) all += (all.empty() ? "" : ",") + name;
+  ASSERT_TRUE(parse_tbe_forward_variants(all).is_ok());
+  EXPECT_EQ(parse_tbe_forward_variants(all)->size(), every.size());
+  for (const auto& [list, needle] : {std::pair<std::string, std::string>{"fast", "'fast' is not one of auto"},
+                                     {"narrow_rows,", "'' is not one of"},
+                                     {"", "'' is not one of"},
+                                     {"auto,auto", "'auto' is named twice"},
+                                     {"narrow_rows, auto", "' auto' is not one of"}}) {
+    const auto parsed = parse_tbe_forward_variants(list);
+    ASSERT_FALSE(parsed.is_ok()) << list;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << list;
+    EXPECT_NE(parsed.status().message().find("--forward-variant='" + list + "'"), std::string::npos)
+        << parsed.status().message();
+    EXPECT_NE(parsed.status().message().find(needle), std::string::npos) << parsed.status().message();
   }
 }
 

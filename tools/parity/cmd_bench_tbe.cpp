@@ -22,6 +22,8 @@ struct BenchTbeArgs {
   std::string out;
   std::uint64_t seed = 1;
   std::string variant = "auto";
+  std::string forward_variants;
+  bool forward_only = false;
 };
 
 Status bench_tbe(const BenchTbeArgs& args) {
@@ -32,6 +34,10 @@ Status bench_tbe(const BenchTbeArgs& args) {
   request.seed = args.seed;
   request.out = args.out;
   request.variant = args.variant;
+  request.forward_only = args.forward_only;
+  if (!args.forward_variants.empty()) {
+    PARITY_ASSIGN_OR_RETURN(request.forward_variants, bench::parse_tbe_forward_variants(args.forward_variants));
+  }
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench tbe"));
 #ifdef PARITY_HAS_CUDA
   PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_tbe_bench(request));
@@ -73,6 +79,12 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
                   "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
                   "fit), narrow_rows, wide_rows, fitted_groups")
       ->check(CLI::IsMember({"auto", "narrow_rows", "wide_rows", "fitted_groups"}));
+  cmd->add_option("--forward-variant", args->forward_variants,
+                  "Forward kernels also timed, each checked first: a list of auto, narrow_rows, wide_rows, "
+                  "fitted_groups, narrow_rows_deep, narrow_rows_light, warp_tile_one_hot, warp_tile_one_hot_prefetch, "
+                  "warp_tile_short_bags");
+  cmd->add_flag("--forward-only", args->forward_only,
+                "Time only the forward kernels (--variant and --forward-variant): no backward, step or bounds check");
   add_seed_option(cmd, args->seed, "Seed of the synthetic batch and weights");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = bench_tbe(*args); });

@@ -116,7 +116,20 @@ struct TbeBenchRequest {
   /// wide_rows (the power-of-two group-per-bag forward and warp-per-chunk backward for every
   /// shape), or fitted_groups (the fitted group-per-bag forward, warp-per-chunk backward).
   std::string variant = "auto";
+  /// Forward kernels timed in addition, each checked first (`--forward-variant a,b`; names from
+  /// tbe_forward_variant_names): JSON `forward_variants`, one text line each.
+  std::vector<std::string> forward_variants;
+  /// Time only forwards (`--forward-only`): `variant` and `forward_variants`, no backward, step or
+  /// bounds check; JSON `forward_variants` holds them all.
+  bool forward_only = false;
 };
+/// Every forward kernel the bench can force: auto, narrow_rows, wide_rows, fitted_groups and the
+/// narrow-row candidates (narrow_rows_deep, narrow_rows_light, warp_tile_one_hot,
+/// warp_tile_one_hot_prefetch, warp_tile_short_bags; embedding/tbe_gpu.hpp ForwardKernel).
+const std::vector<std::string>& tbe_forward_variant_names();
+/// A comma-separated list of those names (no empty entries, no repeats), or kInvalidArgument
+/// naming the flag and the entry.
+Result<std::vector<std::string>> parse_tbe_forward_variants(const std::string& list);
 /// Runs the whole benchmark on device 0 (parity_gpu); returns the printed report. kInternal when
 /// the forward check or the bounds-check count fails (nothing wrong is timed).
 Result<std::string> run_tbe_bench(const TbeBenchRequest& request);

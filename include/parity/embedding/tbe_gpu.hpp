@@ -37,7 +37,25 @@ struct DeviceBatch {
 /// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
 /// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: narrow rows
 /// wherever narrow_rows_forward_fits, else fitted groups where they fit, else group per bag.
-enum class ForwardKernel : std::uint8_t { kAuto, kGroupPerBag, kNarrowRows, kFittedGroups };
+/// Candidates for narrow rows (the narrow-rows rule; 16-bit rows must start on 16-byte
+/// boundaries), selectable for measurement (`parity bench tbe --forward-variant`):
+/// kNarrowRowsDeep (4 bags x 4 rows in flight per group), kNarrowRowsLight (2 x 2 rows at twice the
+/// resident warps), kWarpTileOneHot (a warp per tile of kWarpSize bags: offsets and the first index
+/// read lane-per-bag, coalesced, then shuffled; every lead row of the tile loaded at once;
+/// streaming output stores), kWarpTileOneHotPrefetch (the same, software-pipelined: the next tile's
+/// offsets and indices load while this tile's rows do), kWarpTileShortBags (the same tiles with four
+/// lead rows per bag).
+enum class ForwardKernel : std::uint8_t {
+  kAuto,
+  kGroupPerBag,
+  kNarrowRows,
+  kFittedGroups,
+  kNarrowRowsDeep,
+  kNarrowRowsLight,
+  kWarpTileOneHot,
+  kWarpTileOneHotPrefetch,
+  kWarpTileShortBags,
+};
 inline constexpr int kNarrowRowMaxBytes = 128;
 
 struct ForwardOptions {
@@ -47,6 +65,17 @@ struct ForwardOptions {
 /// The narrow-rows rule: ok when the widest table's row (max_dim x weight bytes) is at most
 /// kNarrowRowMaxBytes, pooling is sum or mean and F*B < 2^32; otherwise kUnsupported with the reason.
 Status narrow_rows_forward_fits(const TbeProblem& problem);
+
+/// The fitted-groups rule: ok when the widest table's row is exactly G x V units of 16 bytes
+/// (G in {4, 8, 16}, V in {3, 5}: 192-1280-byte rows) and, for 16-bit weights, every table's rows
+/// start on 16-byte boundaries (the weights pointer's own alignment is checked by tbe_forward);
+/// otherwise kUnsupported with the reason.
+Status fitted_groups_forward_fits(const TbeProblem& problem);
+
+/// The forward's selection rule, the one place it is written (kAuto and the TBE op's variant
+/// order both follow it): narrow rows where narrow_rows_forward_fits, else fitted groups where
+/// fitted_groups_forward_fits, else group per bag.
+ForwardKernel select_forward_kernel(const TbeProblem& problem);
 
 /// output: output_rows() x output_cols() of output_dtype. A forced kernel that does not fit the
 /// problem returns kUnsupported.

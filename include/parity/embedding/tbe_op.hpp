@@ -28,8 +28,9 @@ struct TbeBackwardArgs {
 
 using TbeForwardVariant = OpVariant<TbeProblem, TbeForwardArgs>;
 using TbeBackwardVariant = OpVariant<TbeProblem, TbeBackwardArgs>;
-/// In order of preference: the OpenMP CPU variant, then the GPU slots (forward: narrow rows, whose
-/// can_implement is the narrow-row rule, then group per bag for every shape).
+/// In order of preference: the OpenMP CPU variant, then the GPU slots (forward: narrow rows and
+/// fitted groups, whose can_implements are the rules of gpu::select_forward_kernel, then group per
+/// bag for every shape).
 const std::vector<const TbeForwardVariant*>& tbe_forward_variants();
 const std::vector<const TbeBackwardVariant*>& tbe_backward_fused_variants();
 /// Pooled lookup; then the backward fused with the optimiser (one update per unique row).

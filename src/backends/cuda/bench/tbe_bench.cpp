@@ -153,7 +153,15 @@ struct KernelChoice {
 };
 Result<KernelChoice> kernel_choice(const std::string& variant) {
   KernelChoice choice;
-  if (variant == "narrow_rows") {
+  if (variant == "narrow_rows_deep" || variant == "narrow_rows_light" || variant == "warp_tile_one_hot" ||
+      variant == "warp_tile_one_hot_prefetch" || variant == "warp_tile_short_bags") {
+    choice.forward.kernel = variant == "narrow_rows_deep"             ? eg::ForwardKernel::kNarrowRowsDeep
+                            : variant == "narrow_rows_light"          ? eg::ForwardKernel::kNarrowRowsLight
+                            : variant == "warp_tile_one_hot"          ? eg::ForwardKernel::kWarpTileOneHot
+                            : variant == "warp_tile_one_hot_prefetch" ? eg::ForwardKernel::kWarpTileOneHotPrefetch
+                                                                      : eg::ForwardKernel::kWarpTileShortBags;
+    choice.backward = eg::BackwardKernel::kNarrowRows;
+  } else if (variant == "narrow_rows") {
     choice.forward.kernel = eg::ForwardKernel::kNarrowRows;
     choice.backward = eg::BackwardKernel::kNarrowRows;
   } else if (variant == "wide_rows") {
@@ -163,8 +171,7 @@ Result<KernelChoice> kernel_choice(const std::string& variant) {
     choice.forward.kernel = eg::ForwardKernel::kFittedGroups;
     choice.backward = eg::BackwardKernel::kWarpPerChunk;
   } else if (variant != "auto") {
-    return invalid_argument("bench tbe: --variant='", variant,
-                            "' is not one of auto, narrow_rows, wide_rows, fitted_groups");
+    return invalid_argument("bench tbe: --variant='", variant, "' is not a forward variant (tbe_forward_variant_names)");
   }
   return choice;
 }
@@ -301,13 +308,10 @@ json forward_bandwidth_json(const TbeForwardBandwidth& fwd, const HbmMeasurement
                       "(bytes-weighted harmonic mean over mixed rows); unique-row model when Zipf alpha > 1.05"}};
 }
 
-json results_json(const TbeBenchRequest& request, const TbeProblem& problem, const Buffers& b, const Timings& t,
-                  const RunFacts& facts) {
+json config_json(const TbeBenchRequest& request, const TbeProblem& problem, const RunFacts& facts) {
   const auto& spec = request.spec;
   const auto& layout = problem.layout;
-  const auto& bytes = facts.bytes;
-  json doc = results_document("tbe", provenance_json(request.seed));
-  doc["config"] = {{"name", spec.name},
+  return {{"name", spec.name},
                    {"tables", layout.num_tables()},
                    {"rows_first_table", layout.tables()[0].num_rows},
                    {"total_rows", layout.total_rows()},
@@ -329,6 +333,13 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
                    {"optimizer", optimizer_kind_name(spec.optimizer)},
                    {"bad_fraction", spec.bad_fraction},
                    {"bad_indices_planted", facts.planted}};
+}
+
+json results_json(const TbeBenchRequest& request, const TbeProblem& problem, const Buffers& b, const Timings& t,
+                  const RunFacts& facts) {
+  const auto& bytes = facts.bytes;
+  json doc = results_document("tbe", provenance_json(request.seed));
+  doc["config"] = config_json(request, problem, facts);
   doc["cache"] = cache_mode_name(request.timing.cache);
   doc["byte_model"] = {{"forward_bytes", bytes.forward_bytes},
                        {"forward_unique_rows_bytes", bytes.forward_unique_rows_bytes},
@@ -407,6 +418,72 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
   return text;
 }
 
+// Each extra forward kernel: run, checked against fp64 on the sampled bags, then timed. A kernel
+// that is refused (kUnsupported) or fails the check is recorded as such and not timed.
+Result<json> time_forward_variants(const TbeBenchRequest& request, const TbeProblem& problem,
+                                   const SyntheticBatch& batch, Buffers& b, const RunFacts& facts,
+                                   const std::vector<std::int64_t>& n_per_feature, std::string* text) {
+  json variants = json::object();
+  const eg::DeviceBatch device_batch{b.indices.data(), b.offsets.data(), psw(b)};
+  for (const auto& name : request.forward_variants) {
+    PARITY_ASSIGN_OR_RETURN(const KernelChoice kernels, kernel_choice(name));
+    auto run = [&](parity::gpu::StreamHandle stream) {
+      return eg::tbe_forward(problem, b.layout, b.weights.data(), device_batch, b.out.data(), kernels.forward, stream);
+    };
+    if (const Status status = run(nullptr); !status.is_ok()) {  // e.g. kUnsupported: said, not fatal
+      variants[name] = {{"skipped", status.message()}};
+      *text += format_text("  forward %-22s skipped: %s\n", name.c_str(), status.message().c_str());
+      continue;
+    }
+    PARITY_ASSIGN_OR_RETURN(const ForwardCheck check, check_forward(problem, batch, b, request.seed));
+    if (check.worst_ratio > 1.0) {  // recorded, not timed; the other kernels still run
+      const std::string failure = format_text("max error %.3e > tolerance %.3e", check.max_err, check.tolerance);
+      variants[name] = {{"check_failed", failure}};
+      *text += format_text("  forward %-22s CHECK FAILED: %s\n", name.c_str(), failure.c_str());
+      continue;
+    }
+    PARITY_ASSIGN_OR_RETURN(const SampleStats stats, time_on_device(run, request.timing));
+    const auto bandwidth = evaluate_tbe_forward(problem, request.spec, facts.bytes, n_per_feature, stats.median_ms,
+                                                facts.copy.ceiling().median_tbps);
+    variants[name] = timed(stats, facts.bytes.forward_bytes);
+    variants[name]["max_abs_err"] = check.max_err;
+    variants[name]["tolerance"] = check.tolerance;
+    variants[name]["forward_bandwidth"] = forward_bandwidth_json(bandwidth, facts.copy);
+    *text += format_text("  forward %-22s median %9.4f ms  %7.3f TB/s every lookup  %5.1f%% of copy (%s, target %.0f%%)\n",
+                         name.c_str(), stats.median_ms, bandwidth.every_lookup_tbps, 100 * bandwidth.evaluated_ratio,
+                         bandwidth.counts_unique_rows ? "unique rows" : "every lookup",
+                         100 * bandwidth.target_fraction);
+  }
+  return variants;
+}
+
+// --forward-only: the --variant kernel and every --forward-variant, each checked and timed; no
+// backward, step or bounds check (a short probe).
+Result<std::string> forward_only_report(const TbeBenchRequest& request, const TbeProblem& problem,
+                                        const SyntheticBatch& batch, Buffers& b, const RunFacts& facts,
+                                        const std::vector<std::int64_t>& n_per_feature, const DeviceClocks& clocks_before) {
+  TbeBenchRequest forward_request = request;
+  forward_request.forward_variants = {request.variant};
+  for (const auto& name : request.forward_variants) {
+    if (name != request.variant) forward_request.forward_variants.push_back(name);
+  }
+  json doc = results_document("tbe", provenance_json(request.seed));
+  doc["config"] = config_json(request, problem, facts);
+  doc["cache"] = cache_mode_name(request.timing.cache);
+  doc["forward_only"] = true;
+  std::string text = format_text("bench tbe %s (forward only): B=%lld, N=%lld, U=%lld, max_dim %d, %s weights, copy %.3f TB/s\n",
+                                 request.spec.name.c_str(), static_cast<long long>(problem.batch_size),
+                                 static_cast<long long>(problem.num_indices), static_cast<long long>(facts.unique_rows),
+                                 problem.layout.max_dim(), std::string(dtype_name(problem.weight_dtype)).c_str(),
+                                 facts.copy.ceiling().median_tbps);
+  PARITY_ASSIGN_OR_RETURN(doc["forward_variants"],
+                          time_forward_variants(forward_request, problem, batch, b, facts, n_per_feature, &text));
+  DeviceClocks clocks_after;
+  if (auto c = read_device_clocks(); c.is_ok()) clocks_after = *c;
+  PARITY_RETURN_IF_ERROR(finish_results_document(doc, clocks_before, clocks_after, request.out, &text));
+  return text;
+}
+
 // Bad indices for the bounds-check timing (error mode reads them and changes nothing).
 std::vector<std::int64_t> plant_bad_indices(const SyntheticBatch& batch, double fraction, std::uint64_t seed,
                                             std::int64_t* planted) {
@@ -455,6 +532,7 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   }
   DeviceClocks clocks_before, clocks_after;
   if (auto c = read_device_clocks(); c.is_ok()) clocks_before = *c;
+  if (request.forward_only) return forward_only_report(request, problem, batch, b, facts, n_per_feature, clocks_before);
   PARITY_ASSIGN_OR_RETURN(const Timings t, time_all(problem, spec, b, request.timing, memory, kernels));
   if (t.bad_counted != facts.planted) {
     return internal_error("bench tbe: bounds check counted ", t.bad_counted, " bad indices, planted ", facts.planted);
@@ -471,6 +549,10 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
   json doc = results_json(request, problem, b, t, facts);
   doc["variant"] = request.variant;
   std::string text = report_text(request, problem, b, t, facts) + "kernels: " + request.variant + "\n";
+  if (!request.forward_variants.empty()) {
+    PARITY_ASSIGN_OR_RETURN(doc["forward_variants"],
+                            time_forward_variants(request, problem, batch, b, facts, n_per_feature, &text));
+  }
   PARITY_RETURN_IF_ERROR(finish_results_document(doc, clocks_before, clocks_after, request.out, &text));
   return text;
 }

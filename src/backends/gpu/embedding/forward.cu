@@ -1,26 +1,37 @@
-// Host launch of the TBE forward: group per bag (kernels.cuh) or narrow rows
-// (forward_narrow_kernel.cuh). Both pick their lane mapping from the widest table, so one launch
-// serves mixed dims.
+// Host launch of the TBE forward: group per bag (power-of-two or fitted groups, kernels.cuh),
+// narrow rows (forward_narrow_kernel.cuh) or a narrow-row candidate (forward_candidates_launch.cuh),
+// and the selection rule (select_forward_kernel). Every kernel picks its lane mapping from the
+// widest table, so one launch serves mixed dims.
 #include <algorithm>
 #include <cstdint>
 
-#include "backends/gpu/embedding/forward_launch.cuh"
+#include "backends/gpu/embedding/forward_candidates_launch.cuh"
 
 namespace parity::embedding::gpu {
 namespace {
 
 using namespace parity::gpu_device;
 
-// Every row of every table starts on a 16-byte boundary: the pointer, each table's offset and
-// each row's length in bytes are multiples of 16.
-bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
+// Every row of every table starts on a 16-byte boundary of a 16-byte aligned buffer: each
+// table's offset and each row's length in bytes are multiples of 16.
+bool layout_rows_16_byte_aligned(const TbeProblem& problem) {
   const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
-  if (reinterpret_cast<std::uintptr_t>(weights) % 16 != 0) return false;
   for (int t = 0; t < problem.layout.num_tables(); ++t) {
     if ((problem.layout.weights_offset(t) * element_bytes) % 16 != 0) return false;
     if ((static_cast<std::int64_t>(problem.layout.tables()[t].dim) * element_bytes) % 16 != 0) return false;
   }
   return true;
+}
+
+// ... and the weights pointer itself is 16-byte aligned.
+bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
+  return reinterpret_cast<std::uintptr_t>(weights) % 16 == 0 && layout_rows_16_byte_aligned(problem);
+}
+
+bool is_narrow_row_candidate(ForwardKernel kernel) {
+  return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight ||
+         kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
+         kernel == ForwardKernel::kWarpTileShortBags;
 }
 
 template <typename IndexT>
@@ -44,13 +55,23 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
   const bool aligned = rows_16_byte_aligned(problem, weights);
-  // kernel: kNarrowRows, kFittedGroups, kGroupPerBag, or kAuto for "fitted groups where they fit".
+  if (is_narrow_row_candidate(kernel)) {
+    if (!aligned) {
+      return unsupported("tbe_forward narrow-row candidates: 16-bit rows must start on 16-byte boundaries");
+    }
+    switch (problem.weight_dtype) {
+      case DType::kF16: return dispatch_forward_candidate_kernels<F16Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
+      case DType::kBF16: return dispatch_forward_candidate_kernels<BF16Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
+      default: return dispatch_forward_candidate_kernels<F32Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
+    }
+  }
+  // kernel: already resolved by tbe_forward (never kAuto here).
   const FittedGroups fitted = fitted_groups_for(max_dim, dtype_size_bytes(problem.weight_dtype), aligned);
   if (kernel == ForwardKernel::kFittedGroups && fitted.group_lanes == 0) {
     return unsupported("tbe_forward fitted groups: max_dim=", max_dim, " of ", dtype_name(problem.weight_dtype),
                        " is not 3 or 5 x 4, 8 or 16 units of 16 bytes (or 16-bit rows are off 16-byte boundaries)");
   }
-  if (fitted.group_lanes > 0 && (kernel == ForwardKernel::kFittedGroups || kernel == ForwardKernel::kAuto)) {
+  if (kernel == ForwardKernel::kFittedGroups) {
     switch (problem.weight_dtype) {
       case DType::kF16: return dispatch_forward_fitted_kernels<F16Tag, IndexT>(params, fitted, sm_count, stream);
       case DType::kBF16: return dispatch_forward_fitted_kernels<BF16Tag, IndexT>(params, fitted, sm_count, stream);
@@ -87,6 +108,22 @@ Status narrow_rows_forward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+Status fitted_groups_forward_fits(const TbeProblem& problem) {
+  const int max_dim = problem.layout.max_dim();
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  if (fitted_groups_for(max_dim, element_bytes, layout_rows_16_byte_aligned(problem)).group_lanes == 0) {
+    return unsupported("fitted groups: max_dim=", max_dim, " of ", dtype_name(problem.weight_dtype),
+                       " is not 3 or 5 x 4, 8 or 16 units of 16 bytes (or 16-bit rows are off 16-byte boundaries)");
+  }
+  return Status::ok();
+}
+
+ForwardKernel select_forward_kernel(const TbeProblem& problem) {
+  if (narrow_rows_forward_fits(problem).is_ok()) return ForwardKernel::kNarrowRows;
+  if (fitted_groups_forward_fits(problem).is_ok()) return ForwardKernel::kFittedGroups;
+  return ForwardKernel::kGroupPerBag;
+}
+
 Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
                    const DeviceBatch& batch, void* output, StreamHandle stream) {
   return tbe_forward(problem, device_layout, weights, batch, output, ForwardOptions{}, stream);
@@ -108,8 +145,15 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
   PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(weights) % alignment == 0, "tbe_forward: weights pointer is not ",
                    alignment, "-byte aligned");
   ForwardKernel kernel = options.kernel;
-  if (kernel == ForwardKernel::kAuto && narrow_rows_forward_fits(problem).is_ok()) kernel = ForwardKernel::kNarrowRows;
-  if (kernel == ForwardKernel::kNarrowRows) {
+  if (kernel == ForwardKernel::kAuto) {
+    kernel = select_forward_kernel(problem);
+    // 16-bit weights behind a pointer off 16-byte boundaries: the fitted groups' 16-byte loads
+    // do not apply; the power-of-two groups give the same sums.
+    if (kernel == ForwardKernel::kFittedGroups && !rows_16_byte_aligned(problem, weights)) {
+      kernel = ForwardKernel::kGroupPerBag;
+    }
+  }
+  if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
     PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
   }
   auto s = static_cast<gpuStream_t>(stream);

@@ -101,14 +101,14 @@ Status launch_forward_fitted_units(const ForwardParams<IndexT>& params, int grou
 // of one row each (4 for 16-byte 16-bit pieces, whose accumulators are twice as wide), L <= 2 four
 // bags of two rows (one pass per bag), longer bags two bags of four rows. The most that fits the
 // kernel's 128 registers without spilling (ptxas -v, sm_90a: 8 one-hot bags spilled).
-template <typename Tag, typename IndexT, int kPieceVecs, int kBagsPerGroup, int kRowsPerBag>
+template <typename Tag, typename IndexT, int kPieceVecs, int kBagsPerGroup, int kRowsPerBag, int kMinBlocksPerSm = 2>
 Status launch_forward_narrow(const ForwardParams<IndexT>& params, int row_lanes_log2, int sm_count,
                              gpuStream_t stream) {
   const std::int64_t bags_per_block =
       static_cast<std::int64_t>(kForwardBlockThreads >> row_lanes_log2) * kBagsPerGroup;
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, bags_per_block),
                                                      static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_narrow_rows_kernel<Tag, IndexT, kPieceVecs, kBagsPerGroup, kRowsPerBag>
+  tbe_forward_narrow_rows_kernel<Tag, IndexT, kPieceVecs, kBagsPerGroup, kRowsPerBag, kMinBlocksPerSm>
       <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params, row_lanes_log2);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_narrow_rows_kernel);
   return Status::ok();

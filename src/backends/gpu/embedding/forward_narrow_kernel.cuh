@@ -54,12 +54,13 @@ __device__ inline void add_narrow_piece(float4 (&acc)[kPieceVecs], float weight,
   }
 }
 
-// Launch bounds ask for two blocks per SM (<= 128 registers): the row loads in flight per lane are
-// what hides memory latency here, so registers go to them, not to more warps.
+// Launch bounds ask for kMinBlocksPerSm blocks per SM (2 by default: <= 128 registers): the row
+// loads in flight per lane are what hides memory latency here, so registers go to them, not to
+// more warps. (The probe's candidates trade the two: 4 x 4 rows at 2 blocks, 2 x 2 at 4.)
 // Long on purpose: one kernel body whose phases share registers and shared memory; split into
 // device functions it would hide the data flow the tuning depends on.
-template <typename Tag, typename IndexT, int kPieceVecs, int kBagsPerGroup, int kRowsPerBag>
-__global__ void __launch_bounds__(kForwardBlockThreads, 2)
+template <typename Tag, typename IndexT, int kPieceVecs, int kBagsPerGroup, int kRowsPerBag, int kMinBlocksPerSm = 2>
+__global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     tbe_forward_narrow_rows_kernel(ForwardParams<IndexT> p, int row_lanes_log2) {
   static_assert(kPieceVecs == 1 || (kPieceVecs == 2 && !std::is_same_v<Tag, F32Tag>),
                 "two-vec pieces are 16 bytes of 16-bit weights");

@@ -1,0 +1,152 @@
+// The narrow-row forward candidates (tbe_gpu.hpp ForwardKernel: narrow rows deep and light, warp
+// tiles one-hot and short bags) against the fp64 reference, forced one by one: every width up to
+// 128 bytes, bag lengths around each kernel's lead and tail depths, every pooled mode, both index
+// types, two output dtypes, mixed dims, Zipf duplicates, and batches past one grid stride.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backend/tbe_gpu_test_util.hpp"
+#include "common/test_support.hpp"
+#include "parity/embedding/tbe_gpu.hpp"
+#include "unit/tbe_test_util.hpp"
+
+namespace parity {
+namespace {
+
+using embedding::PoolingMode;
+using embedding::SyntheticBatchOptions;
+using embedding::TableSpec;
+using testing::expect_forward_matches;
+namespace egpu = embedding::gpu;
+
+struct Candidate {
+  egpu::ForwardKernel kernel;
+  const char* name;
+};
+const std::vector<Candidate>& candidates() {
+  static const std::vector<Candidate> list = {{egpu::ForwardKernel::kNarrowRowsDeep, "narrow_rows_deep"},
+                                              {egpu::ForwardKernel::kNarrowRowsLight, "narrow_rows_light"},
+                                              {egpu::ForwardKernel::kWarpTileOneHot, "warp_tile_one_hot"},
+                                              {egpu::ForwardKernel::kWarpTileOneHotPrefetch, "warp_tile_one_hot_prefetch"},
+                                              {egpu::ForwardKernel::kWarpTileShortBags, "warp_tile_short_bags"}};
+  return list;
+}
+
+// Rows of 16-byte pieces: fp32 dims 4..32, 16-bit dims 8..64 (multiples of 8). Bag lengths 0 (all
+// empty), 1 (one-hot: the tiles' fast path), 2, 4 (the short-bag tiles' lead depth), 7 (tails),
+// with 10% empty bags; a batch of 61 leaves partial tiles and groups.
+TEST(GpuTbeForwardCandidates, EveryWidthLengthPoolingAndDtypeMatchesReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(441);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  int case_number = 0;
+  for (const auto& candidate : candidates()) {
+    for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      const std::vector<int> dims =
+          weight_dtype == DType::kF32 ? std::vector<int>{4, 8, 12, 16, 24, 32} : std::vector<int>{8, 16, 24, 32, 64};
+      for (int dim : dims) {
+        for (int pooling_factor : {0, 1, 2, 4, 7}) {
+          ++case_number;
+          const int mode = case_number % 3;  // sum, mean, weighted sum
+          const PoolingMode pooling = mode == 1 ? PoolingMode::kMean : PoolingMode::kSum;
+          const bool weighted = mode == 2;
+          const std::vector<TableSpec> tables = {{300, dim}, {7, dim}};
+          SyntheticBatchOptions options;
+          options.batch_size = 61;
+          options.pooling_factor = pooling_factor;
+          options.empty_bag_fraction = pooling_factor > 0 ? 0.1 : 0.0;
+          options.weighted = weighted;
+          options.seed = seed + static_cast<std::uint64_t>(case_number);
+          auto probe = testing::make_problem(tables, 0, 0);
+          const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+          const DType out_dtype = case_number % 2 == 0 ? DType::kBF16 : DType::kF32;
+          const DType index_dtype = case_number % 5 < 2 ? DType::kI32 : DType::kI64;
+          auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                               index_dtype, weight_dtype, out_dtype, pooling, weighted);
+          SCOPED_TRACE(std::string(candidate.name) + " D=" + std::to_string(dim) + " " +
+                       std::string(dtype_name(weight_dtype)) + " L=" + std::to_string(pooling_factor) + " " +
+                       embedding::pooling_mode_name(pooling) + (weighted ? " weighted" : "") + " out " +
+                       std::string(dtype_name(out_dtype)) + " " + std::string(dtype_name(index_dtype)));
+          expect_forward_matches(problem, batch, options.seed, egpu::ForwardOptions{candidate.kernel});
+        }
+      }
+    }
+  }
+}
+
+// Mixed dims in one launch (pieces past a narrower table's row idle), bag sizes varied in [0, 2L]
+// so tiles mix one-hot, short and long bags, and Zipf-skewed rows.
+TEST(GpuTbeForwardCandidates, MixedDimsVariedBagsAndZipfMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(442);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  for (const auto& candidate : candidates()) {
+    for (DType weight_dtype : {DType::kF32, DType::kBF16}) {
+      const std::vector<TableSpec> tables = weight_dtype == DType::kF32
+                                                ? std::vector<TableSpec>{{500, 4}, {900, 24}, {40, 16}, {2000, 32}}
+                                                : std::vector<TableSpec>{{500, 8}, {900, 64}, {40, 16}};
+      for (int pooling_factor : {1, 2, 5}) {
+        SyntheticBatchOptions options;
+        options.batch_size = 5000;
+        options.pooling_factor = pooling_factor;
+        options.vary_bag_sizes = true;
+        options.zipf_alpha = 1.15;
+        options.weighted = pooling_factor == 2;
+        options.seed = seed + static_cast<std::uint64_t>(pooling_factor);
+        auto probe = testing::make_problem(tables, 0, 0, DType::kI64, weight_dtype);
+        const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+        auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                             DType::kI32, weight_dtype, DType::kF32,
+                                             pooling_factor == 5 ? PoolingMode::kMean : PoolingMode::kSum,
+                                             options.weighted);
+        SCOPED_TRACE(std::string(candidate.name) + " " + std::string(dtype_name(weight_dtype)) + " L~U[0," +
+                     std::to_string(2 * pooling_factor) + "]");
+        expect_forward_matches(problem, batch, options.seed, egpu::ForwardOptions{candidate.kernel});
+      }
+    }
+  }
+}
+
+// More bags than one grid holds, so every kernel's grid-stride loop turns: the grid is capped at
+// 32 blocks per SM, a block holding 256 bags in the tiles and at most 512 in the narrow rows
+// (rows of 2 pieces: 128 groups x 4 bags), i.e. 2.2M bags on 132 SMs; 3 x 2^20 bags are past that
+// on up to 192 SMs.
+TEST(GpuTbeForwardCandidates, BatchesPastOneGridStrideMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(443);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{1000, 4}, {50, 8}};
+  SyntheticBatchOptions options;
+  options.batch_size = 3 << 19;  // x 2 features
+  options.pooling_factor = 1;
+  options.empty_bag_fraction = 0.05;
+  options.seed = seed;
+  auto probe = testing::make_problem(tables, 0, 0);
+  const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+  auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()));
+  for (const auto& candidate : candidates()) {
+    SCOPED_TRACE(candidate.name);
+    expect_forward_matches(problem, batch, seed, egpu::ForwardOptions{candidate.kernel});
+  }
+}
+
+// Forced where they do not apply: rows over 128 bytes (the narrow-rows rule's reason) and 16-bit
+// rows off 16-byte boundaries (D = 4 fp16: 8-byte rows).
+TEST(GpuTbeForwardCandidates, ForcedOnAWideOrMisalignedProblemIsRefusedWithTheReason) {
+  PARITY_REQUIRE_GPU();
+  for (const auto& candidate : candidates()) {
+    for (const auto& [dim, weight_dtype, reason] :
+         {std::tuple{64, DType::kF32, "256 bytes"}, std::tuple{4, DType::kF16, "16-byte boundaries"}}) {
+      const auto problem = testing::make_problem({{10, dim}}, 2, 1, DType::kI64, weight_dtype);
+      const Status status = testing::forced_forward_status(problem, egpu::ForwardOptions{candidate.kernel});
+      EXPECT_EQ(status.code(), StatusCode::kUnsupported) << candidate.name << " D=" << dim;
+      EXPECT_NE(status.message().find(reason), std::string::npos) << status.message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parity
