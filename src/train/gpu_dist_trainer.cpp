@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "parity/plan/inputs.hpp"
 #include "train/gpu_dist_step.hpp"
 #include "train/train_state.hpp"
 
@@ -76,6 +77,28 @@ Status check_communicators(const DistTrainOptions& options, comm::Communicator& 
   return Status::ok();
 }
 
+// The GPU trainer places whole tables only: a plan's placement (`tables`) becomes owners when
+// every table is table-wise in one shard; any other type is refused naming the table, never
+// silently replaced by the greedy placement.
+Status owners_from_sharded_tables(const model::ModelSpec& spec, TablePlacement* placement) {
+  if (placement->tables.empty()) return Status::ok();
+  std::vector<int> owners;
+  for (std::size_t t = 0; t < placement->tables.size(); ++t) {
+    const ShardedTable& table = placement->tables[t];
+    const std::string name = t < spec.embedding.tables.size() ? spec.embedding.tables[t].name : std::to_string(t);
+    if (table.type != plan::ShardingType::kTableWise || table.shards.size() != 1) {
+      return unsupported("placement: table '", name, "' is ", plan::sharding_type_name(table.type), " in ",
+                         table.shards.size(), " shard(s); the GPU (NCCL) trainer places whole tables only "
+                         "(table_wise); row-wise, column-wise and data-parallel tables run on the CPU "
+                         "distributed trainer");
+    }
+    owners.push_back(table.shards[0].rank);
+  }
+  placement->table_owner = std::move(owners);
+  placement->tables.clear();
+  return Status::ok();
+}
+
 // Rank 0 prepares (or generates) the data first, then the others find it.
 Result<detail::PreparedData> prepare_on_ranks(comm::Communicator& host, const TrainOptions& train) {
   std::error_code error;
@@ -107,6 +130,7 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
   // CPU ranks (tests) share the machine's cores: one thread each unless told otherwise.
   const int num_threads = train.num_threads > 0 ? train.num_threads : 1;
   const detail::ThreadCountScope thread_scope(num_threads);
+  PARITY_RETURN_IF_ERROR(owners_from_sharded_tables(train.spec, &options.placement));
   if (options.placement.table_owner.empty()) {
     PARITY_ASSIGN_OR_RETURN(options.placement, greedy_table_placement(train.spec, ranks));
   }

@@ -228,6 +228,20 @@ TEST(GpuDistTrainer, OptionErrorsNameTheOption) {
   EXPECT_NE(outside.status().message().find("placement: table 3 is on rank 1, outside [0, 1)"), std::string::npos)
       << outside.status().to_string();
   options.placement.table_owner.clear();
+  // A plan's placement with a row-wise table is refused naming it, not replaced by the greedy one.
+  options.placement.tables.resize(options.train.spec.embedding.tables.size());
+  for (std::size_t t = 0; t < options.placement.tables.size(); ++t) {
+    options.placement.tables[t].shards = {plan::Shard{0, 0, options.train.spec.embedding.tables[t].num_rows, 0,
+                                                      options.train.spec.embedding.tables[t].dim}};
+  }
+  options.placement.tables[2].type = plan::ShardingType::kRowWise;
+  auto row_wise = train_distributed_gpu(options, *host, *collective);
+  ASSERT_FALSE(row_wise.is_ok());
+  const std::string table_name = options.train.spec.embedding.tables[2].name;
+  EXPECT_NE(row_wise.status().message().find("table '" + table_name + "' is row_wise"), std::string::npos)
+      << row_wise.status().to_string();
+  options.placement.tables[2].type = plan::ShardingType::kTableWise;  // all table-wise: accepted as owners
+  options.placement.tables.clear();
   options.train.device = DeviceKind::kGpu;  // a CPU build has no GPU backend; a GPU one, no device comm here
   auto device = train_distributed_gpu(options, *host, *collective);
   ASSERT_FALSE(device.is_ok());
