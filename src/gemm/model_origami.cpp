@@ -379,6 +379,42 @@ bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
 
 }  // namespace
 
+double OrigamiModel::tile_bound_us(const GemmProblem& problem, const PreparedCandidate& head) const {
+  // Every term of cycles() at or below its value for any candidate of this tile and split:
+  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles); L_mem >=
+  // max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest native
+  // instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
+  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
+  const double k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
+  const double cus = static_cast<double>(hw_.num_cus);
+  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
+  const double grid_m = ceil_div(m, tm), grid_n = ceil_div(n, tn), k_tiles = ceil_div(k, tk);
+  const double tiles = grid_m * grid_n * batch;
+  const double split_k = head.split_k;
+  const double max_split = std::max({1.0, split_k, fast_floor(cus / tiles)});
+  const double iters = std::max(ceil_div(k, max_split * tk) - 1.0, 1.0);
+  const double etp = grid_m * tm * grid_n * tn * k_tiles * tk / (m * n * k);
+  const double lm = std::max(head.l2_bytes_per_iter * cus / hw_.l2_bytes_per_cycle, kDramLatencyCycles);
+  const double lc = 2.0 * tm * tn * tk * min_cycles_per_flop_ * input_type_factor(device_, problem.a_dtype);
+  const double waves = std::max(ceil_div(tiles * split_k, cus), ceil_div(tiles, cus));
+  const double decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
+  const double padding = (k - fast_floor(k / tk) * tk) / k * kKPaddingPenalty;
+  // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
+  // dimension) through its share of the full DRAM bandwidth, shared by at least the active
+  // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one edge,
+  // which may not exist when the problem is smaller than the tile: then no floor.
+  const double active = tiles > cus ? fast_floor(tiles / (fast_floor(tiles / cus) + 1.0)) : tiles;
+  const bool has_interior = m >= tm && n >= tn;
+  const double stores = tiles >= 2.0 * cus && !has_interior
+                            ? 0.0
+                            : std::min(tm, m) * std::min(tn, n) * out_bytes * active / hw_.dram_bytes_per_cycle;
+  const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * decay +
+                      kEpilogueWeight * ((lc * etp + stores) * decay + padding) + kWorkgroupSetupCycles +
+                      kLoopCyclesPerIter * iters;
+  return ceil_div(tiles, cus) * tile / hw_.cycles_per_us * kRoundingMargin;
+}
+
 std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                          std::size_t count, std::size_t keep, double tie_epsilon,
                                          double* predicted_us, double* cutoff_us) const {
@@ -393,50 +429,13 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
   runs.clear();
   // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
-  // tile fields alone (the candidates' other terms are only read for runs that come below the
-  // cutoff): timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles);
-  // L_mem >= max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest
-  // native instruction; the decay at most its value with every wave resident; a store floor.
-  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
-  const double k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
-  const double cus = static_cast<double>(hw_.num_cus);
-  const double l2_cycles_per_byte = cus / hw_.l2_bytes_per_cycle;
-  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
-  const double cycles_per_flop = min_cycles_per_flop_ * input_type_factor(device_, problem.a_dtype);
+  // tile fields alone (tile_bound_us); the candidates' other terms are only read for runs that
+  // come below the cutoff.
   for (std::size_t i = 0; i < count;) {
     const PreparedCandidate& head = prepared[i];
     std::size_t j = i + 1;
     while (j < count && same_tile(prepared[j], head)) ++j;
-    double bound = kInfinity;
-    if (head.is_feasible) {
-      const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
-      const double grid_m = ceil_div(m, tm), grid_n = ceil_div(n, tn), k_tiles = ceil_div(k, tk);
-      const double tiles = grid_m * grid_n * batch;
-      const double split_k = head.split_k;
-      const double max_split = std::max({1.0, split_k, fast_floor(cus / tiles)});
-      const double iters = std::max(ceil_div(k, max_split * tk) - 1.0, 1.0);
-      const double etp = grid_m * tm * grid_n * tn * k_tiles * tk / (m * n * k);
-      const double lm = std::max(head.l2_bytes_per_iter * l2_cycles_per_byte, kDramLatencyCycles);
-      const double lc = 2.0 * tm * tn * tk * cycles_per_flop;
-      const double waves = std::max(ceil_div(tiles * split_k, cus), ceil_div(tiles, cus));
-      // 0.95^min(occupancy, waves) >= 0.95^min(8, waves) (occupancy is at most 8).
-      const double decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
-      const double k_rest = k - fast_floor(k / tk) * tk;
-      const double padding = k_rest / k * kKPaddingPenalty;
-      // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
-      // dimension) through its share of the full DRAM bandwidth, shared by at least the active
-      // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one
-      // edge, which may not exist when the problem is smaller than the tile: then no bound.
-      const double active = tiles > cus ? fast_floor(tiles / (fast_floor(tiles / cus) + 1.0)) : tiles;
-      const bool has_interior = m >= tm && n >= tn;
-      const double stores = tiles >= 2.0 * cus && !has_interior
-                                ? 0.0
-                                : std::min(tm, m) * std::min(tn, n) * out_bytes * active / hw_.dram_bytes_per_cycle;
-      const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * decay +
-                          kEpilogueWeight * ((lc * etp + stores) * decay + padding) + kWorkgroupSetupCycles +
-                          kLoopCyclesPerIter * iters;
-      bound = ceil_div(tiles, cus) * tile / hw_.cycles_per_us * kRoundingMargin;
-    }
+    const double bound = head.is_feasible ? tile_bound_us(problem, head) : kInfinity;
     for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
     runs.push_back({bound, i, j, false});
     i = j;

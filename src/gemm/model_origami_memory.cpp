@@ -213,10 +213,12 @@ CacheHitRates cache_hit_rates(const OrigamiHardware& hw, const OrigamiContext& c
   const double per_wg = a_tile + b_tile;
   const double a_iter = static_cast<double>(ctx.tile_m * ctx.tile_k) * element_bytes;
   const double b_iter = static_cast<double>(ctx.tile_n * ctx.tile_k) * element_bytes;
-  // MALL: the reused share of the first timestep's reads over the whole device.
+  // MALL: the reused share of the first timestep's reads over the whole device. Requests count
+  // every batch the window touches, the unique bytes one batch's tiles (the baselines' batched
+  // latencies fit this form, as they do for the L2 below).
   const UniqueTiles t = count_unique_range(grid, ctx.mapping.wgm, 0, std::min(hw.num_cus, total));
   const double mall_unique = (static_cast<double>(t.m) * a_tile + static_cast<double>(t.n) * b_tile) * static_cast<double>(t.k);
-  const double mall_requested = static_cast<double>(t.m * t.n * t.k) * per_wg;
+  const double mall_requested = static_cast<double>(t.m * t.n * t.k * t.b) * per_wg;
   rates.mall_a = rates.mall_b = hw.has_mall && mall_requested > 0
       ? clamp01((1.0 - mall_unique / mall_requested) * mall_warmup) : 0.0;
   // L2: the tiles the second-to-last XCD runs in the first timestep.
@@ -229,7 +231,7 @@ CacheHitRates cache_hit_rates(const OrigamiHardware& hw, const OrigamiContext& c
   const double b_lines = std::min(1.0, static_cast<double>(ctx.n) * element_bytes / kL2LineBytes);
   const double l2_unique = (static_cast<double>(l2.m) * a_tile * a_lines +
                             static_cast<double>(l2.n) * b_tile * b_lines) * static_cast<double>(l2.k);
-  const double l2_requested = static_cast<double>(l2.m * l2.n * l2.k) * per_wg;
+  const double l2_requested = static_cast<double>(l2.m * l2.n * l2.k * l2.b) * per_wg;
   double reuse = l2_requested > 0 ? (1.0 - l2_unique / l2_requested) * l2_warmup : 0.0;
   const double working_set = (static_cast<double>(l2.m) * a_iter + static_cast<double>(l2.n) * b_iter) * static_cast<double>(l2.b);
   const double residency = working_set > 0 ? std::min(hw.l2_bytes / working_set, 1.0) : 1.0;
