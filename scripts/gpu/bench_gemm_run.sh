@@ -2,7 +2,7 @@
 # gemm::Gemm run piece of the device run (called by run_all.sh with the build dir as $1, $OUT set):
 #   1. the Gemm run GPU tests (every epilogue x layout x dtype against the fp64 reference);
 #   2. parity bench gemm-run: the dense-layer GEMMs of dlrm-kaggle and dlrm-v2 at batch 65536,
-#      bf16 (forward bias+ReLU aux, data gradient dReLU+bias gradient, weight gradient with the
+#      bf16 (the passes the trainer runs, and the fused-dReLU mode's; weight gradient with the
 #      bias gradient) through Gemm::run, beside the heuristic top-1 and the `gemm measure` oracle,
 #      with Gemm::run's host time against a bare cublasLtMatmul -> $OUT/gemm_run.json.
 # GEMM_RUN_NO_ORACLE=1 skips the oracle (the fast run: Gemm::run, heuristic and host time only).

@@ -12,7 +12,7 @@ using gemm::RunEpilogue;
 struct Linear {
   std::string name;
   std::int64_t in = 0, out = 0;
-  RunEpilogue forward = RunEpilogue::kBiasReluAux;
+  RunEpilogue forward = RunEpilogue::kBiasRelu;  // the trainer's default (separate dReLU pass)
   bool input_after_relu = false;  // the data gradient applies the previous layer's dReLU
   bool has_data_grad = true;
 };
@@ -40,7 +40,7 @@ void add_mlp(std::vector<Linear>* layers, const std::string& prefix,
     layer.in = widths[i];
     layer.out = widths[i + 1];
     const bool is_last = i + 2 == widths.size();
-    layer.forward = is_last && !last_relu ? RunEpilogue::kBias : RunEpilogue::kBiasReluAux;
+    layer.forward = is_last && !last_relu ? RunEpilogue::kBias : RunEpilogue::kBiasRelu;
     layer.input_after_relu = i > 0;
     layer.has_data_grad = i > 0 || first_has_data_grad;
     layers->push_back(layer);
@@ -49,15 +49,24 @@ void add_mlp(std::vector<Linear>* layers, const std::string& prefix,
 
 void add_passes(std::vector<GemmRunBenchProblem>* out, const std::string& model,
                 const std::vector<Linear>& layers, std::int64_t batch, DType dtype) {
+  // The trainer's default passes ("forward", "data_grad" with the dReLU as a separate pass,
+  // "weight_grad" with the bias gradient), and the fused-dReLU mode's two (`--fused-drelu`:
+  // "forward_aux" writes the ReLU mask, "data_grad_drelu" applies it), as src/nn/linear.cpp runs them.
   for (const Linear& l : layers) {
     // The row-major layer Y[B, out] = X[B, in] W[out, in]^T + b, as gemm.hpp maps it.
     out->push_back({model, l.name, "forward",
                     make(l.out, batch, l.in, GemmLayout::kTN, dtype, dtype, l.forward)});
+    if (l.forward == RunEpilogue::kBiasRelu) {
+      out->push_back({model, l.name, "forward_aux",
+                      make(l.out, batch, l.in, GemmLayout::kTN, dtype, dtype, RunEpilogue::kBiasReluAux)});
+    }
     if (l.has_data_grad) {
-      const RunEpilogue backward =
-          l.input_after_relu ? RunEpilogue::kDReluBgrad : RunEpilogue::kNone;
       out->push_back({model, l.name, "data_grad",
-                      make(l.in, batch, l.out, GemmLayout::kNN, dtype, dtype, backward)});
+                      make(l.in, batch, l.out, GemmLayout::kNN, dtype, dtype, RunEpilogue::kNone)});
+      if (l.input_after_relu) {
+        out->push_back({model, l.name, "data_grad_drelu",
+                        make(l.in, batch, l.out, GemmLayout::kNN, dtype, dtype, RunEpilogue::kDRelu)});
+      }
     }
     const RunEpilogue bias_grad =
         l.forward == RunEpilogue::kNone ? RunEpilogue::kNone : RunEpilogue::kBgradB;

@@ -269,8 +269,9 @@ TEST(GemmRunBenchProblems, DlrmLayersMapToTheDocumentedCalls) {
   const auto problems = dlrm_gemm_run_problems(65536, DType::kBF16);
   auto kaggle = select_models(problems, "dlrm-kaggle");
   ASSERT_TRUE(kaggle.is_ok());
-  // 8 layers x 3 passes, less the first bottom layer's data gradient.
-  EXPECT_EQ(kaggle->size(), 8u * 3u - 1u);
+  // 8 forward + 7 forward_aux (the ReLU layers) + 7 data_grad (not the first bottom layer) + 6
+  // data_grad_drelu (inputs after a ReLU) + 8 weight_grad.
+  EXPECT_EQ(kaggle->size(), 8u + 7u + 7u + 6u + 8u);
   const auto& top0 =
       *std::find_if(kaggle->begin(), kaggle->end(), [](const GemmRunBenchProblem& p) {
         return p.layer == "top0 479->1024" && p.pass == "forward";
@@ -278,7 +279,13 @@ TEST(GemmRunBenchProblems, DlrmLayersMapToTheDocumentedCalls) {
   EXPECT_EQ(top0.problem.shape.m, 1024);
   EXPECT_EQ(top0.problem.shape.n, 65536);
   EXPECT_EQ(top0.problem.shape.k, 479);
-  EXPECT_EQ(top0.problem.epilogue, gemm::RunEpilogue::kBiasReluAux);
+  EXPECT_EQ(top0.problem.epilogue, gemm::RunEpilogue::kBiasRelu);
+  const auto& top1_fused =
+      *std::find_if(kaggle->begin(), kaggle->end(), [](const GemmRunBenchProblem& p) {
+        return p.layer == "top1 1024->1024" && p.pass == "data_grad_drelu";
+      });
+  EXPECT_EQ(top1_fused.problem.epilogue, gemm::RunEpilogue::kDRelu);
+  EXPECT_EQ(top1_fused.problem.shape.layout, gemm::GemmLayout::kNN);
   auto v2 = select_models(problems, "dlrm-v2");
   ASSERT_TRUE(v2.is_ok());
   for (const auto& p : *v2) {

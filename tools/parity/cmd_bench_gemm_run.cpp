@@ -1,5 +1,6 @@
-// `parity bench gemm-run`: the dense-layer GEMMs of dlrm-kaggle and dlrm-v2 (forward with bias +
-// ReLU aux, data gradient with dReLU + bias gradient, weight gradient with the bias gradient)
+// `parity bench gemm-run`: the dense-layer GEMMs of dlrm-kaggle and dlrm-v2 as the trainer runs
+// them (forward with bias + ReLU, data gradient, weight gradient with the bias gradient; and the
+// fused-dReLU mode's forward with the ReLU mask and data gradient with dReLU)
 // through gemm::Gemm::run, beside cuBLASLt's heuristic top-1 and the `gemm measure` oracle of the
 // same shape, plus Gemm::run's host time against a bare cublasLtMatmul. The driver is
 // parity/bench/gemm_run_bench.hpp's run_gemm_run_bench_report. Arguments are validated first
