@@ -97,6 +97,20 @@ PlacementSearch::PlacementSearch(const PlannerContext& context, const PlanOption
   ranks_of_.assign(static_cast<std::size_t>(tables), {});
 }
 
+Status PlacementSearch::validate() const {
+  for (std::size_t t = 0; t < options_.size(); ++t) {
+    if (!options_[t].empty()) continue;
+    const PlannerTable& table = context_.model.tables[t];
+    return invalid_argument("sharding: table '", table.name, "' (", table.rows, " rows, dim ", table.dim,
+                            ") has no placement among the allowed types on ", context_.machine.num_gpus,
+                            " GPU(s): column_wise needs dim >= ", 2 * kMinColumnShard,
+                            " in shards that are multiples of ", embedding::kEmbeddingDimMultiple,
+                            ", row_wise and data_parallel more than one GPU (row_wise also rows >= GPUs); "
+                            "allow table_wise or another type");
+  }
+  return Status::ok();
+}
+
 Objective PlacementSearch::objective() const {
   const StepScore score = score_placement(comm_, context_.calibration, costs_, load_);
   return {score.peak_memory_bytes <= capacity_, std::max(0.0, score.peak_memory_bytes - capacity_),

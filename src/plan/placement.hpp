@@ -37,6 +37,9 @@ class PlacementSearch {
  public:
   PlacementSearch(const PlannerContext& context, const PlanOptions& options,
                   const ConfigCosts& costs);
+  // ok, or kInvalidArgument naming the first table that no allowed sharding type can place
+  // (e.g. only column_wise for a table narrower than two 32-column shards). Before run().
+  Status validate() const;
   // Greedy placement, then up to `passes` local-search passes (stops when one finds nothing).
   void run(int passes);
   // Local search only, from the current placement (a warm start).

@@ -74,6 +74,7 @@ Result<Plan> plan_configuration(const PlannerContext& context, const PlanOptions
                           config_costs(context.machine, context.model, context.calibration,
                                        *context.pricer, config));
   detail::PlacementSearch search(context, options, costs);
+  PARITY_RETURN_IF_ERROR(search.validate());
   search.run(options.local_search_passes);
   Plan plan = make_plan(context, config, search.placements());
   PARITY_RETURN_IF_ERROR(fill_prediction(context, costs, plan));
@@ -109,6 +110,7 @@ Result<SearchResult> search(const PlannerContext& context, const PlanOptions& op
                                 config_costs(context.machine, context.model, context.calibration,
                                              *context.pricer, config));
         detail::PlacementSearch placement(context, options, costs);
+        PARITY_RETURN_IF_ERROR(placement.validate());
         bool is_placed = false;
         if (!fitted_choice.empty()) {
           placement.set_placement(fitted_choice, fitted_ranks);

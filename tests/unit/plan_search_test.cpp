@@ -73,6 +73,22 @@ TEST(PlanSearch, ModelThatCannotFitSaysByHowMuch) {
   EXPECT_NE(message.find("rank "), std::string::npos) << message;
 }
 
+TEST(PlanSearch, TableThatNoAllowedTypeCanPlaceIsNamedNotACrash) {
+  PlannerModel model = testing::hand_model();
+  model.tables = {{"other", 1000, 16, 1.0, 1}, {"narrow", 1000, 16, 1.0, 1}};
+  auto owned = make_context("h200", 4, 0, model);
+  PlanOptions options = fixed_batch(4 * 1024);
+  options.sharding_types = {ShardingType::kColumnWise};  // 16 columns cannot split into 32-wide shards
+  // (the first table without a placement is named: "other")
+  const auto result = search(owned.context, options);
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("table 'other' (1000 rows, dim 16) has no placement"), std::string::npos)
+      << result.status().message();
+  options.sharding_types = {ShardingType::kColumnWise, ShardingType::kTableWise};
+  EXPECT_TRUE(search(owned.context, options).is_ok());
+}
+
 TEST(PlanSearch, DeterministicAndParetoNonDominated) {
   auto owned = make_context("mi350x", 8, 0, dlrm_v2_like_model());
   PlanOptions options;
