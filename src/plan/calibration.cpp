@@ -22,6 +22,7 @@ std::vector<PlannerCalibration::Field> PlannerCalibration::fields() {
       {"tbe_backward_fixed_us", &C::tbe_backward_fixed_us},
       {"interaction_efficiency", &C::interaction_efficiency},
       {"interaction_fast_efficiency", &C::interaction_fast_efficiency},
+      {"interaction_fast_efficiency_16bit", &C::interaction_fast_efficiency_16bit},
       {"bias_gradient_fixed_us", &C::bias_gradient_fixed_us},
       {"tf32_gemm_time_factor", &C::tf32_gemm_time_factor},
       {"elementwise_efficiency", &C::elementwise_efficiency},

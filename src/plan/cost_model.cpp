@@ -263,7 +263,9 @@ void dot_interaction(const PlannerModel& model, const PlannerCalibration& calibr
   const double s = precision_bytes(precision).activation;
   const double samples = static_cast<double>(batch);
   const double launch_us = calibration.kernel_launch_us.value;
-  const double fast_bytes_per_us = hbm_bytes_per_us * calibration.interaction_fast_efficiency.value;
+  const double fast_efficiency = s < 4.0 ? calibration.interaction_fast_efficiency_16bit.value
+                                         : calibration.interaction_fast_efficiency.value;
+  const double fast_bytes_per_us = hbm_bytes_per_us * fast_efficiency;
   const double flops_per_us = fp32_flops_per_us * GemmPricer::kSimtFp32Efficiency;
   const double general_bytes_per_us = hbm_bytes_per_us * calibration.interaction_efficiency.value;
   // Forward: reads the vectors, writes the padded output row.

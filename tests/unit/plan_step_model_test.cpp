@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "unit/plan_test_support.hpp"
@@ -65,20 +66,21 @@ TEST(PlanStepModel, TbeTermsHandComputed) {
 // each.
 TEST(PlanStepModel, DotInteractionFastVariantsHandComputed) {
   PlannerCalibration calibration = bare_calibration();
-  calibration.interaction_fast_efficiency.value = 0.5;
+  calibration.interaction_fast_efficiency.value = 0.5;         // fp32 activations
+  calibration.interaction_fast_efficiency_16bit.value = 0.25;  // bf16 activations
   calibration.kernel_launch_us.value = 4.0;
   auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
   const PlannerContext& c = owned.context;
   const double flops_per_us = owned.pricer->fp32_flops_per_us() * GemmPricer::kSimtFp32Efficiency;
-  for (const auto& [precision, s] :
-       {std::pair{Precision::kBf16, 2.0}, std::pair{Precision::kTf32, 4.0}}) {
+  for (const auto& [precision, s, efficiency] :
+       {std::tuple{Precision::kBf16, 2.0, 0.25}, std::tuple{Precision::kTf32, 4.0, 0.5}}) {
     const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
                                     {1000, 1000, Checkpointing::kNone, precision});
     ASSERT_TRUE(costs.is_ok()) << costs.status().to_string();
-    const double forward =
-        std::max((32.0 + 24.0) * s * 1000 / (kH200BytesPerUs * 0.5), 512.0 * 1000 / flops_per_us);
+    const double forward = std::max((32.0 + 24.0) * s * 1000 / (kH200BytesPerUs * efficiency),
+                                    512.0 * 1000 / flops_per_us);
     const double backward =
-        std::max(((32.0 + 17.0 + 16.0) * s + 16.0 * 4.0) * 1000 / (kH200BytesPerUs * 0.5),
+        std::max(((32.0 + 17.0 + 16.0) * s + 16.0 * 4.0) * 1000 / (kH200BytesPerUs * efficiency),
                  128.0 * 1000 / flops_per_us);
     EXPECT_NEAR(costs->interaction_us, forward + backward + 2 * 4.0, 1e-9 * costs->interaction_us)
         << precision_name(precision);
@@ -100,6 +102,7 @@ TEST(PlanStepModel, DotInteractionGeneralBackwardHandComputed) {
   PlannerCalibration calibration = bare_calibration();
   calibration.interaction_efficiency.value = 0.25;
   calibration.interaction_fast_efficiency.value = 0.5;
+  calibration.interaction_fast_efficiency_16bit.value = 0.5;
   calibration.kernel_launch_us.value = 4.0;
   auto owned = make_context("h200", 1, 0, model, &calibration);
   const PlannerContext& c = owned.context;

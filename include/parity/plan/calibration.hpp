@@ -37,9 +37,12 @@ struct PlannerCalibration {
   CalibratedValue tbe_backward_fixed_us{15.0, false, "default"};
   // The dot interaction's kernels: the general one-block-per-sample kernels' sustained fraction of
   // HBM bandwidth on their traffic counted in fp32 elements (they stage every operand as fp32 in
-  // shared memory); the fast variants' (Gram tiles, register columns) on their HBM bytes.
+  // shared memory); the fast variants' (Gram tiles, register columns) on their HBM bytes, with
+  // fp32 activations and with 16-bit ones (measured apart: the bf16 path runs at half the fp32
+  // path's fraction).
   CalibratedValue interaction_efficiency{0.5, false, "default"};
   CalibratedValue interaction_fast_efficiency{0.8, false, "default"};
+  CalibratedValue interaction_fast_efficiency_16bit{0.8, false, "default"};
   // A weight-gradient GEMM with the bias-gradient epilogue: fixed cost beyond the plain GEMM and
   // the second read of the gradient (its column sums).
   CalibratedValue bias_gradient_fixed_us{0.0, false, "default"};
