@@ -11,7 +11,8 @@
 #   TRAIN_BATCH=65536 TRAIN_STEPS=30 scripts/gpu/bench_train.sh build/cuda
 #   TRAIN_KAGGLE=0 / TRAIN_DLRMV2=0 / TRAIN_TINY=0 skip dlrm-kaggle (with its baselines), dlrm-v2
 #   (with torch_dlrmv2.py) or the tiny runs, to split the piece over device calls of 10 minutes;
-#   TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile.
+#   TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile; TRAIN_GEMM_CHOICES="model heuristic" adds
+#   dlrm-kaggle runs with each explicit GEMM choice (`--gemm-choice`, docs/gemm_run.md) per precision.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -25,6 +26,14 @@ if [[ "${TRAIN_KAGGLE:-1}" == 1 ]]; then
   for precision in ${TRAIN_PRECISIONS:-bf16 tf32 fp32}; do
     step "train_dlrm_kaggle_$precision" "$parity" bench train --model dlrm-kaggle --device cuda --batch "$batch" \
       --precision "$precision" --steps "$steps" --out "$OUT/train_dlrm_kaggle_$precision.json"
+  done
+  # The GEMM choices beside the default (auto), per precision.
+  for choice in ${TRAIN_GEMM_CHOICES:-}; do
+    for precision in ${TRAIN_PRECISIONS:-bf16 tf32 fp32}; do
+      step "train_dlrm_kaggle_${precision}_gemm_$choice" "$parity" bench train --model dlrm-kaggle --device cuda \
+        --batch "$batch" --precision "$precision" --gemm-choice "$choice" --steps "$steps" \
+        --out "$OUT/train_dlrm_kaggle_${precision}_gemm_$choice.json"
+    done
   done
   # The fused dReLU (off by default) beside the separate pass, per precision.
   for precision in ${TRAIN_FUSED_PRECISIONS:-bf16 tf32}; do
