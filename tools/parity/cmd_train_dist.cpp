@@ -52,13 +52,7 @@ Status run_distributed_train(train::TrainOptions options, const DistributedTrain
   }
   auto summary = train::train_distributed(dist, *world);
   if (!summary.is_ok() && !world->failure().is_ok()) {
-    // A peer is lost or hung: MPI_Finalize (the session's end) would wait for it forever. Report
-    // and leave without it; mpirun then ends the job, stopped ranks included.
-    const Status status = summary.status().with_context(where);
-    std::fprintf(stderr, "parity: error: %s\n", status.to_string().c_str());
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(exit_code_for(status));
+    exit_without_finalize(summary.status().with_context(where));
   }
   if (!summary.is_ok()) return summary.status().with_context(where);
   if (is_root) print_summary(*summary);

@@ -47,12 +47,7 @@ Status run_gpu_distributed_train(train::TrainOptions options, const DistributedT
   }
   auto summary = train::train_distributed_gpu(dist, *session.host, world);
   if (!summary.is_ok() && (!world.failure().is_ok() || !session.host->failure().is_ok())) {
-    // A peer is lost or hung: MPI_Finalize (the session's end) would wait for it forever.
-    const Status status = summary.status().with_context(where);
-    std::fprintf(stderr, "parity: error: %s\n", status.to_string().c_str());
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(exit_code_for(status));
+    exit_without_finalize(summary.status().with_context(where));
   }
   if (!summary.is_ok()) return summary.status().with_context(where);
   if (is_root) print_summary(*summary);

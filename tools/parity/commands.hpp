@@ -17,6 +17,10 @@ struct Outcome {
 // Exit codes: 0 ok, 1 runtime error, 2 invalid input/usage, 3 unsupported on this build/hardware
 // (main adds 4: an exception escaped a command, an internal error).
 int exit_code_for(const Status& status);
+// A distributed command whose peer is lost or hung: MPI_Finalize (the session's end) would wait
+// for it forever, so the error is printed and the process leaves without it (mpirun then ends
+// the job, stopped ranks included).
+[[noreturn]] void exit_without_finalize(const Status& status);
 
 void add_hw_commands(CLI::App& hw, Outcome& outcome);           // list, show, compare
 void add_probe_command(CLI::App& hw, Outcome& outcome);         // hw probe

@@ -1,6 +1,8 @@
 // parity: the command-line front end. Library calls return Status; this file turns them into
 // messages on stderr and exit codes. Exit codes: 0 ok, 1 runtime error, 2 invalid input or usage,
 // 3 unsupported on this build/hardware, 4 internal error (an exception escaped: a bug to report).
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -17,6 +19,13 @@ int exit_code_for(const Status& status) {
     case StatusCode::kUnsupported: return 3;
     default: return 1;
   }
+}
+
+void exit_without_finalize(const Status& status) {
+  std::fprintf(stderr, "parity: error: %s\n", status.to_string().c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(exit_code_for(status));
 }
 
 }  // namespace parity::cli
