@@ -2,7 +2,7 @@
 # Python piece of the device run (called by run_all.sh with the build dir as $1, $OUT set; or by
 # hand: OUT=/tmp/out scripts/gpu/bench_python.sh build/cuda). The CUDA build of the library inside
 # pip takes minutes, so give it the call, with the CLI (the C++ path) prebuilt here:
-#   scripts/gpu/run_all.sh --prebuilt build/carry/prebuilt.tar.gz --only python --skip-tests \
+#   scripts/gpu/run_all.sh --prebuilt build/carry/prebuilt.tar.xz --only python --skip-tests \
 #     --piece-timeout 570 --deadline 590
 #   1. pip-installs the package with CUDA into the device's python3 (the one with torch), building
 #      the torch ops against that torch (--no-build-isolation; no network: the image's

@@ -11,7 +11,8 @@
 #   TRAIN_BATCH=65536 TRAIN_STEPS=30 scripts/gpu/bench_train.sh build/cuda
 #   TRAIN_KAGGLE=0 / TRAIN_DLRMV2=0 / TRAIN_TINY=0 skip dlrm-kaggle (with its baselines), dlrm-v2
 #   (with torch_dlrmv2.py) or the tiny runs, to split the piece over device calls of 10 minutes;
-#   TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile; TRAIN_GEMM_CHOICES="model heuristic" adds
+#   TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile; TRAIN_TORCH_SCRIPT=.baselines/<cut>.py runs a cut of
+#   torch_dlrm.py (fewer batches) for both its eager runs; TRAIN_GEMM_CHOICES="model heuristic" adds
 #   dlrm-kaggle runs with each explicit GEMM choice (`--gemm-choice`, docs/gemm_run.md) per precision.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
@@ -42,8 +43,10 @@ if [[ "${TRAIN_KAGGLE:-1}" == 1 ]]; then
       --out "$OUT/train_dlrm_kaggle_${precision}_fused_drelu.json"
   done
   if [[ -d .baselines ]] && python3 -c "import torch, triton" 2>/dev/null; then
-    step torch_dlrm python3 .baselines/torch_dlrm.py
-    step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 .baselines/torch_dlrm.py
+    # TRAIN_TORCH_SCRIPT names a cut of torch_dlrm.py (e.g. one batch) to spend less device time.
+    torch_script="${TRAIN_TORCH_SCRIPT:-.baselines/torch_dlrm.py}"
+    step torch_dlrm python3 "$torch_script"
+    step torch_dlrm_tf32 env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 python3 "$torch_script"
     if [[ "${TRAIN_TORCH_COMPILE:-1}" == 1 ]]; then
       step torch_dlrm_compile python3 .baselines/torch_dlrm_compile.py "$OUT/torch_dlrm_compile.json"
     fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packs a local CUDA build's two device-run binaries (bin/parity, tests/parity_gpu_tests) into
-# build/carry/prebuilt.tar.gz for the device tool's `carry` (the binaries together exceed its
-# 64 MiB limit; compressed they are ~10 MB). Then, on the device:
-#   scripts/gpu/run_all.sh --prebuilt build/carry/prebuilt.tar.gz
+# build/carry/prebuilt.tar.xz for the device tool's `carry` (the binaries are ~250 MB, gzip leaves
+# ~55 MB, over the 64 MiB limit with the tree; xz leaves ~12 MB). Then, on the device:
+#   scripts/gpu/run_all.sh --prebuilt build/carry/prebuilt.tar.xz
 # Usage: scripts/gpu/pack_prebuilt.sh [BUILD_DIR]   (default build/device)
 set -euo pipefail
 build_dir="${1:-build/device}"
@@ -10,5 +10,6 @@ for f in bin/parity tests/parity_gpu_tests; do
   [[ -x "$build_dir/$f" ]] || { echo "pack_prebuilt.sh: $build_dir/$f is missing; build it first" >&2; exit 2; }
 done
 mkdir -p build/carry
-tar -C "$build_dir" -czf build/carry/prebuilt.tar.gz bin/parity tests/parity_gpu_tests
-ls -l build/carry/prebuilt.tar.gz
+rm -f build/carry/prebuilt.tar.gz
+tar -C "$build_dir" -cf - bin/parity tests/parity_gpu_tests | xz -T2 -9 > build/carry/prebuilt.tar.xz
+ls -l build/carry/prebuilt.tar.xz

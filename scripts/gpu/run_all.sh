@@ -19,7 +19,7 @@
 #   --skip-tests     do not run the GPU tests
 #   --piece-timeout  limit for each bench piece and for the tests (default 240 s)
 #   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device, or the
-#                    archive scripts/gpu/pack_prebuilt.sh writes, build/carry/prebuilt.tar.gz) instead
+#                    archive scripts/gpu/pack_prebuilt.sh writes, build/carry/prebuilt.tar.xz) instead
 #                    of configuring and building here; GPU tests then run the test binary directly
 #   --targets "T..." build only these CMake targets (e.g. "parity_cli parity_gpu_tests")
 #   --deadline       whole-run budget (default 570 s, under the device tool's 600 s per command):
@@ -123,11 +123,11 @@ finish() {
 t0=$SECONDS
 { cmake --version | head -1; g++ --version | head -1; nvcc --version 2>/dev/null | tail -1; } > "$stage/build.log" 2>&1
 if [[ -n "$prebuilt" ]]; then
-  # A build carried from the development machine: device time is not spent compiling. A .tar.gz
-  # (scripts/gpu/pack_prebuilt.sh: bin/parity + tests/parity_gpu_tests, ~10 MB where the two
-  # binaries are ~70 MB, above the device tool's 64 MiB carry limit) is unpacked first.
-  if [[ "$prebuilt" == *.tar.gz ]]; then
-    mkdir -p build/prebuilt && tar -C build/prebuilt -xzf "$prebuilt"
+  # A build carried from the development machine: device time is not spent compiling. An archive
+  # (scripts/gpu/pack_prebuilt.sh: bin/parity + tests/parity_gpu_tests, ~12 MB as .tar.xz where the
+  # two binaries are ~250 MB, above the device tool's 64 MiB carry limit) is unpacked first.
+  if [[ "$prebuilt" == *.tar.gz || "$prebuilt" == *.tar.xz ]]; then
+    mkdir -p build/prebuilt && tar -C build/prebuilt -xaf "$prebuilt"
     prebuilt=build/prebuilt
   fi
   export PARITY_DATA_DIR="${PARITY_DATA_DIR:-$PWD/data}"  # the binaries hold their build tree's path
