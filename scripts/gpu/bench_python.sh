@@ -9,8 +9,8 @@
 #      scikit-build-core and nanobind, or the wheels scripts/gpu/fetch_py_deps.sh put in .deps/py);
 #   2. times the torch op path against the C++ path (`parity bench tbe`, the build dir's CLI) on C2,
 #      forward and step, in one process ($OUT/python_tbe_c2.json);
-#   3. times examples/torch_dlrm.py with stock and with Parity embeddings (bf16, batch 65536) in one
-#      process ($OUT/python_dlrm.json);
+#   3. times examples/torch_dlrm.py's three variants (stock; Parity embeddings; Parity embeddings +
+#      Parity dot interaction), bf16, batch 65536, in one process ($OUT/python_dlrm.json);
 #   4. runs the Python tests (python/tests) on the GPU.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
