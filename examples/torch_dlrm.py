@@ -4,10 +4,13 @@
                       interaction as torch's ``cat([x, bmm(z, z^T)[:, li, lj]], 1)``;
   parity              Parity's embeddings (``parity.torch.EmbeddingBagCollection``: one TBE lookup,
                       SGD fused into the backward), the interaction still torch's;
-  parity+interaction  Parity's embeddings and Parity's interaction (``parity.torch.DotInteraction``:
-                      one library kernel forward, one backward, fed the TBE's fp32 output directly;
-                      output padded to a multiple of --interaction-pad columns, the top MLP's first
-                      layer as wide, its padding columns seeing zeros).
+  parity+interaction  Parity's embeddings and Parity's interaction: one library kernel forward, one
+                      backward; by default ``parity.torch.EmbeddingDotInteraction`` (the lookup and
+                      the interaction in one autograd node: the TBE writes bf16, the interaction's
+                      fp32 gradient goes straight into the TBE backward), ``--interaction separate``
+                      ``parity.torch.DotInteraction`` after the lookup; output padded to a multiple
+                      of --interaction-pad columns, the top MLP's first layer as wide (its padding
+                      columns see zeros).
 
 The model is the shared DLRM baseline's: bottom MLP 13-512-256-128, 26 Criteo-sized tables (rows
 capped) of dim 128, pairwise dot interaction, top MLP 1024-1024-512-256-1, BCE loss, SGD lr 0.1,
@@ -67,22 +70,32 @@ class ParityEmbeddings(nn.Module):
         self.collection = ptorch.EmbeddingBagCollection(tables, seed=0, bounds_check="off", device=device,
                                                         optimizer=ptorch.OptimizerConfig("sgd", lr))
 
+    @staticmethod
+    def batch(local_ids):  # local_ids: [T, B] -> the collection's values and offsets (one index per bag)
+        return local_ids.reshape(-1), torch.arange(0, local_ids.numel() + 1, device=local_ids.device)
+
     def forward(self, local_ids, batch):  # local_ids: [T, B] -> [B, T, D]
-        offsets = torch.arange(0, local_ids.numel() + 1, device=local_ids.device)
-        pooled = self.collection(local_ids.reshape(-1), offsets)  # [B, T*D], feature t in columns t*D..
+        pooled = self.collection(*self.batch(local_ids))  # [B, T*D], feature t in columns t*D..
         return pooled.view(batch, local_ids.shape[0], -1)  # [B, T, D]
 
 
 class Dlrm(nn.Module):
-    """`interaction`: None for the torch expression, else a ``parity.torch.DotInteraction``."""
+    """`interaction`: "torch" (the expression), "separate" (``parity.torch.DotInteraction`` on the
+    pooled embeddings) or "fused" (``parity.torch.EmbeddingDotInteraction``: the lookup and the
+    interaction in one autograd node, no cast pass between them; Parity embeddings only)."""
 
-    def __init__(self, embeddings, num_tables, dim, interaction=None):
+    def __init__(self, embeddings, num_tables, dim, interaction="torch", interaction_pad=8):
         super().__init__()
         self.embeddings, self.num_tables, self.dim = embeddings, num_tables, dim
-        self.interaction = interaction
+        self.interaction_kind, self.interaction = interaction, None
+        if interaction == "separate":
+            self.interaction = ptorch.DotInteraction(num_tables, dim, pad_to=interaction_pad)
+        elif interaction == "fused":
+            self.interaction = ptorch.EmbeddingDotInteraction(embeddings.collection, pad_to=interaction_pad)
         self.bottom = mlp([13, 512, 256, dim])
         features = num_tables + 1
-        interaction_dim = dim + features * (features - 1) // 2 if interaction is None else interaction.output_dim
+        interaction_dim = (self.interaction.output_dim if self.interaction is not None
+                           else dim + features * (features - 1) // 2)
         self.top = mlp([interaction_dim, 1024, 1024, 512, 256, 1])
         rows, cols = torch.tril_indices(features, features, offset=-1)
         self.register_buffer("pair_rows", rows)
@@ -91,18 +104,20 @@ class Dlrm(nn.Module):
     def forward(self, dense, local_ids):
         batch = dense.shape[0]
         x = self.bottom(dense)
+        if self.interaction_kind == "fused":  # the TBE writes x's dtype; its fp32 gradient goes straight back
+            return self.top(self.interaction(x, *self.embeddings.batch(local_ids))).squeeze(1)
         pooled = self.embeddings(local_ids, batch)  # [B, T, D]
-        if self.interaction is not None:  # fp32 pooled in, rounded to x's dtype by the op
+        if self.interaction_kind == "separate":  # fp32 pooled in, rounded to x's dtype by the op
             return self.top(self.interaction(x, pooled)).squeeze(1)
         z = torch.cat([x.unsqueeze(1), pooled.to(x.dtype)], 1)  # [B, T+1, D]
         dots = torch.bmm(z, z.transpose(1, 2))[:, self.pair_rows, self.pair_cols]
         return self.top(torch.cat([x, dots], 1)).squeeze(1)
 
 
-def make_model(kind, rows, dim, lr, device, interaction_pad=8):
+def make_model(kind, rows, dim, lr, device, interaction="fused", interaction_pad=8):
     embeddings = StockEmbeddings(rows, dim, device) if kind == "stock" else ParityEmbeddings(rows, dim, lr, device)
-    interaction = ptorch.DotInteraction(len(rows), dim, pad_to=interaction_pad) if kind == INTERACTION else None
-    model = Dlrm(embeddings, len(rows), dim, interaction).to(device)
+    interaction = interaction if kind == INTERACTION else "torch"
+    model = Dlrm(embeddings, len(rows), dim, interaction, interaction_pad).to(device)
     dense_params = list(model.bottom.parameters()) + list(model.top.parameters())
     optimizers = [torch.optim.SGD(dense_params, lr=lr)]
     if kind == "stock":
@@ -132,7 +147,7 @@ def median_ms(step, device, warmup, reps):
 
 def run(kind, args, device, rows, dense, local_ids, labels):
     torch.manual_seed(0)
-    model, optimizers = make_model(kind, rows, args.dim, args.lr, device, args.interaction_pad)
+    model, optimizers = make_model(kind, rows, args.dim, args.lr, device, args.interaction, args.interaction_pad)
     loss_fn = nn.BCEWithLogitsLoss()
     if kind != "stock":  # the one-time check of the whole input (the timed steps run unchecked)
         ptorch.ops.bounds_check(model.embeddings.collection._config, local_ids.reshape(-1),
@@ -150,10 +165,11 @@ def run(kind, args, device, rows, dense, local_ids, labels):
 
     first_loss = step().item()
     ms = median_ms(step, device, args.warmup, args.reps)
+    interaction = model.interaction_kind
     del model, optimizers
     if device.type == "cuda":
         torch.cuda.empty_cache()
-    return {"embeddings": kind, "interaction": "parity" if kind == INTERACTION else "torch", "batch": args.batch, "bf16": use_bf16, "median_ms": ms,
+    return {"embeddings": kind, "interaction": interaction, "batch": args.batch, "bf16": use_bf16, "median_ms": ms,
             "samples_per_s": args.batch / ms * 1e3, "first_loss": first_loss}
 
 
@@ -169,6 +185,8 @@ def main(argv=None):
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--reps", type=int, default=50)
+    parser.add_argument("--interaction", choices=["fused", "separate"], default="fused",
+                        help="parity+interaction: EmbeddingDotInteraction (fused) or DotInteraction after the lookup")
     parser.add_argument("--interaction-pad", type=int, default=8,
                         help="parity+interaction: output columns rounded up to a multiple of this (1: none)")
     parser.add_argument("--json", help="write the results here")

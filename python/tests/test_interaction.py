@@ -217,3 +217,82 @@ def test_bad_input_raises_value_error(device):
         ptorch.DotInteraction(2, 8)(dense, embeddings)
     with pytest.raises(ValueError, match="grad_output"):
         torch.ops.parity.dot_interaction_backward(dense, embeddings, torch.zeros(4, 13, device=device))
+
+
+def collection_and_batch(device, batch=5, dim=8, seed=13):
+    tables = [ptorch.EmbeddingBagConfig("t0", 30, dim, ("a", "b")), ptorch.EmbeddingBagConfig("t1", 20, dim, ("c",))]
+    collection = ptorch.EmbeddingBagCollection(tables, seed=seed, device=device,
+                                               optimizer=ptorch.OptimizerConfig("sgd", 0.5))
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(0, 4, (3 * batch,), generator=generator)
+    values = torch.cat([torch.randint(0, 20, (int(n),), generator=generator) for n in lengths]).to(device)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(lengths, 0)]).to(device)
+    dense = torch.randn(batch, dim, generator=generator).to(device)
+    return collection, values, offsets, dense
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fused_lookup_and_interaction_takes_the_separate_modules_steps(device, dtype):
+    # Separate: the collection's fp32 output into the op (which rounds it to dense's dtype itself and
+    # returns an fp32 gradient); fused: the TBE writes dense's dtype. Rounding an fp32 sum once to
+    # bf16 is the same either way, and the TBE backward gets the same fp32 gradient: equal steps.
+    separate, values, offsets, dense = collection_and_batch(device)
+    fused_collection, _, _, _ = collection_and_batch(device)
+    fused = ptorch.EmbeddingDotInteraction(fused_collection, pad_to=8)
+    interaction = ptorch.DotInteraction(3, 8, pad_to=8)
+    assert fused.output_dim == interaction.output_dim == 16
+    for step in range(2):
+        x_separate, x_fused = (dense.to(dtype).requires_grad_() for _ in range(2))
+        out_separate = interaction(x_separate, separate(values, offsets))
+        out_fused = fused(x_fused, values, offsets)
+        assert torch.equal(out_fused, out_separate), f"step {step}"
+        grad_output = torch.randn(out_fused.shape, generator=torch.Generator().manual_seed(step)).to(device, dtype)
+        out_separate.backward(grad_output)
+        out_fused.backward(grad_output)
+        assert torch.equal(x_fused.grad, x_separate.grad), f"step {step}"
+        assert torch.equal(fused_collection.weights, separate.weights), f"step {step}"
+    assert fused_collection.optimizer_step.item() == 2
+    assert not torch.equal(separate.weights, collection_and_batch(device)[0].weights)
+    fused.eval()
+    with torch.no_grad():
+        assert torch.equal(fused(dense, values, offsets), interaction(dense, fused_collection(values, offsets)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fused_lookup_and_interaction_compiles_fullgraph(device):
+    torch._dynamo.reset()
+    eager_collection, values, offsets, dense = collection_and_batch(device)
+    compiled_collection, _, _, _ = collection_and_batch(device)
+
+    class Model(torch.nn.Module):
+        def __init__(self, collection):
+            super().__init__()
+            self.interact = ptorch.EmbeddingDotInteraction(collection)
+            self.top = torch.nn.Linear(self.interact.output_dim, 1)
+
+        def forward(self, x, values, offsets):
+            return self.top(self.interact(x, values, offsets)).sum()
+
+    torch.manual_seed(14)
+    eager = Model(eager_collection)
+    compiled_model = Model(compiled_collection)
+    compiled_model.load_state_dict(eager.state_dict())
+    compiled = torch.compile(compiled_model.to(device), fullgraph=True, backend="aot_eager")
+    eager = eager.to(device)
+    for _ in range(2):
+        eager(dense, values, offsets).backward()
+        compiled(dense, values, offsets).backward()
+    torch.testing.assert_close(compiled_collection.weights, eager_collection.weights, rtol=0, atol=0)
+    assert compiled_collection.optimizer_step.item() == 2
+
+
+def test_fused_lookup_and_interaction_bad_input():
+    tables = [ptorch.EmbeddingBagConfig("t0", 30, 8, ("a",)), ptorch.EmbeddingBagConfig("t1", 20, 4, ("b",))]
+    with pytest.raises(ValueError, match="one dim"):
+        ptorch.EmbeddingDotInteraction(ptorch.EmbeddingBagCollection(tables))
+    collection, values, offsets, dense = collection_and_batch("cpu")
+    with pytest.raises(ValueError, match="dtype"):
+        ptorch.EmbeddingDotInteraction(collection)(dense.half(), values, offsets)
+    with pytest.raises(ValueError, match="dense"):
+        ptorch.EmbeddingDotInteraction(collection)(dense[:, :4], values, offsets)
