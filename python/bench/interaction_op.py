@@ -4,10 +4,10 @@
   torch     the shared baseline's pooled.to(bf16), cat, bmm, tril gather, cat (and autograd's backward)
   parity    parity.torch.DotInteraction(pad_to=8) on the fp32 pooled embeddings (the op rounds them)
   parity_bf16_in  the same op on bf16 pooled embeddings (what EmbeddingDotInteraction feeds it)
-Median of CUDA-event-timed repetitions (wall clock on the CPU). Writes JSON with the medians.
+Timed by triton.testing.do_bench (median) on the GPU. Writes JSON with the medians.
 
   python python/bench/interaction_op.py --out interaction.json
-  python python/bench/interaction_op.py --device cpu --batch 64 --reps 3   # a smoke run
+  python python/bench/interaction_op.py --device cpu --batch 64 --reps 3   # a CPU smoke run
 """
 
 import argparse
@@ -22,22 +22,18 @@ import parity.torch as ptorch
 from parity.torch.interaction import reference_dot_interaction
 
 
-def median_ms(fn, device, warmup, reps):
-    for _ in range(warmup):
-        fn()
+def median_ms(fn, device, reps):
+    """triton's do_bench on the GPU (L2 flushed between repetitions, CUDA events, median), as the
+    other torch baselines; a plain wall-clock median on the CPU (smoke runs)."""
+    if device.type == "cuda":
+        from triton.testing import do_bench
+        return do_bench(fn, return_mode="median")
+    fn()
     times = []
     for _ in range(reps):
-        if device.type == "cuda":
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
-        else:
-            begin = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - begin) * 1e3)
+        begin = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - begin) * 1e3)
     return statistics.median(times)
 
 
@@ -47,8 +43,7 @@ def main(argv=None):
     parser.add_argument("--features", type=int, default=26)
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--reps", type=int, default=5, help="CPU repetitions (the GPU: do_bench's own)")
     parser.add_argument("--out", help="write the results here")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
@@ -72,8 +67,8 @@ def main(argv=None):
             out = forward()
             out.backward(grads[out.shape[1]])
         with torch.no_grad():
-            forward_ms = median_ms(forward, device, args.warmup, args.reps)
-        step_ms = median_ms(step, device, args.warmup, args.reps)
+            forward_ms = median_ms(forward, device, args.reps)
+        step_ms = median_ms(step, device, args.reps)
         results[name] = {"forward_ms": forward_ms, "forward_backward_ms": step_ms}
         print(f"interaction {name}: forward {forward_ms:.3f} ms, forward + backward {step_ms:.3f} ms", flush=True)
     summary = {"batch": args.batch, "features": args.features, "dim": args.dim, "dtype": "bf16",
