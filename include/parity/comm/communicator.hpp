@@ -10,6 +10,8 @@
 //   "all_to_allv call #3 (rank 1 of 4): send_displs[2]=10 + send_counts[2]=5 exceeds
 //   send_capacity=12".
 // bf16/fp16 reductions accumulate in fp32 on host backends (one rounding at the end).
+// start_all_reduce / test / progress / wait: the asynchronous all_reduce (docs/comm.md,
+// "Asynchronous all_reduce"), e.g. for gradient buckets overlapped with the backward.
 #pragma once
 
 #include <cstdint>
