@@ -240,6 +240,7 @@ class DistRun {
       ++timings_.steps;
       timings_.backward_ms += backward_ms;
       timings_.exposed_comm_ms += step_comm_ms_;
+      timings_.wait_ms += step_wait_ms_;
       timings_.in_flight_ms += std::chrono::duration<double, std::milli>(last_wait_end_ - first_start_).count();
     }
     return loss;
@@ -253,6 +254,7 @@ class DistRun {
     const auto steps = static_cast<double>(mean.steps);
     mean.backward_ms /= steps;
     mean.exposed_comm_ms /= steps;
+    mean.wait_ms /= steps;
     mean.in_flight_ms /= steps;
     return mean;
   }
@@ -335,7 +337,8 @@ class DistRun {
                                    : buckets_->reduce_bucket(comm_, bucket, bucket_pointers_, comm::ReduceOp::kSum));
       }
       last_wait_end_ = Clock::now();
-      step_comm_ms_ += elapsed_ms(start);
+      step_wait_ms_ = elapsed_ms(start);
+      step_comm_ms_ += step_wait_ms_;
       grads_ = chunk_grads_;
       return Status::ok();
     }
@@ -387,7 +390,7 @@ class DistRun {
   std::vector<void*> bucket_pointers_;      // each bucket tensor in chunk_grads_
   int next_bucket_ = 0;                     // the next bucket to start in this step
   // Timings of this step (ms in bucket calls, first start, last wait) and the totals.
-  double step_comm_ms_ = 0;
+  double step_comm_ms_ = 0, step_wait_ms_ = 0;
   Clock::time_point first_start_, last_wait_end_;
   std::int64_t timed_calls_ = 0;
   DenseReductionTimings timings_;

@@ -31,14 +31,14 @@ rows = {}
 for line in open(sys.argv[1]):
     key = re.search(r"ranks=(\d+) rep=\d+ mode=(\S+) bucket=(\S+)", line).groups()
     samples_per_s = float(re.search(r"([\d.]+) samples/s", line).group(1))
-    backward, exposed, flight = map(float, re.search(
-        r"dense backward ([\d.]+) ms/step, exposed communication ([\d.]+) ms/step, buckets in flight ([\d.]+)",
-        line).groups())
+    backward, exposed, waits, flight = map(float, re.search(
+        r"dense backward ([\d.]+) ms/step, exposed communication ([\d.]+) ms/step \(waits ([\d.]+)\), "
+        r"buckets in flight ([\d.]+)", line).groups())
     buckets = int(re.search(r"(\d+) bucket\(s\)", line).group(1))
-    rows.setdefault(key, []).append((512 / samples_per_s * 1000, backward, exposed, flight, buckets))
-print("| ranks | mode | bucket | buckets | step ms (all 12) | dense backward ms | exposed comm ms | in flight ms | runs |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    rows.setdefault(key, []).append((512 / samples_per_s * 1000, backward, exposed, waits, flight, buckets))
+print("| ranks | mode | bucket | buckets | step ms (all 12) | dense backward ms | exposed comm ms | of which waits ms | in flight ms | runs |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for (ranks, mode, bucket), values in rows.items():
-    med = [statistics.median(v[i] for v in values) for i in range(4)]
-    print(f"| {ranks} | {mode} | {bucket} | {values[0][4]} | {med[0]:.1f} | {med[1]:.1f} | {med[2]:.1f} | {med[3]:.1f} | {len(values)} |")
+    med = [statistics.median(v[i] for v in values) for i in range(5)]
+    print(f"| {ranks} | {mode} | {bucket} | {values[0][5]} | {med[0]:.1f} | {med[1]:.1f} | {med[2]:.1f} | {med[3]:.1f} | {med[4]:.1f} | {len(values)} |")
 PY

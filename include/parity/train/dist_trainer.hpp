@@ -79,6 +79,8 @@ struct DenseReductionTimings {
   /// Wall time spent inside bucket communication calls (flatten + start, progress polls, wait +
   /// copy back): the communication the step waits for, not hidden behind compute.
   double exposed_comm_ms = 0;
+  /// The part of exposed_comm_ms spent in the waits before the update (the rest: starts, polls).
+  double wait_ms = 0;
   /// From the first bucket's start to the return of the last wait (blocking: = exposed).
   double in_flight_ms = 0;
 };
