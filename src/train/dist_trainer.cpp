@@ -231,6 +231,7 @@ class DistRun {
                                                   chunk_rows, chunk_grads_.data() + j * static_cast<std::int64_t>(params),
                                                   grad_pooled_.data(), overlapped ? on_ready : detail::DenseReplica::ReadyCallback{}));
     }
+    const int started_during_backward = next_bucket_;
     if (overlapped) PARITY_RETURN_IF_ERROR(start_ready_buckets(0));  // the bottom layers' buckets
     const double backward_ms = elapsed_ms(backward_start) - step_comm_ms_;
     PARITY_RETURN_IF_ERROR(embedding_backward(batch, step));
@@ -241,6 +242,7 @@ class DistRun {
       timings_.backward_ms += backward_ms;
       timings_.exposed_comm_ms += step_comm_ms_;
       timings_.wait_ms += step_wait_ms_;
+      timings_.started_during_backward += started_during_backward;
       timings_.in_flight_ms += std::chrono::duration<double, std::milli>(last_wait_end_ - first_start_).count();
     }
     return loss;
@@ -255,6 +257,7 @@ class DistRun {
     mean.backward_ms /= steps;
     mean.exposed_comm_ms /= steps;
     mean.wait_ms /= steps;
+    mean.started_during_backward /= steps;
     mean.in_flight_ms /= steps;
     return mean;
   }

@@ -305,6 +305,12 @@ TEST_F(TrainDist, OverlappedDenseReductionEqualsReductionAfterBackward) {
       EXPECT_GE(timing.in_flight_ms, timing.exposed_comm_ms - 1e-3);  // blocking: the same span
     }
     if (bucket_bytes < (std::int64_t{4} << 20)) EXPECT_GT(timings[0].buckets, 3);
+    // Overlapped: buckets start at the backward's layer boundaries, while the layers below are
+    // still to run (only the last can wait for the backward's end).
+    EXPECT_GE(timings[0].started_during_backward, timings[0].buckets - 1)
+        << timings[0].started_during_backward << " of " << timings[0].buckets;
+    EXPECT_GE(timings[0].started_during_backward, 1);
+    EXPECT_EQ(timings[1].started_during_backward, 0);
   }
   ASSERT_TRUE(world().barrier().is_ok());
   if (world().rank() == 0) fs::remove_all(setup.dir);

@@ -72,10 +72,10 @@ Status run_distributed_train(train::TrainOptions options, const DistributedTrain
       std::printf("reduction timings: none (gradient chunks gather the dense gradient in one all_gather)\n");
     } else {
       std::printf("reduction timings (rank 0, %s, %d bucket(s) of <= %lld B, mean of %lld steps): dense backward "
-                  "%.3f ms/step, exposed communication %.3f ms/step (waits %.3f), buckets in flight %.3f ms/step\n",
+                  "%.3f ms/step, exposed communication %.3f ms/step (waits %.3f), buckets in flight %.3f ms/step, %.1f started during the backward\n",
                   flags.dense_reduction.c_str(), timings.buckets, static_cast<long long>(dist.bucket_bytes),
                   static_cast<long long>(timings.steps), timings.backward_ms, timings.exposed_comm_ms,
-                  timings.wait_ms, timings.in_flight_ms);
+                  timings.wait_ms, timings.in_flight_ms, timings.started_during_backward);
     }
   }
   return Status::ok();

@@ -74,6 +74,9 @@ struct DistTrainOptions {
 struct DenseReductionTimings {
   std::int64_t steps = 0;  // steps measured
   int buckets = 0;
+  /// Buckets started from inside the dense backward (at its layer boundaries, the last after its
+  /// final layer), per step; blocking: 0.
+  double started_during_backward = 0;
   /// The dense backward's compute: its wall time minus the bucket calls made inside it.
   double backward_ms = 0;
   /// Wall time spent inside bucket communication calls (flatten + start, progress polls, wait +
