@@ -5,11 +5,13 @@
 #include "parity/comm/communicator.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "comm/host_reduce.hpp"
+#include "comm/pending_collective.hpp"
 
 namespace parity::comm {
 namespace {
@@ -48,14 +50,19 @@ std::int64_t block_offset(std::int64_t count, int parts, int index) {
   return index * (count / parts) + std::min<std::int64_t>(index, count % parts);
 }
 
+std::atomic<std::uint64_t> next_communicator_id{1};
+
 }  // namespace
 
 Communicator::Communicator(CommOptions options)
     : options_(std::move(options)),
-      scratch_(new std::vector<std::vector<char>>(static_cast<std::size_t>(ScratchSlot::kCount))) {}
+      scratch_(new std::vector<std::vector<char>>(static_cast<std::size_t>(ScratchSlot::kCount))),
+      id_(next_communicator_id.fetch_add(1)) {}
 
 Communicator::~Communicator() {
   if (failure_.is_ok()) delete scratch_;  // else leaked on purpose: see scratch()
+  // Collectives never waited for may still be written by the transport: leak their buffers.
+  for (auto& pending : pending_) (void)pending.release();
 }
 
 void* Communicator::scratch(ScratchSlot slot, std::int64_t bytes) {
@@ -104,7 +111,7 @@ Status Communicator::barrier() {
 
 Status Communicator::synchronize(void* stream) {
   if (!failure_.is_ok()) return failure_;
-  Status status = wait(stream);
+  Status status = wait_stream(stream);
   if (status.code() == StatusCode::kCommError) failure_ = status;
   return status;
 }
@@ -144,6 +151,21 @@ Status Communicator::run(const CollectiveProblem& problem, const void* send, voi
 
 Status Communicator::run_checked(const CollectiveProblem& problem, const void* send, void* recv,
                                  void* stream) {
+  PARITY_RETURN_IF_ERROR(check_arguments(problem, send, recv));
+  const int world = size();
+  if (options_.check_consistency && buffer_device() == DeviceKind::kCpu && world > 1) {
+    PARITY_RETURN_IF_ERROR(check_peer_consistency(problem));
+  }
+  const bool is_reduction = problem.collective == Collective::kAllReduce ||
+                            problem.collective == Collective::kReduceScatter;
+  if (is_reduction && buffer_device() == DeviceKind::kCpu)
+    return run_host_reduction(problem, send, recv);
+  return execute(problem, send, recv, stream);
+}
+
+// Sizes, null pointers and (host buffers) overlaps that are not the in-place layout.
+Status Communicator::check_arguments(const CollectiveProblem& problem, const void* send,
+                                     const void* recv) {
   PARITY_RETURN_IF_ERROR(problem.validate(size()));
   const int world = size();
   if (problem.collective == Collective::kAllToAllv) {
@@ -167,14 +189,7 @@ Status Communicator::run_checked(const CollectiveProblem& problem, const void* s
         "send == recv + rank*count; reduce_scatter: recv == send + rank*count; all_to_all(v): "
         "never in place)");
   }
-  if (options_.check_consistency && buffer_device() == DeviceKind::kCpu && world > 1) {
-    PARITY_RETURN_IF_ERROR(check_peer_consistency(problem));
-  }
-  const bool is_reduction = problem.collective == Collective::kAllReduce ||
-                            problem.collective == Collective::kReduceScatter;
-  if (is_reduction && buffer_device() == DeviceKind::kCpu)
-    return run_host_reduction(problem, send, recv);
-  return execute(problem, send, recv, stream);
+  return Status::ok();
 }
 
 Status Communicator::run_host_reduction(const CollectiveProblem& problem, const void* send,

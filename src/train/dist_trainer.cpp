@@ -13,11 +13,12 @@
 //      fused TBE backward updates their rows; the data-parallel columns of the pooled gradient are
 //      all-gathered and every replica runs the same fused backward over the global batch;
 //   6. the dense gradient is summed over the global batch (chunks in order, or the
-//      communicator's bucketed all-reduce, each bucket as soon as the backward has produced it)
-//      and every replica applies the same update.
+//      communicator's bucketed all-reduce, each bucket started as soon as the backward has
+//      produced it and waited for before the update) and every replica applies the same update.
 #include "parity/train/dist_trainer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -35,7 +36,11 @@ namespace parity::train {
 
 namespace {
 
-constexpr std::int64_t kBucketBytes = 4 << 20;
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
 
 // Every rank learns whether any rank failed; a rank that did not fail returns an error with the
 // first failed rank's code naming the ranks that did (they report their own message), so no rank
@@ -214,20 +219,47 @@ class DistRun {
     grad_pooled_.assign(static_cast<std::size_t>(local_rows_ * options_.train.spec.pooled_embedding_dim()), 0.0f);
     const bool overlapped = options_.gradient_chunks == 0 &&
                             options_.dense_reduction == DistTrainOptions::DenseReduction::kOverlapped;
-    if (overlapped) PARITY_RETURN_IF_ERROR(prepare_buckets());
+    if (options_.gradient_chunks == 0) PARITY_RETURN_IF_ERROR(prepare_buckets());
     next_bucket_ = 0;
+    step_comm_ms_ = 0;
     const detail::DenseReplica::ReadyCallback on_ready = [&](std::int64_t first_final) -> Status {
-      return reduce_ready_buckets(first_final);
+      return start_ready_buckets(first_final);
     };
+    const auto backward_start = Clock::now();
     for (std::int64_t j = 0; j < local_chunks; ++j) {
       PARITY_RETURN_IF_ERROR(dense_.backward_rows(grad_logits_.data() + begin + j * chunk_rows, j * chunk_rows,
                                                   chunk_rows, chunk_grads_.data() + j * static_cast<std::int64_t>(params),
                                                   grad_pooled_.data(), overlapped ? on_ready : detail::DenseReplica::ReadyCallback{}));
     }
+    const int started_during_backward = next_bucket_;
+    if (overlapped) PARITY_RETURN_IF_ERROR(start_ready_buckets(0));  // the bottom layers' buckets
+    const double backward_ms = elapsed_ms(backward_start) - step_comm_ms_;
     PARITY_RETURN_IF_ERROR(embedding_backward(batch, step));
     PARITY_RETURN_IF_ERROR(reduce_dense_gradients(params, local_chunks));
     PARITY_RETURN_IF_ERROR(dense_.apply_update(grads_.data(), step));
+    if (options_.gradient_chunks == 0 && ++timed_calls_ > 1) {  // the first step allocates
+      ++timings_.steps;
+      timings_.backward_ms += backward_ms;
+      timings_.exposed_comm_ms += step_comm_ms_;
+      timings_.wait_ms += step_wait_ms_;
+      timings_.started_during_backward += started_during_backward;
+      timings_.in_flight_ms += std::chrono::duration<double, std::milli>(last_wait_end_ - first_start_).count();
+    }
     return loss;
+  }
+
+  // Per-step means of the dense reduction's timings so far.
+  DenseReductionTimings timings() const {
+    DenseReductionTimings mean = timings_;
+    mean.buckets = buckets_.has_value() ? buckets_->num_buckets() : 0;
+    if (mean.steps == 0) return mean;
+    const auto steps = static_cast<double>(mean.steps);
+    mean.backward_ms /= steps;
+    mean.exposed_comm_ms /= steps;
+    mean.wait_ms /= steps;
+    mean.started_during_backward /= steps;
+    mean.in_flight_ms /= steps;
+    return mean;
   }
 
   // Step 5's embedding half: units' gradients to the shards' owners; the replicas' columns
@@ -259,7 +291,10 @@ class DistRun {
   // Buckets over the dense layers in the order the backward finishes them (top MLP's last layer
   // first), each layer's block [its first parameter, the next block) one tensor.
   Status prepare_buckets() {
-    if (buckets_.has_value()) return Status::ok();
+    if (buckets_.has_value()) {
+      for (std::size_t i = 0; i < tensor_first_.size(); ++i) bucket_pointers_[i] = chunk_grads_.data() + tensor_first_[i];
+      return Status::ok();
+    }
     const std::vector<std::int64_t> firsts = dense_.layer_offsets_in_backward_order();
     std::vector<std::int64_t> elements;
     std::int64_t end = dense_.parameter_count();
@@ -268,30 +303,45 @@ class DistRun {
       tensor_first_.push_back(first);
       end = first;
     }
-    PARITY_ASSIGN_OR_RETURN(buckets_, comm::GradientBuckets::create(elements, DType::kF32, kBucketBytes));
+    PARITY_ASSIGN_OR_RETURN(buckets_,
+                            comm::GradientBuckets::create(elements, DType::kF32, options_.bucket_bytes));
+    for (const std::int64_t first : tensor_first_) bucket_pointers_.push_back(chunk_grads_.data() + first);
     return Status::ok();
   }
 
-  // All-reduces, in order, the buckets whose tensors all start at or after first_final.
-  Status reduce_ready_buckets(std::int64_t first_final) {
-    std::vector<void*> pointers;
-    for (const std::int64_t first : tensor_first_) pointers.push_back(chunk_grads_.data() + first);
+  // Starts, in order, the all-reduces of the buckets whose tensors all start at or after
+  // first_final, then lets MPI progress the ones in flight (Open MPI has no progress thread: a
+  // non-blocking collective advances only inside MPI calls, so the backward polls between layers).
+  Status start_ready_buckets(std::int64_t first_final) {
+    const auto start = Clock::now();
     while (next_bucket_ < buckets_->num_buckets() &&
            tensor_first_[static_cast<std::size_t>(buckets_->end_tensor(next_bucket_) - 1)] >= first_final) {
-      PARITY_RETURN_IF_ERROR(buckets_->reduce_bucket(comm_, next_bucket_, pointers, comm::ReduceOp::kSum));
+      if (next_bucket_ == 0) first_start_ = Clock::now();
+      PARITY_RETURN_IF_ERROR(buckets_->start_bucket(comm_, next_bucket_, bucket_pointers_, comm::ReduceOp::kSum));
       ++next_bucket_;
     }
+    PARITY_RETURN_IF_ERROR(comm_.progress());
+    step_comm_ms_ += elapsed_ms(start);
     return Status::ok();
   }
 
   // The gradient over the global batch. With gradient chunks: every chunk's gradient gathered and
   // folded in chunk order (the same additions for every rank count dividing the chunk count).
-  // Without: this rank's gradient, summed by the communicator in buckets (already, when overlapped).
+  // Without: this rank's gradient, summed by the communicator in buckets: waited for (overlapped:
+  // started during the backward) or reduced one after another now (after the backward).
   Status reduce_dense_gradients(std::size_t params, std::int64_t local_chunks) {
     const auto count = static_cast<std::int64_t>(params);
     if (options_.gradient_chunks == 0) {
-      PARITY_RETURN_IF_ERROR(prepare_buckets());
-      PARITY_RETURN_IF_ERROR(reduce_ready_buckets(0));
+      const auto start = Clock::now();
+      if (next_bucket_ == 0) first_start_ = start;
+      for (int bucket = 0; bucket < buckets_->num_buckets(); ++bucket) {
+        PARITY_RETURN_IF_ERROR(buckets_->is_in_flight(bucket)
+                                   ? buckets_->finish_bucket(comm_, bucket, bucket_pointers_)
+                                   : buckets_->reduce_bucket(comm_, bucket, bucket_pointers_, comm::ReduceOp::kSum));
+      }
+      last_wait_end_ = Clock::now();
+      step_wait_ms_ = elapsed_ms(start);
+      step_comm_ms_ += step_wait_ms_;
       grads_ = chunk_grads_;
       return Status::ok();
     }
@@ -340,7 +390,13 @@ class DistRun {
   std::vector<float> chunk_grads_, gathered_, grads_;
   std::optional<comm::GradientBuckets> buckets_;
   std::vector<std::int64_t> tensor_first_;  // first parameter of each bucket tensor
-  int next_bucket_ = 0;
+  std::vector<void*> bucket_pointers_;      // each bucket tensor in chunk_grads_
+  int next_bucket_ = 0;                     // the next bucket to start in this step
+  // Timings of this step (ms in bucket calls, first start, last wait) and the totals.
+  double step_comm_ms_ = 0, step_wait_ms_ = 0;
+  Clock::time_point first_start_, last_wait_end_;
+  std::int64_t timed_calls_ = 0;
+  DenseReductionTimings timings_;
 };
 
 }  // namespace
@@ -368,7 +424,8 @@ std::string dist_checkpoint_path(const std::string& out_dir, int rank, int num_r
       .string();
 }
 
-Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::Communicator& comm) {
+Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::Communicator& comm,
+                                       DenseReductionTimings* timings) {
   DistTrainOptions options = original;
   TrainOptions& train = options.train;
   if (train.learning_rate > 0) {
@@ -379,6 +436,7 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
   PARITY_CHECK_ARG(comm.buffer_device() == DeviceKind::kCpu, "comm: the distributed trainer needs a host "
                    "communicator (local or mpi), not ", comm.backend_name());
   PARITY_CHECK_ARG(options.gradient_chunks >= 0, "gradient-chunks: ", options.gradient_chunks, " is negative");
+  PARITY_CHECK_ARG(options.bucket_bytes >= 1, "bucket-bytes: ", options.bucket_bytes, " must be >= 1");
   // Deterministic runs fold the ranks' gradients in rank order (one chunk per rank) rather than in
   // the communicator's own order.
   if (options.gradient_chunks == 0 && train.determinism == Determinism::kBitwise) {
@@ -444,6 +502,7 @@ Result<TrainSummary> train_distributed(const DistTrainOptions& original, comm::C
     return agree(comm, detail::save_dist_checkpoint(parts, comm, done), "checkpoint");
   };
   PARITY_RETURN_IF_ERROR(detail::run_step_loop(train, **train_reader, hooks, &state, &summary));
+  if (timings != nullptr) *timings = run.timings();
   Status written = is_root ? detail::write_summary(summary.summary_path, summary, train) : Status::ok();
   PARITY_RETURN_IF_ERROR(agree(comm, written, "summary"));
   return summary;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "dist/async_checks.hpp"
 #include "dist/collective_checks.hpp"
 #include "dist/dist_world.hpp"
 #include "parity/comm/mpi.hpp"
@@ -30,6 +31,24 @@ TEST_F(DistCollectives, BlockingCallsMatchToo) {
     check_all_gather(**comm, dtype, 7, Placement::kInPlace);
     check_all_to_allv(**comm, dtype);
   }
+}
+
+// start_all_reduce (MPI_Iallreduce): every dtype, op and odd count in flight at once, against the
+// serial result; random fp32 sums equal the blocking all_reduce's bits; with the blocking
+// communicator (timeout 0, MPI_Wait) and the rank-order one too; and the handle errors.
+TEST_F(DistCollectives, StartedAllReducesMatchTheSerialComputation) {
+  check_async_all_reduce(world());
+  check_async_equals_blocking(world(), 97);
+  for (const double timeout_ms : {0.0, 600000.0}) {
+    CommOptions options;
+    options.timeout_ms = timeout_ms;
+    options.reduction_order = timeout_ms == 0.0 ? ReductionOrder::kFast : ReductionOrder::kRankOrder;
+    auto comm = make_mpi_communicator(options);
+    PARITY_ASSERT_OK(comm.status());
+    check_async_all_reduce(**comm);
+  }
+  auto other = make_local_communicator();
+  check_async_errors(world(), *other);
 }
 
 TEST_F(DistCollectives, RankOrderReductionEqualsTheSerialLeftFold) {

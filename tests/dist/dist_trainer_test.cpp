@@ -273,24 +273,45 @@ TEST_F(TrainDist, ScaledDownKaggleWithEveryPlacementTypeEqualsOneRankBitForBit) 
 }
 
 // Without gradient chunks (the fast mode), overlapping the bucket all-reduces with the backward
-// changes no bit: the buckets and their all-reduces are the same, only issued earlier.
+// changes no bit: the buckets and their all-reduces are the same, only started earlier (and
+// completed later). With 4 MiB buckets (3) and 512 KiB buckets (many in flight at once).
 TEST_F(TrainDist, OverlappedDenseReductionEqualsReductionAfterBackward) {
   RunSetup setup = scaled_down_kaggle();  // 2.7M dense parameters: 3 buckets of 4 MiB
   setup.batch = 48;
   setup.dir = shared_temp_dir();
   ASSERT_FALSE(setup.dir.empty());
   generate(setup);
-  std::vector<std::vector<double>> losses;
-  for (const auto mode : {DistTrainOptions::DenseReduction::kOverlapped, DistTrainOptions::DenseReduction::kAfterBackward}) {
-    auto options = options_for(setup, setup.dir + "/mode" + std::to_string(losses.size()), 3, 0);
-    options.train.determinism = train::Determinism::kDefault;
-    options.dense_reduction = mode;
-    options.placement = mixed_placement(setup.spec, world().size(), 0);
-    auto run = train::train_distributed(options, world());
-    ASSERT_TRUE(run.is_ok()) << run.status().to_string();
-    losses.push_back(run->step_losses);
+  for (const std::int64_t bucket_bytes : {std::int64_t{4} << 20, std::int64_t{512} << 10}) {
+    std::vector<std::vector<double>> losses;
+    std::vector<train::DenseReductionTimings> timings;
+    for (const auto mode : {DistTrainOptions::DenseReduction::kOverlapped, DistTrainOptions::DenseReduction::kAfterBackward}) {
+      auto options = options_for(setup, setup.dir + "/mode" + std::to_string(losses.size()), 3, 0);
+      SCOPED_TRACE("seed " + std::to_string(options.train.seed) + ", bucket_bytes " + std::to_string(bucket_bytes));
+      options.train.determinism = train::Determinism::kDefault;
+      options.dense_reduction = mode;
+      options.bucket_bytes = bucket_bytes;
+      options.placement = mixed_placement(setup.spec, world().size(), 0);
+      train::DenseReductionTimings timing;
+      auto run = train::train_distributed(options, world(), &timing);
+      ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+      losses.push_back(run->step_losses);
+      timings.push_back(timing);
+    }
+    expect_same_bits(losses[0], losses[1], "overlapped vs after the backward");
+    for (const auto& timing : timings) {  // 3 steps, the first not timed
+      EXPECT_EQ(timing.steps, 2);
+      EXPECT_EQ(timing.buckets, bucket_bytes == (std::int64_t{4} << 20) ? 3 : timings[0].buckets);
+      EXPECT_GT(timing.backward_ms, 0.0);
+      EXPECT_GE(timing.in_flight_ms, timing.exposed_comm_ms - 1e-3);  // blocking: the same span
+    }
+    if (bucket_bytes < (std::int64_t{4} << 20)) EXPECT_GT(timings[0].buckets, 3);
+    // Overlapped: buckets start at the backward's layer boundaries, while the layers below are
+    // still to run (only the last can wait for the backward's end).
+    EXPECT_GE(timings[0].started_during_backward, timings[0].buckets - 1)
+        << timings[0].started_during_backward << " of " << timings[0].buckets;
+    EXPECT_GE(timings[0].started_during_backward, 1);
+    EXPECT_EQ(timings[1].started_during_backward, 0);
   }
-  expect_same_bits(losses[0], losses[1], "overlapped vs after the backward");
   ASSERT_TRUE(world().barrier().is_ok());
   if (world().rank() == 0) fs::remove_all(setup.dir);
 }

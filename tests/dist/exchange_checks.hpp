@@ -151,15 +151,32 @@ inline void check_gradient_buckets(Communicator& comm) {
     }
   }
   for (auto& g : grads) pointers.push_back(g.data());
-  PARITY_ASSERT_OK(buckets->reduce_all(comm, pointers, ReduceOp::kSum));
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    for (std::int64_t j = 0; j < sizes[i]; ++j) {
-      EXPECT_EQ(grads[i][static_cast<std::size_t>(j)],
-                static_cast<float>(reduce_serial(DType::kF32, ReduceOp::kSum, comm.size(),
-                                                 j + 10 * static_cast<std::int64_t>(i))))
-          << "tensor " << i << " element " << j;
+  const std::vector<std::vector<float>> inputs = grads;
+  const auto expect_reduced = [&](const char* how) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      for (std::int64_t j = 0; j < sizes[i]; ++j) {
+        EXPECT_EQ(grads[i][static_cast<std::size_t>(j)],
+                  static_cast<float>(reduce_serial(DType::kF32, ReduceOp::kSum, comm.size(),
+                                                   j + 10 * static_cast<std::int64_t>(i))))
+            << how << ": tensor " << i << " element " << j;
+      }
     }
-  }
+  };
+  PARITY_ASSERT_OK(buckets->reduce_all(comm, pointers, ReduceOp::kSum));
+  expect_reduced("reduce_all");
+  // Every bucket in flight at once (started last first), finished in order.
+  grads = inputs;
+  for (int bucket = buckets->num_buckets(); bucket-- > 0;)
+    PARITY_ASSERT_OK(buckets->start_bucket(comm, bucket, pointers, ReduceOp::kSum));
+  PARITY_ASSERT_OK(comm.progress());
+  EXPECT_NE(buckets->start_bucket(comm, 2, pointers, ReduceOp::kSum).message().find(
+                "bucket: 2 is already in flight"),
+            std::string::npos);
+  for (int bucket = 0; bucket < buckets->num_buckets(); ++bucket)
+    PARITY_ASSERT_OK(buckets->finish_bucket(comm, bucket, pointers));
+  expect_reduced("started together");
+  EXPECT_NE(buckets->finish_bucket(comm, 0, pointers).message().find("bucket: 0 is not in flight"),
+            std::string::npos);
   EXPECT_NE(buckets->reduce_bucket(comm, 5, pointers, ReduceOp::kSum)
                 .message()
                 .find("bucket: 5 is out of range"),

@@ -1,7 +1,10 @@
 // The NCCL communicator on one GPU rank (local bootstrap): the bench driver's checked sweep over
-// every benchmarked collective on device buffers, argument errors, and the rank-order refusal.
+// every benchmarked collective on device buffers, argument errors, the started (asynchronous)
+// all_reduce, and the rank-order refusal.
 // Skips cleanly without a CUDA device.
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "common/test_support.hpp"
 #include "parity/comm/bench.hpp"
@@ -32,6 +35,45 @@ TEST(NcclCommunicator, CheckedSweepOnOneRank) {
   }
   const Status bad = (*comm)->all_reduce(nullptr, nullptr, -3, DType::kF32, ReduceOp::kSum);
   EXPECT_NE(bad.message().find("count: -3 must be >= 0"), std::string::npos) << bad.to_string();
+}
+
+// start_all_reduce on the communicator's own stream, ordered after the default stream by events:
+// on one rank the result is the input; two in flight at once; the handle errors.
+TEST(NcclCommunicator, StartedAllReduceOnOneRank) {
+  PARITY_REQUIRE_GPU();
+  auto bootstrap = make_local_communicator();
+  CommOptions options;
+  options.timeout_ms = 30000.0;
+  auto comm = make_nccl_communicator(*bootstrap, -1, options);
+  ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
+  constexpr std::int64_t kCount = 1001;
+  std::vector<float> host(kCount), result(kCount, -1.0f);
+  for (std::int64_t i = 0; i < kCount; ++i) host[static_cast<std::size_t>(i)] = static_cast<float>(i % 7 - 3);
+  std::vector<void*> buffers;
+  for (int b = 0; b < 3; ++b) {
+    auto buffer = (*comm)->allocate_buffer(kCount * 4);
+    ASSERT_TRUE(buffer.is_ok()) << buffer.status().to_string();
+    buffers.push_back(*buffer);
+  }
+  ASSERT_TRUE((*comm)->copy_from_host(buffers[0], host.data(), kCount * 4).is_ok());
+  auto first = (*comm)->start_all_reduce(buffers[0], buffers[1], kCount, DType::kF32, ReduceOp::kSum);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  auto second = (*comm)->start_all_reduce(buffers[0], buffers[2], kCount, DType::kF32, ReduceOp::kAvg);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  const Status clash = (*comm)->start_all_reduce(buffers[1], buffers[1], kCount, DType::kF32, ReduceOp::kSum).status();
+  EXPECT_NE(clash.message().find("still pending"), std::string::npos) << clash.to_string();
+  ASSERT_TRUE((*comm)->test(*first).is_ok());
+  ASSERT_TRUE((*comm)->wait(*second).is_ok());
+  ASSERT_TRUE((*comm)->wait(*first).is_ok());
+  ASSERT_TRUE((*comm)->synchronize(nullptr).is_ok());
+  for (int b = 1; b < 3; ++b) {
+    ASSERT_TRUE((*comm)->copy_to_host(result.data(), buffers[static_cast<std::size_t>(b)], kCount * 4).is_ok());
+    EXPECT_EQ(result, host) << "buffer " << b;
+  }
+  const Status twice = (*comm)->wait(*first);
+  EXPECT_NE(twice.message().find("is not pending"), std::string::npos) << twice.to_string();
+  EXPECT_EQ((*comm)->pending_collectives(), 0);
+  for (void* buffer : buffers) (*comm)->free_buffer(buffer);
 }
 
 TEST(NcclCommunicator, RankOrderIsRefusedWithAReason) {

@@ -4,7 +4,8 @@
 #  2. 4 steps on 4 ranks, then resumed to 8 on 2 ranks, and (from a copy of the 4-rank set) on 1:
 #     both must give the reference's 8 losses bit for bit (summary.json's step_losses, printed with
 #     round-trip precision);
-#  3. a bad flag (--gradient-chunks 5 on 4 ranks) exits 2 naming it;
+#  3. a bad flag (--gradient-chunks 5 on 4 ranks) exits 2 naming it; --reduction-timings prints the
+#     overlapped reduction's timings (2 ranks, 1 KiB buckets) and --bucket-bytes 64x exits 2;
 #  4. a table-wise plan from `parity plan --gpus 4` places the tables of a 4-rank run, and a
 #     2-rank run refuses it naming the rank counts;
 #  5. re-sharding with mixed placements: a model whose bags have at most 2 ids (so row shards'
@@ -48,6 +49,19 @@ timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np 4 "$parity" train
 code=$?
 if [ "$code" -ne 2 ] || ! grep -q "gradient-chunks: 5" "$dir/log"; then
   cat "$dir/log"; echo "FAIL: --gradient-chunks 5 on 4 ranks: exit $code (expected 2 naming the flag)"; fail=1
+fi
+# The overlapped dense reduction's flags: timings printed, a malformed bucket size refused.
+timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$parity" train --model tiny --batch 96 \
+  --distributed --data "$data" --steps 3 --eval-samples 96 --bucket-bytes 1KiB --reduction-timings \
+  --out "$dir/timings" >"$dir/log" 2>&1
+if [ $? -ne 0 ] || ! grep -q "reduction timings (rank 0, overlapped, .* bucket(s) of <= 1024 B, mean of 2 steps)" "$dir/log"; then
+  cat "$dir/log"; echo "FAIL: --reduction-timings with --bucket-bytes 1KiB"; fail=1
+fi
+timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$parity" train --model tiny --batch 96 \
+  --distributed --data "$data" --steps 1 --bucket-bytes 64x --out "$dir/bad" >"$dir/log" 2>&1
+code=$?
+if [ "$code" -ne 2 ] || ! grep -q "bucket-bytes='64x'" "$dir/log"; then
+  cat "$dir/log"; echo "FAIL: --bucket-bytes 64x: exit $code (expected 2 naming the flag)"; fail=1
 fi
 "$parity" plan --model tiny --gpus 4 --batch 96 --sharding table_wise --hw H100 --out "$dir/plan" \
   >"$dir/log" 2>&1 || { cat "$dir/log"; echo "FAIL: parity plan"; fail=1; }

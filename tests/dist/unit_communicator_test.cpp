@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/async_checks.hpp"
 #include "dist/collective_checks.hpp"
 #include "parity/comm/communicator.hpp"
 
@@ -27,6 +28,22 @@ TEST(LocalCommunicator, RankOrderModeIsTheIdentityOnOneRank) {
   auto comm = make_local_communicator(options);
   for (DType dtype : {DType::kF32, DType::kBF16})
     testing::check_rank_order_all_reduce(*comm, dtype, 1001, 17);
+}
+
+TEST(LocalCommunicator, StartedAllReducesMatchTheSerialComputation) {
+  auto comm = make_local_communicator();
+  testing::check_async_all_reduce(*comm);
+  testing::check_async_equals_blocking(*comm, 41);
+  CommOptions options;
+  options.reduction_order = ReductionOrder::kRankOrder;  // completes inside start_all_reduce
+  auto rank_order = make_local_communicator(options);
+  testing::check_async_all_reduce(*rank_order);
+}
+
+TEST(CommunicatorValidation, StartedCollectiveErrorsNameTheHandleAndBuffers) {
+  auto comm = make_local_communicator();
+  auto other = make_local_communicator();
+  testing::check_async_errors(*comm, *other);
 }
 
 Status expect_error(Status status, StatusCode code, const std::string& substring) {

@@ -208,6 +208,13 @@ void add_train_command(CLI::App& app, Outcome& outcome) {
       ->capture_default_str();
   cmd->add_option("--comm-timeout", flags->dist.comm_timeout, "distributed: seconds before a collective fails")
       ->capture_default_str();
+  cmd->add_option("--dense-reduction", flags->dist.dense_reduction,
+                  "distributed: overlapped (bucket all-reduces started during the backward) or after-backward")
+      ->capture_default_str();
+  cmd->add_option("--bucket-bytes", flags->dist.bucket_bytes, "distributed: dense gradient bucket size (e.g. 4MiB)")
+      ->capture_default_str();
+  cmd->add_flag("--reduction-timings", flags->dist.report_timings,
+                "distributed: print rank 0's backward, exposed and in-flight communication times per step");
   cmd->callback([flags, &outcome] { outcome.status = run_train(*flags); });
 }
 

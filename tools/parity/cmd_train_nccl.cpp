@@ -22,6 +22,9 @@ Status run_gpu_distributed_train(train::TrainOptions options, const DistributedT
   dist.gradient_chunks = static_cast<int>(chunks);
   PARITY_ASSIGN_OR_RETURN(const double timeout_s, parse_double(flags.comm_timeout, "--comm-timeout"));
   PARITY_CHECK_ARG(timeout_s > 0, "--comm-timeout: ", timeout_s, " must be > 0 seconds");
+  // The GPU trainer's buckets are its own (docs/training.md, "Distributed on GPUs").
+  PARITY_CHECK_ARG(flags.dense_reduction == "overlapped" && flags.bucket_bytes == "4MiB" && !flags.report_timings,
+                   "--dense-reduction/--bucket-bytes/--reduction-timings: only with --backend mpi, not ", backend);
   const DeviceKind wanted = backend == "nccl" ? DeviceKind::kGpu : DeviceKind::kCpu;
   PARITY_CHECK_ARG(options.device == wanted, "--device: ", device_kind_name(options.device), " does not go with ",
                    "--backend ", backend, " (", backend == "nccl" ? "use --device cuda" : "use --device cpu", ")");

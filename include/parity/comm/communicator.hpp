@@ -10,6 +10,8 @@
 //   "all_to_allv call #3 (rank 1 of 4): send_displs[2]=10 + send_counts[2]=5 exceeds
 //   send_capacity=12".
 // bf16/fp16 reductions accumulate in fp32 on host backends (one rounding at the end).
+// start_all_reduce / test / progress / wait: the asynchronous all_reduce (docs/comm.md,
+// "Asynchronous all_reduce"), e.g. for gradient buckets overlapped with the backward.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +89,13 @@ struct CollectiveProblem {
 /// Element types every collective accepts: fp32, fp64, bf16, fp16, int32, int64.
 Status check_collective_dtype(DType dtype);
 
+/// A collective started by Communicator::start_all_reduce: a plain value naming the communicator
+/// and the call. wait() consumes it; waiting twice, or on another communicator, is an error.
+struct CollectiveHandle {
+  std::uint64_t communicator_id = 0;  // 0: not returned by a start_* call
+  std::int64_t call = 0;              // the call number (as in error messages)
+};
+
 class Communicator {
  public:
   virtual ~Communicator();
@@ -116,6 +125,28 @@ class Communicator {
   /// complete every collective before returning, so this only reports an earlier failure there.
   Status synchronize(void* stream);
 
+  /// Asynchronous all_reduce: validates and starts it, then returns at once. Until wait() the
+  /// buffers belong to the collective (do not read recv or write send); starting a collective
+  /// whose buffers overlap a pending one's is refused. Every rank starts the same collectives in
+  /// the same order (MPI's rule), interleaved with blocking calls as it likes.
+  /// MPI: MPI_Iallreduce. Open MPI progresses it only inside MPI calls, so a rank that computes
+  /// between start and wait should call progress() (or test()) between pieces of work.
+  /// NCCL: enqueued on the communicator's own stream after the work queued on `stream` so far;
+  /// wait() makes `stream` wait for it (stream-ordered, the host does not block).
+  /// local: complete on return. Rank-order float reductions (CommOptions) are a chain of
+  /// exchanges and complete inside start_all_reduce; bf16/fp16 are widened to fp32 per handle.
+  Result<CollectiveHandle> start_all_reduce(const void* send, void* recv, std::int64_t count,
+                                            DType dtype, ReduceOp op, void* stream = nullptr);
+  /// Whether the collective has completed (then wait() returns at once); drives MPI progress.
+  Result<bool> test(const CollectiveHandle& handle);
+  /// Completes the collective (host backends: recv holds the result on return, within the
+  /// timeout counted from its start) and forgets the handle.
+  Status wait(const CollectiveHandle& handle);
+  /// Drives every pending collective one step (MPI_Test each): call between pieces of compute.
+  Status progress();
+  /// Collectives started and not yet waited for.
+  int pending_collectives() const { return static_cast<int>(pending_.size()); }
+
   /// Buffers of this backend's kind (host for local/MPI, device for NCCL) and copies to/from the
   /// host, so benchmarks and tests are written once for every backend.
   virtual Result<void*> allocate_buffer(std::int64_t bytes);
@@ -138,7 +169,21 @@ class Communicator {
   virtual Status execute(const CollectiveProblem& problem, const void* send, void* recv,
                          void* stream) = 0;
   /// The backend's wait for `stream` (device backends); a kCommError marks the communicator failed.
-  virtual Status wait(void* /*stream*/) { return Status::ok(); }
+  virtual Status wait_stream(void* /*stream*/) { return Status::ok(); }
+
+  /// One started backend collective (the backend's request); destroyed once complete.
+  class BackendRequest {
+   public:
+    virtual ~BackendRequest();
+    virtual Result<bool> test() = 0;
+    virtual Status wait() = 0;
+  };
+  /// Starts the backend's non-blocking collective on validated arguments (all_reduce with op in
+  /// {sum, max} on fp32/fp64/int32/int64 for host backends; any op and dtype on NCCL). `call` is
+  /// its number, for error messages. nullptr: complete already (the default runs execute()).
+  virtual Result<std::unique_ptr<BackendRequest>> start(const CollectiveProblem& problem,
+                                                        const void* send, void* recv,
+                                                        void* stream, std::int64_t call);
 
   /// "all_reduce call #7 (rank 1 of 4)": the prefix every message of the current call carries.
   std::string call_context(Collective collective) const;
@@ -163,11 +208,21 @@ class Communicator {
   Status run_host_reduction(const CollectiveProblem& problem, const void* send, void* recv);
   Status run_rank_order_reduction(const CollectiveProblem& problem, const void* send, void* recv);
   Status check_peer_consistency(const CollectiveProblem& problem);
+  Status check_arguments(const CollectiveProblem& problem, const void* send, const void* recv);
+  struct Pending;
+  Result<CollectiveHandle> start_checked(const CollectiveProblem& problem, const void* send,
+                                         void* recv, void* stream);
+  Result<Pending*> find_pending(const CollectiveHandle& handle);
+  Status finish(Pending& pending);
+  void forget(const Pending& pending, bool is_failed);
+  Status fail_pending(Pending& pending, Status status);
 
   CommOptions options_;
   std::vector<std::vector<char>>* scratch_;  // owned; see scratch()
   std::int64_t call_count_ = 0;
   Status failure_;
+  std::uint64_t id_;                               // process-unique, for foreign handles
+  std::vector<std::unique_ptr<Pending>> pending_;  // started, not yet waited for
 };
 
 /// The one-rank communicator: every collective is a copy (or nothing), in host memory.

@@ -1,9 +1,12 @@
 // Bucketed gradient all-reduce for the data-parallel dense part: gradient tensors are grouped, in
 // a fixed order, into flat buckets of at most `bucket_bytes`; each bucket is one all_reduce.
-// The trainer calls reduce_bucket(i) as soon as bucket i's gradients are final in the backward
-// (buckets in the order gradients become ready: last layer first), overlapping the all-reduce
-// with the rest of the backward; the order never changes between steps, so with a rank-order
-// communicator the result is bitwise reproducible. Host buffers (local and MPI communicators).
+// The trainer calls start_bucket(i) as soon as bucket i's gradients are final in the backward
+// (buckets in the order gradients become ready: last layer first), so the all-reduce runs while
+// the rest of the backward computes, and finish_bucket(i) before the optimiser step. Every bucket
+// has its own flat buffer, so all can be in flight at once. reduce_bucket is start + finish: the
+// blocking and overlapped schedules issue the same collectives, hence the same bits. The order
+// never changes between steps, so with a rank-order communicator the result is bitwise
+// reproducible. Host buffers (local and MPI communicators).
 #pragma once
 
 #include <cstdint>
@@ -30,8 +33,16 @@ class GradientBuckets {
   }
   std::int64_t bucket_elements(int bucket) const;
 
-  /// Flattens bucket `bucket`'s gradients (gradients[i] points at tensor i), all-reduces the
-  /// flat buffer with `op` (avg for data-parallel means) and copies the result back.
+  /// Flattens bucket `bucket`'s gradients (gradients[i] points at tensor i) into the bucket's
+  /// flat buffer and starts its all-reduce with `op` (avg for data-parallel means).
+  Status start_bucket(Communicator& comm, int bucket, const std::vector<void*>& gradients,
+                      ReduceOp op);
+  /// Waits for bucket `bucket`'s all-reduce and copies the result back into `gradients`.
+  Status finish_bucket(Communicator& comm, int bucket, const std::vector<void*>& gradients);
+  bool is_in_flight(int bucket) const {
+    return in_flight_[static_cast<std::size_t>(bucket)].communicator_id != 0;
+  }
+  /// start_bucket then finish_bucket.
   Status reduce_bucket(Communicator& comm, int bucket, const std::vector<void*>& gradients,
                        ReduceOp op);
   /// Every bucket in order.
@@ -40,8 +51,13 @@ class GradientBuckets {
  private:
   std::vector<std::int64_t> tensor_elements_;
   std::vector<int> bucket_first_tensor_;  // num_buckets + 1 entries
+  Status check_call(const Communicator& comm, int bucket,
+                    const std::vector<void*>& gradients) const;
+
   DType dtype_ = DType::kF32;
-  std::vector<unsigned char> flat_;  // the largest bucket
+  std::vector<std::int64_t> bucket_offset_bytes_;  // in flat_; num_buckets + 1 entries
+  std::vector<unsigned char> flat_;                // every bucket, side by side
+  std::vector<CollectiveHandle> in_flight_;        // per bucket; empty handle when not started
 };
 
 }  // namespace parity::comm

@@ -3,6 +3,8 @@
 // is the non-blocking MPI call polled against a deadline; on expiry the rank tells its peers which
 // call it is stuck in and listens for theirs, so the error names the ranks that never answered.
 // Open MPI 4.1 has no ULFM: a dead rank usually makes mpirun end the job first (docs/comm.md).
+// start_all_reduce is MPI_Iallreduce; its request is tested on demand (Open MPI progresses
+// non-blocking collectives only inside MPI calls) and waited for against the same deadline.
 #include <mpi.h>
 
 #include <algorithm>
@@ -85,6 +87,8 @@ class MpiCommunicator final : public Communicator {
   MpiCommunicator(CommOptions options, MPI_Comm comm, int rank, int size)
       : Communicator(std::move(options)), comm_(comm), rank_(rank), size_(size) {}
   ~MpiCommunicator() override {
+    // Started collectives never waited for still use the communicator: leak it.
+    if (pending_collectives() > 0) return;
     // A collective abandoned by a timeout may still be progressed by MPI later (MPI forbids freeing
     // or cancelling collective requests), and Open MPI's libnbc then touches the communicator: it
     // is released only once every abandoned request has completed, and leaked otherwise.
@@ -121,10 +125,49 @@ class MpiCommunicator final : public Communicator {
     }
     PARITY_RETURN_IF_ERROR(issue(problem, send, recv, is_blocking ? nullptr : &request));
     if (is_blocking) return Status::ok();
-    return wait_with_deadline(request, problem.collective);
+    return wait_with_deadline(request, problem.collective, call_count(), Clock::now());
+  }
+
+  // start_all_reduce's MPI_Iallreduce (MPI_Test / the deadline wait on demand).
+  Result<std::unique_ptr<BackendRequest>> start(const CollectiveProblem& problem, const void* send,
+                                                void* recv, void* /*stream*/,
+                                                std::int64_t call) override {
+    MPI_Request request = MPI_REQUEST_NULL;
+    PARITY_RETURN_IF_ERROR(issue(problem, send, recv, &request));
+    return std::unique_ptr<BackendRequest>(
+        std::make_unique<Request>(*this, request, problem.collective, call));
   }
 
  private:
+  class Request final : public BackendRequest {
+   public:
+    Request(MpiCommunicator& comm, MPI_Request request, Collective collective, std::int64_t call)
+        : comm_(comm), request_(request), collective_(collective), call_(call),
+          started_(Clock::now()) {}
+    ~Request() override {
+      if (request_ != MPI_REQUEST_NULL) comm_.abandoned_.push_back(request_);
+    }
+    Result<bool> test() override {
+      int is_done = 0;
+      PARITY_MPI_TRY(MPI_Test(&request_, &is_done, MPI_STATUS_IGNORE));
+      return is_done != 0;
+    }
+    Status wait() override {
+      if (comm_.options().timeout_ms <= 0.0) {
+        PARITY_MPI_TRY(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+        return Status::ok();
+      }
+      return comm_.wait_with_deadline(request_, collective_, call_, started_);
+    }
+
+   private:
+    MpiCommunicator& comm_;
+    MPI_Request request_;
+    Collective collective_;
+    std::int64_t call_;
+    Clock::time_point started_;
+  };
+
   // Blocking call when `request` is null, the non-blocking one otherwise.
   Status issue(const CollectiveProblem& problem, const void* send, void* recv,
                MPI_Request* request) {
@@ -195,8 +238,8 @@ class MpiCommunicator final : public Communicator {
 
   // Polls the request until done or the deadline; yields so oversubscribed ranks share the cores,
   // and sleeps briefly once a call has run long enough that 0.1 ms cannot matter.
-  Status wait_with_deadline(MPI_Request& request, Collective collective) {
-    const auto start = Clock::now();
+  Status wait_with_deadline(MPI_Request& request, Collective collective, std::int64_t call,
+                            Clock::time_point start) {
     const auto timeout = std::chrono::duration<double, std::milli>(options().timeout_ms);
     while (true) {
       int is_done = 0;
@@ -205,7 +248,8 @@ class MpiCommunicator final : public Communicator {
       const auto elapsed = Clock::now() - start;
       if (elapsed >= timeout) {
         abandoned_.push_back(request);
-        return diagnose_timeout(collective);
+        request = MPI_REQUEST_NULL;  // abandoned_ owns it now
+        return diagnose_timeout(collective, call);
       }
       if (elapsed > std::chrono::milliseconds(100)) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -216,8 +260,8 @@ class MpiCommunicator final : public Communicator {
   }
 
   // Sends "I am stuck in call #k" to every peer, then collects peers' notices for a grace period.
-  Status diagnose_timeout(Collective collective) {
-    timeout_notice_[0] = call_count();
+  Status diagnose_timeout(Collective collective, std::int64_t call) {
+    timeout_notice_[0] = call;
     timeout_notice_[1] = static_cast<std::int64_t>(collective);
     for (int peer = 0; peer < size_; ++peer) {
       if (peer == rank_) continue;
@@ -249,10 +293,11 @@ class MpiCommunicator final : public Communicator {
       if (notices[status.MPI_SOURCE].call < 0) ++answered;
       notices[status.MPI_SOURCE] = {received[0], received[1]};
     }
-    return timeout_status(notices, grace_ms);
+    return timeout_status(notices, grace_ms, call);
   }
 
-  Status timeout_status(const std::vector<TimeoutNotice>& notices, double grace_ms) const {
+  Status timeout_status(const std::vector<TimeoutNotice>& notices, double grace_ms,
+                        std::int64_t call) const {
     std::string silent;
     std::string same_call;
     std::string elsewhere;
@@ -261,7 +306,7 @@ class MpiCommunicator final : public Communicator {
       const TimeoutNotice& n = notices[peer];
       if (n.call < 0) {
         silent += (silent.empty() ? "" : ", ") + std::to_string(peer);
-      } else if (n.call == call_count()) {
+      } else if (n.call == call) {
         same_call += (same_call.empty() ? "" : ", ") + std::to_string(peer);
       } else {
         elsewhere += parity::detail::concat("; rank ", peer, " is stuck in ",

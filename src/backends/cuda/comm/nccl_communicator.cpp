@@ -5,6 +5,8 @@
 // kernels, and the call returns kCommError naming the collective and rank.
 // all_to_all(v) are grouped ncclSend/ncclRecv (as nccl-tests does). bf16/fp16 reductions use
 // NCCL's own (per-step rounding in the type); rank-order reductions are host-only for now.
+// start_all_reduce runs on a communication stream of its own, ordered after the caller's stream
+// by an event; wait() orders the caller's stream after it by another.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -70,6 +72,8 @@ class NcclCommunicator final : public Communicator {
       }
     }
     if (barrier_scratch_ != nullptr) cudaFree(barrier_scratch_);
+    if (inputs_ready_ != nullptr) cudaEventDestroy(inputs_ready_);
+    if (comm_stream_ != nullptr) cudaStreamDestroy(comm_stream_);
   }
 
   // Creates the NCCL communicator with the id from rank 0, within the timeout.
@@ -149,7 +153,7 @@ class NcclCommunicator final : public Communicator {
         if (result != ncclSuccess && result != ncclInProgress)
           return nccl_error(result, "ncclAllReduce (barrier)");
         PARITY_RETURN_IF_ERROR(settle("ncclAllReduce (barrier)"));
-        return wait(stream);
+        return wait_stream(stream);
       }
     }
     if (result != ncclSuccess && result != ncclInProgress)
@@ -157,8 +161,41 @@ class NcclCommunicator final : public Communicator {
     return settle(collective_name(problem.collective).data());
   }
 
+  // start_all_reduce: the all_reduce runs on the communicator's own stream once the work queued
+  // on `stream` so far is done (an event), so the caller's stream goes on computing meanwhile.
+  Result<std::unique_ptr<BackendRequest>> start(const CollectiveProblem& problem, const void* send,
+                                                void* recv, void* stream,
+                                                std::int64_t /*call*/) override {
+    if (options().reduction_order == ReductionOrder::kRankOrder && problem.op != ReduceOp::kMax) {
+      return unsupported(
+          "reduction_order: rank_order is implemented for host communicators only (local, mpi)");
+    }
+    PARITY_CUDA_TRY(cudaSetDevice(device_));
+    if (comm_stream_ == nullptr) {
+      PARITY_CUDA_TRY(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+      PARITY_CUDA_TRY(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming));
+    }
+    auto* caller = static_cast<cudaStream_t>(stream);
+    PARITY_CUDA_TRY(cudaEventRecord(inputs_ready_, caller));
+    PARITY_CUDA_TRY(cudaStreamWaitEvent(comm_stream_, inputs_ready_, 0));
+    const ncclResult_t result =
+        ncclAllReduce(send, recv, static_cast<std::size_t>(problem.count),
+                      nccl_datatype(problem.dtype), nccl_op(problem.op), comm_, comm_stream_);
+    if (result != ncclSuccess && result != ncclInProgress)
+      return abort_with(nccl_error(result, "ncclAllReduce (started)"));
+    PARITY_RETURN_IF_ERROR(settle("ncclAllReduce (started)"));
+    cudaEvent_t done = nullptr;
+    PARITY_CUDA_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    const cudaError_t recorded = cudaEventRecord(done, comm_stream_);
+    if (recorded != cudaSuccess) {
+      cudaEventDestroy(done);
+      return abort_with(device_error("cudaEventRecord failed: ", cudaGetErrorString(recorded)));
+    }
+    return std::unique_ptr<BackendRequest>(std::make_unique<Request>(*this, done, caller));
+  }
+
   // Polls the stream and NCCL's async error until the stream drains or the deadline passes.
-  Status wait(void* stream) override {
+  Status wait_stream(void* stream) override {
     const auto deadline = deadline_from_now();
     while (true) {
       const cudaError_t query = cudaStreamQuery(static_cast<cudaStream_t>(stream));
@@ -182,6 +219,42 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  // A started all_reduce: `done` recorded on the communicator's stream after it. wait() makes the
+  // caller's stream wait for it (the host does not block; synchronize(stream) reports errors and
+  // the deadline); test() queries the event and NCCL's async error.
+  class Request final : public BackendRequest {
+   public:
+    Request(NcclCommunicator& comm, cudaEvent_t done, cudaStream_t caller)
+        : comm_(comm), done_(done), caller_(caller) {}
+    ~Request() override { cudaEventDestroy(done_); }
+    Result<bool> test() override {
+      const cudaError_t query = cudaEventQuery(done_);
+      if (query == cudaSuccess) return true;
+      if (query != cudaErrorNotReady) {
+        return comm_.abort_with(device_error("cudaEventQuery failed: ", cudaGetErrorString(query)));
+      }
+      ncclResult_t async_error = ncclSuccess;
+      ncclCommGetAsyncError(comm_.comm_, &async_error);
+      if (async_error != ncclSuccess && async_error != ncclInProgress) {
+        return comm_.abort_with(nccl_error(async_error, "ncclCommGetAsyncError"));
+      }
+      return false;
+    }
+    Status wait() override {
+      const cudaError_t waited = cudaStreamWaitEvent(caller_, done_, 0);
+      if (waited != cudaSuccess) {
+        return comm_.abort_with(
+            device_error("cudaStreamWaitEvent failed: ", cudaGetErrorString(waited)));
+      }
+      return Status::ok();
+    }
+
+   private:
+    NcclCommunicator& comm_;
+    cudaEvent_t done_;
+    cudaStream_t caller_;
+  };
+
   ncclResult_t grouped_all_to_all(const CollectiveProblem& problem, const void* send, void* recv,
                                   cudaStream_t s) {
     const auto element_bytes = dtype_size_bytes(problem.dtype);
@@ -247,6 +320,8 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t comm_ = nullptr;
   bool is_aborted_ = false;
   float* barrier_scratch_ = nullptr;
+  cudaStream_t comm_stream_ = nullptr;  // started collectives (created on the first start)
+  cudaEvent_t inputs_ready_ = nullptr;  // recorded on the caller's stream before each start
 };
 
 }  // namespace
