@@ -89,6 +89,9 @@ struct AttentionBenchRequest {
   std::uint64_t seed = 1;
   int checked_rows = 8;  // rows per case checked against fp64 before timing
   std::string out;       // results JSON with provenance (empty: none)
+  // Forward variants (attention_forward_variants() names, e.g. attention_forward_gpu_rows128)
+  // checked and timed one after another beside the op's own choice; empty: the choice only.
+  std::vector<std::string> forward_variants;
 };
 
 /// Runs every case on device 0; returns the printed report. kInternal when a forward check fails
