@@ -436,18 +436,6 @@ const attention::AttentionForwardVariant* find_forward_variant(const std::string
   return nullptr;
 }
 
-Status check_forward_variant_names(const std::vector<std::string>& names) {
-  for (const auto& name : names) {
-    if (find_forward_variant(name) != nullptr) continue;
-    std::string known;
-    for (const auto* variant : attention::attention_forward_variants()) {
-      known += (known.empty() ? "" : ", ") + std::string(variant->name());
-    }
-    return invalid_argument("forward variant: '", name, "' is not one of ", known);
-  }
-  return Status::ok();
-}
-
 // Each requested forward variant on the case's tensors: checked like the default (a wrong one is
 // reported, not timed) and timed. The last one's out/lse stay for the backward (any correct
 // forward's are).
@@ -572,11 +560,23 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
 
 }  // namespace
 
+Status check_attention_forward_variants(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (find_forward_variant(name) != nullptr) continue;
+    std::string known;
+    for (const auto* variant : attention::attention_forward_variants()) {
+      known += (known.empty() ? "" : ", ") + std::string(variant->name());
+    }
+    return invalid_argument("forward variant: '", name, "' is not one of ", known);
+  }
+  return Status::ok();
+}
+
 Result<std::string> run_attention_bench(const AttentionBenchRequest& request, const AttentionBenchDevice& device) {
   PARITY_ASSIGN_OR_RETURN(const parity::detail::DeviceHooks* hooks, parity::detail::require_device_hooks("bench attention"));
   if (!device.time || !device.properties) return unsupported("bench attention: no device timing was handed in");
   PARITY_RETURN_IF_ERROR(validate_timing_options(request.timing));
-  PARITY_RETURN_IF_ERROR(check_forward_variant_names(request.forward_variants));
+  PARITY_RETURN_IF_ERROR(check_attention_forward_variants(request.forward_variants));
   json document = results_document("attention", provenance_json(request.seed));
   PARITY_ASSIGN_OR_RETURN(const gpu::DeviceProperties properties, device.properties(0));
   document["provenance"]["device"] = device_json(properties);

@@ -38,6 +38,7 @@ Status bench_attention(const BenchAttentionArgs& args) {
   request.checked_rows = args.checked_rows;
   request.seed = args.seed;
   request.out = args.out;
+  PARITY_RETURN_IF_ERROR(bench::check_attention_forward_variants(args.forward_variants));
   request.forward_variants = args.forward_variants;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench attention"));
 #ifdef PARITY_HAS_CUDA

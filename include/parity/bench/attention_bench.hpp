@@ -94,6 +94,10 @@ struct AttentionBenchRequest {
   std::vector<std::string> forward_variants;
 };
 
+/// ok when every name is a forward variant of the attention op (attention_forward_variants());
+/// kInvalidArgument naming the first unknown one and listing the known ones otherwise.
+Status check_attention_forward_variants(const std::vector<std::string>& names);
+
 /// Runs every case on device 0; returns the printed report. kInternal when a forward check fails
 /// (nothing wrong is timed); kUnsupported when this build has no GPU backend.
 Result<std::string> run_attention_bench(const AttentionBenchRequest& request, const AttentionBenchDevice& device);
