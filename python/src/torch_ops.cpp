@@ -9,6 +9,10 @@
 //                       step!) -> ()   (step: one int64 CPU tensor, incremented by each update)
 //   parity::bounds_check(indices!, offsets!, ...layout, check_mode) -> [bad_indices, bad_offsets] (CPU)
 //   (not "mode": inductor's lowering passes its own `mode` keyword)
+//   parity::dot_interaction(dense, embeddings, output_stride) -> output   [B, D + pairs] or [B, stride]
+//   parity::dot_interaction_backward(dense, embeddings, grad_output) -> (grad_dense, grad_embeddings fp32)
+//   (the library's nn::dot_interaction_{forward,backward}; bf16 on the CPU computes in fp32, as the
+//   CPU variants are fp32 only)
 //
 // Library errors become c10::ValueError (Python ValueError) for bad input,
 // c10::NotImplementedError for what the build or device cannot run, c10::Error (RuntimeError)
@@ -28,6 +32,7 @@
 
 #include "parity/embedding/tbe_cpu.hpp"
 #include "parity/embedding/tbe_op.hpp"
+#include "parity/nn/interaction.hpp"
 #include "tbe_args.hpp"
 #if defined(PARITY_HAS_CUDA)
 #include "parity/core/gpu.hpp"
@@ -251,6 +256,115 @@ at::Tensor bounds_check(const at::Tensor& indices, const at::Tensor& offsets, at
   return counts;
 }
 
+// ---- dot interaction ----
+
+// The problem of dense [B, D] with embeddings [B, T, D] or [B, T*D] on the same device, in dense's
+// dtype or fp32 (the TBE's output, rounded to dense's dtype here; its gradient is fp32 either way,
+// what the TBE backward takes).
+nn::DotInteractionProblem interaction_problem_of(const at::Tensor& dense, const at::Tensor& embeddings,
+                                                 std::int64_t output_stride) {
+  TORCH_CHECK_VALUE(dense.dim() == 2, "dense: expected [batch, dim], got ", dense.sizes());
+  TORCH_CHECK_VALUE(embeddings.dim() == 2 || embeddings.dim() == 3,
+                    "embeddings: expected [batch, features, dim] or [batch, features*dim], got ", embeddings.sizes());
+  TORCH_CHECK_VALUE(embeddings.device() == dense.device(), "embeddings: on ", embeddings.device(), ", expected ",
+                    dense.device(), " (dense's device)");
+  TORCH_CHECK_VALUE(embeddings.scalar_type() == dense.scalar_type() || embeddings.scalar_type() == at::kFloat,
+                    "embeddings: dtype ", embeddings.scalar_type(), ", expected ", dense.scalar_type(),
+                    " (dense's dtype) or float32");
+  const std::int64_t batch = dense.size(0), dim = dense.size(1);
+  TORCH_CHECK_VALUE(embeddings.size(0) == batch, "embeddings: batch ", embeddings.size(0), ", expected ", batch,
+                    " (dense's)");
+  std::int64_t features = 0;
+  if (embeddings.dim() == 3) {
+    TORCH_CHECK_VALUE(embeddings.size(2) == dim, "embeddings: dim ", embeddings.size(2), ", expected ", dim,
+                      " (dense's)");
+    features = embeddings.size(1);
+  } else {
+    TORCH_CHECK_VALUE(dim > 0 && embeddings.size(1) % dim == 0, "embeddings: ", embeddings.size(1),
+                      " columns are not a multiple of dense's dim ", dim);
+    features = embeddings.size(1) / dim;
+  }
+  nn::DotInteractionProblem problem{batch, features, dim, dtype_of(dense, "dense"), 0};
+  raise_if_error(problem.validate());
+  TORCH_CHECK_VALUE(output_stride == 0 || output_stride >= problem.output_dim(), "output_stride: ", output_stride,
+                    " is below the output's ", problem.output_dim(), " columns (0: unpadded)");
+  problem.output_stride = output_stride == problem.output_dim() ? 0 : output_stride;
+  return problem;
+}
+
+std::int64_t output_columns(const nn::DotInteractionProblem& problem) {
+  return problem.output_stride != 0 ? problem.output_stride : problem.output_dim();
+}
+
+// The library's CPU variants take fp32, unpadded: other dtypes compute in fp32 here.
+nn::DotInteractionProblem cpu_problem(nn::DotInteractionProblem problem) {
+  problem.dtype = DType::kF32;
+  problem.output_stride = 0;
+  return problem;
+}
+
+// `tensor` rounded to `dtype` (as the GPU kernels read it), then as contiguous fp32 for the CPU variants.
+at::Tensor cpu_operand(const at::Tensor& tensor, at::ScalarType dtype) {
+  return tensor.to(dtype).to(at::kFloat).contiguous();
+}
+
+at::Tensor dot_interaction(const at::Tensor& dense, const at::Tensor& embeddings, std::int64_t output_stride) {
+  const nn::DotInteractionProblem problem = interaction_problem_of(dense, embeddings, output_stride);
+  const c10::DeviceGuard guard(dense.device());
+  if (dense.is_cpu()) {
+    const at::Tensor dense32 = cpu_operand(dense, dense.scalar_type());
+    const at::Tensor embeddings32 = cpu_operand(embeddings, dense.scalar_type());
+    at::Tensor output = at::empty({problem.batch_size, problem.output_dim()}, dense32.options());
+    raise_if_error(nn::dot_interaction_forward(cpu_problem(problem),
+                                               {dense32.data_ptr(), embeddings32.data_ptr(), output.data_ptr()}, {}));
+    if (problem.output_stride != 0) {
+      output = at::constant_pad_nd(output, {0, problem.output_stride - problem.output_dim()});
+    }
+    return output.to(dense.scalar_type());
+  }
+  const at::Tensor dense_c = dense.contiguous();
+  const at::Tensor embeddings_c = embeddings.to(dense.scalar_type()).contiguous();
+  at::Tensor output = at::empty({problem.batch_size, output_columns(problem)}, dense.options());
+  raise_if_error(nn::dot_interaction_forward(problem, {dense_c.data_ptr(), embeddings_c.data_ptr(), output.data_ptr()},
+                                             context_of(dense.device())));
+  return output;
+}
+
+// grad_output's columns give the stride the forward used (D + pairs, or the padded stride).
+std::tuple<at::Tensor, at::Tensor> dot_interaction_backward(const at::Tensor& dense, const at::Tensor& embeddings,
+                                                            const at::Tensor& grad_output) {
+  TORCH_CHECK_VALUE(grad_output.dim() == 2 && grad_output.size(0) == dense.size(0), "grad_output: expected [",
+                    dense.size(0), ", output columns], got ", grad_output.sizes());
+  TORCH_CHECK_VALUE(grad_output.device() == dense.device(), "grad_output: on ", grad_output.device(), ", expected ",
+                    dense.device(), " (dense's device)");
+  const std::int64_t unpadded_columns = interaction_problem_of(dense, embeddings, 0).output_dim();
+  TORCH_CHECK_VALUE(grad_output.size(1) >= unpadded_columns, "grad_output: ", grad_output.size(1),
+                    " columns, expected at least the output's ", unpadded_columns);
+  const nn::DotInteractionProblem problem = interaction_problem_of(dense, embeddings, grad_output.size(1));
+  const c10::DeviceGuard guard(dense.device());
+  at::Tensor grad_embeddings = at::empty(embeddings.sizes(), embeddings.options().dtype(at::kFloat));
+  if (dense.is_cpu()) {
+    const at::Tensor dense32 = cpu_operand(dense, dense.scalar_type());
+    const at::Tensor embeddings32 = cpu_operand(embeddings, dense.scalar_type());
+    const at::Tensor grad32 = cpu_operand(grad_output.narrow(1, 0, problem.output_dim()), dense.scalar_type());
+    at::Tensor grad_dense = at::empty(dense.sizes(), dense32.options());
+    raise_if_error(nn::dot_interaction_backward(cpu_problem(problem),
+                                                {dense32.data_ptr(), embeddings32.data_ptr(), grad32.data_ptr(),
+                                                 grad_dense.data_ptr(), grad_embeddings.data_ptr<float>()},
+                                                {}));
+    return {grad_dense.to(dense.scalar_type()), grad_embeddings};
+  }
+  const at::Tensor dense_c = dense.contiguous();
+  const at::Tensor embeddings_c = embeddings.to(dense.scalar_type()).contiguous();
+  const at::Tensor grad_c = grad_output.to(dense.scalar_type()).contiguous();
+  at::Tensor grad_dense = at::empty(dense.sizes(), dense.options());
+  raise_if_error(nn::dot_interaction_backward(problem,
+                                              {dense_c.data_ptr(), embeddings_c.data_ptr(), grad_c.data_ptr(),
+                                               grad_dense.data_ptr(), grad_embeddings.data_ptr<float>()},
+                                              context_of(dense.device())));
+  return {grad_dense, grad_embeddings};
+}
+
 }  // namespace
 }  // namespace parity::python
 
@@ -263,16 +377,22 @@ TORCH_LIBRARY(parity, m) {
         "str weight_decay_mode, float max_norm, float beta1, float beta2, Tensor(d!) step) -> ()");
   m.def("bounds_check(Tensor(a!) indices, Tensor(b!) offsets, int[] table_rows, int[] table_dims, "
         "int[] table_of_feature, str check_mode) -> Tensor");
+  m.def("dot_interaction(Tensor dense, Tensor embeddings, int output_stride=0) -> Tensor");
+  m.def("dot_interaction_backward(Tensor dense, Tensor embeddings, Tensor grad_output) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(parity, CPU, m) {
   m.impl("tbe_forward", &parity::python::tbe_forward);
   m.impl("tbe_backward_with_optimizer", &parity::python::tbe_backward_with_optimizer);
   m.impl("bounds_check", &parity::python::bounds_check);
+  m.impl("dot_interaction", &parity::python::dot_interaction);
+  m.impl("dot_interaction_backward", &parity::python::dot_interaction_backward);
 }
 
 TORCH_LIBRARY_IMPL(parity, CUDA, m) {
   m.impl("tbe_forward", &parity::python::tbe_forward);
   m.impl("tbe_backward_with_optimizer", &parity::python::tbe_backward_with_optimizer);
   m.impl("bounds_check", &parity::python::bounds_check);
+  m.impl("dot_interaction", &parity::python::dot_interaction);
+  m.impl("dot_interaction_backward", &parity::python::dot_interaction_backward);
 }

@@ -9,9 +9,11 @@
 #      scikit-build-core and nanobind, or the wheels scripts/gpu/fetch_py_deps.sh put in .deps/py);
 #   2. times the torch op path against the C++ path (`parity bench tbe`, the build dir's CLI) on C2,
 #      forward and step, in one process ($OUT/python_tbe_c2.json);
-#   3. times examples/torch_dlrm.py with stock and with Parity embeddings (bf16, batch 65536) in one
-#      process ($OUT/python_dlrm.json);
-#   4. runs the Python tests (python/tests) on the GPU.
+#   3. times examples/torch_dlrm.py's three variants (stock; Parity embeddings; Parity embeddings +
+#      Parity dot interaction), bf16, batch 65536, in one process ($OUT/python_dlrm.json);
+#   4. times the dot interaction alone, torch's expression against Parity's op, as torch_dlrm.py runs
+#      it ($OUT/python_interaction.json, python/bench/interaction_op.py);
+#   5. runs the Python tests (python/tests) on the GPU.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"
@@ -59,5 +61,6 @@ else
   failed=1
 fi
 step torch_dlrm $python examples/torch_dlrm.py --batch 65536 --json "$OUT/python_dlrm.json"
+step interaction_op $python python/bench/interaction_op.py --out "$OUT/python_interaction.json"
 step python_tests $python -m pytest -q python/tests -p no:cacheprovider
 exit $failed

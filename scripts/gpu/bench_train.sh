@@ -12,8 +12,8 @@
 #   TRAIN_KAGGLE=0 / TRAIN_DLRMV2=0 / TRAIN_TINY=0 skip dlrm-kaggle (with its baselines), dlrm-v2
 #   (with torch_dlrmv2.py) or the tiny runs, to split the piece over device calls of 10 minutes;
 #   TRAIN_TORCH_COMPILE=0 skips torch_dlrm_compile; TRAIN_TORCH_SCRIPT=.baselines/<cut>.py runs a cut of
-#   torch_dlrm.py (fewer batches) for both its eager runs; TRAIN_GEMM_CHOICES="model heuristic" adds
-#   dlrm-kaggle runs with each explicit GEMM choice (`--gemm-choice`, docs/gemm_run.md) per precision.
+#   torch_dlrm.py (fewer batches) for both its eager runs; TRAIN_GEMM_CHOICES="auto model heuristic" adds
+#   dlrm-kaggle runs with each explicit GEMM choice beside the default (measured) (`--gemm-choice`, docs/gemm_run.md) per precision.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"

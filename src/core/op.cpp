@@ -16,6 +16,7 @@ std::string_view gemm_choice_name(GemmChoice choice) {
   switch (choice) {
     case GemmChoice::kModel: return "model";
     case GemmChoice::kVendorHeuristic: return "heuristic";
+    case GemmChoice::kMeasured: return "measured";
     case GemmChoice::kAuto: break;
   }
   return "auto";
@@ -25,7 +26,9 @@ Result<GemmChoice> parse_gemm_choice(std::string_view text) {
   if (text == "auto") return GemmChoice::kAuto;
   if (text == "model") return GemmChoice::kModel;
   if (text == "heuristic") return GemmChoice::kVendorHeuristic;
-  return invalid_argument("gemm_choice: unknown value '", text, "' (expected auto, model or heuristic)");
+  if (text == "measured") return GemmChoice::kMeasured;
+  return invalid_argument("gemm_choice: unknown value '", text,
+                          "' (expected auto, model, heuristic or measured)");
 }
 
 }  // namespace parity

@@ -66,6 +66,13 @@ Result<void*> GemmCache::device_workspace(std::int64_t size_bytes, const Executi
   return device_workspace_;
 }
 
+std::vector<std::string> GemmCache::plan_descriptions() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> lines;
+  for (const auto& [key, plan] : plans_) lines.push_back(key + " -> " + plan->configuration());
+  return lines;
+}
+
 GemmCache& gemm_cache() {
   static GemmCache cache;
   return cache;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "parity/gemm/gemm.hpp"
 #include "parity/nn/linear.hpp"
@@ -18,6 +19,8 @@ class GemmCache {
   // GPU: one device workspace shared by every plan (the ops of a step run in order on one
   // stream), grown on demand and kept for the process's life.
   Result<void*> device_workspace(std::int64_t size_bytes, const ExecutionContext& context);
+  // "problem -> configuration" of every plan created so far, in key order (what a run used).
+  std::vector<std::string> plan_descriptions();
 
  private:
   std::mutex mutex_;

@@ -310,6 +310,9 @@ Result<TrainSummary> train(const TrainOptions& original_options) {
   ExecutionContext context;
   context.device = options.device;
   context.deterministic = options.determinism == Determinism::kBitwise;
+  context.gemm_choice = context.deterministic && options.gemm_choice == GemmChoice::kMeasured
+                            ? GemmChoice::kAuto
+                            : options.gemm_choice;
   PARITY_ASSIGN_OR_RETURN(detail::DlrmModel model,
                           detail::DlrmModel::create(options.spec, options.batch_size, context));
   PARITY_RETURN_IF_ERROR(model.initialize(options.seed));

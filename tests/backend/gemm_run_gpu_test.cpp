@@ -22,9 +22,10 @@ constexpr testing::DtypePair kDtypes[] = {{DType::kBF16, DType::kBF16},
                                           {DType::kF16, DType::kF16},
                                           {DType::kF32, DType::kF32}};
 
-ExecutionContext gpu_context() {
+ExecutionContext gpu_context(GemmChoice choice = GemmChoice::kAuto) {
   ExecutionContext context;
   context.device = DeviceKind::kGpu;
+  context.gemm_choice = choice;
   return context;
 }
 
@@ -48,8 +49,9 @@ struct GpuResult {
 
 // Uploads the case, runs it through Gemm (created here), downloads D, aux and the bias gradient.
 // kUnsupported from create() is returned as is (cuBLASLt lacks the combination).
-Result<GpuResult> run_on_gpu(testing::GemmRunCase& c, std::string* configuration = nullptr) {
-  PARITY_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create(c.problem, gpu_context()));
+Result<GpuResult> run_on_gpu(testing::GemmRunCase& c, std::string* configuration = nullptr,
+                             GemmChoice choice = GemmChoice::kAuto) {
+  PARITY_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create(c.problem, gpu_context(choice)));
   if (configuration != nullptr) *configuration = gemm.configuration();
   PARITY_ASSIGN_OR_RETURN(gpu::DeviceBuffer a, gpu::upload(c.a.bytes));
   PARITY_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::upload(c.b.bytes));
@@ -86,13 +88,15 @@ Result<GpuResult> run_on_gpu(testing::GemmRunCase& c, std::string* configuration
 
 // Runs and compares; returns false (with the message in `unsupported`) when cuBLASLt cannot run it.
 bool check_gpu_case(const GemmRunProblem& problem, std::uint64_t seed, double alpha, double beta,
-                    std::string* unsupported = nullptr) {
+                    std::string* unsupported = nullptr, GemmChoice choice = GemmChoice::kAuto,
+                    std::string* configuration_out = nullptr) {
   const std::string label = testing::seed_trace(seed) + " " + problem.shape.describe() +
                             " run_epilogue=" + std::string(run_epilogue_name(problem.epilogue));
   SCOPED_TRACE(label);
   auto c = testing::make_gemm_run_case(problem, seed, alpha, beta);
   std::string configuration;
-  auto result = run_on_gpu(c, &configuration);
+  auto result = run_on_gpu(c, &configuration, choice);
+  if (configuration_out != nullptr) *configuration_out = configuration;
   if (!result.is_ok() && result.status().code() == StatusCode::kUnsupported &&
       unsupported != nullptr) {
     *unsupported = label + ": " + result.status().message();
@@ -157,20 +161,45 @@ TEST(GemmRunGpu, StridedBatchAndPaddedLeadingDimensions) {
 }
 
 TEST(GemmRunGpu, LinearLayerChainIsSupportedAndCorrect) {
-  // The trainer's three GEMMs per layer (gemm.hpp): all must be supported, bf16.
+  // The trainer's GEMMs per layer (src/nn/linear.cpp): forward with bias + ReLU + mask, the data
+  // gradient with the fused dReLU, the weight gradient with the bias gradient (fp32 D), and the
+  // plain weight gradient; all must be supported in bf16. (kDReluBgrad with a 16-bit D is not:
+  // cuBLASLt's bias gradients are fp32 there, EveryEpilogueLayoutAndDtypeMatchesReference lists it.)
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = testing::test_seed(2203);
   const std::int64_t batch = 512, in = 256, out = 128;
   for (const GemmRunProblem& p : {testing::make_run_problem(out, batch, in, GemmLayout::kTN,
                                                             kDtypes[0], RunEpilogue::kBiasReluAux),
                                   testing::make_run_problem(in, batch, out, GemmLayout::kNN,
-                                                            kDtypes[0], RunEpilogue::kDReluBgrad),
+                                                            kDtypes[0], RunEpilogue::kDRelu),
                                   testing::make_run_problem(in, out, batch, GemmLayout::kNT,
                                                             kDtypes[1], RunEpilogue::kBgradB),
                                   testing::make_run_problem(in, out, batch, GemmLayout::kNT,
                                                             kDtypes[1], RunEpilogue::kNone)}) {
     std::string reason;
     EXPECT_TRUE(check_gpu_case(p, seed, 1.0, 0.0, &reason)) << reason;
+  }
+}
+
+TEST(GemmRunGpu, MeasuredChoiceMatchesReferenceAndSaysSo) {
+  // GemmChoice::kMeasured times candidates on scratch operands, then runs on the caller's: the
+  // result must still match the reference (the descriptor's bias/aux pointers are the caller's),
+  // and the configuration names the measurement. Aligned and misaligned rows, epilogues with
+  // bias, aux and bias gradient.
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = testing::test_seed(2205);
+  GemmRunProblem problems[] = {
+      testing::make_run_problem(256, 384, 192, GemmLayout::kTN, kDtypes[0], RunEpilogue::kBiasReluAux),
+      testing::make_run_problem(192, 256, 384, GemmLayout::kNT, kDtypes[1], RunEpilogue::kBgradB),
+      testing::make_run_problem(136, 200, 264, GemmLayout::kNN, kDtypes[3], RunEpilogue::kBias),
+      testing::make_run_problem(479, 128, 512, GemmLayout::kNT, kDtypes[3], RunEpilogue::kNone)};
+  problems[2].allow_tf32 = problems[3].allow_tf32 = true;  // fp32 without TF32 is never measured
+  std::uint64_t index = 0;
+  for (const GemmRunProblem& p : problems) {
+    std::string reason, configuration;
+    EXPECT_TRUE(check_gpu_case(p, seed + index++, 1.0, 0.0, &reason, GemmChoice::kMeasured, &configuration))
+        << reason;
+    EXPECT_NE(configuration.find("measured"), std::string::npos) << configuration;
   }
 }
 
@@ -268,19 +297,23 @@ TEST(GemmRunGpu, RejectsMisalignedPointers) {
 // class, the heuristic fallback is the designed behaviour.)
 TEST(GemmRunGpu, SixteenBitProblemsFollowTheGemmChoice) {
   PARITY_REQUIRE_GPU();
-  for (const auto& dtypes : {kDtypes[0], kDtypes[2]}) {  // bf16 -> fp32 output: see below
+  for (const auto& dtypes : {kDtypes[0], kDtypes[2]}) {
     SCOPED_TRACE(std::string(dtype_name(dtypes.in)) + " -> " + std::string(dtype_name(dtypes.out)));
-    const GemmRunProblem p =
+    const GemmRunProblem aligned =
         testing::make_run_problem(1024, 512, 768, GemmLayout::kTN, dtypes, RunEpilogue::kNone);
-    ExecutionContext model_context = gpu_context();
-    model_context.gemm_choice = GemmChoice::kModel;
-    auto gemm = Gemm::create(p, model_context);
-    ASSERT_TRUE(gemm.is_ok()) << gemm.status().to_string();
-    EXPECT_EQ(gemm->configuration().find("outside the model"), std::string::npos)
-        << gemm->configuration();
-    EXPECT_NE(gemm->configuration().find("predicted"), std::string::npos) << gemm->configuration();
-    // kAuto (the default) sends 16-bit problems to the vendor's heuristic, and says so.
-    auto automatic = Gemm::create(p, gpu_context());
+    // kModel ranks 16-bit problems with the model (bf16 computes in fp32, which is not "fp32
+    // without TF32"), and so does kAuto where rows are 16-byte aligned.
+    for (const GemmChoice choice : {GemmChoice::kModel, GemmChoice::kAuto}) {
+      auto gemm = Gemm::create(aligned, gpu_context(choice));
+      ASSERT_TRUE(gemm.is_ok()) << gemm.status().to_string();
+      EXPECT_EQ(gemm->configuration().find("outside the model"), std::string::npos)
+          << gemm->configuration();
+      EXPECT_NE(gemm->configuration().find("predicted"), std::string::npos) << gemm->configuration();
+    }
+    // kAuto gives rows below 16 bytes (k = 765: 1530-byte rows) to the heuristic, and says so.
+    const GemmRunProblem misaligned =
+        testing::make_run_problem(1024, 512, 765, GemmLayout::kTN, dtypes, RunEpilogue::kNone);
+    auto automatic = Gemm::create(misaligned, gpu_context());
     ASSERT_TRUE(automatic.is_ok()) << automatic.status().to_string();
     EXPECT_NE(automatic->configuration().find("gemm_choice=auto"), std::string::npos)
         << automatic->configuration();

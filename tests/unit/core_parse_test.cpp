@@ -39,7 +39,8 @@ TEST(Parse, DoublesAreFiniteAndWhole) {
 }
 
 TEST(Parse, GemmChoiceNamesRoundTripAndBadValuesNameTheParameter) {
-  for (GemmChoice choice : {GemmChoice::kAuto, GemmChoice::kModel, GemmChoice::kVendorHeuristic}) {
+  for (GemmChoice choice :
+       {GemmChoice::kAuto, GemmChoice::kModel, GemmChoice::kVendorHeuristic, GemmChoice::kMeasured}) {
     EXPECT_EQ(parse_gemm_choice(gemm_choice_name(choice)).value(), choice);
   }
   for (const char* bad : {"", "Model", "heuristic ", "vendor"}) {

@@ -20,7 +20,7 @@ namespace {
 struct TrainFlags {
   std::string model, data, synthetic, device = "cpu", batch = "256", out, plan, steps = "0",
       epochs = "1", eval_every = "0", eval_samples = "0", checkpoint_every = "0", lr, seed = "1",
-      table_cap, threads = "0", export_initial;
+      table_cap, threads = "0", export_initial, gemm_choice = "measured";
   bool resume = false;
   bool deterministic = false;
   bool distributed = false;
@@ -119,6 +119,7 @@ Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
   options.resume = flags.resume ? train::ResumeMode::kFromLatestCheckpoint : train::ResumeMode::kFresh;
   options.initial_parameters_path = flags.export_initial;
   options.determinism = flags.deterministic ? train::Determinism::kBitwise : train::Determinism::kDefault;
+  PARITY_ASSIGN_OR_RETURN(options.gemm_choice, parse_gemm_choice(flags.gemm_choice));
   return options;
 }
 
@@ -189,6 +190,10 @@ void add_train_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--export-initial", flags->export_initial,
                   "write the initial parameters (named fp32 tensors) to FILE before training");
   cmd->add_flag("--deterministic", flags->deterministic, "bitwise reproducible (resumed runs included)");
+  cmd->add_option("--gemm-choice", flags->gemm_choice,
+                  "GPU GEMM choice: measured (time the best few once; auto when --deterministic), auto, "
+                  "model, heuristic")
+      ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "initialisation and synthetic-data seed")->capture_default_str();
   cmd->add_option("--table-cap", flags->table_cap, "cap every table at ROWS rows");
   cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic; 1 per rank when distributed)")

@@ -26,13 +26,14 @@ enum class DeviceKind : std::uint8_t { kCpu, kGpu };
 std::string_view device_kind_name(DeviceKind kind);         // "cpu", "gpu"
 Result<DeviceKind> parse_device_kind(std::string_view text);  // cpu, gpu, cuda (= gpu)
 
-// How gemm::Gemm picks a GPU configuration. kModel: the analytical model's ranking (docs/gemm_run.md);
-// kVendorHeuristic: cuBLASLt's heuristic top-1; kAuto: the model for TF32, the heuristic for 16-bit
-// inputs, where the model's choices were measured slower on the trainer's layer GEMMs (an open
-// defect of the model, docs/gemm_run.md). fp32 without TF32 always takes the heuristic.
-enum class GemmChoice : std::uint8_t { kAuto, kModel, kVendorHeuristic };
+// How gemm::Gemm picks a GPU configuration (docs/gemm_run.md). kModel: the analytical model's
+// ranking; kVendorHeuristic: cuBLASLt's heuristic top-1; kMeasured: the model's and the
+// heuristic's best few timed once when the Gemm is created, the fastest kept (costs milliseconds
+// per problem); kAuto: the model where rows are 16-byte aligned (TMA kernels), the heuristic
+// below that, where the model ranks worst. fp32 without TF32 always takes the heuristic.
+enum class GemmChoice : std::uint8_t { kAuto, kModel, kVendorHeuristic, kMeasured };
 
-std::string_view gemm_choice_name(GemmChoice choice);         // "auto", "model", "heuristic"
+std::string_view gemm_choice_name(GemmChoice choice);         // "auto", "model", "heuristic", "measured"
 Result<GemmChoice> parse_gemm_choice(std::string_view text);  // the same names
 
 // Where and how an op runs. `stream` is the native stream (cudaStream_t / hipStream_t) as void*,

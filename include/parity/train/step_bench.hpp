@@ -28,7 +28,7 @@ struct StepBenchOptions {
   double zipf_alpha = 0.0;  // 0: uniform ids, as the PyTorch baselines draw them
   int breakdown_steps = 10;  // instrumented steps after the timed ones; 0: no breakdown
   bool fused_drelu = false;  // DlrmModel::set_fused_drelu
-  GemmChoice gemm_choice = GemmChoice::kAuto;  // how the dense layers' GEMMs are chosen (op.hpp)
+  GemmChoice gemm_choice = GemmChoice::kMeasured;  // as TrainOptions::gemm_choice (trainer.hpp)
   Status validate() const;
 };
 
@@ -43,6 +43,7 @@ struct StepBenchReport {
   std::vector<double> staged_step_ms;   // the same with the batch copied from the host each step
   double median_staged_step_ms = 0.0;
   double staged_samples_per_second = 0.0;
+  double first_step_ms = 0.0;  // includes creating the GEMM plans (selection, kMeasured's timing)
   double first_loss = 0.0;  // finite losses: the run trained, not only ran
   double last_loss = 0.0;
   std::int64_t dense_parameters = 0;
@@ -53,6 +54,8 @@ struct StepBenchReport {
     double median_ms = 0.0;
   };
   std::vector<Phase> breakdown;         // empty when breakdown_steps is 0
+  // "problem -> chosen configuration" of every GEMM plan in the process after the run.
+  std::vector<std::string> gemm_plans;
   double breakdown_step_ms = 0.0;       // median instrumented step (its phases' sum)
   // Bytes of the model's own buffers (parameters, optimiser state, activations, gradients): all
   // allocated at creation, so also their high-water mark.

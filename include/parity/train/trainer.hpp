@@ -59,6 +59,10 @@ struct TrainOptions {
   std::string initial_parameters_path;
   ResumeMode resume = ResumeMode::kFresh;
   Determinism determinism = Determinism::kDefault;
+  // How the GPU GEMMs are chosen (op.hpp). kMeasured times the best few candidates once per
+  // problem (well under a second per model), paid back within a few steps; a kBitwise run uses
+  // kAuto instead, so the kernels (and their rounding) never depend on a timing.
+  GemmChoice gemm_choice = GemmChoice::kMeasured;
   std::uint64_t seed = 1;
   std::int64_t max_steps = 0;   // 0: no limit
   std::int64_t max_epochs = 1;  // passes over the training split

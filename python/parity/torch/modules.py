@@ -251,6 +251,14 @@ class EmbeddingBagCollection(_TbeModule):
     def forward(self, values: torch.Tensor, offsets: Optional[torch.Tensor] = None,
                 lengths: Optional[torch.Tensor] = None,
                 per_sample_weights: Optional[torch.Tensor] = None) -> torch.Tensor:
+        values, offsets, per_sample_weights = self.batch_arguments(values, offsets, lengths, per_sample_weights)
+        return self._lookup(self.weights, values, offsets, per_sample_weights, self._config)
+
+    def batch_arguments(self, values: torch.Tensor, offsets: Optional[torch.Tensor] = None,
+                        lengths: Optional[torch.Tensor] = None, per_sample_weights: Optional[torch.Tensor] = None
+                        ) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+        """:meth:`forward`'s arguments as the ops take them: contiguous values, offsets of the values'
+        dtype (from ``lengths`` when given instead), fp32 per-sample weights."""
         if (offsets is None) == (lengths is None):
             raise ValueError("give exactly one of offsets and lengths")
         if values.dtype not in (torch.int32, torch.int64):
@@ -261,7 +269,7 @@ class EmbeddingBagCollection(_TbeModule):
         offsets = offsets.to(device=values.device, dtype=values.dtype).contiguous()
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.to(torch.float32).contiguous()
-        return self._lookup(self.weights, values.contiguous(), offsets, per_sample_weights, self._config)
+        return values.contiguous(), offsets, per_sample_weights
 
     def forward_dict(self, features: Dict[str, Tuple[torch.Tensor, torch.Tensor]]) -> Dict[str, torch.Tensor]:
         """``{feature: (values, offsets)}`` (offsets of B+1 entries) -> ``{feature: [B, dim]}``."""

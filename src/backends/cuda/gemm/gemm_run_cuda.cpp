@@ -8,13 +8,20 @@
 // cublasLtMatmul. Registered with the CPU library at static-initialisation time.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "backends/cuda/common/cuda_try.hpp"
+#include "backends/cuda/gemm/gemm_run_measure.hpp"
 #include "backends/cuda/gemm/lt_common.hpp"
 #include "gemm/gemm_run_backend.hpp"
 #include "parity/core/gpu.hpp"
@@ -201,6 +208,8 @@ struct Chosen {
   std::string how;  // "model rank 1 of 412", "cuBLASLt heuristic top-1 (...)", "forced"
 };
 
+constexpr int kMeasuredPerSource = 4;  // candidates timed per source (gemm_run_measure.hpp)
+
 class GpuGemmRun final : public GemmRunBackend {
  public:
   GpuGemmRun(const GemmRunProblem& problem, cublasLtHandle_t handle, bool deterministic)
@@ -215,7 +224,10 @@ class GpuGemmRun final : public GemmRunBackend {
   // AlgoCheck against the real descriptor: the workspace it needs, or kUnsupported.
   Result<std::int64_t> check(const cublasLtMatmulAlgo_t& algo) const;
   Result<Chosen> heuristic_top1(const std::string& why) const;
+  Result<std::vector<Chosen>> heuristic_top(int count, const std::string& why) const;
   Result<Chosen> select_with_model(DeviceState& state, const GemmOptions& options) const;
+  Result<std::vector<Chosen>> model_top(DeviceState& state, const GemmOptions& options, int count) const;
+  Result<Chosen> measure_fastest(DeviceState& state, const GemmOptions& options) const;
   Result<Chosen> forced(DeviceState& state, const std::string& text) const;
   Status check_alignment(const void* pointer, const char* name, int alignment_bytes) const;
 
@@ -256,6 +268,11 @@ Result<std::int64_t> GpuGemmRun::check(const cublasLtMatmulAlgo_t& algo) const {
 }
 
 Result<Chosen> GpuGemmRun::heuristic_top1(const std::string& why) const {
+  PARITY_ASSIGN_OR_RETURN(std::vector<Chosen> top, heuristic_top(1, why));
+  return std::move(top.front());
+}
+
+Result<std::vector<Chosen>> GpuGemmRun::heuristic_top(int count, const std::string& why) const {
   cublasLtMatmulPreference_t preference = nullptr;
   PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceCreate(&preference));
   struct Guard {
@@ -278,11 +295,16 @@ Result<Chosen> GpuGemmRun::heuristic_top1(const std::string& why) const {
     PARITY_CUBLASLT_TRY(
         cublasLtMatmulPreferenceSetAttribute(preference, attr, &align, sizeof(align)));
   }
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
   int returned = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle_, lt_.desc, lt_.a, lt_.b, lt_.c, lt_.c, preference, 1, &result, &returned);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0)) {
+      handle_, lt_.desc, lt_.a, lt_.b, lt_.c, lt_.c, preference, count, results.data(), &returned);
+  // A bias gradient in fp32 beside a 16-bit D is outside cuBLASLt's kernels; for the dReLU/dGELU
+  // bias-gradient epilogues it answers INVALID_VALUE rather than NOT_SUPPORTED.
+  const bool unsupported_bias_grad = status == CUBLAS_STATUS_INVALID_VALUE &&
+                                     p_.bias_grad_length() > 0 && p_.shape.c_dtype != DType::kF32;
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || unsupported_bias_grad ||
+      (status == CUBLAS_STATUS_SUCCESS && returned == 0)) {
     return unsupported("gemm: cuBLASLt offers no kernel for ", p_.shape.describe(),
                        " run_epilogue=", run_epilogue_name(p_.epilogue),
                        p_.bias_grad_length() > 0 && p_.shape.c_dtype != DType::kF32
@@ -292,11 +314,15 @@ Result<Chosen> GpuGemmRun::heuristic_top1(const std::string& why) const {
   }
   if (status != CUBLAS_STATUS_SUCCESS)
     return lt::lt_error("cublasLtMatmulAlgoGetHeuristic", status);
-  Chosen chosen;
-  chosen.algo = result.algo;
-  chosen.workspace_bytes = static_cast<std::int64_t>(result.workspaceSize);
-  chosen.how = "cuBLASLt heuristic top-1 (" + why + ")";
-  return chosen;
+  std::vector<Chosen> top;
+  for (int r = 0; r < returned; ++r) {
+    Chosen chosen;
+    chosen.algo = results[static_cast<std::size_t>(r)].algo;
+    chosen.workspace_bytes = static_cast<std::int64_t>(results[static_cast<std::size_t>(r)].workspaceSize);
+    chosen.how = "cuBLASLt heuristic top-" + std::to_string(r + 1) + " (" + why + ")";
+    top.push_back(std::move(chosen));
+  }
+  return top;
 }
 
 Result<Chosen> GpuGemmRun::select_with_model(DeviceState& state, const GemmOptions& options) const {
@@ -333,6 +359,78 @@ Result<Chosen> GpuGemmRun::select_with_model(DeviceState& state, const GemmOptio
     if (chosen.is_ok()) return chosen;
   }
   return unsupported("no ranked candidate accepts epilogue ", run_epilogue_name(p_.epilogue));
+}
+
+Result<std::vector<Chosen>> GpuGemmRun::model_top(DeviceState& state, const GemmOptions& options,
+                                                  int count) const {
+  GemmProblem model_problem = p_.shape;
+  model_problem.epilogue = model_epilogue(p_.epilogue);
+  PARITY_ASSIGN_OR_RETURN(Selector * selector, selector_for(state, options.hardware));
+  PARITY_ASSIGN_OR_RETURN(const std::vector<Candidate> candidates,
+                          state.provider->enumerate(model_problem));
+  PARITY_ASSIGN_OR_RETURN(const auto ranked, selector->rank(model_problem, candidates));
+  std::vector<Chosen> top;
+  for (std::size_t r = 0; r < ranked.size() && static_cast<int>(top.size()) < count; ++r) {
+    const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidates[ranked[r].index]);
+    auto workspace = check(algo);
+    if (!workspace.is_ok()) continue;
+    top.push_back(Chosen{algo, *workspace,
+                         "model rank " + std::to_string(r + 1) + " of " +
+                             std::to_string(candidates.size())});
+  }
+  return top;
+}
+
+// GemmChoice::kMeasured: the model's and the heuristic's best candidates, timed on scratch
+// operands; the fastest wins. The time spent measuring is part of the configuration text.
+Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions& options) const {
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<Chosen> pool;
+  auto add_unique = [&pool](std::vector<Chosen>& more) {
+    for (auto& candidate : more) {
+      const bool seen = std::any_of(pool.begin(), pool.end(), [&](const Chosen& c) {
+        return std::memcmp(&c.algo, &candidate.algo, sizeof(candidate.algo)) == 0;
+      });
+      if (!seen) pool.push_back(std::move(candidate));
+    }
+  };
+  // Where cuBLASLt's heuristic offers nothing, the problem is refused as under kVendorHeuristic,
+  // so a caller's fallback applies: the model's candidates there are kernels cuBLASLt itself
+  // would not pick (e.g. a 256 x 1 x 65536 bf16 weight gradient with the bias gradient, whose
+  // only accepted model candidate took 11.9 ms where the trainer's TF32-copy fallback takes
+  // microseconds). So kMeasured is never less available, nor slower, than kVendorHeuristic.
+  PARITY_ASSIGN_OR_RETURN(std::vector<Chosen> heuristic,
+                          heuristic_top(kMeasuredPerSource, "gemm_choice=measured"));
+  auto model = model_top(state, options, kMeasuredPerSource);
+  if (model.is_ok()) add_unique(*model);
+  add_unique(heuristic);
+  PARITY_ASSIGN_OR_RETURN(const MeasureBuffers buffers,
+                          allocate_measure_buffers(p_, lt::kMaxWorkspaceBytes));
+  const bool sets_bias = epilogue_reads_bias(p_.epilogue) || p_.bias_grad_length() > 0;
+  const bool sets_aux = epilogue_aux_kind(p_.epilogue) != AuxKind::kNone;
+  if (sets_bias) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buffers.bias.data()));
+  if (sets_aux) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buffers.aux.data()));
+  std::size_t best = pool.size();
+  double best_us = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    auto us = time_matmul_us(handle_, lt_.desc, lt_.a, lt_.b, lt_.c, pool[i].algo, buffers);
+    if (us.is_ok() && *us < best_us) {
+      best_us = *us;
+      best = i;
+    }
+  }
+  // Back to the stand-ins: run() sets the caller's pointers (bias_set_ / aux_set_ say which).
+  const void* stand_in = state.placeholder.as<std::uint8_t>() + kVectorAlignmentBytes;
+  if (sets_bias) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, stand_in));
+  if (sets_aux) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, stand_in));
+  PARITY_CUDA_TRY(cudaDeviceSynchronize());
+  if (best == pool.size()) return unsupported("none of the ", pool.size(), " measured candidates ran");
+  const double spent_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  Chosen chosen = pool[best];
+  chosen.how = parity::detail::concat("measured: ", chosen.how, ", ", best_us, " us, fastest of ",
+                                      pool.size(), "; measuring took ", spent_ms, " ms");
+  return chosen;
 }
 
 Result<Chosen> GpuGemmRun::forced(DeviceState& state, const std::string& text) const {
@@ -374,8 +472,11 @@ Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options, GemmC
     PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("fp32 without TF32 is outside the model"));
   } else if (choice == GemmChoice::kVendorHeuristic) {
     PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("gemm_choice=heuristic"));
-  } else if (choice == GemmChoice::kAuto && p_.shape.a_dtype != DType::kF32) {
-    PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("gemm_choice=auto: 16-bit inputs"));
+  } else if (choice == GemmChoice::kMeasured) {
+    PARITY_ASSIGN_OR_RETURN(chosen_, measure_fastest(state, options));
+  } else if (choice == GemmChoice::kAuto && alignment_bytes_ < 16) {
+    // Rows not 16-byte aligned: no TMA kernels, where the model ranks worst (docs/gemm_run.md).
+    PARITY_ASSIGN_OR_RETURN(chosen_, heuristic_top1("gemm_choice=auto: rows below 16-byte alignment"));
   } else {
     auto selected = select_with_model(state, options);
     if (selected.is_ok()) {
