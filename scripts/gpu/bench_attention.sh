@@ -4,6 +4,8 @@
 # drawn lengths, the padded torch implementation, torch SDPA flash on padded tensors and (when a
 # prepared generative-recommenders dir is carried) the public Triton HSTU forward.
 #   ATTN_CONFIGS="targets" scripts/gpu/bench_attention.sh build/cuda     # a subset
+#   ATTN_FORWARD_VARIANTS=a,b ...  # forward variants timed beside the default (default: both GPU
+#                                  # forward kernels, 64- and 128-row; empty: none)
 #   ATTN_TRITON_DIR=DIR ...  # ../shared/baselines/prepare_gr_triton.py output (default build/carry/gr_triton)
 set -uo pipefail
 build_dir="${1:-build/cuda}"
@@ -15,6 +17,9 @@ source "$here/common.sh"  # step NAME COMMAND..., failed
 reps="${ATTN_REPS:-30}"
 configs="${ATTN_CONFIGS:-targets H1 J1 G1 H2}"
 baseline_configs=" ${ATTN_BASELINE_CONFIGS:-targets} "
+forward_variants="${ATTN_FORWARD_VARIANTS-attention_forward_gpu,attention_forward_gpu_rows128}"
+variant_flags=()
+[[ -n "$forward_variants" ]] && variant_flags=(--forward-variants "$forward_variants")
 have_torch=0
 python3 -c "import torch, triton" 2>/dev/null && have_torch=1
 # The Triton anchor's package: ATTN_TRITON_DIR, or build/carry/gr_triton when carried there.
@@ -24,7 +29,7 @@ triton_dir="${ATTN_TRITON_DIR:-build/carry/gr_triton}"
 # Each configuration's baselines run right after it, so a piece cut by its timeout still pairs
 # what it measured.
 for c in $configs; do
-  step "attention_$c" "$parity" bench attention --config "$c" --reps "$reps" --warmup 5 --warmup-ms 25 --rep-ms 200 --out "$OUT/attention_$c.json"
+  step "attention_$c" "$parity" bench attention --config "$c" --reps "$reps" --warmup 5 --warmup-ms 25 --rep-ms 200 "${variant_flags[@]}" --out "$OUT/attention_$c.json"
   [[ "$baseline_configs" == *" $c "* && -f "$OUT/attention_$c.json" ]] || continue
   if [[ $have_torch -eq 1 ]]; then
     step "attention_${c}_baselines" python3 "$here/torch_attention_baseline.py" --ours "$OUT/attention_$c.json" \

@@ -10,6 +10,8 @@
 namespace parity::attention::detail {
 
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_slot();
+// The 128-row forward kernel (gpu::ForwardKernel::kRows128), selectable by name.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_rows128_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 
 }  // namespace parity::attention::detail

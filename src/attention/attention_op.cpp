@@ -68,6 +68,10 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_rows128_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_rows128");
+  return slot;
+}
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
@@ -76,7 +80,9 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
   static const AttentionForwardCpu cpu;
-  static const std::vector<const AttentionForwardVariant*> variants = {&cpu, &detail::attention_forward_gpu_slot()};
+  // The 64-row kernel stays the default until the 128-row one is measured on the device.
+  static const std::vector<const AttentionForwardVariant*> variants = {
+      &cpu, &detail::attention_forward_gpu_slot(), &detail::attention_forward_gpu_rows128_slot()};
   return variants;
 }
 

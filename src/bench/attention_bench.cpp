@@ -429,6 +429,59 @@ std::string format_ms(const Result<SampleStats>& stats, double flops) {
   return line;
 }
 
+const attention::AttentionForwardVariant* find_forward_variant(const std::string& name) {
+  for (const auto* variant : attention::attention_forward_variants()) {
+    if (variant->name() == name) return variant;
+  }
+  return nullptr;
+}
+
+// Each requested forward variant on the case's tensors: checked like the default (a wrong one is
+// reported, not timed) and timed. The last one's out/lse stay for the backward (any correct
+// forward's are).
+json time_forward_variants(const AttentionBenchRequest& request,
+                           const AttentionBenchInputs& in, const DeviceTensors& t,
+                           const attention::AttentionForwardArgs& args, double flops,
+                           const AttentionBenchDevice& device, const parity::detail::DeviceHooks& hooks,
+                           std::string* text) {
+  const AttentionProblem& p = in.problem;
+  json rows = json::object();
+  for (const auto& name : request.forward_variants) {
+    const auto* variant = find_forward_variant(name);
+    json row;
+    const ExecutionContext context{DeviceKind::kGpu, nullptr, false};
+    Status status = variant->can_implement(p, context);
+    if (status.is_ok()) status = variant->run(p, args, nullptr, context);
+    if (status.is_ok()) status = hooks.synchronize(nullptr);
+    Result<CheckResult> check = internal_error("not run");
+    if (status.is_ok()) check = check_forward(in, t, std::max(request.checked_rows / 2, 1));
+    if (status.is_ok()) status = check.status();
+    const double rms_limit = 8.0 * unit_roundoff(p.dtype);
+    if (status.is_ok() && !(std::sqrt(check->nmse) <= rms_limit)) {
+      status = internal_error(name, ": forward check failed: relative RMS error ", std::sqrt(check->nmse), " > ",
+                              rms_limit, "; not timed");
+    }
+    if (!status.is_ok()) {
+      rows[name] = json{{"skipped", status.to_string()}};
+      *text += "  " + name + ": " + status.to_string() + "\n";
+      continue;
+    }
+    const Result<SampleStats> stats = device.time(
+        [&](gpu::StreamHandle stream) {
+          return variant->run(p, args, nullptr, ExecutionContext{DeviceKind::kGpu, stream, false});
+        },
+        request.timing, nullptr);
+    row = timing_json(stats, flops, p.total_q);
+    row["check"] = json{{"rows", check->rows}, {"max_abs_error", check->max_abs_error}, {"nmse", check->nmse}};
+    rows[name] = row;
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-32s fwd %s  rms err %.1e\n", name.c_str(), format_ms(stats, flops).c_str(),
+                  std::sqrt(check->nmse));
+    *text += line;
+  }
+  return rows;
+}
+
 Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& request,
                       const AttentionBenchDevice& device, const parity::detail::DeviceHooks& hooks, std::string* text) {
   PARITY_ASSIGN_OR_RETURN(const AttentionBenchInputs in, attention_bench_inputs(c, request.seed));
@@ -464,6 +517,11 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
   const attention::AttentionFlops masked = attention::masked_flops(p, in.q_lengths, in.kv_lengths, in.num_targets);
   row["masked_flops"] = json{{"forward", masked.forward}, {"backward", masked.backward}};
   row["forward"]["masked_tflops"] = tflops(masked.forward, forward);
+  std::string variant_lines;
+  if (!request.forward_variants.empty()) {
+    row["forward_by_variant"] =
+        time_forward_variants(request, in, t, args, flops.forward, device, hooks, &variant_lines);
+  }
   BackwardTiming backward, deterministic;
   if (c.time_backward) {
     attention::AttentionBackwardArgs backward_args;
@@ -496,15 +554,29 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
                 format_ms(backward.stats, flops.backward).c_str(), format_ms(deterministic.stats, flops.backward).c_str(),
                 std::sqrt(check.nmse));
   *text += line;
+  *text += variant_lines;
   return row;
 }
 
 }  // namespace
 
+Status check_attention_forward_variants(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (find_forward_variant(name) != nullptr) continue;
+    std::string known;
+    for (const auto* variant : attention::attention_forward_variants()) {
+      known += (known.empty() ? "" : ", ") + std::string(variant->name());
+    }
+    return invalid_argument("forward variant: '", name, "' is not one of ", known);
+  }
+  return Status::ok();
+}
+
 Result<std::string> run_attention_bench(const AttentionBenchRequest& request, const AttentionBenchDevice& device) {
   PARITY_ASSIGN_OR_RETURN(const parity::detail::DeviceHooks* hooks, parity::detail::require_device_hooks("bench attention"));
   if (!device.time || !device.properties) return unsupported("bench attention: no device timing was handed in");
   PARITY_RETURN_IF_ERROR(validate_timing_options(request.timing));
+  PARITY_RETURN_IF_ERROR(check_attention_forward_variants(request.forward_variants));
   json document = results_document("attention", provenance_json(request.seed));
   PARITY_ASSIGN_OR_RETURN(const gpu::DeviceProperties properties, device.properties(0));
   document["provenance"]["device"] = device_json(properties);

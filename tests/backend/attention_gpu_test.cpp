@@ -1,7 +1,8 @@
 // GPU jagged attention kernels (through the op's GPU slots) against the fp64 reference: every mask
 // case, jagged lengths 0/1/127/129 and tile +- 1, head dims, both 16-bit dtypes, forward and
 // backward, GDPA cross attention, the deterministic backward (bitwise repeatable), guard bands
-// and the reasons the kernels give for what they do not run.
+// and the reasons the kernels give for what they do not run; the 128-row forward variant by name
+// on the same cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -73,7 +74,20 @@ struct GpuOutputs {
   std::vector<float> lse;
 };
 
-GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic = false) {
+// The forward variant named `name` (attention_forward_variants()), run directly.
+Status run_forward_variant(const char* name, const AttentionProblem& p, const AttentionForwardArgs& a,
+                           const ExecutionContext& context) {
+  for (const auto* variant : attention_forward_variants()) {
+    if (variant->name() != name) continue;
+    PARITY_RETURN_IF_ERROR(variant->can_implement(p, context));
+    return variant->run(p, a, nullptr, context);
+  }
+  return not_found("forward variant ", name);
+}
+
+// forward_variant: null = the op's choice (attention_forward), else that variant by name.
+GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic = false,
+                   const char* forward_variant = nullptr) {
   const AttentionProblem& p = c.problem;
   const auto q = upload(c.q_bits), k = upload(c.k_bits), v = upload(c.v_bits),
              grad_out = upload(c.grad_out_bits);
@@ -95,7 +109,9 @@ GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic =
   a.softmax_lse = p.kind == AttentionKind::kSoftmax ? lse.as<float>() : nullptr;
   ExecutionContext gpu_context;
   gpu_context.device = DeviceKind::kGpu;
-  const Status forward = attention_forward(p, a, gpu_context);
+  const Status forward = forward_variant == nullptr
+                             ? attention_forward(p, a, gpu_context)
+                             : run_forward_variant(forward_variant, p, a, gpu_context);
   EXPECT_TRUE(forward.is_ok()) << forward.to_string();
   GpuOutputs o;
   o.out = download_checked<std::uint16_t>(out, out_count, "out");
@@ -262,10 +278,11 @@ std::int64_t longest(const JaggedCase& c) {
 }
 
 // Forward (and backward) on the GPU against the fp64 reference.
-void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward = true) {
+void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward = true,
+                                  const char* forward_variant = nullptr) {
   const AttentionProblem& p = c.problem;
   const testing::ErrorBounds bounds = testing::error_bounds(p, longest(c));
-  const GpuOutputs o = run_gpu(c, with_backward);
+  const GpuOutputs o = run_gpu(c, with_backward, false, forward_variant);
   std::vector<double> out, lse;
   ASSERT_TRUE(ref::attention_forward_ref(p, c.inputs, &out, &lse).is_ok());
   const Magnitudes m = rounding_magnitudes(c, out, lse);
@@ -409,12 +426,121 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   }
 }
 
-// ---- what the kernels do not run, and bad arguments ----
-
 void expect_error(const Status& status, StatusCode code, const std::string& fragment) {
   EXPECT_EQ(status.code(), code) << status.to_string();
   EXPECT_NE(status.message().find(fragment), std::string::npos) << status.to_string();
 }
+
+// ---- the 128-row forward kernel (attention_forward_gpu_rows128), forward only ----
+// Same bounds as the 64-row kernel: it makes the same roundings (weights to the element type
+// before the P V product, fp32 sums), only in another order and tile shape.
+
+constexpr const char* kRows128 = "attention_forward_gpu_rows128";
+constexpr std::int64_t kTile128 = 128;  // its q tile; kv tiles stay 64 (halves of 32 keys)
+
+TEST(AttentionGpu, Rows128HstuLengthsTargetsAndDtypes) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15211);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 64, 300, dtype);
+    // Lengths 0, 1, 127, 129, both tiles +- 1, 2 q tiles + 1; targets 0, 1, longer than the
+    // sequence.
+    expect_gpu_matches_reference(
+        make_case(p, {0, 1, 127, 129, kTile128 - 1, kTile128 + 1, kTile128, 2 * kTile128 + 1,
+                      kTile - 1, kTile + 1},
+                  {}, {3, 0, 1, 20, 300, 5, 64, 0, 2, 1}, seed),
+        false, kRows128);
+    expect_gpu_matches_reference(make_case(p, {257, 2, kTile128}, {}, {}, seed + 1), false,
+                                 kRows128);
+  }
+}
+
+TEST(AttentionGpu, Rows128ContextualWindowNonCausalAndLongN) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15212);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 128, 300);
+  p.contextual_len = 10;
+  expect_gpu_matches_reference(make_case(p, {40, 5, 0, 290, 9}, {}, {4, 1, 0, 12, 3}, seed), false,
+                               kRows128);
+  p.contextual_len = 0;
+  p.max_attn_len = 16;  // windows narrower than a half tile, and wider than a q tile
+  expect_gpu_matches_reference(make_case(p, {270, 3}, {}, {}, seed + 1), false, kRows128);
+  p.max_attn_len = 150;
+  p.min_full_attn_len = 8;
+  p.contextual_len = 10;
+  expect_gpu_matches_reference(make_case(p, {280, 30}, {}, {5, 2}, seed + 2), false, kRows128);
+  p = problem_of(AttentionKind::kHstu, 2, 64, 300);
+  p.causal = false;
+  expect_gpu_matches_reference(make_case(p, {200, 7, 64}, {}, {3, 1, 0}, seed + 3), false,
+                               kRows128);
+  // N longer than every sequence (the 1/N scale).
+  expect_gpu_matches_reference(
+      make_case(problem_of(AttentionKind::kHstu, 2, 64, 1000), {30, 130}, {}, {}, seed + 4), false,
+      kRows128);
+}
+
+TEST(AttentionGpu, Rows128SoftmaxAndHeadDims) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15213);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    AttentionProblem p = problem_of(AttentionKind::kSoftmax, 2, 64, 200, dtype);
+    expect_gpu_matches_reference(  // cut at 200
+        make_case(p, {0, 1, 127, kTile128 + 1, kTile128 - 1, 330}, {}, {}, seed), false, kRows128);
+    p.causal = false;
+    expect_gpu_matches_reference(make_case(p, {129, 5, 64}, {}, {}, seed + 1), false, kRows128);
+  }
+  for (int dim_qk : {64, 128}) {
+    for (int dim_v : {64, 128}) {
+      for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+        SCOPED_TRACE("d_qk " + std::to_string(dim_qk) + " d_v " + std::to_string(dim_v) + " " +
+                     std::string(attention_kind_name(kind)));
+        const AttentionProblem p = problem_of(kind, 2, dim_qk, 300, DType::kBF16, dim_v);
+        expect_gpu_matches_reference(make_case(p, {kTile128 + 1, 33, 290}, {}, {}, seed + 2),
+                                     false, kRows128);
+      }
+    }
+  }
+}
+
+TEST(AttentionGpu, Rows128GdpaCrossAttentionEveryActivation) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15214);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (auto activation : {PointwiseActivation::kSilu, PointwiseActivation::kGelu,
+                          PointwiseActivation::kSigmoid, PointwiseActivation::kRelu}) {
+    SCOPED_TRACE(std::string(activation_name(activation)));
+    AttentionProblem p = problem_of(AttentionKind::kGdpa, 2, 64, 260);
+    p.activation = activation;
+    p.causal = false;
+    expect_gpu_matches_reference(make_case(p, {257, 0, 40, 3}, {64, 64, 1, 0}, {}, seed), false,
+                                 kRows128);
+  }
+}
+
+TEST(AttentionGpu, Rows128RefusesWithReasons) {
+  AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 128, 2048);
+  p.batch = 2;
+  p.total_q = p.total_kv = 100;
+  EXPECT_TRUE(gpu::can_implement_forward(p, gpu::ForwardKernel::kRows64).is_ok());
+  AttentionProblem wide = p;
+  wide.dim_qk = wide.dim_v = 256;
+  EXPECT_TRUE(gpu::can_implement_forward(wide, gpu::ForwardKernel::kRows64).is_ok());
+  // Built for NVIDIA here (a HIP build refuses every problem, naming the warp width).
+  expect_error(gpu::can_implement_forward(wide, gpu::ForwardKernel::kRows128),
+               StatusCode::kUnsupported, "d_qk=256");
+  EXPECT_TRUE(gpu::can_implement_forward(p, gpu::ForwardKernel::kRows128).is_ok());
+  AttentionProblem f32 = p;
+  f32.dtype = DType::kF32;
+  expect_error(gpu::can_implement_forward(f32, gpu::ForwardKernel::kRows128),
+               StatusCode::kInvalidArgument, "dtype: fp32");
+}
+
+// ---- what the kernels do not run, and bad arguments ----
 
 TEST(AttentionGpu, CanImplementGivesReasons) {
   AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 128, 2048);

@@ -12,6 +12,18 @@ namespace {
 
 using attention::AttentionKind;
 
+TEST(AttentionBench, ForwardVariantNamesAreChecked) {
+  EXPECT_TRUE(check_attention_forward_variants({}).is_ok());
+  EXPECT_TRUE(
+      check_attention_forward_variants({"attention_forward_gpu", "attention_forward_gpu_rows128"}).is_ok());
+  const Status unknown = check_attention_forward_variants({"attention_forward_gpu", "rows128"});
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("forward variant: 'rows128' is not one of attention_forward_cpu_openmp, "
+                                   "attention_forward_gpu, attention_forward_gpu_rows128"),
+            std::string::npos)
+      << unknown.to_string();
+}
+
 TEST(AttentionBench, NamedConfigurationsFollowTheMemo) {
   for (const auto& name : attention_bench_config_names()) {
     auto cases = attention_bench_cases(name, {});

@@ -262,6 +262,9 @@ TEST(AttentionCpu, GpuContextIsRefusedWithTheReasonInACpuBuild) {
   EXPECT_NE(choice.status().message().find("attention_forward_gpu: this build has no GPU backend"), std::string::npos)
       << choice.status().to_string();
   EXPECT_NE(choice.status().message().find("attention_forward_cpu_openmp: host code"), std::string::npos);
+  EXPECT_NE(choice.status().message().find("attention_forward_gpu_rows128: this build has no GPU backend"),
+            std::string::npos)
+      << choice.status().to_string();
 }
 
 TEST(AttentionFlops, FollowsTheGrConvention) {

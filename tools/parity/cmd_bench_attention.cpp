@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "device_support.hpp"
@@ -25,6 +26,7 @@ struct BenchAttentionArgs {
   std::string flush_bytes = "0";
   std::string out;
   std::uint64_t seed = 1;
+  std::vector<std::string> forward_variants;
 };
 
 Status bench_attention(const BenchAttentionArgs& args) {
@@ -36,6 +38,8 @@ Status bench_attention(const BenchAttentionArgs& args) {
   request.checked_rows = args.checked_rows;
   request.seed = args.seed;
   request.out = args.out;
+  PARITY_RETURN_IF_ERROR(bench::check_attention_forward_variants(args.forward_variants));
+  request.forward_variants = args.forward_variants;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench attention"));
 #ifdef PARITY_HAS_CUDA
   bench::AttentionBenchDevice device;
@@ -79,6 +83,10 @@ void add_bench_attention_command(CLI::App& bench, Outcome& outcome) {
   add_time_based_flags(cmd, args->warmup_ms, args->rep_ms, args->flush_bytes);
   add_seed_option(cmd, args->seed, "Seed of the lengths, targets and values");
   cmd->add_option("--out", args->out, "Write the results JSON here");
+  cmd->add_option("--forward-variants", args->forward_variants,
+                  "Forward variants timed beside the default, comma-separated (e.g. "
+                  "attention_forward_gpu,attention_forward_gpu_rows128)")
+      ->delimiter(',');
   cmd->callback([args, &outcome] { outcome.status = bench_attention(*args); });
 }
 

@@ -21,18 +21,25 @@ AttentionProblem with_context(const AttentionProblem& problem, const ExecutionCo
   return adjusted;
 }
 
+// One class for both forward kernels: they differ only in the kernel the host entry launches.
 class AttentionForwardGpu final : public AttentionForwardVariant {
  public:
-  std::string_view name() const override { return "attention_forward_gpu"; }
+  AttentionForwardGpu(std::string_view name, gpu::ForwardKernel kernel)
+      : name_(name), kernel_(kernel) {}
+  std::string_view name() const override { return name_; }
   Status can_implement(const AttentionProblem& problem,
                        const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
-    return gpu::can_implement(problem);
+    return gpu::can_implement_forward(problem, kernel_);
   }
   Status run(const AttentionProblem& problem, const AttentionForwardArgs& args, void*,
              const ExecutionContext& context) const override {
-    return gpu::forward(problem, args, context.stream);
+    return gpu::forward(problem, args, context.stream, kernel_);
   }
+
+ private:
+  std::string_view name_;
+  gpu::ForwardKernel kernel_;
 };
 
 class AttentionBackwardGpu final : public AttentionBackwardVariant {
@@ -55,9 +62,12 @@ class AttentionBackwardGpu final : public AttentionBackwardVariant {
 }  // namespace
 
 void install() {
-  static const AttentionForwardGpu forward;
+  static const AttentionForwardGpu forward("attention_forward_gpu", gpu::ForwardKernel::kRows64);
+  static const AttentionForwardGpu forward_rows128("attention_forward_gpu_rows128",
+                                                   gpu::ForwardKernel::kRows128);
   static const AttentionBackwardGpu backward;
   detail::attention_forward_gpu_slot().install(&forward);
+  detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_backward_gpu_slot().install(&backward);
 }
 

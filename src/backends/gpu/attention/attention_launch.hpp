@@ -11,15 +11,23 @@
 
 namespace parity::attention::gpu {
 
+// The forward kernels (docs/attention.md, "GPU kernels"): kRows64 (forward_kernel.cuh, portable,
+// every head dim) and kRows128 (forward_rows128_kernel.cuh: 128 q rows per block, 32 per mma
+// group; NVIDIA, d_qk and d_v in {64, 128}).
+enum class ForwardKernel : int { kRows64 = 0, kRows128 = 1 };
+
 // ok, or kUnsupported with the reason (dtype, head dims, masks with cross attention).
 Status can_implement(const AttentionProblem& problem);
+// The forward kernel's own limits on top of can_implement.
+Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel);
 // The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers).
 Status can_implement_backward(const AttentionProblem& problem);
 
 // fp32 dQ accumulator and the softmax row terms.
 std::size_t backward_workspace_bytes(const AttentionProblem& problem);
 
-Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args, void* stream);
+Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args, void* stream,
+               ForwardKernel kernel = ForwardKernel::kRows64);
 // `workspace` holds backward_workspace_bytes(problem) bytes of device memory.
 Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
                 void* stream);

@@ -44,13 +44,15 @@ __device__ inline void reachable_tiles(const SequenceMask& mask, int q0, int q1,
   }
 }
 
-// Masks a partial tile of scores in place: entries (row, col) the mask hides become `hidden`.
-__device__ inline void mask_scores(float (&s)[kTileCols / 8][4], const SequenceMask& mask, int row0,
-                                   int col0, float hidden) {
+// Masks a partial tile of scores (16 x 8 kN) in place: entries (row, col) the mask hides become
+// `hidden`.
+template <int kN>
+__device__ inline void mask_scores(float (&s)[kN][4], const SequenceMask& mask, int row0, int col0,
+                                   float hidden) {
   const int g = mma_lane() / 4;
   const int t = mma_lane() % 4;
 #pragma unroll
-  for (int n = 0; n < kTileCols / 8; ++n) {
+  for (int n = 0; n < kN; ++n) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int row = row0 + g + (e / 2) * 8;
@@ -60,15 +62,16 @@ __device__ inline void mask_scores(float (&s)[kTileCols / 8][4], const SequenceM
   }
 }
 
-// Online softmax over one tile: rescales o and the running sums, turns s into P (exp2 domain).
-template <int kDimV>
-__device__ inline void online_softmax_step(float (&s)[kTileCols / 8][4], float (&o)[kDimV / 8][4],
+// Online softmax over one tile of 16 x 8 kN scores: rescales o and the running sums, turns s into P
+// (exp2 domain).
+template <int kDimV, int kN>
+__device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV / 8][4],
                                            float (&row_max)[2], float (&row_sum)[2]) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float tile_max = -INFINITY;
 #pragma unroll
-    for (int n = 0; n < kTileCols / 8; ++n)
+    for (int n = 0; n < kN; ++n)
       tile_max = fmaxf(tile_max, fmaxf(s[n][2 * half], s[n][2 * half + 1]));
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 1));  // the 4 lanes of a row
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 2));
@@ -78,7 +81,7 @@ __device__ inline void online_softmax_step(float (&s)[kTileCols / 8][4], float (
     row_max[half] = new_max;
     float sum = 0.0f;
 #pragma unroll
-    for (int n = 0; n < kTileCols / 8; ++n) {
+    for (int n = 0; n < kN; ++n) {
       s[n][2 * half] = fast_exp2(s[n][2 * half] - safe_max);
       s[n][2 * half + 1] = fast_exp2(s[n][2 * half + 1] - safe_max);
       sum += s[n][2 * half] + s[n][2 * half + 1];
@@ -101,18 +104,17 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
   std::uint16_t* k_tiles = q_tile + kTileRows * kDimQk;           // 2 x kTileCols x kDimQk
   std::uint16_t* v_tiles = k_tiles + 2 * kTileCols * kDimQk;      // 2 x kTileCols x kDimV
 
-  const std::int64_t sequence_heads = p.batch * p.heads;
-  const BlockSequence seq =
-      block_sequence(p, static_cast<std::int64_t>(blockIdx.x) % sequence_heads);
-  const int slot = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / sequence_heads);
+  const ForwardBlock<kDimQk, kDimV> block(p);
+  const BlockSequence& seq = block.seq;
+  const int slot = block.slot;
   const int group_row0 = (static_cast<int>(threadIdx.x) / kMmaLanes) * 16;
   const int g = mma_lane() / 4;
   const int t = mma_lane() % 4;
-  const std::int64_t qk_stride = static_cast<std::int64_t>(p.heads) * kDimQk;
-  const std::int64_t v_stride = static_cast<std::int64_t>(p.heads) * kDimV;
-  const std::uint16_t* q_base = p.q + seq.q_begin * qk_stride + seq.head * kDimQk;
-  const std::uint16_t* k_base = p.k + seq.kv_begin * qk_stride + seq.head * kDimQk;
-  const std::uint16_t* v_base = p.v + seq.kv_begin * v_stride + seq.head * kDimV;
+  const std::int64_t qk_stride = block.qk_stride;
+  const std::int64_t v_stride = block.v_stride;
+  const std::uint16_t* q_base = block.q_base;
+  const std::uint16_t* k_base = block.k_base;
+  const std::uint16_t* v_base = block.v_base;
   const float score_scale = kMode == Mode::kSoftmax ? p.alpha * kLog2e : p.alpha;
   const int kv_tile_count = (seq.mask.len_kv + kTileCols - 1) / kTileCols;
   const int q_tile_count = (seq.raw_len_q + kTileRows - 1) / kTileRows;

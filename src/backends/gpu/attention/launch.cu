@@ -40,9 +40,9 @@ Activation kernel_activation(PointwiseActivation activation) {
 
 // Tile slots per (sequence, head): enough for the longest sequence the kernels expect (N); a
 // block strides by this, so longer sequences are still covered.
-int tile_slots(const AttentionProblem& problem) {
-  return static_cast<int>((std::max<std::int64_t>(problem.max_seq_len, 1) + kTileRows - 1) /
-                          kTileRows);
+int tile_slots(const AttentionProblem& problem, int tile_rows = kTileRows) {
+  return static_cast<int>((std::max<std::int64_t>(problem.max_seq_len, 1) + tile_rows - 1) /
+                          tile_rows);
 }
 
 Status check_aligned(const void* pointer, const char* name) {
@@ -143,12 +143,39 @@ std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
   return grad_q_accum_bytes(problem) + row_terms;
 }
 
-Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args, void* stream) {
+Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
+  if (kernel == ForwardKernel::kRows64) return Status::ok();
+#if defined(PARITY_GPU_HIP)
+  return unsupported("attention forward rows128: NVIDIA only (its per-group branches need 32-lane "
+                     "warps); the 64-row kernel runs on AMD");
+#else
+  if (!detail::forward_rows128_dims_supported(problem.dim_qk, problem.dim_v)) {
+    return unsupported("attention forward rows128: head dims d_qk=", problem.dim_qk,
+                       ", d_v=", problem.dim_v,
+                       " (kernel: d_qk, d_v in {64, 128}; its 32 x d_v fp32 accumulators per mma "
+                       "group fill the registers at 128)");
+  }
+  return Status::ok();
+#endif
+}
+
+Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args, void* stream,
+               ForwardKernel kernel) {
+  PARITY_RETURN_IF_ERROR(can_implement_forward(problem, kernel));
   if (problem.batch == 0 || problem.total_q == 0) return Status::ok();
   PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
-  const detail::AttentionParams params = make_params(problem, args);
+  detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
+  if (kernel == ForwardKernel::kRows128) {
+    params.grid_tiles = tile_slots(problem, detail::kernels::kRows128);
+    if (problem.dtype == DType::kBF16) {
+      return detail::launch_forward_rows128_kernels<detail::Elem16::kBF16>(problem, params,
+                                                                           native_stream);
+    }
+    return detail::launch_forward_rows128_kernels<detail::Elem16::kF16>(problem, params,
+                                                                        native_stream);
+  }
   if (problem.dtype == DType::kBF16)
     return detail::launch_forward_kernels<detail::Elem16::kBF16>(problem, params, native_stream);
   return detail::launch_forward_kernels<detail::Elem16::kF16>(problem, params, native_stream);

@@ -15,6 +15,9 @@ template <Elem16 E>
 Status launch_forward_kernels(const AttentionProblem& problem, const AttentionParams& params,
                               gpuStream_t stream);
 template <Elem16 E>
+Status launch_forward_rows128_kernels(const AttentionProblem& problem,
+                                      const AttentionParams& params, gpuStream_t stream);
+template <Elem16 E>
 Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
                                gpuStream_t stream);
 
@@ -24,6 +27,10 @@ Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams 
 inline bool forward_dims_supported(int dim_qk, int dim_v) {
   const auto small = [](int d) { return d == 64 || d == 128; };
   return (dim_qk == dim_v && dim_qk == 256) || (small(dim_qk) && small(dim_v));
+}
+// The 128-row forward keeps 32 rows x d_v fp32 per mma group in registers: d_v <= 128.
+inline bool forward_rows128_dims_supported(int dim_qk, int dim_v) {
+  return (dim_qk == 64 || dim_qk == 128) && (dim_v == 64 || dim_v == 128);
 }
 inline bool backward_dims_supported(int dim_qk, int dim_v) {
   return (dim_qk == 64 || dim_qk == 128) && (dim_v == 64 || dim_v == 128);

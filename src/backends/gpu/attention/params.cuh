@@ -16,6 +16,8 @@ inline constexpr int kThreads = 128;  // 4 warps of 32 lanes (2 wavefronts of 64
 inline constexpr int kTileRows =
     64;  // q rows per forward block tile, kv rows per backward block tile
 inline constexpr int kTileCols = 64;  // kv rows per forward step, q rows per backward step
+inline constexpr int kRows128 = 128;         // q rows per block of the 128-row forward
+inline constexpr int kRows128Threads = 128;  // its 4 mma groups of 32 lanes
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kLn2 = 0.69314718055994531f;
 
@@ -84,5 +86,29 @@ __device__ inline BlockSequence block_sequence(const AttentionParams& p,
                               p.window, p.min_full, p.causal, p.cross);
   return s;
 }
+
+// What a forward block works on: its (sequence, head), its tile slot (block b: b / (batch*heads)),
+// and the first q, k, v rows of that head (row strides heads*d).
+template <int kDimQk, int kDimV>
+struct ForwardBlock {
+  BlockSequence seq;
+  int slot = 0;
+  std::int64_t qk_stride = 0;
+  std::int64_t v_stride = 0;
+  const std::uint16_t* q_base = nullptr;
+  const std::uint16_t* k_base = nullptr;
+  const std::uint16_t* v_base = nullptr;
+
+  __device__ explicit ForwardBlock(const AttentionParams& p) {
+    const std::int64_t sequence_heads = p.batch * p.heads;
+    seq = block_sequence(p, static_cast<std::int64_t>(blockIdx.x) % sequence_heads);
+    slot = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / sequence_heads);
+    qk_stride = static_cast<std::int64_t>(p.heads) * kDimQk;
+    v_stride = static_cast<std::int64_t>(p.heads) * kDimV;
+    q_base = p.q + seq.q_begin * qk_stride + seq.head * kDimQk;
+    k_base = p.k + seq.kv_begin * qk_stride + seq.head * kDimQk;
+    v_base = p.v + seq.kv_begin * v_stride + seq.head * kDimV;
+  }
+};
 
 }  // namespace parity::gpu_device::attention

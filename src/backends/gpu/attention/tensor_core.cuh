@@ -140,10 +140,16 @@ __device__ inline int swizzled_offset(int row, int col) {
 
 // Four 8x8 fragments. Lane l gives the address of row l%8 of fragment l/8; register i receives
 // fragment i as M[g][2t..2t+1] (plain) or {M[2t][g], M[2t+1][g]} (kTransposed).
+#if defined(PARITY_GPU_CUDA)
+// The same from a 32-bit shared-window address: NVIDIA sm_80+ (ldmatrix). Device code for older
+// chips never calls it (load_fragments_x4 falls back to plain loads there, and the 128-row
+// kernel refuses to compile); the host pass only parses it.
 template <bool kTransposed>
-__device__ inline void load_fragments_x4(std::uint32_t (&r)[4], const std::uint16_t* row_address) {
-#if defined(PARITY_ATTENTION_SM80)
-  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(row_address));
+__device__ inline void load_fragments_x4_shared(std::uint32_t (&r)[4], unsigned address) {
+#if !defined(PARITY_ATTENTION_SM80)
+  (void)address;
+  r[0] = r[1] = r[2] = r[3] = 0;
+#else
   if constexpr (kTransposed) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -153,6 +159,15 @@ __device__ inline void load_fragments_x4(std::uint32_t (&r)[4], const std::uint1
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(address));
   }
+#endif
+}
+#endif
+
+template <bool kTransposed>
+__device__ inline void load_fragments_x4(std::uint32_t (&r)[4], const std::uint16_t* row_address) {
+#if defined(PARITY_ATTENTION_SM80)
+  load_fragments_x4_shared<kTransposed>(
+      r, static_cast<unsigned>(__cvta_generic_to_shared(row_address)));
 #else
   const int g = mma_lane() / 4;
   const int t = mma_lane() % 4;

@@ -1,0 +1,7 @@
+// 128-row forward attention kernels for f16 elements (one TU per type: they compile in parallel).
+#include "backends/gpu/attention/launch_rows128_kernels.cuh"
+
+namespace parity::attention::gpu::detail {
+template Status launch_forward_rows128_kernels<Elem16::kF16>(const AttentionProblem&,
+                                                             const AttentionParams&, gpuStream_t);
+}  // namespace parity::attention::gpu::detail
