@@ -6,6 +6,7 @@
 
 namespace parity::embedding::detail {
 
+parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_warp_tile_slot();
 parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_narrow_rows_slot();
 parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_fitted_groups_slot();
 parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_slot();

@@ -47,6 +47,10 @@ Status run_first(const std::vector<const OpVariant<TbeProblem, Args>*>& variants
 }  // namespace
 
 namespace detail {
+parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_warp_tile_slot() {
+  static parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs> slot("tbe_forward_gpu_warp_tile");
+  return slot;
+}
 parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs>& tbe_forward_gpu_narrow_rows_slot() {
   static parity::detail::GpuSlotVariant<TbeProblem, TbeForwardArgs> slot("tbe_forward_gpu_narrow_rows");
   return slot;
@@ -71,11 +75,12 @@ parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_
 
 const std::vector<const TbeForwardVariant*>& tbe_forward_variants() {
   static const TbeForwardCpu cpu;
-  // The order of gpu::select_forward_kernel: narrow rows (can_implement: narrow_rows_forward_fits),
-  // fitted groups (fitted_groups_forward_fits), then group per bag for every shape.
+  // The order of gpu::select_forward_kernel: warp tiles (can_implement: short_bags_forward_fits),
+  // narrow rows (narrow_rows_forward_fits), fitted groups (fitted_groups_forward_fits), then group
+  // per bag for every shape.
   static const std::vector<const TbeForwardVariant*> variants = {
-      &cpu, &detail::tbe_forward_gpu_narrow_rows_slot(), &detail::tbe_forward_gpu_fitted_groups_slot(),
-      &detail::tbe_forward_gpu_slot()};
+      &cpu, &detail::tbe_forward_gpu_warp_tile_slot(), &detail::tbe_forward_gpu_narrow_rows_slot(),
+      &detail::tbe_forward_gpu_fitted_groups_slot(), &detail::tbe_forward_gpu_slot()};
   return variants;
 }
 

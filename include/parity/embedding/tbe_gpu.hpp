@@ -35,8 +35,9 @@ struct DeviceBatch {
 /// kNarrowRows: rows of <= kNarrowRowMaxBytes, several bags per warp with each lane one 16-byte
 /// piece of a row and several rows in flight per lane (docs/embedding.md). kFittedGroups: group per
 /// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
-/// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: narrow rows
-/// wherever narrow_rows_forward_fits, else fitted groups where they fit, else group per bag.
+/// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: the warp-tile
+/// kernel (kWarpTileOneHot) wherever short_bags_forward_fits, else narrow rows wherever
+/// narrow_rows_forward_fits, else fitted groups where they fit, else group per bag.
 /// Candidates for narrow rows (the narrow-rows rule; 16-bit rows must start on 16-byte
 /// boundaries), selectable for measurement (`parity bench tbe --forward-variant`):
 /// kNarrowRowsDeep (4 bags x 4 rows in flight per group), kNarrowRowsLight (2 x 2 rows at twice the
@@ -65,6 +66,14 @@ struct ForwardOptions {
 /// The narrow-rows rule: ok when the widest table's row (max_dim x weight bytes) is at most
 /// kNarrowRowMaxBytes, pooling is sum or mean and F*B < 2^32; otherwise kUnsupported with the reason.
 Status narrow_rows_forward_fits(const TbeProblem& problem);
+
+/// The short-bags rule: the narrow-rows rule, at most kShortBagMeanIndices indices per bag on
+/// average (num_indices <= kShortBagMeanIndices x bags) and, for 16-bit weights, every table's rows
+/// on 16-byte boundaries; otherwise kUnsupported with the reason. There a warp per tile of bags
+/// (kWarpTileOneHot) keeps more rows in flight than a group per bag, whose lanes idle on short bags
+/// (docs/embedding.md: D1, D2 and D4 of the TBE issue, bag lengths 1, U[0, 10] and 4).
+inline constexpr std::int64_t kShortBagMeanIndices = 6;
+Status short_bags_forward_fits(const TbeProblem& problem);
 
 /// The fitted-groups rule: ok when the widest table's row is exactly G x V units of 16 bytes
 /// (G in {4, 8, 16}, V in {3, 5}: 192-1280-byte rows) and, for 16-bit weights, every table's rows

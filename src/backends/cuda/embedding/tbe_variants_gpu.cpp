@@ -65,7 +65,7 @@ gpu::DeviceBatch device_batch(const TbeBatchView& view) {
   return gpu::DeviceBatch{view.indices, view.offsets, view.per_sample_weights};
 }
 
-// Group per bag: every shape. Narrow rows and fitted groups: their can_implement is their rule
+// Group per bag: every shape. Warp tiles, narrow rows and fitted groups: their can_implement is their rule
 // (the pieces of gpu::select_forward_kernel, so the op picks what kAuto picks). Fitted groups
 // with 16-bit weights also need a 16-byte aligned weights pointer (every DeviceBuffer is).
 class TbeForwardGpu final : public TbeForwardVariant {
@@ -74,6 +74,7 @@ class TbeForwardGpu final : public TbeForwardVariant {
   std::string_view name() const override { return name_; }
   Status can_implement(const TbeProblem& problem, const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
+    if (kernel_ == gpu::ForwardKernel::kWarpTileOneHot) return gpu::short_bags_forward_fits(problem);
     if (kernel_ == gpu::ForwardKernel::kNarrowRows) return gpu::narrow_rows_forward_fits(problem);
     if (kernel_ == gpu::ForwardKernel::kFittedGroups) return gpu::fitted_groups_forward_fits(problem);
     return Status::ok();
@@ -122,12 +123,14 @@ class TbeBackwardFusedGpu final : public TbeBackwardVariant {
 }  // namespace
 
 void install() {
+  static const TbeForwardGpu forward_warp_tile("tbe_forward_gpu_warp_tile", gpu::ForwardKernel::kWarpTileOneHot);
   static const TbeForwardGpu forward_narrow_rows("tbe_forward_gpu_narrow_rows", gpu::ForwardKernel::kNarrowRows);
   static const TbeForwardGpu forward_fitted_groups("tbe_forward_gpu_fitted_groups", gpu::ForwardKernel::kFittedGroups);
   static const TbeForwardGpu forward("tbe_forward_gpu", gpu::ForwardKernel::kGroupPerBag);
   static const TbeBackwardFusedGpu backward_narrow_rows("tbe_backward_fused_gpu_narrow_rows",
                                                         gpu::BackwardKernel::kNarrowRows);
   static const TbeBackwardFusedGpu backward("tbe_backward_fused_gpu", gpu::BackwardKernel::kWarpPerChunk);
+  detail::tbe_forward_gpu_warp_tile_slot().install(&forward_warp_tile);
   detail::tbe_forward_gpu_narrow_rows_slot().install(&forward_narrow_rows);
   detail::tbe_forward_gpu_fitted_groups_slot().install(&forward_fitted_groups);
   detail::tbe_forward_gpu_slot().install(&forward);

@@ -118,7 +118,20 @@ Status fitted_groups_forward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+Status short_bags_forward_fits(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem));
+  if (problem.num_indices > kShortBagMeanIndices * problem.num_bags()) {
+    return unsupported("short bags: num_indices=", problem.num_indices, " is above ", kShortBagMeanIndices,
+                       " per bag on average (", problem.num_bags(), " bags)");
+  }
+  if (dtype_size_bytes(problem.weight_dtype) < 4 && !layout_rows_16_byte_aligned(problem)) {
+    return unsupported("short bags: 16-bit rows must start on 16-byte boundaries");
+  }
+  return Status::ok();
+}
+
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
+  if (short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHot;
   if (narrow_rows_forward_fits(problem).is_ok()) return ForwardKernel::kNarrowRows;
   if (fitted_groups_forward_fits(problem).is_ok()) return ForwardKernel::kFittedGroups;
   return ForwardKernel::kGroupPerBag;
@@ -151,6 +164,11 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
     // do not apply; the power-of-two groups give the same sums.
     if (kernel == ForwardKernel::kFittedGroups && !rows_16_byte_aligned(problem, weights)) {
       kernel = ForwardKernel::kGroupPerBag;
+    }
+    // The same for the warp tiles' 16-bit rows: narrow rows gives the same sums.
+    if (kernel == ForwardKernel::kWarpTileOneHot && dtype_size_bytes(problem.weight_dtype) < 4 &&
+        !rows_16_byte_aligned(problem, weights)) {
+      kernel = ForwardKernel::kNarrowRows;
     }
   }
   if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
