@@ -3,9 +3,12 @@
 #   1. the Gemm run GPU tests (every epilogue x layout x dtype against the fp64 reference);
 #   2. parity bench gemm-run: the dense-layer GEMMs of dlrm-kaggle and dlrm-v2 at batch 65536,
 #      bf16 (the passes the trainer runs, and the fused-dReLU mode's; weight gradient with the
-#      bias gradient) through Gemm::run, beside the heuristic top-1 and the `gemm measure` oracle,
-#      with Gemm::run's host time against a bare cublasLtMatmul -> $OUT/gemm_run.json.
-# GEMM_RUN_NO_ORACLE=1 skips the oracle (the fast run: Gemm::run, heuristic and host time only).
+#      bias gradient) through Gemm::run (GEMM choice GEMM_RUN_CHOICE, default measured as the
+#      trainer), beside the heuristic top-1 and the oracle (every accepted candidate timed with
+#      the run epilogue), with Gemm::run's host time against a bare cublasLtMatmul
+#      -> $OUT/gemm_run_<model>[_<choice>].json.
+# GEMM_RUN_NO_ORACLE=1 skips the oracle (the fast run: Gemm::run, heuristic and host time only);
+# GEMM_RUN_MODELS="dlrm-kaggle" runs one model; GEMM_RUN_CHOICES="measured model" runs each choice.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
@@ -18,8 +21,10 @@ if [[ -x "$build_dir/tests/parity_gpu_tests" ]]; then
 fi
 oracle_flag=()
 [[ "${GEMM_RUN_NO_ORACLE:-0}" == "1" ]] && oracle_flag=(--no-oracle)
-for model in dlrm-kaggle dlrm-v2; do
-  step "bench_gemm_run_$model" "$parity" bench gemm-run --model "$model" --batch-size 65536 --dtype bf16 \
-    "${oracle_flag[@]}" --out "$OUT/gemm_run_$model.json"
+for model in ${GEMM_RUN_MODELS:-dlrm-kaggle dlrm-v2}; do
+  for choice in ${GEMM_RUN_CHOICES:-measured}; do
+    step "bench_gemm_run_${model}_$choice" "$parity" bench gemm-run --model "$model" --batch-size 65536 \
+      --dtype bf16 --gemm-choice "$choice" "${oracle_flag[@]}" --out "$OUT/gemm_run_${model}_$choice.json"
+  done
 done
 exit $failed

@@ -105,7 +105,8 @@ TEST_F(ShardedStepDist, TrainerOnAllRanksIsPlacementIndependent) {
   ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
   const auto spec = model::load_spec("tiny").value();
   const int ranks = (*comm)->size();
-  const std::string root = (std::filesystem::temp_directory_path() / "parity_dist_sharded_trainer").string();
+  const std::string root = shared_temp_dir("parity_dist_sharded_trainer");
+  ASSERT_FALSE(root.empty()) << "mkdtemp failed on rank 0";
   std::vector<train::TrainSummary> summaries;
   for (const auto& owners : placements(spec, ranks)) {
     train::DistTrainOptions run;

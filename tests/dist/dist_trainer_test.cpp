@@ -36,17 +36,7 @@ namespace fs = std::filesystem;
 using train::DistTrainOptions;
 using train::TrainSummary;
 
-// A directory every rank knows: rank 0 creates it and broadcasts the name.
-std::string shared_temp_dir() {
-  std::array<char, 256> name{};
-  if (world().rank() == 0) {
-    std::string pattern = (fs::temp_directory_path() / "parity_dist_train_XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) std::strncpy(name.data(), pattern.c_str(), name.size() - 1);
-  }
-  const Status status = world().broadcast(name.data(), static_cast<std::int64_t>(name.size() / 4), DType::kI32, 0);
-  EXPECT_TRUE(status.is_ok()) << status.to_string();
-  return name.data();
-}
+std::string shared_temp_dir() { return comm::testing::shared_temp_dir("parity_dist_train"); }
 
 struct RunSetup {
   model::ModelSpec spec;

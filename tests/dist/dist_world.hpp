@@ -4,8 +4,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <array>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,19 @@
 namespace parity::comm::testing {
 
 Communicator& world();
+
+// A fresh directory every rank knows (rank 0 creates it under the temp directory from `prefix`
+// and broadcasts the name): concurrent or earlier runs never share a test's files.
+inline std::string shared_temp_dir(const std::string& prefix) {
+  std::array<char, 256> name{};
+  if (world().rank() == 0) {
+    std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "_XXXXXX")).string();
+    if (mkdtemp(pattern.data()) != nullptr) std::strncpy(name.data(), pattern.c_str(), name.size() - 1);
+  }
+  const Status status = world().broadcast(name.data(), static_cast<std::int64_t>(name.size() / 4), DType::kI32, 0);
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  return name.data();
+}
 
 class DistTest : public ::testing::Test {
  protected:

@@ -25,6 +25,7 @@ struct BenchGemmRunArgs {
   int reps = 30;
   int oracle_reps = 30;
   bool no_oracle = false;
+  std::string gemm_choice = "measured";
   std::string hw = "h200";
   std::string out;
 };
@@ -37,6 +38,7 @@ Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
   PARITY_ASSIGN_OR_RETURN(request.options.timing,
                           timing_options_from_flags("bench gemm-run", args.warmup, args.reps));
   request.options.measure_oracle = !args.no_oracle;
+  PARITY_ASSIGN_OR_RETURN(request.options.gemm_choice, parse_gemm_choice(args.gemm_choice));
   request.options.oracle_repetitions = args.oracle_reps;
   request.options.hardware = args.hw;
   request.out = args.out;
@@ -70,7 +72,10 @@ void add_bench_gemm_run_command(CLI::App& bench, Outcome& outcome) {
       ->capture_default_str();
   cmd->add_option("--reps", args->reps, "timed repetitions (each timed alone, L2 flushed)")
       ->capture_default_str();
-  cmd->add_option("--oracle-reps", args->oracle_reps, "gemm measure repetitions per candidate")
+  cmd->add_option("--oracle-reps", args->oracle_reps, "kept for compatibility (the oracle times as measured does)")
+      ->capture_default_str();
+  cmd->add_option("--gemm-choice", args->gemm_choice,
+                  "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic")
       ->capture_default_str();
   cmd->add_flag("--no-oracle", args->no_oracle,
                 "skip the oracle (fast: Gemm::run, heuristic, host time only)");

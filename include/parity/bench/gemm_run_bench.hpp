@@ -35,8 +35,12 @@ Result<std::vector<GemmRunBenchProblem>> select_models(std::vector<GemmRunBenchP
 
 struct GemmRunBenchOptions {
   TimingOptions timing;        // Gemm::run and heuristic timings (L2 flushed by default)
-  bool measure_oracle = true;  // run `gemm measure`'s method per GEMM (slow: every candidate)
-  int oracle_repetitions = 30;
+  // How the evaluated Gemm chooses (the trainer's default: measured).
+  GemmChoice gemm_choice = GemmChoice::kMeasured;
+  // The oracle: every candidate the problem's descriptor (run epilogue included) accepts, timed
+  // as GemmChoice::kMeasured times its pool, the fastest then timed like the others.
+  bool measure_oracle = true;
+  int oracle_repetitions = 30;  // kept for the request's validation and the JSON
   double oracle_min_timed_ms = 2.0;
   int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
   int host_samples = 5;  // samples (median reported)
@@ -50,8 +54,8 @@ struct GemmRunBenchResult {
   SampleStats run;            // Gemm::run, device time
   std::string heuristic_configuration;
   SampleStats heuristic;  // the same problem with cuBLASLt's heuristic top-1 forced
-  // The `gemm measure` oracle of the same shape with the epilogue the provider can time (bias or
-  // none; the aux and bias-gradient outputs are left out, so the oracle is a lower bound).
+  // The oracle with the run epilogue (GemmRunBenchOptions::measure_oracle); oracle_problem names
+  // the shape (the provider's form, for reference).
   std::string oracle_problem;
   std::string oracle_configuration;
   double oracle_median_ms = 0.0;  // 0 when not measured

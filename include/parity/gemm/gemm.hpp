@@ -98,7 +98,12 @@ struct GemmArgs {
 struct GemmOptions {
   std::string hardware = "h200";  // catalogue entry the analytical model selects for (GPU)
   std::string forced_configuration;  // empty = select; otherwise a configuration text to run
+  // GemmChoice::kMeasured: how many of the model's ranking and of cuBLASLt's heuristic ranking
+  // (at most kMaxHeuristicCandidates) are timed. A count above the candidate space times every
+  // candidate the descriptor accepts: the oracle with the run epilogue (`bench gemm-run`).
+  int measured_candidates_per_source = 4;
 };
+inline constexpr int kMaxHeuristicCandidates = 64;
 
 class Gemm {
  public:

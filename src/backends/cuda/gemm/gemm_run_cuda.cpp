@@ -208,7 +208,6 @@ struct Chosen {
   std::string how;  // "model rank 1 of 412", "cuBLASLt heuristic top-1 (...)", "forced"
 };
 
-constexpr int kMeasuredPerSource = 4;  // candidates timed per source (gemm_run_measure.hpp)
 
 class GpuGemmRun final : public GemmRunBackend {
  public:
@@ -399,9 +398,14 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   // would not pick (e.g. a 256 x 1 x 65536 bf16 weight gradient with the bias gradient, whose
   // only accepted model candidate took 11.9 ms where the trainer's TF32-copy fallback takes
   // microseconds). So kMeasured is never less available, nor slower, than kVendorHeuristic.
-  PARITY_ASSIGN_OR_RETURN(std::vector<Chosen> heuristic,
-                          heuristic_top(kMeasuredPerSource, "gemm_choice=measured"));
-  auto model = model_top(state, options, kMeasuredPerSource);
+  PARITY_CHECK_ARG(options.measured_candidates_per_source >= 1,
+                   "gemm: measured_candidates_per_source=", options.measured_candidates_per_source,
+                   " must be >= 1");
+  PARITY_ASSIGN_OR_RETURN(
+      std::vector<Chosen> heuristic,
+      heuristic_top(std::min(options.measured_candidates_per_source, kMaxHeuristicCandidates),
+                    "gemm_choice=measured"));
+  auto model = model_top(state, options, options.measured_candidates_per_source);
   if (model.is_ok()) add_unique(*model);
   add_unique(heuristic);
   PARITY_ASSIGN_OR_RETURN(const MeasureBuffers buffers,
