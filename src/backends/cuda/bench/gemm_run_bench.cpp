@@ -2,7 +2,7 @@
 // filled from a random host pool, Gemm::run and the forced heuristic top-1 timed with
 // time_on_device, the oracle as the fastest of every accepted candidate with the run epilogue
 // (GemmOptions::measured_candidates_per_source above the candidate space), and host time per call of
-// Gemm::run against a bare cublasLtMatmul of the same shape.
+// Gemm::run against a bare cublasLtMatmul of the same descriptor.
 #include "parity/bench/gemm_run_bench.hpp"
 
 #include <cuda_runtime.h>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cuda/gemm/lt_common.hpp"
+#include "backends/cuda/gemm/run_descriptors.hpp"
 #include "bench/results_json.hpp"
 #include "bench/text_format.hpp"
 #include "parity/bench/gemm_timing.hpp"
@@ -127,31 +128,54 @@ Result<double> host_us_per_call(const std::function<Status()>& call, int calls, 
   return per_call_us[per_call_us.size() / 2];
 }
 
-// A bare cublasLtMatmul of the oracle shape with cuBLASLt's heuristic top-1.
-Result<double> bare_host_us(gemm::CublasLtProvider& provider, const lt::Handle& handle,
-                            const gemm::GemmProblem& shape, const DeviceOperands& o,
-                            const GemmRunBenchOptions& options) {
-  PARITY_ASSIGN_OR_RETURN(const auto picks, provider.heuristic(shape, 1));
-  if (picks.empty()) return unsupported("no heuristic pick for ", shape.describe());
-  const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(picks.front());
-  PARITY_ASSIGN_OR_RETURN(const lt::MatmulPlan plan, lt::MatmulPlan::create(shape, o.bias.data()));
+// A bare cublasLtMatmul of the run's own descriptor (epilogue, bias / bias-gradient / aux
+// pointers set once), with cuBLASLt's heuristic top-1 for that descriptor: cuBLASLt's own launch of
+// the same work, so the difference to Gemm::run is the wrapper's host time alone (epilogues such as
+// bias gradients cost cuBLASLt itself more host time than a plain GEMM).
+Result<double> bare_host_us(const lt::Handle& handle, const GemmRunProblem& p,
+                            const DeviceOperands& o, const GemmRunBenchOptions& options) {
+  namespace detail = gemm::detail;
+  PARITY_ASSIGN_OR_RETURN(const lt::LtTypes types, detail::run_types(p));
+  detail::LtDescriptors lt_run;
+  PARITY_RETURN_IF_ERROR(detail::build_descriptors(p, types, &lt_run));
+  if (p.bias_grad_length() > 0) {
+    PARITY_RETURN_IF_ERROR(detail::set_desc(lt_run.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, o.bias_grad.data()));
+  } else if (gemm::epilogue_reads_bias(p.epilogue)) {
+    PARITY_RETURN_IF_ERROR(detail::set_desc(lt_run.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, o.bias.data()));
+  }
+  if (gemm::epilogue_aux_kind(p.epilogue) != gemm::AuxKind::kNone) {
+    PARITY_RETURN_IF_ERROR(
+        detail::set_desc(lt_run.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, o.aux.data()));
+  }
+  cublasLtMatmulPreference_t preference = nullptr;
+  PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceCreate(&preference));
+  struct Guard {
+    cublasLtMatmulPreference_t p;
+    ~Guard() { cublasLtMatmulPreferenceDestroy(p); }
+  } guard{preference};
+  const std::uint64_t max_workspace_bytes = o.workspace.size_bytes();
+  PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace_bytes,
+      sizeof(max_workspace_bytes)));
+  cublasLtMatmulHeuristicResult_t pick{};
+  int returned = 0;
+  PARITY_CUBLASLT_TRY(cublasLtMatmulAlgoGetHeuristic(handle.get(), lt_run.desc, lt_run.a, lt_run.b,
+                                                     lt_run.c, lt_run.c, preference, 1, &pick,
+                                                     &returned));
+  if (returned == 0) return unsupported("no heuristic pick for the run descriptor of ", p.shape.describe());
   const float alpha = 1.0f, beta = 0.0f;
-  const std::size_t workspace_bytes =
-      std::min<std::size_t>(o.workspace.size_bytes(), picks.front().workspace_bytes);
-  if (picks.front().workspace_bytes > o.workspace.size_bytes())
-    return unsupported("workspace too small");
   return host_us_per_call(
       [&]() -> Status {
-        PARITY_CUBLASLT_TRY(cublasLtMatmul(handle.get(), plan.desc(), &alpha, o.a.data(), plan.a(),
-                                           o.b.data(), plan.b(), &beta, o.d.data(), plan.c(),
-                                           o.d.data(), plan.c(), &algo, o.workspace.data(),
-                                           workspace_bytes, nullptr));
+        PARITY_CUBLASLT_TRY(cublasLtMatmul(handle.get(), lt_run.desc, &alpha, o.a.data(), lt_run.a,
+                                           o.b.data(), lt_run.b, &beta, o.d.data(), lt_run.c,
+                                           o.d.data(), lt_run.c, &pick.algo, o.workspace.data(),
+                                           pick.workspaceSize, nullptr));
         return Status::ok();
       },
       options.host_calls, options.host_samples);
 }
 
-Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
+Status bench_one(const lt::Handle& handle,
                  const GemmRunBenchOptions& options, GemmRunBenchResult* result) {
   const GemmRunProblem& p = result->item.problem;
   const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false, options.gemm_choice};
@@ -177,10 +201,8 @@ Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
   PARITY_ASSIGN_OR_RETURN(result->host_run_us,
                           host_us_per_call([&] { return chosen.run(args, gpu_context); },
                                            options.host_calls, options.host_samples));
-  const gemm::GemmProblem oracle_shape = oracle_problem_of(p);
-  result->oracle_problem = oracle_shape.describe();
-  PARITY_ASSIGN_OR_RETURN(result->host_bare_us,
-                          bare_host_us(provider, handle, oracle_shape, operands, options));
+  result->oracle_problem = oracle_problem_of(p).describe();
+  PARITY_ASSIGN_OR_RETURN(result->host_bare_us, bare_host_us(handle, p, operands, options));
   if (options.measure_oracle) {
     // Every accepted candidate of both rankings timed with the real descriptor; the winner is
     // then timed by time_gemm like the chosen and heuristic configurations.
@@ -206,13 +228,12 @@ Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
   PARITY_CHECK_ARG(options.host_calls >= 1 && options.host_samples >= 1,
                    "bench gemm-run: host_calls=", options.host_calls,
                    " and host_samples=", options.host_samples, " must be >= 1");
-  PARITY_ASSIGN_OR_RETURN(auto provider, gemm::CublasLtProvider::create());
   PARITY_ASSIGN_OR_RETURN(const lt::Handle handle, lt::Handle::create());
   std::vector<GemmRunBenchResult> results;
   for (const auto& item : problems) {
     GemmRunBenchResult result;
     result.item = item;
-    const Status status = bench_one(*provider, handle, options, &result);
+    const Status status = bench_one(handle, options, &result);
     if (!status.is_ok()) result.error = status.to_string();
     if (on_result) on_result(result);
     results.push_back(std::move(result));

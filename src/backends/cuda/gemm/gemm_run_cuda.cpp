@@ -23,6 +23,7 @@
 #include "backends/cuda/common/cuda_try.hpp"
 #include "backends/cuda/gemm/gemm_run_measure.hpp"
 #include "backends/cuda/gemm/lt_common.hpp"
+#include "backends/cuda/gemm/run_descriptors.hpp"
 #include "gemm/gemm_run_backend.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/gemm/cublaslt.hpp"
@@ -36,125 +37,12 @@ namespace {
 // Alignment run() requires of the bias, bias-gradient and aux pointers (selection assumes it).
 constexpr int kVectorAlignmentBytes = 16;
 
-cublasLtEpilogue_t lt_epilogue(RunEpilogue epilogue) {
-  switch (epilogue) {
-    case RunEpilogue::kNone:
-      return CUBLASLT_EPILOGUE_DEFAULT;
-    case RunEpilogue::kBias:
-      return CUBLASLT_EPILOGUE_BIAS;
-    case RunEpilogue::kRelu:
-      return CUBLASLT_EPILOGUE_RELU;
-    case RunEpilogue::kBiasRelu:
-      return CUBLASLT_EPILOGUE_RELU_BIAS;
-    case RunEpilogue::kBiasReluAux:
-      return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
-    case RunEpilogue::kGelu:
-      return CUBLASLT_EPILOGUE_GELU;
-    case RunEpilogue::kBiasGelu:
-      return CUBLASLT_EPILOGUE_GELU_BIAS;
-    case RunEpilogue::kBiasGeluAux:
-      return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
-    case RunEpilogue::kDRelu:
-      return CUBLASLT_EPILOGUE_DRELU;
-    case RunEpilogue::kDReluBgrad:
-      return CUBLASLT_EPILOGUE_DRELU_BGRAD;
-    case RunEpilogue::kDGelu:
-      return CUBLASLT_EPILOGUE_DGELU;
-    case RunEpilogue::kDGeluBgrad:
-      return CUBLASLT_EPILOGUE_DGELU_BGRAD;
-    case RunEpilogue::kBgradA:
-      return CUBLASLT_EPILOGUE_BGRADA;
-    case RunEpilogue::kBgradB:
-      return CUBLASLT_EPILOGUE_BGRADB;
-  }
-  return CUBLASLT_EPILOGUE_DEFAULT;
-}
-
 // The epilogue the analytical model prices in place of `epilogue` (it knows none, bias, relu):
 // the extra traffic of aux and bias-gradient vectors is small next to D's own.
 Epilogue model_epilogue(RunEpilogue epilogue) {
   if (epilogue_reads_bias(epilogue)) return Epilogue::kBias;
   if (epilogue == RunEpilogue::kRelu) return Epilogue::kRelu;
   return Epilogue::kNone;
-}
-
-// Owned descriptor and layouts of one run problem (the provider's MatmulPlan has packed strides
-// and no aux attributes).
-struct LtDescriptors {
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  LtDescriptors() = default;
-  LtDescriptors(const LtDescriptors&) = delete;
-  LtDescriptors& operator=(const LtDescriptors&) = delete;
-  ~LtDescriptors() {
-    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
-    for (auto* layout : {a, b, c}) {
-      if (layout != nullptr) cublasLtMatrixLayoutDestroy(layout);
-    }
-  }
-};
-
-Status make_layout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, std::int64_t rows,
-                   std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
-  PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutCreate(layout, type, static_cast<std::uint64_t>(rows),
-                                                 static_cast<std::uint64_t>(cols), ld));
-  if (batch > 1) {
-    const auto count = static_cast<std::int32_t>(batch);
-    PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(
-        *layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-    PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(
-        *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
-  }
-  return Status::ok();
-}
-
-template <typename T>
-Status set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
-  PARITY_CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(T)));
-  return Status::ok();
-}
-
-Result<lt::LtTypes> run_types(const GemmRunProblem& p) {
-  PARITY_ASSIGN_OR_RETURN(lt::LtTypes types, lt::lt_types(p.shape.a_dtype, p.shape.c_dtype));
-  if (p.shape.a_dtype == DType::kF32 && !p.allow_tf32) types.compute = CUBLAS_COMPUTE_32F;
-  return types;
-}
-
-Status build_descriptors(const GemmRunProblem& p, const lt::LtTypes& types, LtDescriptors* out) {
-  const GemmProblem& s = p.shape;
-  PARITY_CHECK_ARG(s.batch <= INT32_MAX, "gemm: batch=", s.batch,
-                   " exceeds cuBLASLt's int32 count");
-  const bool a_t = s.layout == GemmLayout::kTN || s.layout == GemmLayout::kTT;
-  const bool b_t = s.layout == GemmLayout::kNT || s.layout == GemmLayout::kTT;
-  PARITY_CUBLASLT_TRY(cublasLtMatmulDescCreate(&out->desc, types.compute, types.scale));
-  PARITY_RETURN_IF_ERROR(
-      set_desc(out->desc, CUBLASLT_MATMUL_DESC_TRANSA, a_t ? CUBLAS_OP_T : CUBLAS_OP_N));
-  PARITY_RETURN_IF_ERROR(
-      set_desc(out->desc, CUBLASLT_MATMUL_DESC_TRANSB, b_t ? CUBLAS_OP_T : CUBLAS_OP_N));
-  PARITY_RETURN_IF_ERROR(
-      set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(p.epilogue)));
-  if (epilogue_reads_bias(p.epilogue)) {
-    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                    static_cast<std::int32_t>(types.cd)));
-  } else if (p.bias_grad_length() > 0) {  // the API's bias gradients are fp32
-    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                    static_cast<std::int32_t>(CUDA_R_32F)));
-  }
-  if (epilogue_aux_kind(p.epilogue) != AuxKind::kNone) {
-    const std::int64_t aux_ld = p.default_aux_ld();
-    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld));
-    if (s.batch > 1) {
-      PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
-                                      static_cast<std::int64_t>(aux_ld * s.n)));
-    }
-  }
-  PARITY_RETURN_IF_ERROR(make_layout(&out->a, types.ab, a_t ? s.k : s.m, a_t ? s.m : s.k,
-                                     s.lda_or_packed(), s.batch, p.stride_a_or_packed()));
-  PARITY_RETURN_IF_ERROR(make_layout(&out->b, types.ab, b_t ? s.n : s.k, b_t ? s.k : s.n,
-                                     s.ldb_or_packed(), s.batch, p.stride_b_or_packed()));
-  PARITY_RETURN_IF_ERROR(
-      make_layout(&out->c, types.cd, s.m, s.n, s.ldc_or_packed(), s.batch, p.stride_c_or_packed()));
-  return Status::ok();
 }
 
 // Process-wide per device: the handle runs use (cuBLASLt calls may share a handle across
@@ -385,12 +273,18 @@ Result<std::vector<Chosen>> GpuGemmRun::model_top(DeviceState& state, const Gemm
 Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions& options) const {
   const auto began = std::chrono::steady_clock::now();
   std::vector<Chosen> pool;
+  // A candidate both rankings hold is timed once; its text keeps both ranks (the oracle's text
+  // then says where each source ranked the fastest kernel).
   auto add_unique = [&pool](std::vector<Chosen>& more) {
     for (auto& candidate : more) {
-      const bool seen = std::any_of(pool.begin(), pool.end(), [&](const Chosen& c) {
+      const auto seen = std::find_if(pool.begin(), pool.end(), [&](const Chosen& c) {
         return std::memcmp(&c.algo, &candidate.algo, sizeof(candidate.algo)) == 0;
       });
-      if (!seen) pool.push_back(std::move(candidate));
+      if (seen == pool.end()) {
+        pool.push_back(std::move(candidate));
+      } else {
+        seen->how += " = " + candidate.how;
+      }
     }
   };
   // Where cuBLASLt's heuristic offers nothing, the problem is refused as under kVendorHeuristic,
