@@ -113,27 +113,51 @@ Result<SampleStats> time_gemm(const gemm::Gemm& gemm, const DeviceOperands& o,
       timing);
 }
 
-// Median host microseconds per call over `samples` batches of `calls` enqueues.
-Result<double> host_us_per_call(const std::function<Status()>& call, int calls, int samples) {
-  std::vector<double> per_call_us;
-  for (int s = 0; s < samples; ++s) {
+struct HostTimes {
+  double run_us = 0.0, bare_us = 0.0, overhead_us = 0.0;
+};
+
+// Host microseconds per call of `run` and of `bare`: `samples` pairs of batches of `calls`
+// enqueues, the order alternating within a pair so drift (clocks, the launch queue) hits both
+// alike; medians of each, and the median of the per-pair differences as the overhead.
+Result<HostTimes> paired_host_us(const std::function<Status()>& run,
+                                 const std::function<Status()>& bare, int calls, int samples) {
+  auto batch_us = [calls](const std::function<Status()>& call) -> Result<double> {
     PARITY_RETURN_IF_ERROR(gpu::synchronize());
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) PARITY_RETURN_IF_ERROR(call());
     const auto stop = std::chrono::steady_clock::now();
-    per_call_us.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / calls);
+    return std::chrono::duration<double, std::micro>(stop - start).count() / calls;
+  };
+  std::vector<double> run_us, bare_us, overhead_us;
+  for (int s = 0; s < samples; ++s) {
+    double r = 0.0, b = 0.0;
+    if (s % 2 == 0) {
+      PARITY_ASSIGN_OR_RETURN(r, batch_us(run));
+      PARITY_ASSIGN_OR_RETURN(b, batch_us(bare));
+    } else {
+      PARITY_ASSIGN_OR_RETURN(b, batch_us(bare));
+      PARITY_ASSIGN_OR_RETURN(r, batch_us(run));
+    }
+    run_us.push_back(r);
+    bare_us.push_back(b);
+    overhead_us.push_back(r - b);
   }
   PARITY_RETURN_IF_ERROR(gpu::synchronize());
-  std::sort(per_call_us.begin(), per_call_us.end());
-  return per_call_us[per_call_us.size() / 2];
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return HostTimes{median(run_us), median(bare_us), median(overhead_us)};
 }
 
 // A bare cublasLtMatmul of the run's own descriptor (epilogue, bias / bias-gradient / aux
 // pointers set once), with cuBLASLt's heuristic top-1 for that descriptor: cuBLASLt's own launch of
 // the same work, so the difference to Gemm::run is the wrapper's host time alone (epilogues such as
 // bias gradients cost cuBLASLt itself more host time than a plain GEMM).
-Result<double> bare_host_us(const lt::Handle& handle, const GemmRunProblem& p,
-                            const DeviceOperands& o, const GemmRunBenchOptions& options) {
+Result<HostTimes> host_times(const lt::Handle& handle, const GemmRunProblem& p,
+                             const DeviceOperands& o, const std::function<Status()>& run,
+                             const GemmRunBenchOptions& options) {
   namespace detail = gemm::detail;
   PARITY_ASSIGN_OR_RETURN(const lt::LtTypes types, detail::run_types(p));
   detail::LtDescriptors lt_run;
@@ -164,7 +188,8 @@ Result<double> bare_host_us(const lt::Handle& handle, const GemmRunProblem& p,
                                                      &returned));
   if (returned == 0) return unsupported("no heuristic pick for the run descriptor of ", p.shape.describe());
   const float alpha = 1.0f, beta = 0.0f;
-  return host_us_per_call(
+  return paired_host_us(
+      run,
       [&]() -> Status {
         PARITY_CUBLASLT_TRY(cublasLtMatmul(handle.get(), lt_run.desc, &alpha, o.a.data(), lt_run.a,
                                            o.b.data(), lt_run.b, &beta, o.d.data(), lt_run.c,
@@ -198,11 +223,13 @@ Status bench_one(const lt::Handle& handle,
   PARITY_ASSIGN_OR_RETURN(result->run, time_gemm(chosen, operands, options.timing));
   PARITY_ASSIGN_OR_RETURN(result->heuristic, time_gemm(heuristic, operands, options.timing));
   const gemm::GemmArgs args = args_of(operands, chosen.workspace_bytes());
-  PARITY_ASSIGN_OR_RETURN(result->host_run_us,
-                          host_us_per_call([&] { return chosen.run(args, gpu_context); },
-                                           options.host_calls, options.host_samples));
+  PARITY_ASSIGN_OR_RETURN(
+      const HostTimes host,
+      host_times(handle, p, operands, [&] { return chosen.run(args, gpu_context); }, options));
+  result->host_run_us = host.run_us;
+  result->host_bare_us = host.bare_us;
+  result->host_overhead_us = host.overhead_us;
   result->oracle_problem = oracle_problem_of(p).describe();
-  PARITY_ASSIGN_OR_RETURN(result->host_bare_us, bare_host_us(handle, p, operands, options));
   if (options.measure_oracle) {
     // Every accepted candidate of both rankings timed with the real descriptor; the winner is
     // then timed by time_gemm like the chosen and heuristic configurations.
@@ -267,7 +294,7 @@ nlohmann::json result_json(const GemmRunBenchResult& r) {
                r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0},
               {"host_run_us", r.host_run_us},
               {"host_bare_us", r.host_bare_us},
-              {"host_overhead_us", r.host_run_us - r.host_bare_us}});
+              {"host_overhead_us", r.host_overhead_us}});
   return row;
 }
 
@@ -280,7 +307,7 @@ std::string result_line(const GemmRunBenchResult& r) {
                      r.item.layer.c_str(), r.item.pass.c_str(), r.run.median_ms,
                      r.heuristic.median_ms, r.oracle_median_ms,
                      r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0,
-                     r.host_run_us - r.host_bare_us, r.configuration.c_str());
+                     r.host_overhead_us, r.configuration.c_str());
 }
 
 }  // namespace
