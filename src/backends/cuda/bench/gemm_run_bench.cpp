@@ -15,6 +15,7 @@
 
 #include "backends/cuda/gemm/lt_common.hpp"
 #include "backends/cuda/gemm/run_descriptors.hpp"
+#include "gemm/gemm_run_backend.hpp"
 #include "bench/results_json.hpp"
 #include "bench/text_format.hpp"
 #include "parity/bench/gemm_timing.hpp"
@@ -237,11 +238,21 @@ Status bench_one(const lt::Handle& handle,
     oracle_options.hardware = options.hardware;
     oracle_options.measured_candidates_per_source = 1 << 20;
     const ExecutionContext oracle_context{DeviceKind::kGpu, nullptr, false, GemmChoice::kMeasured};
-    PARITY_ASSIGN_OR_RETURN(const gemm::Gemm oracle,
-                            gemm::Gemm::create(p, oracle_context, oracle_options));
-    PARITY_ASSIGN_OR_RETURN(const SampleStats oracle_stats, time_gemm(oracle, operands, options.timing));
+    // The backend itself (not a Gemm) so that every timed candidate can be reported.
+    PARITY_ASSIGN_OR_RETURN(
+        const auto oracle, gemm::detail::create_gpu_gemm_run_backend(p, oracle_context, oracle_options));
+    const gemm::GemmArgs oracle_args = args_of(operands, oracle->workspace_bytes());
+    PARITY_ASSIGN_OR_RETURN(const SampleStats oracle_stats,
+                            time_on_device(
+                                [&](gpu::StreamHandle stream) {
+                                  return oracle->run(oracle_args, ExecutionContext{DeviceKind::kGpu, stream, false});
+                                },
+                                options.timing));
     result->oracle_median_ms = oracle_stats.median_ms;
-    result->oracle_configuration = oracle.configuration();
+    result->oracle_configuration = oracle->configuration();
+    for (const auto& timed : oracle->timed_candidates()) {
+      result->oracle_candidates.push_back({timed.configuration, timed.time_us});
+    }
   }
   return Status::ok();
 }
@@ -270,6 +281,16 @@ Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
 
 namespace {
 
+// The oracle's pool, fastest first: [configuration with its ranks, microseconds].
+nlohmann::json oracle_candidates_json(const GemmRunBenchResult& r) {
+  auto sorted = r.oracle_candidates;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& x, const auto& y) { return x.second < y.second; });
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [configuration, time_us] : sorted) rows.push_back({configuration, time_us});
+  return rows;
+}
+
 nlohmann::json result_json(const GemmRunBenchResult& r) {
   const GemmRunProblem& p = r.item.problem;
   nlohmann::json row = {{"model", r.item.model},
@@ -290,6 +311,7 @@ nlohmann::json result_json(const GemmRunBenchResult& r) {
               {"oracle_problem", r.oracle_problem},
               {"oracle_configuration", r.oracle_configuration},
               {"oracle_median_ms", r.oracle_median_ms},
+              {"oracle_candidates", oracle_candidates_json(r)},
               {"oracle_over_chosen",
                r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0},
               {"host_run_us", r.host_run_us},

@@ -94,6 +94,7 @@ struct Chosen {
   cublasLtMatmulAlgo_t algo{};
   std::int64_t workspace_bytes = 0;
   std::string how;  // "model rank 1 of 412", "cuBLASLt heuristic top-1 (...)", "forced"
+  std::vector<TimedCandidate> timed;  // GemmChoice::kMeasured: the pool with its times
 };
 
 
@@ -105,6 +106,7 @@ class GpuGemmRun final : public GemmRunBackend {
 
   std::int64_t workspace_bytes() const override { return chosen_.workspace_bytes; }
   std::string configuration() const override { return configuration_; }
+  std::vector<TimedCandidate> timed_candidates() const override { return chosen_.timed; }
   Status run(const GemmArgs& args, const ExecutionContext& context) const override;
 
  private:
@@ -229,7 +231,7 @@ Result<Chosen> GpuGemmRun::select_with_model(DeviceState& state, const GemmOptio
     // The model's time with the run epilogue's own traffic (aux, bias gradient) added.
     const double predicted_us = selector->model().predict_us(p_.shape, candidate, p_.epilogue);
     return Chosen{algo, workspace,
-                  how + parity::detail::concat(", predicted ", predicted_us, " us")};
+                  how + parity::detail::concat(", predicted ", predicted_us, " us"), {}};
   };
   const std::string count = std::to_string(candidates.size());
   auto first = try_candidate(
@@ -261,9 +263,12 @@ Result<std::vector<Chosen>> GpuGemmRun::model_top(DeviceState& state, const Gemm
     const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidates[ranked[r].index]);
     auto workspace = check(algo);
     if (!workspace.is_ok()) continue;
+    const double predicted_us =
+        selector->model().predict_us(p_.shape, candidates[ranked[r].index], p_.epilogue);
     top.push_back(Chosen{algo, *workspace,
-                         "model rank " + std::to_string(r + 1) + " of " +
-                             std::to_string(candidates.size())});
+                         parity::detail::concat("model rank ", r + 1, " of ", candidates.size(),
+                                                " (predicted ", predicted_us, " us)"),
+                         {}});
   }
   return top;
 }
@@ -310,9 +315,13 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   if (sets_aux) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buffers.aux.data()));
   std::size_t best = pool.size();
   double best_us = std::numeric_limits<double>::infinity();
+  std::vector<TimedCandidate> timed;
   for (std::size_t i = 0; i < pool.size(); ++i) {
     auto us = time_matmul_us(handle_, lt_.desc, lt_.a, lt_.b, lt_.c, pool[i].algo, buffers);
-    if (us.is_ok() && *us < best_us) {
+    if (!us.is_ok()) continue;
+    auto text = lt::read_config(pool[i].algo);
+    timed.push_back({(text.is_ok() ? lt::describe_config(*text) : std::string("?")) + " [" + pool[i].how + "]", *us});
+    if (*us < best_us) {
       best_us = *us;
       best = i;
     }
@@ -326,6 +335,7 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   const double spent_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   Chosen chosen = pool[best];
+  chosen.timed = std::move(timed);
   chosen.how = parity::detail::concat("measured: ", chosen.how, ", ", best_us, " us, fastest of ",
                                       pool.size(), "; measuring took ", spent_ms, " ms");
   return chosen;
@@ -344,7 +354,7 @@ Result<Chosen> GpuGemmRun::forced(DeviceState& state, const std::string& text) c
     return invalid_argument("forced_configuration: '", text, "' cannot run this problem (",
                             workspace.status().message(), ")");
   }
-  return Chosen{algo, *workspace, "forced"};
+  return Chosen{algo, *workspace, "forced", {}};
 }
 
 Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options, GemmChoice choice) {
