@@ -41,8 +41,9 @@ Status wgmma_forward_runnable() {
                        kernels::attention_forward_wgmma_kernel<Elem16::kBF16,
                                                                kernels::Mode::kPointwise, 128>)));
   if (attributes.sharedSizeBytes != 0) {
-    return unsupported("attention forward wgmma: this build has no sm_90a code for device ", device,
-                       " (compile with CMAKE_CUDA_ARCHITECTURES including 90a-real)");
+    return unsupported("attention forward wgmma: the binary loaded for device ", device,
+                       " is not sm_90a code (build with CMAKE_CUDA_ARCHITECTURES including "
+                       "90a-real)");
   }
   if (cached) runnable_device[device].store(true, std::memory_order_relaxed);
   return Status::ok();

@@ -8,8 +8,8 @@
 //   O (64 x d fp32) += P V        wgmma m64n{d}k16, P from registers, V from shared memory
 //                                 (MN-major descriptor).
 // All threads copy with cp.async into the 128-byte-swizzled layout the descriptors expect
-// (wgmma.cuh): Q once per q tile, K and V through a two-stage ring so that tile j + 1 streams in
-// while tile j is multiplied; each thread fences the generic proxy against the async one before
+// (wgmma.cuh): Q once per q tile, K and V through a three-stage ring so that tiles j + 1 and
+// j + 2 stream in while tile j is multiplied; each thread fences the generic proxy against the async one before
 // the barrier that publishes a tile. Tiles the mask hides for the whole block are never loaded;
 // a warpgroup skips the tiles its 64 rows cannot see; a warp evaluates the mask per element only
 // on tiles that partly hide its 16 rows (mask.cuh, shared with the mma.sync kernels, as are the
@@ -25,7 +25,7 @@ namespace parity::gpu_device::attention {
 
 inline constexpr int kWarpgroupThreads = 128;     // 4 warps: the wgmma issue unit
 inline constexpr int kWarpgroupRows = 64;         // q rows per warpgroup (wgmma M)
-inline constexpr int kWgmmaStages = 2;            // K/V ring depth
+inline constexpr int kWgmmaStages = 3;            // K/V ring: tiles j, j + 1, j + 2
 inline constexpr int kSharedAlignBytes = 1024;    // the swizzle period: tile bases align to it
 
 template <int kDim>
@@ -143,13 +143,18 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     __syncthreads();  // the previous tile's shared-memory reads are done
     copy_tile_swizzled<kWgmmaRows, kDim>(q_tile, block.q_base, block.qk_stride, q0,
                                          seq.mask.len_q);
-    if (first >= 0) {
-      copy_tile_swizzled<kTileCols, kDim>(k_tiles, block.k_base, block.qk_stride,
-                                          first * kTileCols, seq.mask.len_kv);
-      copy_tile_swizzled<kTileCols, kDim>(v_tiles, block.v_base, block.v_stride,
-                                          first * kTileCols, seq.mask.len_kv);
+    // cp.async groups, oldest first: {Q, tile first}, {tile first + 1}, then one per step (tile
+    // j + 2; empty past the last), so "all but the newest group done" at step j means tile j.
+    for (int ahead = 0; ahead < kWgmmaStages - 1; ++ahead) {
+      const int kv_tile = first + ahead;
+      if (first >= 0 && kv_tile <= last) {
+        copy_tile_swizzled<kTileCols, kDim>(k_tiles + ahead * kTileBytes, block.k_base,
+                                            block.qk_stride, kv_tile * kTileCols, seq.mask.len_kv);
+        copy_tile_swizzled<kTileCols, kDim>(v_tiles + ahead * kTileBytes, block.v_base,
+                                            block.v_stride, kv_tile * kTileCols, seq.mask.len_kv);
+      }
+      commit_async_copies();
     }
-    commit_async_copies();
 
     float o[kDim / 8][4];
 #pragma unroll
@@ -161,19 +166,19 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 
     for (int j = first; first >= 0 && j <= last; ++j) {
       const unsigned stage = static_cast<unsigned>((j - first) % kWgmmaStages);
-      // Tile j landed for this thread; the fence hands its writes to the async proxy, and the
-      // barrier publishes them and says every warpgroup finished step j - 1 (its wgmma waited),
-      // so the other stage may be refilled.
-      wait_async_copies<0>();
+      // Tile j landed for this thread (tile j + 1 may be in flight); the fence hands its writes to
+      // the async proxy, and the barrier publishes them and says every warpgroup finished step
+      // j - 1 (its wgmma waited), so that step's stage may take tile j + 2.
+      wait_async_copies<kWgmmaStages - 2>();
       fence_generic_to_async_shared();
       __syncthreads();
-      if (j < last) {
-        const unsigned next = (stage + 1) % kWgmmaStages;
-        copy_tile_swizzled<kTileCols, kDim>(k_tiles + next * kTileBytes, block.k_base,
-                                            block.qk_stride, (j + 1) * kTileCols,
-                                            seq.mask.len_kv);
-        copy_tile_swizzled<kTileCols, kDim>(v_tiles + next * kTileBytes, block.v_base,
-                                            block.v_stride, (j + 1) * kTileCols, seq.mask.len_kv);
+      if (j + kWgmmaStages - 1 <= last) {
+        const unsigned refill = (stage + kWgmmaStages - 1) % kWgmmaStages;
+        const int kv_row0 = (j + kWgmmaStages - 1) * kTileCols;
+        copy_tile_swizzled<kTileCols, kDim>(k_tiles + refill * kTileBytes, block.k_base,
+                                            block.qk_stride, kv_row0, seq.mask.len_kv);
+        copy_tile_swizzled<kTileCols, kDim>(v_tiles + refill * kTileBytes, block.v_base,
+                                            block.v_stride, kv_row0, seq.mask.len_kv);
       }
       commit_async_copies();
       const int col0 = j * kTileCols;
