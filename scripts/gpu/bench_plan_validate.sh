@@ -9,7 +9,7 @@
 # held-out sets drawn by scripts/plan_validation_set.py; set 1 was scored in run 33 and is now
 # development data, set 2 is the one to score and quote), written to plan_validate_<file stem>.json.
 # Set 2 at 8 steps: 14 steps per configuration (first, 3 warmup, 8 timed, 2 instrumented); its 12
-# predicted step times sum to 0.44 s, so 6.2 s of steps, plus about 1-3 s of set-up each
+# predicted step times sum to 0.45 s, so 6.3 s of steps, plus about 1-3 s of set-up each
 # (dlrm-v2 initialises 105 GB of tables; the first step times the GEMM candidates): under 1 minute.
 #   PLAN_VALIDATE_STEPS=10 PLAN_VALIDATE_CONFIGS=dlrm-kaggle:65536:bf16:none,... \
 #     scripts/gpu/bench_plan_validate.sh build/cuda
