@@ -159,11 +159,13 @@ struct DenseTimes {
   double interaction_forward_us = 0, interaction_backward_us = 0, loss_us = 0;
 };
 
+// The TF32 factor for a layout (cuBLAS column-major op codes) by its count of MN-major operands:
+// TN none, NN (A) and TT (B) one, NT two.
 double tf32_gemm_time_factor(const PlannerCalibration& calibration, gemm::GemmLayout layout) {
   switch (layout) {
     case gemm::GemmLayout::kTN: return calibration.tf32_tn_gemm_time_factor.value;
-    case gemm::GemmLayout::kNN:  // one MN-major operand (A)
-    case gemm::GemmLayout::kTT: return calibration.tf32_nn_gemm_time_factor.value;  // (B)
+    case gemm::GemmLayout::kNN:
+    case gemm::GemmLayout::kTT: return calibration.tf32_nn_gemm_time_factor.value;
     case gemm::GemmLayout::kNT: return calibration.tf32_nt_gemm_time_factor.value;
   }
   return calibration.tf32_nt_gemm_time_factor.value;
