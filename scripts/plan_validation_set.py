@@ -42,7 +42,11 @@ OPTIMIZERS = {"dlrm-kaggle": ["", "adagrad", "adam"], "dlrm-v2": ["", "sgd"]}
 def read_set(path):
     """The (preset, batch, precision, checkpointing) of every configuration line of a set file."""
     keys = set()
-    with open(path) as lines:
+    try:
+        lines = open(path)
+    except OSError as error:
+        sys.exit("--exclude: cannot read '%s': %s" % (path, error.strerror))
+    with lines:
         for line in lines:
             line = line.strip()
             if not line or line.startswith("#"):
