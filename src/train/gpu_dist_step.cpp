@@ -3,18 +3,14 @@
 #include "train/gpu_dist_step.hpp"
 
 #include <algorithm>
+#include <vector>
 
-#include "core/device_hooks.hpp"
 #include "parity/embedding/tbe_op.hpp"
 #include "parity/nn/loss.hpp"
 
 namespace parity::train::detail {
 
 namespace {
-
-// Dense gradient all-reduce granularity: a few calls per step keep the launch cost small while
-// bounding each transfer (the CPU distributed trainer's bucket size).
-constexpr std::int64_t kBucketFloats = (std::int64_t{4} << 20) / 4;
 
 Buffer* find_state(DlrmModel& model, const char* name) {
   for (const auto& piece : model.state_buffers()) {
@@ -45,15 +41,17 @@ data::Batch dense_slice(const data::Batch& batch, std::int64_t begin, std::int64
 Result<std::unique_ptr<ShardedStep>> ShardedStep::create(const model::ModelSpec& spec,
                                                          const std::vector<int>& table_owner,
                                                          std::int64_t local_rows, comm::Communicator& comm,
-                                                         DlrmModel& model) {
+                                                         DlrmModel& model, DenseReductionOptions reduction) {
   PARITY_CHECK_ARG(table_owner.size() == spec.embedding.tables.size(), "placement: ", table_owner.size(),
                    " owners for ", spec.embedding.tables.size(), " tables");
   PARITY_CHECK_ARG(local_rows >= 1, "batch: ", local_rows, " rows per rank; expected >= 1");
+  PARITY_CHECK_ARG(reduction.bucket_bytes >= 1, "bucket_bytes: ", reduction.bucket_bytes, " must be >= 1");
   const DeviceKind device = model.context().device;
   PARITY_CHECK_ARG(comm.buffer_device() == device, "comm: the ", comm.backend_name(), " communicator moves ",
                    device_kind_name(comm.buffer_device()), " buffers; the model runs on ", device_kind_name(device));
   std::unique_ptr<ShardedStep> step(new ShardedStep(comm, model));
   step->spec_ = spec;
+  step->reduction_ = reduction;
   step->context_ = model.context();
   step->act_dtype_ = model.activation_dtype();
   const int rank = comm.rank(), ranks = comm.size();
@@ -105,24 +103,15 @@ Result<std::unique_ptr<ShardedStep>> ShardedStep::create(const model::ModelSpec&
     PARITY_ASSIGN_OR_RETURN(step->global_labels_, Buffer::allocate(device, global_rows * 4, "global labels"));
     PARITY_ASSIGN_OR_RETURN(step->global_grad_, Buffer::allocate(device, global_rows * act, "global logit gradients"));
   }
-  if (device == DeviceKind::kGpu && ranks > 1) {
-    PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("gradient all-reduce stream"));
-    PARITY_ASSIGN_OR_RETURN(step->comm_stream_, hooks->stream_create());
-    PARITY_ASSIGN_OR_RETURN(step->ready_event_, hooks->event_create());
-    PARITY_ASSIGN_OR_RETURN(step->done_event_, hooks->event_create());
-  }
   model.set_step_exchange(step.get());
   return step;
 }
 
 ShardedStep::~ShardedStep() {
   model_.set_step_exchange(nullptr);
-  if (const auto* hooks = parity::detail::device_hooks(); hooks != nullptr && comm_stream_ != nullptr) {
-    (void)hooks->synchronize(comm_stream_);  // a destructor cannot report; the stream is drained
-    hooks->event_destroy(ready_event_);
-    hooks->event_destroy(done_event_);
-    hooks->stream_destroy(comm_stream_);
-  }
+  // A step abandoned mid-way (an error) leaves buckets started: complete them, so the
+  // communicator does not hold this model's gradient buffer (a destructor cannot report).
+  for (const auto& handle : in_flight_) (void)comm_.wait(handle);
 }
 
 Status ShardedStep::stage_global_batch(const data::Batch& global) {
@@ -239,35 +228,47 @@ Status ShardedStep::backward_pooled(std::int64_t batch_size, const float* grad_p
   return embedding::tbe_backward_fused(owned_problem(), args, context_);
 }
 
-Status ShardedStep::reduce_range(float* grads, std::int64_t begin, std::int64_t count, void* stream) {
-  for (std::int64_t at = begin; at < begin + count; at += kBucketFloats) {
-    const std::int64_t bucket = std::min(kBucketFloats, begin + count - at);
-    PARITY_RETURN_IF_ERROR(comm_.all_reduce(grads + at, grads + at, bucket, DType::kF32, comm::ReduceOp::kSum, stream));
+Status ShardedStep::start_buckets(float* grads, std::int64_t begin, std::int64_t count) {
+  const std::int64_t bucket_floats = std::max<std::int64_t>(1, reduction_.bucket_bytes / 4);
+  for (std::int64_t at = begin; at < begin + count; at += bucket_floats) {
+    const std::int64_t bucket = std::min(bucket_floats, begin + count - at);
+    PARITY_ASSIGN_OR_RETURN(const comm::CollectiveHandle handle,
+                            comm_.start_all_reduce(grads + at, grads + at, bucket, DType::kF32,
+                                                   comm::ReduceOp::kSum, context_.stream));
+    if (reduction_.is_overlapped) {
+      in_flight_.push_back(handle);
+    } else {
+      PARITY_RETURN_IF_ERROR(comm_.wait(handle));
+    }
   }
   return Status::ok();
 }
 
-Status ShardedStep::wait_for(void* stream, void* after, void* event) const {
-  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("gradient all-reduce stream"));
-  PARITY_RETURN_IF_ERROR(hooks->event_record(event, after));
-  return hooks->stream_wait_event(stream, event);
-}
-
 Status ShardedStep::dense_gradients_ready(float* grads, std::int64_t begin, std::int64_t count) {
-  overlapped_begin_ = begin;
-  if (comm_stream_ == nullptr) return reduce_range(grads, begin, count, context_.stream);
-  PARITY_RETURN_IF_ERROR(wait_for(comm_stream_, context_.stream, ready_event_));
-  return reduce_range(grads, begin, count, comm_stream_);
+  if (comm_.size() == 1) return Status::ok();  // the sum over one rank is the gradient
+  ready_begin_ = begin;
+  if (!reduction_.is_overlapped) return Status::ok();  // started after the backward, same order
+  PARITY_RETURN_IF_ERROR(start_buckets(grads, begin, count));
+  return comm_.progress();  // MPI: get the first bucket moving before the next compute
 }
 
 Status ShardedStep::reduce_dense_gradients(float* grads, std::int64_t count) {
-  // The blocks before the one already launched (all of them if none was).
-  const std::int64_t end = overlapped_begin_ >= 0 ? overlapped_begin_ : count;
-  overlapped_begin_ = -1;
-  if (comm_stream_ == nullptr) return reduce_range(grads, 0, end, context_.stream);
-  PARITY_RETURN_IF_ERROR(wait_for(comm_stream_, context_.stream, ready_event_));
-  PARITY_RETURN_IF_ERROR(reduce_range(grads, 0, end, comm_stream_));
-  return wait_for(context_.stream, comm_stream_, done_event_);  // the update waits for every bucket
+  if (comm_.size() == 1) return Status::ok();
+  // Buckets in one order whatever the schedule: the announced block first, then the rest.
+  const std::int64_t rest = ready_begin_ >= 0 ? ready_begin_ : count;
+  if (!reduction_.is_overlapped && ready_begin_ >= 0) {
+    PARITY_RETURN_IF_ERROR(start_buckets(grads, ready_begin_, count - ready_begin_));
+  }
+  ready_begin_ = -1;
+  PARITY_RETURN_IF_ERROR(start_buckets(grads, 0, rest));
+  // NCCL: the model's stream waits for each bucket (the update is queued after it).
+  Status status = Status::ok();
+  for (const auto& handle : in_flight_) {
+    const Status waited = comm_.wait(handle);
+    if (status.is_ok()) status = waited;
+  }
+  in_flight_.clear();
+  return status;
 }
 
 }  // namespace parity::train::detail

@@ -11,11 +11,14 @@
 //   loss: logits and labels all-gathered, BCE over the global batch (the single-process loss);
 //   backward_pooled: pooled gradients back to the owners, fused TBE backward and update;
 //   dense_gradients_ready / reduce_dense_gradients: in-place sum all-reduce of the dense gradient
-//     in buckets, the top MLP's block as soon as its backward is done; on several GPU ranks on a
-//     second stream (after an event on the model's stream) so it overlaps the rest of the backward,
-//     the model's stream waiting for it before the update.
-// With one rank nothing is exchanged or copied: the TBE writes the model's pooled buffer and reads
-// its gradient, the loss is the model's own; only the (in-place) dense all-reduce remains.
+//     in buckets through the communicator's asynchronous API (start_all_reduce / wait). Overlapped:
+//     the top MLP's buckets start as soon as its backward is done (NCCL queues them on its own
+//     stream after the model's work so far; MPI progresses them inside the later collectives and
+//     progress()), the rest after the backward, and every bucket is waited for before the update
+//     (NCCL: the model's stream waits, the host does not block). After the backward: the same
+//     buckets, started and waited for in the same order, one at a time: the same bits.
+// With one rank nothing is exchanged, copied or reduced: the TBE writes the model's pooled buffer
+// and reads its gradient, the loss is the model's own, and a sum over one rank is the gradient.
 #pragma once
 
 #include <cstdint>
@@ -40,13 +43,19 @@ model::ModelSpec stub_spec_for_rank(const model::ModelSpec& spec, const std::vec
 /// StepExchange stages only dense features and labels).
 data::Batch dense_slice(const data::Batch& batch, std::int64_t begin, std::int64_t count);
 
+/// How the dense gradient is summed across ranks (the CPU distributed trainer's options).
+struct DenseReductionOptions {
+  bool is_overlapped = true;  // buckets start during the backward; else all after it
+  std::int64_t bucket_bytes = std::int64_t{4} << 20;  // most bytes per all-reduce (>= 1 float)
+};
+
 class ShardedStep final : public StepExchange {
  public:
   /// `model` was created from stub_spec_for_rank(spec, table_owner, comm.rank()) for `local_rows`
   /// rows; the step is set as its exchange (and unset on destruction). Every rank calls this.
   static Result<std::unique_ptr<ShardedStep>> create(const model::ModelSpec& spec, const std::vector<int>& table_owner,
                                                      std::int64_t local_rows, comm::Communicator& comm,
-                                                     DlrmModel& model);
+                                                     DlrmModel& model, DenseReductionOptions reduction = {});
   ~ShardedStep() override;
   ShardedStep(const ShardedStep&) = delete;
   ShardedStep& operator=(const ShardedStep&) = delete;
@@ -67,9 +76,9 @@ class ShardedStep final : public StepExchange {
   ShardedStep(comm::Communicator& comm, DlrmModel& model) : comm_(comm), model_(model) {}
   embedding::TbeProblem owned_problem() const;
   Status check_rows(std::int64_t batch_size) const;
-  Status reduce_range(float* grads, std::int64_t begin, std::int64_t count, void* stream);
-  // `stream` waits for the work queued so far on `after` (through `event`).
-  Status wait_for(void* stream, void* after, void* event) const;
+  // Starts the all-reduces of [begin, begin + count) in buckets (waiting for each one at once
+  // unless overlapped).
+  Status start_buckets(float* grads, std::int64_t begin, std::int64_t count);
 
   comm::Communicator& comm_;
   DlrmModel& model_;
@@ -91,11 +100,9 @@ class ShardedStep final : public StepExchange {
   // Multi-rank only: [G][P_me] pooled rows and their gradients, staging blocks, the gathered
   // logits, labels and logit gradients.
   Buffer owned_pooled_, owned_grad_, staging_, staging_grad_, global_logits_, global_labels_, global_grad_;
-  // Several GPU ranks: the dense all-reduces' stream and its two events (null otherwise).
-  void* comm_stream_ = nullptr;
-  void* ready_event_ = nullptr;
-  void* done_event_ = nullptr;
-  std::int64_t overlapped_begin_ = -1;  // the block dense_gradients_ready launched, this step
+  DenseReductionOptions reduction_;
+  std::vector<comm::CollectiveHandle> in_flight_;  // started dense buckets, in start order
+  std::int64_t ready_begin_ = -1;  // the block dense_gradients_ready announced, this step
 };
 
 }  // namespace parity::train::detail

@@ -157,7 +157,11 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
     status = model.is_ok() ? model->initialize(train.seed) : model.status();
   }
   if (status.is_ok()) {
-    auto created = detail::ShardedStep::create(train.spec, options.placement.table_owner, local_rows, collective, *model);
+    detail::DenseReductionOptions reduction;
+    reduction.is_overlapped = options.dense_reduction == DistTrainOptions::DenseReduction::kOverlapped;
+    reduction.bucket_bytes = options.bucket_bytes;
+    auto created = detail::ShardedStep::create(train.spec, options.placement.table_owner, local_rows, collective,
+                                               *model, reduction);
     status = created.status();
     if (created.is_ok()) step = std::move(*created);
   }

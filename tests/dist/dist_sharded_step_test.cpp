@@ -35,7 +35,8 @@ std::vector<std::vector<int>> placements(const model::ModelSpec& spec, int ranks
 
 // Losses of `steps` steps of the sharded step on `comm` (every rank returns the global loss).
 std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& spec, const std::vector<int>& owners,
-                                   std::int64_t global_rows, int steps) {
+                                   std::int64_t global_rows, int steps,
+                                   train::detail::DenseReductionOptions reduction = {}) {
   const std::int64_t local_rows = global_rows / comm.size();
   ExecutionContext context;
   context.deterministic = true;
@@ -43,7 +44,7 @@ std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& s
                                                 local_rows, context);
   EXPECT_TRUE(model.is_ok()) << model.status().to_string();
   if (!model.is_ok() || !model->initialize(4).is_ok()) return {};
-  auto step = train::detail::ShardedStep::create(spec, owners, local_rows, comm, *model);
+  auto step = train::detail::ShardedStep::create(spec, owners, local_rows, comm, *model, reduction);
   EXPECT_TRUE(step.is_ok()) << step.status().to_string();
   if (!step.is_ok()) return {};
   std::vector<double> losses;
@@ -59,6 +60,7 @@ std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& s
         train::detail::dense_slice(batch, comm.rank() * local_rows, local_rows), s);
     EXPECT_TRUE(loss.is_ok()) << loss.status().to_string();
     losses.push_back(loss.is_ok() ? *loss : -1.0);
+    EXPECT_EQ(comm.pending_collectives(), 0) << "step " << s << " left dense buckets in flight";
   }
   return losses;
 }
@@ -95,6 +97,26 @@ TEST_F(ShardedStepDist, PlacementDoesNotChangeTheLossesBitForBit) {
   for (std::size_t s = 0; s < want.size(); ++s) {
     const double bound = static_cast<double>(s + 1) * 5 * gamma * std::abs(single[s]);
     EXPECT_LE(std::abs(want[s] - single[s]), bound) << "step " << s << ": " << want[s] << " vs " << single[s];
+  }
+}
+
+// The dense buckets started during the backward (start_all_reduce, waited for before the update)
+// and the same buckets started and waited for one by one after it issue the same collectives in
+// the same order, so even the backend's own (fast) reduction gives the same bits. Small buckets,
+// so both the top MLP's block and the rest span several.
+TEST_F(ShardedStepDist, OverlappedDenseReductionEqualsReductionAfterBackward) {
+  auto comm = make_mpi_communicator();
+  ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
+  const auto spec = model::load_spec("tiny").value();
+  const auto owners = placements(spec, (*comm)->size())[1];
+  for (const std::int64_t bucket_bytes : {std::int64_t{1} << 10, std::int64_t{4} << 20}) {
+    train::detail::DenseReductionOptions overlapped, after_backward;
+    overlapped.bucket_bytes = after_backward.bucket_bytes = bucket_bytes;
+    after_backward.is_overlapped = false;
+    const auto want = sharded_losses(**comm, spec, owners, 16 * (*comm)->size(), 3, after_backward);
+    ASSERT_EQ(want.size(), 3u);
+    EXPECT_EQ(sharded_losses(**comm, spec, owners, 16 * (*comm)->size(), 3, overlapped), want)
+        << "bucket_bytes " << bucket_bytes;
   }
 }
 
