@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "dist/dist_world.hpp"
+#include "dist/placements.hpp"
 #include "parity/comm/mpi.hpp"
 #include "parity/model/spec.hpp"
 #include "parity/train/gpu_dist_trainer.hpp"
@@ -23,28 +24,29 @@ namespace {
 
 class ShardedStepDist : public DistTest {};
 
-std::vector<std::vector<int>> placements(const model::ModelSpec& spec, int ranks) {
+std::vector<train::TablePlacement> placements(const model::ModelSpec& spec, int ranks) {
   const std::size_t tables = spec.embedding.tables.size();
   std::vector<int> on_zero(tables, 0), round_robin(tables), reverse(tables);
   for (std::size_t t = 0; t < tables; ++t) {
     round_robin[t] = static_cast<int>(t) % ranks;
     reverse[t] = ranks - 1 - static_cast<int>(t) % ranks;
   }
-  return {on_zero, round_robin, reverse};
+  return {{on_zero, {}}, {round_robin, {}}, {reverse, {}}};
 }
 
 // Losses of `steps` steps of the sharded step on `comm` (every rank returns the global loss).
-std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& spec, const std::vector<int>& owners,
+std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& spec, const train::TablePlacement& placement,
                                    std::int64_t global_rows, int steps,
                                    train::detail::DenseReductionOptions reduction = {}) {
   const std::int64_t local_rows = global_rows / comm.size();
   ExecutionContext context;
   context.deterministic = true;
-  auto model = train::detail::DlrmModel::create(train::detail::stub_spec_for_rank(spec, owners, comm.rank()),
+  auto model = train::detail::DlrmModel::create(train::detail::dense_only_spec(spec),
                                                 local_rows, context);
   EXPECT_TRUE(model.is_ok()) << model.status().to_string();
   if (!model.is_ok() || !model->initialize(4).is_ok()) return {};
-  auto step = train::detail::ShardedStep::create(spec, owners, local_rows, comm, *model, reduction);
+  auto step = train::detail::ShardedStep::create(spec, placement, local_rows, comm, *model, 4,
+                                                 reduction);
   EXPECT_TRUE(step.is_ok()) << step.status().to_string();
   if (!step.is_ok()) return {};
   std::vector<double> losses;
@@ -65,14 +67,37 @@ std::vector<double> sharded_losses(Communicator& comm, const model::ModelSpec& s
   return losses;
 }
 
+// Not bitwise: a rank's GEMMs run on L rows (OpenBLAS blocks by shape) and the dense gradient is
+// summed over ranks, so reductions round in other orders. Each of tiny's 5 layers reduces at most
+// K = 64 terms per output and each backward reduction at most G rows: another order moves a
+// result by at most gamma(n) = n*u / (1 - n*u) relative to the sum of magnitudes (Higham, Thm 4.4;
+// u = 2^-24). With SGD (no Adagrad normalisation to amplify tiny gradients) a step's perturbation
+// carries into the next one linearly, so step s may differ by (s + 1) times the per-step bound
+// 5 * gamma(G), relative to the loss. Routing a gradient to the wrong rows or columns changes the
+// losses by orders of magnitude more.
+void expect_within_reordering_bound(const std::vector<double>& got, const std::vector<double>& single, double rows) {
+  const double u = std::ldexp(1.0, -24);
+  const double gamma = rows * u / (1 - rows * u);
+  ASSERT_EQ(single.size(), got.size());
+  for (std::size_t s = 0; s < got.size(); ++s) {
+    const double bound = static_cast<double>(s + 1) * 5 * gamma * std::abs(single[s]);
+    EXPECT_LE(std::abs(got[s] - single[s]), bound) << "step " << s << ": " << got[s] << " vs " << single[s];
+  }
+}
+
+model::ModelSpec tiny_with_sgd() {
+  auto spec = model::load_spec("tiny").value();
+  spec.dense_optimizer.kind = model::DenseOptimizerKind::kSgd;
+  spec.embedding.optimizer.kind = embedding::OptimizerKind::kSgd;
+  return spec;
+}
+
 TEST_F(ShardedStepDist, PlacementDoesNotChangeTheLossesBitForBit) {
   CommOptions options;
   options.reduction_order = ReductionOrder::kRankOrder;  // the same dense gradient sum every run
   auto comm = make_mpi_communicator(options);
   ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
-  auto spec = model::load_spec("tiny").value();
-  spec.dense_optimizer.kind = model::DenseOptimizerKind::kSgd;
-  spec.embedding.optimizer.kind = embedding::OptimizerKind::kSgd;
+  const auto spec = tiny_with_sgd();
   const auto all = placements(spec, (*comm)->size());
   const auto want = sharded_losses(**comm, spec, all[0], 48 * (*comm)->size(), 4);
   ASSERT_EQ(want.size(), 4u);
@@ -81,29 +106,40 @@ TEST_F(ShardedStepDist, PlacementDoesNotChangeTheLossesBitForBit) {
   }
   // Against the single-process model (this rank runs it alone on the whole batch).
   auto local = make_local_communicator();
-  const auto single = sharded_losses(*local, spec, std::vector<int>(spec.embedding.tables.size(), 0),
+  const auto single = sharded_losses(*local, spec, {std::vector<int>(spec.embedding.tables.size(), 0), {}},
                                      48 * (*comm)->size(), 4);
-  // Not bitwise: a rank's GEMMs run on L rows (OpenBLAS blocks by shape) and the dense gradient
-  // is summed over ranks, so reductions round in other orders. Each of tiny's 5 layers reduces at
-  // most K = 64 terms per output and each backward reduction at most G rows: another order moves
-  // a result by at most gamma(n) = n*u / (1 - n*u) relative to the sum of magnitudes (Higham,
-  // Thm 4.4; u = 2^-24). With SGD (no Adagrad normalisation to amplify tiny gradients) a step's
-  // perturbation carries into the next one linearly, so step s may differ by (s + 1) times the
-  // per-step bound 5 * gamma(G), relative to the loss. Routing a gradient to the wrong rows or
-  // columns changes the losses by orders of magnitude more.
-  const double u = std::ldexp(1.0, -24), rows = 48.0 * (*comm)->size();
-  const double gamma = rows * u / (1 - rows * u);
-  ASSERT_EQ(single.size(), want.size());
-  for (std::size_t s = 0; s < want.size(); ++s) {
-    const double bound = static_cast<double>(s + 1) * 5 * gamma * std::abs(single[s]);
-    EXPECT_LE(std::abs(want[s] - single[s]), bound) << "step " << s << ": " << want[s] << " vs " << single[s];
+  expect_within_reordering_bound(want, single, 48.0 * (*comm)->size());
+}
+
+// Row-wise (uneven, a rank holding two shards of a table), column-wise, data-parallel and
+// table-wise tables together (mixed_placement, two rank orders) give the losses of all tables on
+// rank 0 bit for bit, for the argument above plus: column shards pool the same ids per column,
+// replicas run the single-process backward on the gathered global batch, and tiny's row-wise
+// tables have at most 2 ids per bag (a regrouped sum of <= 2 terms is the same bits). With mean
+// pooling too (row shards pool sums, the sample's rank scales them as the TBE does). Hence also
+// the single-process losses within the bound above.
+TEST_F(ShardedStepDist, EveryPlacementTypeGivesTheTableWiseLossesBitForBit) {
+  CommOptions options;
+  options.reduction_order = ReductionOrder::kRankOrder;
+  auto comm = make_mpi_communicator(options);
+  ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
+  const int ranks = (*comm)->size();
+  auto local = make_local_communicator();
+  for (const auto pooling : {embedding::PoolingMode::kSum, embedding::PoolingMode::kMean}) {
+    auto spec = tiny_with_sgd();
+    spec.embedding.pooling = pooling;
+    SCOPED_TRACE(pooling == embedding::PoolingMode::kSum ? "sum pooling" : "mean pooling");
+    const auto want = sharded_losses(**comm, spec, placements(spec, ranks)[0], 16 * ranks, 3);
+    ASSERT_EQ(want.size(), 3u);
+    for (const int first : {0, ranks - 1}) {
+      const train::TablePlacement mixed = mixed_placement(spec, ranks, first);
+      EXPECT_EQ(sharded_losses(**comm, spec, mixed, 16 * ranks, 3), want) << "mixed placement from rank " << first;
+    }
+    const auto single = sharded_losses(*local, spec, placements(spec, 1)[0], 16 * ranks, 3);
+    expect_within_reordering_bound(want, single, 16.0 * ranks);
   }
 }
 
-// The dense buckets started during the backward (start_all_reduce, waited for before the update)
-// and the same buckets started and waited for one by one after it issue the same collectives in
-// the same order, so even the backend's own (fast) reduction gives the same bits. Small buckets,
-// so both the top MLP's block and the rest span several.
 TEST_F(ShardedStepDist, OverlappedDenseReductionEqualsReductionAfterBackward) {
   auto comm = make_mpi_communicator();
   ASSERT_TRUE(comm.is_ok()) << comm.status().to_string();
@@ -139,7 +175,7 @@ TEST_F(ShardedStepDist, TrainerOnAllRanksIsPlacementIndependent) {
     run.train.eval_every_steps = 3;
     run.train.num_threads = 1;
     run.train.out_dir = root + "/p" + std::to_string(summaries.size());
-    run.placement.table_owner = owners;
+    run.placement = owners;
     auto summary = train::train_distributed_gpu(run, **comm, **comm);
     ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
     ASSERT_EQ(summary->step_losses.size(), 6u);

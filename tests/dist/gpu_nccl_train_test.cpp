@@ -50,11 +50,11 @@ TEST(NcclTrainStep, OneRankEqualsTheSingleProcessGpuModelBitForBit) {
     context.deterministic = true;
     const std::vector<int> owners(spec.embedding.tables.size(), 0);
     auto single = detail::DlrmModel::create(spec, bench.batch_size, context);
-    auto sharded = detail::DlrmModel::create(detail::stub_spec_for_rank(spec, owners, 0), bench.batch_size, context);
+    auto sharded = detail::DlrmModel::create(detail::dense_only_spec(spec), bench.batch_size, context);
     ASSERT_TRUE(single.is_ok() && sharded.is_ok());
     ASSERT_TRUE(single->initialize(11).is_ok());
     ASSERT_TRUE(sharded->initialize(11).is_ok());
-    auto step = detail::ShardedStep::create(spec, owners, bench.batch_size, *nccl, *sharded);
+    auto step = detail::ShardedStep::create(spec, TablePlacement{owners, {}}, bench.batch_size, *nccl, *sharded, 11);
     ASSERT_TRUE(step.is_ok()) << step.status().to_string();
     for (int s = 0; s < 4; ++s) {
       bench.seed = 20 + static_cast<std::uint64_t>(s);

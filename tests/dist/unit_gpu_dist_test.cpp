@@ -140,14 +140,14 @@ TEST(GpuDistStep, OneRankOnTheCpuEqualsTheSingleProcessModelBitForBit) {
   bench.seed = 3;
   ExecutionContext context;
   auto single = DlrmModel::create(spec, bench.batch_size, context);
-  auto sharded = DlrmModel::create(stub_spec_for_rank(spec, std::vector<int>(spec.embedding.tables.size(), 0), 0),
+  auto sharded = DlrmModel::create(dense_only_spec(spec),
                                    bench.batch_size, context);
   ASSERT_TRUE(single.is_ok() && sharded.is_ok());
   ASSERT_TRUE(single->initialize(5).is_ok());
   ASSERT_TRUE(sharded->initialize(5).is_ok());
   auto local = comm::make_local_communicator();
-  auto step = ShardedStep::create(spec, std::vector<int>(spec.embedding.tables.size(), 0), bench.batch_size, *local,
-                                  *sharded);
+  auto step = ShardedStep::create(spec, TablePlacement{std::vector<int>(spec.embedding.tables.size(), 0), {}},
+                                  bench.batch_size, *local, *sharded, 5);
   ASSERT_TRUE(step.is_ok()) << step.status().to_string();
   EXPECT_TRUE((*step)->plan().is_identity());
   for (int s = 0; s < 4; ++s) {
@@ -228,18 +228,23 @@ TEST(GpuDistTrainer, OptionErrorsNameTheOption) {
   EXPECT_NE(outside.status().message().find("placement: table 3 is on rank 1, outside [0, 1)"), std::string::npos)
       << outside.status().to_string();
   options.placement.table_owner.clear();
-  // A plan's placement with a row-wise table is refused naming it, not replaced by the greedy one.
+  // What the sharded step cannot run is refused naming the table, never replaced by the greedy
+  // placement: column-wise with tiny's row-wise Adagrad (no column shard sees a row's mean g^2).
+  ASSERT_EQ(options.train.spec.embedding.optimizer.kind, embedding::OptimizerKind::kRowwiseAdagrad);
   options.placement.tables.resize(options.train.spec.embedding.tables.size());
   for (std::size_t t = 0; t < options.placement.tables.size(); ++t) {
     options.placement.tables[t].shards = {plan::Shard{0, 0, options.train.spec.embedding.tables[t].num_rows, 0,
                                                       options.train.spec.embedding.tables[t].dim}};
   }
-  options.placement.tables[2].type = plan::ShardingType::kRowWise;
-  auto row_wise = train_distributed_gpu(options, *host, *collective);
-  ASSERT_FALSE(row_wise.is_ok());
+  options.placement.tables[2].type = plan::ShardingType::kColumnWise;
+  auto column_wise = train_distributed_gpu(options, *host, *collective);
+  ASSERT_FALSE(column_wise.is_ok());
   const std::string table_name = options.train.spec.embedding.tables[2].name;
-  EXPECT_NE(row_wise.status().message().find("table '" + table_name + "' is row_wise"), std::string::npos)
-      << row_wise.status().to_string();
+  EXPECT_NE(column_wise.status().message().find("table '" + table_name + "' (column_wise): column_wise with row-wise "
+                                                "Adagrad"),
+            std::string::npos)
+      << column_wise.status().to_string();
+  EXPECT_EQ(column_wise.status().code(), StatusCode::kUnsupported);
   options.placement.tables[2].type = plan::ShardingType::kTableWise;  // all table-wise: accepted as owners
   options.placement.tables.clear();
   options.train.device = DeviceKind::kGpu;  // a CPU build has no GPU backend; a GPU one, no device comm here
