@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "dist/placements.hpp"
 #include "parity/comm/communicator.hpp"
 #include "parity/model/spec.hpp"
 #include "parity/train/gpu_dist_trainer.hpp"
@@ -130,6 +131,40 @@ model::ModelSpec tiny_spec() {
   auto spec = model::preset("tiny");
   EXPECT_TRUE(spec.is_ok());
   return *spec;
+}
+
+// One rank holding every placement type (two row shards of a table, four column shards, a
+// replica, whole tables: the fold path through the host) is the single-process step bit for bit:
+// row shards regroup bags of at most 2 ids (x + 0 = x, a + b = b + a), column shards pool the same
+// ids per column, the replica runs the single-process backward; sum and mean pooling.
+TEST(GpuDistStep, OneRankWithEveryPlacementTypeEqualsTheSingleProcessModelBitForBit) {
+  for (const auto pooling : {embedding::PoolingMode::kSum, embedding::PoolingMode::kMean}) {
+    auto spec = tiny_spec();
+    spec.embedding.optimizer.kind = embedding::OptimizerKind::kAdagrad;  // column shards need element-wise state
+    spec.embedding.pooling = pooling;
+    StepBenchOptions bench;
+    bench.device = DeviceKind::kCpu;
+    bench.batch_size = 32;
+    auto single = DlrmModel::create(spec, bench.batch_size, ExecutionContext{});
+    auto sharded = DlrmModel::create(dense_only_spec(spec), bench.batch_size, ExecutionContext{});
+    ASSERT_TRUE(single.is_ok() && sharded.is_ok());
+    ASSERT_TRUE(single->initialize(6).is_ok());
+    ASSERT_TRUE(sharded->initialize(6).is_ok());
+    auto local = comm::make_local_communicator();
+    auto step = ShardedStep::create(spec, comm::testing::mixed_placement(spec, 1, 0), bench.batch_size, *local,
+                                    *sharded, 6);
+    ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+    ASSERT_FALSE((*step)->layout().replicated_features.empty());
+    for (int s = 0; s < 3; ++s) {
+      bench.seed = 40 + static_cast<std::uint64_t>(s);
+      const data::Batch batch = synthetic_step_batch(spec, bench);
+      auto want = single->train_step(batch, s);
+      ASSERT_TRUE((*step)->stage_global_batch(batch).is_ok());
+      auto got = sharded->train_step(dense_slice(batch, 0, batch.batch_size), s);
+      ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+      EXPECT_EQ(*got, *want) << "step " << s << (pooling == embedding::PoolingMode::kMean ? ", mean" : ", sum");
+    }
+  }
 }
 
 TEST(GpuDistStep, OneRankOnTheCpuEqualsTheSingleProcessModelBitForBit) {
