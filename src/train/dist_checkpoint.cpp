@@ -173,7 +173,9 @@ Status restore_pieces(const DistCheckpointParts& parts, EmbeddingShard& shard, c
   return Status::ok();
 }
 
-std::vector<TableBlob> dense_blobs(DenseReplica& dense) {
+std::vector<TableBlob> dense_blobs(const DistCheckpointParts& parts) {
+  if (parts.dense == nullptr) return parts.dense_blobs;
+  DenseReplica& dense = *parts.dense;
   const auto bytes = [](const std::vector<float>& v) { return v.size() * sizeof(float); };
   return {{"dense.weights", dense.parameters().data(), bytes(dense.parameters())},
           {"dense.state1", dense.state1().data(), bytes(dense.state1())},
@@ -203,7 +205,7 @@ Status save_dist_checkpoint(const DistCheckpointParts& parts, const comm::Commun
     if (parts.replicas != nullptr) {
       for (const auto& piece : parts.replicas->table_blobs()) blob_pieces.push_back(piece);
     }
-    for (const auto& piece : dense_blobs(*parts.dense)) blob_pieces.push_back(piece);
+    for (const auto& piece : dense_blobs(parts)) blob_pieces.push_back(piece);
   }
   for (const auto& piece : blob_pieces) blobs.push_back({piece.name, piece.data, piece.size_bytes});
   return write_checkpoint_file(dist_checkpoint_path(options.out_dir, comm.rank(), comm.size()), blobs,
@@ -230,7 +232,7 @@ Result<bool> load_dist_checkpoint(const DistCheckpointParts& parts, const comm::
   const CheckpointFile& root = root_files.at(chosen);
   PARITY_RETURN_IF_ERROR(restore_checkpoint_meta(root.meta, root.path, options, state));
   PARITY_RETURN_IF_ERROR(restore_step_losses(root.blobs, root.path, state));
-  for (const auto& piece : dense_blobs(*parts.dense)) {
+  for (const auto& piece : dense_blobs(parts)) {
     PARITY_RETURN_IF_ERROR(copy_blob(root.blobs, root.path, piece.name, piece.data, piece.size_bytes));
   }
   PARITY_ASSIGN_OR_RETURN(const std::vector<TablePiece> saved, saved_pieces(root, options.spec));

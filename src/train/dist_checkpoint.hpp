@@ -32,6 +32,9 @@ struct DistCheckpointParts {
   /// Every piece of the placement (ShardLayout::saved_pieces); empty: whole tables by table_owner.
   std::vector<TablePiece> saved_pieces;
   EmbeddingShard* replicas = nullptr;  // the data-parallel tables (optional)
+  /// Without `dense`: the dense part's host buffers under the single-rank names ("dense.weights",
+  /// "dense.state1", "dense.state2"), read on save and written on load (the GPU trainer's copies).
+  std::vector<TableBlob> dense_blobs;
 };
 
 /// This rank's file (not collective: the caller agrees on the outcome across ranks).

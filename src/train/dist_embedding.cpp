@@ -5,6 +5,7 @@
 
 #include "parity/core/dtype.hpp"
 #include "parity/embedding/tbe_op.hpp"
+#include "train/dlrm_model.hpp"
 
 namespace parity::train::detail {
 
@@ -94,10 +95,10 @@ embedding::TbeProblem EmbeddingShard::problem(std::int64_t batch_size) const {
   embedding::TbeProblem problem;
   problem.layout = layout_;
   problem.batch_size = batch_size;
-  problem.num_indices = static_cast<std::int64_t>(ids_.size());
+  problem.num_indices = num_ids_;
   problem.index_dtype = DType::kI64;
   problem.weight_dtype = spec_.embedding.weight_dtype;
-  problem.output_dtype = DType::kF32;
+  problem.output_dtype = output_dtype_;
   problem.pooling = pooling_;
   return problem;
 }
@@ -108,16 +109,96 @@ void EmbeddingShard::set_batch(std::vector<std::int64_t> lengths, std::vector<st
   offsets_.assign(lengths.size() + 1, 0);
   for (std::size_t bag = 0; bag < lengths.size(); ++bag) offsets_[bag + 1] = offsets_[bag] + lengths[bag];
   ids_ = std::move(ids);
+  num_ids_ = static_cast<std::int64_t>(ids_.size());
+  num_offsets_ = static_cast<std::int64_t>(offsets_.size());
+  is_batch_staged_ = false;
 }
 
-Status EmbeddingShard::forward(float* pooled) {
+Status EmbeddingShard::set_batch_csr(const std::vector<std::int64_t>& offsets, const std::vector<std::int64_t>& ids,
+                                     std::int64_t batch_size) {
+  batch_size_ = batch_size;
+  num_ids_ = static_cast<std::int64_t>(ids.size());
+  num_offsets_ = static_cast<std::int64_t>(offsets.size());
+  if (!is_on_device()) {
+    offsets_ = offsets;
+    ids_ = ids;
+    return Status::ok();
+  }
+  offsets_.clear();
+  ids_.clear();
+  PARITY_RETURN_IF_ERROR(upload_batch(offsets.data(), ids.data()));
+  is_batch_staged_ = true;
+  return Status::ok();
+}
+
+// num_ids_ ids and num_offsets_ offsets to the device buffers (grown as needed).
+Status EmbeddingShard::upload_batch(const std::int64_t* offsets, const std::int64_t* ids) {
+  const std::int64_t ids_bytes = num_ids_ * 8, offsets_bytes = num_offsets_ * 8;
+  if (device_ids_.size_bytes() < ids_bytes) {
+    PARITY_ASSIGN_OR_RETURN(device_ids_, Buffer::allocate(context_.device, ids_bytes, "embedding shard ids"));
+  }
+  if (device_offsets_.size_bytes() < offsets_bytes) {
+    PARITY_ASSIGN_OR_RETURN(device_offsets_, Buffer::allocate(context_.device, offsets_bytes, "embedding shard offsets"));
+  }
+  if (ids_bytes > 0) PARITY_RETURN_IF_ERROR(device_ids_.copy_from_host(ids, ids_bytes));
+  return device_offsets_.copy_from_host(offsets, offsets_bytes);
+}
+
+Status EmbeddingShard::upload() {
+  if (!is_on_device() || !has_tables()) return Status::ok();
+  const auto upload_one = [&](const void* host, std::int64_t bytes, Buffer* device, const char* what) -> Status {
+    if (device->size_bytes() != bytes) {
+      PARITY_ASSIGN_OR_RETURN(*device, Buffer::allocate(context_.device, bytes, what));
+    }
+    return bytes == 0 ? Status::ok() : device->copy_from_host(host, bytes);
+  };
+  PARITY_RETURN_IF_ERROR(upload_one(weights_.data(), static_cast<std::int64_t>(weights_.size()), &device_weights_,
+                                    "embedding shard weights"));
+  PARITY_RETURN_IF_ERROR(upload_one(state1_.data(), static_cast<std::int64_t>(state1_.size()) * kFloat,
+                                    &device_state1_, "embedding shard state1"));
+  return upload_one(state2_.data(), static_cast<std::int64_t>(state2_.size()) * kFloat, &device_state2_,
+                    "embedding shard state2");
+}
+
+Status EmbeddingShard::download() {
+  if (!is_on_device() || !has_tables()) return Status::ok();
+  PARITY_RETURN_IF_ERROR(device_weights_.copy_to_host(weights_.data(), device_weights_.size_bytes()));
+  if (!state1_.empty()) PARITY_RETURN_IF_ERROR(device_state1_.copy_to_host(state1_.data(), device_state1_.size_bytes()));
+  if (!state2_.empty()) PARITY_RETURN_IF_ERROR(device_state2_.copy_to_host(state2_.data(), device_state2_.size_bytes()));
+  return Status::ok();
+}
+
+Status EmbeddingShard::stage_batch() {
+  if (!is_on_device() || is_batch_staged_) return Status::ok();
+  PARITY_RETURN_IF_ERROR(upload_batch(offsets_.data(), ids_.data()));
+  is_batch_staged_ = true;
+  return Status::ok();
+}
+
+embedding::TbeBatchView EmbeddingShard::batch_view() const {
+  if (is_on_device()) return {device_ids_.data(), device_offsets_.data(), nullptr};
+  return {ids_.data(), offsets_.data(), nullptr};
+}
+
+void* EmbeddingShard::tbe_weights() const {
+  return is_on_device() ? device_weights_.data() : const_cast<unsigned char*>(weights_.data());
+}
+
+float* EmbeddingShard::tbe_state(const std::vector<float>& host, const Buffer& device) const {
+  if (host.empty()) return nullptr;
+  return is_on_device() ? device.as<float>() : const_cast<float*>(host.data());
+}
+
+Status EmbeddingShard::forward(void* pooled) {
   if (!has_tables() || batch_size_ == 0) return Status::ok();
   const auto bags = static_cast<std::size_t>(layout_.num_features() * batch_size_);
-  PARITY_CHECK_ARG(offsets_.size() == bags + 1, "embedding batch: ", offsets_.size() - 1, " bag lengths; the shard's ",
+  PARITY_CHECK_ARG(num_offsets_ == static_cast<std::int64_t>(bags) + 1, "embedding batch: ", num_offsets_ - 1,
+                   " bag lengths; the shard's ",
                    layout_.num_features(), " features x ", batch_size_, " samples need ", bags);
+  PARITY_RETURN_IF_ERROR(stage_batch());
   embedding::TbeForwardArgs args;
-  args.weights = weights_.data();
-  args.batch = embedding::TbeBatchView{ids_.data(), offsets_.data(), nullptr};
+  args.weights = tbe_weights();
+  args.batch = batch_view();
   args.output = pooled;
   return embedding::tbe_forward(problem(batch_size_), args, context_);
 }
@@ -135,12 +216,13 @@ Status EmbeddingShard::backward(const float* owned_grad, std::int64_t step) {
   optimizer.learning_rate =
       static_cast<float>(spec_.lr_schedule.learning_rate(spec_.embedding.optimizer.learning_rate, step));
   optimizer.step = step + 1;
+  PARITY_RETURN_IF_ERROR(stage_batch());
   embedding::TbeBackwardArgs args;
   args.optimizer = optimizer;
-  args.weights = weights_.data();
-  args.state1 = state1_.data();
-  args.state2 = state2_.data();
-  args.batch = embedding::TbeBatchView{ids_.data(), offsets_.data(), nullptr};
+  args.weights = tbe_weights();
+  args.state1 = tbe_state(state1_, device_state1_);
+  args.state2 = tbe_state(state2_, device_state2_);
+  args.batch = batch_view();
   args.grad_output = owned_grad;
   return embedding::tbe_backward_fused(problem(batch_size_), args, context_);
 }
@@ -170,6 +252,35 @@ std::vector<TableBlob> EmbeddingShard::table_blobs() {
     if (b.state2 != nullptr) blobs.push_back({prefix + "state2", b.state2, state_bytes});
   }
   return blobs;
+}
+
+Status initialize_pieces(const model::ModelSpec& spec, std::uint64_t seed, const ExecutionContext& context,
+                         const std::vector<EmbeddingShard*>& shards, std::vector<float>* dense_weights) {
+  model::ModelSpec init_spec = spec;
+  std::vector<bool> needed(init_spec.embedding.tables.size(), false);
+  for (const EmbeddingShard* shard : shards) {
+    for (const auto& piece : shard->pieces()) needed[static_cast<std::size_t>(piece.table)] = true;
+  }
+  for (std::size_t t = 0; t < needed.size(); ++t) {
+    if (!needed[t]) init_spec.embedding.tables[t].num_rows = 1;
+  }
+  PARITY_ASSIGN_OR_RETURN(DlrmModel init, DlrmModel::create(init_spec, 1, context));
+  PARITY_RETURN_IF_ERROR(init.initialize(seed));
+  PARITY_ASSIGN_OR_RETURN(const auto layout, init_spec.tbe_layout());
+  std::vector<unsigned char> host;
+  for (const auto& state : init.state_buffers()) {
+    const bool is_tables = state.name == "embedding.weights";
+    if (!is_tables && (state.name != "dense.weights" || dense_weights == nullptr)) continue;
+    host.resize(static_cast<std::size_t>(state.buffer->size_bytes()));
+    PARITY_RETURN_IF_ERROR(state.buffer->copy_to_host(host.data(), state.buffer->size_bytes()));
+    if (!is_tables) {
+      dense_weights->resize(host.size() / sizeof(float));
+      std::memcpy(dense_weights->data(), host.data(), host.size());
+      continue;
+    }
+    for (EmbeddingShard* shard : shards) PARITY_RETURN_IF_ERROR(shard->copy_initial_weights(host.data(), layout));
+  }
+  return Status::ok();
 }
 
 }  // namespace parity::train::detail

@@ -198,6 +198,30 @@ Result<ShardLayout> make_shard_layout(const TablePlacement& placement, const mod
   return layout;
 }
 
+std::vector<TablePiece> ShardLayout::replica_pieces(const model::ModelSpec& spec, int rank,
+                                                   std::vector<int>* replica_of_feature) const {
+  std::vector<TablePiece> pieces;
+  for (const int t : replicated_tables) {
+    const auto& table = spec.embedding.tables[static_cast<std::size_t>(t)];
+    pieces.push_back({t, rank, 0, table.num_rows, 0, table.dim});
+  }
+  replica_of_feature->clear();
+  for (const int f : replicated_features) {
+    const int t = spec.embedding.features[static_cast<std::size_t>(f)].table;
+    const auto at = std::find(replicated_tables.begin(), replicated_tables.end(), t);
+    replica_of_feature->push_back(static_cast<int>(at - replicated_tables.begin()));
+  }
+  return pieces;
+}
+
+std::int64_t ShardLayout::replicated_width(const model::ModelSpec& spec) const {
+  std::int64_t width = 0;
+  for (const int f : replicated_features) {
+    width += spec.embedding.tables[static_cast<std::size_t>(spec.embedding.features[static_cast<std::size_t>(f)].table)].dim;
+  }
+  return width;
+}
+
 std::vector<TablePiece> ShardLayout::pieces_of(int rank, std::vector<int>* piece_of_unit) const {
   std::vector<TablePiece> pieces;
   for (const auto& piece : saved_pieces) {

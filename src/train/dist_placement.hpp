@@ -53,6 +53,12 @@ struct ShardLayout {
   /// Pieces of rank `rank`'s sharded tables (table, then shard order) and the piece each of its
   /// units reads (its units in unit order: the routed order).
   std::vector<TablePiece> pieces_of(int rank, std::vector<int>* piece_of_unit) const;
+  /// Rank `rank`'s replicas: every data-parallel table whole, and the replica each replicated
+  /// feature reads (in replicated_features order).
+  std::vector<TablePiece> replica_pieces(const model::ModelSpec& spec, int rank,
+                                         std::vector<int>* replica_of_feature) const;
+  /// The pooled width of the replicated features.
+  std::int64_t replicated_width(const model::ModelSpec& spec) const;
   std::vector<int> unit_owners() const;
   std::vector<std::int64_t> unit_widths() const;
   std::int64_t units_width() const;

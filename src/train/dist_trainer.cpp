@@ -93,19 +93,9 @@ class DistRun {
     PARITY_ASSIGN_OR_RETURN(shard_, detail::EmbeddingShard::create(spec, std::move(pieces), piece_of_unit, context,
                                                                    embedding::PoolingMode::kSum));
     // The replicas: every data-parallel table whole, read by its features in spec order.
-    std::vector<detail::TablePiece> replicated;
     std::vector<int> replica_of_feature;
-    for (const int t : layout_.replicated_tables) {
-      const auto& table = spec.embedding.tables[static_cast<std::size_t>(t)];
-      replicated.push_back({t, comm_.rank(), 0, table.num_rows, 0, table.dim});
-    }
-    replicated_width_ = 0;
-    for (const int f : layout_.replicated_features) {
-      const int t = spec.embedding.features[static_cast<std::size_t>(f)].table;
-      const auto at = std::find(layout_.replicated_tables.begin(), layout_.replicated_tables.end(), t);
-      replica_of_feature.push_back(static_cast<int>(at - layout_.replicated_tables.begin()));
-      replicated_width_ += spec.embedding.tables[static_cast<std::size_t>(t)].dim;
-    }
+    std::vector<detail::TablePiece> replicated = layout_.replica_pieces(spec, comm_.rank(), &replica_of_feature);
+    replicated_width_ = layout_.replicated_width(spec);
     PARITY_ASSIGN_OR_RETURN(replicas_, detail::EmbeddingShard::create(spec, std::move(replicated), replica_of_feature,
                                                                       context, spec.embedding.pooling));
     unit_layout_.table_owner = layout_.unit_owners();
@@ -114,29 +104,15 @@ class DistRun {
     return initialize();
   }
 
-  // The single-rank model's initial values: a model of this spec whose tables with no piece here
-  // have one row draws the dense weights and this rank's pieces from the same counter streams.
+  // The single-rank model's initial values (the same counter streams: dist_embedding.hpp).
   Status initialize() {
-    model::ModelSpec init_spec = options_.train.spec;
-    std::vector<bool> needed(init_spec.embedding.tables.size(), false);
-    for (const auto& piece : shard_.pieces()) needed[static_cast<std::size_t>(piece.table)] = true;
-    for (const auto& piece : replicas_.pieces()) needed[static_cast<std::size_t>(piece.table)] = true;
-    for (std::size_t t = 0; t < init_spec.embedding.tables.size(); ++t) {
-      if (!needed[t]) init_spec.embedding.tables[t].num_rows = 1;
-    }
-    PARITY_ASSIGN_OR_RETURN(detail::DlrmModel init, detail::DlrmModel::create(init_spec, 1, ExecutionContext{}));
-    PARITY_RETURN_IF_ERROR(init.initialize(options_.train.seed));
-    PARITY_ASSIGN_OR_RETURN(const auto layout, init_spec.tbe_layout());
-    for (const auto& piece : init.state_buffers()) {
-      if (piece.name == "embedding.weights") {
-        PARITY_RETURN_IF_ERROR(shard_.copy_initial_weights(piece.buffer->data(), layout));
-        PARITY_RETURN_IF_ERROR(replicas_.copy_initial_weights(piece.buffer->data(), layout));
-      } else if (piece.name == "dense.weights") {
-        PARITY_CHECK_ARG(piece.buffer->size_bytes() == dense_.parameter_count() * 4, "dense weights: the model has ",
-                         piece.buffer->size_bytes() / 4, " parameters, the replica ", dense_.parameter_count());
-        std::copy_n(piece.buffer->as<float>(), dense_.parameter_count(), dense_.parameters().data());
-      }
-    }
+    std::vector<float> dense_weights;
+    PARITY_RETURN_IF_ERROR(detail::initialize_pieces(options_.train.spec, options_.train.seed, ExecutionContext{},
+                                                     {&shard_, &replicas_}, &dense_weights));
+    PARITY_CHECK_ARG(static_cast<std::int64_t>(dense_weights.size()) == dense_.parameter_count(),
+                     "dense weights: the model has ", dense_weights.size(), " parameters, the replica ",
+                     dense_.parameter_count());
+    std::copy(dense_weights.begin(), dense_weights.end(), dense_.parameters().begin());
     return Status::ok();
   }
 
@@ -147,7 +123,7 @@ class DistRun {
   }
 
   detail::DistCheckpointParts checkpoint_parts() {
-    return {&options_, table_owner_, options_.gradient_chunks, &dense_, &shard_, layout_.saved_pieces, &replicas_};
+    return {&options_, table_owner_, options_.gradient_chunks, &dense_, &shard_, layout_.saved_pieces, &replicas_, {}};
   }
 
   // Steps 2-3 for rows [begin, begin + count) of `batch`: local_pooled_ [count][P].

@@ -49,11 +49,11 @@ Result<DistStepBenchReport> benchmark_distributed_step(const model::ModelSpec& s
   PARITY_ASSIGN_OR_RETURN(const TablePlacement placement, greedy_table_placement(spec, ranks));
   const data::Batch batch = synthetic_step_batch(spec, options);  // the global batch, the same on every rank
   PARITY_ASSIGN_OR_RETURN(auto distributed, detail::DlrmModel::create(
-                                                detail::stub_spec_for_rank(spec, placement.table_owner, rank),
+                                                detail::dense_only_spec(spec),
                                                 local_rows, context));
   PARITY_RETURN_IF_ERROR(distributed.initialize(options.seed));
-  PARITY_ASSIGN_OR_RETURN(auto step, detail::ShardedStep::create(spec, placement.table_owner, local_rows, collective,
-                                                                 distributed));
+  PARITY_ASSIGN_OR_RETURN(auto step, detail::ShardedStep::create(spec, placement, local_rows, collective,
+                                                                 distributed, options.seed));
   PARITY_RETURN_IF_ERROR(step->stage_global_batch(batch));
   PARITY_RETURN_IF_ERROR(
       distributed.stage_inputs(detail::dense_slice(batch, rank * local_rows, local_rows)));

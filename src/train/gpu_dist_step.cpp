@@ -3,33 +3,34 @@
 #include "train/gpu_dist_step.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/device_hooks.hpp"
-#include "parity/embedding/tbe_op.hpp"
 #include "parity/nn/loss.hpp"
 
 namespace parity::train::detail {
 
 namespace {
 
-// Dense gradient all-reduce granularity: a few calls per step keep the launch cost small while
-// bounding each transfer (the CPU distributed trainer's bucket size).
-constexpr std::int64_t kBucketFloats = (std::int64_t{4} << 20) / 4;
+using parity::detail::CopyKind;
 
-Buffer* find_state(DlrmModel& model, const char* name) {
-  for (const auto& piece : model.state_buffers()) {
-    if (piece.name == name) return piece.buffer;
+// Bytes between a host vector and a buffer of `device` (kHostToDevice or kDeviceToHost), in the
+// stream's order: the host side of the fold.
+Status copy_with_host(DeviceKind device, void* to, const void* from, std::int64_t bytes, CopyKind kind, void* stream) {
+  if (bytes == 0) return Status::ok();
+  if (device == DeviceKind::kCpu) {
+    std::copy_n(static_cast<const char*>(from), bytes, static_cast<char*>(to));
+    return Status::ok();
   }
-  return nullptr;
+  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("pooled fold"));
+  return hooks->copy(to, from, bytes, kind, stream);
 }
 
 }  // namespace
 
-model::ModelSpec stub_spec_for_rank(const model::ModelSpec& spec, const std::vector<int>& table_owner, int rank) {
+model::ModelSpec dense_only_spec(const model::ModelSpec& spec) {
   model::ModelSpec stub = spec;
-  for (std::size_t t = 0; t < stub.embedding.tables.size() && t < table_owner.size(); ++t) {
-    if (table_owner[t] != rank) stub.embedding.tables[t].num_rows = 1;
-  }
+  for (auto& table : stub.embedding.tables) table.num_rows = 1;
   return stub;
 }
 
@@ -42,174 +43,211 @@ data::Batch dense_slice(const data::Batch& batch, std::int64_t begin, std::int64
   return local;
 }
 
-Result<std::unique_ptr<ShardedStep>> ShardedStep::create(const model::ModelSpec& spec,
-                                                         const std::vector<int>& table_owner,
+Result<std::unique_ptr<ShardedStep>> ShardedStep::create(const model::ModelSpec& spec, const TablePlacement& placement,
                                                          std::int64_t local_rows, comm::Communicator& comm,
-                                                         DlrmModel& model) {
-  PARITY_CHECK_ARG(table_owner.size() == spec.embedding.tables.size(), "placement: ", table_owner.size(),
-                   " owners for ", spec.embedding.tables.size(), " tables");
+                                                         DlrmModel& model, std::uint64_t seed,
+                                                         DenseReductionOptions reduction) {
   PARITY_CHECK_ARG(local_rows >= 1, "batch: ", local_rows, " rows per rank; expected >= 1");
+  PARITY_CHECK_ARG(reduction.bucket_bytes >= 1, "bucket_bytes: ", reduction.bucket_bytes, " must be >= 1");
   const DeviceKind device = model.context().device;
   PARITY_CHECK_ARG(comm.buffer_device() == device, "comm: the ", comm.backend_name(), " communicator moves ",
                    device_kind_name(comm.buffer_device()), " buffers; the model runs on ", device_kind_name(device));
   std::unique_ptr<ShardedStep> step(new ShardedStep(comm, model));
   step->spec_ = spec;
+  step->reduction_ = reduction;
   step->context_ = model.context();
   step->act_dtype_ = model.activation_dtype();
-  const int rank = comm.rank(), ranks = comm.size();
-  std::vector<std::int64_t> dims;
-  std::vector<int> feature_owner;
-  std::vector<int> owned_tables_of_features;
-  for (int f = 0; f < spec.num_features(); ++f) {
-    const int table = spec.embedding.features[static_cast<std::size_t>(f)].table;
-    dims.push_back(spec.embedding.tables[static_cast<std::size_t>(table)].dim);
-    feature_owner.push_back(table_owner[static_cast<std::size_t>(table)]);
-    if (feature_owner.back() == rank) {
-      step->owned_features_.push_back(f);
-      owned_tables_of_features.push_back(table);
-    }
+  PARITY_ASSIGN_OR_RETURN(step->layout_, make_shard_layout(placement, spec, comm.size()));
+  const ShardLayout& layout = step->layout_;
+  step->unit_widths_ = layout.unit_widths();
+  step->unit_owners_ = layout.unit_owners();
+  step->replicated_width_ = layout.replicated_width(spec);
+  step->is_folded_ = !layout.replicated_features.empty() ||
+                     std::any_of(layout.units.begin(), layout.units.end(), [](const auto& unit) { return unit.is_partial; });
+  if (step->is_folded_ && step->act_dtype_ != DType::kF32) {
+    return unsupported("placement: row-wise and data-parallel tables are folded into the pooled rows in fp32 on ",
+                       "the host; this model's activations are ", dtype_name(step->act_dtype_),
+                       " (place them table_wise or column_wise, or train in fp32)");
   }
-  PARITY_ASSIGN_OR_RETURN(step->plan_, make_pooled_exchange_plan(
-                                           dims, feature_owner, std::vector<std::int64_t>(ranks, local_rows), rank));
-  step->feature_dims_ = std::move(dims);
-  step->feature_owner_ = std::move(feature_owner);
-  step->max_local_rows_ = local_rows;
-  // The stub spec's tables (the model's buffers), only the owned features: the weights offsets
-  // and row bases are the model's own.
-  const model::ModelSpec stub = stub_spec_for_rank(spec, table_owner, rank);
-  PARITY_ASSIGN_OR_RETURN(const embedding::TbeLayout stub_layout, stub.tbe_layout());
-  if (!step->owned_features_.empty()) {
-    PARITY_ASSIGN_OR_RETURN(step->owned_layout_,
-                            embedding::TbeLayout::create(stub_layout.tables(), owned_tables_of_features));
-  }
-  step->weights_ = find_state(model, "embedding.weights");
-  step->state1_ = find_state(model, "embedding.state1");
-  step->state2_ = find_state(model, "embedding.state2");
-  PARITY_CHECK_ARG(step->weights_ != nullptr && step->weights_->size_bytes() ==
-                       stub_layout.total_weight_elements() * static_cast<std::int64_t>(dtype_size_bytes(spec.embedding.weight_dtype)),
-                   "model: its embedding buffers are not the stub spec's (create it from stub_spec_for_rank)");
-  const std::int64_t global_rows = local_rows * ranks;
-  std::int64_t owned_ids_per_sample = 0;
-  for (const int f : step->owned_features_) owned_ids_per_sample += spec.embedding.features[static_cast<std::size_t>(f)].ids_per_sample;
-  const auto owned_features = static_cast<std::int64_t>(step->owned_features_.size());
-  PARITY_ASSIGN_OR_RETURN(step->ids_, Buffer::allocate(device, global_rows * owned_ids_per_sample * 8, "owned ids"));
-  PARITY_ASSIGN_OR_RETURN(step->offsets_, Buffer::allocate(device, (global_rows * owned_features + 1) * 8, "owned offsets"));
-  if (!step->plan_.is_identity()) {
-    const auto act = static_cast<std::int64_t>(dtype_size_bytes(step->act_dtype_));
-    const std::int64_t owned = global_rows * step->plan_.owned_width(), staging = step->plan_.staging_elements();
-    PARITY_ASSIGN_OR_RETURN(step->owned_pooled_, Buffer::allocate(device, owned * act, "owned pooled"));
-    PARITY_ASSIGN_OR_RETURN(step->owned_grad_, Buffer::allocate(device, owned * 4, "owned pooled gradients"));
-    PARITY_ASSIGN_OR_RETURN(step->staging_, Buffer::allocate(device, staging * act, "pooled staging"));
-    PARITY_ASSIGN_OR_RETURN(step->staging_grad_, Buffer::allocate(device, staging * 4, "pooled gradient staging"));
-    PARITY_ASSIGN_OR_RETURN(step->global_logits_, Buffer::allocate(device, global_rows * act, "global logits"));
-    PARITY_ASSIGN_OR_RETURN(step->global_labels_, Buffer::allocate(device, global_rows * 4, "global labels"));
-    PARITY_ASSIGN_OR_RETURN(step->global_grad_, Buffer::allocate(device, global_rows * act, "global logit gradients"));
-  }
-  if (device == DeviceKind::kGpu && ranks > 1) {
-    PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("gradient all-reduce stream"));
-    PARITY_ASSIGN_OR_RETURN(step->comm_stream_, hooks->stream_create());
-    PARITY_ASSIGN_OR_RETURN(step->ready_event_, hooks->event_create());
-    PARITY_ASSIGN_OR_RETURN(step->done_event_, hooks->event_create());
-  }
+  PARITY_RETURN_IF_ERROR(step->create_shards(seed));
+  PARITY_RETURN_IF_ERROR(step->allocate(local_rows));
   model.set_step_exchange(step.get());
   return step;
 }
 
+// The pieces of this rank (units) and the replicas, with the single-process initial values.
+Status ShardedStep::create_shards(std::uint64_t seed) {
+  const int rank = comm_.rank();
+  std::vector<int> piece_of_unit;
+  std::vector<TablePiece> pieces = layout_.pieces_of(rank, &piece_of_unit);
+  // Folded: row shards see part of a bag, so units pool sums and the fold takes the mean.
+  const auto pooling = is_folded_ ? embedding::PoolingMode::kSum : spec_.embedding.pooling;
+  PARITY_ASSIGN_OR_RETURN(shard_, EmbeddingShard::create(spec_, std::move(pieces), piece_of_unit, context_, pooling));
+  shard_.set_output_dtype(act_dtype_);
+  std::vector<int> replica_of_feature;
+  std::vector<TablePiece> replicated = layout_.replica_pieces(spec_, rank, &replica_of_feature);
+  PARITY_ASSIGN_OR_RETURN(replicas_, EmbeddingShard::create(spec_, std::move(replicated), replica_of_feature, context_,
+                                                            spec_.embedding.pooling));
+  PARITY_RETURN_IF_ERROR(initialize_pieces(spec_, seed, context_, {&shard_, &replicas_}, nullptr));
+  return upload();
+}
+
+Status ShardedStep::allocate(std::int64_t local_rows) {
+  const DeviceKind device = context_.device;
+  const int ranks = comm_.size();
+  max_local_rows_ = local_rows;
+  local_rows_ = local_rows;
+  if (!layout_.units.empty()) {
+    PARITY_ASSIGN_OR_RETURN(plan_, make_pooled_exchange_plan(unit_widths_, unit_owners_,
+                                                             std::vector<std::int64_t>(ranks, local_rows), comm_.rank()));
+  }
+  const std::int64_t global_rows = local_rows * ranks;
+  const auto act = static_cast<std::int64_t>(dtype_size_bytes(act_dtype_));
+  if (ranks > 1) {
+    if (!layout_.units.empty()) {
+      const std::int64_t owned = global_rows * plan_.owned_width(), staging = plan_.staging_elements();
+      PARITY_ASSIGN_OR_RETURN(owned_pooled_, Buffer::allocate(device, owned * act, "owned pooled"));
+      PARITY_ASSIGN_OR_RETURN(owned_grad_, Buffer::allocate(device, owned * 4, "owned pooled gradients"));
+      PARITY_ASSIGN_OR_RETURN(staging_, Buffer::allocate(device, staging * act, "pooled staging"));
+      PARITY_ASSIGN_OR_RETURN(staging_grad_, Buffer::allocate(device, staging * 4, "pooled gradient staging"));
+    }
+    PARITY_ASSIGN_OR_RETURN(global_logits_, Buffer::allocate(device, global_rows * act, "global logits"));
+    PARITY_ASSIGN_OR_RETURN(global_labels_, Buffer::allocate(device, global_rows * 4, "global labels"));
+    PARITY_ASSIGN_OR_RETURN(global_grad_, Buffer::allocate(device, global_rows * act, "global logit gradients"));
+  }
+  if (is_folded_) {
+    const std::int64_t units = local_rows * layout_.units_width(), replicated = local_rows * replicated_width_;
+    PARITY_ASSIGN_OR_RETURN(units_, Buffer::allocate(device, units * 4, "pooled units"));
+    PARITY_ASSIGN_OR_RETURN(unit_grad_, Buffer::allocate(device, units * 4, "pooled unit gradients"));
+    PARITY_ASSIGN_OR_RETURN(replica_pooled_, Buffer::allocate(device, replicated * 4, "replica pooled"));
+    PARITY_ASSIGN_OR_RETURN(replica_grad_, Buffer::allocate(device, replicated * 4, "replica gradients"));
+    PARITY_ASSIGN_OR_RETURN(replica_global_grad_,
+                            Buffer::allocate(device, replicated * ranks * 4, "replica global gradients"));
+  }
+  return Status::ok();
+}
+
 ShardedStep::~ShardedStep() {
   model_.set_step_exchange(nullptr);
-  if (const auto* hooks = parity::detail::device_hooks(); hooks != nullptr && comm_stream_ != nullptr) {
-    (void)hooks->synchronize(comm_stream_);  // a destructor cannot report; the stream is drained
-    hooks->event_destroy(ready_event_);
-    hooks->event_destroy(done_event_);
-    hooks->stream_destroy(comm_stream_);
-  }
+  // A step abandoned mid-way (an error) leaves buckets started: complete them, so the
+  // communicator does not hold this model's gradient buffer (a destructor cannot report).
+  for (const auto& handle : in_flight_) (void)comm_.wait(handle);
+}
+
+Status ShardedStep::download() {
+  PARITY_RETURN_IF_ERROR(shard_.download());
+  return replicas_.download();
+}
+
+Status ShardedStep::upload() {
+  PARITY_RETURN_IF_ERROR(shard_.upload());
+  return replicas_.upload();
 }
 
 Status ShardedStep::stage_global_batch(const data::Batch& global) {
   const std::int64_t rows = global.batch_size, features = spec_.num_features();
-  const int ranks = plan_.num_ranks;
+  const int ranks = comm_.size(), rank = comm_.rank();
   PARITY_CHECK_ARG(rows >= ranks && rows % ranks == 0 && rows / ranks <= max_local_rows_, "batch: ", rows,
                    " rows; expected a multiple of the ", ranks, " ranks up to ", max_local_rows_ * ranks);
-  if (rows / ranks != plan_.local_rows()) {
-    PARITY_ASSIGN_OR_RETURN(plan_, make_pooled_exchange_plan(feature_dims_, feature_owner_,
-                                                             std::vector<std::int64_t>(ranks, rows / ranks), plan_.rank));
-  }
   PARITY_CHECK_ARG(static_cast<std::int64_t>(global.offsets.size()) == rows * features + 1, "batch: offsets has ",
                    global.offsets.size(), " entries; expected ", rows * features + 1);
-  if (static_cast<std::int64_t>(owned_features_.size()) == features) {  // every table here: the batch's CSR
-    owned_indices_ = static_cast<std::int64_t>(global.indices.size());
-    PARITY_CHECK_ARG(owned_indices_ * 8 <= ids_.size_bytes(), "batch: ", owned_indices_, " ids exceed the ",
-                     ids_.size_bytes() / 8, " the step holds (more ids per sample than the spec says)");
-    PARITY_RETURN_IF_ERROR(ids_.copy_from_host(global.indices.data(), owned_indices_ * 8));
-    return offsets_.copy_from_host(global.offsets.data(), static_cast<std::int64_t>(global.offsets.size()) * 8);
+  const std::int64_t local = rows / ranks;
+  if (local != local_rows_ && !layout_.units.empty()) {
+    PARITY_ASSIGN_OR_RETURN(plan_, make_pooled_exchange_plan(unit_widths_, unit_owners_,
+                                                             std::vector<std::int64_t>(ranks, local), rank));
   }
-  // Feature-major CSR of the owned features (the batch's own order, other features left out).
-  host_offsets_.assign(1, 0);
-  host_ids_.clear();
-  for (const int f : owned_features_) {
-    for (std::int64_t b = 0; b < rows; ++b) {
-      const auto bag = static_cast<std::size_t>(f * rows + b);
-      host_ids_.insert(host_ids_.end(), global.indices.begin() + global.offsets[bag],
-                       global.indices.begin() + global.offsets[bag + 1]);
-      host_offsets_.push_back(static_cast<std::int64_t>(host_ids_.size()));
+  local_rows_ = local;
+  const bool is_whole_batch = static_cast<std::int64_t>(layout_.units.size()) == features && !is_folded_ &&
+                              std::all_of(unit_owners_.begin(), unit_owners_.end(), [&](int o) { return o == rank; });
+  if (is_whole_batch) {  // every table here, whole: the batch's own CSR (no host copy on a GPU)
+    PARITY_RETURN_IF_ERROR(shard_.set_batch_csr(global.offsets, global.indices, rows));
+  } else if (!layout_.units.empty()) {
+    // This rank's units' bags of the global batch, unit-major (row shards' ids rebased).
+    const comm::SparseBatch units = unit_slice(global, layout_, 0, rows);
+    std::vector<std::int64_t> lengths, ids;
+    for (std::size_t u = 0, at = 0; u < layout_.units.size(); ++u) {
+      for (std::int64_t b = 0; b < rows; ++b) {
+        const std::int64_t length = units.lengths[u * static_cast<std::size_t>(rows) + static_cast<std::size_t>(b)];
+        if (unit_owners_[u] == rank) {
+          lengths.push_back(length);
+          ids.insert(ids.end(), units.ids.begin() + static_cast<std::ptrdiff_t>(at),
+                     units.ids.begin() + static_cast<std::ptrdiff_t>(at) + length);
+        }
+        at += static_cast<std::size_t>(length);
+      }
     }
+    shard_.set_batch(std::move(lengths), std::move(ids), rows);
   }
-  owned_indices_ = static_cast<std::int64_t>(host_ids_.size());
-  PARITY_CHECK_ARG(owned_indices_ * 8 <= ids_.size_bytes(), "batch: ", owned_indices_, " ids for this rank's tables "
-                   "exceed the ", ids_.size_bytes() / 8, " the step holds (more ids per sample than the spec says)");
-  PARITY_RETURN_IF_ERROR(ids_.copy_from_host(host_ids_.data(), owned_indices_ * 8));
-  return offsets_.copy_from_host(host_offsets_.data(), static_cast<std::int64_t>(host_offsets_.size()) * 8);
-}
-
-embedding::TbeProblem ShardedStep::owned_problem() const {
-  embedding::TbeProblem problem;
-  problem.layout = owned_layout_;
-  problem.batch_size = plan_.global_rows();
-  problem.num_indices = owned_indices_;
-  problem.index_dtype = DType::kI64;
-  problem.weight_dtype = spec_.embedding.weight_dtype;
-  problem.output_dtype = act_dtype_;
-  problem.pooling = spec_.embedding.pooling;
-  return problem;
+  if (is_folded_) mean_scale_ = mean_scales(global, spec_, rank * local, local);
+  if (!layout_.replicated_features.empty()) {
+    feature_slice(global, layout_.replicated_features, 0, rows, &replica_lengths_, &replica_ids_);
+    feature_slice(global, layout_.replicated_features, rank * local, local, &replica_local_lengths_,
+                  &replica_local_ids_);
+  }
+  return Status::ok();
 }
 
 Status ShardedStep::check_rows(std::int64_t batch_size) const {
-  PARITY_CHECK_ARG(batch_size == plan_.local_rows(), "batch: ", batch_size, " rows on rank ", plan_.rank,
-                   "; the step was staged for ", plan_.local_rows());
+  PARITY_CHECK_ARG(batch_size == local_rows_, "batch: ", batch_size, " rows on rank ", comm_.rank(),
+                   "; the step was staged for ", local_rows_);
   return Status::ok();
 }
 
 Status ShardedStep::forward_pooled(std::int64_t batch_size, void* pooled) {
   PARITY_RETURN_IF_ERROR(check_rows(batch_size));
-  void* owned = plan_.is_identity() ? pooled : owned_pooled_.data();
-  if (!owned_features_.empty()) {
-    embedding::TbeForwardArgs args;
-    args.weights = weights_->data();
-    args.batch = embedding::TbeBatchView{ids_.data(), offsets_.data(), nullptr};
-    args.output = owned;
-    PARITY_RETURN_IF_ERROR(embedding::tbe_forward(owned_problem(), args, context_));
+  if (!layout_.units.empty()) {
+    void* local = is_folded_ ? units_.data() : pooled;
+    void* owned = plan_.is_identity() ? local : owned_pooled_.data();
+    PARITY_RETURN_IF_ERROR(shard_.forward(owned));
+    if (!plan_.is_identity()) {
+      PARITY_RETURN_IF_ERROR(run_pooled_exchange(comm_, plan_, ExchangeDirection::kOwnedToLocal, act_dtype_,
+                                                 context_.device, owned, staging_.data(), local, context_.stream));
+    }
   }
-  if (plan_.is_identity()) return Status::ok();
-  return run_pooled_exchange(comm_, plan_, ExchangeDirection::kOwnedToLocal, act_dtype_, context_.device, owned,
-                             staging_.data(), pooled, context_.stream);
+  if (!is_folded_) return Status::ok();
+  if (!layout_.replicated_features.empty()) {
+    replicas_.set_batch(replica_local_lengths_, replica_local_ids_, batch_size);
+    PARITY_RETURN_IF_ERROR(replicas_.forward(replica_pooled_.data()));
+  }
+  return fold_on_host(batch_size, pooled);
+}
+
+// units [L][U] and the replicas' [L][W] -> pooled [L][P] (fp32) through the host.
+Status ShardedStep::fold_on_host(std::int64_t rows, void* pooled) {
+  const DeviceKind device = context_.device;
+  const std::int64_t units = rows * layout_.units_width(), replicated = rows * replicated_width_;
+  host_units_.resize(static_cast<std::size_t>(units));
+  host_replica_.resize(static_cast<std::size_t>(replicated));
+  host_pooled_.assign(static_cast<std::size_t>(rows * spec_.pooled_embedding_dim()), 0.0f);
+  PARITY_RETURN_IF_ERROR(copy_with_host(device, host_units_.data(), units_.data(), units * 4,
+                                        CopyKind::kDeviceToHost, context_.stream));
+  PARITY_RETURN_IF_ERROR(copy_with_host(device, host_replica_.data(), replica_pooled_.data(),
+                                        replicated * 4, CopyKind::kDeviceToHost, context_.stream));
+  fold_units(layout_, spec_, rows, host_units_.data(), mean_scale_.empty() ? nullptr : mean_scale_.data(),
+             host_pooled_.data());
+  copy_feature_columns(spec_, layout_.replicated_features, rows, ColumnCopy::kPackedToPooled, host_replica_.data(),
+                       host_pooled_.data());
+  return copy_with_host(device, pooled, host_pooled_.data(),
+                        static_cast<std::int64_t>(host_pooled_.size()) * 4, CopyKind::kHostToDevice,
+                        context_.stream);
 }
 
 Result<double> ShardedStep::loss(std::int64_t batch_size, const void* logits, const float* labels, void* grad_logits) {
   PARITY_RETURN_IF_ERROR(check_rows(batch_size));
   double loss = 0;
-  if (plan_.is_identity()) {
+  if (comm_.size() == 1) {
     PARITY_RETURN_IF_ERROR(nn::bce_with_logits({batch_size, act_dtype_}, {logits, labels, &loss, grad_logits}, context_));
     return loss;
   }
   // Every rank computes the global batch's loss and d loss / d logit (divided by G, as one rank
   // would), then keeps its rows' gradients: the dense gradients are then summed across ranks.
-  const std::int64_t global = plan_.global_rows();
+  const std::int64_t global = batch_size * comm_.size();
   const auto act = static_cast<std::int64_t>(dtype_size_bytes(act_dtype_));
   PARITY_RETURN_IF_ERROR(comm_.all_gather(logits, global_logits_.data(), batch_size, act_dtype_, context_.stream));
   PARITY_RETURN_IF_ERROR(comm_.all_gather(labels, global_labels_.data(), batch_size, DType::kF32, context_.stream));
   PARITY_RETURN_IF_ERROR(nn::bce_with_logits(
       {global, act_dtype_}, {global_logits_.data(), global_labels_.as<float>(), &loss, global_grad_.data()}, context_));
-  const std::int64_t begin = plan_.row_begin[static_cast<std::size_t>(plan_.rank)];
+  const std::int64_t begin = comm_.rank() * batch_size;
   PARITY_RETURN_IF_ERROR(copy_rows_2d(context_.device, grad_logits, batch_size * act,
                                       global_grad_.as<char>() + begin * act, batch_size * act, batch_size * act, 1,
                                       context_.stream));
@@ -218,56 +256,91 @@ Result<double> ShardedStep::loss(std::int64_t batch_size, const void* logits, co
 
 Status ShardedStep::backward_pooled(std::int64_t batch_size, const float* grad_pooled, std::int64_t step) {
   PARITY_RETURN_IF_ERROR(check_rows(batch_size));
-  const float* owned_grad = grad_pooled;
-  if (!plan_.is_identity()) {
-    PARITY_RETURN_IF_ERROR(run_pooled_exchange(comm_, plan_, ExchangeDirection::kLocalToOwned, DType::kF32,
-                                               context_.device, owned_grad_.data(), staging_grad_.data(),
-                                               const_cast<float*>(grad_pooled), context_.stream));
-    owned_grad = owned_grad_.as<float>();
+  const DeviceKind device = context_.device;
+  const float* local_grad = grad_pooled;
+  if (is_folded_) {  // the fold's transpose through the host
+    host_grad_.resize(static_cast<std::size_t>(batch_size * spec_.pooled_embedding_dim()));
+    PARITY_RETURN_IF_ERROR(copy_with_host(device, host_grad_.data(), grad_pooled,
+                                          static_cast<std::int64_t>(host_grad_.size()) * 4,
+                                          CopyKind::kDeviceToHost, context_.stream));
+    host_unit_grad_.assign(static_cast<std::size_t>(batch_size * layout_.units_width()), 0.0f);
+    spread_to_units(layout_, spec_, batch_size, host_grad_.data(), mean_scale_.empty() ? nullptr : mean_scale_.data(),
+                    host_unit_grad_.data());
+    PARITY_RETURN_IF_ERROR(copy_with_host(device, unit_grad_.data(), host_unit_grad_.data(),
+                                          static_cast<std::int64_t>(host_unit_grad_.size()) * 4,
+                                          CopyKind::kHostToDevice, context_.stream));
+    local_grad = unit_grad_.as<float>();
   }
-  if (owned_features_.empty()) return Status::ok();
-  embedding::OptimizerParams optimizer = spec_.embedding.optimizer;
-  optimizer.learning_rate = static_cast<float>(spec_.lr_schedule.learning_rate(spec_.embedding.optimizer.learning_rate, step));
-  optimizer.step = step + 1;
-  embedding::TbeBackwardArgs args;
-  args.optimizer = optimizer;
-  args.weights = weights_->data();
-  args.state1 = state1_ != nullptr ? state1_->as<float>() : nullptr;
-  args.state2 = state2_ != nullptr ? state2_->as<float>() : nullptr;
-  args.batch = embedding::TbeBatchView{ids_.data(), offsets_.data(), nullptr};
-  args.grad_output = owned_grad;
-  return embedding::tbe_backward_fused(owned_problem(), args, context_);
+  if (!layout_.units.empty()) {
+    const float* owned_grad = local_grad;
+    if (!plan_.is_identity()) {
+      PARITY_RETURN_IF_ERROR(run_pooled_exchange(comm_, plan_, ExchangeDirection::kLocalToOwned, DType::kF32, device,
+                                                 owned_grad_.data(), staging_grad_.data(),
+                                                 const_cast<float*>(local_grad), context_.stream));
+      owned_grad = owned_grad_.as<float>();
+    }
+    PARITY_RETURN_IF_ERROR(shard_.backward(owned_grad, step));
+  }
+  if (layout_.replicated_features.empty()) return Status::ok();
+  return replica_backward(batch_size, step);
 }
 
-Status ShardedStep::reduce_range(float* grads, std::int64_t begin, std::int64_t count, void* stream) {
-  for (std::int64_t at = begin; at < begin + count; at += kBucketFloats) {
-    const std::int64_t bucket = std::min(kBucketFloats, begin + count - at);
-    PARITY_RETURN_IF_ERROR(comm_.all_reduce(grads + at, grads + at, bucket, DType::kF32, comm::ReduceOp::kSum, stream));
+// The replicas' columns of every rank's pooled gradient gathered; every replica runs the same
+// fused backward over the global batch (the single-process update).
+Status ShardedStep::replica_backward(std::int64_t rows, std::int64_t step) {
+  const std::int64_t mine = rows * replicated_width_;
+  host_replica_.resize(static_cast<std::size_t>(mine));
+  copy_feature_columns(spec_, layout_.replicated_features, rows, ColumnCopy::kPooledToPacked, host_grad_.data(),
+                       host_replica_.data());
+  PARITY_RETURN_IF_ERROR(copy_with_host(context_.device, replica_grad_.data(), host_replica_.data(),
+                                        mine * 4, CopyKind::kHostToDevice, context_.stream));
+  PARITY_RETURN_IF_ERROR(comm_.all_gather(replica_grad_.data(), replica_global_grad_.data(), mine, DType::kF32,
+                                          context_.stream));
+  replicas_.set_batch(replica_lengths_, replica_ids_, rows * comm_.size());
+  return replicas_.backward(replica_global_grad_.as<float>(), step);
+}
+
+Status ShardedStep::start_buckets(float* grads, std::int64_t begin, std::int64_t count) {
+  const std::int64_t bucket_floats = std::max<std::int64_t>(1, reduction_.bucket_bytes / 4);
+  for (std::int64_t at = begin; at < begin + count; at += bucket_floats) {
+    const std::int64_t bucket = std::min(bucket_floats, begin + count - at);
+    PARITY_ASSIGN_OR_RETURN(const comm::CollectiveHandle handle,
+                            comm_.start_all_reduce(grads + at, grads + at, bucket, DType::kF32,
+                                                   comm::ReduceOp::kSum, context_.stream));
+    if (reduction_.is_overlapped) {
+      in_flight_.push_back(handle);
+    } else {
+      PARITY_RETURN_IF_ERROR(comm_.wait(handle));
+    }
   }
   return Status::ok();
 }
 
-Status ShardedStep::wait_for(void* stream, void* after, void* event) const {
-  PARITY_ASSIGN_OR_RETURN(const auto* hooks, parity::detail::require_device_hooks("gradient all-reduce stream"));
-  PARITY_RETURN_IF_ERROR(hooks->event_record(event, after));
-  return hooks->stream_wait_event(stream, event);
-}
-
 Status ShardedStep::dense_gradients_ready(float* grads, std::int64_t begin, std::int64_t count) {
-  overlapped_begin_ = begin;
-  if (comm_stream_ == nullptr) return reduce_range(grads, begin, count, context_.stream);
-  PARITY_RETURN_IF_ERROR(wait_for(comm_stream_, context_.stream, ready_event_));
-  return reduce_range(grads, begin, count, comm_stream_);
+  if (comm_.size() == 1) return Status::ok();  // the sum over one rank is the gradient
+  ready_begin_ = begin;
+  if (!reduction_.is_overlapped) return Status::ok();  // started after the backward, same order
+  PARITY_RETURN_IF_ERROR(start_buckets(grads, begin, count));
+  return comm_.progress();  // MPI: get the first bucket moving before the next compute
 }
 
 Status ShardedStep::reduce_dense_gradients(float* grads, std::int64_t count) {
-  // The blocks before the one already launched (all of them if none was).
-  const std::int64_t end = overlapped_begin_ >= 0 ? overlapped_begin_ : count;
-  overlapped_begin_ = -1;
-  if (comm_stream_ == nullptr) return reduce_range(grads, 0, end, context_.stream);
-  PARITY_RETURN_IF_ERROR(wait_for(comm_stream_, context_.stream, ready_event_));
-  PARITY_RETURN_IF_ERROR(reduce_range(grads, 0, end, comm_stream_));
-  return wait_for(context_.stream, comm_stream_, done_event_);  // the update waits for every bucket
+  if (comm_.size() == 1) return Status::ok();
+  // Buckets in one order whatever the schedule: the announced block first, then the rest.
+  const std::int64_t rest = ready_begin_ >= 0 ? ready_begin_ : count;
+  if (!reduction_.is_overlapped && ready_begin_ >= 0) {
+    PARITY_RETURN_IF_ERROR(start_buckets(grads, ready_begin_, count - ready_begin_));
+  }
+  ready_begin_ = -1;
+  PARITY_RETURN_IF_ERROR(start_buckets(grads, 0, rest));
+  // NCCL: the model's stream waits for each bucket (the update is queued after it).
+  Status status = Status::ok();
+  for (const auto& handle : in_flight_) {
+    const Status waited = comm_.wait(handle);
+    if (status.is_ok()) status = waited;
+  }
+  in_flight_.clear();
+  return status;
 }
 
 }  // namespace parity::train::detail

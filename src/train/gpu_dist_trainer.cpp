@@ -1,12 +1,13 @@
 // train_distributed_gpu(): the step loop on R GPU ranks (see parity/train/gpu_dist_trainer.hpp).
 // Per step (G global batch, L = G/R rows per rank): every rank reads the global batch; the
-// ShardedStep stages its owned features' ids and the model its rows' dense features and labels;
+// ShardedStep stages its units' ids and the model its rows' dense features and labels;
 // the model's step then runs with the exchange in place of its own tables (gpu_dist_step.hpp).
 #include "parity/train/gpu_dist_trainer.hpp"
 
 #include <filesystem>
 
 #include "parity/plan/inputs.hpp"
+#include "train/dist_checkpoint.hpp"
 #include "train/gpu_dist_step.hpp"
 #include "train/train_state.hpp"
 
@@ -67,37 +68,50 @@ Status check_communicators(const DistTrainOptions& options, comm::Communicator& 
     return unsupported("determinism: bitwise on ", collective.size(), " GPU ranks needs a rank-order gradient sum, "
                        "which NCCL does not offer; use one rank, or the CPU distributed trainer");
   }
-  const auto& owners = options.placement.table_owner;
-  PARITY_CHECK_ARG(owners.empty() || owners.size() == options.train.spec.embedding.tables.size(), "placement: ",
-                   owners.size(), " owners for ", options.train.spec.embedding.tables.size(), " tables");
-  for (std::size_t t = 0; t < owners.size(); ++t) {
-    PARITY_CHECK_ARG(owners[t] >= 0 && owners[t] < collective.size(), "placement: table ", t, " is on rank ",
-                     owners[t], ", outside [0, ", collective.size(), ")");
-  }
   return Status::ok();
 }
 
-// The GPU trainer places whole tables only: a plan's placement (`tables`) becomes owners when
-// every table is table-wise in one shard; any other type is refused naming the table, never
-// silently replaced by the greedy placement.
-Status owners_from_sharded_tables(const model::ModelSpec& spec, TablePlacement* placement) {
-  if (placement->tables.empty()) return Status::ok();
-  std::vector<int> owners;
-  for (std::size_t t = 0; t < placement->tables.size(); ++t) {
-    const ShardedTable& table = placement->tables[t];
-    const std::string name = t < spec.embedding.tables.size() ? spec.embedding.tables[t].name : std::to_string(t);
-    if (table.type != plan::ShardingType::kTableWise || table.shards.size() != 1) {
-      return unsupported("placement: table '", name, "' is ", plan::sharding_type_name(table.type), " in ",
-                         table.shards.size(), " shard(s); the GPU (NCCL) trainer places whole tables only "
-                         "(table_wise); row-wise, column-wise and data-parallel tables run on the CPU "
-                         "distributed trainer");
+// The dense part's host copies for checkpoints (the model's buffers live on its device), under
+// the single-process blob names.
+class DenseHostCopy {
+ public:
+  explicit DenseHostCopy(detail::DlrmModel& model) : model_(model) {}
+  Status download() {
+    for (auto& [state, host] : pairs()) {
+      host->resize(static_cast<std::size_t>(state->size_bytes()));
+      PARITY_RETURN_IF_ERROR(state->copy_to_host(host->data(), state->size_bytes()));
     }
-    owners.push_back(table.shards[0].rank);
+    return Status::ok();
   }
-  placement->table_owner = std::move(owners);
-  placement->tables.clear();
-  return Status::ok();
-}
+  Status upload() {
+    for (auto& [state, host] : pairs()) PARITY_RETURN_IF_ERROR(state->copy_from_host(host->data(), state->size_bytes()));
+    return model_.refresh_shadow();  // bf16 runs: the bf16 copy of the restored weights
+  }
+  // Sized like the model's buffers (call download() or this before a load).
+  std::vector<detail::TableBlob> blobs() {
+    std::vector<detail::TableBlob> blobs;
+    for (auto& [state, host] : pairs()) {
+      host->resize(static_cast<std::size_t>(state->size_bytes()));
+      blobs.push_back({names_[blobs.size()], host->data(), host->size()});
+    }
+    return blobs;
+  }
+
+ private:
+  std::vector<std::pair<Buffer*, std::vector<unsigned char>*>> pairs() {
+    std::vector<std::pair<Buffer*, std::vector<unsigned char>*>> found;
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      for (const auto& state : model_.state_buffers()) {
+        if (state.name == names_[i]) found.emplace_back(state.buffer, &host_[i]);
+      }
+    }
+    return found;
+  }
+
+  detail::DlrmModel& model_;
+  const std::vector<std::string> names_{"dense.weights", "dense.state1", "dense.state2"};
+  std::vector<unsigned char> host_[3];
+};
 
 // Rank 0 prepares (or generates) the data first, then the others find it.
 Result<detail::PreparedData> prepare_on_ranks(comm::Communicator& host, const TrainOptions& train) {
@@ -130,8 +144,7 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
   // CPU ranks (tests) share the machine's cores: one thread each unless told otherwise.
   const int num_threads = train.num_threads > 0 ? train.num_threads : 1;
   const detail::ThreadCountScope thread_scope(num_threads);
-  PARITY_RETURN_IF_ERROR(owners_from_sharded_tables(train.spec, &options.placement));
-  if (options.placement.table_owner.empty()) {
+  if (options.placement.table_owner.empty() && options.placement.tables.empty()) {
     PARITY_ASSIGN_OR_RETURN(options.placement, greedy_table_placement(train.spec, ranks));
   }
   PARITY_ASSIGN_OR_RETURN(const detail::PreparedData prepared, prepare_on_ranks(host, train));
@@ -152,12 +165,15 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
   Result<detail::DlrmModel> model = internal_error("model: not created");
   std::unique_ptr<detail::ShardedStep> step;
   if (status.is_ok()) {
-    model = detail::DlrmModel::create(detail::stub_spec_for_rank(train.spec, options.placement.table_owner, rank),
-                                      local_rows, context);
+    model = detail::DlrmModel::create(detail::dense_only_spec(train.spec), local_rows, context);
     status = model.is_ok() ? model->initialize(train.seed) : model.status();
   }
   if (status.is_ok()) {
-    auto created = detail::ShardedStep::create(train.spec, options.placement.table_owner, local_rows, collective, *model);
+    detail::DenseReductionOptions reduction;
+    reduction.is_overlapped = options.dense_reduction == DistTrainOptions::DenseReduction::kOverlapped;
+    reduction.bucket_bytes = options.bucket_bytes;
+    auto created = detail::ShardedStep::create(train.spec, options.placement, local_rows, collective, *model,
+                                               train.seed, reduction);
     status = created.status();
     if (created.is_ok()) step = std::move(*created);
   }
@@ -173,18 +189,23 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
   summary.svg_path = (out / "training.svg").string();
   summary.summary_path = (out / "summary.json").string();
 
+  // Checkpoints: the CPU distributed trainer's per-rank sets (pieces by rank, the dense part on
+  // rank 0), so a set restores on any rank count and placement (re-sharding).
+  DenseHostCopy dense_copy(*model);
+  detail::DistCheckpointParts parts;
+  parts.options = &options;
+  parts.saved_pieces = step->layout().saved_pieces;
+  parts.shard = &step->shard();
+  parts.replicas = &step->replicas();
   detail::TrainState state;
   if (train.resume == ResumeMode::kFromLatestCheckpoint) {
-    const std::int64_t mine = std::filesystem::exists(summary.checkpoint_path) ? 1 : 0;
-    std::int64_t found = 0;
-    PARITY_RETURN_IF_ERROR(host.all_reduce(&mine, &found, 1, DType::kI64, comm::ReduceOp::kSum));
-    PARITY_CHECK_ARG(found == 0 || found == ranks, "resume: ", found, " of the ", ranks, " ranks have their ",
-                     "checkpoint file (", summary.checkpoint_path, " on this rank); the set is incomplete");
-    if (found == ranks) {
-      PARITY_RETURN_IF_ERROR(agree_on_ranks(
-          host, detail::load_checkpoint(summary.checkpoint_path, *model, &state, train), "resume"));
-      summary.resumed_from_step = state.step;
-    }
+    parts.dense_blobs = dense_copy.blobs();
+    Result<bool> loaded = detail::load_dist_checkpoint(parts, host, &state);
+    Status restored = loaded.status();
+    if (restored.is_ok() && *loaded) restored = step->upload();
+    if (restored.is_ok() && *loaded) restored = dense_copy.upload();
+    PARITY_RETURN_IF_ERROR(agree_on_ranks(host, restored, "resume"));
+    if (*loaded) summary.resumed_from_step = state.step;
   }
   PARITY_RETURN_IF_ERROR((*train_reader)->seek_samples(state.reader_position));
 
@@ -222,7 +243,13 @@ Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& original, com
     return agree_on_ranks(host, written, "metrics");
   };
   hooks.save_checkpoint = [&](const detail::TrainState& done) {
-    return agree_on_ranks(host, detail::save_checkpoint(summary.checkpoint_path, *model, done, train), "checkpoint");
+    Status saved = step->download();
+    if (saved.is_ok()) saved = dense_copy.download();
+    if (saved.is_ok()) {
+      parts.dense_blobs = dense_copy.blobs();
+      saved = detail::save_dist_checkpoint(parts, host, done);
+    }
+    return agree_on_ranks(host, saved, "checkpoint");
   };
   PARITY_RETURN_IF_ERROR(detail::run_step_loop(train, **train_reader, hooks, &state, &summary));
   const Status written = is_root ? detail::write_summary(summary.summary_path, summary, train) : Status::ok();

@@ -1,6 +1,6 @@
 // The distributed training step on one NCCL rank (local bootstrap) against the single-process GPU
-// model: with one rank nothing is exchanged (the owner's TBE writes the model's pooled buffer) and
-// the in-place dense all-reduce of one rank is the identity, so in deterministic mode (the
+// model: with one rank and whole tables nothing is exchanged (the TBE writes the model's pooled
+// buffer) and a one-rank dense sum is no reduction at all, so in deterministic mode (the
 // deterministic TBE backward, fixed GEMM configurations) every loss is the same bits. Also
 // train_distributed_gpu against train() on the GPU, and the overhead benchmark's first-step check.
 // Skips cleanly without a CUDA device.
@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/test_support.hpp"
+#include "dist/placements.hpp"
 #include "parity/comm/nccl.hpp"
 #include "parity/model/spec.hpp"
 #include "parity/train/gpu_dist_trainer.hpp"
@@ -36,6 +37,34 @@ std::vector<model::ModelSpec> specs() {
   return {model::load_spec("tiny").value(), kaggle};
 }
 
+// `steps` deterministic steps of the single-process GPU model of `spec` and of one NCCL rank's
+// sharded step with `placement` (both initialised from `seed`): the same loss bits every step.
+void expect_same_losses(comm::Communicator& nccl, const model::ModelSpec& spec, const TablePlacement& placement,
+                        std::int64_t batch_size, std::uint64_t seed, int steps) {
+  StepBenchOptions bench;
+  bench.batch_size = batch_size;
+  ExecutionContext context;
+  context.device = DeviceKind::kGpu;
+  context.deterministic = true;
+  auto single = detail::DlrmModel::create(spec, bench.batch_size, context);
+  auto sharded = detail::DlrmModel::create(detail::dense_only_spec(spec), bench.batch_size, context);
+  ASSERT_TRUE(single.is_ok() && sharded.is_ok());
+  ASSERT_TRUE(single->initialize(seed).is_ok());
+  ASSERT_TRUE(sharded->initialize(seed).is_ok());
+  auto step = detail::ShardedStep::create(spec, placement, bench.batch_size, nccl, *sharded, seed);
+  ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+  for (int s = 0; s < steps; ++s) {
+    bench.seed = seed + 20 + static_cast<std::uint64_t>(s);
+    const data::Batch batch = synthetic_step_batch(spec, bench);
+    auto want = single->train_step(batch, s);
+    ASSERT_TRUE((*step)->stage_global_batch(batch).is_ok());
+    auto got = sharded->train_step(detail::dense_slice(batch, 0, batch.batch_size), s);
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    EXPECT_EQ(*got, *want) << "step " << s;
+  }
+}
+
 TEST(NcclTrainStep, OneRankEqualsTheSingleProcessGpuModelBitForBit) {
   PARITY_REQUIRE_GPU();
   auto bootstrap = comm::make_local_communicator();
@@ -43,30 +72,24 @@ TEST(NcclTrainStep, OneRankEqualsTheSingleProcessGpuModelBitForBit) {
   ASSERT_NE(nccl, nullptr);
   for (const auto& spec : specs()) {
     SCOPED_TRACE(spec.name);
-    StepBenchOptions bench;
-    bench.batch_size = 1024;
-    ExecutionContext context;
-    context.device = DeviceKind::kGpu;
-    context.deterministic = true;
-    const std::vector<int> owners(spec.embedding.tables.size(), 0);
-    auto single = detail::DlrmModel::create(spec, bench.batch_size, context);
-    auto sharded = detail::DlrmModel::create(detail::stub_spec_for_rank(spec, owners, 0), bench.batch_size, context);
-    ASSERT_TRUE(single.is_ok() && sharded.is_ok());
-    ASSERT_TRUE(single->initialize(11).is_ok());
-    ASSERT_TRUE(sharded->initialize(11).is_ok());
-    auto step = detail::ShardedStep::create(spec, owners, bench.batch_size, *nccl, *sharded);
-    ASSERT_TRUE(step.is_ok()) << step.status().to_string();
-    for (int s = 0; s < 4; ++s) {
-      bench.seed = 20 + static_cast<std::uint64_t>(s);
-      const data::Batch batch = synthetic_step_batch(spec, bench);
-      auto want = single->train_step(batch, s);
-      ASSERT_TRUE((*step)->stage_global_batch(batch).is_ok());
-      auto got = sharded->train_step(detail::dense_slice(batch, 0, batch.batch_size), s);
-      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-      EXPECT_EQ(*got, *want) << "step " << s;
-    }
+    expect_same_losses(*nccl, spec, TablePlacement{std::vector<int>(spec.embedding.tables.size(), 0), {}}, 1024, 11,
+                       4);
   }
+}
+
+// One NCCL rank holding every placement type (two row shards of a table, four column shards, a
+// replica, whole tables): the fold through the host and the device copies of the pieces. In
+// deterministic mode the same bits as the single-process GPU model (row shards regroup bags of at
+// most 2 ids exactly; column shards and replicas pool the same ids in the same order), as on the
+// CPU (GpuDistStep.OneRankWithEveryPlacementTypeEqualsTheSingleProcessModelBitForBit).
+TEST(NcclTrainStep, OneRankWithEveryPlacementTypeEqualsTheSingleProcessGpuModel) {
+  PARITY_REQUIRE_GPU();
+  auto bootstrap = comm::make_local_communicator();
+  auto nccl = one_nccl_rank(*bootstrap);
+  ASSERT_NE(nccl, nullptr);
+  auto spec = model::load_spec("tiny").value();
+  spec.embedding.optimizer.kind = embedding::OptimizerKind::kAdagrad;  // column shards need element-wise state
+  expect_same_losses(*nccl, spec, comm::testing::mixed_placement(spec, 1, 0), 512, 12, 4);
 }
 
 TEST(NcclTrainStep, TrainerOnOneRankEqualsTrainOnTheGpu) {

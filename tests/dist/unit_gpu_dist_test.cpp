@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "dist/placements.hpp"
 #include "parity/comm/communicator.hpp"
 #include "parity/model/spec.hpp"
 #include "parity/train/gpu_dist_trainer.hpp"
@@ -132,6 +133,40 @@ model::ModelSpec tiny_spec() {
   return *spec;
 }
 
+// One rank holding every placement type (two row shards of a table, four column shards, a
+// replica, whole tables: the fold path through the host) is the single-process step bit for bit:
+// row shards regroup bags of at most 2 ids (x + 0 = x, a + b = b + a), column shards pool the same
+// ids per column, the replica runs the single-process backward; sum and mean pooling.
+TEST(GpuDistStep, OneRankWithEveryPlacementTypeEqualsTheSingleProcessModelBitForBit) {
+  for (const auto pooling : {embedding::PoolingMode::kSum, embedding::PoolingMode::kMean}) {
+    auto spec = tiny_spec();
+    spec.embedding.optimizer.kind = embedding::OptimizerKind::kAdagrad;  // column shards need element-wise state
+    spec.embedding.pooling = pooling;
+    StepBenchOptions bench;
+    bench.device = DeviceKind::kCpu;
+    bench.batch_size = 32;
+    auto single = DlrmModel::create(spec, bench.batch_size, ExecutionContext{});
+    auto sharded = DlrmModel::create(dense_only_spec(spec), bench.batch_size, ExecutionContext{});
+    ASSERT_TRUE(single.is_ok() && sharded.is_ok());
+    ASSERT_TRUE(single->initialize(6).is_ok());
+    ASSERT_TRUE(sharded->initialize(6).is_ok());
+    auto local = comm::make_local_communicator();
+    auto step = ShardedStep::create(spec, comm::testing::mixed_placement(spec, 1, 0), bench.batch_size, *local,
+                                    *sharded, 6);
+    ASSERT_TRUE(step.is_ok()) << step.status().to_string();
+    ASSERT_FALSE((*step)->layout().replicated_features.empty());
+    for (int s = 0; s < 3; ++s) {
+      bench.seed = 40 + static_cast<std::uint64_t>(s);
+      const data::Batch batch = synthetic_step_batch(spec, bench);
+      auto want = single->train_step(batch, s);
+      ASSERT_TRUE((*step)->stage_global_batch(batch).is_ok());
+      auto got = sharded->train_step(dense_slice(batch, 0, batch.batch_size), s);
+      ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+      EXPECT_EQ(*got, *want) << "step " << s << (pooling == embedding::PoolingMode::kMean ? ", mean" : ", sum");
+    }
+  }
+}
+
 TEST(GpuDistStep, OneRankOnTheCpuEqualsTheSingleProcessModelBitForBit) {
   const auto spec = tiny_spec();
   StepBenchOptions bench;
@@ -140,14 +175,14 @@ TEST(GpuDistStep, OneRankOnTheCpuEqualsTheSingleProcessModelBitForBit) {
   bench.seed = 3;
   ExecutionContext context;
   auto single = DlrmModel::create(spec, bench.batch_size, context);
-  auto sharded = DlrmModel::create(stub_spec_for_rank(spec, std::vector<int>(spec.embedding.tables.size(), 0), 0),
+  auto sharded = DlrmModel::create(dense_only_spec(spec),
                                    bench.batch_size, context);
   ASSERT_TRUE(single.is_ok() && sharded.is_ok());
   ASSERT_TRUE(single->initialize(5).is_ok());
   ASSERT_TRUE(sharded->initialize(5).is_ok());
   auto local = comm::make_local_communicator();
-  auto step = ShardedStep::create(spec, std::vector<int>(spec.embedding.tables.size(), 0), bench.batch_size, *local,
-                                  *sharded);
+  auto step = ShardedStep::create(spec, TablePlacement{std::vector<int>(spec.embedding.tables.size(), 0), {}},
+                                  bench.batch_size, *local, *sharded, 5);
   ASSERT_TRUE(step.is_ok()) << step.status().to_string();
   EXPECT_TRUE((*step)->plan().is_identity());
   for (int s = 0; s < 4; ++s) {
@@ -228,18 +263,23 @@ TEST(GpuDistTrainer, OptionErrorsNameTheOption) {
   EXPECT_NE(outside.status().message().find("placement: table 3 is on rank 1, outside [0, 1)"), std::string::npos)
       << outside.status().to_string();
   options.placement.table_owner.clear();
-  // A plan's placement with a row-wise table is refused naming it, not replaced by the greedy one.
+  // What the sharded step cannot run is refused naming the table, never replaced by the greedy
+  // placement: column-wise with tiny's row-wise Adagrad (no column shard sees a row's mean g^2).
+  ASSERT_EQ(options.train.spec.embedding.optimizer.kind, embedding::OptimizerKind::kRowwiseAdagrad);
   options.placement.tables.resize(options.train.spec.embedding.tables.size());
   for (std::size_t t = 0; t < options.placement.tables.size(); ++t) {
     options.placement.tables[t].shards = {plan::Shard{0, 0, options.train.spec.embedding.tables[t].num_rows, 0,
                                                       options.train.spec.embedding.tables[t].dim}};
   }
-  options.placement.tables[2].type = plan::ShardingType::kRowWise;
-  auto row_wise = train_distributed_gpu(options, *host, *collective);
-  ASSERT_FALSE(row_wise.is_ok());
+  options.placement.tables[2].type = plan::ShardingType::kColumnWise;
+  auto column_wise = train_distributed_gpu(options, *host, *collective);
+  ASSERT_FALSE(column_wise.is_ok());
   const std::string table_name = options.train.spec.embedding.tables[2].name;
-  EXPECT_NE(row_wise.status().message().find("table '" + table_name + "' is row_wise"), std::string::npos)
-      << row_wise.status().to_string();
+  EXPECT_NE(column_wise.status().message().find("table '" + table_name + "' (column_wise): column_wise with row-wise "
+                                                "Adagrad"),
+            std::string::npos)
+      << column_wise.status().to_string();
+  EXPECT_EQ(column_wise.status().code(), StatusCode::kUnsupported);
   options.placement.tables[2].type = plan::ShardingType::kTableWise;  // all table-wise: accepted as owners
   options.placement.tables.clear();
   options.train.device = DeviceKind::kGpu;  // a CPU build has no GPU backend; a GPU one, no device comm here

@@ -35,5 +35,10 @@ class MpiSession {
 /// MPI_ERRORS_RETURN). MPI must be running (an MpiSession). With options.timeout_ms > 0 every
 /// collective is non-blocking and polled against the deadline; 0 uses the blocking calls.
 Result<std::unique_ptr<Communicator>> make_mpi_communicator(CommOptions options = {});
+/// The same over MPI_COMM_WORLD's ranks [0, num_ranks) (MPI_Comm_split; every world rank calls
+/// it): the communicator on those ranks, null on the others (e.g. a run re-sharded onto fewer
+/// ranks inside one mpirun job).
+Result<std::unique_ptr<Communicator>> make_mpi_communicator_of_first_ranks(int num_ranks,
+                                                                         CommOptions options = {});
 
 }  // namespace parity::comm

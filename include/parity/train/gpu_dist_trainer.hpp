@@ -1,11 +1,13 @@
 // The distributed trainer on GPU ranks: one GPU per rank, collectives over NCCL (launched with
 // mpirun, the NCCL id shared over MPI; one rank may bootstrap with the local communicator).
-// Embedding tables are placed whole on owner ranks (table-wise, from a plan or greedy by bytes);
-// every rank reads the global batch and trains on its rows [r·B/R, (r+1)·B/R); the owners pool
-// the global batch on their GPU and the pooled rows and their gradients travel in device
-// all_to_allv; the dense part is replicated, its gradient summed across ranks (the loss is the
-// global batch's mean, so this is the average of the ranks' mean-loss gradients). With one rank
-// nothing is exchanged: the step is the single-process step plus an in-place dense all-reduce.
+// Embedding tables are placed as the CPU distributed trainer places them (table-wise, row-wise,
+// column-wise, data-parallel; from a plan or greedy table-wise by bytes); every rank reads the
+// global batch and trains on its rows [r·B/R, (r+1)·B/R); the shards' owners pool the global batch
+// on their GPU and the pooled rows and their gradients travel in device all_to_allv (row shards'
+// partial sums and the replicas' rows are folded on the host); the dense part is replicated, its
+// gradient summed across ranks in buckets started during the backward (the loss is the global
+// batch's mean, so this is the average of the ranks' mean-loss gradients). With one rank and
+// whole tables nothing is exchanged or reduced: the step is the single-process step.
 // docs/training.md, "Distributed on GPUs (NCCL)".
 #pragma once
 
@@ -24,8 +26,9 @@ namespace parity::train {
 /// Collective over both communicators (same ranks): `host` (MPI or local) agrees on errors and
 /// gathers evaluation logits; `collective` moves the training data: NCCL with device buffers on
 /// GPU ranks (options.train.device kGpu), or a host communicator with options.train.device kCpu,
-/// which runs the same step on CPU ranks (tests). options.gradient_chunks must be 0. Checkpoints:
-/// OUT/checkpoint.rank<r>-of-<R>.ckpt, resumable on the same rank count and placement.
+/// which runs the same step on CPU ranks (tests). options.gradient_chunks must be 0;
+/// dense_reduction and bucket_bytes apply. Checkpoints: OUT/checkpoint.rank<r>-of-<R>.ckpt, the CPU
+/// distributed trainer's sets, resumable on any rank count and placement (re-sharding).
 Result<TrainSummary> train_distributed_gpu(const DistTrainOptions& options, comm::Communicator& host,
                                            comm::Communicator& collective);
 

@@ -359,15 +359,31 @@ MpiSession::~MpiSession() {
   if (is_owner_ && !is_finalized) MPI_Finalize();
 }
 
-Result<std::unique_ptr<Communicator>> make_mpi_communicator(CommOptions options) {
+namespace {
+
+// A communicator over MPI_COMM_WORLD's ranks [0, num_ranks) (all: a duplicate); null on the others.
+Result<std::unique_ptr<Communicator>> make_communicator(CommOptions options, int num_ranks) {
   int is_initialized = 0;
   MPI_Initialized(&is_initialized);
   if (!is_initialized)
     return Status(StatusCode::kCommError,
                   "mpi communicator: MPI is not running (create an MpiSession)");
   PARITY_CHECK_ARG(options.timeout_ms >= 0.0, "timeout_ms: ", options.timeout_ms, " must be >= 0");
+  int world_rank = 0;
+  int world_size = 1;
+  PARITY_MPI_TRY(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  PARITY_MPI_TRY(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
+  if (num_ranks < 0) num_ranks = world_size;
+  PARITY_CHECK_ARG(num_ranks >= 1 && num_ranks <= world_size, "num_ranks: ", num_ranks,
+                   " is out of range [1, ", world_size, "]");
   MPI_Comm comm = MPI_COMM_NULL;
-  PARITY_MPI_TRY(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  if (num_ranks == world_size) {
+    PARITY_MPI_TRY(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  } else {
+    PARITY_MPI_TRY(MPI_Comm_split(MPI_COMM_WORLD, world_rank < num_ranks ? 0 : MPI_UNDEFINED,
+                                  world_rank, &comm));
+    if (comm == MPI_COMM_NULL) return std::unique_ptr<Communicator>();
+  }
   PARITY_MPI_TRY(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
   int rank = 0;
   int size = 1;
@@ -375,6 +391,17 @@ Result<std::unique_ptr<Communicator>> make_mpi_communicator(CommOptions options)
   PARITY_MPI_TRY(MPI_Comm_size(comm, &size));
   return std::unique_ptr<Communicator>(
       std::make_unique<MpiCommunicator>(std::move(options), comm, rank, size));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Communicator>> make_mpi_communicator(CommOptions options) {
+  return make_communicator(std::move(options), -1);
+}
+
+Result<std::unique_ptr<Communicator>> make_mpi_communicator_of_first_ranks(int num_ranks,
+                                                                         CommOptions options) {
+  return make_communicator(std::move(options), num_ranks);
 }
 
 }  // namespace parity::comm
