@@ -5,10 +5,11 @@
 #include <memory>
 #include <string>
 
-#include "cmd_bench_train_comm.hpp"
+#include "comm_session.hpp"
 #include "commands.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/model/spec.hpp"
+#include "parity/train/gpu_dist_trainer.hpp"
 #include "parity/train/report_text.hpp"
 #include "parity/train/step_bench.hpp"
 
@@ -30,6 +31,25 @@ struct BenchTrainArgs {
   std::string comm;  // empty: the single-process benchmark
   int rounds = 5;
 };
+
+// --comm nccl (GPU ranks; one rank also times the single-process step) or local (CPU, one rank):
+// the distributed step against the single-process step on the same resident batch, alternating
+// rounds (train::benchmark_distributed_step); rank 0 prints and writes the JSON.
+Status run_bench_train_comm(const model::ModelSpec& spec, const train::StepBenchOptions& options,
+                            const std::string& backend, int rounds, const std::string& out) {
+  const DeviceKind wanted = backend == "nccl" ? DeviceKind::kGpu : DeviceKind::kCpu;
+  PARITY_CHECK_ARG(options.device == wanted, "--device: ", device_kind_name(options.device), " does not go with ",
+                   "--comm ", backend, " (", backend == "nccl" ? "use --device cuda" : "use --device cpu", ")");
+  PARITY_ASSIGN_OR_RETURN(CommSession session, open_comm_session(backend, {}));
+  PARITY_ASSIGN_OR_RETURN(const auto report,
+                          train::benchmark_distributed_step(spec, options, *session.collective, rounds));
+  if (session.collective->rank() != 0) return Status::ok();
+  std::fputs(train::dist_step_bench_text(report, spec, options, rounds).c_str(), stdout);
+  if (out.empty()) return Status::ok();
+  PARITY_RETURN_IF_ERROR(train::write_dist_step_bench_json(report, spec, options, out));
+  std::printf("wrote %s\n", out.c_str());
+  return Status::ok();
+}
 
 Status run_bench_train(const BenchTrainArgs& args) {
   PARITY_ASSIGN_OR_RETURN(model::ModelSpec spec, model::load_spec(args.model));
