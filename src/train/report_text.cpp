@@ -27,6 +27,31 @@ std::string evaluation_text(const EvalRecord& e) {
                      static_cast<long long>(e.step), e.ne, e.auc, e.logloss, static_cast<long long>(e.samples));
 }
 
+std::string ProgressText::render(const TrainProgress& progress, double now_seconds) {
+  if (progress.event == TrainProgress::Event::kEvaluation) return end_bar() + evaluation_text(progress.evaluation);
+  if (progress.event != TrainProgress::Event::kStep) return "";
+  const bool is_terminal = style_ == Style::kTerminalBar;
+  const bool is_last = progress.step == progress.total_steps;
+  if (!is_last && now_seconds - last_seconds_ < (is_terminal ? 0.1 : 10.0)) return "";
+  last_seconds_ = now_seconds;
+  const double fraction =
+      progress.total_steps > 0 ? static_cast<double>(progress.step) / static_cast<double>(progress.total_steps) : 0;
+  const std::string line = progress_text(progress);
+  if (!is_terminal) return format_text("train %3.0f%% ", fraction * 100) + line + "\n";
+  constexpr int kBarWidth = 30;
+  const int filled = static_cast<int>(fraction * kBarWidth);
+  is_bar_open_ = true;
+  return "\r[" + std::string(static_cast<std::size_t>(filled), '#') +
+         std::string(static_cast<std::size_t>(kBarWidth - filled), ' ') + format_text("] %3.0f%% ", fraction * 100) +
+         line + "\033[K";
+}
+
+std::string ProgressText::end_bar() {
+  const bool was_open = is_bar_open_;
+  is_bar_open_ = false;
+  return was_open ? "\n" : "";
+}
+
 std::string train_start_text(const TrainOptions& options) {
   return format_text("train: model %s (%lld dense parameters, %lld embedding rows), batch %lld, device %s\n",
                      options.spec.name.c_str(), static_cast<long long>(options.spec.dense_parameter_count()),

@@ -38,6 +38,41 @@ TEST(TrainReportText, ProgressAndEvaluationLines) {
   EXPECT_EQ(evaluation_text(eval), "eval  step 7: NE 0.90000  AUC 0.75000  logloss 0.45000  (100 samples)\n");
 }
 
+TrainProgress step_progress(std::int64_t step, std::int64_t total_steps) {
+  TrainProgress progress;
+  progress.step = step;
+  progress.total_steps = total_steps;
+  return progress;
+}
+
+TEST(TrainReportText, PlainProgressLinesAreThrottledToTenSecondsButTheLastStepAlwaysShows) {
+  ProgressText text(ProgressText::Style::kPlainLines);
+  EXPECT_EQ(text.render(step_progress(1, 4), 100.0).rfind("train  25% step 1/4  ", 0), 0u);
+  EXPECT_EQ(text.render(step_progress(2, 4), 105.0), "");  // 5 s after the last line
+  EXPECT_NE(text.render(step_progress(3, 4), 110.0), "");  // 10 s after
+  const std::string last = text.render(step_progress(4, 4), 110.5);
+  EXPECT_EQ(last.rfind("train 100% step 4/4", 0), 0u) << last;
+  EXPECT_EQ(last.back(), '\n');
+  EXPECT_EQ(text.end_bar(), "");  // no bar in plain lines
+  TrainProgress checkpoint;
+  checkpoint.event = TrainProgress::Event::kCheckpoint;
+  EXPECT_EQ(text.render(checkpoint, 500.0), "");
+}
+
+TEST(TrainReportText, TerminalBarIsRedrawnInPlaceAndClosedBeforeAnEvaluation) {
+  ProgressText text(ProgressText::Style::kTerminalBar);
+  const std::string half = text.render(step_progress(5, 10), 0.0);
+  // 30 columns, half filled, then the cleared rest of the line.
+  EXPECT_EQ(half.rfind("\r[" + std::string(15, '#') + std::string(15, ' ') + "]  50% step 5/10", 0), 0u) << half;
+  EXPECT_EQ(half.substr(half.size() - 3), "\033[K");
+  EXPECT_EQ(text.render(step_progress(6, 10), 0.05), "");  // within 0.1 s
+  TrainProgress evaluation;
+  evaluation.event = TrainProgress::Event::kEvaluation;
+  const std::string eval_text = text.render(evaluation, 0.06);
+  EXPECT_EQ(eval_text.rfind("\neval  step 0:", 0), 0u) << eval_text;  // the open bar ends first
+  EXPECT_EQ(text.end_bar(), "");
+}
+
 TEST(TrainReportText, SummaryNamesOptionalPartsOnlyWhenPresent) {
   TrainSummary summary;
   summary.steps = 3;

@@ -28,48 +28,24 @@ struct TrainFlags {
   train::DistTrainSettings dist;
 };
 
-// A bar redrawn in place at most 10 times a second on a terminal; a plain line every 10 s (and
-// at every evaluation) when stderr is a file or a pipe.
+// train::ProgressText on stderr: a bar on a terminal, plain lines when it is a file or a pipe.
 class ProgressPrinter {
  public:
-  ProgressPrinter() : is_terminal_(isatty(fileno(stderr)) != 0) {}
   void operator()(const train::TrainProgress& progress) {
-    using train::TrainProgress;
-    const auto now = std::chrono::steady_clock::now();
-    if (progress.event == TrainProgress::Event::kEvaluation) {
-      end_bar();
-      std::fputs(train::evaluation_text(progress.evaluation).c_str(), stderr);
-      return;
-    }
-    if (progress.event != TrainProgress::Event::kStep) return;
-    const double since = std::chrono::duration<double>(now - last_).count();
-    const bool is_last = progress.step == progress.total_steps;
-    if (!is_last && since < (is_terminal_ ? 0.1 : 10.0)) return;
-    last_ = now;
-    const double fraction = progress.total_steps > 0
-                                ? static_cast<double>(progress.step) / static_cast<double>(progress.total_steps)
-                                : 0;
-    const std::string line = train::progress_text(progress);
-    if (is_terminal_) {
-      constexpr int kWidth = 30;
-      const int filled = static_cast<int>(fraction * kWidth);
-      std::fprintf(stderr, "\r[%s%s] %3.0f%% %s\033[K", std::string(filled, '#').c_str(),
-                   std::string(kWidth - filled, ' ').c_str(), fraction * 100, line.c_str());
-      bar_open_ = true;
-    } else {
-      std::fprintf(stderr, "train %3.0f%% %s\n", fraction * 100, line.c_str());
-    }
-    std::fflush(stderr);
+    const double now_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    write(text_.render(progress, now_seconds));
   }
-  void end_bar() {
-    if (bar_open_) std::fprintf(stderr, "\n");
-    bar_open_ = false;
-  }
+  void end_bar() { write(text_.end_bar()); }
 
  private:
-  bool is_terminal_;
-  bool bar_open_ = false;
-  std::chrono::steady_clock::time_point last_{};
+  static void write(const std::string& text) {
+    if (text.empty()) return;
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  train::ProgressText text_{isatty(fileno(stderr)) != 0 ? train::ProgressText::Style::kTerminalBar
+                                                         : train::ProgressText::Style::kPlainLines};
 };
 
 Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
