@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Draws the planner's held-out validation set (issue 16): seeded single-GPU configurations
+"""Draws a held-out validation set for the planner (issue 16): seeded single-GPU configurations
 (preset, batch, precision, checkpointing, optimizer) from a space that excludes the 11
 development configurations of `parity plan validate`'s default list (which the model was
-examined against) and the per-component diagnostics at batch 32768 (LEAD_REQUEST of the planner
-work). Writes one MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] per line, the format of
+examined against), the per-component diagnostics at batch 32768, and every configuration of the
+earlier sets given with --exclude (a scored set becomes development data: its
+(preset, batch, precision, checkpointing) is excluded whatever the optimizer). Writes one
+MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER] per line, the format of
 `parity plan validate --configs-file`.
 
-    scripts/plan_validation_set.py --seed 20261201 --count 12 --out bench/plan/validation_set_1.txt
+    scripts/plan_validation_set.py --set 1 --seed 20261201 --count 12 --out bench/plan/validation_set_1.txt
+    scripts/plan_validation_set.py --set 2 --seed 20261202 --count 12 \
+        --exclude bench/plan/validation_set_1.txt --out bench/plan/validation_set_2.txt
 """
 import argparse
 import random
@@ -35,7 +39,26 @@ MAX_V2_FP32_ACTIVATIONS_BATCH = 65536
 OPTIMIZERS = {"dlrm-kaggle": ["", "adagrad", "adam"], "dlrm-v2": ["", "sgd"]}
 
 
-def space():
+def read_set(path):
+    """The (preset, batch, precision, checkpointing) of every configuration line of a set file."""
+    keys = set()
+    try:
+        lines = open(path)
+    except OSError as error:
+        sys.exit("--exclude: cannot read '%s': %s" % (path, error.strerror))
+    with lines:
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split(":")
+            if len(fields) not in (4, 5):
+                sys.exit("%s: '%s' is not MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER]" % (path, line))
+            keys.add((fields[0], int(fields[1]), fields[2], fields[3]))
+    return keys
+
+
+def space(excluded=frozenset()):
     for model, batches in BATCHES.items():
         for batch in batches:
             for precision in ("bf16", "tf32", "fp32"):
@@ -43,7 +66,7 @@ def space():
                     continue
                 for checkpointing in ("none", "full"):
                     key = (model, batch, precision, checkpointing)
-                    if key in DEVELOPMENT or key in DIAGNOSTIC:
+                    if key in DEVELOPMENT or key in DIAGNOSTIC or key in excluded:
                         continue
                     for optimizer in OPTIMIZERS[model]:
                         yield key + (optimizer,)
@@ -51,14 +74,20 @@ def space():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", type=int, default=1, help="the set's number (its header)")
     parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--exclude", action="append", default=[],
+                        help="an earlier set file whose configurations are excluded (repeatable)")
     parser.add_argument("--count", type=int, default=12, help="configurations, half per preset")
     parser.add_argument("--out", default="-")
     args = parser.parse_args()
     if args.count < 2:
         sys.exit("--count: %d must be >= 2" % args.count)
     rng = random.Random(args.seed)
-    candidates = sorted(space())
+    excluded = set()
+    for path in args.exclude:
+        excluded |= read_set(path)
+    candidates = sorted(space(excluded))
     drawn = []
     for model in BATCHES:  # stratified: half from each preset, no (model, batch, precision, ckpt) twice
         pool = [c for c in candidates if c[0] == model]
@@ -71,11 +100,15 @@ def main():
                 continue
             seen.add(config[:4])
             drawn.append(config)
-    lines = ["# Planner validation set 1 (held out): scripts/plan_validation_set.py --seed %d --count %d" %
-             (args.seed, args.count),
-             "# drawn from %d candidates that exclude the 11 development and 4 diagnostic configurations" %
-             len(candidates),
-             "# run: parity plan validate --device cuda --hw h200 --configs-file bench/plan/validation_set_1.txt"]
+    command = "scripts/plan_validation_set.py --set %d --seed %d --count %d%s" % (
+        args.set, args.seed, args.count, "".join(" --exclude " + path for path in args.exclude))
+    exclusions = "the 11 development and 4 diagnostic configurations"
+    if args.exclude:
+        exclusions += " and the %d of %s" % (len(excluded), ", ".join(args.exclude))
+    lines = ["# Planner validation set %d (held out): %s" % (args.set, command),
+             "# drawn from %d candidates that exclude %s" % (len(candidates), exclusions),
+             "# run: parity plan validate --device cuda --hw h200 --configs-file bench/plan/validation_set_%d.txt" %
+             args.set]
     for model, batch, precision, checkpointing, optimizer in drawn:
         lines.append(":".join([model, str(batch), precision, checkpointing] + ([optimizer] if optimizer else [])))
     text = "\n".join(lines) + "\n"

@@ -5,12 +5,15 @@
 # planner's H200 prediction beside the trainer's measured step time and peak device memory, with
 # the errors and Kendall's tau (run 29: the 11 configurations in 11 s with 8 timed steps; dlrm-v2
 # initialises 105 GB of tables per configuration on the device). Ends with one summary line.
-# PLAN_VALIDATE_SET=FILE runs a validation-set file instead (bench/plan/validation_set_1.txt: the
-# held-out set drawn by scripts/plan_validation_set.py; the figure to quote), written to
-# plan_validate_<file stem>.json.
+# PLAN_VALIDATE_SET=FILE runs a validation-set file instead (bench/plan/validation_set_N.txt: the
+# held-out sets drawn by scripts/plan_validation_set.py; set 1 was scored in run 33 and is now
+# development data, set 2 is the one to score and quote), written to plan_validate_<file stem>.json.
+# Set 2 at 8 steps: 14 steps per configuration (first, 3 warmup, 8 timed, 2 instrumented); its 12
+# predicted step times sum to 0.45 s, so 6.3 s of steps, plus about 1-3 s of set-up each
+# (dlrm-v2 initialises 105 GB of tables; the first step times the GEMM candidates): under 1 minute.
 #   PLAN_VALIDATE_STEPS=10 PLAN_VALIDATE_CONFIGS=dlrm-kaggle:65536:bf16:none,... \
 #     scripts/gpu/bench_plan_validate.sh build/cuda
-#   PLAN_VALIDATE_SET=bench/plan/validation_set_1.txt PLAN_VALIDATE_STEPS=8 \
+#   PLAN_VALIDATE_SET=bench/plan/validation_set_2.txt PLAN_VALIDATE_STEPS=8 \
 #     scripts/gpu/bench_plan_validate.sh build/cuda
 set -uo pipefail
 build_dir="${1:-build/cuda}"

@@ -159,6 +159,8 @@ if [[ $skip_tests -eq 0 && ( -z "$only" || ",$only," == *",tests,"* ) ]]; then
   t0=$SECONDS
   if [[ -n "$prebuilt" || -n "$build_targets" ]]; then
     gpu_test_command=("$build_dir/tests/parity_gpu_tests" --gtest_brief=1)
+    # GPU_TESTS_FILTER=PATTERN runs a subset (a gtest filter), e.g. 'AttentionGpu*' for a kernel round.
+    [[ -n "${GPU_TESTS_FILTER:-}" ]] && gpu_test_command+=("--gtest_filter=$GPU_TESTS_FILTER")
   else
     gpu_test_command=(ctest --test-dir "$build_dir" -L gpu --output-on-failure)
   fi

@@ -12,6 +12,9 @@ namespace parity::attention::detail {
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_slot();
 // The 128-row forward kernel (gpu::ForwardKernel::kRows128), selectable by name.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_rows128_slot();
+// The Hopper wgmma forward kernel (gpu::ForwardKernel::kWgmma), selectable by name; listed last,
+// so never the default.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 
 }  // namespace parity::attention::detail

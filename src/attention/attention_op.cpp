@@ -72,6 +72,10 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_rows128");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma");
+  return slot;
+}
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
@@ -81,9 +85,11 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
   static const AttentionForwardCpu cpu;
   // The 128-row kernel first (4-16% faster on the target shapes, run 35); the 64-row one takes
-  // what it refuses (head dims above 128, HIP builds).
+  // what it refuses (head dims above 128, HIP builds). The wgmma kernel (sm_90a) is last: chosen
+  // by name only until it is measured.
   static const std::vector<const AttentionForwardVariant*> variants = {
-      &cpu, &detail::attention_forward_gpu_rows128_slot(), &detail::attention_forward_gpu_slot()};
+      &cpu, &detail::attention_forward_gpu_rows128_slot(), &detail::attention_forward_gpu_slot(),
+      &detail::attention_forward_gpu_wgmma_slot()};
   return variants;
 }
 

@@ -169,6 +169,16 @@ namespace detail {
 
 void register_gpu_gemm_run_factory(GemmRunBackendFactory factory) { g_gpu_factory.store(factory); }
 
+Result<std::unique_ptr<GemmRunBackend>> create_gpu_gemm_run_backend(const GemmRunProblem& problem,
+                                                                    const ExecutionContext& context,
+                                                                    const GemmOptions& options) {
+  const GemmRunBackendFactory factory = g_gpu_factory.load();
+  if (factory == nullptr) {
+    return unsupported("gemm: this build has no GPU backend (device=gpu needs parity_gpu)");
+  }
+  return factory(problem, context, options);
+}
+
 std::int64_t effective_aux_ld(const GemmRunProblem& problem, const GemmArgs& args) {
   return args.aux_ld != 0 ? args.aux_ld : problem.default_aux_ld();
 }
@@ -200,11 +210,8 @@ Result<Gemm> Gemm::create(const GemmRunProblem& problem, const ExecutionContext&
     }
     PARITY_ASSIGN_OR_RETURN(impl->backend, detail::create_cpu_gemm_run_backend(problem));
   } else {
-    const detail::GemmRunBackendFactory factory = g_gpu_factory.load();
-    if (factory == nullptr) {
-      return unsupported("gemm: this build has no GPU backend (device=gpu needs parity_gpu)");
-    }
-    PARITY_ASSIGN_OR_RETURN(impl->backend, factory(problem, context, options));
+    PARITY_ASSIGN_OR_RETURN(impl->backend,
+                            detail::create_gpu_gemm_run_backend(problem, context, options));
   }
   impl->workspace_bytes = impl->backend->workspace_bytes();
   return Gemm(std::move(impl));

@@ -159,6 +159,18 @@ struct DenseTimes {
   double interaction_forward_us = 0, interaction_backward_us = 0, loss_us = 0;
 };
 
+// The TF32 factor for a layout (cuBLAS column-major op codes) by its count of MN-major operands:
+// TN none, NN (A) and TT (B) one, NT two.
+double tf32_gemm_time_factor(const PlannerCalibration& calibration, gemm::GemmLayout layout) {
+  switch (layout) {
+    case gemm::GemmLayout::kTN: return calibration.tf32_tn_gemm_time_factor.value;
+    case gemm::GemmLayout::kNN:
+    case gemm::GemmLayout::kTT: return calibration.tf32_nn_gemm_time_factor.value;
+    case gemm::GemmLayout::kNT: return calibration.tf32_nt_gemm_time_factor.value;
+  }
+  return calibration.tf32_nt_gemm_time_factor.value;
+}
+
 // Prices the trainer's dense kernels for one per-rank batch (docs/planner.md, "Dense model").
 class DensePricer {
  public:
@@ -181,11 +193,10 @@ class DensePricer {
 
   // C[m x n] = A[m x k] B[k x n] in the layer's precision through the GEMM model, as the trainer
   // creates it (nn/gemm_cache.cpp): `layout`, fp32 D for weight gradients, the bias epilogue class.
+  // TF32 takes its layout's measured factor over the model (the model is calibrated on bf16).
   double gemm_us(std::int64_t m, std::int64_t n, std::int64_t k, gemm::GemmLayout layout,
                  bool fp32_output, bool bias) {
     if (bytes_.is_simt_fp32) return pricer_.simt_fp32_time_us(m, n, k, 1);
-    const double factor =
-        bytes_.gemm_dtype == DType::kF32 ? calibration_.tf32_gemm_time_factor.value : 1.0;
     GemmPricer::Shape shape{m,
                             n,
                             k,
@@ -194,24 +205,29 @@ class DensePricer {
                             fp32_output ? DType::kF32 : bytes_.gemm_dtype,
                             layout,
                             bias ? gemm::Epilogue::kBias : gemm::Epilogue::kNone};
+    const double factor =
+        bytes_.gemm_dtype == DType::kF32 ? tf32_gemm_time_factor(calibration_, layout) : 1.0;
     return factor * pricer_.time_us(shape);
+  }
+
+  // The bias-gradient epilogue of a weight-gradient GEMM (reduction length k = the batch): its
+  // measured time beyond the plain GEMM grows with k, whatever the layer's width.
+  double bias_gradient_us() const {
+    return calibration_.bias_gradient_ns_per_sample.value * static_cast<double>(batch_) * 1e-3;
   }
 
   // One linear layer [batch, in] -> [batch, out] of the trainer (nn::linear_forward/backward):
   // forward GEMM with the bias (+ReLU) epilogue; backward: the ReLU derivative as its own pass,
-  // the weight-gradient GEMM with the bias-gradient epilogue (a second read of the gradient plus
-  // a fixed cost), the data-gradient GEMM unless the layer's input needs none.
+  // the weight-gradient GEMM with the bias-gradient epilogue, the data-gradient GEMM unless the
+  // layer's input needs none.
   void linear(std::int64_t in, std::int64_t out, bool relu, bool has_bias, bool data_gradient,
               double& forward_us, double& backward_us) {
     const double s = bytes_.activation;
     if (relu) backward_us += elementwise_us(3.0 * static_cast<double>(out) * s, 1);
-    if (has_bias) {
-      backward_us += elementwise_us(static_cast<double>(out) * s, 0) +
-                     calibration_.bias_gradient_fixed_us.value;
-    }
-    if (out == 1) {  // the logit: a matrix-vector product, see gemv_us
-      forward_us += gemv_us(in);
-      backward_us += gemv_us(in) + (data_gradient ? gemv_us(in) : 0.0);
+    if (has_bias) backward_us += bias_gradient_us();
+    if (out == 1) {  // the logit: matrix-vector products, see gemv_us
+      forward_us += gemv_us(in, false);
+      backward_us += gemv_us(in, true) + (data_gradient ? gemv_us(in, false) : 0.0);
       return;
     }
     // nn/gemm_cache.cpp: forward TN (m=out, n=batch, k=in); weight gradient NT (m=in, n=out,
@@ -223,12 +239,13 @@ class DensePricer {
 
  private:
   // A GEMM with one side of width 1 (the logit layer) streams its [batch, in] operand once: the
-  // GEMM model, which describes tiled tensor-core kernels, does not apply. In bf16 the trainer
-  // runs these on fp32 copies (cuBLASLt has no bf16 kernel for an output width of 1): a cast of the
-  // operand (read 2, write 4 bytes) before the fp32 pass (or the fp32 result's cast back).
-  double gemv_us(std::int64_t in) const {
+  // GEMM model, which describes tiled tensor-core kernels, does not apply. In bf16 cuBLASLt has no
+  // kernel for the weight gradient's fp32 bias gradient at a width of 1, so the trainer runs that
+  // one on fp32 copies (nn_variants_gpu.cpp Fp32Fallback): a cast of the operand (read 2, write 4
+  // bytes) before the fp32 pass; the forward and the data gradient run in bf16.
+  double gemv_us(std::int64_t in, bool weight_gradient) const {
     const double elements = static_cast<double>(in);
-    const bool fallback = bytes_.activation == 2 && !bytes_.is_simt_fp32;
+    const bool fallback = weight_gradient && bytes_.activation == 2 && !bytes_.is_simt_fp32;
     const double per_sample =
         fallback ? elements * (2.0 + 4.0 + 4.0) : elements * bytes_.activation;
     return elementwise_us(per_sample, fallback ? 2 : 1);

@@ -2,7 +2,7 @@
 // case, jagged lengths 0/1/127/129 and tile +- 1, head dims, both 16-bit dtypes, forward and
 // backward, GDPA cross attention, the deterministic backward (bitwise repeatable), guard bands
 // and the reasons the kernels give for what they do not run; the 128-row forward variant by name
-// on the same cases.
+// on the same cases, and the Hopper wgmma forward by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -431,84 +431,111 @@ void expect_error(const Status& status, StatusCode code, const std::string& frag
   EXPECT_NE(status.message().find(fragment), std::string::npos) << status.to_string();
 }
 
-// ---- the 128-row forward kernel (attention_forward_gpu_rows128), forward only ----
-// Same bounds as the 64-row kernel: it makes the same roundings (weights to the element type
-// before the P V product, fp32 sums), only in another order and tile shape.
+// ---- the 128-row forward kernels by name: attention_forward_gpu_rows128 (mma.sync) and
+// attention_forward_gpu_wgmma (Hopper wgmma, sm_90a), forward only ----
+// Same bounds as the 64-row kernel: they make the same roundings (weights to the element type
+// before the P V product, fp32 sums), only in another order and tile shape. The wgmma kernel
+// takes d_qk = d_v only, and is skipped where it cannot run (no GPU, not sm_90a: the reason is
+// printed).
 
 constexpr const char* kRows128 = "attention_forward_gpu_rows128";
-constexpr std::int64_t kTile128 = 128;  // its q tile; kv tiles stay 64 (halves of 32 keys)
+constexpr const char* kWgmma = "attention_forward_gpu_wgmma";
+constexpr std::int64_t kTile128 = 128;  // their q tile; kv tiles stay 64
 
-TEST(AttentionGpu, Rows128HstuLengthsTargetsAndDtypes) {
-  PARITY_REQUIRE_GPU();
+class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    PARITY_REQUIRE_GPU();
+    if (std::string(GetParam()) != kWgmma) return;
+    AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 128, 300);
+    p.batch = 2;
+    p.total_q = p.total_kv = 100;
+    const Status runnable = gpu::can_implement_forward(p, gpu::ForwardKernel::kWgmma);
+    if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
+  }
+  const char* variant() const { return GetParam(); }
+  bool equal_dims_only() const { return std::string(GetParam()) == kWgmma; }
+};
+
+INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128, ::testing::Values(kRows128, kWgmma),
+                         [](const ::testing::TestParamInfo<const char*>& param_info) {
+                           return std::string(param_info.param) == kWgmma ? "wgmma" : "rows128";
+                         });
+
+TEST_P(AttentionGpuRows128, HstuLengthsTargetsAndDtypes) {
   const std::uint64_t seed = parity::testing::test_seed(15211);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    SCOPED_TRACE(std::string(dtype_name(dtype)));
-    const AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 64, 300, dtype);
-    // Lengths 0, 1, 127, 129, both tiles +- 1, 2 q tiles + 1; targets 0, 1, longer than the
-    // sequence.
-    expect_gpu_matches_reference(
-        make_case(p, {0, 1, 127, 129, kTile128 - 1, kTile128 + 1, kTile128, 2 * kTile128 + 1,
-                      kTile - 1, kTile + 1},
-                  {}, {3, 0, 1, 20, 300, 5, 64, 0, 2, 1}, seed),
-        false, kRows128);
-    expect_gpu_matches_reference(make_case(p, {257, 2, kTile128}, {}, {}, seed + 1), false,
-                                 kRows128);
+    for (int dim : {64, 128}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " d " + std::to_string(dim));
+      const AttentionProblem p = problem_of(AttentionKind::kHstu, 2, dim, 300, dtype);
+      // Lengths 0, 1, 127, 129, both tiles +- 1, 2 q tiles + 1; targets 0, 1, longer than the
+      // sequence.
+      expect_gpu_matches_reference(
+          make_case(p, {0, 1, 127, 129, kTile128 - 1, kTile128 + 1, kTile128, 2 * kTile128 + 1,
+                        kTile - 1, kTile + 1},
+                    {}, {3, 0, 1, 20, 300, 5, 64, 0, 2, 1}, seed),
+          false, variant());
+      expect_gpu_matches_reference(make_case(p, {257, 2, kTile128, kTile, 300}, {}, {}, seed + 1),
+                                   false, variant());
+    }
   }
 }
 
-TEST(AttentionGpu, Rows128ContextualWindowNonCausalAndLongN) {
-  PARITY_REQUIRE_GPU();
+TEST_P(AttentionGpuRows128, ContextualWindowNonCausalAndLongN) {
   const std::uint64_t seed = parity::testing::test_seed(15212);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
   AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 128, 300);
   p.contextual_len = 10;
   expect_gpu_matches_reference(make_case(p, {40, 5, 0, 290, 9}, {}, {4, 1, 0, 12, 3}, seed), false,
-                               kRows128);
+                               variant());
   p.contextual_len = 0;
   p.max_attn_len = 16;  // windows narrower than a half tile, and wider than a q tile
-  expect_gpu_matches_reference(make_case(p, {270, 3}, {}, {}, seed + 1), false, kRows128);
+  expect_gpu_matches_reference(make_case(p, {270, 3}, {}, {}, seed + 1), false, variant());
   p.max_attn_len = 150;
   p.min_full_attn_len = 8;
   p.contextual_len = 10;
-  expect_gpu_matches_reference(make_case(p, {280, 30}, {}, {5, 2}, seed + 2), false, kRows128);
+  expect_gpu_matches_reference(make_case(p, {280, 30}, {}, {5, 2}, seed + 2), false, variant());
   p = problem_of(AttentionKind::kHstu, 2, 64, 300);
   p.causal = false;
   expect_gpu_matches_reference(make_case(p, {200, 7, 64}, {}, {3, 1, 0}, seed + 3), false,
-                               kRows128);
+                               variant());
   // N longer than every sequence (the 1/N scale).
   expect_gpu_matches_reference(
       make_case(problem_of(AttentionKind::kHstu, 2, 64, 1000), {30, 130}, {}, {}, seed + 4), false,
-      kRows128);
+      variant());
 }
 
-TEST(AttentionGpu, Rows128SoftmaxAndHeadDims) {
-  PARITY_REQUIRE_GPU();
+TEST_P(AttentionGpuRows128, SoftmaxAndHeadDims) {
   const std::uint64_t seed = parity::testing::test_seed(15213);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    SCOPED_TRACE(std::string(dtype_name(dtype)));
-    AttentionProblem p = problem_of(AttentionKind::kSoftmax, 2, 64, 200, dtype);
-    expect_gpu_matches_reference(  // cut at 200
-        make_case(p, {0, 1, 127, kTile128 + 1, kTile128 - 1, 330}, {}, {}, seed), false, kRows128);
-    p.causal = false;
-    expect_gpu_matches_reference(make_case(p, {129, 5, 64}, {}, {}, seed + 1), false, kRows128);
+    for (int dim : {64, 128}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " d " + std::to_string(dim));
+      AttentionProblem p = problem_of(AttentionKind::kSoftmax, 2, dim, 200, dtype);
+      expect_gpu_matches_reference(  // cut at 200
+          make_case(p, {0, 1, 127, kTile128 + 1, kTile128 - 1, 330, kTile - 1, kTile, kTile + 1},
+                    {}, {}, seed),
+          false, variant());
+      p.causal = false;
+      expect_gpu_matches_reference(make_case(p, {129, 5, 64}, {}, {}, seed + 1), false, variant());
+    }
   }
   for (int dim_qk : {64, 128}) {
     for (int dim_v : {64, 128}) {
+      if (dim_qk != dim_v && equal_dims_only()) continue;
       for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
         SCOPED_TRACE("d_qk " + std::to_string(dim_qk) + " d_v " + std::to_string(dim_v) + " " +
                      std::string(attention_kind_name(kind)));
         const AttentionProblem p = problem_of(kind, 2, dim_qk, 300, DType::kBF16, dim_v);
         expect_gpu_matches_reference(make_case(p, {kTile128 + 1, 33, 290}, {}, {}, seed + 2),
-                                     false, kRows128);
+                                     false, variant());
       }
     }
   }
 }
 
-TEST(AttentionGpu, Rows128GdpaCrossAttentionEveryActivation) {
-  PARITY_REQUIRE_GPU();
+TEST_P(AttentionGpuRows128, GdpaCrossAttentionEveryActivation) {
   const std::uint64_t seed = parity::testing::test_seed(15214);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
   for (auto activation : {PointwiseActivation::kSilu, PointwiseActivation::kGelu,
@@ -518,7 +545,7 @@ TEST(AttentionGpu, Rows128GdpaCrossAttentionEveryActivation) {
     p.activation = activation;
     p.causal = false;
     expect_gpu_matches_reference(make_case(p, {257, 0, 40, 3}, {64, 64, 1, 0}, {}, seed), false,
-                                 kRows128);
+                                 variant());
   }
 }
 
@@ -537,6 +564,15 @@ TEST(AttentionGpu, Rows128RefusesWithReasons) {
   AttentionProblem f32 = p;
   f32.dtype = DType::kF32;
   expect_error(gpu::can_implement_forward(f32, gpu::ForwardKernel::kRows128),
+               StatusCode::kInvalidArgument, "dtype: fp32");
+  // The wgmma kernel: head dims first (no device needed), then the device and binary.
+  expect_error(gpu::can_implement_forward(wide, gpu::ForwardKernel::kWgmma),
+               StatusCode::kUnsupported, "d_qk=256");
+  AttentionProblem mixed = p;
+  mixed.dim_v = 64;
+  expect_error(gpu::can_implement_forward(mixed, gpu::ForwardKernel::kWgmma),
+               StatusCode::kUnsupported, "d_v=64");
+  expect_error(gpu::can_implement_forward(f32, gpu::ForwardKernel::kWgmma),
                StatusCode::kInvalidArgument, "dtype: fp32");
 }
 

@@ -1,6 +1,7 @@
 // The step-time model's kernel terms against hand-computed cases (docs/planner.md, "Step-time
 // model"): the TBE byte model with the radix sort's traffic, per-bag and fixed costs; the dot
-// interaction's fast and general kernels; the bias-gradient epilogue; the TF32 GEMM factor.
+// interaction's fast and general kernels; the MLPs' GEMMs and passes; the bias-gradient epilogue;
+// the TF32 GEMM factors per operand layout.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -117,43 +118,107 @@ TEST(PlanStepModel, DotInteractionGeneralBackwardHandComputed) {
   EXPECT_NEAR(costs->interaction_us, forward + backward + 2 * 4.0, 1e-9 * costs->interaction_us);
 }
 
-// Each layer with a bias pays the bias-gradient epilogue's fixed cost once: the hand model's three
-// MLP layers (bottom 16, top 8 and 1); dlrm-v2's three cross layers' up projections.
-TEST(PlanStepModel, BiasGradientFixedCostPerBiasedLayer) {
+// The hand model's MLPs in bf16, term by term (batch 1000, element-wise at 0.5 of 4.8 TB/s, 4 us
+// launches, bias gradient 0.5 ns per sample): bottom 4 -> 16 (input padded to 8; no data gradient),
+// top 24 (the dot output 17 padded) -> 8 -> 1. Each ReLU layer: forward GEMM TN with the bias
+// epilogue, ReLU derivative pass (3 x out x 2 bytes), weight gradient NT into fp32, data gradient
+// NN, and the bias gradient. The logit (8 -> 1) streams its [1000, 8] operand: forward and data
+// gradient in bf16 (2 bytes per element), the weight gradient on fp32 copies (cuBLASLt has no bf16
+// kernel for its fp32 bias gradient at width 1: cast read 2 + write 4, fp32 pass 4), two launches.
+TEST(PlanStepModel, MlpTermsHandComputed) {
+  PlannerCalibration calibration = bare_calibration();
+  calibration.elementwise_efficiency.value = 0.5;
+  calibration.kernel_launch_us.value = 4.0;
+  calibration.bias_gradient_ns_per_sample.value = 0.5;
+  auto owned = make_context("h200", 1, 0, hand_model(), &calibration);
+  const PlannerContext& c = owned.context;
+  const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
+                                  {1000, 1000, Checkpointing::kNone, Precision::kBf16});
+  ASSERT_TRUE(costs.is_ok()) << costs.status().to_string();
+  GemmPricer& pricer = *owned.pricer;
+  using gemm::Epilogue;
+  using gemm::GemmLayout;
+  const auto gemm_us = [&pricer](std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout,
+                                 DType c_dtype, Epilogue epilogue) {
+    return pricer.time_us({m, n, k, 1, DType::kBF16, c_dtype, layout, epilogue});
+  };
+  const auto stream_us = [](double bytes_per_sample, int launches) {
+    return bytes_per_sample * 1000 / (kH200BytesPerUs * 0.5) + 4.0 * launches;
+  };
+  const double bias_gradient_us = 0.5 * 1000 * 1e-3;
+  const double bottom = gemm_us(16, 1000, 8, GemmLayout::kTN, DType::kBF16, Epilogue::kBias) +
+                        stream_us(3 * 16 * 2.0, 1) +
+                        gemm_us(8, 16, 1000, GemmLayout::kNT, DType::kF32, Epilogue::kNone) +
+                        bias_gradient_us;
+  const double top = gemm_us(8, 1000, 24, GemmLayout::kTN, DType::kBF16, Epilogue::kBias) +
+                     stream_us(3 * 8 * 2.0, 1) +
+                     gemm_us(24, 8, 1000, GemmLayout::kNT, DType::kF32, Epilogue::kNone) +
+                     gemm_us(24, 1000, 8, GemmLayout::kNN, DType::kBF16, Epilogue::kNone) +
+                     bias_gradient_us;
+  const double logit = stream_us(8 * 2.0, 1) + stream_us(8 * 10.0, 2) + stream_us(8 * 2.0, 1) +
+                       bias_gradient_us;
+  EXPECT_NEAR(costs->mlp_us, bottom + top + logit, 1e-9 * costs->mlp_us);
+}
+
+// The bias-gradient epilogue costs in proportion to the batch (its GEMM's reduction length), once
+// per layer with a bias: the hand model's three MLP layers (bottom 16, top 8 and 1); dlrm-v2's eight
+// MLP layers and its three cross layers' up projections. No per-launch part: at any batch the
+// added time is exactly ns_per_sample x batch x layers.
+TEST(PlanStepModel, BiasGradientCostGrowsWithTheBatch) {
   for (const auto& [model, mlp_layers, cross_layers] :
        {std::tuple{hand_model(), 3, 0}, std::tuple{testing::dlrm_v2_like_model(), 8, 3}}) {
-    PlannerCalibration calibration = bare_calibration();
-    auto owned = make_context("h200", 1, 0, model, &calibration);
-    const PlannerContext& c = owned.context;
-    const TrainConfig config{4096, 4096, Checkpointing::kNone, Precision::kBf16};
-    const auto base = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
-    calibration.bias_gradient_fixed_us.value = 30.0;
-    const auto with = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
-    ASSERT_TRUE(base.is_ok() && with.is_ok());
-    EXPECT_NEAR(with->mlp_us - base->mlp_us, 30.0 * mlp_layers, 1e-9) << model.name;
-    EXPECT_NEAR(with->interaction_us - base->interaction_us, 30.0 * cross_layers, 1e-9)
-        << model.name;
+    for (const std::int64_t batch : {1024, 4096, 65536}) {
+      PlannerCalibration calibration = bare_calibration();
+      auto owned = make_context("h200", 1, 0, model, &calibration);
+      const PlannerContext& c = owned.context;
+      const TrainConfig config{batch, batch, Checkpointing::kNone, Precision::kBf16};
+      const auto base = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
+      calibration.bias_gradient_ns_per_sample.value = 0.5;
+      const auto with = config_costs(c.machine, c.model, calibration, *owned.pricer, config);
+      ASSERT_TRUE(base.is_ok() && with.is_ok());
+      const double per_layer_us = 0.5e-3 * static_cast<double>(batch);
+      EXPECT_NEAR(with->mlp_us - base->mlp_us, per_layer_us * mlp_layers, 1e-9 * with->mlp_us)
+          << model.name << " batch " << batch;
+      EXPECT_NEAR(with->interaction_us - base->interaction_us, per_layer_us * cross_layers,
+                  1e-9 * with->interaction_us)
+          << model.name << " batch " << batch;
+    }
   }
 }
 
-// The TF32 factor scales the GEMM model's TF32 GEMMs only: bf16 is unchanged, and doubling the
-// factor adds exactly the TF32 GEMM time once more (so TF32 time = elementwise + factor x GEMMs).
-TEST(PlanStepModel, Tf32FactorScalesOnlyTf32Gemms) {
+// The TF32 factors scale the GEMM model's TF32 GEMMs by operand layout: forward (TN), data
+// gradient (NN), weight gradient (NT). bf16 is unchanged by any of them; the time is linear and
+// separable in the three; and checkpointing, which recomputes forwards only, doubles what the TN
+// factor adds while the NN and NT factors add the same as without it.
+TEST(PlanStepModel, Tf32FactorsScaleTheirLayoutsOnly) {
   PlannerCalibration calibration = bare_calibration();
   auto owned = make_context("h200", 1, 0, testing::dlrm_v2_like_model(), &calibration);
   const PlannerContext& c = owned.context;
-  const auto dense_us = [&](double factor, Precision precision) {
-    calibration.tf32_gemm_time_factor.value = factor;
+  const auto dense_us = [&](double tn, double nn, double nt, Precision precision,
+                            Checkpointing checkpointing) {
+    calibration.tf32_tn_gemm_time_factor.value = tn;
+    calibration.tf32_nn_gemm_time_factor.value = nn;
+    calibration.tf32_nt_gemm_time_factor.value = nt;
     const auto costs = config_costs(c.machine, c.model, calibration, *owned.pricer,
-                                    {8192, 8192, Checkpointing::kNone, precision});
+                                    {8192, 8192, checkpointing, precision});
     EXPECT_TRUE(costs.is_ok());
     return costs.is_ok() ? costs->mlp_us + costs->interaction_us : 0.0;
   };
-  EXPECT_DOUBLE_EQ(dense_us(1.0, Precision::kBf16), dense_us(2.0, Precision::kBf16));
-  const double one = dense_us(1.0, Precision::kTf32), two = dense_us(2.0, Precision::kTf32),
-               three = dense_us(3.0, Precision::kTf32);
-  EXPECT_GT(two, one);
-  EXPECT_NEAR(three - two, two - one, 1e-9 * three);  // linear in the factor
+  const auto none = Checkpointing::kNone, full = Checkpointing::kFull;
+  EXPECT_DOUBLE_EQ(dense_us(1, 1, 1, Precision::kBf16, none), dense_us(2, 3, 4, Precision::kBf16, none));
+  const double base = dense_us(1, 1, 1, Precision::kTf32, none);
+  const double tn = dense_us(2, 1, 1, Precision::kTf32, none) - base;
+  const double nn = dense_us(1, 2, 1, Precision::kTf32, none) - base;
+  const double nt = dense_us(1, 1, 2, Precision::kTf32, none) - base;
+  EXPECT_GT(tn, 0.0);
+  EXPECT_GT(nn, 0.0);
+  EXPECT_GT(nt, 0.0);
+  EXPECT_NEAR(dense_us(2, 2, 2, Precision::kTf32, none) - base, tn + nn + nt, 1e-9 * base);
+  EXPECT_NEAR(dense_us(3, 1, 1, Precision::kTf32, none) - base, 2 * tn, 1e-9 * base);  // linear
+  const double base_full = dense_us(1, 1, 1, Precision::kTf32, full);
+  EXPECT_NEAR(dense_us(2, 1, 1, Precision::kTf32, full) - base_full, 2 * tn, 1e-9 * base_full);
+  EXPECT_NEAR(dense_us(1, 2, 1, Precision::kTf32, full) - base_full, nn, 1e-9 * base_full);
+  EXPECT_NEAR(dense_us(1, 1, 2, Precision::kTf32, full) - base_full, nt, 1e-9 * base_full);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parity/bench/device_timing.hpp"
@@ -42,7 +43,7 @@ struct GemmRunBenchOptions {
   bool measure_oracle = true;
   double oracle_min_timed_ms = 2.0;
   int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
-  int host_samples = 5;  // samples (median reported)
+  int host_samples = 21;  // sample pairs (Gemm::run and bare alternating; medians reported)
   std::string hardware = "h200";
 };
 
@@ -58,8 +59,11 @@ struct GemmRunBenchResult {
   std::string oracle_problem;
   std::string oracle_configuration;
   double oracle_median_ms = 0.0;  // 0 when not measured
+  // Every candidate the oracle timed: (configuration with each source's rank, microseconds).
+  std::vector<std::pair<std::string, double>> oracle_candidates;
   double host_run_us = 0.0;       // median host time per Gemm::run call
   double host_bare_us = 0.0;      // median host time per bare cublasLtMatmul call
+  double host_overhead_us = 0.0;  // median over sample pairs of (Gemm::run - bare) per call
   std::string error;              // non-empty: this GEMM could not be created or run
 };
 

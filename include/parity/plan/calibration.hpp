@@ -43,12 +43,18 @@ struct PlannerCalibration {
   CalibratedValue interaction_efficiency{0.5, false, "default"};
   CalibratedValue interaction_fast_efficiency{0.8, false, "default"};
   CalibratedValue interaction_fast_efficiency_16bit{0.8, false, "default"};
-  // A weight-gradient GEMM with the bias-gradient epilogue: fixed cost beyond the plain GEMM and
-  // the second read of the gradient (its column sums).
-  CalibratedValue bias_gradient_fixed_us{0.0, false, "default"};
-  // The trainer's TF32 GEMMs' time over the GEMM model's prediction (the model's scalars are
-  // calibrated on bf16 GEMMs only; TF32 kernels stage 4-byte operands and run below its rate).
-  CalibratedValue tf32_gemm_time_factor{1.0, false, "default"};
+  // A weight-gradient GEMM with the bias-gradient epilogue (cuBLASLt BGRADB): its time beyond the
+  // plain GEMM, per sample of the batch (the GEMM's reduction length k) and per layer with a bias.
+  // Measured about the same for every layer width at one batch, so it grows with k, not with the
+  // gradient's size, and it is no per-launch constant (docs/planner.md, "Linear layers").
+  CalibratedValue bias_gradient_ns_per_sample{0.0, false, "default"};
+  // The trainer's TF32 GEMMs' time over the GEMM model's TF32 prediction, per operand layout (the
+  // model's scalars are calibrated on bf16 GEMMs): TN (forward, both operands K-major), NN (data
+  // gradient, A M-major) and NT (weight gradient, both MN-major). Hopper's TF32 tensor-core
+  // instructions read K-major operands only, so each MN-major operand costs extra.
+  CalibratedValue tf32_tn_gemm_time_factor{1.0, false, "default"};
+  CalibratedValue tf32_nn_gemm_time_factor{1.0, false, "default"};
+  CalibratedValue tf32_nt_gemm_time_factor{1.0, false, "default"};
   CalibratedValue elementwise_efficiency{0.8, false, "default"};  // fused element-wise kernels
   CalibratedValue kernel_launch_us{5.0, false, "default"};        // per non-GEMM kernel
   // Achievable fraction of the per-link / per-NIC peak for bulk transfers.

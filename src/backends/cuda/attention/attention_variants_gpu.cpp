@@ -21,7 +21,7 @@ AttentionProblem with_context(const AttentionProblem& problem, const ExecutionCo
   return adjusted;
 }
 
-// One class for both forward kernels: they differ only in the kernel the host entry launches.
+// One class for the forward kernels: they differ only in the kernel the host entry launches.
 class AttentionForwardGpu final : public AttentionForwardVariant {
  public:
   AttentionForwardGpu(std::string_view name, gpu::ForwardKernel kernel)
@@ -65,9 +65,12 @@ void install() {
   static const AttentionForwardGpu forward("attention_forward_gpu", gpu::ForwardKernel::kRows64);
   static const AttentionForwardGpu forward_rows128("attention_forward_gpu_rows128",
                                                    gpu::ForwardKernel::kRows128);
+  static const AttentionForwardGpu forward_wgmma("attention_forward_gpu_wgmma",
+                                                 gpu::ForwardKernel::kWgmma);
   static const AttentionBackwardGpu backward;
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
+  detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
   detail::attention_backward_gpu_slot().install(&backward);
 }
 

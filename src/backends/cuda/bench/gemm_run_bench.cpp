@@ -2,7 +2,7 @@
 // filled from a random host pool, Gemm::run and the forced heuristic top-1 timed with
 // time_on_device, the oracle as the fastest of every accepted candidate with the run epilogue
 // (GemmOptions::measured_candidates_per_source above the candidate space), and host time per call of
-// Gemm::run against a bare cublasLtMatmul of the same shape.
+// Gemm::run against a bare cublasLtMatmul of the same descriptor.
 #include "parity/bench/gemm_run_bench.hpp"
 
 #include <cuda_runtime.h>
@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "backends/cuda/gemm/lt_common.hpp"
+#include "backends/cuda/gemm/run_descriptors.hpp"
+#include "gemm/gemm_run_backend.hpp"
 #include "bench/results_json.hpp"
 #include "bench/text_format.hpp"
 #include "parity/bench/gemm_timing.hpp"
@@ -112,46 +114,94 @@ Result<SampleStats> time_gemm(const gemm::Gemm& gemm, const DeviceOperands& o,
       timing);
 }
 
-// Median host microseconds per call over `samples` batches of `calls` enqueues.
-Result<double> host_us_per_call(const std::function<Status()>& call, int calls, int samples) {
-  std::vector<double> per_call_us;
-  for (int s = 0; s < samples; ++s) {
+struct HostTimes {
+  double run_us = 0.0, bare_us = 0.0, overhead_us = 0.0;
+};
+
+// Host microseconds per call of `run` and of `bare`: `samples` pairs of batches of `calls`
+// enqueues, the order alternating within a pair so drift (clocks, the launch queue) hits both
+// alike; medians of each, and the median of the per-pair differences as the overhead.
+Result<HostTimes> paired_host_us(const std::function<Status()>& run,
+                                 const std::function<Status()>& bare, int calls, int samples) {
+  auto batch_us = [calls](const std::function<Status()>& call) -> Result<double> {
     PARITY_RETURN_IF_ERROR(gpu::synchronize());
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) PARITY_RETURN_IF_ERROR(call());
     const auto stop = std::chrono::steady_clock::now();
-    per_call_us.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / calls);
+    return std::chrono::duration<double, std::micro>(stop - start).count() / calls;
+  };
+  std::vector<double> run_us, bare_us, overhead_us;
+  for (int s = 0; s < samples; ++s) {
+    double r = 0.0, b = 0.0;
+    if (s % 2 == 0) {
+      PARITY_ASSIGN_OR_RETURN(r, batch_us(run));
+      PARITY_ASSIGN_OR_RETURN(b, batch_us(bare));
+    } else {
+      PARITY_ASSIGN_OR_RETURN(b, batch_us(bare));
+      PARITY_ASSIGN_OR_RETURN(r, batch_us(run));
+    }
+    run_us.push_back(r);
+    bare_us.push_back(b);
+    overhead_us.push_back(r - b);
   }
   PARITY_RETURN_IF_ERROR(gpu::synchronize());
-  std::sort(per_call_us.begin(), per_call_us.end());
-  return per_call_us[per_call_us.size() / 2];
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return HostTimes{median(run_us), median(bare_us), median(overhead_us)};
 }
 
-// A bare cublasLtMatmul of the oracle shape with cuBLASLt's heuristic top-1.
-Result<double> bare_host_us(gemm::CublasLtProvider& provider, const lt::Handle& handle,
-                            const gemm::GemmProblem& shape, const DeviceOperands& o,
-                            const GemmRunBenchOptions& options) {
-  PARITY_ASSIGN_OR_RETURN(const auto picks, provider.heuristic(shape, 1));
-  if (picks.empty()) return unsupported("no heuristic pick for ", shape.describe());
-  const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(picks.front());
-  PARITY_ASSIGN_OR_RETURN(const lt::MatmulPlan plan, lt::MatmulPlan::create(shape, o.bias.data()));
+// A bare cublasLtMatmul of the run's own descriptor (epilogue, bias / bias-gradient / aux
+// pointers set once), with cuBLASLt's heuristic top-1 for that descriptor: cuBLASLt's own launch of
+// the same work, so the difference to Gemm::run is the wrapper's host time alone (epilogues such as
+// bias gradients cost cuBLASLt itself more host time than a plain GEMM).
+Result<HostTimes> host_times(const lt::Handle& handle, const GemmRunProblem& p,
+                             const DeviceOperands& o, const std::function<Status()>& run,
+                             const GemmRunBenchOptions& options) {
+  namespace detail = gemm::detail;
+  PARITY_ASSIGN_OR_RETURN(const lt::LtTypes types, detail::run_types(p));
+  detail::LtDescriptors lt_run;
+  PARITY_RETURN_IF_ERROR(detail::build_descriptors(p, types, &lt_run));
+  if (p.bias_grad_length() > 0) {
+    PARITY_RETURN_IF_ERROR(detail::set_desc(lt_run.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, o.bias_grad.data()));
+  } else if (gemm::epilogue_reads_bias(p.epilogue)) {
+    PARITY_RETURN_IF_ERROR(detail::set_desc(lt_run.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, o.bias.data()));
+  }
+  if (gemm::epilogue_aux_kind(p.epilogue) != gemm::AuxKind::kNone) {
+    PARITY_RETURN_IF_ERROR(
+        detail::set_desc(lt_run.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, o.aux.data()));
+  }
+  cublasLtMatmulPreference_t preference = nullptr;
+  PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceCreate(&preference));
+  struct Guard {
+    cublasLtMatmulPreference_t p;
+    ~Guard() { cublasLtMatmulPreferenceDestroy(p); }
+  } guard{preference};
+  const std::uint64_t max_workspace_bytes = o.workspace.size_bytes();
+  PARITY_CUBLASLT_TRY(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace_bytes,
+      sizeof(max_workspace_bytes)));
+  cublasLtMatmulHeuristicResult_t pick{};
+  int returned = 0;
+  PARITY_CUBLASLT_TRY(cublasLtMatmulAlgoGetHeuristic(handle.get(), lt_run.desc, lt_run.a, lt_run.b,
+                                                     lt_run.c, lt_run.c, preference, 1, &pick,
+                                                     &returned));
+  if (returned == 0) return unsupported("no heuristic pick for the run descriptor of ", p.shape.describe());
   const float alpha = 1.0f, beta = 0.0f;
-  const std::size_t workspace_bytes =
-      std::min<std::size_t>(o.workspace.size_bytes(), picks.front().workspace_bytes);
-  if (picks.front().workspace_bytes > o.workspace.size_bytes())
-    return unsupported("workspace too small");
-  return host_us_per_call(
+  return paired_host_us(
+      run,
       [&]() -> Status {
-        PARITY_CUBLASLT_TRY(cublasLtMatmul(handle.get(), plan.desc(), &alpha, o.a.data(), plan.a(),
-                                           o.b.data(), plan.b(), &beta, o.d.data(), plan.c(),
-                                           o.d.data(), plan.c(), &algo, o.workspace.data(),
-                                           workspace_bytes, nullptr));
+        PARITY_CUBLASLT_TRY(cublasLtMatmul(handle.get(), lt_run.desc, &alpha, o.a.data(), lt_run.a,
+                                           o.b.data(), lt_run.b, &beta, o.d.data(), lt_run.c,
+                                           o.d.data(), lt_run.c, &pick.algo, o.workspace.data(),
+                                           pick.workspaceSize, nullptr));
         return Status::ok();
       },
       options.host_calls, options.host_samples);
 }
 
-Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
+Status bench_one(const lt::Handle& handle,
                  const GemmRunBenchOptions& options, GemmRunBenchResult* result) {
   const GemmRunProblem& p = result->item.problem;
   const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false, options.gemm_choice};
@@ -174,13 +224,13 @@ Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
   PARITY_ASSIGN_OR_RETURN(result->run, time_gemm(chosen, operands, options.timing));
   PARITY_ASSIGN_OR_RETURN(result->heuristic, time_gemm(heuristic, operands, options.timing));
   const gemm::GemmArgs args = args_of(operands, chosen.workspace_bytes());
-  PARITY_ASSIGN_OR_RETURN(result->host_run_us,
-                          host_us_per_call([&] { return chosen.run(args, gpu_context); },
-                                           options.host_calls, options.host_samples));
-  const gemm::GemmProblem oracle_shape = oracle_problem_of(p);
-  result->oracle_problem = oracle_shape.describe();
-  PARITY_ASSIGN_OR_RETURN(result->host_bare_us,
-                          bare_host_us(provider, handle, oracle_shape, operands, options));
+  PARITY_ASSIGN_OR_RETURN(
+      const HostTimes host,
+      host_times(handle, p, operands, [&] { return chosen.run(args, gpu_context); }, options));
+  result->host_run_us = host.run_us;
+  result->host_bare_us = host.bare_us;
+  result->host_overhead_us = host.overhead_us;
+  result->oracle_problem = oracle_problem_of(p).describe();
   if (options.measure_oracle) {
     // Every accepted candidate of both rankings timed with the real descriptor; the winner is
     // then timed by time_gemm like the chosen and heuristic configurations.
@@ -188,11 +238,21 @@ Status bench_one(gemm::CublasLtProvider& provider, const lt::Handle& handle,
     oracle_options.hardware = options.hardware;
     oracle_options.measured_candidates_per_source = 1 << 20;
     const ExecutionContext oracle_context{DeviceKind::kGpu, nullptr, false, GemmChoice::kMeasured};
-    PARITY_ASSIGN_OR_RETURN(const gemm::Gemm oracle,
-                            gemm::Gemm::create(p, oracle_context, oracle_options));
-    PARITY_ASSIGN_OR_RETURN(const SampleStats oracle_stats, time_gemm(oracle, operands, options.timing));
+    // The backend itself (not a Gemm) so that every timed candidate can be reported.
+    PARITY_ASSIGN_OR_RETURN(
+        const auto oracle, gemm::detail::create_gpu_gemm_run_backend(p, oracle_context, oracle_options));
+    const gemm::GemmArgs oracle_args = args_of(operands, oracle->workspace_bytes());
+    PARITY_ASSIGN_OR_RETURN(const SampleStats oracle_stats,
+                            time_on_device(
+                                [&](gpu::StreamHandle stream) {
+                                  return oracle->run(oracle_args, ExecutionContext{DeviceKind::kGpu, stream, false});
+                                },
+                                options.timing));
     result->oracle_median_ms = oracle_stats.median_ms;
-    result->oracle_configuration = oracle.configuration();
+    result->oracle_configuration = oracle->configuration();
+    for (const auto& timed : oracle->timed_candidates()) {
+      result->oracle_candidates.push_back({timed.configuration, timed.time_us});
+    }
   }
   return Status::ok();
 }
@@ -206,13 +266,12 @@ Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
   PARITY_CHECK_ARG(options.host_calls >= 1 && options.host_samples >= 1,
                    "bench gemm-run: host_calls=", options.host_calls,
                    " and host_samples=", options.host_samples, " must be >= 1");
-  PARITY_ASSIGN_OR_RETURN(auto provider, gemm::CublasLtProvider::create());
   PARITY_ASSIGN_OR_RETURN(const lt::Handle handle, lt::Handle::create());
   std::vector<GemmRunBenchResult> results;
   for (const auto& item : problems) {
     GemmRunBenchResult result;
     result.item = item;
-    const Status status = bench_one(*provider, handle, options, &result);
+    const Status status = bench_one(handle, options, &result);
     if (!status.is_ok()) result.error = status.to_string();
     if (on_result) on_result(result);
     results.push_back(std::move(result));
@@ -221,6 +280,16 @@ Result<std::vector<GemmRunBenchResult>> run_gemm_run_bench(
 }
 
 namespace {
+
+// The oracle's pool, fastest first: [configuration with its ranks, microseconds].
+nlohmann::json oracle_candidates_json(const GemmRunBenchResult& r) {
+  auto sorted = r.oracle_candidates;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& x, const auto& y) { return x.second < y.second; });
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [configuration, time_us] : sorted) rows.push_back({configuration, time_us});
+  return rows;
+}
 
 nlohmann::json result_json(const GemmRunBenchResult& r) {
   const GemmRunProblem& p = r.item.problem;
@@ -242,11 +311,12 @@ nlohmann::json result_json(const GemmRunBenchResult& r) {
               {"oracle_problem", r.oracle_problem},
               {"oracle_configuration", r.oracle_configuration},
               {"oracle_median_ms", r.oracle_median_ms},
+              {"oracle_candidates", oracle_candidates_json(r)},
               {"oracle_over_chosen",
                r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0},
               {"host_run_us", r.host_run_us},
               {"host_bare_us", r.host_bare_us},
-              {"host_overhead_us", r.host_run_us - r.host_bare_us}});
+              {"host_overhead_us", r.host_overhead_us}});
   return row;
 }
 
@@ -259,7 +329,7 @@ std::string result_line(const GemmRunBenchResult& r) {
                      r.item.layer.c_str(), r.item.pass.c_str(), r.run.median_ms,
                      r.heuristic.median_ms, r.oracle_median_ms,
                      r.oracle_median_ms > 0.0 ? r.oracle_median_ms / r.run.median_ms : 0.0,
-                     r.host_run_us - r.host_bare_us, r.configuration.c_str());
+                     r.host_overhead_us, r.configuration.c_str());
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "backends/cuda/common/cuda_try.hpp"
 #include "backends/cuda/gemm/gemm_run_measure.hpp"
 #include "backends/cuda/gemm/lt_common.hpp"
+#include "backends/cuda/gemm/run_descriptors.hpp"
 #include "gemm/gemm_run_backend.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/gemm/cublaslt.hpp"
@@ -36,125 +37,12 @@ namespace {
 // Alignment run() requires of the bias, bias-gradient and aux pointers (selection assumes it).
 constexpr int kVectorAlignmentBytes = 16;
 
-cublasLtEpilogue_t lt_epilogue(RunEpilogue epilogue) {
-  switch (epilogue) {
-    case RunEpilogue::kNone:
-      return CUBLASLT_EPILOGUE_DEFAULT;
-    case RunEpilogue::kBias:
-      return CUBLASLT_EPILOGUE_BIAS;
-    case RunEpilogue::kRelu:
-      return CUBLASLT_EPILOGUE_RELU;
-    case RunEpilogue::kBiasRelu:
-      return CUBLASLT_EPILOGUE_RELU_BIAS;
-    case RunEpilogue::kBiasReluAux:
-      return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
-    case RunEpilogue::kGelu:
-      return CUBLASLT_EPILOGUE_GELU;
-    case RunEpilogue::kBiasGelu:
-      return CUBLASLT_EPILOGUE_GELU_BIAS;
-    case RunEpilogue::kBiasGeluAux:
-      return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
-    case RunEpilogue::kDRelu:
-      return CUBLASLT_EPILOGUE_DRELU;
-    case RunEpilogue::kDReluBgrad:
-      return CUBLASLT_EPILOGUE_DRELU_BGRAD;
-    case RunEpilogue::kDGelu:
-      return CUBLASLT_EPILOGUE_DGELU;
-    case RunEpilogue::kDGeluBgrad:
-      return CUBLASLT_EPILOGUE_DGELU_BGRAD;
-    case RunEpilogue::kBgradA:
-      return CUBLASLT_EPILOGUE_BGRADA;
-    case RunEpilogue::kBgradB:
-      return CUBLASLT_EPILOGUE_BGRADB;
-  }
-  return CUBLASLT_EPILOGUE_DEFAULT;
-}
-
 // The epilogue the analytical model prices in place of `epilogue` (it knows none, bias, relu):
 // the extra traffic of aux and bias-gradient vectors is small next to D's own.
 Epilogue model_epilogue(RunEpilogue epilogue) {
   if (epilogue_reads_bias(epilogue)) return Epilogue::kBias;
   if (epilogue == RunEpilogue::kRelu) return Epilogue::kRelu;
   return Epilogue::kNone;
-}
-
-// Owned descriptor and layouts of one run problem (the provider's MatmulPlan has packed strides
-// and no aux attributes).
-struct LtDescriptors {
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  LtDescriptors() = default;
-  LtDescriptors(const LtDescriptors&) = delete;
-  LtDescriptors& operator=(const LtDescriptors&) = delete;
-  ~LtDescriptors() {
-    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
-    for (auto* layout : {a, b, c}) {
-      if (layout != nullptr) cublasLtMatrixLayoutDestroy(layout);
-    }
-  }
-};
-
-Status make_layout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, std::int64_t rows,
-                   std::int64_t cols, std::int64_t ld, std::int64_t batch, std::int64_t stride) {
-  PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutCreate(layout, type, static_cast<std::uint64_t>(rows),
-                                                 static_cast<std::uint64_t>(cols), ld));
-  if (batch > 1) {
-    const auto count = static_cast<std::int32_t>(batch);
-    PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(
-        *layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-    PARITY_CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(
-        *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
-  }
-  return Status::ok();
-}
-
-template <typename T>
-Status set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
-  PARITY_CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(T)));
-  return Status::ok();
-}
-
-Result<lt::LtTypes> run_types(const GemmRunProblem& p) {
-  PARITY_ASSIGN_OR_RETURN(lt::LtTypes types, lt::lt_types(p.shape.a_dtype, p.shape.c_dtype));
-  if (p.shape.a_dtype == DType::kF32 && !p.allow_tf32) types.compute = CUBLAS_COMPUTE_32F;
-  return types;
-}
-
-Status build_descriptors(const GemmRunProblem& p, const lt::LtTypes& types, LtDescriptors* out) {
-  const GemmProblem& s = p.shape;
-  PARITY_CHECK_ARG(s.batch <= INT32_MAX, "gemm: batch=", s.batch,
-                   " exceeds cuBLASLt's int32 count");
-  const bool a_t = s.layout == GemmLayout::kTN || s.layout == GemmLayout::kTT;
-  const bool b_t = s.layout == GemmLayout::kNT || s.layout == GemmLayout::kTT;
-  PARITY_CUBLASLT_TRY(cublasLtMatmulDescCreate(&out->desc, types.compute, types.scale));
-  PARITY_RETURN_IF_ERROR(
-      set_desc(out->desc, CUBLASLT_MATMUL_DESC_TRANSA, a_t ? CUBLAS_OP_T : CUBLAS_OP_N));
-  PARITY_RETURN_IF_ERROR(
-      set_desc(out->desc, CUBLASLT_MATMUL_DESC_TRANSB, b_t ? CUBLAS_OP_T : CUBLAS_OP_N));
-  PARITY_RETURN_IF_ERROR(
-      set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(p.epilogue)));
-  if (epilogue_reads_bias(p.epilogue)) {
-    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                    static_cast<std::int32_t>(types.cd)));
-  } else if (p.bias_grad_length() > 0) {  // the API's bias gradients are fp32
-    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                    static_cast<std::int32_t>(CUDA_R_32F)));
-  }
-  if (epilogue_aux_kind(p.epilogue) != AuxKind::kNone) {
-    const std::int64_t aux_ld = p.default_aux_ld();
-    PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld));
-    if (s.batch > 1) {
-      PARITY_RETURN_IF_ERROR(set_desc(out->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE,
-                                      static_cast<std::int64_t>(aux_ld * s.n)));
-    }
-  }
-  PARITY_RETURN_IF_ERROR(make_layout(&out->a, types.ab, a_t ? s.k : s.m, a_t ? s.m : s.k,
-                                     s.lda_or_packed(), s.batch, p.stride_a_or_packed()));
-  PARITY_RETURN_IF_ERROR(make_layout(&out->b, types.ab, b_t ? s.n : s.k, b_t ? s.k : s.n,
-                                     s.ldb_or_packed(), s.batch, p.stride_b_or_packed()));
-  PARITY_RETURN_IF_ERROR(
-      make_layout(&out->c, types.cd, s.m, s.n, s.ldc_or_packed(), s.batch, p.stride_c_or_packed()));
-  return Status::ok();
 }
 
 // Process-wide per device: the handle runs use (cuBLASLt calls may share a handle across
@@ -206,6 +94,7 @@ struct Chosen {
   cublasLtMatmulAlgo_t algo{};
   std::int64_t workspace_bytes = 0;
   std::string how;  // "model rank 1 of 412", "cuBLASLt heuristic top-1 (...)", "forced"
+  std::vector<TimedCandidate> timed;  // GemmChoice::kMeasured: the pool with its times
 };
 
 
@@ -217,6 +106,7 @@ class GpuGemmRun final : public GemmRunBackend {
 
   std::int64_t workspace_bytes() const override { return chosen_.workspace_bytes; }
   std::string configuration() const override { return configuration_; }
+  std::vector<TimedCandidate> timed_candidates() const override { return chosen_.timed; }
   Status run(const GemmArgs& args, const ExecutionContext& context) const override;
 
  private:
@@ -341,7 +231,7 @@ Result<Chosen> GpuGemmRun::select_with_model(DeviceState& state, const GemmOptio
     // The model's time with the run epilogue's own traffic (aux, bias gradient) added.
     const double predicted_us = selector->model().predict_us(p_.shape, candidate, p_.epilogue);
     return Chosen{algo, workspace,
-                  how + parity::detail::concat(", predicted ", predicted_us, " us")};
+                  how + parity::detail::concat(", predicted ", predicted_us, " us"), {}};
   };
   const std::string count = std::to_string(candidates.size());
   auto first = try_candidate(
@@ -373,9 +263,12 @@ Result<std::vector<Chosen>> GpuGemmRun::model_top(DeviceState& state, const Gemm
     const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidates[ranked[r].index]);
     auto workspace = check(algo);
     if (!workspace.is_ok()) continue;
+    const double predicted_us =
+        selector->model().predict_us(p_.shape, candidates[ranked[r].index], p_.epilogue);
     top.push_back(Chosen{algo, *workspace,
-                         "model rank " + std::to_string(r + 1) + " of " +
-                             std::to_string(candidates.size())});
+                         parity::detail::concat("model rank ", r + 1, " of ", candidates.size(),
+                                                " (predicted ", predicted_us, " us)"),
+                         {}});
   }
   return top;
 }
@@ -385,12 +278,18 @@ Result<std::vector<Chosen>> GpuGemmRun::model_top(DeviceState& state, const Gemm
 Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions& options) const {
   const auto began = std::chrono::steady_clock::now();
   std::vector<Chosen> pool;
+  // A candidate both rankings hold is timed once; its text keeps both ranks (the oracle's text
+  // then says where each source ranked the fastest kernel).
   auto add_unique = [&pool](std::vector<Chosen>& more) {
     for (auto& candidate : more) {
-      const bool seen = std::any_of(pool.begin(), pool.end(), [&](const Chosen& c) {
+      const auto seen = std::find_if(pool.begin(), pool.end(), [&](const Chosen& c) {
         return std::memcmp(&c.algo, &candidate.algo, sizeof(candidate.algo)) == 0;
       });
-      if (!seen) pool.push_back(std::move(candidate));
+      if (seen == pool.end()) {
+        pool.push_back(std::move(candidate));
+      } else {
+        seen->how += " = " + candidate.how;
+      }
     }
   };
   // Where cuBLASLt's heuristic offers nothing, the problem is refused as under kVendorHeuristic,
@@ -416,9 +315,13 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   if (sets_aux) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buffers.aux.data()));
   std::size_t best = pool.size();
   double best_us = std::numeric_limits<double>::infinity();
+  std::vector<TimedCandidate> timed;
   for (std::size_t i = 0; i < pool.size(); ++i) {
     auto us = time_matmul_us(handle_, lt_.desc, lt_.a, lt_.b, lt_.c, pool[i].algo, buffers);
-    if (us.is_ok() && *us < best_us) {
+    if (!us.is_ok()) continue;
+    auto text = lt::read_config(pool[i].algo);
+    timed.push_back({(text.is_ok() ? lt::describe_config(*text) : std::string("?")) + " [" + pool[i].how + "]", *us});
+    if (*us < best_us) {
       best_us = *us;
       best = i;
     }
@@ -432,6 +335,7 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   const double spent_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   Chosen chosen = pool[best];
+  chosen.timed = std::move(timed);
   chosen.how = parity::detail::concat("measured: ", chosen.how, ", ", best_us, " us, fastest of ",
                                       pool.size(), "; measuring took ", spent_ms, " ms");
   return chosen;
@@ -450,7 +354,7 @@ Result<Chosen> GpuGemmRun::forced(DeviceState& state, const std::string& text) c
     return invalid_argument("forced_configuration: '", text, "' cannot run this problem (",
                             workspace.status().message(), ")");
   }
-  return Chosen{algo, *workspace, "forced"};
+  return Chosen{algo, *workspace, "forced", {}};
 }
 
 Status GpuGemmRun::prepare(DeviceState& state, const GemmOptions& options, GemmChoice choice) {

@@ -95,6 +95,40 @@ __device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV /
   }
 }
 
+// Epilogue of one 16-row block (this lane's rows row0 + g and row0 + g + 8, g = lane / 4): scale
+// (1/N, or 1/sum and the LSE for softmax), round to the element type, store the rows this
+// sequence owns.
+template <Elem16 E, Mode kMode, int kDimV>
+__device__ inline void store_row_block(const AttentionParams& p, const BlockSequence& seq,
+                                       std::int64_t v_stride, int row0,
+                                       const float (&o)[kDimV / 8][4], const float (&row_max)[2],
+                                       const float (&row_sum)[2]) {
+  const int g = mma_lane() / 4;
+  const int t = mma_lane() % 4;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float row_scale = p.inv_max_seq_len;
+    const int row = row0 + g + half * 8;
+    if constexpr (kMode == Mode::kSoftmax) {
+      float sum = row_sum[half];
+      sum += shfl_xor(sum, 1);
+      sum += shfl_xor(sum, 2);
+      row_scale = sum > 0.0f ? 1.0f / sum : 0.0f;
+      if (t == 0 && row < seq.raw_len_q) {
+        p.lse[(seq.q_begin + row) * p.heads + seq.head] =
+            sum > 0.0f ? (row_max[half] + log2f(sum)) * kLn2 : -INFINITY;
+      }
+    }
+    if (row >= seq.raw_len_q) continue;
+    auto* out_row = reinterpret_cast<std::uint32_t*>(p.out + (seq.q_begin + row) * v_stride +
+                                                     seq.head * kDimV);
+#pragma unroll
+    for (int n = 0; n < kDimV / 8; ++n) {
+      out_row[n * 4 + t] = pack2<E>(o[n][2 * half] * row_scale, o[n][2 * half + 1] * row_scale);
+    }
+  }
+}
+
 // Long on purpose: one kernel body whose phases share registers and shared memory; split into
 // device functions it would hide the data flow the tuning depends on.
 template <Elem16 E, Mode kMode, int kDimQk, int kDimV>
@@ -108,8 +142,6 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
   const BlockSequence& seq = block.seq;
   const int slot = block.slot;
   const int group_row0 = (static_cast<int>(threadIdx.x) / kMmaLanes) * 16;
-  const int g = mma_lane() / 4;
-  const int t = mma_lane() % 4;
   const std::int64_t qk_stride = block.qk_stride;
   const std::int64_t v_stride = block.v_stride;
   const std::uint16_t* q_base = block.q_base;
@@ -177,29 +209,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(const Atten
     }
     wait_async_copies<0>();
 
-    // Epilogue: scale, round to the element type, store the rows this sequence owns.
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float row_scale = p.inv_max_seq_len;
-      const int row = q0 + group_row0 + g + half * 8;
-      if constexpr (kMode == Mode::kSoftmax) {
-        float sum = row_sum[half];
-        sum += shfl_xor(sum, 1);
-        sum += shfl_xor(sum, 2);
-        row_scale = sum > 0.0f ? 1.0f / sum : 0.0f;
-        if (t == 0 && row < seq.raw_len_q) {
-          p.lse[(seq.q_begin + row) * p.heads + seq.head] =
-              sum > 0.0f ? (row_max[half] + log2f(sum)) * kLn2 : -INFINITY;
-        }
-      }
-      if (row >= seq.raw_len_q) continue;
-      auto* out_row = reinterpret_cast<std::uint32_t*>(p.out + (seq.q_begin + row) * v_stride +
-                                                       seq.head * kDimV);
-#pragma unroll
-      for (int n = 0; n < kDimV / 8; ++n) {
-        out_row[n * 4 + t] = pack2<E>(o[n][2 * half] * row_scale, o[n][2 * half + 1] * row_scale);
-      }
-    }
+    store_row_block<E, kMode, kDimV>(p, seq, v_stride, q0 + group_row0, o, row_max, row_sum);
   }
 }
 

@@ -327,33 +327,10 @@ __global__ void __launch_bounds__(kRows128Threads)
     wait_async_copies<0>();
 
     // Epilogue: scale, round to the element type, store the rows this sequence owns.
-    const int g = lane / 4;
-    const int t = lane % 4;
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        float row_scale = p.inv_max_seq_len;
-        const int row = q0 + group_row0 + m * 16 + g + half * 8;
-        if constexpr (kMode == Mode::kSoftmax) {
-          float sum = row_sum[m][half];
-          sum += shfl_xor(sum, 1);
-          sum += shfl_xor(sum, 2);
-          row_scale = sum > 0.0f ? 1.0f / sum : 0.0f;
-          if (t == 0 && row < seq.raw_len_q) {
-            p.lse[(seq.q_begin + row) * p.heads + seq.head] =
-                sum > 0.0f ? (row_max[m][half] + log2f(sum)) * kLn2 : -INFINITY;
-          }
-        }
-        if (row >= seq.raw_len_q) continue;
-        auto* out_row = reinterpret_cast<std::uint32_t*>(
-            p.out + (seq.q_begin + row) * block.v_stride + seq.head * kDimV);
-#pragma unroll
-        for (int n = 0; n < kDimV / 8; ++n) {
-          out_row[n * 4 + t] =
-              pack2<E>(o[m][n][2 * half] * row_scale, o[m][n][2 * half + 1] * row_scale);
-        }
-      }
+      store_row_block<E, kMode, kDimV>(p, seq, block.v_stride, q0 + group_row0 + m * 16, o[m],
+                                       row_max[m], row_sum[m]);
     }
   }
 }

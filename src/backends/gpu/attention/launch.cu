@@ -95,6 +95,21 @@ detail::AttentionParams make_params(const AttentionProblem& problem,
   return p;
 }
 
+Status can_implement_forward_wgmma(const AttentionProblem& problem) {
+#if defined(PARITY_GPU_HIP)
+  (void)problem;
+  return unsupported("attention forward wgmma: NVIDIA Hopper (sm_90a) only");
+#else
+  if (!detail::forward_wgmma_dims_supported(problem.dim_qk, problem.dim_v)) {
+    return unsupported("attention forward wgmma: head dims d_qk=", problem.dim_qk,
+                       ", d_v=", problem.dim_v,
+                       " (kernel: d_qk = d_v in {64, 128}; 64 x d fp32 accumulators per "
+                       "warpgroup)");
+  }
+  return detail::wgmma_forward_runnable();
+#endif
+}
+
 }  // namespace
 
 Status can_implement(const AttentionProblem& problem) {
@@ -146,6 +161,7 @@ std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
   if (kernel == ForwardKernel::kRows64) return Status::ok();
+  if (kernel == ForwardKernel::kWgmma) return can_implement_forward_wgmma(problem);
 #if defined(PARITY_GPU_HIP)
   return unsupported("attention forward rows128: NVIDIA only (its per-group branches need 32-lane "
                      "warps); the 64-row kernel runs on AMD");
@@ -167,6 +183,15 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
   detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
+  if (kernel == ForwardKernel::kWgmma) {
+    params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
+    if (problem.dtype == DType::kBF16) {
+      return detail::launch_forward_wgmma_kernels<detail::Elem16::kBF16>(problem, params,
+                                                                         native_stream);
+    }
+    return detail::launch_forward_wgmma_kernels<detail::Elem16::kF16>(problem, params,
+                                                                      native_stream);
+  }
   if (kernel == ForwardKernel::kRows128) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kRows128);
     if (problem.dtype == DType::kBF16) {

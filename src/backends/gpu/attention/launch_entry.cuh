@@ -18,6 +18,12 @@ template <Elem16 E>
 Status launch_forward_rows128_kernels(const AttentionProblem& problem,
                                       const AttentionParams& params, gpuStream_t stream);
 template <Elem16 E>
+Status launch_forward_wgmma_kernels(const AttentionProblem& problem, const AttentionParams& params,
+                                    gpuStream_t stream);
+// ok when the current device is compute capability 9.0 and the loaded binary of the wgmma kernel
+// is sm_90a code (not the plain sm_90 body, which compiles empty); else the reason.
+Status wgmma_forward_runnable();
+template <Elem16 E>
 Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
                                gpuStream_t stream);
 
@@ -31,6 +37,11 @@ inline bool forward_dims_supported(int dim_qk, int dim_v) {
 // The 128-row forward keeps 32 rows x d_v fp32 per mma group in registers: d_v <= 128.
 inline bool forward_rows128_dims_supported(int dim_qk, int dim_v) {
   return (dim_qk == 64 || dim_qk == 128) && (dim_v == 64 || dim_v == 128);
+}
+// The wgmma forward: d_qk = d_v (one tile layout for Q, K, V), 64 or 128 (64 x d fp32 per
+// warpgroup thread set; 256 would not fit the registers).
+inline bool forward_wgmma_dims_supported(int dim_qk, int dim_v) {
+  return dim_qk == dim_v && (dim_qk == 64 || dim_qk == 128);
 }
 inline bool backward_dims_supported(int dim_qk, int dim_v) {
   return (dim_qk == 64 || dim_qk == 128) && (dim_v == 64 || dim_v == 128);

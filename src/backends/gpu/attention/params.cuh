@@ -18,6 +18,8 @@ inline constexpr int kTileRows =
 inline constexpr int kTileCols = 64;  // kv rows per forward step, q rows per backward step
 inline constexpr int kRows128 = 128;         // q rows per block of the 128-row forward
 inline constexpr int kRows128Threads = 128;  // its 4 mma groups of 32 lanes
+inline constexpr int kWgmmaRows = 128;       // q rows per block of the wgmma forward (sm_90a)
+inline constexpr int kWgmmaThreads = 256;    // its two warpgroups
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kLn2 = 0.69314718055994531f;
 

@@ -1,0 +1,7 @@
+// wgmma forward attention kernels for fp16 elements (one TU per type: they compile in parallel).
+#include "backends/gpu/attention/launch_wgmma_kernels.cuh"
+
+namespace parity::attention::gpu::detail {
+template Status launch_forward_wgmma_kernels<Elem16::kF16>(const AttentionProblem&,
+                                                           const AttentionParams&, gpuStream_t);
+}  // namespace parity::attention::gpu::detail

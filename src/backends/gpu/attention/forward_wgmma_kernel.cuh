@@ -1,0 +1,221 @@
+// Jagged attention forward on Hopper warpgroup MMA ("wgmma", sm_90a only).
+//
+// Legend: a block owns one (sequence, head) and kWgmmaRows = 128 q rows; its two warpgroups
+// (4 warps each, 256 threads) own 64 rows apiece. Per kv tile (kTileCols = 64 keys) a warpgroup
+//   S (64 x 64 fp32) = Q K^T      wgmma m64n64k16, Q and K from shared memory (descriptors),
+//   P = act(alpha S) (masked) or the online-softmax exp2 step, rounded to the element type in
+//       registers (the D fragments of S are the A fragments of P, wgmma.cuh),
+//   O (64 x d fp32) += P V        wgmma m64n{d}k16, P from registers, V from shared memory
+//                                 (MN-major descriptor).
+// All threads copy with cp.async into the 128-byte-swizzled layout the descriptors expect
+// (wgmma.cuh): Q once per q tile, K and V through a three-stage ring so that tiles j + 1 and
+// j + 2 stream in while tile j is multiplied; each thread fences the generic proxy against the async one before
+// the barrier that publishes a tile. Tiles the mask hides for the whole block are never loaded;
+// a warpgroup skips the tiles its 64 rows cannot see; a warp evaluates the mask per element only
+// on tiles that partly hide its 16 rows (mask.cuh, shared with the mma.sync kernels, as are the
+// softmax step and the epilogue's LSE). Schedule as the other forwards: block b takes tile slot
+// b / (batch*heads) counted from the last tile and strides by grid_tiles.
+// Head dims: d_qk = d_v = kDim in {64, 128}.
+#pragma once
+
+#include "backends/gpu/attention/forward_rows128_kernel.cuh"
+#include "backends/gpu/attention/wgmma.cuh"
+
+namespace parity::gpu_device::attention {
+
+inline constexpr int kWarpgroupThreads = 128;     // 4 warps: the wgmma issue unit
+inline constexpr int kWarpgroupRows = 64;         // q rows per warpgroup (wgmma M)
+inline constexpr int kWgmmaStages = 3;            // K/V ring: tiles j, j + 1, j + 2
+inline constexpr int kSharedAlignBytes = 1024;    // the swizzle period: tile bases align to it
+
+template <int kDim>
+constexpr int forward_wgmma_shared_bytes() {
+  // Q, the K and V ring, and the slack to align the dynamic shared window to 1024 bytes.
+  return (kWgmmaRows * kDim + kWgmmaStages * 2 * kTileCols * kDim) * 2 + kSharedAlignBytes;
+}
+
+// Copies rows [row_begin, row_begin + kRows) of a row-major global matrix (row stride
+// `row_stride` elements, kCols columns) into the column-blocked swizzled tile at tile_address
+// (wgmma.cuh); rows at or past row_limit are zero-filled. Thread i copies 16-byte chunk
+// i % (kCols/8) of rows i / (kCols/8) + k * kRowStep; kRowStep is a multiple of 8, so all its
+// rows share one swizzle phase and its destination advances by an immediate.
+template <int kRows, int kCols>
+__device__ inline void copy_tile_swizzled(unsigned tile_address, const std::uint16_t* global,
+                                          std::int64_t row_stride, int row_begin, int row_limit) {
+  constexpr int kChunksPerRow = kCols / 8;
+  constexpr int kRowStep = kWgmmaThreads / kChunksPerRow;
+  static_assert(kCols % 64 == 0 && kRowStep % 8 == 0 && kRows % kRowStep == 0,
+                "each thread's rows must share row % 8 (one swizzle phase)");
+  const int row0 = static_cast<int>(threadIdx.x) / kChunksPerRow;
+  const int chunk = static_cast<int>(threadIdx.x) % kChunksPerRow;
+  const unsigned destination =
+      tile_address + static_cast<unsigned>((chunk / 8) * kRows) * kSwizzleRowBytes +
+      static_cast<unsigned>(row0) * kSwizzleRowBytes +
+      static_cast<unsigned>(((chunk % 8) ^ (row0 % 8)) << 4);
+  const std::uint16_t* source = global + (row_begin + row0) * row_stride + chunk * 8;
+#pragma unroll
+  for (int i = 0; i < kRows / kRowStep; ++i) {
+    const bool in_range = row_begin + row0 + i * kRowStep < row_limit;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(
+                     destination + static_cast<unsigned>(i * kRowStep) * kSwizzleRowBytes),
+                 "l"(in_range ? source : global), "r"(in_range ? 16 : 0));
+#else
+    (void)destination, (void)in_range;
+#endif
+    source += kRowStep * row_stride;
+  }
+}
+
+// S (this warpgroup's 64 rows x 64 keys) = Q K^T. Q: kWgmmaRows-row tile, this warpgroup's rows
+// start at q_rows_address (inside column block 0); K: kTileCols-row tile at k_address.
+template <Elem16 E, int kDim>
+__device__ inline void wgmma_scores(float (&s)[kTileCols / 8][4], unsigned q_rows_address,
+                                    unsigned k_address) {
+  constexpr unsigned kQBlockBytes = kWgmmaRows * kSwizzleRowBytes;
+  constexpr unsigned kKBlockBytes = kTileCols * kSwizzleRowBytes;
+  constexpr unsigned kUnusedLeadingBytes = 16;  // K-major swizzled: LBO unused (1 by convention)
+  wgmma_fence_operands(s);
+  wgmma_fence();
+#pragma unroll
+  for (int kc = 0; kc < kDim / 16; ++kc) {
+    const unsigned block = static_cast<unsigned>(kc / 4), step_bytes = (kc % 4) * 32u;
+    const std::uint64_t a = swizzled_descriptor(q_rows_address + block * kQBlockBytes + step_bytes,
+                                                kUnusedLeadingBytes, kSwizzleAtomBytes);
+    const std::uint64_t b = swizzled_descriptor(k_address + block * kKBlockBytes + step_bytes,
+                                                kUnusedLeadingBytes, kSwizzleAtomBytes);
+    wgmma_m64n64k16_ss<E>(s, a, b, kc > 0 ? 1 : 0);
+  }
+  wgmma_commit_group();
+  wgmma_wait_group<0>();
+  wgmma_fence_operands(s);
+}
+
+// O (64 x kDim) += P V, P as A fragments (p[kc]: keys 16 kc .. 16 kc + 15), V: kTileCols x kDim
+// tile at v_address.
+template <Elem16 E, int kDim>
+__device__ inline void wgmma_accumulate(float (&o)[kDim / 8][4],
+                                        std::uint32_t (&p)[kTileCols / 16][4],
+                                        unsigned v_address) {
+  constexpr unsigned kVBlockBytes = kTileCols * kSwizzleRowBytes;  // LBO: the next 64 columns
+  wgmma_fence_operands(o);
+  wgmma_fence_operands(p);
+  wgmma_fence();
+#pragma unroll
+  for (int kc = 0; kc < kTileCols / 16; ++kc) {
+    const std::uint64_t b = swizzled_descriptor(v_address + kc * 16 * kSwizzleRowBytes,
+                                                kVBlockBytes, kSwizzleAtomBytes);
+    wgmma_m64nNk16_rs<E, kDim>(o, p[kc], b);
+  }
+  wgmma_commit_group();
+  wgmma_wait_group<0>();
+  wgmma_fence_operands(o);
+}
+
+// Long on purpose, as the other forwards: one body whose phases share registers and shared memory.
+template <Elem16 E, Mode kMode, int kDim>
+__global__ void __launch_bounds__(kWgmmaThreads, 1)
+    attention_forward_wgmma_kernel(const AttentionParams p) {
+  static_assert(kDim == 64 || kDim == 128, "the wgmma forward takes d_qk = d_v in {64, 128}");
+  static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const unsigned q_tile =
+      (shared_address(shared_bytes) + (kSharedAlignBytes - 1)) & ~unsigned{kSharedAlignBytes - 1};
+  constexpr unsigned kTileBytes = kTileCols * kDim * 2;
+  const unsigned k_tiles = q_tile + kWgmmaRows * kDim * 2;       // kWgmmaStages x kTileBytes
+  const unsigned v_tiles = k_tiles + kWgmmaStages * kTileBytes;  // kWgmmaStages x kTileBytes
+
+  const ForwardBlock<kDim, kDim> block(p);
+  const BlockSequence& seq = block.seq;
+  const int warpgroup = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
+  const int warpgroup_row0 = warpgroup * kWarpgroupRows;
+  const int warp_row0 = warpgroup_row0 + ((static_cast<int>(threadIdx.x) / kMmaLanes) % 4) * 16;
+  const unsigned q_rows_address = q_tile + warpgroup_row0 * kSwizzleRowBytes;
+  const float score_scale = kMode == Mode::kSoftmax ? p.alpha * kLog2e : p.alpha;
+  const int kv_tile_count = (seq.mask.len_kv + kTileCols - 1) / kTileCols;
+  const int q_tile_count = (seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
+
+  for (int tile = p.grid_tiles - 1 - block.slot; tile < q_tile_count; tile += p.grid_tiles) {
+    const int q0 = tile * kWgmmaRows;
+    int first = -1, last = -1;
+    reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kTileCols, kv_tile_count, first, last);
+    __syncthreads();  // the previous tile's shared-memory reads are done
+    copy_tile_swizzled<kWgmmaRows, kDim>(q_tile, block.q_base, block.qk_stride, q0,
+                                         seq.mask.len_q);
+    // cp.async groups, oldest first: {Q, tile first}, {tile first + 1}, then one per step (tile
+    // j + 2; empty past the last), so "all but the newest group done" at step j means tile j.
+    for (int ahead = 0; ahead < kWgmmaStages - 1; ++ahead) {
+      const int kv_tile = first + ahead;
+      if (first >= 0 && kv_tile <= last) {
+        copy_tile_swizzled<kTileCols, kDim>(k_tiles + ahead * kTileBytes, block.k_base,
+                                            block.qk_stride, kv_tile * kTileCols, seq.mask.len_kv);
+        copy_tile_swizzled<kTileCols, kDim>(v_tiles + ahead * kTileBytes, block.v_base,
+                                            block.v_stride, kv_tile * kTileCols, seq.mask.len_kv);
+      }
+      commit_async_copies();
+    }
+
+    float o[kDim / 8][4];
+#pragma unroll
+    for (int n = 0; n < kDim / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+    float row_max[2] = {-INFINITY, -INFINITY};
+    float row_sum[2] = {0.0f, 0.0f};
+    const int group_q0 = q0 + warpgroup_row0;
+    const int warp_q0 = q0 + warp_row0;
+
+    for (int j = first; first >= 0 && j <= last; ++j) {
+      const unsigned stage = static_cast<unsigned>((j - first) % kWgmmaStages);
+      // Tile j landed for this thread (tile j + 1 may be in flight); the fence hands its writes to
+      // the async proxy, and the barrier publishes them and says every warpgroup finished step
+      // j - 1 (its wgmma waited), so that step's stage may take tile j + 2.
+      wait_async_copies<kWgmmaStages - 2>();
+      fence_generic_to_async_shared();
+      __syncthreads();
+      if (j + kWgmmaStages - 1 <= last) {
+        const unsigned refill = (stage + kWgmmaStages - 1) % kWgmmaStages;
+        const int kv_row0 = (j + kWgmmaStages - 1) * kTileCols;
+        copy_tile_swizzled<kTileCols, kDim>(k_tiles + refill * kTileBytes, block.k_base,
+                                            block.qk_stride, kv_row0, seq.mask.len_kv);
+        copy_tile_swizzled<kTileCols, kDim>(v_tiles + refill * kTileBytes, block.v_base,
+                                            block.v_stride, kv_row0, seq.mask.len_kv);
+      }
+      commit_async_copies();
+      const int col0 = j * kTileCols;
+      // Uniform over the warpgroup (wgmma needs all 128 threads).
+      const TileClass group_class =
+          seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kTileCols);
+      if (group_class == TileClass::kEmpty) continue;
+      float s[kTileCols / 8][4];
+      wgmma_scores<E, kDim>(s, q_rows_address, k_tiles + stage * kTileBytes);
+      const bool masked =
+          group_class == TileClass::kPartial &&
+          seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kTileCols) != TileClass::kFull;
+      if constexpr (kMode == Mode::kSoftmax) {
+#pragma unroll
+        for (int n = 0; n < kTileCols / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
+        if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
+        online_softmax_step<kDim>(s, o, row_max, row_sum);
+      } else {
+        activate_tile(p.activation, s, score_scale);
+        if (masked) mask_scores(s, seq.mask, warp_q0, col0, 0.0f);
+      }
+      std::uint32_t p_frag[kTileCols / 16][4];
+      to_a_fragments<E, kTileCols>(p_frag, s);
+      wgmma_accumulate<E, kDim>(o, p_frag, v_tiles + stage * kTileBytes);
+    }
+    wait_async_copies<0>();
+
+    store_row_block<E, kMode, kDim>(p, seq, block.v_stride, warp_q0, o, row_max, row_sum);
+  }
+#else
+  // Not an sm_90a binary: no wgmma. The host never launches this body (can_implement_forward
+  // refuses); the marker is how it tells: a static shared variable only this body has.
+  __shared__ volatile int not_sm90a_marker;
+  if (threadIdx.x == 0 && p.batch < 0) not_sm90a_marker = 0;
+#endif
+}
+
+}  // namespace parity::gpu_device::attention
