@@ -111,9 +111,6 @@ Result<std::vector<GemmRunBenchProblem>> gemm_run_bench_problems(
     const GemmRunBenchRequest& request) {
   PARITY_CHECK_ARG(request.batch_size > 0, "bench gemm-run: batch_size=", request.batch_size,
                    " must be > 0");
-  PARITY_CHECK_ARG(request.options.oracle_repetitions >= 1,
-                   "bench gemm-run: oracle_repetitions=", request.options.oracle_repetitions,
-                   " must be >= 1");
   PARITY_CHECK_ARG(request.options.host_calls >= 1 && request.options.host_samples >= 1,
                    "bench gemm-run: host_calls=", request.options.host_calls,
                    " and host_samples=", request.options.host_samples, " must be >= 1");

@@ -50,6 +50,13 @@ Status validate_hbm_total_bytes(std::int64_t total_bytes) {
   return Status::ok();
 }
 
+Result<std::int64_t> parse_hbm_total_bytes(const std::string& command, const std::string& text) {
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t total_bytes, parse_byte_count(text, "--bytes"));
+  const Status valid = validate_hbm_total_bytes(total_bytes);
+  if (!valid.is_ok()) return valid.with_context(command + " --bytes");
+  return total_bytes;
+}
+
 double bandwidth_tbps(double bytes, double ms) { return ms > 0.0 ? bytes / (ms * 1e-3) / 1e12 : 0.0; }
 
 CopyTiming make_copy_timing(std::string method, const SampleStats& stats, std::int64_t total_bytes) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "parity/bench/device_timing.hpp"
+#include "parity/bench/hbm.hpp"
 
 namespace parity::bench {
 
@@ -47,6 +48,25 @@ Result<TimingOptions::CacheMode> parse_cache_mode(const std::string& text) {
   if (text == "flush-clean" || text == "flush_l2_clean") return TimingOptions::CacheMode::kFlushL2Clean;
   if (text == "warm") return TimingOptions::CacheMode::kWarm;
   return invalid_argument("--cache='", text, "' is not a cache mode; expected flush, flush-clean or warm");
+}
+
+Result<TimingOptions> timing_options_from_settings(std::string_view command, const TimingSettings& settings) {
+  PARITY_CHECK_ARG(settings.reps >= 1, command, ": --reps=", settings.reps, " must be >= 1");
+  PARITY_CHECK_ARG(settings.warmup >= 0, command, ": --warmup=", settings.warmup, " must be >= 0");
+  PARITY_CHECK_ARG(std::isfinite(settings.warmup_ms) && settings.warmup_ms >= 0.0 &&
+                       settings.warmup_ms <= kMaxTimedMilliseconds,
+                   command, ": --warmup-ms=", settings.warmup_ms, " must be in [0, ", kMaxTimedMilliseconds, "]");
+  PARITY_CHECK_ARG(std::isfinite(settings.rep_ms) && settings.rep_ms >= 0.0 && settings.rep_ms <= kMaxTimedMilliseconds,
+                   command, ": --rep-ms=", settings.rep_ms, " must be in [0, ", kMaxTimedMilliseconds, "]");
+  TimingOptions options;
+  options.warmup_iterations = settings.warmup;
+  options.repetitions = settings.reps;
+  options.warmup_ms = settings.warmup_ms;
+  options.rep_ms = settings.rep_ms;
+  PARITY_ASSIGN_OR_RETURN(options.flush_bytes, parse_byte_count(settings.flush_bytes, "--flush-bytes"));
+  PARITY_ASSIGN_OR_RETURN(options.cache, parse_cache_mode(settings.cache));
+  PARITY_RETURN_IF_ERROR(validate_timing_options(options));
+  return options;
 }
 
 }  // namespace parity::bench

@@ -10,6 +10,7 @@
 
 #include "bench/results_json.hpp"
 #include "parity/comm/bench.hpp"
+#include "parity/hw/catalogue.hpp"
 
 namespace parity::comm {
 namespace {
@@ -220,6 +221,21 @@ Status write_comm_calibration(const CommBenchReport& report, const std::vector<A
   } catch (const std::exception& e) {
     return internal_error("bench comm: building the calibration JSON failed: ", e.what());
   }
+}
+
+Result<std::string> fit_and_write_comm_calibration(const CommBenchReport& report,
+                                                   const std::string& calibration_path,
+                                                   const std::string& results_path) {
+  PARITY_ASSIGN_OR_RETURN(const auto fits, fit_report(report));
+  std::string text;
+  for (const auto& fit : fits) text += alpha_beta_summary(fit) + "\n";
+  const std::string host = local_host_name();
+  const std::string path =
+      calibration_path == "auto" || calibration_path.empty()
+          ? comm_calibration_path(hw::resolve_data_dir(std::nullopt).string(), report.backend, host)
+          : calibration_path;
+  PARITY_RETURN_IF_ERROR(write_comm_calibration(report, fits, host, results_path, path));
+  return text + "wrote " + path + "\n";
 }
 
 }  // namespace parity::comm

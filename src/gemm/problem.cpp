@@ -107,6 +107,16 @@ Result<DType> parse_gemm_dtype(std::string_view text) {
                           "' (expected one of bf16, fp16, fp32-tf32)");
 }
 
+Result<GemmProblem> gemm_problem_from_text(GemmProblem sizes, std::string_view dtype, std::string_view layout,
+                                           std::string_view epilogue) {
+  PARITY_ASSIGN_OR_RETURN(const DType parsed_dtype, parse_gemm_dtype(dtype));
+  sizes.a_dtype = sizes.b_dtype = sizes.c_dtype = parsed_dtype;
+  PARITY_ASSIGN_OR_RETURN(sizes.layout, parse_layout(layout));
+  PARITY_ASSIGN_OR_RETURN(sizes.epilogue, parse_epilogue(epilogue));
+  PARITY_RETURN_IF_ERROR(sizes.validate());
+  return sizes;
+}
+
 std::string_view gemm_dtype_name(DType dtype) {
   switch (dtype) {
     case DType::kBF16: return "bf16";

@@ -29,6 +29,11 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
+ModelSource with_data_dir(ModelSource source, const std::string& data_dir) {
+  if (!data_dir.empty()) source.data_dir = std::filesystem::path(data_dir);
+  return source;
+}
+
 Result<LoadedModel> load_model(const ModelSource& source) {
   PARITY_CHECK_ARG(!source.hw.empty(), "gemm: --hw is required (a catalogue GPU, e.g. h200, mi300x)");
   auto spec = hw::find_hardware(source.hw, source.data_dir);

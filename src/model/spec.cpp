@@ -7,6 +7,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "parity/core/parse.hpp"
+#include "parity/embedding/tbe.hpp"
+
 namespace parity::model {
 
 namespace {
@@ -308,6 +311,27 @@ Result<ModelSpec> preset(std::string_view name) {
 
 void cap_table_rows(ModelSpec& spec, std::int64_t max_rows) {
   for (auto& table : spec.embedding.tables) table.num_rows = std::min(table.num_rows, max_rows);
+}
+
+Status apply_spec_overrides(ModelSpec& spec, const SpecOverrides& overrides) {
+  if (!overrides.precision.empty()) {
+    PARITY_ASSIGN_OR_RETURN(spec.precision, parse_dense_precision(overrides.precision));
+  }
+  if (!overrides.table_cap.empty()) {
+    PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(overrides.table_cap, "--table-cap", 1));
+    cap_table_rows(spec, cap);
+  }
+  if (!overrides.optimizer.empty()) {
+    // One name for both parts (the PyTorch baselines use SGD for both); Adagrad tables are row-wise.
+    const std::string& name = overrides.optimizer;
+    if (name != "sgd" && name != "adagrad" && name != "adam") {
+      return invalid_argument("optimizer: '", name, "' is not one of sgd, adagrad, adam");
+    }
+    PARITY_ASSIGN_OR_RETURN(spec.dense_optimizer.kind, parse_dense_optimizer_kind(name));
+    PARITY_ASSIGN_OR_RETURN(spec.embedding.optimizer.kind,
+                            embedding::parse_optimizer_kind(name == "adagrad" ? "rowwise_adagrad" : name));
+  }
+  return Status::ok();
 }
 
 data::DatasetSchema dataset_schema(const ModelSpec& spec) {

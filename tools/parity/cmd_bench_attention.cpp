@@ -17,13 +17,8 @@ namespace {
 struct BenchAttentionArgs {
   std::string config;
   bench::AttentionBenchOverrides overrides;
-  int warmup = 10;
-  int reps = 50;
+  bench::TimingSettings timing;
   int checked_rows = 8;
-  std::string cache = "flush";
-  double warmup_ms = 0.0;
-  double rep_ms = 0.0;
-  std::string flush_bytes = "0";
   std::string out;
   std::uint64_t seed = 1;
   std::vector<std::string> forward_variants;
@@ -32,8 +27,7 @@ struct BenchAttentionArgs {
 Status bench_attention(const BenchAttentionArgs& args) {
   bench::AttentionBenchRequest request;
   PARITY_ASSIGN_OR_RETURN(request.cases, bench::attention_bench_cases(args.config, args.overrides));
-  PARITY_ASSIGN_OR_RETURN(request.timing, timing_options_from_flags("bench attention", args.warmup, args.reps, args.cache,
-                                                                       args.warmup_ms, args.rep_ms, args.flush_bytes));
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench attention", args.timing));
   PARITY_CHECK_ARG(args.checked_rows >= 1, "bench attention: --check-rows=", args.checked_rows, " must be >= 1");
   request.checked_rows = args.checked_rows;
   request.seed = args.seed;
@@ -42,12 +36,7 @@ Status bench_attention(const BenchAttentionArgs& args) {
   request.forward_variants = args.forward_variants;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench attention"));
 #ifdef PARITY_HAS_CUDA
-  bench::AttentionBenchDevice device;
-  device.time = [](const std::function<Status(gpu::StreamHandle)>& work, const bench::TimingOptions& options,
-                   gpu::StreamHandle stream) { return bench::time_on_device(work, options, stream); };
-  device.properties = [](int index) { return gpu::device_properties(index); };
-  device.clocks = [](int index) { return bench::read_device_clocks(index); };
-  PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_attention_bench(request, device));
+  PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_attention_bench(request, bench::gpu_bench_device()));
   std::fputs(report.c_str(), stdout);
 #endif
   return Status::ok();
@@ -77,10 +66,7 @@ void add_bench_attention_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--causal", o.causal, "true or false");
   cmd->add_flag("--forward-only", o.forward_only, "Time the forward only");
   cmd->add_option("--check-rows", args->checked_rows, "Rows per case checked against fp64 before timing");
-  cmd->add_option("--warmup", args->warmup, "Untimed repetitions");
-  cmd->add_option("--reps", args->reps, "Timed repetitions");
-  cmd->add_option("--cache", args->cache, "flush (2 x L2 memset between repetitions), flush-clean or warm");
-  add_time_based_flags(cmd, args->warmup_ms, args->rep_ms, args->flush_bytes);
+  add_timing_flags(cmd, args->timing, TimingFlags::kAll);
   add_seed_option(cmd, args->seed, "Seed of the lengths, targets and values");
   cmd->add_option("--out", args->out, "Write the results JSON here");
   cmd->add_option("--forward-variants", args->forward_variants,

@@ -4,17 +4,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "comm_session.hpp"
 #include "commands.hpp"
-#include "device_support.hpp"
+#include "parity/bench/hbm.hpp"
 #include "parity/comm/bench.hpp"
-#include "parity/comm/communicator.hpp"
-#include "parity/hw/catalogue.hpp"
-#ifdef PARITY_HAS_MPI
-#include "parity/comm/mpi.hpp"
-#endif
-#ifdef PARITY_HAS_NCCL
-#include "parity/comm/nccl.hpp"
-#endif
 
 namespace parity::cli {
 namespace {
@@ -50,40 +43,11 @@ Result<comm::CommBenchOptions> options_from(const CommArgs& args) {
 }
 
 Status fit_and_write(const comm::CommBenchReport& report, const std::string& calibration_out,
-                     const std::string& results_path) {
-  PARITY_ASSIGN_OR_RETURN(const auto fits, comm::fit_report(report));
-  for (const auto& fit : fits) std::printf("%s\n", comm::alpha_beta_summary(fit).c_str());
-  const std::string host = comm::local_host_name();
-  const std::string data_dir = hw::resolve_data_dir(std::nullopt).string();
-  const std::string path = calibration_out == "auto" || calibration_out.empty()
-                               ? comm::comm_calibration_path(data_dir, report.backend, host)
-                               : calibration_out;
-  PARITY_RETURN_IF_ERROR(comm::write_comm_calibration(report, fits, host, results_path, path));
-  std::printf("wrote %s\n", path.c_str());
+                    const std::string& results_path) {
+  PARITY_ASSIGN_OR_RETURN(const std::string text,
+                          comm::fit_and_write_comm_calibration(report, calibration_out, results_path));
+  std::fputs(text.c_str(), stdout);
   return Status::ok();
-}
-
-// local: one process. mpi: CPU ranks. nccl: GPU ranks bootstrapped over MPI (local for one).
-Result<std::unique_ptr<comm::Communicator>> make_backend(
-    const std::string& backend, comm::CommOptions options,
-    std::unique_ptr<comm::Communicator>& bootstrap) {
-  if (backend == "local") return comm::make_local_communicator(options);
-#ifdef PARITY_HAS_MPI
-  if (backend == "mpi") return comm::make_mpi_communicator(options);
-#endif
-#ifdef PARITY_HAS_NCCL
-  if (backend == "nccl") {
-#ifdef PARITY_HAS_MPI
-    PARITY_ASSIGN_OR_RETURN(bootstrap, comm::make_mpi_communicator(options));
-#else
-    bootstrap = comm::make_local_communicator(options);
-#endif
-    return comm::make_nccl_communicator(*bootstrap, -1, options);
-  }
-#endif
-  (void)bootstrap;
-  return unsupported("bench comm: --backend ", backend,
-                     " is not built here (mpi needs MPI, nccl a CUDA build with NCCL)");
 }
 
 Status run_bench_comm(const CommArgs& args) {
@@ -92,19 +56,12 @@ Status run_bench_comm(const CommArgs& args) {
     return fit_and_write(report, args.calibration_out, args.fit_from);
   }
   PARITY_ASSIGN_OR_RETURN(const comm::CommBenchOptions options, options_from(args));
-#ifdef PARITY_HAS_MPI
-  std::unique_ptr<comm::MpiSession> session;
-  if (args.backend != "local") {
-    session = std::make_unique<comm::MpiSession>();
-    PARITY_RETURN_IF_ERROR(session->status());
-  }
-#endif
   comm::CommOptions comm_options;
   comm_options.timeout_ms = args.timeout_ms;
-  std::unique_ptr<comm::Communicator> bootstrap;
-  PARITY_ASSIGN_OR_RETURN(auto communicator, make_backend(args.backend, comm_options, bootstrap));
-  PARITY_ASSIGN_OR_RETURN(const auto report, comm::run_comm_bench(*communicator, options));
-  if (communicator->rank() != 0) return Status::ok();
+  PARITY_ASSIGN_OR_RETURN(CommSession session, open_comm_session(args.backend, comm_options));
+  comm::Communicator& communicator = *session.collective;
+  PARITY_ASSIGN_OR_RETURN(const auto report, comm::run_comm_bench(communicator, options));
+  if (communicator.rank() != 0) return Status::ok();
   std::printf("%s", comm::comm_bench_table(report).c_str());
   if (!args.out.empty()) {
     PARITY_RETURN_IF_ERROR(comm::write_comm_bench_json(report, args.out));
@@ -123,7 +80,7 @@ void add_bench_comm_command(CLI::App& bench, Outcome& outcome) {
                            "Collectives (nccl-tests conventions) and the planner's alpha-beta fit; "
                            "run under mpirun -np R");
   const auto flag = [cmd](const char* name, auto& value, const char* help) {
-    cmd->add_option(name, value, help)->capture_default_str();
+    cmd->add_option(name, value, help);
   };
   flag("--backend", args->backend, "local, mpi (CPU ranks) or nccl (GPUs)");
   flag("--min-bytes", args->min_bytes, "smallest size S (e.g. 8, 1KiB)");

@@ -18,12 +18,7 @@ struct BenchGemmArgs {
   std::int64_t m = 0, n = 0, k = 0;
   std::string dtype = "bf16";
   std::string shapes;
-  int warmup = 10;
-  int reps = 50;
-  double warmup_ms = 0.0;
-  double rep_ms = 0.0;
-  std::string flush_bytes = "0";
-  std::string cache = "flush";
+  bench::TimingSettings timing;
   std::string library = "cublaslt";
   std::uint64_t cublas_workspace_bytes = 32ull << 20;
   std::string out;
@@ -34,9 +29,7 @@ Status run_bench_gemm(const BenchGemmArgs& args) {
   gemm::GemmBenchRequest request;
   request.dtype = dtype;
   PARITY_ASSIGN_OR_RETURN(request.shapes, gemm::gemm_bench_shapes(args.shapes, args.m, args.n, args.k, dtype));
-  PARITY_ASSIGN_OR_RETURN(request.timing,
-                          timing_options_from_flags("bench gemm", args.warmup, args.reps, args.cache, args.warmup_ms,
-                                                    args.rep_ms, args.flush_bytes));
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench gemm", args.timing));
   request.use_cublas = args.library == "cublas";
   request.cublas_workspace_bytes = args.cublas_workspace_bytes;
   request.out = args.out;
@@ -61,21 +54,15 @@ void add_bench_gemm_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--m", args->m, "rows of C");
   cmd->add_option("--n", args->n, "columns of C");
   cmd->add_option("--k", args->k, "reduction length");
-  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)")->capture_default_str();
+  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
   cmd->add_option("--shapes", args->shapes, "CSV of shapes (name,m,n,k[,...]) instead of --m/--n/--k");
-  cmd->add_option("--warmup", args->warmup, "untimed iterations before timing")->capture_default_str();
-  cmd->add_option("--reps", args->reps, "timed repetitions (each timed alone)")->capture_default_str();
-  add_time_based_flags(cmd, args->warmup_ms, args->rep_ms, args->flush_bytes);
-  cmd->add_option("--cache", args->cache, "flush: L2 flushed before each repetition; warm: not flushed")
-      ->capture_default_str();
+  add_timing_flags(cmd, args->timing, TimingFlags::kAll);
   cmd->add_option("--library", args->library,
                   "cublaslt: cuBLASLt's heuristic top-1 (default); cublas: cublasGemmEx, the call torch's "
                   "default BLAS backend makes")
-      ->check(CLI::IsMember({"cublaslt", "cublas"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"cublaslt", "cublas"}));
   cmd->add_option("--cublas-workspace-bytes", args->cublas_workspace_bytes,
-                  "workspace of the cuBLAS handle with --library cublas (cuBLAS's choice depends on it)")
-      ->capture_default_str();
+                  "workspace of the cuBLAS handle with --library cublas (cuBLAS's choice depends on it)");
   cmd->add_option("--out", args->out, "write the results JSON (with provenance) to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_gemm(*args); });
 }

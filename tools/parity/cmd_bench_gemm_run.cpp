@@ -21,9 +21,7 @@ struct BenchGemmRunArgs {
   std::string model = "all";
   std::int64_t batch = 65536;
   std::string dtype = "bf16";
-  int warmup = 10;
-  int reps = 30;
-  int oracle_reps = 30;
+  bench::TimingSettings timing{.warmup = 10, .reps = 30};
   bool no_oracle = false;
   std::string gemm_choice = "measured";
   std::string hw = "h200";
@@ -35,11 +33,9 @@ Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
   request.model = args.model;
   request.batch_size = args.batch;
   PARITY_ASSIGN_OR_RETURN(request.dtype, gemm::parse_gemm_dtype(args.dtype));
-  PARITY_ASSIGN_OR_RETURN(request.options.timing,
-                          timing_options_from_flags("bench gemm-run", args.warmup, args.reps));
+  PARITY_ASSIGN_OR_RETURN(request.options.timing, bench::timing_options_from_settings("bench gemm-run", args.timing));
   request.options.measure_oracle = !args.no_oracle;
   PARITY_ASSIGN_OR_RETURN(request.options.gemm_choice, parse_gemm_choice(args.gemm_choice));
-  request.options.oracle_repetitions = args.oracle_reps;
   request.options.hardware = args.hw;
   request.out = args.out;
   PARITY_RETURN_IF_ERROR(bench::gemm_run_bench_problems(request).status());
@@ -62,24 +58,16 @@ void add_bench_gemm_run_command(CLI::App& bench, Outcome& outcome) {
   auto args = std::make_shared<BenchGemmRunArgs>();
   auto* cmd = bench.add_subcommand("gemm-run",
                                    "DLRM dense-layer GEMMs through gemm::Gemm::run vs the oracle");
-  cmd->add_option("--model", args->model, "all, dlrm-kaggle or dlrm-v2")->capture_default_str();
+  cmd->add_option("--model", args->model, "all, dlrm-kaggle or dlrm-v2");
   cmd->add_option("--batch-size", args->batch,
-                  "batch size (N of forward/data-gradient, K of weight-gradient)")
-      ->capture_default_str();
-  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)")
-      ->capture_default_str();
-  cmd->add_option("--warmup", args->warmup, "untimed iterations before timing")
-      ->capture_default_str();
-  cmd->add_option("--reps", args->reps, "timed repetitions (each timed alone, L2 flushed)")
-      ->capture_default_str();
-  cmd->add_option("--oracle-reps", args->oracle_reps, "kept for compatibility (the oracle times as measured does)")
-      ->capture_default_str();
+                  "batch size (N of forward/data-gradient, K of weight-gradient)");
+  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
+  add_timing_flags(cmd, args->timing, TimingFlags::kCounts);
   cmd->add_option("--gemm-choice", args->gemm_choice,
-                  "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic")
-      ->capture_default_str();
+                  "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic");
   cmd->add_flag("--no-oracle", args->no_oracle,
                 "skip the oracle (fast: Gemm::run, heuristic, host time only)");
-  cmd->add_option("--hw", args->hw, "catalogue entry the selector models")->capture_default_str();
+  cmd->add_option("--hw", args->hw, "catalogue entry the selector models");
   cmd->add_option("--out", args->out, "write the results JSON (with provenance) to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_gemm_run(*args); });
 }

@@ -16,9 +16,7 @@ namespace {
 struct BenchTbeArgs {
   std::string config;
   bench::TbeBenchOverrides overrides;
-  int warmup = 10;
-  int reps = 50;
-  std::string cache = "flush";
+  bench::TimingSettings timing;
   std::string out;
   std::uint64_t seed = 1;
   std::string variant = "auto";
@@ -30,7 +28,7 @@ Status bench_tbe(const BenchTbeArgs& args) {
   bench::TbeBenchRequest request;
   PARITY_ASSIGN_OR_RETURN(request.spec, bench::tbe_bench_spec(args.config, args.overrides, args.seed));
   PARITY_RETURN_IF_ERROR(bench::tbe_bench_problem(request.spec).status());
-  PARITY_ASSIGN_OR_RETURN(request.timing, timing_options_from_flags("bench tbe", args.warmup, args.reps, args.cache));
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench tbe", args.timing));
   request.seed = args.seed;
   request.out = args.out;
   request.variant = args.variant;
@@ -68,11 +66,7 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--output-dtype", o.output_dtype, "Output dtype: fp32 or bf16 (default: the weights dtype)");
   cmd->add_option("--index-dtype", o.index_dtype, "int32 or int64");
   cmd->add_option("--optimizer", o.optimizer, "sgd, adagrad, rowwise-adagrad, adam");
-  cmd->add_option("--warmup", args->warmup, "Untimed repetitions");
-  cmd->add_option("--reps", args->reps, "Timed repetitions");
-  cmd->add_option("--cache", args->cache,
-                  "flush (memset of 2 x L2 between repetitions, as do_bench), flush-clean (then read back: no "
-                  "dirty lines left) or warm");
+  add_timing_flags(cmd, args->timing, TimingFlags::kCountsAndCache);
   cmd->add_option("--backward-variant", o.backward_variant,
                   "Backward kernels timed: both (default), batched (row updates queued), row (one at a time)");
   cmd->add_option("--variant", args->variant,

@@ -24,11 +24,9 @@ struct DataOptions {
 // The dataset schema of a preset or JSON spec: feature f reads table f of the dataset.
 Result<data::DatasetSchema> schema_of(const DataOptions& options) {
   PARITY_ASSIGN_OR_RETURN(model::ModelSpec spec, model::load_spec(options.model));
-  if (!options.table_cap.empty()) {
-    PARITY_ASSIGN_OR_RETURN(const std::int64_t cap,
-                            parse_int64(options.table_cap, "--table-cap", 1));
-    model::cap_table_rows(spec, cap);
-  }
+  model::SpecOverrides overrides;
+  overrides.table_cap = options.table_cap;
+  PARITY_RETURN_IF_ERROR(model::apply_spec_overrides(spec, overrides));
   return model::dataset_schema(spec);
 }
 
@@ -55,21 +53,9 @@ Status run_generate(const DataOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   PARITY_ASSIGN_OR_RETURN(const data::SyntheticReport report,
                           data::generate_synthetic(schema, synthetic, options.out));
-  const double seconds = seconds_since(start);
-  const auto total = static_cast<double>(synthetic.train_samples + synthetic.eval_samples);
-  std::printf(
-      "wrote %s: model %s, %zu tables, train %lld + eval %lld samples, %.1f MB in %.2f s (%.2f M "
-      "samples/s)\n",
-      options.out.c_str(), options.model.c_str(), schema.tables.size(),
-      static_cast<long long>(synthetic.train_samples),
-      static_cast<long long>(synthetic.eval_samples),
-      static_cast<double>(report.bytes_written) / 1e6, seconds, total / seconds / 1e6);
-  std::printf(
-      "positive rate %.4f; planted model AUC %.4f on the %s split (target %.2f, zipf alpha %.2f, "
-      "seed %llu)\n",
-      report.positive_rate, report.planted_auc, synthetic.eval_samples > 0 ? "eval" : "train",
-      synthetic.planted_auc_target, synthetic.zipf_alpha,
-      static_cast<unsigned long long>(synthetic.seed));
+  std::fputs(data::synthetic_report_text(options.out, options.model, schema, synthetic, report, seconds_since(start))
+                 .c_str(),
+             stdout);
   return Status::ok();
 }
 
@@ -82,17 +68,7 @@ Status run_convert(const DataOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   PARITY_ASSIGN_OR_RETURN(const data::CriteoConvertReport report,
                           data::convert_criteo(options.tsv, schema, options.out, convert));
-  const double seconds = seconds_since(start);
-  std::printf(
-      "wrote %s: %lld lines read, train %lld + eval %lld samples, %lld bad lines, %.1f MB in %.2f "
-      "s "
-      "(%.2f M lines/s)\n",
-      options.out.c_str(), static_cast<long long>(report.lines),
-      static_cast<long long>(report.train_samples), static_cast<long long>(report.eval_samples),
-      static_cast<long long>(report.bad_lines), static_cast<double>(report.bytes_written) / 1e6,
-      seconds, static_cast<double>(report.lines) / seconds / 1e6);
-  for (const data::BadLine& bad : report.first_bad_lines)
-    std::printf("bad line: %s\n", bad.reason.c_str());
+  std::fputs(data::criteo_report_text(options.out, report, seconds_since(start)).c_str(), stdout);
   return Status::ok();
 }
 
@@ -104,17 +80,14 @@ void add_data_commands(CLI::App& data, Outcome& outcome) {
       "generate", "Write a synthetic dataset (Zipf ids, planted logistic labels)");
   generate
       ->add_option("--model", options->model,
-                   "Preset (tiny, dlrm-kaggle, dlrm-v2) or JSON spec path")
-      ->capture_default_str();
+                   "Preset (tiny, dlrm-kaggle, dlrm-v2) or JSON spec path");
   generate->add_option("--samples", options->samples, "Training samples")->required();
   generate->add_option("--eval-samples", options->eval_samples,
                        "Evaluation samples (default: samples / 10)");
   generate->add_option("--out", options->out, "Output directory")->required();
-  generate->add_option("--seed", options->seed, "Seed")->capture_default_str();
-  generate->add_option("--zipf", options->zipf, "Zipf exponent of the ids (>= 0; 0 uniform)")
-      ->capture_default_str();
-  generate->add_option("--planted-auc", options->planted_auc, "Planted model's AUC (0.5, 0.80]")
-      ->capture_default_str();
+  generate->add_option("--seed", options->seed, "Seed");
+  generate->add_option("--zipf", options->zipf, "Zipf exponent of the ids (>= 0; 0 uniform)");
+  generate->add_option("--planted-auc", options->planted_auc, "Planted model's AUC (0.5, 0.80]");
   generate->add_option("--table-cap", options->table_cap, "Cap every table at this many rows");
   generate->add_option("--threads", options->threads,
                        "Threads (0: all cores; output does not depend on it)");
@@ -127,12 +100,10 @@ void add_data_commands(CLI::App& data, Outcome& outcome) {
   convert->add_option("--tsv", converting->tsv, "Training split TSV")->required();
   convert->add_option("--eval-tsv", converting->eval_tsv, "Evaluation split TSV (optional)");
   convert->add_option("--out", converting->out, "Output directory")->required();
-  convert->add_option("--model", converting->model, "Preset or spec giving the 26 table sizes")
-      ->capture_default_str();
+  convert->add_option("--model", converting->model, "Preset or spec giving the 26 table sizes");
   convert->add_option("--table-cap", converting->table_cap, "Cap every table at this many rows");
   convert
-      ->add_option("--max-bad-lines", converting->max_bad_lines, "Bad lines skipped before failing")
-      ->capture_default_str();
+      ->add_option("--max-bad-lines", converting->max_bad_lines, "Bad lines skipped before failing");
   convert->callback([converting, &outcome] { outcome.status = run_convert(*converting); });
 }
 

@@ -18,9 +18,7 @@ namespace gemm = parity::gemm;
 struct GemmOptions {
   std::string data_dir;
   gemm::ModelSource model;
-  long long m = 0, n = 0, k = 0, batch = 1;
-  long long lda = 0, ldb = 0, ldc = 0;
-  int alignment_bytes = 0;
+  gemm::GemmProblem sizes;  // m, n, k, batch, leading dimensions, alignment; the rest from text
   std::string dtype = "bf16", layout = "TN", epilogue = "none";
   int top = 5;
   bool is_json_output = false;
@@ -34,30 +32,13 @@ struct GemmOptions {
   gemm::EvalRequest eval;
 };
 
-gemm::ModelSource model_source(const GemmOptions& o) {
-  gemm::ModelSource source = o.model;
-  if (!o.data_dir.empty()) source.data_dir = std::filesystem::path(o.data_dir);
-  return source;
-}
+gemm::ModelSource model_source(const GemmOptions& o) { return gemm::with_data_dir(o.model, o.data_dir); }
 
 Result<gemm::GemmProblem> problem_of(const GemmOptions& o) {
-  gemm::GemmProblem problem;
-  problem.m = o.m;
-  problem.n = o.n;
-  problem.k = o.k;
-  problem.batch = o.batch;
+  gemm::GemmProblem sizes = o.sizes;
   // The latency report draws its own shapes: a placeholder size when none is given.
-  if (o.is_latency_report && o.m == 0 && o.n == 0 && o.k == 0) problem.m = problem.n = problem.k = 4096;
-  PARITY_ASSIGN_OR_RETURN(const DType dtype, gemm::parse_gemm_dtype(o.dtype));
-  problem.a_dtype = problem.b_dtype = problem.c_dtype = dtype;
-  PARITY_ASSIGN_OR_RETURN(problem.layout, gemm::parse_layout(o.layout));
-  PARITY_ASSIGN_OR_RETURN(problem.epilogue, gemm::parse_epilogue(o.epilogue));
-  problem.lda = o.lda;
-  problem.ldb = o.ldb;
-  problem.ldc = o.ldc;
-  problem.alignment_bytes = o.alignment_bytes;
-  PARITY_RETURN_IF_ERROR(problem.validate());
-  return problem;
+  if (o.is_latency_report && sizes.m == 0 && sizes.n == 0 && sizes.k == 0) sizes.m = sizes.n = sizes.k = 4096;
+  return gemm::gemm_problem_from_text(sizes, o.dtype, o.layout, o.epilogue);
 }
 
 Status run_select(const GemmOptions& o) {
@@ -107,17 +88,17 @@ Status run_agree(const GemmOptions& o) {
 }
 
 void add_problem_options(CLI::App& command, GemmOptions& o) {
-  command.add_option("--m", o.m, "Rows of C");
-  command.add_option("--n", o.n, "Columns of C");
-  command.add_option("--k", o.k, "Reduction length");
-  command.add_option("--batch", o.batch, "Batch count (default 1)");
+  command.add_option("--m", o.sizes.m, "Rows of C");
+  command.add_option("--n", o.sizes.n, "Columns of C");
+  command.add_option("--k", o.sizes.k, "Reduction length");
+  command.add_option("--batch", o.sizes.batch, "Batch count (default 1)");
   command.add_option("--dtype", o.dtype, "bf16 (default), fp16, fp32-tf32");
   command.add_option("--layout", o.layout, "TN (default), NN, NT, TT (cuBLAS column-major)");
   command.add_option("--epilogue", o.epilogue, "none (default), bias, relu");
-  command.add_option("--lda", o.lda, "Leading dimension of A (0 = packed)");
-  command.add_option("--ldb", o.ldb, "Leading dimension of B (0 = packed)");
-  command.add_option("--ldc", o.ldc, "Leading dimension of C (0 = packed)");
-  command.add_option("--align", o.alignment_bytes, "Alignment in bytes the pointers and rows guarantee (0 = derive)");
+  command.add_option("--lda", o.sizes.lda, "Leading dimension of A (0 = packed)");
+  command.add_option("--ldb", o.sizes.ldb, "Leading dimension of B (0 = packed)");
+  command.add_option("--ldc", o.sizes.ldc, "Leading dimension of C (0 = packed)");
+  command.add_option("--align", o.sizes.alignment_bytes, "Alignment in bytes the pointers and rows guarantee (0 = derive)");
 }
 
 void add_common_options(CLI::App& command, GemmOptions& o, const char* hw_help) {

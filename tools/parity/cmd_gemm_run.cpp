@@ -23,7 +23,7 @@ struct CommonArgs {
 };
 
 struct RunArgs : CommonArgs {
-  std::int64_t m = 0, n = 0, k = 0;
+  gemm::GemmProblem sizes;  // m, n, k
   std::string dtype = "bf16";
   std::string layout = "TN";
 };
@@ -33,11 +33,7 @@ struct MeasureArgs : CommonArgs {
   std::string dtype = "bf16";
 };
 
-gemm::ModelSource source_of(const CommonArgs& args) {
-  gemm::ModelSource source = args.model;
-  if (!args.data_dir.empty()) source.data_dir = std::filesystem::path(args.data_dir);
-  return source;
-}
+gemm::ModelSource source_of(const CommonArgs& args) { return gemm::with_data_dir(args.model, args.data_dir); }
 
 Status validate_counts(const CommonArgs& args, const char* command) {
   PARITY_CHECK_ARG(args.options.repetitions >= 1, command, ": --reps=", args.options.repetitions, " must be >= 1");
@@ -49,13 +45,9 @@ Status validate_counts(const CommonArgs& args, const char* command) {
 Status run_gemm_run(const RunArgs& args) {
   PARITY_RETURN_IF_ERROR(validate_counts(args, "gemm run"));
   gemm::GemmRunRequest request;
-  request.problem.m = args.m;
-  request.problem.n = args.n;
-  request.problem.k = args.k;
-  PARITY_ASSIGN_OR_RETURN(const DType dtype, gemm::parse_gemm_dtype(args.dtype));
-  request.problem.a_dtype = request.problem.b_dtype = request.problem.c_dtype = dtype;
-  PARITY_ASSIGN_OR_RETURN(request.problem.layout, gemm::parse_layout(args.layout));
-  PARITY_RETURN_IF_ERROR(request.problem.validate().with_context("gemm run"));
+  auto problem = gemm::gemm_problem_from_text(args.sizes, args.dtype, args.layout);
+  if (!problem.is_ok()) return problem.status().with_context("gemm run");
+  request.problem = *problem;
   PARITY_ASSIGN_OR_RETURN(request.model, gemm::load_model(source_of(args)));
   request.options = args.options;
   request.out = args.out;
@@ -96,12 +88,10 @@ Status run_gemm_measure(const MeasureArgs& args) {
 }
 
 void add_common(CLI::App* cmd, CommonArgs& args) {
-  cmd->add_option("--hw", args.model.hw, "catalogue name of this GPU, for the selector's model")->capture_default_str();
+  cmd->add_option("--hw", args.model.hw, "catalogue name of this GPU, for the selector's model");
   cmd->add_option("--data-dir", args.data_dir, "data directory (default: PARITY_DATA_DIR or the installed data)");
-  cmd->add_option("--reps", args.options.repetitions, "timed repetitions per candidate (one per interleaved round)")
-      ->capture_default_str();
-  cmd->add_option("--warmup", args.options.warmup_iterations, "untimed iterations per candidate first")
-      ->capture_default_str();
+  cmd->add_option("--reps", args.options.repetitions, "timed repetitions per candidate (one per interleaved round)");
+  cmd->add_option("--warmup", args.options.warmup_iterations, "untimed iterations per candidate first");
   add_seed_option(cmd, args.options.seed, "seed of the inputs and of the interleaving order");
 }
 
@@ -111,11 +101,11 @@ void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome) {
   auto run_args = std::make_shared<RunArgs>();
   auto* run = gemm.add_subcommand("run", "Run the selector's choice on this GPU (cuBLASLt): measured vs "
                                          "predicted, with cuBLASLt's heuristic top-1 beside it");
-  run->add_option("--m", run_args->m, "rows of C")->required();
-  run->add_option("--n", run_args->n, "columns of C")->required();
-  run->add_option("--k", run_args->k, "reduction length")->required();
-  run->add_option("--dtype", run_args->dtype, "bf16, fp16 or fp32 (TF32)")->capture_default_str();
-  run->add_option("--layout", run_args->layout, "TN, NN, NT or TT (op(A) then op(B))")->capture_default_str();
+  run->add_option("--m", run_args->sizes.m, "rows of C")->required();
+  run->add_option("--n", run_args->sizes.n, "columns of C")->required();
+  run->add_option("--k", run_args->sizes.k, "reduction length")->required();
+  run->add_option("--dtype", run_args->dtype, "bf16, fp16 or fp32 (TF32)");
+  run->add_option("--layout", run_args->layout, "TN, NN, NT or TT (op(A) then op(B))");
   run->add_option("--out", run_args->out, "write the result JSON (with provenance) to FILE");
   add_common(run, *run_args);
   run->callback([run_args, &outcome] { outcome.status = run_gemm_run(*run_args); });
@@ -128,22 +118,18 @@ void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome) {
       "measure", "Oracle data set: time the pruned cuBLASLt space + heuristic's 8 + selector's top-3 per shape");
   measure->add_option("--shapes", r.shapes, "CSV of shapes (name,m,n,k[,...])")->required();
   measure->add_option("--out", measure_args->out, "measurements JSON to write")->required();
-  measure->add_option("--dtype", measure_args->dtype, "bf16, fp16 or fp32 (TF32)")->capture_default_str();
-  measure->add_option("--screen-reps", o.screen_repetitions, "flushed repetitions of the screening pass")
-      ->capture_default_str();
+  measure->add_option("--dtype", measure_args->dtype, "bf16, fp16 or fp32 (TF32)");
+  measure->add_option("--screen-reps", o.screen_repetitions, "flushed repetitions of the screening pass");
   measure->add_option("--min-timed-ms", o.min_timed_ms,
                       "kernel time each fully timed candidate accumulates: short kernels get more rounds than "
-                      "--reps, up to --max-reps (0 = always --reps)")
-      ->capture_default_str();
-  measure->add_option("--max-reps", o.max_repetitions, "most rounds a short kernel gets")->capture_default_str();
-  measure->add_option("--top-k", o.top_k, "best screened candidates timed in full")->capture_default_str();
-  measure->add_option("--noise-top", o.noise_top, "oracle's top candidates re-timed for the noise floor")
-      ->capture_default_str();
-  measure->add_option("--limit", r.limit, "measure at most this many shapes (0 = all)")->capture_default_str();
-  measure->add_option("--stride", r.stride, "measure every STRIDE-th shape of the file")->capture_default_str();
+                      "--reps, up to --max-reps (0 = always --reps)");
+  measure->add_option("--max-reps", o.max_repetitions, "most rounds a short kernel gets");
+  measure->add_option("--top-k", o.top_k, "best screened candidates timed in full");
+  measure->add_option("--noise-top", o.noise_top, "oracle's top candidates re-timed for the noise floor");
+  measure->add_option("--limit", r.limit, "measure at most this many shapes (0 = all)");
+  measure->add_option("--stride", r.stride, "measure every STRIDE-th shape of the file");
   measure->add_option("--time-budget-s", r.time_budget_s,
-                      "start no shape that would end past this many seconds (0 = no limit)")
-      ->capture_default_str();
+                      "start no shape that would end past this many seconds (0 = no limit)");
   add_common(measure, *measure_args);
   measure->callback([measure_args, &outcome] { outcome.status = run_gemm_measure(*measure_args); });
 }

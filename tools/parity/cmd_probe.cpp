@@ -14,14 +14,13 @@ namespace {
 struct ProbeArgs {
   bench::HwProbeRequest request;
   std::string bytes_text = std::to_string(bench::kDefaultHbmTotalBytes);
-  int warmup = 10;
-  int reps = 30;
+  bench::TimingSettings timing{.warmup = 10, .reps = 30};
 };
 
 Status run_probe(const ProbeArgs& args) {
   bench::HwProbeRequest request = args.request;
-  PARITY_ASSIGN_OR_RETURN(request.copy_total_bytes, copy_bytes_from_flag("hw probe", args.bytes_text));
-  PARITY_ASSIGN_OR_RETURN(request.timing, timing_options_from_flags("hw probe", args.warmup, args.reps));
+  PARITY_ASSIGN_OR_RETURN(request.copy_total_bytes, bench::parse_hbm_total_bytes("hw probe", args.bytes_text));
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("hw probe", args.timing));
   PARITY_RETURN_IF_ERROR(require_cuda_device("hw probe"));
 #ifdef PARITY_HAS_CUDA
   PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_hw_probe(request));
@@ -37,9 +36,8 @@ void add_probe_command(CLI::App& hw, Outcome& outcome) {
   auto* probe = hw.add_subcommand("probe", "Measure this GPU's ceilings and write its calibration file");
   probe->add_option("--out", args->request.out, "calibration file (default: <data dir>/calibration/<device>.json)");
   probe->add_option("--results", args->request.results, "also write a results JSON with provenance to FILE");
-  probe->add_option("--bytes", args->bytes_text, "copy size, bytes read + written (e.g. 4GiB)")->capture_default_str();
-  probe->add_option("--warmup", args->warmup, "untimed iterations before each timing")->capture_default_str();
-  probe->add_option("--reps", args->reps, "timed repetitions per measurement")->capture_default_str();
+  probe->add_option("--bytes", args->bytes_text, "copy size, bytes read + written (e.g. 4GiB)");
+  add_timing_flags(probe, args->timing, TimingFlags::kCounts);
   probe->callback([args, &outcome] { outcome.status = run_probe(*args); });
 }
 

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "cmd_train_dist.hpp"
-#include "cmd_train_nccl.hpp"
 #include "commands.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/model/spec.hpp"
+#include "parity/train/report_text.hpp"
 #include "parity/train/trainer.hpp"
 
 namespace parity::cli {
@@ -25,74 +25,35 @@ struct TrainFlags {
   bool deterministic = false;
   bool distributed = false;
   std::string backend = "mpi";  // --distributed: mpi (CPU ranks), nccl (GPU ranks), local
-  DistributedTrainFlags dist;
+  train::DistTrainSettings dist;
 };
 
-std::string clock_text(double seconds) {
-  if (seconds < 0) return "?";
-  const auto total = static_cast<long>(seconds + 0.5);
-  char text[32];
-  std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", total / 3600, total / 60 % 60, total % 60);
-  return text;
-}
-
-// A bar redrawn in place at most 10 times a second on a terminal; a plain line every 10 s (and
-// at every evaluation) when stderr is a file or a pipe.
+// train::ProgressText on stderr: a bar on a terminal, plain lines when it is a file or a pipe.
 class ProgressPrinter {
  public:
-  ProgressPrinter() : is_terminal_(isatty(fileno(stderr)) != 0) {}
   void operator()(const train::TrainProgress& progress) {
-    using train::TrainProgress;
-    const auto now = std::chrono::steady_clock::now();
-    if (progress.event == TrainProgress::Event::kEvaluation) {
-      const auto& e = progress.evaluation;
-      end_bar();
-      std::fprintf(stderr, "eval  step %lld: NE %.5f  AUC %.5f  logloss %.5f  (%lld samples)\n",
-                   static_cast<long long>(e.step), e.ne, e.auc, e.logloss, static_cast<long long>(e.samples));
-      return;
-    }
-    if (progress.event != TrainProgress::Event::kStep) return;
-    const double since = std::chrono::duration<double>(now - last_).count();
-    const bool is_last = progress.step == progress.total_steps;
-    if (!is_last && since < (is_terminal_ ? 0.1 : 10.0)) return;
-    last_ = now;
-    const double fraction = progress.total_steps > 0
-                                ? static_cast<double>(progress.step) / static_cast<double>(progress.total_steps)
-                                : 0;
-    char line[256];
-    std::snprintf(line, sizeof(line), "step %lld/%lld  %.0f samples/s  loss %.5f  lr %.3g  ETA %s",
-                  static_cast<long long>(progress.step), static_cast<long long>(progress.total_steps),
-                  progress.samples_per_second, progress.loss, progress.learning_rate,
-                  clock_text(progress.eta_seconds).c_str());
-    if (is_terminal_) {
-      constexpr int kWidth = 30;
-      const int filled = static_cast<int>(fraction * kWidth);
-      std::fprintf(stderr, "\r[%s%s] %3.0f%% %s\033[K", std::string(filled, '#').c_str(),
-                   std::string(kWidth - filled, ' ').c_str(), fraction * 100, line);
-      bar_open_ = true;
-    } else {
-      std::fprintf(stderr, "train %3.0f%% %s\n", fraction * 100, line);
-    }
-    std::fflush(stderr);
+    const double now_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    write(text_.render(progress, now_seconds));
   }
-  void end_bar() {
-    if (bar_open_) std::fprintf(stderr, "\n");
-    bar_open_ = false;
-  }
+  void end_bar() { write(text_.end_bar()); }
 
  private:
-  bool is_terminal_;
-  bool bar_open_ = false;
-  std::chrono::steady_clock::time_point last_{};
+  static void write(const std::string& text) {
+    if (text.empty()) return;
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  train::ProgressText text_{isatty(fileno(stderr)) != 0 ? train::ProgressText::Style::kTerminalBar
+                                                         : train::ProgressText::Style::kPlainLines};
 };
 
 Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
   train::TrainOptions options;
   PARITY_ASSIGN_OR_RETURN(options.spec, model::load_spec(flags.model));
-  if (!flags.table_cap.empty()) {
-    PARITY_ASSIGN_OR_RETURN(const std::int64_t cap, parse_int64(flags.table_cap, "--table-cap", 1));
-    model::cap_table_rows(options.spec, cap);
-  }
+  model::SpecOverrides overrides;
+  overrides.table_cap = flags.table_cap;
+  PARITY_RETURN_IF_ERROR(model::apply_spec_overrides(options.spec, overrides));
   if (!flags.plan.empty() && !flags.distributed) {
     return unsupported("--plan ", flags.plan, ": applying a plan is not wired into train yet; pass --batch "
                        "and set precision/activation_checkpointing in the spec");
@@ -123,20 +84,7 @@ Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
   return options;
 }
 
-void print_summary(const train::TrainSummary& s) {
-  std::printf("done: %lld steps, %lld samples, %lld epoch(s) on %d thread(s), %.1f s training, %.0f samples/s\n",
-              static_cast<long long>(s.steps), static_cast<long long>(s.samples),
-              static_cast<long long>(s.epochs_completed), s.num_threads, s.train_seconds, s.samples_per_second);
-  if (s.resumed_from_step >= 0) std::printf("resumed from the checkpoint at step %lld\n", static_cast<long long>(s.resumed_from_step));
-  if (!s.evaluations.empty()) {
-    const auto& e = s.evaluations.back();
-    std::printf("eval: NE %.5f  AUC %.5f  logloss %.5f  (%lld samples)\n", e.ne, e.auc, e.logloss,
-                static_cast<long long>(e.samples));
-  }
-  if (s.planted_auc >= 0) std::printf("planted model's AUC on the eval split: %.5f\n", s.planted_auc);
-  std::printf("files: %s, %s, %s, %s\n", s.metrics_log_path.c_str(), s.svg_path.c_str(),
-              s.checkpoint_path.c_str(), s.summary_path.c_str());
-}
+void print_summary(const train::TrainSummary& summary) { std::fputs(train::summary_text(summary).c_str(), stdout); }
 
 Status run_train(const TrainFlags& flags) {
   PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, options_from_flags(flags));
@@ -144,7 +92,7 @@ Status run_train(const TrainFlags& flags) {
   options.on_progress = [printer](const train::TrainProgress& progress) { (*printer)(progress); };
   PARITY_CHECK_ARG(flags.distributed || flags.backend == "mpi", "--backend: only with --distributed");
   if (flags.distributed) {
-    DistributedTrainFlags dist = flags.dist;
+    train::DistTrainSettings dist = flags.dist;
     dist.plan = flags.plan;
     const auto done = [printer](const train::TrainSummary& summary) {
       printer->end_bar();
@@ -153,10 +101,7 @@ Status run_train(const TrainFlags& flags) {
     if (flags.backend != "mpi") return run_gpu_distributed_train(options, dist, flags.backend, done);
     return run_distributed_train(options, dist, done);
   }
-  std::printf("train: model %s (%lld dense parameters, %lld embedding rows), batch %lld, device %s\n",
-              options.spec.name.c_str(), static_cast<long long>(options.spec.dense_parameter_count()),
-              static_cast<long long>(options.spec.embedding_row_count()),
-              static_cast<long long>(options.batch_size), std::string(device_kind_name(options.device)).c_str());
+  std::fputs(train::train_start_text(options).c_str(), stdout);
   std::fflush(stdout);
   auto summary = train::train(options);
   printer->end_bar();
@@ -173,46 +118,37 @@ void add_train_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--model", flags->model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file")->required();
   cmd->add_option("--data", flags->data, "dataset directory (parity data generate / convert-criteo)");
   cmd->add_option("--synthetic", flags->synthetic, "generate N training samples for the model into OUT/data");
-  cmd->add_option("--device", flags->device, "cpu or cuda")->capture_default_str();
-  cmd->add_option("--batch", flags->batch, "batch size")->capture_default_str();
+  cmd->add_option("--device", flags->device, "cpu or cuda");
+  cmd->add_option("--batch", flags->batch, "batch size");
   cmd->add_option("--out", flags->out, "output directory (checkpoint, metrics.jsonl, training.svg, summary.json)")
       ->required();
   cmd->add_option("--plan", flags->plan, "a plan from parity plan (--distributed: its table-wise placement)");
   cmd->add_flag("--resume", flags->resume, "continue from OUT/checkpoint.ckpt when present");
-  cmd->add_option("--steps", flags->steps, "stop after S steps (0: no limit)")->capture_default_str();
-  cmd->add_option("--epochs", flags->epochs, "passes over the training split")->capture_default_str();
-  cmd->add_option("--eval-every", flags->eval_every, "evaluate every K steps (0: at the end)")->capture_default_str();
-  cmd->add_option("--eval-samples", flags->eval_samples, "evaluate on at most N samples (0: all)")
-      ->capture_default_str();
-  cmd->add_option("--checkpoint-every", flags->checkpoint_every, "checkpoint every K steps (0: at each evaluation)")
-      ->capture_default_str();
+  cmd->add_option("--steps", flags->steps, "stop after S steps (0: no limit)");
+  cmd->add_option("--epochs", flags->epochs, "passes over the training split");
+  cmd->add_option("--eval-every", flags->eval_every, "evaluate every K steps (0: at the end)");
+  cmd->add_option("--eval-samples", flags->eval_samples, "evaluate on at most N samples (0: all)");
+  cmd->add_option("--checkpoint-every", flags->checkpoint_every, "checkpoint every K steps (0: at each evaluation)");
   cmd->add_option("--lr", flags->lr, "base learning rate for dense and embedding optimisers");
   cmd->add_option("--export-initial", flags->export_initial,
                   "write the initial parameters (named fp32 tensors) to FILE before training");
   cmd->add_flag("--deterministic", flags->deterministic, "bitwise reproducible (resumed runs included)");
   cmd->add_option("--gemm-choice", flags->gemm_choice,
                   "GPU GEMM choice: measured (time the best few once; auto when --deterministic), auto, "
-                  "model, heuristic")
-      ->capture_default_str();
-  cmd->add_option("--seed", flags->seed, "initialisation and synthetic-data seed")->capture_default_str();
+                  "model, heuristic");
+  cmd->add_option("--seed", flags->seed, "initialisation and synthetic-data seed");
   cmd->add_option("--table-cap", flags->table_cap, "cap every table at ROWS rows");
-  cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic; 1 per rank when distributed)")
-      ->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic; 1 per rank when distributed)");
   cmd->add_flag("--distributed", flags->distributed, "train on the ranks of mpirun (CPU, MPI)");
   cmd->add_option("--backend", flags->backend,
                   "distributed: mpi (CPU ranks), nccl (one GPU per rank, --device cuda) or local (one CPU rank, "
-                  "the GPU path's code)")
-      ->capture_default_str();
+                  "the GPU path's code)");
   cmd->add_option("--gradient-chunks", flags->dist.gradient_chunks,
-                  "distributed: dense gradient chunks of the batch, a multiple of the ranks (0: one per rank)")
-      ->capture_default_str();
-  cmd->add_option("--comm-timeout", flags->dist.comm_timeout, "distributed: seconds before a collective fails")
-      ->capture_default_str();
+                  "distributed: dense gradient chunks of the batch, a multiple of the ranks (0: one per rank)");
+  cmd->add_option("--comm-timeout", flags->dist.comm_timeout, "distributed: seconds before a collective fails");
   cmd->add_option("--dense-reduction", flags->dist.dense_reduction,
-                  "distributed: overlapped (bucket all-reduces started during the backward) or after-backward")
-      ->capture_default_str();
-  cmd->add_option("--bucket-bytes", flags->dist.bucket_bytes, "distributed: dense gradient bucket size (e.g. 4MiB)")
-      ->capture_default_str();
+                  "distributed: overlapped (bucket all-reduces started during the backward) or after-backward");
+  cmd->add_option("--bucket-bytes", flags->dist.bucket_bytes, "distributed: dense gradient bucket size (e.g. 4MiB)");
   cmd->add_flag("--reduction-timings", flags->dist.report_timings,
                 "distributed: print rank 0's backward, exposed and in-flight communication times per step");
   cmd->callback([flags, &outcome] { outcome.status = run_train(*flags); });

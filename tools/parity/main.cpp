@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("parity ") + parity::build::kVersion + " (" +
                                         parity::build::kGitSha + ", cuda=" +
                                         (parity::build::kHasCuda ? parity::build::kCudaArchs : "off") + ")");
+  // Every option's help shows its default (subcommands inherit this).
+  app.option_defaults()->always_capture_default();
   Outcome outcome;
 
   auto* hw = app.add_subcommand("hw", "Hardware catalogue and the local GPU probe");
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
   // still gets a message and its own exit code instead of an abort.
   constexpr int kInternalErrorExitCode = 4;
   auto* plan = app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
+  plan->option_defaults()->always_capture_default(false);  // the planner's help lists its defaults itself
   add_plan_commands(*plan, outcome);
 
   try {

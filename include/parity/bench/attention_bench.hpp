@@ -82,6 +82,8 @@ struct AttentionBenchDevice {
   std::function<Result<gpu::DeviceProperties>(int)> properties;
   std::function<Result<DeviceClocks>(int)> clocks;
 };
+/// The device functions above from parity_gpu (defined there: link it to call this).
+AttentionBenchDevice gpu_bench_device();
 
 struct AttentionBenchRequest {
   std::vector<AttentionBenchCase> cases;

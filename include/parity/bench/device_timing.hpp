@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "parity/bench/stats.hpp"
 #include "parity/core/gpu.hpp"
@@ -40,6 +41,19 @@ inline constexpr double kMaxTimedMilliseconds = 600000.0;
 /// Upper bound on the repetitions a time-based run may grow to (bounds event memory).
 inline constexpr int kMaxTimeBasedRepetitions = 100000;
 Status validate_timing_options(const TimingOptions& options);
+
+/// The timing settings as a command line or a binding gives them (the flush size as text:
+/// "256MiB", 0 = twice the L2; the cache mode as parse_cache_mode reads it).
+struct TimingSettings {
+  int warmup = 10;
+  int reps = 50;
+  std::string cache = "flush";
+  double warmup_ms = 0.0;
+  double rep_ms = 0.0;
+  std::string flush_bytes = "0";
+};
+/// Checked TimingOptions; errors name the command and the flag ("bench hbm: --reps=0 must be >= 1").
+Result<TimingOptions> timing_options_from_settings(std::string_view command, const TimingSettings& settings);
 
 /// "flush_l2" / "flush_l2_clean" / "warm" (results files), and the CLI spelling "flush" /
 /// "flush-clean" / "warm".

@@ -41,7 +41,6 @@ struct GemmRunBenchOptions {
   // The oracle: every candidate the problem's descriptor (run epilogue included) accepts, timed
   // as GemmChoice::kMeasured times its pool, the fastest then timed like the others.
   bool measure_oracle = true;
-  int oracle_repetitions = 30;  // kept for the request's validation and the JSON
   double oracle_min_timed_ms = 2.0;
   int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
   int host_samples = 21;  // sample pairs (Gemm::run and bare alternating; medians reported)

@@ -23,6 +23,8 @@ Result<std::int64_t> parse_byte_count(const std::string& text, const std::string
 
 /// total_bytes (read + written) must be positive and even: the copy moves total_bytes / 2.
 Status validate_hbm_total_bytes(std::int64_t total_bytes);
+/// The copy size as text ("4GiB"), parsed and validated; errors name `command` and --bytes.
+Result<std::int64_t> parse_hbm_total_bytes(const std::string& command, const std::string& text);
 
 /// bytes / (ms * 1e-3) / 1e12; 0 when ms <= 0.
 double bandwidth_tbps(double bytes, double ms);

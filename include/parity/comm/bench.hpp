@@ -115,5 +115,11 @@ std::string local_host_name();
 Status write_comm_calibration(const CommBenchReport& report, const std::vector<AlphaBetaFit>& fits,
                               const std::string& host, const std::string& results_path,
                               const std::string& path);
+/// Fits every collective of `report` and writes the calibration file to `calibration_path`
+/// ("auto" or empty: comm_calibration_path(the data directory, the report's backend, this host));
+/// returns one summary line per fit and "wrote PATH". results_path: the provenance source.
+Result<std::string> fit_and_write_comm_calibration(const CommBenchReport& report,
+                                                   const std::string& calibration_path,
+                                                   const std::string& results_path);
 
 }  // namespace parity::comm

@@ -70,6 +70,10 @@ Result<CriteoConvertReport> convert_criteo(const std::string& tsv, const Dataset
                                            const std::string& out_dir,
                                            const CriteoConvertOptions& options = {});
 
+/// What a conversion wrote: lines, samples, bad lines, MB and rate, then each reported bad line.
+std::string criteo_report_text(const std::string& out_dir, const CriteoConvertReport& report,
+                               double elapsed_seconds);
+
 /// A BatchReader parsing `tsv` as it streams (num_samples() is -1; seek re-reads from the start).
 Result<std::unique_ptr<BatchReader>> open_criteo_tsv(const std::string& tsv,
                                                      const DatasetSchema& schema,

@@ -126,4 +126,10 @@ Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema,
                                            const SyntheticOptions& options,
                                            const std::string& out_dir);
 
+/// What a generation wrote, two lines: "wrote DIR: model M, T tables, train A + eval B samples,
+/// X MB in S s (R M samples/s)" and the positive rate with the planted model's AUC.
+std::string synthetic_report_text(const std::string& out_dir, const std::string& model_name,
+                                  const DatasetSchema& schema, const SyntheticOptions& options,
+                                  const SyntheticReport& report, double elapsed_seconds);
+
 }  // namespace parity::data

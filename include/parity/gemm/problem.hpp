@@ -67,6 +67,12 @@ struct GemmProblem {
   std::string describe() const;  // "m=4096 n=4096 k=4096 batch=1 bf16 TN align=16 epilogue=none"
 };
 
+/// `sizes` (m, n, k, batch, leading dimensions, alignment) with the dtype of A, B and C, the
+/// layout and the epilogue parsed from text (as a command line or a binding gives them), then
+/// validated; errors name the parameter.
+Result<GemmProblem> gemm_problem_from_text(GemmProblem sizes, std::string_view dtype, std::string_view layout,
+                                           std::string_view epilogue = "none");
+
 // The key candidate spaces are enumerated, checked and cached under: the things that change which
 // kernels are valid, but not the sizes.
 struct ProblemClass {

@@ -36,6 +36,8 @@ struct LoadedModel {
 };
 
 Result<LoadedModel> load_model(const ModelSource& source);
+/// `source` with data_dir set from a path given as text (empty: unchanged).
+ModelSource with_data_dir(ModelSource source, const std::string& data_dir);
 /// The selector over a loaded model: the one place a workflow builds a model from its scalars.
 Selector make_selector(const LoadedModel& model, const SelectorOptions& options = {});
 

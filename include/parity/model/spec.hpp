@@ -129,6 +129,16 @@ Result<ModelSpec> preset(std::string_view name);
 /// Caps every table at `max_rows` rows (the `--table-cap` override); names keep their order.
 void cap_table_rows(ModelSpec& spec, std::int64_t max_rows);
 
+/// Text overrides of a loaded spec, as the commands and bindings give them; empty: the spec's.
+struct SpecOverrides {
+  std::string precision;  // dense precision: fp32, tf32, bf16
+  std::string table_cap;  // cap every table at this many rows (>= 1)
+  std::string optimizer;  // sgd, adagrad or adam for the dense part and the tables (row-wise Adagrad)
+};
+
+/// Applies the overrides in that order; errors name the setting ("--table-cap: ...").
+Status apply_spec_overrides(ModelSpec& spec, const SpecOverrides& overrides);
+
 /// Parses and validates a JSON spec (docs/training.md); `origin` names it in errors.
 Result<ModelSpec> parse_spec_json(std::string_view text, std::string_view origin = "spec");
 /// Reads a spec file: kNotFound naming the path when absent.

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/common/cuda_try.hpp"
 #include "parity/bench/copy.hpp"
+#include "parity/bench/attention_bench.hpp"
 #include "parity/bench/device_timing.hpp"
 #include "parity/bench/stream_hold.hpp"
 
@@ -142,6 +143,15 @@ Result<SampleStats> time_on_device(const std::function<Status(gpu::StreamHandle)
     if (!status.is_ok()) return status.with_context("time_on_device: warm-up work failed");
   }
   return timed_runs(counts.repetitions, "timed");
+}
+
+AttentionBenchDevice gpu_bench_device() {
+  AttentionBenchDevice device;
+  device.time = [](const std::function<Status(gpu::StreamHandle)>& work, const TimingOptions& options,
+                   gpu::StreamHandle stream) { return time_on_device(work, options, stream); };
+  device.properties = [](int index) { return gpu::device_properties(index); };
+  device.clocks = [](int index) { return read_device_clocks(index); };
+  return device;
 }
 
 }  // namespace parity::bench

@@ -350,7 +350,6 @@ Result<std::string> run_gemm_run_bench_report(
                      ? "every candidate the run descriptor (epilogue included) accepts, timed once "
                        "as gemm_choice=measured times its pool; the fastest timed like the others"
                      : "off"},
-      {"oracle_repetitions", options.oracle_repetitions},
       {"host_calls", options.host_calls},
       {"host_samples", options.host_samples},
       {"hardware", options.hardware},
