@@ -13,9 +13,9 @@ namespace parity::cli {
 Status run_gpu_distributed_train(train::TrainOptions options, const train::DistTrainSettings& settings,
                                  const std::string& backend, const PrintSummary& print_summary) {
   PARITY_ASSIGN_OR_RETURN(const double timeout_ms, train::comm_timeout_ms(settings));
-  // The GPU trainer's buckets are its own (docs/training.md, "Distributed on GPUs").
-  PARITY_CHECK_ARG(!settings.has_host_reduction_settings(),
-                   "--dense-reduction/--bucket-bytes/--reduction-timings: only with --backend mpi, not ", backend);
+  // --dense-reduction and --bucket-bytes apply to the GPU trainer too (docs/training.md,
+  // "Distributed on GPUs"); its reduction is not timed per bucket.
+  PARITY_CHECK_ARG(!settings.report_timings, "--reduction-timings: only with --backend mpi, not ", backend);
   PARITY_ASSIGN_OR_RETURN(train::DistTrainOptions dist, train::dist_train_options(settings));
   const DeviceKind wanted = backend == "nccl" ? DeviceKind::kGpu : DeviceKind::kCpu;
   PARITY_CHECK_ARG(options.device == wanted, "--device: ", device_kind_name(options.device), " does not go with ",
