@@ -62,11 +62,13 @@ __device__ inline void mask_scores(float (&s)[kN][4], const SequenceMask& mask, 
   }
 }
 
-// Online softmax over one tile of 16 x 8 kN scores: rescales o and the running sums, turns s into P
-// (exp2 domain).
-template <int kDimV, int kN>
-__device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV / 8][4],
-                                           float (&row_max)[2], float (&row_sum)[2]) {
+// Online softmax over one tile of 16 x 8 kN scores, the part that needs no accumulator: turns s
+// into P (exp2 domain), updates the running max and sums, and gives the factor `correction` by
+// which the accumulator rows must be rescaled (rescale_rows; the wgmma kernel does it once its
+// P V product in flight has landed).
+template <int kN>
+__device__ inline void online_softmax_weights(float (&s)[kN][4], float (&row_max)[2],
+                                              float (&row_sum)[2], float (&correction)[2]) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float tile_max = -INFINITY;
@@ -77,7 +79,7 @@ __device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV /
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 2));
     const float new_max = fmaxf(row_max[half], tile_max);
     const float safe_max = new_max == -INFINITY ? 0.0f : new_max;  // a row hidden so far stays at 0
-    const float correction = fast_exp2(row_max[half] - safe_max);
+    correction[half] = fast_exp2(row_max[half] - safe_max);
     row_max[half] = new_max;
     float sum = 0.0f;
 #pragma unroll
@@ -86,13 +88,30 @@ __device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV /
       s[n][2 * half + 1] = fast_exp2(s[n][2 * half + 1] - safe_max);
       sum += s[n][2 * half] + s[n][2 * half + 1];
     }
-    row_sum[half] = row_sum[half] * correction + sum;
-#pragma unroll
-    for (int n = 0; n < kDimV / 8; ++n) {
-      o[n][2 * half] *= correction;
-      o[n][2 * half + 1] *= correction;
-    }
+    row_sum[half] = row_sum[half] * correction[half] + sum;
   }
+}
+
+// o's two rows (g and g + 8) times correction[0] and correction[1].
+template <int kDimV>
+__device__ inline void rescale_rows(float (&o)[kDimV / 8][4], const float (&correction)[2]) {
+#pragma unroll
+  for (int n = 0; n < kDimV / 8; ++n) {
+    o[n][0] *= correction[0];
+    o[n][1] *= correction[0];
+    o[n][2] *= correction[1];
+    o[n][3] *= correction[1];
+  }
+}
+
+// Online softmax over one tile of 16 x 8 kN scores: rescales o and the running sums, turns s into P
+// (exp2 domain).
+template <int kDimV, int kN>
+__device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV / 8][4],
+                                           float (&row_max)[2], float (&row_sum)[2]) {
+  float correction[2];
+  online_softmax_weights(s, row_max, row_sum, correction);
+  rescale_rows<kDimV>(o, correction);
 }
 
 // Epilogue of one 16-row block (this lane's rows row0 + g and row0 + g + 8, g = lane / 4): scale
