@@ -80,9 +80,12 @@ __device__ inline void mask_scores(float (&s)[kN][4], const SequenceMask& mask, 
 // Online softmax over one tile of 16 x 8 kN scores, the part that needs no accumulator: turns s
 // into P (exp2 domain), updates the running max and sums, and gives the factor `correction` by
 // which the accumulator rows must be rescaled (rescale_rows; the wgmma kernel does it once its
-// P V product in flight has landed).
+// P V product in flight has landed). A positive `scale` is folded in (callers that scaled the
+// scores pass 1): the max is taken on the unscaled scores (rounding is monotonic, so
+// max(s) * scale = max(s * scale)) and each weight is exp2(fma(s, scale, -max)), one FFMA and
+// one ex2 per score. row_max is in the scaled domain; hidden scores are -inf and weigh 0.
 template <int kN>
-__device__ inline void online_softmax_weights(float (&s)[kN][4], float (&row_max)[2],
+__device__ inline void online_softmax_weights(float (&s)[kN][4], float scale, float (&row_max)[2],
                                               float (&row_sum)[2], float (&correction)[2]) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
@@ -92,15 +95,15 @@ __device__ inline void online_softmax_weights(float (&s)[kN][4], float (&row_max
       tile_max = fmaxf(tile_max, fmaxf(s[n][2 * half], s[n][2 * half + 1]));
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 1));  // the 4 lanes of a row
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 2));
-    const float new_max = fmaxf(row_max[half], tile_max);
+    const float new_max = fmaxf(row_max[half], tile_max * scale);
     const float safe_max = new_max == -INFINITY ? 0.0f : new_max;  // a row hidden so far stays at 0
     correction[half] = fast_exp2(row_max[half] - safe_max);
     row_max[half] = new_max;
     float sum = 0.0f;
 #pragma unroll
     for (int n = 0; n < kN; ++n) {
-      s[n][2 * half] = fast_exp2(s[n][2 * half] - safe_max);
-      s[n][2 * half + 1] = fast_exp2(s[n][2 * half + 1] - safe_max);
+      s[n][2 * half] = fast_exp2(fmaf(s[n][2 * half], scale, -safe_max));
+      s[n][2 * half + 1] = fast_exp2(fmaf(s[n][2 * half + 1], scale, -safe_max));
       sum += s[n][2 * half] + s[n][2 * half + 1];
     }
     row_sum[half] = row_sum[half] * correction[half] + sum;
@@ -125,7 +128,7 @@ template <int kDimV, int kN>
 __device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV / 8][4],
                                            float (&row_max)[2], float (&row_sum)[2]) {
   float correction[2];
-  online_softmax_weights(s, row_max, row_sum, correction);
+  online_softmax_weights(s, 1.0f, row_max, row_sum, correction);  // s already scaled
   rescale_rows<kDimV>(o, correction);
 }
 

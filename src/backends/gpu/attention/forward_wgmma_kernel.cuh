@@ -266,12 +266,17 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
           seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kTileCols) != TileClass::kFull;
       float correction[2];
       if constexpr (kMode == Mode::kSoftmax) {
+        if (score_scale > 0.0f) {  // the usual case: scale folded into the exp2 argument
+          if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
+          online_softmax_weights(s, score_scale, row_max, row_sum, correction);
+        } else {
 #pragma unroll
-        for (int n = 0; n < kTileCols / 8; ++n)
+          for (int n = 0; n < kTileCols / 8; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
-        if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
-        online_softmax_weights(s, row_max, row_sum, correction);
+            for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
+          if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
+          online_softmax_weights(s, 1.0f, row_max, row_sum, correction);
+        }
       } else {
         activate_tile_tanh(p.activation, s, score_scale);
         if (masked) mask_scores(s, seq.mask, warp_q0, col0, 0.0f);
