@@ -155,11 +155,12 @@ GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic =
 // inputs. Check: |got - ref| <= u_out |ref| + (1 + u_out) (E + u_out M) (the u_out |ref| term: the
 // output rounding). A pair the mask gets wrong moves an output by |a_ij v_jy|, a term of M that is
 // larger than u_out M (u_out = 2^-8 or 2^-11) unless the sum has hundreds of larger terms.
-// The wgmma forward computes SiLU and sigmoid through tanh.approx.f32 (relative error at most
-// 2^-10.987, PTX ISA): sigmoid(x) = (1 + tanh(x/2)) / 2 is off by |tanh(x/2)| 2^-10.987 / 2, SiLU
-// by |x| times that, before the weight is rounded. Each weight a_ij thus moves by at most e_ij,
-// and out_iy by A = sum_j e_ij |v_jy| (/N) (`out_activation`) on top of the other bounds; the
-// rounding then moves it by at most u_out (|a_ij| + e_ij), so the out check becomes
+// The wgmma forward computes SiLU and sigmoid through tanh.approx.f32 (max relative error 2^-11
+// in PTX ISA 9.1, 2^-10.987 in earlier editions: the looser is used): sigmoid(x) =
+// (1 + tanh(x/2)) / 2 is off by |tanh(x/2)| 2^-10.987 / 2, SiLU by |x| times that, before the
+// weight is rounded. Each weight a_ij thus moves by at most e_ij, and out_iy by
+// A = sum_j e_ij |v_jy| (/N) (`out_activation`) on top of the other bounds; the rounding then
+// moves it by at most u_out (|a_ij| + e_ij), so the out check becomes
 // |got - ref| <= u_out |ref| + (1 + u_out) (E + u_out M + (1 + u_out) A).
 struct Magnitudes {
   std::vector<double> out, grad_q, grad_k, grad_v;

@@ -129,8 +129,9 @@ __device__ inline void wait_accumulate(float (&o)[kDim / 8][4],
 
 // tanh.approx.f32: one MUFU op, where sigmoid through exp and a reciprocal takes two (the
 // transcendental unit, not the tensor cores, bounds the HSTU forward otherwise). Max relative
-// error 2^-10.987 (PTX ISA), so sigmoid(x) = 0.5 tanh(x/2) + 0.5 is off by at most 2^-11.987
-// and SiLU(x) = x sigmoid(x) by |x| 2^-11.987 (the GPU tests add that term to their bound).
+// error 2^-11 (PTX ISA 9.1; 2^-10.987 in earlier editions), so sigmoid(x) = 0.5 tanh(x/2) + 0.5
+// is off by at most 2^-11.987 and SiLU(x) = x sigmoid(x) by |x| 2^-11.987 (the GPU tests add
+// that term to their bound).
 __device__ inline float tanh_approx(float x) {
   float y = x;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
