@@ -4,9 +4,9 @@
 # drawn lengths, the padded torch implementation, torch SDPA flash on padded tensors and (when a
 # prepared generative-recommenders dir is carried) the public Triton HSTU forward.
 #   ATTN_CONFIGS="targets" scripts/gpu/bench_attention.sh build/cuda     # a subset
-#   ATTN_FORWARD_VARIANTS=a,b ...  # forward variants timed beside the default (default: both GPU
-#                                  # forward kernels, 64- and 128-row; empty: none; the Hopper
-#                                  # kernel: attention_forward_gpu_wgmma)
+#   ATTN_FORWARD_VARIANTS=a,b ...  # forward variants timed beside the default (the Hopper wgmma
+#                                  # kernel where it runs; default list: the mma.sync kernels,
+#                                  # 64- and 128-row; empty: none)
 #   ATTN_TRITON_DIR=DIR ...  # ../shared/baselines/prepare_gr_triton.py output (default build/carry/gr_triton)
 set -uo pipefail
 build_dir="${1:-build/cuda}"

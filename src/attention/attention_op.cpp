@@ -84,12 +84,13 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
   static const AttentionForwardCpu cpu;
-  // The 128-row kernel first (4-16% faster on the target shapes, run 35); the 64-row one takes
-  // what it refuses (head dims above 128, HIP builds). The wgmma kernel (sm_90a) is last: chosen
-  // by name only until it is measured.
+  // GPU order of preference: the wgmma kernel where it runs (sm_90a, d_qk = d_v in {64, 128};
+  // faster than rows128 on every target shape, run 41), then the 128-row mma.sync kernel (4-16%
+  // faster than the 64-row one, run 35), then the 64-row one for what both refuse (head dims
+  // above 128, HIP builds).
   static const std::vector<const AttentionForwardVariant*> variants = {
-      &cpu, &detail::attention_forward_gpu_rows128_slot(), &detail::attention_forward_gpu_slot(),
-      &detail::attention_forward_gpu_wgmma_slot()};
+      &cpu, &detail::attention_forward_gpu_wgmma_slot(), &detail::attention_forward_gpu_rows128_slot(),
+      &detail::attention_forward_gpu_slot()};
   return variants;
 }
 

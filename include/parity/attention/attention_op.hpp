@@ -16,10 +16,10 @@ namespace parity::attention {
 using AttentionForwardVariant = OpVariant<AttentionProblem, AttentionForwardArgs>;
 using AttentionBackwardVariant = OpVariant<AttentionProblem, AttentionBackwardArgs>;
 
-/// In order of preference: the OpenMP CPU variant, then the GPU slots (forward: the 128-row
-/// kernel `attention_forward_gpu_rows128`, the 64-row one `attention_forward_gpu`, then the Hopper
-/// wgmma one `attention_forward_gpu_wgmma`, sm_90a only and picked by name, e.g.
-/// `parity bench attention --forward-variants`).
+/// In order of preference: the OpenMP CPU variant, then the GPU slots (forward: the Hopper wgmma
+/// kernel `attention_forward_gpu_wgmma` where it runs (sm_90a, d_qk = d_v in {64, 128}), the
+/// 128-row mma.sync kernel `attention_forward_gpu_rows128`, then the 64-row one
+/// `attention_forward_gpu`; any one by name with `parity bench attention --forward-variants`).
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants();
 const std::vector<const AttentionBackwardVariant*>& attention_backward_variants();
 

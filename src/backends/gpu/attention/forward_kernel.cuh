@@ -31,16 +31,31 @@ constexpr int forward_shared_bytes() {
   return (kTileRows * kDimQk + 2 * kTileCols * (kDimQk + kDimV)) * 2;
 }
 
-// The first and last kv tile of [0, len_kv) that the mask lets rows [q0, q0 + 64) see; first = -1
-// if none.
+// The first and last kv tile of [0, len_kv) that the mask lets rows [q0, q1) see; first = -1 if
+// none. Scans from both ends and stops at the first tile that is not empty (classify costs tens
+// of instructions, and a full scan is 64 calls per q tile at N = 4096, while the tensor cores
+// wait). Under a causal mask without contextual rows a valid pair (i, j) has j <= i (ids are
+// non-decreasing in position and a pair needs i == j or id(i) > id(j)), so no tile past the one
+// holding row min(q1, len_q) - 1 is scanned.
 __device__ inline void reachable_tiles(const SequenceMask& mask, int q0, int q1, int tile,
                                        int count, int& first, int& last) {
+  int scan_end = count;
+  if (mask.causal && !mask.cross && mask.contextual == 0)
+    scan_end = min(count, max(0, (min(q1, mask.len_q) - 1) / tile + 1));
   first = -1;
   last = -1;
-  for (int j = 0; j < count; ++j) {
-    if (mask.classify(q0, q1, j * tile, (j + 1) * tile) == TileClass::kEmpty) continue;
-    if (first < 0) first = j;
-    last = j;
+  for (int j = 0; j < scan_end; ++j) {
+    if (mask.classify(q0, q1, j * tile, (j + 1) * tile) != TileClass::kEmpty) {
+      first = j;
+      break;
+    }
+  }
+  if (first < 0) return;
+  for (int j = scan_end - 1; j >= first; --j) {
+    if (mask.classify(q0, q1, j * tile, (j + 1) * tile) != TileClass::kEmpty) {
+      last = j;
+      break;
+    }
   }
 }
 
@@ -62,11 +77,16 @@ __device__ inline void mask_scores(float (&s)[kN][4], const SequenceMask& mask, 
   }
 }
 
-// Online softmax over one tile of 16 x 8 kN scores: rescales o and the running sums, turns s into P
-// (exp2 domain).
-template <int kDimV, int kN>
-__device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV / 8][4],
-                                           float (&row_max)[2], float (&row_sum)[2]) {
+// Online softmax over one tile of 16 x 8 kN scores, the part that needs no accumulator: turns s
+// into P (exp2 domain), updates the running max and sums, and gives the factor `correction` by
+// which the accumulator rows must be rescaled (rescale_rows; the wgmma kernel does it once its
+// P V product in flight has landed). A positive `scale` is folded in (callers that scaled the
+// scores pass 1): the max is taken on the unscaled scores (rounding is monotonic, so
+// max(s) * scale = max(s * scale)) and each weight is exp2(fma(s, scale, -max)), one FFMA and
+// one ex2 per score. row_max is in the scaled domain; hidden scores are -inf and weigh 0.
+template <int kN>
+__device__ inline void online_softmax_weights(float (&s)[kN][4], float scale, float (&row_max)[2],
+                                              float (&row_sum)[2], float (&correction)[2]) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     float tile_max = -INFINITY;
@@ -75,24 +95,41 @@ __device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV /
       tile_max = fmaxf(tile_max, fmaxf(s[n][2 * half], s[n][2 * half + 1]));
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 1));  // the 4 lanes of a row
     tile_max = fmaxf(tile_max, shfl_xor(tile_max, 2));
-    const float new_max = fmaxf(row_max[half], tile_max);
+    const float new_max = fmaxf(row_max[half], tile_max * scale);
     const float safe_max = new_max == -INFINITY ? 0.0f : new_max;  // a row hidden so far stays at 0
-    const float correction = fast_exp2(row_max[half] - safe_max);
+    correction[half] = fast_exp2(row_max[half] - safe_max);
     row_max[half] = new_max;
     float sum = 0.0f;
 #pragma unroll
     for (int n = 0; n < kN; ++n) {
-      s[n][2 * half] = fast_exp2(s[n][2 * half] - safe_max);
-      s[n][2 * half + 1] = fast_exp2(s[n][2 * half + 1] - safe_max);
+      s[n][2 * half] = fast_exp2(fmaf(s[n][2 * half], scale, -safe_max));
+      s[n][2 * half + 1] = fast_exp2(fmaf(s[n][2 * half + 1], scale, -safe_max));
       sum += s[n][2 * half] + s[n][2 * half + 1];
     }
-    row_sum[half] = row_sum[half] * correction + sum;
-#pragma unroll
-    for (int n = 0; n < kDimV / 8; ++n) {
-      o[n][2 * half] *= correction;
-      o[n][2 * half + 1] *= correction;
-    }
+    row_sum[half] = row_sum[half] * correction[half] + sum;
   }
+}
+
+// o's two rows (g and g + 8) times correction[0] and correction[1].
+template <int kDimV>
+__device__ inline void rescale_rows(float (&o)[kDimV / 8][4], const float (&correction)[2]) {
+#pragma unroll
+  for (int n = 0; n < kDimV / 8; ++n) {
+    o[n][0] *= correction[0];
+    o[n][1] *= correction[0];
+    o[n][2] *= correction[1];
+    o[n][3] *= correction[1];
+  }
+}
+
+// Online softmax over one tile of 16 x 8 kN scores: rescales o and the running sums, turns s into P
+// (exp2 domain).
+template <int kDimV, int kN>
+__device__ inline void online_softmax_step(float (&s)[kN][4], float (&o)[kDimV / 8][4],
+                                           float (&row_max)[2], float (&row_sum)[2]) {
+  float correction[2];
+  online_softmax_weights(s, 1.0f, row_max, row_sum, correction);  // s already scaled
+  rescale_rows<kDimV>(o, correction);
 }
 
 // Epilogue of one 16-row block (this lane's rows row0 + g and row0 + g + 8, g = lane / 4): scale

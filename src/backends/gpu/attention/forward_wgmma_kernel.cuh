@@ -1,20 +1,25 @@
 // Jagged attention forward on Hopper warpgroup MMA ("wgmma", sm_90a only).
 //
 // Legend: a block owns one (sequence, head) and kWgmmaRows = 128 q rows; its two warpgroups
-// (4 warps each, 256 threads) own 64 rows apiece. Per kv tile (kTileCols = 64 keys) a warpgroup
-//   S (64 x 64 fp32) = Q K^T      wgmma m64n64k16, Q and K from shared memory (descriptors),
-//   P = act(alpha S) (masked) or the online-softmax exp2 step, rounded to the element type in
+// (4 warps each, 256 threads) own 64 rows apiece. Per kv tile j (kTileCols = 64 keys) a warpgroup
+//   S_j (64 x 64 fp32) = Q K_j^T    wgmma m64n64k16, Q and K from shared memory (descriptors),
+//   P_j = act(alpha S_j) (masked) or the online-softmax exp2 step, rounded to the element type in
 //       registers (the D fragments of S are the A fragments of P, wgmma.cuh),
-//   O (64 x d fp32) += P V        wgmma m64n{d}k16, P from registers, V from shared memory
-//                                 (MN-major descriptor).
+//   O (64 x d fp32) += P_j V_j      wgmma m64n{d}k16, P from registers, V from shared memory
+//                                   (MN-major descriptor),
+// pipelined inside the warpgroup (FA3's intra-warpgroup overlap): S_j is issued, then the pending
+// O += P_{j-1} V_{j-1}; only S_j is waited for, and P_j's activation or softmax runs on the
+// CUDA cores while that product runs on the tensor cores. SiLU and sigmoid use tanh.approx (one
+// transcendental op per score instead of ex2 + rcp).
 // All threads copy with cp.async into the 128-byte-swizzled layout the descriptors expect
-// (wgmma.cuh): Q once per q tile, K and V through a three-stage ring so that tiles j + 1 and
-// j + 2 stream in while tile j is multiplied; each thread fences the generic proxy against the async one before
-// the barrier that publishes a tile. Tiles the mask hides for the whole block are never loaded;
-// a warpgroup skips the tiles its 64 rows cannot see; a warp evaluates the mask per element only
-// on tiles that partly hide its 16 rows (mask.cuh, shared with the mma.sync kernels, as are the
-// softmax step and the epilogue's LSE). Schedule as the other forwards: block b takes tile slot
-// b / (batch*heads) counted from the last tile and strides by grid_tiles.
+// (wgmma.cuh): Q once per q tile, K and V through a four-stage ring (tile j - 1 whose P V product
+// is pending, tile j, and tiles j + 1 and j + 2 streaming in); each thread fences the generic
+// proxy against the async one before the barrier that publishes a tile. Tiles the mask hides for
+// the whole block are never loaded; a warpgroup skips the tiles its 64 rows cannot see; a warp
+// evaluates the mask per element only on tiles that partly hide its 16 rows (mask.cuh, shared
+// with the mma.sync kernels, as are the softmax step and the epilogue's LSE). Schedule as the
+// other forwards: block b takes tile slot b / (batch*heads) counted from the last tile and
+// strides by grid_tiles.
 // Head dims: d_qk = d_v = kDim in {64, 128}.
 #pragma once
 
@@ -25,7 +30,8 @@ namespace parity::gpu_device::attention {
 
 inline constexpr int kWarpgroupThreads = 128;     // 4 warps: the wgmma issue unit
 inline constexpr int kWarpgroupRows = 64;         // q rows per warpgroup (wgmma M)
-inline constexpr int kWgmmaStages = 3;            // K/V ring: tiles j, j + 1, j + 2
+inline constexpr int kWgmmaTilesAhead = 2;        // K/V tiles copied ahead of the one multiplied
+inline constexpr int kWgmmaStages = 4;            // K/V ring: tiles j - 1 (P V pending) .. j + 2
 inline constexpr int kSharedAlignBytes = 1024;    // the swizzle period: tile bases align to it
 
 template <int kDim>
@@ -67,10 +73,12 @@ __device__ inline void copy_tile_swizzled(unsigned tile_address, const std::uint
   }
 }
 
-// S (this warpgroup's 64 rows x 64 keys) = Q K^T. Q: kWgmmaRows-row tile, this warpgroup's rows
-// start at q_rows_address (inside column block 0); K: kTileCols-row tile at k_address.
+// Issues S (this warpgroup's 64 rows x 64 keys) = Q K^T as one committed wgmma group; s is
+// written asynchronously: read it only after a wgmma_wait_group that covers the group and
+// wgmma_fence_operands(s). Q: kWgmmaRows-row tile, this warpgroup's rows start at q_rows_address
+// (inside column block 0); K: kTileCols-row tile at k_address.
 template <Elem16 E, int kDim>
-__device__ inline void wgmma_scores(float (&s)[kTileCols / 8][4], unsigned q_rows_address,
+__device__ inline void issue_scores(float (&s)[kTileCols / 8][4], unsigned q_rows_address,
                                     unsigned k_address) {
   constexpr unsigned kQBlockBytes = kWgmmaRows * kSwizzleRowBytes;
   constexpr unsigned kKBlockBytes = kTileCols * kSwizzleRowBytes;
@@ -87,14 +95,13 @@ __device__ inline void wgmma_scores(float (&s)[kTileCols / 8][4], unsigned q_row
     wgmma_m64n64k16_ss<E>(s, a, b, kc > 0 ? 1 : 0);
   }
   wgmma_commit_group();
-  wgmma_wait_group<0>();
-  wgmma_fence_operands(s);
 }
 
-// O (64 x kDim) += P V, P as A fragments (p[kc]: keys 16 kc .. 16 kc + 15), V: kTileCols x kDim
-// tile at v_address.
+// Issues O (64 x kDim) += P V as one committed wgmma group (P as A fragments, p[kc]: keys
+// 16 kc .. 16 kc + 15; V: kTileCols x kDim tile at v_address). Until a wait covers the group,
+// neither o nor p may be touched.
 template <Elem16 E, int kDim>
-__device__ inline void wgmma_accumulate(float (&o)[kDim / 8][4],
+__device__ inline void issue_accumulate(float (&o)[kDim / 8][4],
                                         std::uint32_t (&p)[kTileCols / 16][4],
                                         unsigned v_address) {
   constexpr unsigned kVBlockBytes = kTileCols * kSwizzleRowBytes;  // LBO: the next 64 columns
@@ -108,8 +115,52 @@ __device__ inline void wgmma_accumulate(float (&o)[kDim / 8][4],
     wgmma_m64nNk16_rs<E, kDim>(o, p[kc], b);
   }
   wgmma_commit_group();
+}
+
+// Waits for every wgmma group of this warpgroup; o may be read and p rewritten again (pinning p
+// here keeps its registers live, unreused, while the product reads them).
+template <int kDim>
+__device__ inline void wait_accumulate(float (&o)[kDim / 8][4],
+                                       std::uint32_t (&p)[kTileCols / 16][4]) {
   wgmma_wait_group<0>();
   wgmma_fence_operands(o);
+  wgmma_fence_operands(p);
+}
+
+// tanh.approx.f32: one MUFU op, where sigmoid through exp and a reciprocal takes two (the
+// transcendental unit, not the tensor cores, bounds the HSTU forward otherwise). Max relative
+// error 2^-11 (PTX ISA 9.1; 2^-10.987 in earlier editions), so sigmoid(x) = 0.5 tanh(x/2) + 0.5
+// is off by at most 2^-11.987 and SiLU(x) = x sigmoid(x) by |x| 2^-11.987 (the GPU tests add
+// that term to their bound).
+__device__ inline float tanh_approx(float x) {
+  float y = x;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+#endif
+  return y;
+}
+
+// x := act(scale x) over a register tile, SiLU and sigmoid through tanh_approx (3 and 3 ops per
+// score: FMUL, MUFU, FFMA); the other activations as the mma.sync kernels compute them.
+template <int kN>
+__device__ inline void activate_tile_tanh(Activation activation, float (&x)[kN][4], float scale) {
+  const float half_scale = 0.5f * scale;
+  if (activation == Activation::kSilu) {
+#pragma unroll
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float half_x = x[n][e] * half_scale;  // x sigmoid(x) = x/2 + x/2 tanh(x/2)
+        x[n][e] = fmaf(half_x, tanh_approx(half_x), half_x);
+      }
+  } else if (activation == Activation::kSigmoid) {
+#pragma unroll
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[n][e] = fmaf(0.5f, tanh_approx(x[n][e] * half_scale), 0.5f);
+  } else {
+    activate_tile(activation, x, scale);
+  }
 }
 
 // Long on purpose, as the other forwards: one body whose phases share registers and shared memory.
@@ -145,7 +196,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
                                          seq.mask.len_q);
     // cp.async groups, oldest first: {Q, tile first}, {tile first + 1}, then one per step (tile
     // j + 2; empty past the last), so "all but the newest group done" at step j means tile j.
-    for (int ahead = 0; ahead < kWgmmaStages - 1; ++ahead) {
+    for (int ahead = 0; ahead < kWgmmaTilesAhead; ++ahead) {
       const int kv_tile = first + ahead;
       if (first >= 0 && kv_tile <= last) {
         copy_tile_swizzled<kTileCols, kDim>(k_tiles + ahead * kTileBytes, block.k_base,
@@ -164,17 +215,26 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     const int group_q0 = q0 + warpgroup_row0;
     const int warp_q0 = q0 + warp_row0;
 
+    // Intra-warpgroup pipeline: step j issues S_j = Q K_j^T, then O += P_{j-1} V_{j-1} (P of the
+    // previous tile this warpgroup saw, still in registers), waits for S_j only, computes P_j's
+    // weights while the P V product runs on the tensor cores, then waits for it (softmax:
+    // rescales O) and rounds P_j. A tile this warpgroup cannot see flushes the pending product
+    // first, so the pending tile is always the previous one and its stage is not refilled before
+    // the product has landed (the ring holds tiles j - 1 .. j + 2).
+    std::uint32_t p_frag[kTileCols / 16][4];
+    bool pending = false;  // p_frag holds P_{j-1}, its P V product not yet issued
+    unsigned pending_v = 0;
     for (int j = first; first >= 0 && j <= last; ++j) {
       const unsigned stage = static_cast<unsigned>((j - first) % kWgmmaStages);
       // Tile j landed for this thread (tile j + 1 may be in flight); the fence hands its writes to
       // the async proxy, and the barrier publishes them and says every warpgroup finished step
-      // j - 1 (its wgmma waited), so that step's stage may take tile j + 2.
-      wait_async_copies<kWgmmaStages - 2>();
+      // j - 1 (its wgmma waited), so tile j - 2's stage may take tile j + 2.
+      wait_async_copies<kWgmmaTilesAhead - 1>();
       fence_generic_to_async_shared();
       __syncthreads();
-      if (j + kWgmmaStages - 1 <= last) {
-        const unsigned refill = (stage + kWgmmaStages - 1) % kWgmmaStages;
-        const int kv_row0 = (j + kWgmmaStages - 1) * kTileCols;
+      if (j + kWgmmaTilesAhead <= last) {
+        const unsigned refill = (stage + kWgmmaTilesAhead) % kWgmmaStages;
+        const int kv_row0 = (j + kWgmmaTilesAhead) * kTileCols;
         copy_tile_swizzled<kTileCols, kDim>(k_tiles + refill * kTileBytes, block.k_base,
                                             block.qk_stride, kv_row0, seq.mask.len_kv);
         copy_tile_swizzled<kTileCols, kDim>(v_tiles + refill * kTileBytes, block.v_base,
@@ -185,26 +245,52 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
       // Uniform over the warpgroup (wgmma needs all 128 threads).
       const TileClass group_class =
           seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kTileCols);
-      if (group_class == TileClass::kEmpty) continue;
+      if (group_class == TileClass::kEmpty) {
+        if (pending) {
+          issue_accumulate<E, kDim>(o, p_frag, pending_v);
+          wait_accumulate<kDim>(o, p_frag);
+          pending = false;
+        }
+        continue;
+      }
       float s[kTileCols / 8][4];
-      wgmma_scores<E, kDim>(s, q_rows_address, k_tiles + stage * kTileBytes);
+      issue_scores<E, kDim>(s, q_rows_address, k_tiles + stage * kTileBytes);
+      if (pending) {
+        issue_accumulate<E, kDim>(o, p_frag, pending_v);
+        wgmma_wait_group<1>();  // S_j landed; the P V product may still run
+      } else {
+        wgmma_wait_group<0>();
+      }
+      wgmma_fence_operands(s);
       const bool masked =
           group_class == TileClass::kPartial &&
           seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kTileCols) != TileClass::kFull;
+      float correction[2];
       if constexpr (kMode == Mode::kSoftmax) {
+        if (score_scale > 0.0f) {  // the usual case: scale folded into the exp2 argument
+          if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
+          online_softmax_weights(s, score_scale, row_max, row_sum, correction);
+        } else {
 #pragma unroll
-        for (int n = 0; n < kTileCols / 8; ++n)
+          for (int n = 0; n < kTileCols / 8; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
-        if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
-        online_softmax_step<kDim>(s, o, row_max, row_sum);
+            for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
+          if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
+          online_softmax_weights(s, 1.0f, row_max, row_sum, correction);
+        }
       } else {
-        activate_tile(p.activation, s, score_scale);
+        activate_tile_tanh(p.activation, s, score_scale);
         if (masked) mask_scores(s, seq.mask, warp_q0, col0, 0.0f);
       }
-      std::uint32_t p_frag[kTileCols / 16][4];
+      wait_accumulate<kDim>(o, p_frag);
+      if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
       to_a_fragments<E, kTileCols>(p_frag, s);
-      wgmma_accumulate<E, kDim>(o, p_frag, v_tiles + stage * kTileBytes);
+      pending = true;
+      pending_v = v_tiles + stage * kTileBytes;
+    }
+    if (pending) {
+      issue_accumulate<E, kDim>(o, p_frag, pending_v);
+      wait_accumulate<kDim>(o, p_frag);
     }
     wait_async_copies<0>();
 
