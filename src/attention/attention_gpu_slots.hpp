@@ -15,6 +15,9 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 // The Hopper wgmma forward kernel (gpu::ForwardKernel::kWgmma), selectable by name; listed last,
 // so never the default.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_slot();
+// The warp-specialized wgmma forward (gpu::ForwardKernel::kWgmmaWs), selectable by name; listed
+// after the kernels that take every problem it takes, so never the default.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 
 }  // namespace parity::attention::detail

@@ -76,6 +76,10 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_ws");
+  return slot;
+}
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
@@ -87,10 +91,11 @@ const std::vector<const AttentionForwardVariant*>& attention_forward_variants() 
   // GPU order of preference: the wgmma kernel where it runs (sm_90a, d_qk = d_v in {64, 128};
   // faster than rows128 on every target shape, run 41), then the 128-row mma.sync kernel (4-16%
   // faster than the 64-row one, run 35), then the 64-row one for what both refuse (head dims
-  // above 128, HIP builds).
+  // above 128, HIP builds). The warp-specialized wgmma kernel comes last: by name only until
+  // the GPU runs measure it.
   static const std::vector<const AttentionForwardVariant*> variants = {
       &cpu, &detail::attention_forward_gpu_wgmma_slot(), &detail::attention_forward_gpu_rows128_slot(),
-      &detail::attention_forward_gpu_slot()};
+      &detail::attention_forward_gpu_slot(), &detail::attention_forward_gpu_wgmma_ws_slot()};
   return variants;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/gpu/attention/attention_launch.hpp"
@@ -307,14 +308,17 @@ std::int64_t longest(const JaggedCase& c) {
   return p.kind == AttentionKind::kSoftmax ? std::min(n, p.max_seq_len) : n;
 }
 
-// Whether the forward that runs (the named variant, else the op's choice) is the wgmma one.
+// Whether the forward that runs (the named variant, else the op's choice) is a wgmma one (round
+// 2 or warp-specialized: both take SiLU and sigmoid through tanh.approx).
 bool forward_is_wgmma(const AttentionProblem& p, const char* forward_variant) {
-  constexpr const char* kWgmmaName = "attention_forward_gpu_wgmma";
-  if (forward_variant != nullptr) return std::string(forward_variant) == kWgmmaName;
+  const auto is_wgmma = [](std::string_view name) {
+    return name == "attention_forward_gpu_wgmma" || name == "attention_forward_gpu_wgmma_ws";
+  };
+  if (forward_variant != nullptr) return is_wgmma(forward_variant);
   ExecutionContext gpu_context;
   gpu_context.device = DeviceKind::kGpu;
   const auto choice = select_variant(attention_forward_variants(), p, gpu_context);
-  return choice.is_ok() && choice->variant->name() == kWgmmaName;
+  return choice.is_ok() && is_wgmma(choice->variant->name());
 }
 
 // Forward (and backward) on the GPU against the fp64 reference.
@@ -481,13 +485,14 @@ void expect_error(const Status& status, StatusCode code, const std::string& frag
 
 constexpr const char* kRows128 = "attention_forward_gpu_rows128";
 constexpr const char* kWgmma = "attention_forward_gpu_wgmma";
+constexpr const char* kWgmmaWs = "attention_forward_gpu_wgmma_ws";  // warp-specialized
 constexpr std::int64_t kTile128 = 128;  // their q tile; kv tiles stay 64
 
 class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     PARITY_REQUIRE_GPU();
-    if (std::string(GetParam()) != kWgmma) return;
+    if (!equal_dims_only()) return;
     AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 128, 300);
     p.batch = 2;
     p.total_q = p.total_kv = 100;
@@ -495,12 +500,18 @@ class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
     if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
   }
   const char* variant() const { return GetParam(); }
-  bool equal_dims_only() const { return std::string(GetParam()) == kWgmma; }
+  // The wgmma kernels (round 2 and warp-specialized): sm_90a, d_qk = d_v.
+  bool equal_dims_only() const {
+    return std::string(GetParam()) == kWgmma || std::string(GetParam()) == kWgmmaWs;
+  }
 };
 
-INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128, ::testing::Values(kRows128, kWgmma),
+INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128,
+                         ::testing::Values(kRows128, kWgmma, kWgmmaWs),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
-                           return std::string(param_info.param) == kWgmma ? "wgmma" : "rows128";
+                           const std::string name = param_info.param;
+                           if (name == kWgmmaWs) return std::string("wgmma_ws");
+                           return name == kWgmma ? std::string("wgmma") : std::string("rows128");
                          });
 
 TEST_P(AttentionGpuRows128, HstuLengthsTargetsAndDtypes) {
@@ -618,6 +629,11 @@ TEST(AttentionGpu, Rows128RefusesWithReasons) {
                StatusCode::kUnsupported, "d_v=64");
   expect_error(gpu::can_implement_forward(f32, gpu::ForwardKernel::kWgmma),
                StatusCode::kInvalidArgument, "dtype: fp32");
+  // The warp-specialized one has the same limits.
+  expect_error(gpu::can_implement_forward(wide, gpu::ForwardKernel::kWgmmaWs),
+               StatusCode::kUnsupported, "d_qk=256");
+  expect_error(gpu::can_implement_forward(mixed, gpu::ForwardKernel::kWgmmaWs),
+               StatusCode::kUnsupported, "d_v=64");
 }
 
 // ---- what the kernels do not run, and bad arguments ----

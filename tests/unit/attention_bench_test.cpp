@@ -20,7 +20,7 @@ TEST(AttentionBench, ForwardVariantNamesAreChecked) {
   EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.message().find("forward variant: 'rows128' is not one of attention_forward_cpu_openmp, "
                                    "attention_forward_gpu_wgmma, attention_forward_gpu_rows128, "
-                                   "attention_forward_gpu"),
+                                   "attention_forward_gpu, attention_forward_gpu_wgmma_ws"),
             std::string::npos)
       << unknown.to_string();
 }

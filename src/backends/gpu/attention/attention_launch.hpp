@@ -14,8 +14,10 @@ namespace parity::attention::gpu {
 // The forward kernels (docs/attention.md, "GPU kernels"): kRows64 (forward_kernel.cuh, portable,
 // every head dim) and kRows128 (forward_rows128_kernel.cuh: 128 q rows per block, 32 per mma
 // group; NVIDIA, d_qk and d_v in {64, 128}) and kWgmma (forward_wgmma_kernel.cuh: 128 q rows per
-// block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}).
-enum class ForwardKernel : int { kRows64 = 0, kRows128 = 1, kWgmma = 2 };
+// block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}) and
+// kWgmmaWs (forward_wgmma_ws_kernel.cuh: the same math, warp-specialized: a producer warpgroup
+// and two ping-ponging consumers; same limits).
+enum class ForwardKernel : int { kRows64 = 0, kRows128 = 1, kWgmma = 2, kWgmmaWs = 3 };
 
 // ok, or kUnsupported with the reason (dtype, head dims, masks with cross attention).
 Status can_implement(const AttentionProblem& problem);

@@ -42,20 +42,23 @@ constexpr int forward_wgmma_shared_bytes() {
 
 // Copies rows [row_begin, row_begin + kRows) of a row-major global matrix (row stride
 // `row_stride` elements, kCols columns) into the column-blocked swizzled tile at tile_address
-// (wgmma.cuh); rows at or past row_limit are zero-filled. Thread i copies 16-byte chunk
-// i % (kCols/8) of rows i / (kCols/8) + k * kRowStep; kRowStep is a multiple of 8, so all its
-// rows share one swizzle phase and its destination advances by an immediate.
-template <int kRows, int kCols>
-__device__ inline void copy_tile_swizzled(unsigned tile_address, const std::uint16_t* global,
-                                          std::int64_t row_stride, int row_begin, int row_limit) {
+// (wgmma.cuh) whose column blocks are kBlockRows rows tall (the tile's own height, or a taller
+// tile when the rows are part of one); rows at or past row_limit are zero-filled. Thread
+// `thread` of kThreads copies 16-byte chunk thread % (kCols/8) of rows thread / (kCols/8) +
+// k * kRowStep; kRowStep is a multiple of 8, so all its rows share one swizzle phase and its
+// destination advances by an immediate.
+template <int kRows, int kCols, int kThreads, int kBlockRows = kRows>
+__device__ inline void copy_rows_swizzled(unsigned tile_address, int thread,
+                                          const std::uint16_t* global, std::int64_t row_stride,
+                                          int row_begin, int row_limit) {
   constexpr int kChunksPerRow = kCols / 8;
-  constexpr int kRowStep = kWgmmaThreads / kChunksPerRow;
+  constexpr int kRowStep = kThreads / kChunksPerRow;
   static_assert(kCols % 64 == 0 && kRowStep % 8 == 0 && kRows % kRowStep == 0,
                 "each thread's rows must share row % 8 (one swizzle phase)");
-  const int row0 = static_cast<int>(threadIdx.x) / kChunksPerRow;
-  const int chunk = static_cast<int>(threadIdx.x) % kChunksPerRow;
+  const int row0 = thread / kChunksPerRow;
+  const int chunk = thread % kChunksPerRow;
   const unsigned destination =
-      tile_address + static_cast<unsigned>((chunk / 8) * kRows) * kSwizzleRowBytes +
+      tile_address + static_cast<unsigned>((chunk / 8) * kBlockRows) * kSwizzleRowBytes +
       static_cast<unsigned>(row0) * kSwizzleRowBytes +
       static_cast<unsigned>(((chunk % 8) ^ (row0 % 8)) << 4);
   const std::uint16_t* source = global + (row_begin + row0) * row_stride + chunk * 8;
@@ -71,6 +74,14 @@ __device__ inline void copy_tile_swizzled(unsigned tile_address, const std::uint
 #endif
     source += kRowStep * row_stride;
   }
+}
+
+// The whole tile, copied by all kWgmmaThreads threads of the round-2 kernel.
+template <int kRows, int kCols>
+__device__ inline void copy_tile_swizzled(unsigned tile_address, const std::uint16_t* global,
+                                          std::int64_t row_stride, int row_begin, int row_limit) {
+  copy_rows_swizzled<kRows, kCols, kWgmmaThreads>(tile_address, static_cast<int>(threadIdx.x),
+                                                  global, row_stride, row_begin, row_limit);
 }
 
 // Issues S (this warpgroup's 64 rows x 64 keys) = Q K^T as one committed wgmma group; s is
@@ -160,6 +171,33 @@ __device__ inline void activate_tile_tanh(Activation activation, float (&x)[kN][
       for (int e = 0; e < 4; ++e) x[n][e] = fmaf(0.5f, tanh_approx(x[n][e] * half_scale), 0.5f);
   } else {
     activate_tile(activation, x, scale);
+  }
+}
+
+// P_j's weights in place of the scores s (this warp's 16 rows from warp_q0, keys from col0):
+// the online-softmax exp2 step (row_max, row_sum, and the O correction) or the activation, and
+// the mask where the tile partly hides the warp's rows (`masked`).
+template <Mode kMode, int kN>
+__device__ inline void tile_weights(float (&s)[kN][4], Activation activation, const SequenceMask& mask,
+                                    float score_scale, bool masked, int warp_q0, int col0,
+                                    float (&row_max)[2], float (&row_sum)[2],
+                                    float (&correction)[2]) {
+  if constexpr (kMode == Mode::kSoftmax) {
+    if (score_scale > 0.0f) {  // the usual case: scale folded into the exp2 argument
+      if (masked) mask_scores(s, mask, warp_q0, col0, -INFINITY);
+      online_softmax_weights(s, score_scale, row_max, row_sum, correction);
+    } else {
+#pragma unroll
+      for (int n = 0; n < kN; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
+      if (masked) mask_scores(s, mask, warp_q0, col0, -INFINITY);
+      online_softmax_weights(s, 1.0f, row_max, row_sum, correction);
+    }
+  } else {
+    (void)row_max, (void)row_sum, (void)correction;
+    activate_tile_tanh(activation, s, score_scale);
+    if (masked) mask_scores(s, mask, warp_q0, col0, 0.0f);
   }
 }
 
@@ -266,22 +304,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
           group_class == TileClass::kPartial &&
           seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kTileCols) != TileClass::kFull;
       float correction[2];
-      if constexpr (kMode == Mode::kSoftmax) {
-        if (score_scale > 0.0f) {  // the usual case: scale folded into the exp2 argument
-          if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
-          online_softmax_weights(s, score_scale, row_max, row_sum, correction);
-        } else {
-#pragma unroll
-          for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) s[n][e] *= score_scale;
-          if (masked) mask_scores(s, seq.mask, warp_q0, col0, -INFINITY);
-          online_softmax_weights(s, 1.0f, row_max, row_sum, correction);
-        }
-      } else {
-        activate_tile_tanh(p.activation, s, score_scale);
-        if (masked) mask_scores(s, seq.mask, warp_q0, col0, 0.0f);
-      }
+      tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
+                          row_sum, correction);
       wait_accumulate<kDim>(o, p_frag);
       if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
       to_a_fragments<E, kTileCols>(p_frag, s);

@@ -161,7 +161,8 @@ std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
   if (kernel == ForwardKernel::kRows64) return Status::ok();
-  if (kernel == ForwardKernel::kWgmma) return can_implement_forward_wgmma(problem);
+  if (kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs)
+    return can_implement_forward_wgmma(problem);
 #if defined(PARITY_GPU_HIP)
   return unsupported("attention forward rows128: NVIDIA only (its per-group branches need 32-lane "
                      "warps); the 64-row kernel runs on AMD");
@@ -183,14 +184,21 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
   detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
-  if (kernel == ForwardKernel::kWgmma) {
+  if (kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
+    const bool warp_specialized = kernel == ForwardKernel::kWgmmaWs;
+    using detail::Elem16;
     if (problem.dtype == DType::kBF16) {
-      return detail::launch_forward_wgmma_kernels<detail::Elem16::kBF16>(problem, params,
-                                                                         native_stream);
+      return warp_specialized
+                 ? detail::launch_forward_wgmma_ws_kernels<Elem16::kBF16>(problem, params,
+                                                                          native_stream)
+                 : detail::launch_forward_wgmma_kernels<Elem16::kBF16>(problem, params,
+                                                                       native_stream);
     }
-    return detail::launch_forward_wgmma_kernels<detail::Elem16::kF16>(problem, params,
-                                                                      native_stream);
+    return warp_specialized
+               ? detail::launch_forward_wgmma_ws_kernels<Elem16::kF16>(problem, params,
+                                                                       native_stream)
+               : detail::launch_forward_wgmma_kernels<Elem16::kF16>(problem, params, native_stream);
   }
   if (kernel == ForwardKernel::kRows128) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kRows128);

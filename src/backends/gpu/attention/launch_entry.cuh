@@ -20,6 +20,10 @@ Status launch_forward_rows128_kernels(const AttentionProblem& problem,
 template <Elem16 E>
 Status launch_forward_wgmma_kernels(const AttentionProblem& problem, const AttentionParams& params,
                                     gpuStream_t stream);
+// The warp-specialized wgmma forward (forward_wgmma_ws_kernel.cuh), same limits.
+template <Elem16 E>
+Status launch_forward_wgmma_ws_kernels(const AttentionProblem& problem,
+                                       const AttentionParams& params, gpuStream_t stream);
 // ok when the current device is compute capability 9.0 and the loaded binary of the wgmma kernel
 // is sm_90a code (not the plain sm_90 body, which compiles empty); else the reason.
 Status wgmma_forward_runnable();

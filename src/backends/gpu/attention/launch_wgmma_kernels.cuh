@@ -1,54 +1,78 @@
-// Host launches of the wgmma forward kernel (forward_wgmma_kernel.cuh) for one element type:
-// head-dimension dispatch, shared memory opt-in, grid size. Included by forward_wgmma_<type>.cu.
+// Host launches of the wgmma forward kernels (forward_wgmma_kernel.cuh, and the warp-specialized
+// forward_wgmma_ws_kernel.cuh) for one element type: head-dimension dispatch, shared memory
+// opt-in, grid size. Included by forward_wgmma_<type>.cu and forward_wgmma_ws_<type>.cu.
 // NVIDIA only (a HIP build, and hipcc's compile check, see none of the kernel).
 #pragma once
 
 #include "backends/gpu/attention/launch_entry.cuh"
 
 #if defined(PARITY_GPU_CUDA)
-#include "backends/gpu/attention/forward_wgmma_kernel.cuh"
+#include "backends/gpu/attention/forward_wgmma_ws_kernel.cuh"
 #endif
 
 namespace parity::attention::gpu::detail {
 
 #if defined(PARITY_GPU_CUDA)
-template <Elem16 E, kernels::Mode M, int kDim>
+template <Elem16 E, kernels::Mode M, int kDim, bool kWarpSpecialized>
 Status launch_forward_wgmma_config(const AttentionParams& params, gpuStream_t stream) {
-  constexpr int kShared = kernels::forward_wgmma_shared_bytes<kDim>();
-  const auto kernel = kernels::attention_forward_wgmma_kernel<E, M, kDim>;
+  constexpr int kShared = kWarpSpecialized ? kernels::forward_wgmma_ws_shared_bytes<kDim>()
+                                           : kernels::forward_wgmma_shared_bytes<kDim>();
+  constexpr int kThreads = kWarpSpecialized ? kernels::kWsThreads : kernels::kWgmmaThreads;
+  // if constexpr: a TU instantiates only the kernel it launches.
+  void (*kernel)(const AttentionParams) = nullptr;
+  if constexpr (kWarpSpecialized) {
+    kernel = kernels::attention_forward_wgmma_ws_kernel<E, M, kDim>;
+  } else {
+    kernel = kernels::attention_forward_wgmma_kernel<E, M, kDim>;
+  }
   PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                      gpuFuncAttributeMaxDynamicSharedMemorySize, kShared));
   const std::int64_t blocks =
       static_cast<std::int64_t>(params.grid_tiles) * params.batch * params.heads;
-  kernel<<<static_cast<unsigned>(blocks), kernels::kWgmmaThreads, kShared, stream>>>(params);
+  kernel<<<static_cast<unsigned>(blocks), kThreads, kShared, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(attention_forward_wgmma_kernel);
   return Status::ok();
 }
 
-template <Elem16 E, kernels::Mode M>
+template <Elem16 E, kernels::Mode M, bool kWarpSpecialized>
 Status forward_wgmma_mode(int dim, const AttentionParams& params, gpuStream_t stream) {
-  if (dim == 64) return launch_forward_wgmma_config<E, M, 64>(params, stream);
-  if (dim == 128) return launch_forward_wgmma_config<E, M, 128>(params, stream);
+  if (dim == 64) return launch_forward_wgmma_config<E, M, 64, kWarpSpecialized>(params, stream);
+  if (dim == 128) return launch_forward_wgmma_config<E, M, 128, kWarpSpecialized>(params, stream);
   return unsupported("attention forward wgmma: head dim ", dim, " has no kernel");
 }
 #endif
 
-template <Elem16 E>
-Status launch_forward_wgmma_kernels(const AttentionProblem& problem, const AttentionParams& params,
+template <Elem16 E, bool kWarpSpecialized>
+Status launch_forward_wgmma_variant(const AttentionProblem& problem, const AttentionParams& params,
                                     gpuStream_t stream) {
 #if defined(PARITY_GPU_CUDA)
   if (problem.dim_qk != problem.dim_v) {
     return unsupported("attention forward wgmma: d_qk=", problem.dim_qk, " != d_v=", problem.dim_v);
   }
-  if (problem.kind == AttentionKind::kSoftmax)
-    return forward_wgmma_mode<E, kernels::Mode::kSoftmax>(problem.dim_qk, params, stream);
-  return forward_wgmma_mode<E, kernels::Mode::kPointwise>(problem.dim_qk, params, stream);
+  if (problem.kind == AttentionKind::kSoftmax) {
+    return forward_wgmma_mode<E, kernels::Mode::kSoftmax, kWarpSpecialized>(problem.dim_qk, params,
+                                                                            stream);
+  }
+  return forward_wgmma_mode<E, kernels::Mode::kPointwise, kWarpSpecialized>(problem.dim_qk, params,
+                                                                            stream);
 #else
   (void)problem;
   (void)params;
   (void)stream;
   return unsupported("attention forward wgmma: NVIDIA Hopper (sm_90a) only");
 #endif
+}
+
+template <Elem16 E>
+Status launch_forward_wgmma_kernels(const AttentionProblem& problem, const AttentionParams& params,
+                                    gpuStream_t stream) {
+  return launch_forward_wgmma_variant<E, false>(problem, params, stream);
+}
+
+template <Elem16 E>
+Status launch_forward_wgmma_ws_kernels(const AttentionProblem& problem,
+                                       const AttentionParams& params, gpuStream_t stream) {
+  return launch_forward_wgmma_variant<E, true>(problem, params, stream);
 }
 
 }  // namespace parity::attention::gpu::detail

@@ -1,0 +1,291 @@
+// Jagged attention forward on Hopper wgmma, warp-specialized ("ws", sm_90a only): the round-2
+// kernel's math (forward_wgmma_kernel.cuh: per 64-key tile S = Q K^T, P = act or online softmax,
+// O += P V, the intra-warpgroup overlap of S_j with P_{j-1} V_{j-1}) with FA3's schedule
+// (hopper/ in Dao-AILab/flash-attention):
+//   - warpgroup 0 is the producer: it copies K and V tiles (cp.async into the 128-byte swizzle)
+//     through a kWsStages ring guarded by mbarriers: full[s] (128 arrivals: every producer thread
+//     after its copies of the tile landed and were fenced to the async proxy) and empty[s] (256
+//     arrivals: every consumer thread after its wgmma reads of the stage completed). The
+//     consumers never share a block barrier per step.
+//   - warpgroups 1 and 2 are the consumers, 64 q rows each (each copies its own Q rows); they
+//     ping-pong through two named barriers: a consumer issues its GEMMs of step j only after the
+//     other one issued its GEMMs, so one warpgroup's activation or softmax runs while the other's
+//     products occupy the tensor cores.
+//   - setmaxnreg moves registers from the producer (kProducerRegisters) to the consumers
+//     (kConsumerRegisters): 128 x 40 + 256 x 232 = 64512 <= 65536.
+// The producer lags kProducerLag tiles behind its copies before it waits for them (cp.async
+// groups are per thread: one group per tile), so kProducerLag + 1 tiles stream in while it
+// waits; the ring holds them plus the consumers' tiles j - 1 (P V pending) and j.
+// Every consumer waits full[s] for every tile in the block's range, even one its rows cannot
+// see: an empty[s] arrival must belong to the phase of that tile, and a consumer that ran ahead
+// would complete an earlier phase alone.
+#pragma once
+
+#include <type_traits>
+
+#include "backends/gpu/attention/forward_wgmma_kernel.cuh"
+
+namespace parity::gpu_device::attention {
+
+inline constexpr int kWsThreads = 3 * kWarpgroupThreads;  // producer + two consumers
+inline constexpr int kWsStages = 5;
+inline constexpr int kProducerLag = 2;
+inline constexpr int kProducerRegisters = 40;
+inline constexpr int kConsumerRegisters = 232;
+static_assert(kWarpgroupThreads * (kProducerRegisters + 2 * kConsumerRegisters) <= 65536,
+              "the register file of one SM");
+static_assert(kWsStages >= kProducerLag + 3, "lagging tiles plus the consumers' two");
+// Named barrier ids (0 is __syncthreads): the consumers' schedule barriers, then one per
+// consumer warpgroup for its Q tile.
+inline constexpr int kScheduleBarrier0 = 1;
+inline constexpr int kQBarrier0 = 3;
+
+template <int kDim>
+constexpr int forward_wgmma_ws_shared_bytes() {
+  // Q, the K and V ring, the full and empty mbarriers (8 bytes each), the alignment slack.
+  return (kWgmmaRows * kDim + kWsStages * 2 * kTileCols * kDim) * 2 + 2 * kWsStages * 8 +
+         kSharedAlignBytes;
+}
+
+__device__ inline void mbarrier_init(unsigned barrier, unsigned count) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(barrier), "r"(count) : "memory");
+#endif
+}
+__device__ inline void mbarrier_arrive(unsigned barrier) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}" ::"r"(barrier)
+               : "memory");
+#endif
+}
+// Returns once the phase of `barrier` with parity `parity` completed.
+__device__ inline void mbarrier_wait(unsigned barrier, unsigned parity) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(barrier), "r"(parity)
+        : "memory");
+  } while (done == 0);
+#endif
+}
+__device__ inline void named_barrier_sync(int id, int threads) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
+__device__ inline void named_barrier_arrive(int id, int threads) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
+template <int kRegisters>
+__device__ inline void registers_decrease() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegisters));
+#endif
+}
+template <int kRegisters>
+__device__ inline void registers_increase() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegisters));
+#endif
+}
+
+// Ring position of the n-th tile through the ring (n counts across q tiles).
+struct RingSlot {
+  unsigned stage;
+  unsigned round;  // how many times the ring wrapped before this tile
+};
+__device__ inline RingSlot ring_slot(int n) {
+  return {static_cast<unsigned>(n % kWsStages), static_cast<unsigned>(n / kWsStages)};
+}
+
+// The producer warpgroup's loop: every q tile of this block, every kv tile in its range, in the
+// consumers' order. `thread` is 0..127.
+template <int kDim>
+__device__ inline void produce_kv_tiles(const AttentionParams& p, const ForwardBlock<kDim, kDim>& block,
+                                        int thread, unsigned k_tiles, unsigned v_tiles,
+                                        unsigned full, unsigned empty) {
+  constexpr unsigned kTileBytes = kTileCols * kDim * 2;
+  const BlockSequence& seq = block.seq;
+  const int kv_tile_count = (seq.mask.len_kv + kTileCols - 1) / kTileCols;
+  const int q_tile_count = (seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
+  int filled = 0, published = 0;
+  // Publishes the oldest unpublished tile once at most kPending newer groups are in flight.
+  const auto publish = [&](auto pending_constant) {
+    wait_async_copies<decltype(pending_constant)::value>();
+    fence_generic_to_async_shared();
+    mbarrier_arrive(full + ring_slot(published).stage * 8);
+    ++published;
+  };
+  for (int tile = p.grid_tiles - 1 - block.slot; tile < q_tile_count; tile += p.grid_tiles) {
+    const int q0 = tile * kWgmmaRows;
+    int first = -1, last = -1;
+    reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kTileCols, kv_tile_count, first, last);
+    for (int j = first; first >= 0 && j <= last; ++j) {
+      const RingSlot slot = ring_slot(filled);
+      // The stage's previous tile (round - 1) was released by both consumers.
+      if (slot.round > 0) mbarrier_wait(empty + slot.stage * 8, (slot.round - 1) & 1);
+      const int kv_row0 = j * kTileCols;
+      copy_rows_swizzled<kTileCols, kDim, kWarpgroupThreads>(k_tiles + slot.stage * kTileBytes,
+                                                             thread, block.k_base, block.qk_stride,
+                                                             kv_row0, seq.mask.len_kv);
+      copy_rows_swizzled<kTileCols, kDim, kWarpgroupThreads>(v_tiles + slot.stage * kTileBytes,
+                                                             thread, block.v_base, block.v_stride,
+                                                             kv_row0, seq.mask.len_kv);
+      commit_async_copies();
+      ++filled;
+      if (filled - published > kProducerLag)
+        publish(std::integral_constant<int, kProducerLag>{});
+    }
+  }
+  while (published < filled) publish(std::integral_constant<int, 0>{});
+}
+
+// Long on purpose, as the other forwards: the consumer phases share registers.
+template <Elem16 E, Mode kMode, int kDim>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    attention_forward_wgmma_ws_kernel(const AttentionParams p) {
+  static_assert(kDim == 64 || kDim == 128, "the wgmma forward takes d_qk = d_v in {64, 128}");
+  static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const unsigned q_tile =
+      (shared_address(shared_bytes) + (kSharedAlignBytes - 1)) & ~unsigned{kSharedAlignBytes - 1};
+  constexpr unsigned kTileBytes = kTileCols * kDim * 2;
+  const unsigned k_tiles = q_tile + kWgmmaRows * kDim * 2;    // kWsStages x kTileBytes
+  const unsigned v_tiles = k_tiles + kWsStages * kTileBytes;  // kWsStages x kTileBytes
+  const unsigned full = v_tiles + kWsStages * kTileBytes;     // kWsStages mbarriers
+  const unsigned empty = full + kWsStages * 8;                // kWsStages mbarriers
+  constexpr int kConsumerThreads = 2 * kWarpgroupThreads;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kWsStages; ++s) {
+      mbarrier_init(full + s * 8, kWarpgroupThreads);
+      mbarrier_init(empty + s * 8, kConsumerThreads);
+    }
+  }
+  __syncthreads();  // the only block-wide barrier: the mbarriers are initialised
+
+  const ForwardBlock<kDim, kDim> block(p);
+  // Broadcast from lane 0: ptxas then knows the role branch is warp-uniform (a threadIdx-derived
+  // branch around wgmma makes it serialize every wgmma, C7518).
+  const int warpgroup = shfl(static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
+  if (warpgroup == 0) {
+    registers_decrease<kProducerRegisters>();
+    produce_kv_tiles<kDim>(p, block, static_cast<int>(threadIdx.x), k_tiles, v_tiles, full, empty);
+    return;
+  }
+  registers_increase<kConsumerRegisters>();
+  const BlockSequence& seq = block.seq;
+  const int consumer = warpgroup - 1;  // 0 or 1
+  const int consumer_thread = static_cast<int>(threadIdx.x) - warpgroup * kWarpgroupThreads;
+  const int warpgroup_row0 = consumer * kWarpgroupRows;
+  const int warp_row0 = warpgroup_row0 + (consumer_thread / kMmaLanes) * 16;
+  const unsigned q_rows_address = q_tile + warpgroup_row0 * kSwizzleRowBytes;
+  const float score_scale = kMode == Mode::kSoftmax ? p.alpha * kLog2e : p.alpha;
+  const int kv_tile_count = (seq.mask.len_kv + kTileCols - 1) / kTileCols;
+  const int q_tile_count = (seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
+  const int own_schedule = kScheduleBarrier0 + consumer;
+  const int other_schedule = kScheduleBarrier0 + (1 - consumer);
+  // Consumer 1 goes first: its schedule barrier starts with one arrival (its own), matched by
+  // one extra sync at the end, so both barriers end balanced.
+  if (consumer == 1) named_barrier_arrive(own_schedule, kConsumerThreads);
+  int consumed = 0;
+
+  for (int tile = p.grid_tiles - 1 - block.slot; tile < q_tile_count; tile += p.grid_tiles) {
+    const int q0 = tile * kWgmmaRows;
+    int first = -1, last = -1;
+    reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kTileCols, kv_tile_count, first, last);
+    // This warpgroup's Q rows: its previous products that read them were waited for by every
+    // warp before the barrier; the copy lands, is fenced and published before the first S.
+    named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
+    copy_rows_swizzled<kWarpgroupRows, kDim, kWarpgroupThreads, kWgmmaRows>(
+        q_rows_address, consumer_thread, block.q_base, block.qk_stride, q0 + warpgroup_row0,
+        seq.mask.len_q);
+    commit_async_copies();
+    wait_async_copies<0>();
+    fence_generic_to_async_shared();
+    named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
+
+    float o[kDim / 8][4];
+#pragma unroll
+    for (int n = 0; n < kDim / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+    float row_max[2] = {-INFINITY, -INFINITY};
+    float row_sum[2] = {0.0f, 0.0f};
+    const int group_q0 = q0 + warpgroup_row0;
+    const int warp_q0 = q0 + warp_row0;
+
+    // As the round-2 kernel; each step also syncs this consumer's schedule barrier before its
+    // GEMMs and arrives on the other's after them (exactly once per step, skipped tiles too, so
+    // the two consumers' counts match), and releases a stage once no product reads it.
+    std::uint32_t p_frag[kTileCols / 16][4];
+    bool pending = false;  // p_frag holds P_{j-1}, its P V product not yet issued
+    unsigned pending_stage = 0;
+    for (int j = first; first >= 0 && j <= last; ++j) {
+      const RingSlot slot = ring_slot(consumed++);
+      mbarrier_wait(full + slot.stage * 8, slot.round & 1);
+      const int col0 = j * kTileCols;
+      // Uniform over the warpgroup (wgmma needs all 128 threads).
+      const TileClass group_class =
+          seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kTileCols);
+      named_barrier_sync(own_schedule, kConsumerThreads);
+      // Each wgmma issue and its wait sit in one branch: ptxas cannot correlate two tests of
+      // `pending` and would serialize every wgmma (C7514) if a path seemed to skip the wait.
+      if (group_class == TileClass::kEmpty) {
+        if (pending) {
+          issue_accumulate<E, kDim>(o, p_frag, v_tiles + pending_stage * kTileBytes);
+          named_barrier_arrive(other_schedule, kConsumerThreads);
+          wait_accumulate<kDim>(o, p_frag);
+          mbarrier_arrive(empty + pending_stage * 8);
+          pending = false;
+        } else {
+          named_barrier_arrive(other_schedule, kConsumerThreads);
+        }
+        mbarrier_arrive(empty + slot.stage * 8);
+        continue;
+      }
+      float s[kTileCols / 8][4];
+      issue_scores<E, kDim>(s, q_rows_address, k_tiles + slot.stage * kTileBytes);
+      if (pending) {
+        issue_accumulate<E, kDim>(o, p_frag, v_tiles + pending_stage * kTileBytes);
+        named_barrier_arrive(other_schedule, kConsumerThreads);
+        wgmma_wait_group<1>();  // S_j landed; the P V product may still run
+      } else {
+        named_barrier_arrive(other_schedule, kConsumerThreads);
+        wgmma_wait_group<0>();
+      }
+      wgmma_fence_operands(s);
+      const bool masked =
+          group_class == TileClass::kPartial &&
+          seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kTileCols) != TileClass::kFull;
+      float correction[2];
+      tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
+                          row_sum, correction);
+      wait_accumulate<kDim>(o, p_frag);
+      if (pending) mbarrier_arrive(empty + pending_stage * 8);
+      if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
+      to_a_fragments<E, kTileCols>(p_frag, s);
+      pending = true;
+      pending_stage = slot.stage;
+    }
+    if (pending) {
+      issue_accumulate<E, kDim>(o, p_frag, v_tiles + pending_stage * kTileBytes);
+      wait_accumulate<kDim>(o, p_frag);
+      mbarrier_arrive(empty + pending_stage * 8);
+    }
+
+    store_row_block<E, kMode, kDim>(p, seq, block.v_stride, warp_q0, o, row_max, row_sum);
+  }
+  if (consumer == 1) named_barrier_sync(own_schedule, kConsumerThreads);
+#else
+  // Not an sm_90a binary (see attention_forward_wgmma_kernel): the static shared marker.
+  __shared__ volatile int not_sm90a_marker;
+  if (threadIdx.x == 0 && p.batch < 0) not_sm90a_marker = 0;
+#endif
+}
+
+}  // namespace parity::gpu_device::attention
