@@ -88,14 +88,14 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
   static const AttentionForwardCpu cpu;
-  // GPU order of preference: the wgmma kernel where it runs (sm_90a, d_qk = d_v in {64, 128};
-  // faster than rows128 on every target shape, run 41), then the 128-row mma.sync kernel (4-16%
-  // faster than the 64-row one, run 35), then the 64-row one for what both refuse (head dims
-  // above 128, HIP builds). The warp-specialized wgmma kernel comes last: by name only until
-  // the GPU runs measure it.
+  // GPU order of preference: the warp-specialized wgmma kernel where it runs (sm_90a, d_qk = d_v
+  // in {64, 128}; 14-16% faster than the round-2 wgmma kernel on every target shape, run 44), then
+  // that round-2 wgmma kernel (kept for A/B by name), then the 128-row mma.sync kernel (4-16%
+  // faster than the 64-row one, run 35), then the 64-row one for what all refuse (head dims
+  // above 128, HIP builds).
   static const std::vector<const AttentionForwardVariant*> variants = {
-      &cpu, &detail::attention_forward_gpu_wgmma_slot(), &detail::attention_forward_gpu_rows128_slot(),
-      &detail::attention_forward_gpu_slot(), &detail::attention_forward_gpu_wgmma_ws_slot()};
+      &cpu, &detail::attention_forward_gpu_wgmma_ws_slot(), &detail::attention_forward_gpu_wgmma_slot(),
+      &detail::attention_forward_gpu_rows128_slot(), &detail::attention_forward_gpu_slot()};
   return variants;
 }
 
