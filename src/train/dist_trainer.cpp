@@ -316,7 +316,9 @@ class DistRun {
                                    : buckets_->reduce_bucket(comm_, bucket, bucket_pointers_, comm::ReduceOp::kSum));
       }
       last_wait_end_ = Clock::now();
-      step_wait_ms_ = elapsed_ms(start);
+      // From the same clock read as last_wait_end_: blocking, the wait and the in-flight span are
+      // one interval (a second read would make the wait the longer of two by the read's cost).
+      step_wait_ms_ = std::chrono::duration<double, std::milli>(last_wait_end_ - start).count();
       step_comm_ms_ += step_wait_ms_;
       grads_ = chunk_grads_;
       return Status::ok();
