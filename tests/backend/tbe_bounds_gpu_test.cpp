@@ -19,15 +19,10 @@ namespace parity {
 namespace {
 
 using embedding::BoundsCheckMode;
-using embedding::OptimizerKind;
-using embedding::PoolingMode;
-using embedding::SyntheticBatch;
 using embedding::SyntheticBatchOptions;
 using embedding::TableSpec;
 using embedding::TbeProblem;
-using embedding::WeightDecayMode;
 namespace egpu = embedding::gpu;
-using testing::upload_batch;
 
 // ---- bounds check ----
 

@@ -19,7 +19,6 @@
 namespace parity {
 namespace {
 
-using embedding::BoundsCheckMode;
 using embedding::OptimizerKind;
 using embedding::PoolingMode;
 using embedding::SyntheticBatch;
