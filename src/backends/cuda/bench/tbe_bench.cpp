@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "bench/results_json.hpp"
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/copy.hpp"
 #include "parity/bench/hbm.hpp"
 #include "parity/bench/tbe_bench.hpp"
