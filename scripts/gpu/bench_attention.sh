@@ -7,6 +7,9 @@
 #   ATTN_FORWARD_VARIANTS=a,b ...  # forward variants timed beside the default (the Hopper wgmma
 #                                  # kernel where it runs; default list: the mma.sync kernels,
 #                                  # 64- and 128-row; empty: none)
+#   ATTN_BACKWARD_VARIANTS=a,b ...  # backward variants timed beside the default (the Hopper wgmma
+#                                   # backward where it runs; default list: the mma.sync one;
+#                                   # empty: none)
 #   ATTN_TRITON_DIR=DIR ...  # ../shared/baselines/prepare_gr_triton.py output (default build/carry/gr_triton)
 set -uo pipefail
 build_dir="${1:-build/cuda}"
@@ -21,6 +24,8 @@ baseline_configs=" ${ATTN_BASELINE_CONFIGS:-targets} "
 forward_variants="${ATTN_FORWARD_VARIANTS-attention_forward_gpu,attention_forward_gpu_rows128}"
 variant_flags=()
 [[ -n "$forward_variants" ]] && variant_flags=(--forward-variants "$forward_variants")
+backward_variants="${ATTN_BACKWARD_VARIANTS-attention_backward_gpu}"
+[[ -n "$backward_variants" ]] && variant_flags+=(--backward-variants "$backward_variants")
 have_torch=0
 python3 -c "import torch, triton" 2>/dev/null && have_torch=1
 # The Triton anchor's package: ATTN_TRITON_DIR, or build/carry/gr_triton when carried there.

@@ -19,5 +19,8 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 // after the kernels that take every problem it takes, so never the default.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
+// The Hopper wgmma backward (gpu::BackwardKernel::kWgmma): listed first among the GPU backwards,
+// so the default where it runs (sm_90a, d_qk = d_v in {64, 128}, not deterministic).
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_slot();
 
 }  // namespace parity::attention::detail

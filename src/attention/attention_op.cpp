@@ -84,6 +84,10 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu_wgmma");
+  return slot;
+}
 }  // namespace detail
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
@@ -101,7 +105,10 @@ const std::vector<const AttentionForwardVariant*>& attention_forward_variants() 
 
 const std::vector<const AttentionBackwardVariant*>& attention_backward_variants() {
   static const AttentionBackwardCpu cpu;
-  static const std::vector<const AttentionBackwardVariant*> variants = {&cpu, &detail::attention_backward_gpu_slot()};
+  // GPU order: the wgmma backward where it runs (sm_90a, d_qk = d_v in {64, 128}, atomic dQ), then
+  // the mma.sync one for everything else (d = 256 refused by both, mixed dims, HIP, deterministic).
+  static const std::vector<const AttentionBackwardVariant*> variants = {
+      &cpu, &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot()};
   return variants;
 }
 

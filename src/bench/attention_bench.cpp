@@ -389,12 +389,22 @@ struct BackwardTiming {
   std::int64_t in_use_bytes = 0;  // device memory in use after the timing, workspace still held
 };
 
+// `variant`: null = the op's choice (attention_backward), else that variant.
 BackwardTiming time_backward(const AttentionProblem& problem, const attention::AttentionBackwardArgs& args,
                              const TimingOptions& timing, const AttentionBenchDevice& device,
-                             const parity::detail::DeviceHooks& hooks) {
+                             const parity::detail::DeviceHooks& hooks,
+                             const attention::AttentionBackwardVariant* variant = nullptr) {
   BackwardTiming result;
   ExecutionContext context{DeviceKind::kGpu, nullptr, problem.deterministic};
-  const auto workspace_bytes = attention::attention_backward_workspace_bytes(problem, context);
+  if (variant != nullptr) {
+    const Status runnable = variant->can_implement(problem, context);
+    if (!runnable.is_ok()) {
+      result.stats = runnable;
+      return result;
+    }
+  }
+  const auto workspace_bytes = variant != nullptr ? Result<std::int64_t>(variant->workspace_bytes(problem))
+                                                  : attention::attention_backward_workspace_bytes(problem, context);
   if (!workspace_bytes.is_ok()) {
     result.stats = workspace_bytes.status();
     return result;
@@ -408,8 +418,9 @@ BackwardTiming time_backward(const AttentionProblem& problem, const attention::A
   void* workspace_pointer = workspace->data();
   result.stats = device.time(
       [&](gpu::StreamHandle stream) {
-        return attention::attention_backward(problem, args, workspace_pointer,
-                                             ExecutionContext{DeviceKind::kGpu, stream, problem.deterministic});
+        const ExecutionContext timed{DeviceKind::kGpu, stream, problem.deterministic};
+        return variant != nullptr ? variant->run(problem, args, workspace_pointer, timed)
+                                  : attention::attention_backward(problem, args, workspace_pointer, timed);
       },
       timing, nullptr);
   const Result<std::int64_t> in_use = hooks.memory_in_use();
@@ -429,6 +440,13 @@ std::string format_ms(const Result<SampleStats>& stats, double flops) {
   char line[64];
   std::snprintf(line, sizeof line, "%9.3f ms %7.1f TF", stats->median_ms, tflops(flops, stats));
   return line;
+}
+
+const attention::AttentionBackwardVariant* find_backward_variant(const std::string& name) {
+  for (const auto* variant : attention::attention_backward_variants()) {
+    if (variant->name() == name) return variant;
+  }
+  return nullptr;
 }
 
 const attention::AttentionForwardVariant* find_forward_variant(const std::string& name) {
@@ -543,6 +561,17 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
     if (backward.stats.is_ok() && deterministic.stats.is_ok()) {
       row["deterministic_over_default"] = deterministic.stats->median_ms / backward.stats->median_ms;
     }
+    auto chosen_backward = select_variant(attention::attention_backward_variants(), p, context);
+    row["backward_variant"] =
+        chosen_backward.is_ok() ? std::string(chosen_backward->variant->name()) : chosen_backward.status().to_string();
+    // Backward variants by name beside the op's choice (timed only: the GPU tests check them).
+    for (const auto& name : request.backward_variants) {
+      const BackwardTiming timing =
+          time_backward(p, backward_args, request.timing, device, hooks, find_backward_variant(name));
+      row["backward_by_variant"][name] = timing_json(timing.stats, flops.backward, p.total_q);
+      variant_lines += "  " + name + " bwd " + format_ms(timing.stats, flops.backward) +
+                       (timing.stats.is_ok() ? "" : "  " + timing.stats.status().to_string()) + "\n";
+    }
   }
   PARITY_ASSIGN_OR_RETURN(const std::int64_t in_use_after, hooks.memory_in_use());
   // Peak: the highest of the samples taken while our buffers (and a backward's workspace) were held.
@@ -562,6 +591,18 @@ Result<json> run_case(const AttentionBenchCase& c, const AttentionBenchRequest& 
 
 }  // namespace
 
+Status check_attention_backward_variants(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (find_backward_variant(name) != nullptr) continue;
+    std::string known;
+    for (const auto* variant : attention::attention_backward_variants()) {
+      known += (known.empty() ? "" : ", ") + std::string(variant->name());
+    }
+    return invalid_argument("backward variant: '", name, "' is not one of ", known);
+  }
+  return Status::ok();
+}
+
 Status check_attention_forward_variants(const std::vector<std::string>& names) {
   for (const auto& name : names) {
     if (find_forward_variant(name) != nullptr) continue;
@@ -579,6 +620,7 @@ Result<std::string> run_attention_bench(const AttentionBenchRequest& request, co
   if (!device.time || !device.properties) return unsupported("bench attention: no device timing was handed in");
   PARITY_RETURN_IF_ERROR(validate_timing_options(request.timing));
   PARITY_RETURN_IF_ERROR(check_attention_forward_variants(request.forward_variants));
+  PARITY_RETURN_IF_ERROR(check_attention_backward_variants(request.backward_variants));
   json document = results_document("attention", provenance_json(request.seed));
   PARITY_ASSIGN_OR_RETURN(const gpu::DeviceProperties properties, device.properties(0));
   document["provenance"]["device"] = device_json(properties);

@@ -86,9 +86,23 @@ Status run_forward_variant(const char* name, const AttentionProblem& p, const At
   return not_found("forward variant ", name);
 }
 
-// forward_variant: null = the op's choice (attention_forward), else that variant by name.
+// The backward variant named `name` (attention_backward_variants()): its workspace size, or the
+// reason it cannot run.
+Result<const AttentionBackwardVariant*> backward_variant_named(const char* name,
+                                                               const AttentionProblem& p,
+                                                               const ExecutionContext& context) {
+  for (const auto* variant : attention_backward_variants()) {
+    if (variant->name() != name) continue;
+    PARITY_RETURN_IF_ERROR(variant->can_implement(p, context));
+    return variant;
+  }
+  return not_found("backward variant ", name);
+}
+
+// forward_variant, backward_variant: null = the op's choice (attention_forward,
+// attention_backward), else that variant by name.
 GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic = false,
-                   const char* forward_variant = nullptr) {
+                   const char* forward_variant = nullptr, const char* backward_variant = nullptr) {
   const AttentionProblem& p = c.problem;
   const auto q = upload(c.q_bits), k = upload(c.k_bits), v = upload(c.v_bits),
              grad_out = upload(c.grad_out_bits);
@@ -124,7 +138,13 @@ GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic =
   const auto grad_q = upload(std::vector<std::uint16_t>(), c.q_bits.size() * 2 + kGuardBytes);
   const auto grad_k = upload(std::vector<std::uint16_t>(), c.k_bits.size() * 2 + kGuardBytes);
   const auto grad_v = upload(std::vector<std::uint16_t>(), c.v_bits.size() * 2 + kGuardBytes);
-  auto workspace_bytes = attention_backward_workspace_bytes(bp, gpu_context);
+  const auto named = backward_variant == nullptr
+                         ? Result<const AttentionBackwardVariant*>(nullptr)
+                         : backward_variant_named(backward_variant, bp, gpu_context);
+  EXPECT_TRUE(named.is_ok()) << named.status().to_string();
+  auto workspace_bytes = named.is_ok() && *named != nullptr
+                             ? Result<std::int64_t>((*named)->workspace_bytes(bp))
+                             : attention_backward_workspace_bytes(bp, gpu_context);
   EXPECT_TRUE(workspace_bytes.is_ok()) << workspace_bytes.status().to_string();
   const auto workspace =
       upload(std::vector<std::uint8_t>(),
@@ -135,7 +155,9 @@ GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic =
   b.grad_q = grad_q.data();
   b.grad_k = grad_k.data();
   b.grad_v = grad_v.data();
-  const Status backward = attention_backward(bp, b, workspace.data(), gpu_context);
+  const Status backward = named.is_ok() && *named != nullptr
+                              ? (*named)->run(bp, b, workspace.data(), gpu_context)
+                              : attention_backward(bp, b, workspace.data(), gpu_context);
   EXPECT_TRUE(backward.is_ok()) << backward.to_string();
   o.grad_q = download_checked<std::uint16_t>(grad_q, c.q_bits.size(), "grad_q");
   o.grad_k = download_checked<std::uint16_t>(grad_k, c.k_bits.size(), "grad_k");
@@ -323,10 +345,11 @@ bool forward_is_wgmma(const AttentionProblem& p, const char* forward_variant) {
 
 // Forward (and backward) on the GPU against the fp64 reference.
 void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward = true,
-                                  const char* forward_variant = nullptr) {
+                                  const char* forward_variant = nullptr,
+                                  const char* backward_variant = nullptr) {
   const AttentionProblem& p = c.problem;
   const testing::ErrorBounds bounds = testing::error_bounds(p, longest(c));
-  const GpuOutputs o = run_gpu(c, with_backward, false, forward_variant);
+  const GpuOutputs o = run_gpu(c, with_backward, false, forward_variant, backward_variant);
   std::vector<double> out, lse;
   ASSERT_TRUE(ref::attention_forward_ref(p, c.inputs, &out, &lse).is_ok());
   const Magnitudes m = rounding_magnitudes(c, out, lse, forward_is_wgmma(p, forward_variant));
@@ -463,8 +486,9 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
     EXPECT_EQ(first.grad_k, second.grad_k);
     EXPECT_EQ(first.grad_v, second.grad_v);
     // dK and dV do not depend on the mode (no cross-block sums); dQ differs only in the order of
-    // the fp32 sums, both within the reference bounds (checked by the other tests).
-    const GpuOutputs atomic = run_gpu(c, true, false);
+    // the fp32 sums, both within the reference bounds (checked by the other tests). The same
+    // (mma.sync) kernel in atomic mode: the wgmma backward sums in another order.
+    const GpuOutputs atomic = run_gpu(c, true, false, nullptr, "attention_backward_gpu");
     EXPECT_EQ(first.grad_k, atomic.grad_k);
     EXPECT_EQ(first.grad_v, atomic.grad_v);
   }
@@ -634,6 +658,135 @@ TEST(AttentionGpu, Rows128RefusesWithReasons) {
                StatusCode::kUnsupported, "d_qk=256");
   expect_error(gpu::can_implement_forward(mixed, gpu::ForwardKernel::kWgmmaWs),
                StatusCode::kUnsupported, "d_v=64");
+}
+
+// ---- the backward kernels by name: attention_backward_gpu (mma.sync, 64 kv rows a block) and
+// attention_backward_gpu_wgmma (Hopper wgmma, sm_90a, 128 kv rows a block) ----
+// Same bounds as above: both round P and dS to the element type before the products and sum in
+// fp32, in another order and tile shape. The wgmma backward takes d_qk = d_v in {64, 128} and is
+// skipped where it cannot run (no GPU, not sm_90a: the reason is printed). The forward is the
+// op's choice. Lengths straddle both kernels' kv tiles (64 and 128) and the q tile (64).
+
+constexpr const char* kBackwardMma = "attention_backward_gpu";
+constexpr const char* kBackwardWgmma = "attention_backward_gpu_wgmma";
+
+class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    PARITY_REQUIRE_GPU();
+    if (std::string(GetParam()) != kBackwardWgmma) return;
+    AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 128, 300);
+    p.batch = 2;
+    p.total_q = p.total_kv = 100;
+    const Status runnable = gpu::can_implement_backward(p, gpu::BackwardKernel::kWgmma);
+    if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
+  }
+  void expect_matches(const JaggedCase& c) const {
+    expect_gpu_matches_reference(c, true, nullptr, GetParam());
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
+                         ::testing::Values(kBackwardMma, kBackwardWgmma),
+                         [](const ::testing::TestParamInfo<const char*>& param_info) {
+                           return std::string(param_info.param) == kBackwardWgmma
+                                      ? std::string("wgmma")
+                                      : std::string("mma_sync");
+                         });
+
+TEST_P(AttentionGpuBackward, HstuLengthsTargetsAndDtypes) {
+  const std::uint64_t seed = parity::testing::test_seed(15221);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (int dim : {64, 128}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " d " + std::to_string(dim));
+      const AttentionProblem p = problem_of(AttentionKind::kHstu, 2, dim, 300, dtype);
+      // Lengths 0, 1, 127, 129, both kv tiles +- 1, 2 tiles + 1; targets 0, 1, longer than the
+      // sequence.
+      expect_matches(make_case(p,
+                               {0, 1, 127, 129, kTile128 - 1, kTile128 + 1, kTile128,
+                                2 * kTile128 + 1, kTile - 1, kTile + 1},
+                               {}, {3, 0, 1, 20, 300, 5, 64, 0, 2, 1}, seed));
+      expect_matches(make_case(p, {257, 2, kTile128, kTile, 300}, {}, {}, seed + 1));
+    }
+  }
+}
+
+TEST_P(AttentionGpuBackward, ContextualWindowNonCausalAndLongN) {
+  const std::uint64_t seed = parity::testing::test_seed(15222);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (int dim : {64, 128}) {
+    SCOPED_TRACE("d " + std::to_string(dim));
+    AttentionProblem p = problem_of(AttentionKind::kHstu, 2, dim, 300);
+    p.contextual_len = 10;
+    expect_matches(make_case(p, {40, 5, 0, 290, 9}, {}, {4, 1, 0, 12, 3}, seed));
+    p.contextual_len = 0;
+    p.max_attn_len = 16;  // windows narrower than a q tile, and wider than a kv tile
+    expect_matches(make_case(p, {270, 3}, {}, {}, seed + 1));
+    p.max_attn_len = 150;
+    p.min_full_attn_len = 8;
+    p.contextual_len = 10;
+    expect_matches(make_case(p, {280, 30}, {}, {5, 2}, seed + 2));
+    p = problem_of(AttentionKind::kHstu, 2, dim, 300);
+    p.causal = false;
+    expect_matches(make_case(p, {200, 7, 64}, {}, {3, 1, 0}, seed + 3));
+    // N longer than every sequence (the 1/N scale).
+    expect_matches(
+        make_case(problem_of(AttentionKind::kHstu, 2, dim, 1000), {30, 130}, {}, {}, seed + 4));
+  }
+}
+
+TEST_P(AttentionGpuBackward, SoftmaxCausalNonCausalAndTruncation) {
+  const std::uint64_t seed = parity::testing::test_seed(15223);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (int dim : {64, 128}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " d " + std::to_string(dim));
+      AttentionProblem p = problem_of(AttentionKind::kSoftmax, 2, dim, 200, dtype);
+      expect_matches(  // cut at 200: kv rows past the cut get zero gradients
+          make_case(p, {0, 1, 127, kTile128 + 1, kTile128 - 1, 330, kTile - 1, kTile, kTile + 1},
+                    {}, {}, seed));
+      p.causal = false;
+      expect_matches(make_case(p, {129, 5, 64}, {}, {}, seed + 1));
+      p.causal = true;  // with targets
+      expect_matches(make_case(p, {150, 40, 1}, {}, {7, 0, 1}, seed + 2));
+    }
+  }
+}
+
+TEST_P(AttentionGpuBackward, GdpaCrossAttentionActivations) {
+  const std::uint64_t seed = parity::testing::test_seed(15224);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  // relu's derivative jumps at 0, where an fp32 and an fp64 score may fall on different sides.
+  for (auto activation : {PointwiseActivation::kSilu, PointwiseActivation::kGelu,
+                          PointwiseActivation::kSigmoid}) {
+    SCOPED_TRACE(std::string(activation_name(activation)));
+    AttentionProblem p = problem_of(AttentionKind::kGdpa, 2, 64, 260);
+    p.activation = activation;
+    p.causal = false;
+    expect_matches(make_case(p, {257, 0, 40, 3}, {64, 129, 1, 0}, {}, seed));
+  }
+}
+
+TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
+  AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 128, 2048);
+  p.batch = 2;
+  p.total_q = p.total_kv = 100;
+  // Head dims and mode first (no device needed), then the device and binary.
+  AttentionProblem mixed = p;
+  mixed.dim_v = 64;
+  EXPECT_TRUE(gpu::can_implement_backward(mixed, gpu::BackwardKernel::kMmaSync).is_ok());
+  expect_error(gpu::can_implement_backward(mixed, gpu::BackwardKernel::kWgmma),
+               StatusCode::kUnsupported, "d_v=64");
+  AttentionProblem wide = p;
+  wide.dim_qk = wide.dim_v = 256;
+  expect_error(gpu::can_implement_backward(wide, gpu::BackwardKernel::kWgmma),
+               StatusCode::kUnsupported, "d_qk=256");
+  AttentionProblem deterministic = p;
+  deterministic.deterministic = true;
+  EXPECT_TRUE(gpu::can_implement_backward(deterministic, gpu::BackwardKernel::kMmaSync).is_ok());
+  expect_error(gpu::can_implement_backward(deterministic, gpu::BackwardKernel::kWgmma),
+               StatusCode::kUnsupported, "deterministic");
 }
 
 // ---- what the kernels do not run, and bad arguments ----

@@ -25,6 +25,18 @@ TEST(AttentionBench, ForwardVariantNamesAreChecked) {
       << unknown.to_string();
 }
 
+TEST(AttentionBench, BackwardVariantNamesAreChecked) {
+  EXPECT_TRUE(check_attention_backward_variants({}).is_ok());
+  EXPECT_TRUE(
+      check_attention_backward_variants({"attention_backward_gpu", "attention_backward_gpu_wgmma"}).is_ok());
+  const Status unknown = check_attention_backward_variants({"attention_backward_gpu", "wgmma"});
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("backward variant: 'wgmma' is not one of attention_backward_cpu_openmp, "
+                                   "attention_backward_gpu_wgmma, attention_backward_gpu"),
+            std::string::npos)
+      << unknown.to_string();
+}
+
 TEST(AttentionBench, NamedConfigurationsFollowTheMemo) {
   for (const auto& name : attention_bench_config_names()) {
     auto cases = attention_bench_cases(name, {});

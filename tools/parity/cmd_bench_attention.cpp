@@ -22,6 +22,7 @@ struct BenchAttentionArgs {
   std::string out;
   std::uint64_t seed = 1;
   std::vector<std::string> forward_variants;
+  std::vector<std::string> backward_variants;
 };
 
 Status bench_attention(const BenchAttentionArgs& args) {
@@ -34,6 +35,8 @@ Status bench_attention(const BenchAttentionArgs& args) {
   request.out = args.out;
   PARITY_RETURN_IF_ERROR(bench::check_attention_forward_variants(args.forward_variants));
   request.forward_variants = args.forward_variants;
+  PARITY_RETURN_IF_ERROR(bench::check_attention_backward_variants(args.backward_variants));
+  request.backward_variants = args.backward_variants;
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench attention"));
 #ifdef PARITY_HAS_CUDA
   PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_attention_bench(request, bench::gpu_bench_device()));
@@ -72,6 +75,10 @@ void add_bench_attention_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--forward-variants", args->forward_variants,
                   "Forward variants timed beside the default, comma-separated (e.g. "
                   "attention_forward_gpu,attention_forward_gpu_rows128)")
+      ->delimiter(',');
+  cmd->add_option("--backward-variants", args->backward_variants,
+                  "Backward variants timed beside the default, comma-separated (e.g. "
+                  "attention_backward_gpu,attention_backward_gpu_wgmma)")
       ->delimiter(',');
   cmd->callback([args, &outcome] { outcome.status = bench_attention(*args); });
 }

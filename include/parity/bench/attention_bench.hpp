@@ -94,11 +94,16 @@ struct AttentionBenchRequest {
   // Forward variants (attention_forward_variants() names, e.g. attention_forward_gpu_rows128)
   // checked and timed one after another beside the op's own choice; empty: the choice only.
   std::vector<std::string> forward_variants;
+  // Backward variants (attention_backward_variants() names, e.g. attention_backward_gpu) timed
+  // one after another beside the op's own choice; empty: the choice only.
+  std::vector<std::string> backward_variants;
 };
 
 /// ok when every name is a forward variant of the attention op (attention_forward_variants());
 /// kInvalidArgument naming the first unknown one and listing the known ones otherwise.
 Status check_attention_forward_variants(const std::vector<std::string>& names);
+/// The same for backward variants (attention_backward_variants()).
+Status check_attention_backward_variants(const std::vector<std::string>& names);
 
 /// Runs every case on device 0; returns the printed report. kInternal when a forward check fails
 /// (nothing wrong is timed); kUnsupported when this build has no GPU backend.

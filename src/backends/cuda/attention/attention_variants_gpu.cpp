@@ -44,19 +44,25 @@ class AttentionForwardGpu final : public AttentionForwardVariant {
 
 class AttentionBackwardGpu final : public AttentionBackwardVariant {
  public:
-  std::string_view name() const override { return "attention_backward_gpu"; }
+  AttentionBackwardGpu(std::string_view name, gpu::BackwardKernel kernel)
+      : name_(name), kernel_(kernel) {}
+  std::string_view name() const override { return name_; }
   Status can_implement(const AttentionProblem& problem,
                        const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
-    return gpu::can_implement_backward(problem);
+    return gpu::can_implement_backward(with_context(problem, context), kernel_);
   }
   std::int64_t workspace_bytes(const AttentionProblem& problem) const override {
     return static_cast<std::int64_t>(gpu::backward_workspace_bytes(problem));
   }
   Status run(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
              const ExecutionContext& context) const override {
-    return gpu::backward(with_context(problem, context), args, workspace, context.stream);
+    return gpu::backward(with_context(problem, context), args, workspace, context.stream, kernel_);
   }
+
+ private:
+  std::string_view name_;
+  gpu::BackwardKernel kernel_;
 };
 
 }  // namespace
@@ -69,12 +75,15 @@ void install() {
                                                  gpu::ForwardKernel::kWgmma);
   static const AttentionForwardGpu forward_wgmma_ws("attention_forward_gpu_wgmma_ws",
                                                     gpu::ForwardKernel::kWgmmaWs);
-  static const AttentionBackwardGpu backward;
+  static const AttentionBackwardGpu backward("attention_backward_gpu", gpu::BackwardKernel::kMmaSync);
+  static const AttentionBackwardGpu backward_wgmma("attention_backward_gpu_wgmma",
+                                                   gpu::BackwardKernel::kWgmma);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
   detail::attention_forward_gpu_wgmma_ws_slot().install(&forward_wgmma_ws);
   detail::attention_backward_gpu_slot().install(&backward);
+  detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
 }
 
 }  // namespace parity::attention::gpu_variants

@@ -23,8 +23,16 @@ enum class ForwardKernel : int { kRows64 = 0, kRows128 = 1, kWgmma = 2, kWgmmaWs
 Status can_implement(const AttentionProblem& problem);
 // The forward kernel's own limits on top of can_implement.
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel);
-// The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers).
-Status can_implement_backward(const AttentionProblem& problem);
+// The backward kernels (docs/attention.md): kMmaSync (backward_kernel.cuh, portable, 64 kv rows
+// per block, atomic or deterministic dQ) and kWgmma (backward_wgmma_kernel.cuh: 128 kv rows per
+// block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}, no
+// deterministic mode).
+enum class BackwardKernel : int { kMmaSync = 0, kWgmma = 1 };
+
+// The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers,
+// and the kernel's own).
+Status can_implement_backward(const AttentionProblem& problem,
+                              BackwardKernel kernel = BackwardKernel::kMmaSync);
 
 // fp32 dQ accumulator and the softmax row terms.
 std::size_t backward_workspace_bytes(const AttentionProblem& problem);
@@ -33,6 +41,6 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
                ForwardKernel kernel = ForwardKernel::kRows64);
 // `workspace` holds backward_workspace_bytes(problem) bytes of device memory.
 Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
-                void* stream);
+                void* stream, BackwardKernel kernel = BackwardKernel::kMmaSync);
 
 }  // namespace parity::attention::gpu

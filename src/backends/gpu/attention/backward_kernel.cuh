@@ -77,6 +77,20 @@ __device__ inline void add_grad_q(const AttentionParams& p, const BlockSequence&
   }
 }
 
+// Starts the copies of the softmax row terms of q rows [row0, row0 + kTileCols) into `buffer`
+// ({lse2, D} x kTileCols floats each); threads [0, 64) copy lse2, [64, 128) D.
+__device__ inline void load_row_terms_async(const AttentionParams& p, const BlockSequence& seq,
+                                            int row0, float* row_terms, int buffer, int thread) {
+  if (thread >= 2 * kTileCols) return;
+  const int which = thread / kTileCols;
+  const int row = row0 + thread % kTileCols;
+  const float* source = p.row_terms +
+                        (static_cast<std::int64_t>(which) * p.heads + seq.head) * p.total_q +
+                        seq.q_begin + row;
+  copy_float_async(row_terms + (buffer * 2 + which) * kTileCols + thread % kTileCols, source,
+                   row < seq.mask.len_q, 0.0f);
+}
+
 // Starts the copies of q tile `tile` (Q, dO, softmax row terms) into `buffer`.
 template <Mode kMode, int kDimQk, int kDimV>
 __device__ inline void load_q_side_async(const AttentionParams& p, const BlockSequence& seq,
@@ -91,18 +105,8 @@ __device__ inline void load_q_side_async(const AttentionParams& p, const BlockSe
   load_tile_async<kTileCols, kDimV, kThreads>(
       do_tiles + buffer * kTileCols * kDimV, p.grad_out + seq.q_begin * v_stride + seq.head * kDimV,
       v_stride, row0, seq.mask.len_q);
-  if constexpr (kMode == Mode::kSoftmax) {
-    const int i = static_cast<int>(threadIdx.x);
-    if (i < 2 * kTileCols) {  // threads [0, 64): lse2; [64, 128): D
-      const int which = i / kTileCols;
-      const int row = row0 + i % kTileCols;
-      const float* source = p.row_terms +
-                            (static_cast<std::int64_t>(which) * p.heads + seq.head) * p.total_q +
-                            seq.q_begin + row;
-      copy_float_async(row_terms + (buffer * 2 + which) * kTileCols + i % kTileCols, source,
-                       row < seq.mask.len_q, 0.0f);
-    }
-  }
+  if constexpr (kMode == Mode::kSoftmax)
+    load_row_terms_async(p, seq, row0, row_terms, buffer, static_cast<int>(threadIdx.x));
 }
 
 // Long on purpose: one kernel body whose phases share registers and shared memory; split into

@@ -110,6 +110,24 @@ Status can_implement_forward_wgmma(const AttentionProblem& problem) {
 #endif
 }
 
+Status can_implement_backward_wgmma(const AttentionProblem& problem) {
+#if defined(PARITY_GPU_HIP)
+  (void)problem;
+  return unsupported("attention backward wgmma: NVIDIA Hopper (sm_90a) only");
+#else
+  if (!detail::backward_wgmma_dims_supported(problem.dim_qk, problem.dim_v)) {
+    return unsupported("attention backward wgmma: head dims d_qk=", problem.dim_qk,
+                       ", d_v=", problem.dim_v,
+                       " (kernel: d_qk = d_v in {64, 128}; 64 x d fp32 dK and dV per warpgroup)");
+  }
+  if (problem.deterministic) {
+    return unsupported("attention backward wgmma: deterministic mode (dQ is added with atomics "
+                       "in any kv-tile order; the mma.sync backward is deterministic)");
+  }
+  return detail::wgmma_forward_runnable();  // the same build (sm_90a) and device check
+#endif
+}
+
 }  // namespace
 
 Status can_implement(const AttentionProblem& problem) {
@@ -140,13 +158,14 @@ Status can_implement(const AttentionProblem& problem) {
   return Status::ok();
 }
 
-Status can_implement_backward(const AttentionProblem& problem) {
+Status can_implement_backward(const AttentionProblem& problem, BackwardKernel kernel) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
   if (!detail::backward_dims_supported(problem.dim_qk, problem.dim_v)) {
     return unsupported(
         "attention backward on the GPU: head dims d_qk=", problem.dim_qk, ", d_v=", problem.dim_v,
         " (kernels: d_qk, d_v in {64, 128}; at 256 the dK/dV accumulators exceed the registers)");
   }
+  if (kernel == BackwardKernel::kWgmma) return can_implement_backward_wgmma(problem);
   return Status::ok();
 }
 
@@ -215,8 +234,8 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
 }
 
 Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& args, void* workspace,
-                void* stream) {
-  PARITY_RETURN_IF_ERROR(can_implement_backward(problem));
+                void* stream, BackwardKernel kernel) {
+  PARITY_RETURN_IF_ERROR(can_implement_backward(problem, kernel));
   if (problem.batch == 0) return Status::ok();
   const auto native_stream = static_cast<gpuStream_t>(stream);
   if (problem.total_q == 0 && problem.total_kv > 0) {  // no query: every key gradient is zero
@@ -245,6 +264,15 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
   PARITY_GPU_TRY(
       gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
+  if (kernel == BackwardKernel::kWgmma) {
+    params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);  // 128 kv rows a block
+    if (problem.dtype == DType::kBF16) {
+      return detail::launch_backward_wgmma_kernels<detail::Elem16::kBF16>(problem, params,
+                                                                          native_stream);
+    }
+    return detail::launch_backward_wgmma_kernels<detail::Elem16::kF16>(problem, params,
+                                                                       native_stream);
+  }
   if (problem.dtype == DType::kBF16)
     return detail::launch_backward_kernels<detail::Elem16::kBF16>(problem, params, native_stream);
   return detail::launch_backward_kernels<detail::Elem16::kF16>(problem, params, native_stream);

@@ -30,6 +30,10 @@ Status wgmma_forward_runnable();
 template <Elem16 E>
 Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
                                gpuStream_t stream);
+// The wgmma backward (backward_wgmma_kernel.cuh): sm_90a, d_qk = d_v in {64, 128}, atomics only.
+template <Elem16 E>
+Status launch_backward_wgmma_kernels(const AttentionProblem& problem, AttentionParams params,
+                                     gpuStream_t stream);
 
 // (d_qk, d_v) pairs with kernels: equal dims 64, 128, 256 and the mixed pairs of 64 and 128. The
 // backward keeps dK and dV of 16 rows per mma group in registers: 2 x 64 fp32 per lane at
@@ -49,6 +53,11 @@ inline bool forward_wgmma_dims_supported(int dim_qk, int dim_v) {
 }
 inline bool backward_dims_supported(int dim_qk, int dim_v) {
   return (dim_qk == 64 || dim_qk == 128) && (dim_v == 64 || dim_v == 128);
+}
+// The wgmma backward: one tile layout for Q, K, V, dO (d_qk = d_v); dK and dV of 64 kv rows x d
+// fp32 per warpgroup fill the registers at d = 128.
+inline bool backward_wgmma_dims_supported(int dim_qk, int dim_v) {
+  return dim_qk == dim_v && (dim_qk == 64 || dim_qk == 128);
 }
 
 }  // namespace parity::attention::gpu::detail

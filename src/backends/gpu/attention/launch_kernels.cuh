@@ -84,27 +84,17 @@ Status backward_mode(int dim_qk, int dim_v, const AttentionParams& params, gpuSt
   return unsupported("attention backward: head dims ", dim_qk, "/", dim_v, " have no kernel");
 }
 
-// Row terms (softmax), the main kernel, then grad_q from the fp32 accumulator (zeroed by the
-// caller, launch.cu).
-template <Elem16 E>
-Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
-                               gpuStream_t stream) {
-  if (!backward_dims_supported(problem.dim_qk, problem.dim_v)) {
-    return unsupported("attention backward: head dims ", problem.dim_qk, "/", problem.dim_v,
-                       " have no kernel");
-  }
+// Row terms (softmax), the main kernel (`main_kernel()`, a Status), then grad_q from the fp32
+// accumulator (zeroed by the caller, launch.cu): the steps every backward kernel shares.
+template <Elem16 E, typename MainKernel>
+Status launch_backward_steps(const AttentionProblem& problem, const AttentionParams& params,
+                             gpuStream_t stream, const MainKernel& main_kernel) {
   if (problem.kind == AttentionKind::kSoftmax) {
     const Status row_terms = problem.dim_v == 64 ? launch_row_terms<E, 64>(params, stream)
                                                  : launch_row_terms<E, 128>(params, stream);
     PARITY_RETURN_IF_ERROR(row_terms);
-    const Status main_kernel =
-        backward_mode<E, Mode::kSoftmax>(problem.dim_qk, problem.dim_v, params, stream);
-    PARITY_RETURN_IF_ERROR(main_kernel);
-  } else {
-    const Status main_kernel =
-        backward_mode<E, Mode::kPointwise>(problem.dim_qk, problem.dim_v, params, stream);
-    PARITY_RETURN_IF_ERROR(main_kernel);
   }
+  PARITY_RETURN_IF_ERROR(main_kernel());
   const std::int64_t count = params.total_q * params.heads * problem.dim_qk;
   if (count == 0) return Status::ok();
   const float scale = problem.kind == AttentionKind::kSoftmax
@@ -116,6 +106,21 @@ Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams 
       <<<blocks, 256, 0, stream>>>(params.grad_q_accum, params.grad_q, count, scale);
   PARITY_GPU_CHECK_LAUNCH(attention_grad_q_kernel);
   return Status::ok();
+}
+
+template <Elem16 E>
+Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
+                               gpuStream_t stream) {
+  if (!backward_dims_supported(problem.dim_qk, problem.dim_v)) {
+    return unsupported("attention backward: head dims ", problem.dim_qk, "/", problem.dim_v,
+                       " have no kernel");
+  }
+  const auto main_kernel = [&]() {
+    return problem.kind == AttentionKind::kSoftmax
+               ? backward_mode<E, Mode::kSoftmax>(problem.dim_qk, problem.dim_v, params, stream)
+               : backward_mode<E, Mode::kPointwise>(problem.dim_qk, problem.dim_v, params, stream);
+  };
+  return launch_backward_steps<E>(problem, params, stream, main_kernel);
 }
 
 }  // namespace parity::attention::gpu::detail

@@ -1,0 +1,7 @@
+// wgmma backward attention kernels for bf16 elements (one TU per type: they compile in parallel).
+#include "backends/gpu/attention/launch_backward_wgmma_kernels.cuh"
+
+namespace parity::attention::gpu::detail {
+template Status launch_backward_wgmma_kernels<Elem16::kBF16>(const AttentionProblem&, AttentionParams,
+                                                            gpuStream_t);
+}  // namespace parity::attention::gpu::detail
