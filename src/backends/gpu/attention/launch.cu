@@ -110,6 +110,21 @@ Status can_implement_forward_wgmma(const AttentionProblem& problem) {
 #endif
 }
 
+bool is_wgmma(ForwardKernel kernel) {
+  return kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs ||
+         kernel == ForwardKernel::kWgmmaWs128;
+}
+
+template <detail::Elem16 E>
+Status launch_forward_wgmma(ForwardKernel kernel, const AttentionProblem& problem,
+                            const detail::AttentionParams& params, gpuStream_t stream) {
+  if (kernel == ForwardKernel::kWgmmaWs)
+    return detail::launch_forward_wgmma_ws_kernels<E>(problem, params, stream);
+  if (kernel == ForwardKernel::kWgmmaWs128)
+    return detail::launch_forward_wgmma_ws128_kernels<E>(problem, params, stream);
+  return detail::launch_forward_wgmma_kernels<E>(problem, params, stream);
+}
+
 }  // namespace
 
 Status can_implement(const AttentionProblem& problem) {
@@ -161,8 +176,7 @@ std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
   if (kernel == ForwardKernel::kRows64) return Status::ok();
-  if (kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs)
-    return can_implement_forward_wgmma(problem);
+  if (is_wgmma(kernel)) return can_implement_forward_wgmma(problem);
 #if defined(PARITY_GPU_HIP)
   return unsupported("attention forward rows128: NVIDIA only (its per-group branches need 32-lane "
                      "warps); the 64-row kernel runs on AMD");
@@ -184,21 +198,11 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
   detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
-  if (kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs) {
+  if (is_wgmma(kernel)) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
-    const bool warp_specialized = kernel == ForwardKernel::kWgmmaWs;
-    using detail::Elem16;
-    if (problem.dtype == DType::kBF16) {
-      return warp_specialized
-                 ? detail::launch_forward_wgmma_ws_kernels<Elem16::kBF16>(problem, params,
-                                                                          native_stream)
-                 : detail::launch_forward_wgmma_kernels<Elem16::kBF16>(problem, params,
-                                                                       native_stream);
-    }
-    return warp_specialized
-               ? detail::launch_forward_wgmma_ws_kernels<Elem16::kF16>(problem, params,
-                                                                       native_stream)
-               : detail::launch_forward_wgmma_kernels<Elem16::kF16>(problem, params, native_stream);
+    return problem.dtype == DType::kBF16
+               ? launch_forward_wgmma<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
+               : launch_forward_wgmma<detail::Elem16::kF16>(kernel, problem, params, native_stream);
   }
   if (kernel == ForwardKernel::kRows128) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kRows128);

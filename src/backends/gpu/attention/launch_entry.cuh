@@ -24,6 +24,10 @@ Status launch_forward_wgmma_kernels(const AttentionProblem& problem, const Atten
 template <Elem16 E>
 Status launch_forward_wgmma_ws_kernels(const AttentionProblem& problem,
                                        const AttentionParams& params, gpuStream_t stream);
+// The same with 128-key S tiles (attention_forward_gpu_wgmma_ws128).
+template <Elem16 E>
+Status launch_forward_wgmma_ws128_kernels(const AttentionProblem& problem,
+                                          const AttentionParams& params, gpuStream_t stream);
 // ok when the current device is compute capability 9.0 and the loaded binary of the wgmma kernel
 // is sm_90a code (not the plain sm_90 body, which compiles empty); else the reason.
 Status wgmma_forward_runnable();

@@ -150,6 +150,28 @@ __device__ inline void wgmma_m64n64k16_ss(float (&d)[8][4], std::uint64_t a_desc
 #endif
 }
 
+// As wgmma_m64n64k16_ss for N = 128 keys (S tiles of the 128-key forward): D is [16][4].
+template <Elem16 E>
+__device__ inline void wgmma_m64n128k16_ss(float (&d)[16][4], std::uint64_t a_descriptor,
+                                           std::uint64_t b_descriptor, int accumulate) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PARITY_WGMMA_SS(TYPES)                                                                \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                  \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPES " " PARITY_WGMMA_REGS_N128 \
+               ", %64, %65, p, 1, 1, 0, 0;\n}\n"                                             \
+               : PARITY_WGMMA_D_N128(d)                                                      \
+               : "l"(a_descriptor), "l"(b_descriptor), "r"(accumulate))
+  if constexpr (E == Elem16::kBF16) {
+    PARITY_WGMMA_SS("bf16.bf16");
+  } else {
+    PARITY_WGMMA_SS("f16.f16");
+  }
+#undef PARITY_WGMMA_SS
+#else
+  (void)d, (void)a_descriptor, (void)b_descriptor, (void)accumulate;
+#endif
+}
+
 // D (64 x N fp32 over the warpgroup; this thread's N/2 as [N/8][4]) += A (64 x 16 in registers,
 // this thread's 4 packed pairs) x B (16 x N), B through the descriptor of an MN-major tile
 // (transpose bit 1). PTX operand order: d, a, b, scale-d (a predicate, set from the constant 1:
