@@ -71,12 +71,18 @@ void install() {
                                                     gpu::ForwardKernel::kWgmmaWs);
   static const AttentionForwardGpu forward_wgmma_ws128("attention_forward_gpu_wgmma_ws128",
                                                        gpu::ForwardKernel::kWgmmaWs128);
+  static const AttentionForwardGpu forward_wgmma_tma("attention_forward_gpu_wgmma_tma",
+                                                     gpu::ForwardKernel::kWgmmaTma);
+  static const AttentionForwardGpu forward_wgmma_tma64("attention_forward_gpu_wgmma_tma64",
+                                                       gpu::ForwardKernel::kWgmmaTma64);
   static const AttentionBackwardGpu backward;
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
   detail::attention_forward_gpu_wgmma_ws_slot().install(&forward_wgmma_ws);
   detail::attention_forward_gpu_wgmma_ws128_slot().install(&forward_wgmma_ws128);
+  detail::attention_forward_gpu_wgmma_tma_slot().install(&forward_wgmma_tma);
+  detail::attention_forward_gpu_wgmma_tma64_slot().install(&forward_wgmma_tma64);
   detail::attention_backward_gpu_slot().install(&backward);
 }
 

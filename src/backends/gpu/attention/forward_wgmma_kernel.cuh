@@ -105,11 +105,7 @@ __device__ inline void issue_scores(float (&s)[kKeys / 8][4], unsigned q_rows_ad
                                                 kUnusedLeadingBytes, kSwizzleAtomBytes);
     const std::uint64_t b = swizzled_descriptor(k_address + block * kKBlockBytes + step_bytes,
                                                 kUnusedLeadingBytes, kSwizzleAtomBytes);
-    if constexpr (kKeys == 64) {
-      wgmma_m64n64k16_ss<E>(s, a, b, kc > 0 ? 1 : 0);
-    } else {
-      wgmma_m64n128k16_ss<E>(s, a, b, kc > 0 ? 1 : 0);
-    }
+    wgmma_m64nNk16_ss<E, kKeys>(s, a, b, kc > 0 ? 1 : 0);
   }
   wgmma_commit_group();
 }

@@ -24,6 +24,8 @@
 // would complete an earlier phase alone.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap
+
 #include <type_traits>
 
 #include "backends/gpu/attention/forward_wgmma_kernel.cuh"
@@ -39,10 +41,26 @@ inline constexpr int kMaxSharedOptInBytes = 232448;  // sm_90: 227 KiB of dynami
 inline constexpr int kScheduleBarrier0 = 1;
 inline constexpr int kQBarrier0 = 3;
 
+// How the K and V tiles (and Q) reach shared memory.
+enum class TileLoad {
+  kCpAsync,  // every producer thread copies 16-byte chunks; each consumer copies its Q rows
+  kTma,      // one producer thread issues bulk tensor copies (TMA) completing on the full
+             // mbarrier by byte count; one thread per consumer does the same for its Q rows
+};
+
+// The tensor maps of the TMA kernels (2-D [rows, heads x d] views of q, k, v, 64-column boxes,
+// 128-byte swizzle; src/backends/cuda/common/tensor_map.hpp): Q boxes of kWarpgroupRows rows,
+// K and V boxes of kKeys rows. Unused (zero) for cp.async.
+struct TmaMaps {
+  CUtensorMap q;
+  CUtensorMap k;
+  CUtensorMap v;
+};
+
 // The ring and register split of the kernel with S tiles of kKeys keys (64: "ws", 128: "ws128").
 // The ring takes as many K+V stages as fit beside Q (at most kWsMaxStages; d = 128 with 128-key
 // tiles: 3), and the producer lags stages - 3 tiles (at most kWsMaxProducerLag).
-template <int kDim, int kKeys>
+template <int kDim, int kKeys, TileLoad kLoad = TileLoad::kCpAsync>
 struct WsConfig {
   static constexpr int kQBytes = kWgmmaRows * kDim * 2;
   static constexpr int kTileBytes = kKeys * kDim * 2;  // one of K or V
@@ -50,30 +68,40 @@ struct WsConfig {
   static constexpr int kFitStages =
       (kMaxSharedOptInBytes - kQBytes - kSharedAlignBytes) / (2 * kTileBytes + kBarrierBytes);
   static constexpr int kStages = kFitStages < kWsMaxStages ? kFitStages : kWsMaxStages;
+  // cp.async only (a TMA producer never waits for its own copies).
   static constexpr int kProducerLag =
       kStages - 3 < kWsMaxProducerLag ? kStages - 3 : kWsMaxProducerLag;
   // cp.async copies keep the producer's address arithmetic in registers: 40 of them, 56 for
   // 128 x 128 tiles (ptxas -v: 12 bytes spilled at 40, none at 56; the consumers need at most
   // 224 there, and 232 at d = 64, where 224 spills).
+  // A TMA producer is one thread with a few addresses: 24 (FA3's split, 24/240).
+  static constexpr bool kTma = kLoad == TileLoad::kTma;
   static constexpr bool kWideTiles = kKeys == 128 && kDim == 128;
-  static constexpr int kProducerRegisters = kWideTiles ? 56 : 40;
-  static constexpr int kConsumerRegisters = kWideTiles ? 224 : 232;
-  static constexpr int kSharedBytes =
-      kQBytes + kStages * (2 * kTileBytes + kBarrierBytes) + kSharedAlignBytes;
+  static constexpr int kProducerRegisters = kTma ? 24 : kWideTiles ? 56 : 40;
+  static constexpr int kConsumerRegisters = kTma ? 240 : kWideTiles ? 224 : 232;
+  static constexpr int kQBarrierBytes = 2 * 8;  // TMA: one Q mbarrier per consumer
+  static constexpr int kSharedBytes = kQBytes + kStages * (2 * kTileBytes + kBarrierBytes) +
+                                      (kTma ? kQBarrierBytes : 0) + kSharedAlignBytes;
   static_assert(kWarpgroupThreads * (kProducerRegisters + 2 * kConsumerRegisters) <= 65536,
                 "the register file of one SM");
   static_assert(kProducerLag >= 0, "the ring holds the lagging tiles plus the consumers' two");
   static_assert(kSharedBytes <= kMaxSharedOptInBytes, "the shared memory of one block");
 };
 
-template <int kDim, int kKeys = kTileCols>
+template <int kDim, int kKeys = kTileCols, TileLoad kLoad = TileLoad::kCpAsync>
 constexpr int forward_wgmma_ws_shared_bytes() {
-  return WsConfig<kDim, kKeys>::kSharedBytes;
+  return WsConfig<kDim, kKeys, kLoad>::kSharedBytes;
 }
 
 __device__ inline void mbarrier_init(unsigned barrier, unsigned count) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(barrier), "r"(count) : "memory");
+#endif
+}
+// Makes the initialised mbarriers visible to the async proxy (the TMA unit completes on them).
+__device__ inline void fence_mbarrier_init() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
 }
 __device__ inline void mbarrier_arrive(unsigned barrier) {
@@ -106,6 +134,42 @@ __device__ inline void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 #endif
 }
+// One arrival that also tells the barrier to expect `bytes` more of asynchronous copies in this
+// phase: the phase completes once every arrival and every byte came.
+__device__ inline void mbarrier_arrive_expect_bytes(unsigned barrier, unsigned bytes) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier), "r"(bytes)
+               : "memory");
+#endif
+}
+// Bulk tensor copy of the box at (column, row) of a 2-D tensor map to shared memory; its bytes
+// complete on `barrier`.
+__device__ inline void tma_load_box(unsigned destination, const CUtensorMap* map, int column, int row,
+                                    unsigned barrier) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(destination),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(column), "r"(row), "r"(barrier)
+      : "memory");
+#endif
+}
+__device__ inline void tma_prefetch_map(const CUtensorMap* map) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+#endif
+}
+// A tile of kRows rows x kDim columns of head `head` starting at global row `row`, column block
+// by column block (one 64-column box each, kRows x 128 bytes apart: the layout of wgmma.cuh).
+template <int kRows, int kDim>
+__device__ inline void tma_load_tile(unsigned tile_address, const CUtensorMap* map, int head,
+                                     std::int64_t row, unsigned barrier) {
+#pragma unroll
+  for (int b = 0; b < kDim / 64; ++b)
+    tma_load_box(tile_address + b * kRows * kSwizzleRowBytes, map, head * kDim + 64 * b,
+                 static_cast<int>(row), barrier);
+}
+
 template <int kRegisters>
 __device__ inline void registers_decrease() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -172,11 +236,46 @@ __device__ inline void produce_kv_tiles(const AttentionParams& p, const ForwardB
   while (published < filled) publish(std::integral_constant<int, 0>{});
 }
 
+// The TMA producer: one thread walks the same tiles; per tile it waits for the stage to be
+// released, arms full[s] with the tile's bytes and issues the K and V boxes. Rows past the
+// sequence's end are the next sequence's (zeros past the tensor): the mask hides them.
+template <int kDim, int kKeys>
+__device__ inline void produce_kv_tiles_tma(const AttentionParams& p,
+                                            const ForwardBlock<kDim, kDim>& block,
+                                            const TmaMaps& maps, unsigned k_tiles,
+                                            unsigned v_tiles, unsigned full, unsigned empty) {
+  using Config = WsConfig<kDim, kKeys, TileLoad::kTma>;
+  constexpr unsigned kTileBytes = Config::kTileBytes;
+  const BlockSequence& seq = block.seq;
+  const int kv_tile_count = (seq.mask.len_kv + kKeys - 1) / kKeys;
+  const int q_tile_count = (seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
+  tma_prefetch_map(&maps.k);
+  tma_prefetch_map(&maps.v);
+  int filled = 0;
+  for (int tile = p.grid_tiles - 1 - block.slot; tile < q_tile_count; tile += p.grid_tiles) {
+    const int q0 = tile * kWgmmaRows;
+    int first = -1, last = -1;
+    reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kKeys, kv_tile_count, first, last);
+    for (int j = first; first >= 0 && j <= last; ++j) {
+      const RingSlot slot = ring_slot<Config::kStages>(filled++);
+      if (slot.round > 0) mbarrier_wait(empty + slot.stage * 8, (slot.round - 1) & 1);
+      const unsigned full_stage = full + slot.stage * 8;
+      mbarrier_arrive_expect_bytes(full_stage, 2 * kTileBytes);
+      const std::int64_t kv_row = seq.kv_begin + static_cast<std::int64_t>(j) * kKeys;
+      tma_load_tile<kKeys, kDim>(k_tiles + slot.stage * kTileBytes, &maps.k, seq.head, kv_row,
+                                 full_stage);
+      tma_load_tile<kKeys, kDim>(v_tiles + slot.stage * kTileBytes, &maps.v, seq.head, kv_row,
+                                 full_stage);
+    }
+  }
+}
+
 // Long on purpose, as the other forwards: the consumer phases share registers.
-template <Elem16 E, Mode kMode, int kDim, int kKeys = kTileCols>
+template <Elem16 E, Mode kMode, int kDim, int kKeys = kTileCols,
+          TileLoad kLoad = TileLoad::kCpAsync>
 __global__ void __launch_bounds__(kWsThreads, 1)
-    attention_forward_wgmma_ws_kernel(const AttentionParams p) {
-  using Config = WsConfig<kDim, kKeys>;
+    attention_forward_wgmma_ws_kernel(const AttentionParams p, const __grid_constant__ TmaMaps maps) {
+  using Config = WsConfig<kDim, kKeys, kLoad>;
   static_assert(kDim == 64 || kDim == 128, "the wgmma forward takes d_qk = d_v in {64, 128}");
   static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -189,11 +288,17 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const unsigned v_tiles = k_tiles + kStages * kTileBytes;  // kStages x kTileBytes
   const unsigned full = v_tiles + kStages * kTileBytes;     // kStages mbarriers
   const unsigned empty = full + kStages * 8;                // kStages mbarriers
+  const unsigned q_full = empty + kStages * 8;              // TMA: 2 mbarriers
   constexpr int kConsumerThreads = 2 * kWarpgroupThreads;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(full + s * 8, kWarpgroupThreads);
+      mbarrier_init(full + s * 8, Config::kTma ? 1 : kWarpgroupThreads);
       mbarrier_init(empty + s * 8, kConsumerThreads);
+    }
+    if constexpr (Config::kTma) {
+      mbarrier_init(q_full, 1);
+      mbarrier_init(q_full + 8, 1);
+      fence_mbarrier_init();
     }
   }
   __syncthreads();  // the only block-wide barrier: the mbarriers are initialised
@@ -204,7 +309,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int warpgroup = shfl(static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == 0) {
     registers_decrease<Config::kProducerRegisters>();
-    produce_kv_tiles<kDim, kKeys>(p, block, static_cast<int>(threadIdx.x), k_tiles, v_tiles, full, empty);
+    if constexpr (Config::kTma) {
+      if (threadIdx.x == 0)
+        produce_kv_tiles_tma<kDim, kKeys>(p, block, maps, k_tiles, v_tiles, full, empty);
+    } else {
+      produce_kv_tiles<kDim, kKeys>(p, block, static_cast<int>(threadIdx.x), k_tiles, v_tiles,
+                                    full, empty);
+    }
     return;
   }
   registers_increase<Config::kConsumerRegisters>();
@@ -223,21 +334,37 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // one extra sync at the end, so both barriers end balanced.
   if (consumer == 1) named_barrier_arrive(own_schedule, kConsumerThreads);
   int consumed = 0;
+  int q_loads = 0;  // TMA: Q tiles this consumer loaded (the parity of its Q mbarrier)
 
   for (int tile = p.grid_tiles - 1 - block.slot; tile < q_tile_count; tile += p.grid_tiles) {
     const int q0 = tile * kWgmmaRows;
     int first = -1, last = -1;
     reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kKeys, kv_tile_count, first, last);
     // This warpgroup's Q rows: its previous products that read them were waited for by every
-    // warp before the barrier; the copy lands, is fenced and published before the first S.
+    // warp before the barrier; the copy lands (and, through cp.async, is fenced and published)
+    // before the first S.
     named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
-    copy_rows_swizzled<kWarpgroupRows, kDim, kWarpgroupThreads, kWgmmaRows>(
-        q_rows_address, consumer_thread, block.q_base, block.qk_stride, q0 + warpgroup_row0,
-        seq.mask.len_q);
-    commit_async_copies();
-    wait_async_copies<0>();
-    fence_generic_to_async_shared();
-    named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
+    if constexpr (Config::kTma) {
+      const unsigned q_barrier = q_full + consumer * 8;
+      if (consumer_thread == 0) {
+        mbarrier_arrive_expect_bytes(q_barrier, kWarpgroupRows * kDim * 2);
+        // Q column blocks are kWgmmaRows rows tall: this warpgroup's rows sit inside each.
+#pragma unroll
+        for (int b = 0; b < kDim / 64; ++b)
+          tma_load_box(q_rows_address + b * kWgmmaRows * kSwizzleRowBytes, &maps.q,
+                       seq.head * kDim + 64 * b,
+                       static_cast<int>(seq.q_begin + q0 + warpgroup_row0), q_barrier);
+      }
+      mbarrier_wait(q_barrier, static_cast<unsigned>(q_loads++) & 1);
+    } else {
+      copy_rows_swizzled<kWarpgroupRows, kDim, kWarpgroupThreads, kWgmmaRows>(
+          q_rows_address, consumer_thread, block.q_base, block.qk_stride, q0 + warpgroup_row0,
+          seq.mask.len_q);
+      commit_async_copies();
+      wait_async_copies<0>();
+      fence_generic_to_async_shared();
+      named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
+    }
 
     float o[kDim / 8][4];
 #pragma unroll

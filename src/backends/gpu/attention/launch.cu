@@ -112,17 +112,26 @@ Status can_implement_forward_wgmma(const AttentionProblem& problem) {
 
 bool is_wgmma(ForwardKernel kernel) {
   return kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs ||
-         kernel == ForwardKernel::kWgmmaWs128;
+         kernel == ForwardKernel::kWgmmaWs128 || kernel == ForwardKernel::kWgmmaTma ||
+         kernel == ForwardKernel::kWgmmaTma64;
 }
 
 template <detail::Elem16 E>
-Status launch_forward_wgmma(ForwardKernel kernel, const AttentionProblem& problem,
-                            const detail::AttentionParams& params, gpuStream_t stream) {
-  if (kernel == ForwardKernel::kWgmmaWs)
-    return detail::launch_forward_wgmma_ws_kernels<E>(problem, params, stream);
-  if (kernel == ForwardKernel::kWgmmaWs128)
-    return detail::launch_forward_wgmma_ws128_kernels<E>(problem, params, stream);
-  return detail::launch_forward_wgmma_kernels<E>(problem, params, stream);
+Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem,
+                           const detail::AttentionParams& params, gpuStream_t stream) {
+  using detail::WgmmaForward;
+  switch (kernel) {
+    case ForwardKernel::kWgmmaWs:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kWs64>(problem, params, stream);
+    case ForwardKernel::kWgmmaWs128:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kWs128>(problem, params, stream);
+    case ForwardKernel::kWgmmaTma:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kTma128>(problem, params, stream);
+    case ForwardKernel::kWgmmaTma64:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kTma64>(problem, params, stream);
+    default:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kRound2>(problem, params, stream);
+  }
 }
 
 }  // namespace
@@ -201,8 +210,8 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   if (is_wgmma(kernel)) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
     return problem.dtype == DType::kBF16
-               ? launch_forward_wgmma<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
-               : launch_forward_wgmma<detail::Elem16::kF16>(kernel, problem, params, native_stream);
+               ? launch_wgmma_kernel<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
+               : launch_wgmma_kernel<detail::Elem16::kF16>(kernel, problem, params, native_stream);
   }
   if (kernel == ForwardKernel::kRows128) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kRows128);
