@@ -23,6 +23,8 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws128_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma64_slot();
+// kWgmmaTma's kernel with one block per (sequence, head) (gpu::ForwardKernel::kWgmmaTmaSeq).
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_seq_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 
 }  // namespace parity::attention::detail

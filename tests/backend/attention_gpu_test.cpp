@@ -489,6 +489,8 @@ constexpr const char* kWgmmaWs = "attention_forward_gpu_wgmma_ws";  // warp-spec
 constexpr const char* kWgmmaWs128 = "attention_forward_gpu_wgmma_ws128";  // 128-key S tiles
 constexpr const char* kWgmmaTma = "attention_forward_gpu_wgmma_tma";      // + TMA loads
 constexpr const char* kWgmmaTma64 = "attention_forward_gpu_wgmma_tma64";  // TMA, 64-key tiles
+// kWgmmaTma with one block per (sequence, head): every multi-tile sequence walks its q tiles.
+constexpr const char* kWgmmaTmaSeq = "attention_forward_gpu_wgmma_tma_seq";
 constexpr std::int64_t kTile128 = 128;  // their q tile (and ws128's kv tile); kv tiles else 64
 
 class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
@@ -509,13 +511,14 @@ class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
 
 INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128,
                          ::testing::Values(kRows128, kWgmma, kWgmmaWs, kWgmmaWs128, kWgmmaTma,
-                                           kWgmmaTma64),
+                                           kWgmmaTma64, kWgmmaTmaSeq),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kWgmmaWs) return std::string("wgmma_ws");
                            if (name == kWgmmaWs128) return std::string("wgmma_ws128");
                            if (name == kWgmmaTma) return std::string("wgmma_tma");
                            if (name == kWgmmaTma64) return std::string("wgmma_tma64");
+                           if (name == kWgmmaTmaSeq) return std::string("wgmma_tma_seq");
                            return name == kWgmma ? std::string("wgmma") : std::string("rows128");
                          });
 

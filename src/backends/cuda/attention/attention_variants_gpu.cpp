@@ -75,6 +75,8 @@ void install() {
                                                      gpu::ForwardKernel::kWgmmaTma);
   static const AttentionForwardGpu forward_wgmma_tma64("attention_forward_gpu_wgmma_tma64",
                                                        gpu::ForwardKernel::kWgmmaTma64);
+  static const AttentionForwardGpu forward_wgmma_tma_seq("attention_forward_gpu_wgmma_tma_seq",
+                                                         gpu::ForwardKernel::kWgmmaTmaSeq);
   static const AttentionBackwardGpu backward;
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
@@ -83,6 +85,7 @@ void install() {
   detail::attention_forward_gpu_wgmma_ws128_slot().install(&forward_wgmma_ws128);
   detail::attention_forward_gpu_wgmma_tma_slot().install(&forward_wgmma_tma);
   detail::attention_forward_gpu_wgmma_tma64_slot().install(&forward_wgmma_tma64);
+  detail::attention_forward_gpu_wgmma_tma_seq_slot().install(&forward_wgmma_tma_seq);
   detail::attention_backward_gpu_slot().install(&backward);
 }
 

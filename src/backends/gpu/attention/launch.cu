@@ -113,7 +113,7 @@ Status can_implement_forward_wgmma(const AttentionProblem& problem) {
 bool is_wgmma(ForwardKernel kernel) {
   return kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs ||
          kernel == ForwardKernel::kWgmmaWs128 || kernel == ForwardKernel::kWgmmaTma ||
-         kernel == ForwardKernel::kWgmmaTma64;
+         kernel == ForwardKernel::kWgmmaTma64 || kernel == ForwardKernel::kWgmmaTmaSeq;
 }
 
 template <detail::Elem16 E>
@@ -126,6 +126,7 @@ Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem
     case ForwardKernel::kWgmmaWs128:
       return detail::launch_forward_wgmma<E, WgmmaForward::kWs128>(problem, params, stream);
     case ForwardKernel::kWgmmaTma:
+    case ForwardKernel::kWgmmaTmaSeq:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma128>(problem, params, stream);
     case ForwardKernel::kWgmmaTma64:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma64>(problem, params, stream);
@@ -208,7 +209,10 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
   if (is_wgmma(kernel)) {
-    params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
+    // kWgmmaTmaSeq: one block per (sequence, head); its q tiles in sequence.
+    params.grid_tiles = kernel == ForwardKernel::kWgmmaTmaSeq
+                            ? 1
+                            : tile_slots(problem, detail::kernels::kWgmmaRows);
     return problem.dtype == DType::kBF16
                ? launch_wgmma_kernel<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
                : launch_wgmma_kernel<detail::Elem16::kF16>(kernel, problem, params, native_stream);
