@@ -4,7 +4,7 @@
 # `--only tbe_round4_probe`.
 #   1. the GPU tests of the forward candidates, the op's selection, the dedup forward and the
 #      bounds check (ROUND4_FILTER to change them);
-#   2. D4 forward only: auto and the warp-tile kernels, old (one_hot, short_bags) and new
+#   2. D4 and D2 forward only: auto and the warp-tile kernels, old (one_hot, short_bags) and new
 #      (short_bags_prefetch, short_bags_light), each checked against fp64 first;
 #   3. full runs of ROUND4_BOUNDS_CONFIGS (default D6 D1 D5 C2): the bounds check against its floor
 #      (a plain read of indices and offsets, same flush; target <= 1.2x; run 30 had D6 1.33x,
@@ -14,7 +14,7 @@
 #   4. $OUT/tbe_round4_summary.txt: per configuration and kernel the forward ms, TB/s, % of copy
 #      under the judged byte model and the target; the bounds-check ratios; a last line "round4: ...".
 #   ROUND4_REPS=10 ROUND4_TESTS=0 scripts/gpu/tbe_round4_probe.sh build/cuda
-# Budget: ~20 s of tests, one forward-only run and four full runs of ~8-15 s: under 120 s.
+# Budget: ~20 s of tests, two forward-only runs and four full runs of ~8-15 s: under 120 s.
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"
@@ -39,8 +39,10 @@ run() {
     failed=1
   fi
 }
-run D4_forward --config D4 --forward-only \
-  --forward-variant "${ROUND4_D4_VARIANTS:-warp_tile_one_hot,warp_tile_short_bags,warp_tile_short_bags_prefetch,warp_tile_short_bags_light}"
+short_bag_variants="${ROUND4_SHORT_VARIANTS:-warp_tile_one_hot,warp_tile_short_bags,warp_tile_short_bags_prefetch,warp_tile_short_bags_light}"
+run D4_forward --config D4 --forward-only --forward-variant "$short_bag_variants"
+# D2 (L ~ U[0, 10], D 16/32): the other short-bag configuration a new selection rule would move.
+run D2_forward --config D2 --forward-only --forward-variant "$short_bag_variants"
 # Full runs (bounds check and its floor, step); D6 and C2 also time wide_rows_dedup beside auto
 # (D6: skewed long bags, where it should pay; C2: uniform, its overhead where nothing repeats).
 for c in ${ROUND4_BOUNDS_CONFIGS:-D6 D1 D5 C2}; do
