@@ -45,7 +45,12 @@ struct DeviceBatch {
 /// read lane-per-bag, coalesced, then shuffled; every lead row of the tile loaded at once;
 /// streaming output stores), kWarpTileOneHotPrefetch (the same, software-pipelined: the next tile's
 /// offsets and indices load while this tile's rows do), kWarpTileShortBags (the same tiles with four
-/// lead rows per bag).
+/// lead rows per bag), kWarpTileShortBagsPrefetch (short-bag tiles, software-pipelined as the
+/// prefetching one-hot tiles), kWarpTileShortBagsLight (short-bag tiles with one pass of four rows
+/// in flight per lane at three blocks per SM instead of two passes at two).
+/// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
+/// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
+/// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
 enum class ForwardKernel : std::uint8_t {
   kAuto,
   kGroupPerBag,
@@ -56,6 +61,9 @@ enum class ForwardKernel : std::uint8_t {
   kWarpTileOneHot,
   kWarpTileOneHotPrefetch,
   kWarpTileShortBags,
+  kWarpTileShortBagsPrefetch,
+  kWarpTileShortBagsLight,
+  kGroupPerBagDedup,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
 

@@ -31,7 +31,13 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
 bool is_narrow_row_candidate(ForwardKernel kernel) {
   return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight ||
          kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
-         kernel == ForwardKernel::kWarpTileShortBags;
+         kernel == ForwardKernel::kWarpTileShortBags || kernel == ForwardKernel::kWarpTileShortBagsPrefetch ||
+         kernel == ForwardKernel::kWarpTileShortBagsLight;
+}
+
+// Candidates dispatched by dispatch_forward_candidate_kernels (16-byte units: 16-bit rows aligned).
+bool is_forward_candidate(ForwardKernel kernel) {
+  return is_narrow_row_candidate(kernel) || kernel == ForwardKernel::kGroupPerBagDedup;
 }
 
 template <typename IndexT>
@@ -55,9 +61,9 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
   const bool aligned = rows_16_byte_aligned(problem, weights);
-  if (is_narrow_row_candidate(kernel)) {
+  if (is_forward_candidate(kernel)) {
     if (!aligned) {
-      return unsupported("tbe_forward narrow-row candidates: 16-bit rows must start on 16-byte boundaries");
+      return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries");
     }
     switch (problem.weight_dtype) {
       case DType::kF16: return dispatch_forward_candidate_kernels<F16Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
@@ -173,6 +179,9 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
   }
   if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
     PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
+  }
+  if (kernel == ForwardKernel::kGroupPerBagDedup && problem.pooling == PoolingMode::kNone) {
+    return unsupported("tbe_forward dedup: pooling=none writes one output row per index; needs sum or mean");
   }
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {
