@@ -114,6 +114,12 @@ def is_misaligned(m, k):
     return (k * BF16_BYTES) % TMA_ALIGNMENT_BYTES != 0 or (m * BF16_BYTES) % TMA_ALIGNMENT_BYTES != 0
 
 
+def expert_tokens(rng, total, experts, top_k):
+    """Tokens one expert receives: drawn around the mean (routing is never balanced)."""
+    mean = total * top_k / experts
+    return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
+
+
 def training_triplet(prefix, tokens, fan_in, fan_out, family):
     return [
         (f"{prefix}_fwd", tokens, fan_out, fan_in, family),
@@ -158,19 +164,14 @@ def moe_shapes(rng):
     """Expert GEMMs: tokens per expert drawn around the mean (routing is never balanced), so
     most expert row counts are odd sizes (a realistic source of misaligned M)."""
     rows = []
-
-    def expert_tokens(total, experts, top_k):
-        mean = total * top_k / experts
-        return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
-
     for i in range(3):
-        t = expert_tokens(8192, 8, 2)
+        t = expert_tokens(rng, 8192, 8, 2)
         rows += [
             (f"mixtral_expert_gateup_{i}", t, 2 * 14336, 4096, "moe"),
             (f"mixtral_expert_down_{i}", t, 4096, 14336, "moe"),
         ]
     for i in range(3):
-        t = expert_tokens(16384, 256, 8)
+        t = expert_tokens(rng, 16384, 256, 8)
         rows += [
             (f"dsv3_expert_gateup_{i}", t, 2 * 2048, 7168, "moe"),
             (f"dsv3_expert_down_{i}", t, 7168, 2048, "moe"),
@@ -180,7 +181,7 @@ def moe_shapes(rng):
         ("dsv3_kv_a_proj_t4096", 4096, 512 + 64, 7168, "moe"),
     ]
     for i in range(2):
-        t = expert_tokens(4096, 60, 4)
+        t = expert_tokens(rng, 4096, 60, 4)
         rows += [
             (f"qwenmoe_expert_gateup_{i}", t, 2 * 1408, 2048, "moe"),
             (f"qwenmoe_expert_down_{i}", t, 2048, 1408, "moe"),
@@ -234,19 +235,14 @@ def llm_shapes_test2(rng):
 
 def moe_shapes_test2(rng):
     rows = []
-
-    def expert_tokens(total, experts, top_k):
-        mean = total * top_k / experts
-        return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
-
     for i in range(4):
-        t = expert_tokens(8192, 64, 8)
+        t = expert_tokens(rng, 8192, 64, 8)
         rows += [
             (f"olmoe_expert_gateup_{i}", t, 2 * 1024, 2048, "moe"),
             (f"olmoe_expert_down_{i}", t, 2048, 1024, "moe"),
         ]
     for i in range(3):
-        t = expert_tokens(8192, 16, 4)
+        t = expert_tokens(rng, 8192, 16, 4)
         rows += [
             (f"dbrx_expert_gateup_{i}", t, 2 * 10752, 6144, "moe"),
             (f"dbrx_expert_down_{i}", t, 6144, 10752, "moe"),
@@ -292,25 +288,20 @@ def llm_shapes_test3(rng):
 
 def moe_shapes_test3(rng):
     rows = []
-
-    def expert_tokens(total, experts, top_k):
-        mean = total * top_k / experts
-        return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
-
     for i in range(3):
-        t = expert_tokens(8192, 8, 2)
+        t = expert_tokens(rng, 8192, 8, 2)
         rows += [
             (f"mixtral8x22b_expert_gateup_{i}", t, 2 * 16384, 6144, "moe"),
             (f"mixtral8x22b_expert_down_{i}", t, 6144, 16384, "moe"),
         ]
     for i in range(3):
-        t = expert_tokens(8192, 16, 2)
+        t = expert_tokens(rng, 8192, 16, 2)
         rows += [
             (f"phi35moe_expert_gateup_{i}", t, 2 * 6400, 4096, "moe"),
             (f"phi35moe_expert_down_{i}", t, 4096, 6400, "moe"),
         ]
     for i in range(3):
-        t = expert_tokens(8192, 64, 8)
+        t = expert_tokens(rng, 8192, 64, 8)
         rows += [
             (f"qwen2moe57b_expert_gateup_{i}", t, 2 * 2560, 3584, "moe"),
             (f"qwen2moe57b_expert_down_{i}", t, 3584, 2560, "moe"),
