@@ -116,7 +116,8 @@ TEST(GemmCalibrationShapes, ThirdTestSuiteIsDisjointFromEveryEarlierSuite) {
     EXPECT_TRUE(own_sizes.emplace(p.m, p.n, p.k).second) << name << " repeats a size";
     if (p.alignment_class_bytes() < 16) ++misaligned;
   }
-  const double misaligned_share = static_cast<double>(misaligned) / test3.names.size();
+  const double misaligned_share =
+      static_cast<double>(misaligned) / static_cast<double>(test3.names.size());
   EXPECT_GE(misaligned_share, 0.25);
   EXPECT_LE(misaligned_share, 0.40);
 }
