@@ -136,8 +136,13 @@ Status short_bags_forward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
+  return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
+                                                   : ForwardKernel::kWarpTileShortBagsLight;
+}
+
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
-  if (short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHot;
+  if (short_bags_forward_fits(problem).is_ok()) return select_warp_tile_kernel(problem);
   if (narrow_rows_forward_fits(problem).is_ok()) return ForwardKernel::kNarrowRows;
   if (fitted_groups_forward_fits(problem).is_ok()) return ForwardKernel::kFittedGroups;
   return ForwardKernel::kGroupPerBag;
@@ -172,8 +177,8 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
       kernel = ForwardKernel::kGroupPerBag;
     }
     // The same for the warp tiles' 16-bit rows: narrow rows gives the same sums.
-    if (kernel == ForwardKernel::kWarpTileOneHot && dtype_size_bytes(problem.weight_dtype) < 4 &&
-        !rows_16_byte_aligned(problem, weights)) {
+    if ((kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileShortBagsLight) &&
+        dtype_size_bytes(problem.weight_dtype) < 4 && !rows_16_byte_aligned(problem, weights)) {
       kernel = ForwardKernel::kNarrowRows;
     }
   }
