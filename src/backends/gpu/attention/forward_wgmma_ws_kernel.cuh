@@ -16,9 +16,12 @@
 // kKeys is the S tile width: 64 (attention_forward_gpu_wgmma_ws: m64n64k16 for S, 5 stages) or
 // 128 (attention_forward_gpu_wgmma_ws128: m64n128k16 for S and k = 128 for P V, half the steps
 // and so half the barrier, mbarrier and commit overhead per key; at d = 128 only 3 stages fit).
-// The producer lags kProducerLag tiles behind its copies before it waits for them (cp.async
-// groups are per thread: one group per tile), so kProducerLag + 1 tiles stream in while it
-// waits; the ring holds them plus the consumers' tiles j - 1 (P V pending) and j.
+// kLoad = TileLoad::kTma (attention_forward_gpu_wgmma_tma, _tma64, _tma_seq): one producer thread
+// issues bulk tensor copies instead, full[s] takes one arrival plus the tile's bytes, each
+// consumer's Q arrives the same way on its own mbarrier, and the split is 24 / 240 registers.
+// The cp.async producer lags kProducerLag tiles behind its copies before it waits for them
+// (cp.async groups are per thread: one group per tile), so kProducerLag + 1 tiles stream in
+// while it waits; the ring holds them plus the consumers' tiles j - 1 (P V pending) and j.
 // Every consumer waits full[s] for every tile in the block's range, even one its rows cannot
 // see: an empty[s] arrival must belong to the phase of that tile, and a consumer that ran ahead
 // would complete an earlier phase alone.
