@@ -23,7 +23,8 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws128_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma64_slot();
-// kWgmmaTma's kernel with one block per (sequence, head) (gpu::ForwardKernel::kWgmmaTmaSeq).
+// kWgmmaTma's kernel with blocks walking the q tiles of a (sequence, head)
+// (gpu::ForwardKernel::kWgmmaTmaSeq); listed first: the default where it runs.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_seq_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 // The Hopper wgmma backward (gpu::BackwardKernel::kWgmma): listed first among the GPU backwards,

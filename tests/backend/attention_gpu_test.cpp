@@ -636,6 +636,25 @@ TEST_P(AttentionGpuRows128, GdpaCrossAttentionEveryActivation) {
   }
 }
 
+// The walking TMA forward (the default on sm_90a) with enough (sequence, head) pairs that each
+// block walks every q tile of its sequence (B x H = 280 >= 2 blocks per SM on a 132-SM H200;
+// fewer SMs too): lengths 0, 1, 129, 200, 257, 300 (up to 3 q tiles), HSTU causal, d = 64.
+TEST(AttentionGpu, TmaSeqWalksTheQTilesOfManySequences) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15215);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  const AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 64, 300);
+  AttentionProblem probe = p;  // batch and totals as the fixture's probe: the kernel's limits only
+  probe.batch = 2;
+  probe.total_q = probe.total_kv = 100;
+  const Status runnable = gpu::can_implement_forward(probe, gpu::ForwardKernel::kWgmmaTmaSeq);
+  if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
+  const std::int64_t cycle[] = {129, 300, 0, 257, 1, 200, 130};
+  std::vector<std::int64_t> lengths;
+  for (int b = 0; b < 70; ++b) lengths.push_back(cycle[b % 7]);
+  expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), false, kWgmmaTmaSeq);
+}
+
 TEST(AttentionGpu, Rows128RefusesWithReasons) {
   AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 128, 2048);
   p.batch = 2;

@@ -16,9 +16,12 @@
 // kKeys is the S tile width: 64 (attention_forward_gpu_wgmma_ws: m64n64k16 for S, 5 stages) or
 // 128 (attention_forward_gpu_wgmma_ws128: m64n128k16 for S and k = 128 for P V, half the steps
 // and so half the barrier, mbarrier and commit overhead per key; at d = 128 only 3 stages fit).
-// The producer lags kProducerLag tiles behind its copies before it waits for them (cp.async
-// groups are per thread: one group per tile), so kProducerLag + 1 tiles stream in while it
-// waits; the ring holds them plus the consumers' tiles j - 1 (P V pending) and j.
+// kLoad = TileLoad::kTma (attention_forward_gpu_wgmma_tma, _tma64, _tma_seq): one producer thread
+// issues bulk tensor copies instead, full[s] takes one arrival plus the tile's bytes, each
+// consumer's Q arrives the same way on its own mbarrier, and the split is 24 / 240 registers.
+// The cp.async producer lags kProducerLag tiles behind its copies before it waits for them
+// (cp.async groups are per thread: one group per tile), so kProducerLag + 1 tiles stream in
+// while it waits; the ring holds them plus the consumers' tiles j - 1 (P V pending) and j.
 // Every consumer waits full[s] for every tile in the block's range, even one its rows cannot
 // see: an empty[s] arrival must belong to the phase of that tile, and a consumer that ran ahead
 // would complete an earlier phase alone.
@@ -334,29 +337,37 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // one extra sync at the end, so both barriers end balanced.
   if (consumer == 1) named_barrier_arrive(own_schedule, kConsumerThreads);
   int consumed = 0;
-  int q_loads = 0;  // TMA: Q tiles this consumer loaded (the parity of its Q mbarrier)
+  // TMA: this warpgroup's Q rows of q tile `tile`, issued by one thread once every warp of the
+  // warpgroup is past its products that read the previous Q (the named barrier); the next tile's
+  // Q is issued before the current tile's epilogue, so its load overlaps the stores.
+  const unsigned q_barrier = q_full + consumer * 8;
+  int q_loads = 0;  // Q tiles this consumer waited for (the parity of its Q mbarrier)
+  const auto issue_q_tma = [&](int tile) {
+    named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
+    if (consumer_thread != 0) return;
+    mbarrier_arrive_expect_bytes(q_barrier, kWarpgroupRows * kDim * 2);
+    // Q column blocks are kWgmmaRows rows tall: this warpgroup's rows sit inside each.
+#pragma unroll
+    for (int b = 0; b < kDim / 64; ++b)
+      tma_load_box(q_rows_address + b * kWgmmaRows * kSwizzleRowBytes, &maps.q,
+                   seq.head * kDim + 64 * b,
+                   static_cast<int>(seq.q_begin + tile * kWgmmaRows + warpgroup_row0), q_barrier);
+  };
+  const int first_tile = p.grid_tiles - 1 - block.slot;
+  if constexpr (Config::kTma) {
+    if (first_tile < q_tile_count) issue_q_tma(first_tile);
+  }
 
-  for (int tile = p.grid_tiles - 1 - block.slot; tile < q_tile_count; tile += p.grid_tiles) {
+  for (int tile = first_tile; tile < q_tile_count; tile += p.grid_tiles) {
     const int q0 = tile * kWgmmaRows;
     int first = -1, last = -1;
     reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kKeys, kv_tile_count, first, last);
-    // This warpgroup's Q rows: its previous products that read them were waited for by every
-    // warp before the barrier; the copy lands (and, through cp.async, is fenced and published)
-    // before the first S.
-    named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
     if constexpr (Config::kTma) {
-      const unsigned q_barrier = q_full + consumer * 8;
-      if (consumer_thread == 0) {
-        mbarrier_arrive_expect_bytes(q_barrier, kWarpgroupRows * kDim * 2);
-        // Q column blocks are kWgmmaRows rows tall: this warpgroup's rows sit inside each.
-#pragma unroll
-        for (int b = 0; b < kDim / 64; ++b)
-          tma_load_box(q_rows_address + b * kWgmmaRows * kSwizzleRowBytes, &maps.q,
-                       seq.head * kDim + 64 * b,
-                       static_cast<int>(seq.q_begin + q0 + warpgroup_row0), q_barrier);
-      }
       mbarrier_wait(q_barrier, static_cast<unsigned>(q_loads++) & 1);
     } else {
+      // This warpgroup's Q rows: its previous products that read them were waited for by every
+      // warp before the barrier; the copy lands, is fenced and published before the first S.
+      named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
       copy_rows_swizzled<kWarpgroupRows, kDim, kWarpgroupThreads, kWgmmaRows>(
           q_rows_address, consumer_thread, block.q_base, block.qk_stride, q0 + warpgroup_row0,
           seq.mask.len_q);
@@ -433,6 +444,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       mbarrier_arrive(empty + pending_stage * 8);
     }
 
+    if constexpr (Config::kTma) {
+      if (tile + p.grid_tiles < q_tile_count) issue_q_tma(tile + p.grid_tiles);
+    }
     store_row_block<E, kMode, kDim>(p, seq, block.v_stride, warp_q0, o, row_max, row_sum);
   }
   if (consumer == 1) named_barrier_sync(own_schedule, kConsumerThreads);

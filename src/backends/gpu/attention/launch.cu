@@ -45,6 +45,21 @@ int tile_slots(const AttentionProblem& problem, int tile_rows = kTileRows) {
                           tile_rows);
 }
 
+// Tile slots of the walking TMA forward (kWgmmaTmaSeq): one block per (sequence, head) walks all
+// its q tiles (run 46: 3-14% faster than one block per q tile at B x H = 2048) once that gives
+// every SM kWalkMinWaves blocks; fewer (sequence, head) pairs split their q tiles over more
+// slots so the grid still fills the device.
+constexpr std::int64_t kWalkMinWaves = 2;
+Result<int> walk_tile_slots(const AttentionProblem& problem, int all_slots) {
+  int device = 0, sm_count = 0;
+  PARITY_GPU_TRY(gpuGetDevice(&device));
+  PARITY_GPU_TRY(gpuDeviceGetAttribute(&sm_count, gpuDevAttrMultiProcessorCount, device));
+  const std::int64_t sequence_heads = std::max<std::int64_t>(problem.batch * problem.heads, 1);
+  const std::int64_t wanted_blocks = kWalkMinWaves * std::max(sm_count, 1);
+  const std::int64_t slots = (wanted_blocks + sequence_heads - 1) / sequence_heads;
+  return static_cast<int>(std::clamp<std::int64_t>(slots, 1, all_slots));
+}
+
 Status check_aligned(const void* pointer, const char* name) {
   PARITY_CHECK_ARG(pointer != nullptr, name, ": null pointer");
   PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0, name, ": ", pointer,
@@ -228,10 +243,12 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
   if (is_wgmma(kernel)) {
-    // kWgmmaTmaSeq: one block per (sequence, head); its q tiles in sequence.
-    params.grid_tiles = kernel == ForwardKernel::kWgmmaTmaSeq
-                            ? 1
-                            : tile_slots(problem, detail::kernels::kWgmmaRows);
+    params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
+    if (kernel == ForwardKernel::kWgmmaTmaSeq) {
+      const Result<int> slots = walk_tile_slots(problem, params.grid_tiles);
+      if (!slots.is_ok()) return slots.status();
+      params.grid_tiles = *slots;
+    }
     return problem.dtype == DType::kBF16
                ? launch_wgmma_kernel<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
                : launch_wgmma_kernel<detail::Elem16::kF16>(kernel, problem, params, native_stream);
