@@ -669,12 +669,13 @@ TEST(AttentionGpu, Rows128RefusesWithReasons) {
 
 constexpr const char* kBackwardMma = "attention_backward_gpu";
 constexpr const char* kBackwardWgmma = "attention_backward_gpu_wgmma";
+constexpr const char* kBackwardWgmmaRing = "attention_backward_gpu_wgmma_ring";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     PARITY_REQUIRE_GPU();
-    if (std::string(GetParam()) != kBackwardWgmma) return;
+    if (std::string(GetParam()) == kBackwardMma) return;
     AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 128, 300);
     p.batch = 2;
     p.total_q = p.total_kv = 100;
@@ -687,11 +688,12 @@ class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
 };
 
 INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
-                         ::testing::Values(kBackwardMma, kBackwardWgmma),
+                         ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaRing),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
-                           return std::string(param_info.param) == kBackwardWgmma
-                                      ? std::string("wgmma")
-                                      : std::string("mma_sync");
+                           const std::string name = param_info.param;
+                           if (name == kBackwardWgmmaRing) return std::string("wgmma_ring");
+                           return name == kBackwardWgmma ? std::string("wgmma")
+                                                         : std::string("mma_sync");
                          });
 
 TEST_P(AttentionGpuBackward, HstuLengthsTargetsAndDtypes) {

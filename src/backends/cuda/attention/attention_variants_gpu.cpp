@@ -78,12 +78,15 @@ void install() {
   static const AttentionBackwardGpu backward("attention_backward_gpu", gpu::BackwardKernel::kMmaSync);
   static const AttentionBackwardGpu backward_wgmma("attention_backward_gpu_wgmma",
                                                    gpu::BackwardKernel::kWgmma);
+  static const AttentionBackwardGpu backward_wgmma_ring("attention_backward_gpu_wgmma_ring",
+                                                        gpu::BackwardKernel::kWgmmaRing);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
   detail::attention_forward_gpu_wgmma_ws_slot().install(&forward_wgmma_ws);
   detail::attention_backward_gpu_slot().install(&backward);
   detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
+  detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);
 }
 
 }  // namespace parity::attention::gpu_variants

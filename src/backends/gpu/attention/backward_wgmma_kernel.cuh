@@ -32,13 +32,20 @@ inline constexpr int kBwdWgmmaRows = kWgmmaRows;        // kv rows per block
 inline constexpr int kBwdWgmmaThreads = kWgmmaThreads;  // two warpgroups
 inline constexpr int kBwdDsBarrier0 = 1;                // named barriers 1, 2: a warpgroup's dS^T
 
-template <int kDim>
+// Q-side stages (Q, dO, row terms of one q tile): two with a block barrier per step; a ring of
+// four with mbarriers (the `ring` schedule, below).
+constexpr int backward_wgmma_stages(bool ring) { return ring ? 4 : 2; }
+
+template <int kDim, bool kRing>
 constexpr int backward_wgmma_shared_bytes() {
-  // K and V (128 rows), Q and dO (two buffers of 64 rows), the two warpgroups' dS^T tiles
-  // (64 x 64), the row terms (2 buffers x {lse2, D} x 64 fp32), the alignment slack.
-  return (2 * kBwdWgmmaRows * kDim + 2 * 2 * kTileCols * kDim + 2 * kWarpgroupRows * kTileCols) *
+  // K and V (128 rows), Q and dO (a stage each of 64 rows), the two warpgroups' dS^T tiles
+  // (64 x 64), the row terms (a stage each of {lse2, D} x 64 fp32), the full mbarriers, the
+  // alignment slack.
+  constexpr int kStages = backward_wgmma_stages(kRing);
+  return (2 * kBwdWgmmaRows * kDim + kStages * 2 * kTileCols * kDim +
+          2 * kWarpgroupRows * kTileCols) *
              2 +
-         2 * 2 * kTileCols * 4 + kSharedAlignBytes;
+         kStages * 2 * kTileCols * 4 + kStages * 8 + kSharedAlignBytes;
 }
 
 // D (64 x 64 fp32) = A (64 x 16) x B (16 x 64), both through descriptors of MN-major tiles
@@ -186,7 +193,16 @@ __device__ inline void pointwise_weights(Activation activation, float (&s)[kTile
 }
 
 // Long on purpose, as the other attention kernels: one body whose phases share registers.
-template <Elem16 E, Mode kMode, int kDim>
+// kRing: the ring schedule. Without it, one block barrier per q tile publishes the tile (copied
+// one ahead) and frees the buffer of the previous one, so the two warpgroups run each step in
+// lockstep (their exp and atomic phases coincide while the tensor cores idle). With it, Q-side
+// tiles are copied two ahead into a ring of four stages and published per stage by an mbarrier
+// (256 arrivals: every thread after its copies of the tile landed and were fenced); a thread
+// publishes tile i + 1 in step i and waits for tile i, so a warpgroup runs at most one step
+// ahead of the other, and the stage refilled in step i (tile i + 2's, last read in step i - 2)
+// is free without an empty barrier: a warpgroup in step i saw tile i published by the other one,
+// which the other did after finishing step i - 2.
+template <Elem16 E, Mode kMode, int kDim, bool kRing>
 __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
     attention_backward_wgmma_kernel(const AttentionParams p) {
   static_assert(kDim == 64 || kDim == 128, "the wgmma backward takes d_qk = d_v in {64, 128}");
@@ -199,12 +215,18 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
   constexpr unsigned kQTileBytes = kTileCols * kDim * 2;
   constexpr unsigned kDsTileBytes = kWarpgroupRows * kTileCols * 2;
   const unsigned v_tile = k_tile + kKvTileBytes;
-  const unsigned q_tiles = v_tile + kKvTileBytes;      // 2 x kQTileBytes
-  const unsigned do_tiles = q_tiles + 2 * kQTileBytes;  // 2 x kQTileBytes
-  const unsigned ds_tiles = do_tiles + 2 * kQTileBytes;  // 2 warpgroups x kDsTileBytes
+  constexpr int kStages = backward_wgmma_stages(kRing);
+  const unsigned q_tiles = v_tile + kKvTileBytes;             // kStages x kQTileBytes
+  const unsigned do_tiles = q_tiles + kStages * kQTileBytes;  // kStages x kQTileBytes
+  const unsigned ds_tiles = do_tiles + kStages * kQTileBytes;  // 2 warpgroups x kDsTileBytes
+  const unsigned row_terms_address = ds_tiles + 2 * kDsTileBytes;  // kStages x {lse2, D} x 64
+  const unsigned full = row_terms_address + kStages * 2 * kTileCols * 4;  // kStages mbarriers
   unsigned char* const shared_window = shared_bytes + (k_tile - base);
-  auto* const row_terms = reinterpret_cast<float*>(
-      shared_window + (ds_tiles + 2 * kDsTileBytes - k_tile));  // 2 x {lse2, D} x 64
+  auto* const row_terms = reinterpret_cast<float*>(shared_window + (row_terms_address - k_tile));
+  if (kRing && threadIdx.x == 0) {
+    for (int stage = 0; stage < kStages; ++stage)
+      mbarrier_init(full + stage * 8, kBwdWgmmaThreads);
+  }  // published by the kv-tile loop's first barrier
 
   const ForwardBlock<kDim, kDim> block(p);  // (sequence, head), slot, strides, bases
   const BlockSequence& seq = block.seq;
@@ -239,6 +261,7 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       load_row_terms_async(p, seq, row0, row_terms, buffer, thread);
   };
 
+  int ring_base = 0;  // ring position of this kv tile's first q tile (counts across kv tiles)
   // Under a causal mask the first kv tiles are seen by the most q rows: slot 0 takes tile 0.
   for (int tile = block.slot; tile < kv_tile_count; tile += p.grid_tiles) {
     const int kv0 = tile * kBwdWgmmaRows;
@@ -256,8 +279,12 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
         k_tile, thread, block.k_base, block.qk_stride, kv0, seq.mask.len_kv);
     copy_rows_swizzled<kBwdWgmmaRows, kDim, kBwdWgmmaThreads>(
         v_tile, thread, block.v_base, block.v_stride, kv0, seq.mask.len_kv);
-    if (first >= 0) load_q_side(first, 0);
+    if (first >= 0) load_q_side(first, ring_base % kStages);
     commit_async_copies();
+    if constexpr (kRing) {  // tile first + 1: the ring copies two ahead
+      if (first >= 0 && first + 1 <= last) load_q_side(first + 1, (ring_base + 1) % kStages);
+      commit_async_copies();
+    }
 
     float dk[kDim / 8][4];
     float dv[kDim / 8][4];
@@ -268,14 +295,28 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
     }
 
     for (int i = first; first >= 0 && i <= last; ++i) {
-      const int buffer = (i - first) & 1;
-      // Tile i landed for this thread; the fence hands it to the async proxy, and the barrier
-      // publishes it and says both warpgroups finished step i - 1, whose buffer takes tile i + 1.
-      wait_async_copies<0>();
-      fence_generic_to_async_shared();
-      __syncthreads();
-      if (i < last) load_q_side(i + 1, buffer ^ 1);
-      commit_async_copies();
+      const int position = ring_base + (i - first);
+      const int buffer = position % kStages;
+      if constexpr (kRing) {
+        // cp.async groups, oldest first: ..., tile i + 1, tile i + 2 (empty past the last), so
+        // "all but the newest done" covers tiles i and i + 1 for this thread.
+        if (i + 2 <= last) load_q_side(i + 2, (position + 2) % kStages);
+        commit_async_copies();
+        wait_async_copies<1>();
+        fence_generic_to_async_shared();
+        if (i == first) mbarrier_arrive(full + buffer * 8);
+        if (i + 1 <= last) mbarrier_arrive(full + ((position + 1) % kStages) * 8);
+        mbarrier_wait(full + buffer * 8, static_cast<unsigned>(position / kStages) & 1u);
+      } else {
+        // Tile i landed for this thread; the fence hands it to the async proxy, and the barrier
+        // publishes it and says both warpgroups finished step i - 1, whose buffer takes tile
+        // i + 1.
+        wait_async_copies<0>();
+        fence_generic_to_async_shared();
+        __syncthreads();
+        if (i < last) load_q_side(i + 1, (position + 1) % kStages);
+        commit_async_copies();
+      }
       const int q0 = i * kTileCols;
       // Uniform over the warpgroup (wgmma needs all 128 threads).
       const TileClass group_class =
@@ -349,6 +390,7 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       named_barrier_sync(kBwdDsBarrier0 + warpgroup, kWarpgroupThreads);
     }
     wait_async_copies<0>();
+    if (first >= 0) ring_base += last - first + 1;
 
 #pragma unroll
     for (int half = 0; half < 2; ++half) {

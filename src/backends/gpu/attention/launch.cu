@@ -165,7 +165,8 @@ Status can_implement_backward(const AttentionProblem& problem, BackwardKernel ke
         "attention backward on the GPU: head dims d_qk=", problem.dim_qk, ", d_v=", problem.dim_v,
         " (kernels: d_qk, d_v in {64, 128}; at 256 the dK/dV accumulators exceed the registers)");
   }
-  if (kernel == BackwardKernel::kWgmma) return can_implement_backward_wgmma(problem);
+  if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing)
+    return can_implement_backward_wgmma(problem);
   return Status::ok();
 }
 
@@ -264,13 +265,14 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
   PARITY_GPU_TRY(
       gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
-  if (kernel == BackwardKernel::kWgmma) {
+  if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);  // 128 kv rows a block
+    const bool ring = kernel == BackwardKernel::kWgmmaRing;
     if (problem.dtype == DType::kBF16) {
-      return detail::launch_backward_wgmma_kernels<detail::Elem16::kBF16>(problem, params,
+      return detail::launch_backward_wgmma_kernels<detail::Elem16::kBF16>(problem, params, ring,
                                                                           native_stream);
     }
-    return detail::launch_backward_wgmma_kernels<detail::Elem16::kF16>(problem, params,
+    return detail::launch_backward_wgmma_kernels<detail::Elem16::kF16>(problem, params, ring,
                                                                        native_stream);
   }
   if (problem.dtype == DType::kBF16)
