@@ -374,7 +374,7 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       store_ds_tile(ds_tile_pointer, ds_frag);
       fence_generic_to_async_shared();
       named_barrier_sync(kBwdDsBarrier0 + warpgroup, kWarpgroupThreads);
-#pragma unroll
+#pragma unroll 1  // unrolled, the second block's products are hoisted into the first's registers
       for (int c = 0; c < kDim / 64; ++c) {
         float dq[8][4];
         issue_grad_q<E, kDim>(dq, ds_tile, k_rows, c);
