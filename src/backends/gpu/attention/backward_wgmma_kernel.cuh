@@ -31,6 +31,7 @@ namespace parity::gpu_device::attention {
 inline constexpr int kBwdWgmmaRows = kWgmmaRows;        // kv rows per block
 inline constexpr int kBwdWgmmaThreads = kWgmmaThreads;  // two warpgroups
 inline constexpr int kBwdDsBarrier0 = 1;                // named barriers 1, 2: a warpgroup's dS^T
+inline constexpr int kBwdBlockBarrier = 3;  // deterministic mode: both warpgroups' dS^T
 
 // Q-side stages (Q, dO, row terms of one q tile): two with a block barrier per step; a ring of
 // four with mbarriers (the `ring` schedule, below).
@@ -79,18 +80,19 @@ __device__ inline void wgmma_m64n64k16_ss_mn_major(float (&d)[8][4], std::uint64
 #endif
 }
 
-// Issues dQ columns [64 c, 64 c + 64) = dS K over this warpgroup's 64 kv rows as one committed
-// group. ds_address: the warpgroup's dS^T tile (64 kv rows x 64 q columns, one column block);
-// k_rows_address: its first K row inside the 128-row K tile (column blocks 128 rows tall).
-template <Elem16 E, int kDim>
+// Issues dQ columns [64 c, 64 c + 64) = dS K over kRows kv rows as one committed group.
+// ds_address: the dS^T rows (kRows kv rows x 64 q columns, one column block: a warpgroup's tile,
+// or both, which lie back to back); k_rows_address: the first K row inside the 128-row K tile
+// (column blocks 128 rows tall).
+template <Elem16 E, int kDim, int kRows = kWarpgroupRows>
 __device__ inline void issue_grad_q(float (&dq)[8][4], unsigned ds_address,
                                     unsigned k_rows_address, int c) {
-  constexpr unsigned kDsBlockBytes = kWarpgroupRows * kSwizzleRowBytes;
+  constexpr unsigned kDsBlockBytes = kRows * kSwizzleRowBytes;
   constexpr unsigned kKBlockBytes = kBwdWgmmaRows * kSwizzleRowBytes;
   wgmma_fence_operands(dq);
   wgmma_fence();
 #pragma unroll
-  for (int kc = 0; kc < kWarpgroupRows / 16; ++kc) {
+  for (int kc = 0; kc < kRows / 16; ++kc) {
     const unsigned step_bytes = static_cast<unsigned>(kc) * 16 * kSwizzleRowBytes;
     const std::uint64_t a =
         swizzled_descriptor(ds_address + step_bytes, kDsBlockBytes, kSwizzleAtomBytes);
@@ -202,11 +204,18 @@ __device__ inline void pointwise_weights(Activation activation, float (&s)[kTile
 // ahead of the other, and the stage refilled in step i (tile i + 2's, last read in step i - 2)
 // is free without an empty barrier: a warpgroup in step i saw tile i published by the other one,
 // which the other did after finishing step i - 2.
-template <Elem16 E, Mode kMode, int kDim, bool kRing>
+// kDeterministic (lockstep schedule only; the host launches one block per (sequence, head), which
+// walks its kv tiles in order): dQ is not split by kv rows between the warpgroups but by columns
+// (warpgroup w adds columns [64 w, 64 w + 64) over all 128 kv rows, after a block barrier that
+// completes both dS^T tiles; at d = 64 warpgroup 0 adds them all), so every dQ element gets its
+// adds from one thread in kv-tile order: the same fire-and-forget atomics, a bitwise-repeatable
+// sum.
+template <Elem16 E, Mode kMode, int kDim, bool kRing, bool kDeterministic>
 __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
     attention_backward_wgmma_kernel(const AttentionParams p) {
   static_assert(kDim == 64 || kDim == 128, "the wgmma backward takes d_qk = d_v in {64, 128}");
   static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
+  static_assert(!(kRing && kDeterministic), "the deterministic mode runs the lockstep schedule");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const unsigned base = shared_address(shared_bytes);
@@ -321,7 +330,34 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       // Uniform over the warpgroup (wgmma needs all 128 threads).
       const TileClass group_class =
           seq.mask.classify(q0, q0 + kTileCols, group_kv0, group_kv0 + kWarpgroupRows);
-      if (group_class == TileClass::kEmpty) continue;
+      // Deterministic mode: dQ of the whole 128-row tile, this warpgroup's column block, once
+      // both dS^T tiles are complete (the next step's block barrier protects them from rewrites).
+      const auto deterministic_grad_q = [&]() {
+        fence_generic_to_async_shared();
+        named_barrier_sync(kBwdBlockBarrier, kBwdWgmmaThreads);
+        if (warpgroup < kDim / 64) {
+          float dq[8][4];
+          issue_grad_q<E, kDim, kBwdWgmmaRows>(dq, ds_tiles, k_tile, warpgroup);
+          wgmma_wait_group<0>();
+          wgmma_fence_operands(dq);
+          add_grad_q_block<kDim>(p, seq, dq, q0, warpgroup);
+        }
+      };
+      if (group_class == TileClass::kEmpty) {
+        if constexpr (kDeterministic) {
+          const int other_kv0 = kv0 + (1 - warpgroup) * kWarpgroupRows;
+          if (seq.mask.classify(q0, q0 + kTileCols, other_kv0, other_kv0 + kWarpgroupRows) !=
+              TileClass::kEmpty) {  // the other warpgroup's dQ rows need this tile: zeros
+            const int group_thread = thread % kWarpgroupThreads;
+#pragma unroll
+            for (int k = 0; k < static_cast<int>(kDsTileBytes) / (16 * kWarpgroupThreads); ++k)
+              *reinterpret_cast<uint4*>(ds_tile_pointer + (k * kWarpgroupThreads + group_thread) *
+                                                              16) = uint4{0, 0, 0, 0};
+            deterministic_grad_q();
+          }
+        }
+        continue;
+      }
       const unsigned q_address = q_tiles + buffer * kQTileBytes;
       const unsigned do_address = do_tiles + buffer * kQTileBytes;
       const float* lse2 = row_terms + (buffer * 2) * kTileCols;
@@ -372,15 +408,20 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       issue_accumulate<E, kDim>(dk, ds_frag, q_address);  // dK += dS^T Q
       // The previous step's dQ products read the dS^T tile and were waited for.
       store_ds_tile(ds_tile_pointer, ds_frag);
-      fence_generic_to_async_shared();
-      named_barrier_sync(kBwdDsBarrier0 + warpgroup, kWarpgroupThreads);
+      if constexpr (kDeterministic) {
+        deterministic_grad_q();
+        wgmma_wait_group<0>();  // dV and dK (a warpgroup without dQ columns waits here)
+      } else {
+        fence_generic_to_async_shared();
+        named_barrier_sync(kBwdDsBarrier0 + warpgroup, kWarpgroupThreads);
 #pragma unroll 1  // unrolled, the second block's products are hoisted into the first's registers
-      for (int c = 0; c < kDim / 64; ++c) {
-        float dq[8][4];
-        issue_grad_q<E, kDim>(dq, ds_tile, k_rows, c);
-        wgmma_wait_group<0>();
-        wgmma_fence_operands(dq);
-        add_grad_q_block<kDim>(p, seq, dq, q0, c);
+        for (int c = 0; c < kDim / 64; ++c) {
+          float dq[8][4];
+          issue_grad_q<E, kDim>(dq, ds_tile, k_rows, c);
+          wgmma_wait_group<0>();
+          wgmma_fence_operands(dq);
+          add_grad_q_block<kDim>(p, seq, dq, q0, c);
+        }
       }
       wgmma_fence_operands(dv);
       wgmma_fence_operands(dk);

@@ -17,7 +17,14 @@ namespace parity::attention::gpu::detail {
 template <Elem16 E, kernels::Mode M, int kDim, bool kRing>
 Status launch_backward_wgmma_config(const AttentionParams& params, gpuStream_t stream) {
   constexpr int kShared = kernels::backward_wgmma_shared_bytes<kDim, kRing>();
-  const auto kernel = kernels::attention_backward_wgmma_kernel<E, M, kDim, kRing>;
+  // if constexpr: the ring schedule has no deterministic mode to instantiate.
+  void (*kernel)(const AttentionParams) = nullptr;
+  if constexpr (kRing) {
+    kernel = kernels::attention_backward_wgmma_kernel<E, M, kDim, true, false>;
+  } else {
+    kernel = params.deterministic ? kernels::attention_backward_wgmma_kernel<E, M, kDim, false, true>
+                                  : kernels::attention_backward_wgmma_kernel<E, M, kDim, false, false>;
+  }
   PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                      gpuFuncAttributeMaxDynamicSharedMemorySize, kShared));
   kernel<<<static_cast<unsigned>(grid_blocks(params)), kernels::kBwdWgmmaThreads, kShared,
