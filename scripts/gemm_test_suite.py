@@ -50,10 +50,41 @@ calibration extras nor the first test suite use, with a larger misaligned share 
   - MMoE (Ma et al. 2018): 8 experts of 512 hidden units over a 499-wide dense input (an odd
     input width from one-hot census features: misaligned K).
 
+Third suite (`--suite test3`, default seed 20261203, bench/shapes/gemm_shapes_test3.csv): for the
+model change after run 40 (feed-rate, epilogue and wave mechanisms), from sources that no earlier
+suite (dev, calibration extras, test, test2) uses, ~30% misaligned:
+  - Yi-34B (01-ai/Yi-34B config.json): hidden 7168, intermediate 20480, 56 heads / 8 KV heads
+    of 128, vocabulary 64000.
+  - InternLM2-20B (internlm/internlm2-20b config.json): hidden 6144, intermediate 16384,
+    48 heads / 8 KV heads of 128.
+  - StableLM-2-1.6B (stabilityai/stablelm-2-1_6b config.json): hidden 2048, intermediate 5632,
+    32 heads of 64, vocabulary 100352.
+  - BLOOM-7B1 (bigscience/bloom-7b1 config.json): hidden 4096, MLP 4 * 4096, vocabulary 250880.
+  - Mixtral-8x22B (mistralai/Mixtral-8x22B-v0.1 config.json): hidden 6144, intermediate 16384,
+    8 experts, top-2.
+  - Phi-3.5-MoE (microsoft/Phi-3.5-MoE-instruct config.json): hidden 4096, intermediate 6400,
+    16 experts, top-2.
+  - Qwen2-57B-A14B (Qwen/Qwen2-57B-A14B config.json): hidden 3584, moe_intermediate 2560,
+    64 experts, top-8, shared expert intermediate 20480.
+  - ViT-B/16 and ViT-H/14 (Dosovitskiy et al. 2021): hidden 768 / 1280, MLP 3072 / 5120,
+    197 / 257 tokens per 224x224 image (odd token counts: misaligned M, and K in the weight
+    gradients).
+  - MLP-Mixer-B/16 (Tolstikhin et al. 2021): 196 patches, hidden 768, token-mixing MLP 384,
+    channel-mixing MLP 3072.
+  - SASRec (Kang & McAuley 2018): hidden 50, sequence 200 (K = 50: misaligned rows).
+  - Wukong-style layers (Zang et al. 2024, "Wukong: Towards a Scaling Law for Large-Scale
+    Recommendation"): a Linear Compress Block mixing n = 64 embeddings of d = 128 into 32
+    (rows = batch x d), and the FMB's MLP over the flattened 64 x 32 interaction (2048 -> 1024);
+    the layer structure is the paper's, the widths are chosen here.
+  - DHEN-style layers (Zhang et al. 2022, "DHEN: A Deep and Hierarchical Ensemble Network"):
+    an ensemble layer over 40 feature embeddings of 96 (input 3840) into 1536 + a 768 projection;
+    the widths are chosen here.
+
 Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes that coincide in
 (m, n, k) with a dev or calibration-extra row are dropped. Run from the repository root:
     python3 scripts/gemm_test_suite.py > bench/shapes/gemm_shapes_test.csv
     python3 scripts/gemm_test_suite.py --suite test2 > bench/shapes/gemm_shapes_test2.csv
+    python3 scripts/gemm_test_suite.py --suite test3 > bench/shapes/gemm_shapes_test3.csv
 """
 
 import argparse
@@ -70,6 +101,8 @@ EXCLUDED_SUITES = [
 ]
 # The second suite must not repeat a shape of the first (already scored) one.
 EXCLUDED_SUITES_TEST2 = EXCLUDED_SUITES + ["bench/shapes/gemm_shapes_test.csv"]
+# The third suite repeats no shape of any earlier suite.
+EXCLUDED_SUITES_TEST3 = EXCLUDED_SUITES_TEST2 + ["bench/shapes/gemm_shapes_test2.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -79,6 +112,12 @@ MISALIGNED_SHARE = 0.30
 def is_misaligned(m, k):
     # TN packed: lda = ldb = K, ldc = M (elements); TMA needs every row 16-byte aligned.
     return (k * BF16_BYTES) % TMA_ALIGNMENT_BYTES != 0 or (m * BF16_BYTES) % TMA_ALIGNMENT_BYTES != 0
+
+
+def expert_tokens(rng, total, experts, top_k):
+    """Tokens one expert receives: drawn around the mean (routing is never balanced)."""
+    mean = total * top_k / experts
+    return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
 
 
 def training_triplet(prefix, tokens, fan_in, fan_out, family):
@@ -125,19 +164,14 @@ def moe_shapes(rng):
     """Expert GEMMs: tokens per expert drawn around the mean (routing is never balanced), so
     most expert row counts are odd sizes (a realistic source of misaligned M)."""
     rows = []
-
-    def expert_tokens(total, experts, top_k):
-        mean = total * top_k / experts
-        return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
-
     for i in range(3):
-        t = expert_tokens(8192, 8, 2)
+        t = expert_tokens(rng, 8192, 8, 2)
         rows += [
             (f"mixtral_expert_gateup_{i}", t, 2 * 14336, 4096, "moe"),
             (f"mixtral_expert_down_{i}", t, 4096, 14336, "moe"),
         ]
     for i in range(3):
-        t = expert_tokens(16384, 256, 8)
+        t = expert_tokens(rng, 16384, 256, 8)
         rows += [
             (f"dsv3_expert_gateup_{i}", t, 2 * 2048, 7168, "moe"),
             (f"dsv3_expert_down_{i}", t, 7168, 2048, "moe"),
@@ -147,7 +181,7 @@ def moe_shapes(rng):
         ("dsv3_kv_a_proj_t4096", 4096, 512 + 64, 7168, "moe"),
     ]
     for i in range(2):
-        t = expert_tokens(4096, 60, 4)
+        t = expert_tokens(rng, 4096, 60, 4)
         rows += [
             (f"qwenmoe_expert_gateup_{i}", t, 2 * 1408, 2048, "moe"),
             (f"qwenmoe_expert_down_{i}", t, 2048, 1408, "moe"),
@@ -201,19 +235,14 @@ def llm_shapes_test2(rng):
 
 def moe_shapes_test2(rng):
     rows = []
-
-    def expert_tokens(total, experts, top_k):
-        mean = total * top_k / experts
-        return max(1, int(round(mean * rng.uniform(0.6, 1.4))))
-
     for i in range(4):
-        t = expert_tokens(8192, 64, 8)
+        t = expert_tokens(rng, 8192, 64, 8)
         rows += [
             (f"olmoe_expert_gateup_{i}", t, 2 * 1024, 2048, "moe"),
             (f"olmoe_expert_down_{i}", t, 2048, 1024, "moe"),
         ]
     for i in range(3):
-        t = expert_tokens(8192, 16, 4)
+        t = expert_tokens(rng, 8192, 16, 4)
         rows += [
             (f"dbrx_expert_gateup_{i}", t, 2 * 10752, 6144, "moe"),
             (f"dbrx_expert_down_{i}", t, 6144, 10752, "moe"),
@@ -232,12 +261,99 @@ def recsys_shapes_test2(rng):
     return rows
 
 
+def llm_shapes_test3(rng):
+    rows = []
+    for tokens in (4096,):
+        rows += [
+            (f"yi34b_qkv_t{tokens}", tokens, 7168 + 2 * 8 * 128, 7168, "llm"),
+            (f"yi34b_gateup_t{tokens}", tokens, 2 * 20480, 7168, "llm"),
+            (f"yi34b_down_t{tokens}", tokens, 7168, 20480, "llm"),
+        ]
+    rows += [
+        ("yi34b_lmhead_fwd_t2048", 2048, 64000, 7168, "llm"),
+        ("internlm2_20b_qkv_t2048", 2048, 6144 + 2 * 8 * 128, 6144, "llm"),
+        ("internlm2_20b_o_t2048", 2048, 6144, 6144, "llm"),
+        ("internlm2_20b_down_t2048", 2048, 6144, 16384, "llm"),
+        ("internlm2_20b_gateup_t32", 32, 2 * 16384, 6144, "llm"),
+        ("stablelm2_qkv_t16384", 16384, 3 * 2048, 2048, "llm"),
+        ("stablelm2_gateup_t16384", 16384, 2 * 5632, 2048, "llm"),
+        ("stablelm2_down_t16384", 16384, 2048, 5632, "llm"),
+        ("stablelm2_down_wgrad_t16384", 2048, 5632, 16384, "llm"),
+        ("stablelm2_lmhead_fwd_t4096", 4096, 100352, 2048, "llm"),
+        ("bloom7b1_mlp_up_t4096", 4096, 4 * 4096, 4096, "llm"),
+        ("bloom7b1_lmhead_fwd_t1024", 1024, 250880, 4096, "llm"),
+    ]
+    return rows
+
+
+def moe_shapes_test3(rng):
+    rows = []
+    for i in range(3):
+        t = expert_tokens(rng, 8192, 8, 2)
+        rows += [
+            (f"mixtral8x22b_expert_gateup_{i}", t, 2 * 16384, 6144, "moe"),
+            (f"mixtral8x22b_expert_down_{i}", t, 6144, 16384, "moe"),
+        ]
+    for i in range(3):
+        t = expert_tokens(rng, 8192, 16, 2)
+        rows += [
+            (f"phi35moe_expert_gateup_{i}", t, 2 * 6400, 4096, "moe"),
+            (f"phi35moe_expert_down_{i}", t, 4096, 6400, "moe"),
+        ]
+    for i in range(3):
+        t = expert_tokens(rng, 8192, 64, 8)
+        rows += [
+            (f"qwen2moe57b_expert_gateup_{i}", t, 2 * 2560, 3584, "moe"),
+            (f"qwen2moe57b_expert_down_{i}", t, 3584, 2560, "moe"),
+        ]
+    rows.append(("qwen2moe57b_shared_gateup_t4096", 4096, 2 * 20480, 3584, "moe"))
+    return rows
+
+
+def vision_shapes_test3(rng):
+    rows = []
+    # ViT-B/16 training at batch 64 (64 x 197 = 12608 tokens) and ViT-H/14 at batch 12
+    # (12 x 257 = 3084 tokens: misaligned M; its weight gradients have K = 3084).
+    rows += training_triplet("vitb16_mlp1_b64", 64 * 197, 768, 3072, "vision")
+    rows.append(("vitb16_qkv_fwd_b64", 64 * 197, 3 * 768, 768, "vision"))
+    rows += training_triplet("vith14_mlp1_b12", 12 * 257, 1280, 5120, "vision")
+    rows += training_triplet("vith14_mlp2_b12", 12 * 257, 5120, 1280, "vision")
+    # MLP-Mixer-B/16 at batch 128: token mixing runs over the 196 patches (rows = batch x
+    # channels), channel mixing over the 768 channels (rows = batch x patches).
+    rows += [
+        ("mixerb16_token_mlp1_fwd", 128 * 768, 384, 196, "vision"),
+        ("mixerb16_token_mlp2_fwd", 128 * 768, 196, 384, "vision"),
+        ("mixerb16_channel_mlp1_fwd", 128 * 196, 3072, 768, "vision"),
+        ("mixerb16_channel_mlp1_wgrad", 768, 3072, 128 * 196, "vision"),
+    ]
+    return rows
+
+
+def recsys_shapes_test3(rng):
+    rows = []
+    # SASRec: batch 128 x sequence 200, hidden 50 (K = 50 and N = 50: 100-byte rows).
+    rows += training_triplet("sasrec_ffn_b128", 128 * 200, 50, 50, "recsys")
+    # Wukong-style: the Linear Compress Block (64 -> 32 embeddings, rows = batch 8192 x d 128)
+    # and the FMB MLP (flattened 64 x 32 -> 1024) at batch 8192.
+    rows += [
+        ("wukong_lcb_fwd_b8192", 8192 * 128, 32, 64, "recsys"),
+        ("wukong_lcb_wgrad_b8192", 64, 32, 8192 * 128, "recsys"),
+    ]
+    rows += training_triplet("wukong_fmb_mlp_b8192", 8192, 64 * 32, 1024, "recsys")
+    # DHEN-style ensemble layer at batch 32768: 40 embeddings of 96 -> 1536, then 1536 -> 768.
+    rows += training_triplet("dhen_ens_b32768", 32768, 40 * 96, 1536, "recsys")
+    rows += training_triplet("dhen_proj_b32768", 32768, 1536, 768, "recsys")
+    return rows
+
+
 SUITES = {
     # name: (source functions, excluded suites, default seed, random shapes, misaligned share)
     "test": ((llm_shapes, moe_shapes, recsys_shapes), EXCLUDED_SUITES, 20261201, RANDOM_SHAPES,
              MISALIGNED_SHARE),
     "test2": ((llm_shapes_test2, moe_shapes_test2, recsys_shapes_test2), EXCLUDED_SUITES_TEST2,
               20261202, 30, 0.40),
+    "test3": ((llm_shapes_test3, moe_shapes_test3, vision_shapes_test3, recsys_shapes_test3),
+              EXCLUDED_SUITES_TEST3, 20261203, 20, 0.30),
 }
 
 

@@ -39,26 +39,17 @@ for c in ${ROUND3_CONFIGS:-D1 D2 D4 C2}; do
   fi
 done
 
-python3 - "$OUT" <<'PY' | tee "$OUT/tbe_round3_summary.txt"
+python3 - "$OUT" "$(dirname "$0")" <<'PY' | tee "$OUT/tbe_round3_summary.txt"
 import glob, json, os, sys
 out = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from tbe_probe_summary import print_forward_rows  # noqa: E402
 print(f"{'config':6s} {'forward kernel':22s} {'fwd ms':>8s} {'TB/s':>7s} {'% copy':>7s} {'model':>12s} {'target':>7s}")
 verdicts = []
 for path in sorted(glob.glob(os.path.join(out, "round3_*.json"))):
     config = os.path.basename(path)[len("round3_"):-len(".json")]
     d = json.load(open(path))
-    rows = [] if d.get("forward_only") else [("auto", d["forward"], d.get("forward_bandwidth", {}))]
-    rows += [(name, v, v.get("forward_bandwidth", {})) for name, v in d.get("forward_variants", {}).items()]
-    ratios = {}
-    for name, f, bw in rows:
-        if "skipped" in f or "check_failed" in f:
-            print(f"{config:6s} {name:22s} " + (f"skipped: {f['skipped']}" if "skipped" in f
-                                                 else f"CHECK FAILED: {f['check_failed']}"))
-            continue
-        ratios[name] = 100 * bw.get("evaluated_ratio_to_copy", float("nan"))
-        met = {True: "met", False: "NOT met"}.get(bw.get("target_met"), "-")
-        print(f"{config:6s} {name:22s} {f['median_ms']:8.4f} {f['tbps']:7.2f} {ratios[name]:7.1f}"
-              f" {bw.get('evaluated_byte_model', '-'):>12s} {met:>7s}")
+    ratios = print_forward_rows(config, d, 6, 22)
     if "step_fwd_bwd_opt" in d:
         s = d["step_fwd_bwd_opt"]
         print(f"{config:6s} {'(step, auto)':22s} {s['median_ms']:8.4f}")

@@ -18,6 +18,13 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 // The warp-specialized wgmma forward (gpu::ForwardKernel::kWgmmaWs), selectable by name; listed
 // after the kernels that take every problem it takes, so never the default.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws_slot();
+// The warp-specialized wgmma forward with 128-key S tiles (gpu::ForwardKernel::kWgmmaWs128), and
+// with TMA loads (kWgmmaTma: 128-key tiles, kWgmmaTma64: 64), selectable by name; listed last.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws128_slot();
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_slot();
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma64_slot();
+// kWgmmaTma's kernel with one block per (sequence, head) (gpu::ForwardKernel::kWgmmaTmaSeq).
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_seq_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 // The Hopper wgmma backward (gpu::BackwardKernel::kWgmma): listed first among the GPU backwards,
 // so the default where it runs (sm_90a, d_qk = d_v in {64, 128}).

@@ -80,6 +80,22 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_ws");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_ws128_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_ws128");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_tma");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma64_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_tma64");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_seq_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_tma_seq");
+  return slot;
+}
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
@@ -101,10 +117,13 @@ const std::vector<const AttentionForwardVariant*>& attention_forward_variants() 
   // in {64, 128}; 14-16% faster than the round-2 wgmma kernel on every target shape, run 44), then
   // that round-2 wgmma kernel (kept for A/B by name), then the 128-row mma.sync kernel (4-16%
   // faster than the 64-row one, run 35), then the 64-row one for what all refuse (head dims
-  // above 128, HIP builds).
+  // above 128, HIP builds). The 128-key and TMA warp-specialized kernels come last (by name
+  // only) until they are measured faster.
   static const std::vector<const AttentionForwardVariant*> variants = {
       &cpu, &detail::attention_forward_gpu_wgmma_ws_slot(), &detail::attention_forward_gpu_wgmma_slot(),
-      &detail::attention_forward_gpu_rows128_slot(), &detail::attention_forward_gpu_slot()};
+      &detail::attention_forward_gpu_rows128_slot(), &detail::attention_forward_gpu_slot(),
+      &detail::attention_forward_gpu_wgmma_ws128_slot(), &detail::attention_forward_gpu_wgmma_tma_slot(),
+      &detail::attention_forward_gpu_wgmma_tma64_slot(), &detail::attention_forward_gpu_wgmma_tma_seq_slot()};
   return variants;
 }
 

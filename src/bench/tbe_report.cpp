@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <map>
 
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/hbm.hpp"
 #include "parity/bench/tbe_bench.hpp"
 

@@ -1,11 +1,10 @@
 // What data generation and Criteo conversion wrote, as text (parity/data/dataset.hpp, criteo.hpp).
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/data/criteo.hpp"
 #include "parity/data/dataset.hpp"
 
 namespace parity::data {
 
-using bench::format_text;
 
 std::string synthetic_report_text(const std::string& out_dir, const std::string& model_name,
                                   const DatasetSchema& schema, const SyntheticOptions& options,

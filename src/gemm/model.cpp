@@ -1,6 +1,7 @@
 #include "parity/gemm/model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -166,6 +167,23 @@ std::size_t PerformanceModel::predict_top_us(const GemmProblem& problem,
 double exact_cutoff_us(const double* predicted_us, std::size_t count, std::size_t keep,
                        double tie_epsilon) {
   if (keep == 0 || count < keep) return std::numeric_limits<double>::infinity();
+  constexpr std::size_t kSmallKeep = 16;
+  if (keep <= kSmallKeep) {
+    // The `keep` smallest values by insertion (ascending): no allocation, one pass.
+    std::array<double, kSmallKeep> smallest{};
+    std::size_t filled = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double value = predicted_us[i];
+      if (filled == keep && !(value < smallest[keep - 1])) continue;
+      std::size_t at = filled < keep ? filled++ : keep - 1;
+      while (at > 0 && smallest[at - 1] > value) {
+        smallest[at] = smallest[at - 1];
+        --at;
+      }
+      smallest[at] = value;
+    }
+    return std::max(smallest[keep - 1], smallest[0] * (1.0 + tie_epsilon));
+  }
   std::vector<double> sorted(predicted_us, predicted_us + count);
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(keep - 1), sorted.end());
   const double kth = sorted[keep - 1];

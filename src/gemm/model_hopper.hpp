@@ -5,6 +5,7 @@
 // limits. Internal header: users go through PerformanceModel / make_model.
 #pragma once
 
+#include "model_math.hpp"
 #include "parity/gemm/model.hpp"
 
 namespace parity::gemm {
@@ -23,6 +24,39 @@ struct HopperProblemTerms {
   };
   mutable GridMemo memo;
 };
+
+constexpr double kGridGuard = 1e-9;
+
+struct HopperGrid {
+  double grid_m, grid_n, tiles, iters;
+};
+
+// Tiles launched (grid padded to whole clusters, times batch and split-K) and K iterations per
+// tile, shared by the prediction and its lower bound.
+inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandidate& p) {
+  const HopperTerms& c = p.hopper;
+  auto& memo = t.memo;
+  if (c.inv_tile_m != memo.inv_tile_m || c.cluster_m != memo.cluster_m) {
+    memo.inv_tile_m = c.inv_tile_m;
+    memo.cluster_m = c.cluster_m;
+    // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
+    memo.grid_m = fast_ceil(t.m * c.inv_tile_m - kGridGuard);
+    if (c.cluster_m > 1) memo.grid_m = fast_ceil(memo.grid_m * c.inv_cluster_m - kGridGuard) * c.cluster_m;
+  }
+  if (c.inv_tile_n != memo.inv_tile_n || c.cluster_n != memo.cluster_n) {
+    memo.inv_tile_n = c.inv_tile_n;
+    memo.cluster_n = c.cluster_n;
+    memo.grid_n = fast_ceil(t.n * c.inv_tile_n - kGridGuard);
+    if (c.cluster_n > 1) memo.grid_n = fast_ceil(memo.grid_n * c.inv_cluster_n - kGridGuard) * c.cluster_n;
+  }
+  if (c.inv_split_k != memo.inv_split_k || c.inv_tile_k != memo.inv_tile_k) {
+    memo.inv_split_k = c.inv_split_k;
+    memo.inv_tile_k = c.inv_tile_k;
+    const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGridGuard);
+    memo.iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGridGuard));
+  }
+  return {memo.grid_m, memo.grid_n, memo.grid_m * memo.grid_n * t.batch * p.split_k, memo.iters};
+}
 
 class HopperModel final : public PerformanceModel {
  public:
@@ -54,6 +88,8 @@ class HopperModel final : public PerformanceModel {
   void prepare_legacy(const ProblemClass& problem_class, const Candidate& candidate,
                       PreparedCandidate& p) const;
   double lower_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
+  // Kernels without TMA: one bound serves as both the coarse and the finer one.
+  double legacy_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
   double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
 };
 

@@ -42,18 +42,22 @@ void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
   const double c_bytes = static_cast<double>(dtype_size_bytes(key.c_dtype));
   h.partial_bytes = c.reduction == ReductionScheme::kOutputType ? c_bytes : 4.0;
   h.has_reduce_kernel = c.reduction != ReductionScheme::kInPlace;
+  const double latency_tiles = scalars_.legacy_latency_ctas * kReferenceTileElements / (tm * tn);
+  h.legacy_iters_per_volume = 1.0 / (tm * tn * tk * h.usable_sms);
+  h.legacy_waves_per_output = p.split_k / (tm * tn * h.usable_sms * h.legacy_resident_ctas);
+  h.legacy_latency_us_per_iter = latency_tiles * h.compute_us_per_iter;
+  h.legacy_wave_fixed_us = kFillIterations * latency_tiles * h.compute_us_per_iter + scalars_.tile_overhead_us;
 }
+
 
 template <bool kExplain>
 double HopperModel::predict_legacy(const HopperProblemTerms& t, const PreparedCandidate& p,
                                    TimeBreakdown* breakdown) const {
   const HopperTerms& c = p.hopper;
   const double splits = p.split_k;
-  const double grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
-  const double grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
-  const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
-  const double iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
-  const double tiles = grid_m * grid_n * t.batch * splits;
+  // Candidates come grouped by tile shape: the grid's roundings are memoised per problem.
+  const HopperGrid grid = hopper_grid(t, p);
+  const double grid_m = grid.grid_m, grid_n = grid.grid_n, iters = grid.iters, tiles = grid.tiles;
   const double sms = c.usable_sms;
   const double slots = sms * c.legacy_resident_ctas;
   // Latency hiding grows with the work in flight per SM, r x tm x tn accumulators: the SM runs at

@@ -20,37 +20,6 @@ inline double compute_l2_norm(double compute_us, double l2_us) {
   return std::sqrt(std::sqrt(c2 * c2 + l2 * l2));
 }
 
-struct HopperGrid {
-  double grid_m, grid_n, tiles, iters;
-};
-
-// Tiles launched (grid padded to whole clusters, times batch and split-K) and K iterations per
-// tile, shared by the prediction and its lower bound.
-inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandidate& p) {
-  const HopperTerms& c = p.hopper;
-  auto& memo = t.memo;
-  if (c.inv_tile_m != memo.inv_tile_m || c.cluster_m != memo.cluster_m) {
-    memo.inv_tile_m = c.inv_tile_m;
-    memo.cluster_m = c.cluster_m;
-    // Clusters launch whole: the grid is padded to a multiple of the cluster shape.
-    memo.grid_m = fast_ceil(t.m * c.inv_tile_m - kGuard);
-    if (c.cluster_m > 1) memo.grid_m = fast_ceil(memo.grid_m * c.inv_cluster_m - kGuard) * c.cluster_m;
-  }
-  if (c.inv_tile_n != memo.inv_tile_n || c.cluster_n != memo.cluster_n) {
-    memo.inv_tile_n = c.inv_tile_n;
-    memo.cluster_n = c.cluster_n;
-    memo.grid_n = fast_ceil(t.n * c.inv_tile_n - kGuard);
-    if (c.cluster_n > 1) memo.grid_n = fast_ceil(memo.grid_n * c.inv_cluster_n - kGuard) * c.cluster_n;
-  }
-  if (c.inv_split_k != memo.inv_split_k || c.inv_tile_k != memo.inv_tile_k) {
-    memo.inv_split_k = c.inv_split_k;
-    memo.inv_tile_k = c.inv_tile_k;
-    const double k_per_split = fast_ceil(t.k * c.inv_split_k - kGuard);
-    memo.iters = std::max(1.0, fast_ceil(k_per_split * c.inv_tile_k - kGuard));
-  }
-  return {memo.grid_m, memo.grid_n, memo.grid_m * memo.grid_n * t.batch * p.split_k, memo.iters};
-}
-
 // One wave's inputs: `active` concurrent tiles of `active_splits` K-splits over a window of
 // rows_used x cols_used tile positions.
 struct WaveShape {
@@ -203,6 +172,33 @@ double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCa
   return total_us * kCoarseRoundingMargin;
 }
 
+double HopperModel::legacy_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
+  // predict_legacy's terms without roundings: at least max(1, tiles / slots) waves, each at
+  // least K / (split tk) iterations with its latency part and fixed cost; CTA-iterations at least
+  // max(iterations, M N K batch / (tm tn tk SMs)); the operands read once and every output (or
+  // partial) stored; the same split-K reduction. A slightly shrunk sum absorbs the different
+  // order of additions.
+  if (!p.is_feasible) return kInfinity;
+  const HopperTerms& c = p.hopper;
+  const double splits = p.split_k;
+  const double iters = std::max(1.0, t.k * c.inv_split_k * c.inv_tile_k);
+  const double waves = std::max(1.0, t.m * t.n * t.batch * c.legacy_waves_per_output);
+  // Resident CTAs summed over the waves are at least max(1, tiles / SMs) (the last wave holds at
+  // least one CTA per SM it uses): iterations x residents >= both terms below.
+  const double busy_iters = std::max(iters, t.m * t.n * t.k * t.batch * c.legacy_iters_per_volume);
+  const double compute_us = busy_iters * c.compute_us_per_iter +
+                            waves * (iters * c.legacy_latency_us_per_iter + c.legacy_wave_fixed_us);
+  const double outputs = t.batch * t.m * t.n;
+  const double dram_us =
+      (t.operand_bytes + outputs * splits * (splits > 1 ? c.partial_bytes : t.out_bytes)) * t.inv_dram_bw;
+  double reduce_us = 0.0;
+  if (p.split_k > 1 && c.has_reduce_kernel) {
+    reduce_us = scalars_.splitk_overhead_us +
+                t.batch * t.m * t.n * (splits * c.partial_bytes + t.out_bytes) * t.inv_dram_bw;
+  }
+  return (scalars_.launch_us + std::max(compute_us, dram_us) + reduce_us) * kCoarseRoundingMargin;
+}
+
 double HopperModel::coarse_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
   // Launch; the fewest waves the output allows, each a boosted K-loop with its fixed costs; the
   // L2 time; the split-K reduction: one rounding, no tile counts.
@@ -225,10 +221,10 @@ double HopperModel::coarse_bound_us(const HopperProblemTerms& t, const PreparedC
 std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                         double* predicted_us, double* cutoff_us) const {
-  // The bounds follow the TMA kernels' structure; kernels without TMA (one alignment class, so all
-  // or none of a list) are few and predicted exactly.
-  const bool any_legacy = count > 0 && !prepared[0].uses_tma;
-  if (keep == 0 || keep > kMaxPrunedKeep || count < keep || any_legacy) {
+  // One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
+  // have one rounding-free bound that serves as both the coarse and the finer one.
+  const bool is_legacy = count > 0 && !prepared[0].uses_tma;
+  if (keep == 0 || keep > kMaxPrunedKeep || count < keep) {
     predict_all_us(problem, prepared, count, predicted_us);
     if (cutoff_us != nullptr) *cutoff_us = exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
     return count;
@@ -240,10 +236,10 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
   std::array<std::size_t, kMaxPrunedKeep> seed_index{};
   std::size_t seeds = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    double bound = coarse_bound_us(terms, prepared[i]);
+    double bound = is_legacy ? legacy_bound_us(terms, prepared[i]) : coarse_bound_us(terms, prepared[i]);
     predicted_us[i] = bound;
     if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
-    bound = lower_bound_us(terms, prepared[i]);
+    if (!is_legacy) bound = lower_bound_us(terms, prepared[i]);
     predicted_us[i] = bound;
     if (seeds == keep && bound >= seed_bound[keep - 1]) continue;
     std::size_t at = seeds < keep ? seeds++ : keep - 1;
@@ -261,7 +257,8 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
   std::array<double, kMaxPrunedKeep> best{};
   std::size_t filled = 0, exact = 0;
   const auto predict_exact = [&](std::size_t i) {
-    const double value = predict<false>(terms, prepared[i], nullptr);
+    const double value = is_legacy ? predict_legacy<false>(terms, prepared[i], nullptr)
+                                   : predict<false>(terms, prepared[i], nullptr);
     predicted_us[i] = value;
     ++exact;
     if (filled < keep || value < best[keep - 1]) {
@@ -287,6 +284,10 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
     if (filled == keep) {
       const double threshold = std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
       if (predicted_us[i] > threshold) continue;  // stays at its coarse bound
+      if (is_legacy) {
+        predict_exact(i);
+        continue;
+      }
       const double bound = lower_bound_us(terms, prepared[i]);
       if (bound > threshold) {
         predicted_us[i] = bound;  // stays at the finer bound

@@ -379,40 +379,69 @@ bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
 
 }  // namespace
 
-double OrigamiModel::tile_bound_us(const GemmProblem& problem, const PreparedCandidate& head) const {
-  // Every term of cycles() at or below its value for any candidate of this tile and split:
-  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles); L_mem >=
-  // max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest native
-  // instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
-  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n);
-  const double k = static_cast<double>(problem.k), batch = static_cast<double>(problem.batch);
-  const double cus = static_cast<double>(hw_.num_cus);
-  const double out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
-  const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
-  const double grid_m = ceil_div(m, tm), grid_n = ceil_div(n, tn), k_tiles = ceil_div(k, tk);
-  const double tiles = grid_m * grid_n * batch;
+// The terms of tile_bound_us that depend only on the output grid (MT_M, MT_N, split) or only on
+// MT_K, computed once and reused while consecutive runs share them (the reference space varies
+// MT_K fastest). Every value is computed by the same operations as without the reuse, so the
+// bounds are bit-identical.
+struct OrigamiModel::TileBoundTerms {
+  // Per call.
+  double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
+  // Per output grid.
+  int tile_m = 0, tile_n = 0, split_k = 0;
+  double grid_m = 0, grid_n = 0, tiles = 0, max_split = 0, timesteps = 0, decay = 0, stores = 0;
+  // Per MT_K.
+  int tile_k = 0;
+  double k_tiles = 0, padding = 0;
+};
+
+void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidate& head) const {
+  const double tm = head.tile_m, tn = head.tile_n;
+  t.tile_m = head.tile_m;
+  t.tile_n = head.tile_n;
+  t.split_k = head.split_k;
+  t.grid_m = ceil_div(t.m, tm);
+  t.grid_n = ceil_div(t.n, tn);
+  t.tiles = t.grid_m * t.grid_n * t.batch;
   const double split_k = head.split_k;
-  const double max_split = std::max({1.0, split_k, fast_floor(cus / tiles)});
-  const double iters = std::max(ceil_div(k, max_split * tk) - 1.0, 1.0);
-  const double etp = grid_m * tm * grid_n * tn * k_tiles * tk / (m * n * k);
-  const double lm = std::max(head.l2_bytes_per_iter * cus / hw_.l2_bytes_per_cycle, kDramLatencyCycles);
-  const double lc = 2.0 * tm * tn * tk * min_cycles_per_flop_ * input_type_factor(device_, problem.a_dtype);
-  const double waves = std::max(ceil_div(tiles * split_k, cus), ceil_div(tiles, cus));
-  const double decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
-  const double padding = (k - fast_floor(k / tk) * tk) / k * kKPaddingPenalty;
+  t.max_split = std::max({1.0, split_k, fast_floor(t.cus / t.tiles)});
+  t.timesteps = ceil_div(t.tiles, t.cus);
+  const double waves = std::max(ceil_div(t.tiles * split_k, t.cus), t.timesteps);
+  t.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
   // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
   // dimension) through its share of the full DRAM bandwidth, shared by at least the active
   // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one edge,
   // which may not exist when the problem is smaller than the tile: then no floor.
-  const double active = tiles > cus ? fast_floor(tiles / (fast_floor(tiles / cus) + 1.0)) : tiles;
-  const bool has_interior = m >= tm && n >= tn;
-  const double stores = tiles >= 2.0 * cus && !has_interior
-                            ? 0.0
-                            : std::min(tm, m) * std::min(tn, n) * out_bytes * active / hw_.dram_bytes_per_cycle;
-  const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * decay +
-                      kEpilogueWeight * ((lc * etp + stores) * decay + padding) + kWorkgroupSetupCycles +
-                      kLoopCyclesPerIter * iters;
-  return ceil_div(tiles, cus) * tile / hw_.cycles_per_us * kRoundingMargin;
+  const double active =
+      t.tiles > t.cus ? fast_floor(t.tiles / (fast_floor(t.tiles / t.cus) + 1.0)) : t.tiles;
+  const bool has_interior = t.m >= tm && t.n >= tn;
+  t.stores = t.tiles >= 2.0 * t.cus && !has_interior
+                 ? 0.0
+                 : std::min(tm, t.m) * std::min(tn, t.n) * t.out_bytes * active / hw_.dram_bytes_per_cycle;
+}
+
+double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& head) const {
+  // Every term of cycles() at or below its value for any candidate of this tile and split:
+  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles); L_mem >=
+  // max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest native
+  // instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
+  if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split_k) {
+    set_tile_bound_grid(t, head);
+  }
+  const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
+  if (head.tile_k != t.tile_k) {
+    const double k_over_tk = t.k / tk;
+    t.tile_k = head.tile_k;
+    t.k_tiles = fast_ceil(k_over_tk);
+    t.padding = (t.k - fast_floor(k_over_tk) * tk) / t.k * kKPaddingPenalty;
+  }
+  const double iters = std::max(ceil_div(t.k, t.max_split * tk) - 1.0, 1.0);
+  const double etp = t.grid_m * tm * t.grid_n * tn * t.k_tiles * tk / t.mnk;
+  const double lm = std::max(head.l2_bytes_per_iter * t.cus / hw_.l2_bytes_per_cycle, kDramLatencyCycles);
+  const double lc = 2.0 * tm * tn * tk * min_cycles_per_flop_ * t.type_factor;
+  const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * t.decay +
+                      kEpilogueWeight * ((lc * etp + t.stores) * t.decay + t.padding) +
+                      kWorkgroupSetupCycles + kLoopCyclesPerIter * iters;
+  return t.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
 }
 
 std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
@@ -431,11 +460,20 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
   // tile fields alone (tile_bound_us); the candidates' other terms are only read for runs that
   // come below the cutoff.
+  TileBoundTerms terms;
+  terms.m = static_cast<double>(problem.m);
+  terms.n = static_cast<double>(problem.n);
+  terms.k = static_cast<double>(problem.k);
+  terms.batch = static_cast<double>(problem.batch);
+  terms.cus = static_cast<double>(hw_.num_cus);
+  terms.out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
+  terms.mnk = terms.m * terms.n * terms.k;
+  terms.type_factor = input_type_factor(device_, problem.a_dtype);
   for (std::size_t i = 0; i < count;) {
     const PreparedCandidate& head = prepared[i];
     std::size_t j = i + 1;
     while (j < count && same_tile(prepared[j], head)) ++j;
-    const double bound = head.is_feasible ? tile_bound_us(problem, head) : kInfinity;
+    const double bound = head.is_feasible ? tile_bound_us(terms, head) : kInfinity;
     for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
     runs.push_back({bound, i, j, false});
     i = j;

@@ -111,8 +111,11 @@ class OrigamiModel final : public PerformanceModel {
   // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
   // launch geometry, whatever the instruction or occupancy.
   EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
-  // predict_top_us's first stage: a bound for every candidate of this tile and split.
-  double tile_bound_us(const GemmProblem& problem, const PreparedCandidate& head) const;
+  // predict_top_us's first stage: a bound for every candidate of this tile and split, reusing
+  // `terms` (the problem's constants, the last output grid's and MT_K's terms).
+  struct TileBoundTerms;
+  void set_tile_bound_grid(TileBoundTerms& terms, const PreparedCandidate& head) const;
+  double tile_bound_us(TileBoundTerms& terms, const PreparedCandidate& head) const;
   // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
   // and third (exact predictions of a run, folding them into `best`).
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,

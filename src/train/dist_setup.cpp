@@ -1,7 +1,7 @@
 // Distributed run settings from text (parity/train/dist_setup.hpp).
 #include "parity/train/dist_setup.hpp"
 
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/hbm.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/plan/plan_io.hpp"
@@ -48,7 +48,7 @@ std::string reduction_timings_text(const DistTrainSettings& settings, const Dist
                                    const DenseReductionTimings& timings) {
   const bool is_chunked = options.gradient_chunks > 0 || options.train.determinism == Determinism::kBitwise;
   if (is_chunked) return "reduction timings: none (gradient chunks gather the dense gradient in one all_gather)\n";
-  return bench::format_text(
+  return format_text(
       "reduction timings (rank 0, %s, %d bucket(s) of <= %lld B, mean of %lld steps): dense backward "
       "%.3f ms/step, exposed communication %.3f ms/step (waits %.3f), buckets in flight %.3f ms/step, %.1f started "
       "during the backward\n",

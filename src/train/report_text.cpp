@@ -3,11 +3,10 @@
 
 #include <cstdio>
 
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 
 namespace parity::train {
 
-using bench::format_text;
 
 std::string clock_text(double seconds) {
   if (seconds < 0) return "?";

@@ -335,7 +335,7 @@ std::int64_t longest(const JaggedCase& c) {
 // 2 or warp-specialized: both take SiLU and sigmoid through tanh.approx).
 bool forward_is_wgmma(const AttentionProblem& p, const char* forward_variant) {
   const auto is_wgmma = [](std::string_view name) {
-    return name == "attention_forward_gpu_wgmma" || name == "attention_forward_gpu_wgmma_ws";
+    return name.starts_with("attention_forward_gpu_wgmma");
   };
   if (forward_variant != nullptr) return is_wgmma(forward_variant);
   ExecutionContext gpu_context;
@@ -554,7 +554,12 @@ void expect_error(const Status& status, StatusCode code, const std::string& frag
 constexpr const char* kRows128 = "attention_forward_gpu_rows128";
 constexpr const char* kWgmma = "attention_forward_gpu_wgmma";
 constexpr const char* kWgmmaWs = "attention_forward_gpu_wgmma_ws";  // warp-specialized
-constexpr std::int64_t kTile128 = 128;  // their q tile; kv tiles stay 64
+constexpr const char* kWgmmaWs128 = "attention_forward_gpu_wgmma_ws128";  // 128-key S tiles
+constexpr const char* kWgmmaTma = "attention_forward_gpu_wgmma_tma";      // + TMA loads
+constexpr const char* kWgmmaTma64 = "attention_forward_gpu_wgmma_tma64";  // TMA, 64-key tiles
+// kWgmmaTma with one block per (sequence, head): every multi-tile sequence walks its q tiles.
+constexpr const char* kWgmmaTmaSeq = "attention_forward_gpu_wgmma_tma_seq";
+constexpr std::int64_t kTile128 = 128;  // their q tile (and ws128's kv tile); kv tiles else 64
 
 class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
  protected:
@@ -569,16 +574,19 @@ class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
   }
   const char* variant() const { return GetParam(); }
   // The wgmma kernels (round 2 and warp-specialized): sm_90a, d_qk = d_v.
-  bool equal_dims_only() const {
-    return std::string(GetParam()) == kWgmma || std::string(GetParam()) == kWgmmaWs;
-  }
+  bool equal_dims_only() const { return std::string(GetParam()) != kRows128; }
 };
 
 INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128,
-                         ::testing::Values(kRows128, kWgmma, kWgmmaWs),
+                         ::testing::Values(kRows128, kWgmma, kWgmmaWs, kWgmmaWs128, kWgmmaTma,
+                                           kWgmmaTma64, kWgmmaTmaSeq),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kWgmmaWs) return std::string("wgmma_ws");
+                           if (name == kWgmmaWs128) return std::string("wgmma_ws128");
+                           if (name == kWgmmaTma) return std::string("wgmma_tma");
+                           if (name == kWgmmaTma64) return std::string("wgmma_tma64");
+                           if (name == kWgmmaTmaSeq) return std::string("wgmma_tma_seq");
                            return name == kWgmma ? std::string("wgmma") : std::string("rows128");
                          });
 

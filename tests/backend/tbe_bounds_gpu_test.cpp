@@ -194,6 +194,42 @@ TEST(GpuTbeBoundsCheck, ManyFeaturesScatteredBadIndicesMatchTheReference) {
   }
 }
 
+// Each indices block starts in the feature of its slice's first position (not feature 0) and then
+// decides whole tiles by that feature's row count: bad values that are valid rows of feature 0's
+// large table but not of the later, small ones (at each feature's first position and scattered)
+// must still be found, on blocks of about one tile (D6's shape class: int32, few features).
+TEST(GpuTbeBoundsCheck, BlocksJudgeTheirFirstTileByTheirOwnFeature) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(412);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  std::vector<TableSpec> tables = {{1000000, 4}};
+  for (int t = 1; t < 8; ++t) tables.push_back({1000, 4});
+  const auto clean = bounds_check_batch(tables, 8192, seed);
+  const auto n = static_cast<std::int64_t>(clean.indices.size());
+  ASSERT_GT(n, 100 * 2048) << "needs many blocks";
+  std::mt19937_64 rng(seed);
+  auto indices = clean.indices;
+  std::int64_t planted = 0;
+  for (int f = 1; f < 8; ++f) {
+    const std::int64_t first = clean.offsets[static_cast<std::size_t>(f) * 8192];
+    indices[first] = 5000;  // a row of table 0, past table f's 1000
+    ++planted;
+  }
+  for (std::int64_t i = clean.offsets[8192]; i < n; ++i) {
+    if (indices[i] < 1000 && rng() % 3001 == 0) {
+      indices[i] = 1000 + static_cast<std::int64_t>(rng() % 900000);
+      ++planted;
+    }
+  }
+  for (DType dtype : {DType::kI32, DType::kI64}) {
+    for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
+      SCOPED_TRACE(std::string(dtype == DType::kI64 ? "int64" : "int32") + (mode == BoundsCheckMode::kFix ? " fix" : " error"));
+      expect_bad_indices_match_reference(testing::make_problem(tables, 8192, n, dtype), mode, indices, clean.offsets,
+                                         planted);
+    }
+  }
+}
+
 TEST(GpuTbeBoundsCheck, MoreFeaturesThanSharedMemoryStagesMatchTheReference) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(411);

@@ -1,5 +1,5 @@
 // The narrow-row forward candidates (tbe_gpu.hpp ForwardKernel: narrow rows deep and light, warp
-// tiles one-hot and short bags) against the fp64 reference, forced one by one: every width up to
+// tiles one-hot and short bags, each plain and prefetching, and light short-bag tiles) against the fp64 reference, forced one by one: every width up to
 // 128 bytes, bag lengths around each kernel's lead and tail depths, every pooled mode, both index
 // types, two output dtypes, mixed dims, Zipf duplicates, and batches past one grid stride.
 #include <gtest/gtest.h>
@@ -31,7 +31,9 @@ const std::vector<Candidate>& candidates() {
                                               {egpu::ForwardKernel::kNarrowRowsLight, "narrow_rows_light"},
                                               {egpu::ForwardKernel::kWarpTileOneHot, "warp_tile_one_hot"},
                                               {egpu::ForwardKernel::kWarpTileOneHotPrefetch, "warp_tile_one_hot_prefetch"},
-                                              {egpu::ForwardKernel::kWarpTileShortBags, "warp_tile_short_bags"}};
+                                              {egpu::ForwardKernel::kWarpTileShortBags, "warp_tile_short_bags"},
+                                              {egpu::ForwardKernel::kWarpTileShortBagsPrefetch, "warp_tile_short_bags_prefetch"},
+                                              {egpu::ForwardKernel::kWarpTileShortBagsLight, "warp_tile_short_bags_light"}};
   return list;
 }
 

@@ -30,7 +30,8 @@ std::string op_choice(const TbeProblem& problem, std::string_view forced = {}) {
 
 std::string variant_of(egpu::ForwardKernel kernel) {
   switch (kernel) {
-    case egpu::ForwardKernel::kWarpTileOneHot: return "tbe_forward_gpu_warp_tile";
+    case egpu::ForwardKernel::kWarpTileOneHot:
+    case egpu::ForwardKernel::kWarpTileShortBagsLight: return "tbe_forward_gpu_warp_tile";
     case egpu::ForwardKernel::kNarrowRows: return "tbe_forward_gpu_narrow_rows";
     case egpu::ForwardKernel::kFittedGroups: return "tbe_forward_gpu_fitted_groups";
     default: return "tbe_forward_gpu";
@@ -41,14 +42,14 @@ std::string variant_of(egpu::ForwardKernel kernel) {
 // bytes of 3 or 5 x 4, 8, 16 units (fitted), others (group per bag), in every weight dtype, mixed
 // dims (the widest decides), 16-bit tables off 16-byte boundaries, and pooling none.
 TEST(GpuTbeForwardOp, SelectsWhatTheRuleSelectsOnEveryRowSize) {
-  int fitted = 0, narrow = 0, group = 0, warp_tile = 0;
+  int fitted = 0, narrow = 0, group = 0, warp_tile = 0, short_tile = 0;
   for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (int dim : {4, 12, 16, 32, 48, 64, 96, 100, 120, 128, 160, 192, 240, 256, 320, 384, 480, 640, 1024, 2048}) {
       for (PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean, PoolingMode::kNone}) {
         for (int second_dim : {dim, 4, 12}) {
           if (pooling == PoolingMode::kNone && second_dim != dim) continue;  // unpooled needs one dim
-          // 16 bags: 8 indices (short bags) and 200 (12.5 per bag).
-          for (std::int64_t num_indices : {8, 200}) {
+          // 16 bags: 8 indices (one-hot or fewer), 40 (short bags: 2.5 per bag) and 200 (12.5).
+          for (std::int64_t num_indices : {8, 40, 200}) {
             const auto problem = testing::make_problem({{10, dim}, {10, second_dim}}, 8, num_indices, DType::kI64,
                                                        weight_dtype, DType::kF32, pooling);
             const auto rule = egpu::select_forward_kernel(problem);
@@ -56,6 +57,7 @@ TEST(GpuTbeForwardOp, SelectsWhatTheRuleSelectsOnEveryRowSize) {
             narrow += rule == egpu::ForwardKernel::kNarrowRows;
             group += rule == egpu::ForwardKernel::kGroupPerBag;
             warp_tile += rule == egpu::ForwardKernel::kWarpTileOneHot;
+            short_tile += rule == egpu::ForwardKernel::kWarpTileShortBagsLight;
             EXPECT_EQ(op_choice(problem), variant_of(rule))
                 << "D=" << dim << "," << second_dim << " " << dtype_name(weight_dtype) << " "
                 << embedding::pooling_mode_name(pooling) << " indices=" << num_indices;
@@ -69,6 +71,7 @@ TEST(GpuTbeForwardOp, SelectsWhatTheRuleSelectsOnEveryRowSize) {
   EXPECT_GT(narrow, 0);
   EXPECT_GT(group, 0);
   EXPECT_GT(warp_tile, 0);
+  EXPECT_GT(short_tile, 0);
   // The fitted rule's edges: D=96 fp32 (24 units = 8 x 3), D=160 fp16 (20 = 4 x 5) fit; D=128
   // fp32 (32 units) and D=100 fp16 (200 bytes, off 16-byte boundaries) do not, with the reason.
   EXPECT_TRUE(egpu::fitted_groups_forward_fits(testing::make_problem({{10, 96}}, 8, 8)).is_ok());

@@ -125,7 +125,8 @@ struct TbeBenchRequest {
 };
 /// Every forward kernel the bench can force: auto, narrow_rows, wide_rows, fitted_groups and the
 /// narrow-row candidates (narrow_rows_deep, narrow_rows_light, warp_tile_one_hot,
-/// warp_tile_one_hot_prefetch, warp_tile_short_bags; embedding/tbe_gpu.hpp ForwardKernel).
+/// warp_tile_one_hot_prefetch, warp_tile_short_bags, warp_tile_short_bags_prefetch,
+/// warp_tile_short_bags_light) and wide_rows_dedup (embedding/tbe_gpu.hpp ForwardKernel).
 const std::vector<std::string>& tbe_forward_variant_names();
 /// A comma-separated list of those names (no empty entries, no repeats), or kInvalidArgument
 /// naming the flag and the entry.

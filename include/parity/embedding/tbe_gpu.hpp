@@ -37,7 +37,8 @@ struct DeviceBatch {
 /// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
 /// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: the warp-tile
 /// kernel (kWarpTileOneHot) wherever short_bags_forward_fits, else narrow rows wherever
-/// narrow_rows_forward_fits, else fitted groups where they fit, else group per bag.
+/// narrow_rows_forward_fits (kWarpTileShortBagsLight instead where bags average more than one
+/// index: select_warp_tile_kernel), else fitted groups where they fit, else group per bag.
 /// Candidates for narrow rows (the narrow-rows rule; 16-bit rows must start on 16-byte
 /// boundaries), selectable for measurement (`parity bench tbe --forward-variant`):
 /// kNarrowRowsDeep (4 bags x 4 rows in flight per group), kNarrowRowsLight (2 x 2 rows at twice the
@@ -45,7 +46,12 @@ struct DeviceBatch {
 /// read lane-per-bag, coalesced, then shuffled; every lead row of the tile loaded at once;
 /// streaming output stores), kWarpTileOneHotPrefetch (the same, software-pipelined: the next tile's
 /// offsets and indices load while this tile's rows do), kWarpTileShortBags (the same tiles with four
-/// lead rows per bag).
+/// lead rows per bag), kWarpTileShortBagsPrefetch (short-bag tiles, software-pipelined as the
+/// prefetching one-hot tiles), kWarpTileShortBagsLight (short-bag tiles with one pass of four rows
+/// in flight per lane at three blocks per SM instead of two passes at two).
+/// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
+/// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
+/// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
 enum class ForwardKernel : std::uint8_t {
   kAuto,
   kGroupPerBag,
@@ -56,6 +62,9 @@ enum class ForwardKernel : std::uint8_t {
   kWarpTileOneHot,
   kWarpTileOneHotPrefetch,
   kWarpTileShortBags,
+  kWarpTileShortBagsPrefetch,
+  kWarpTileShortBagsLight,
+  kGroupPerBagDedup,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
 
@@ -74,6 +83,10 @@ Status narrow_rows_forward_fits(const TbeProblem& problem);
 /// (docs/embedding.md: D1, D2 and D4 of the TBE issue, bag lengths 1, U[0, 10] and 4).
 inline constexpr std::int64_t kShortBagMeanIndices = 6;
 Status short_bags_forward_fits(const TbeProblem& problem);
+
+/// Where short_bags_forward_fits: one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer
+/// short bags kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).
+ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);
 
 /// The fitted-groups rule: ok when the widest table's row is exactly G x V units of 16 bytes
 /// (G in {4, 8, 16}, V in {3, 5}: 192-1280-byte rows) and, for 16-bit weights, every table's rows

@@ -140,6 +140,13 @@ struct HopperTerms {
   int legacy_resident_ctas = 1;
   double partial_bytes = 4.0;
   bool has_reduce_kernel = true;
+  // predict_top_us's lower bound for them (no roundings): CTA-iterations per unit of M N K batch
+  // spread over the SMs, waves per output element, the latency part per K-iteration, and the
+  // fixed cost of one wave (fill plus per-tile overhead).
+  double legacy_iters_per_volume = 0.0;  // 1 / (tm tn tk SMs)
+  double legacy_waves_per_output = 0.0;  // split / (tm tn SMs resident CTAs)
+  double legacy_latency_us_per_iter = 0.0;
+  double legacy_wave_fixed_us = 0.0;
 };
 struct OrigamiTerms {
   double compute_cycles_per_iter = 0.0;  // MFMA cycles of one K-iteration of one tile

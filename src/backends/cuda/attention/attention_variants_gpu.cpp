@@ -75,6 +75,14 @@ void install() {
                                                  gpu::ForwardKernel::kWgmma);
   static const AttentionForwardGpu forward_wgmma_ws("attention_forward_gpu_wgmma_ws",
                                                     gpu::ForwardKernel::kWgmmaWs);
+  static const AttentionForwardGpu forward_wgmma_ws128("attention_forward_gpu_wgmma_ws128",
+                                                       gpu::ForwardKernel::kWgmmaWs128);
+  static const AttentionForwardGpu forward_wgmma_tma("attention_forward_gpu_wgmma_tma",
+                                                     gpu::ForwardKernel::kWgmmaTma);
+  static const AttentionForwardGpu forward_wgmma_tma64("attention_forward_gpu_wgmma_tma64",
+                                                       gpu::ForwardKernel::kWgmmaTma64);
+  static const AttentionForwardGpu forward_wgmma_tma_seq("attention_forward_gpu_wgmma_tma_seq",
+                                                         gpu::ForwardKernel::kWgmmaTmaSeq);
   static const AttentionBackwardGpu backward("attention_backward_gpu", gpu::BackwardKernel::kMmaSync);
   static const AttentionBackwardGpu backward_wgmma("attention_backward_gpu_wgmma",
                                                    gpu::BackwardKernel::kWgmma);
@@ -84,6 +92,10 @@ void install() {
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
   detail::attention_forward_gpu_wgmma_ws_slot().install(&forward_wgmma_ws);
+  detail::attention_forward_gpu_wgmma_ws128_slot().install(&forward_wgmma_ws128);
+  detail::attention_forward_gpu_wgmma_tma_slot().install(&forward_wgmma_tma);
+  detail::attention_forward_gpu_wgmma_tma64_slot().install(&forward_wgmma_tma64);
+  detail::attention_forward_gpu_wgmma_tma_seq_slot().install(&forward_wgmma_tma_seq);
   detail::attention_backward_gpu_slot().install(&backward);
   detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
   detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);

@@ -2,14 +2,13 @@
 // cublasGemmEx's) per shape, output checked against an fp64 reference on sampled entries before
 // timing, device-event times with the L2 flushed, and the results file.
 #include "bench/results_json.hpp"
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/gemm_timing.hpp"
 
 namespace parity::gemm {
 
 Result<std::string> run_gemm_bench(const GemmBenchRequest& request,
                                    const std::function<void(const std::string&)>& print) {
-  using bench::format_text;
   const auto& options = request.timing;
   const std::string library = request.use_cublas ? "cublas" : "cublaslt";
   nlohmann::json document = bench::results_document("gemm_cublaslt_heuristic", bench::provenance_json(0));

@@ -17,7 +17,7 @@
 #include "backends/cuda/gemm/run_descriptors.hpp"
 #include "gemm/gemm_run_backend.hpp"
 #include "bench/results_json.hpp"
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/gemm_timing.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "bench/results_json.hpp"
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/hbm.hpp"
 
 namespace parity::bench {

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "bench/results_json.hpp"
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "hw/hw_json.hpp"
 #include "parity/bench/gemm_timing.hpp"
 #include "parity/bench/hbm.hpp"

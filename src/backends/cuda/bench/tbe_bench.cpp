@@ -2,9 +2,11 @@
 // check against fp64 before timing, nine timings, the byte models, the results file and the table.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 #include "bench/results_json.hpp"
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/copy.hpp"
 #include "parity/bench/hbm.hpp"
 #include "parity/bench/tbe_bench.hpp"
@@ -153,14 +155,28 @@ struct KernelChoice {
 };
 Result<KernelChoice> kernel_choice(const std::string& variant) {
   KernelChoice choice;
-  if (variant == "narrow_rows_deep" || variant == "narrow_rows_light" || variant == "warp_tile_one_hot" ||
-      variant == "warp_tile_one_hot_prefetch" || variant == "warp_tile_short_bags") {
-    choice.forward.kernel = variant == "narrow_rows_deep"             ? eg::ForwardKernel::kNarrowRowsDeep
-                            : variant == "narrow_rows_light"          ? eg::ForwardKernel::kNarrowRowsLight
-                            : variant == "warp_tile_one_hot"          ? eg::ForwardKernel::kWarpTileOneHot
-                            : variant == "warp_tile_one_hot_prefetch" ? eg::ForwardKernel::kWarpTileOneHotPrefetch
-                                                                      : eg::ForwardKernel::kWarpTileShortBags;
+  // The narrow-row candidates (forced forward kernels; the backward is the narrow-rows one).
+  static const std::pair<const char*, eg::ForwardKernel> kCandidates[] = {
+      {"narrow_rows_deep", eg::ForwardKernel::kNarrowRowsDeep},
+      {"narrow_rows_light", eg::ForwardKernel::kNarrowRowsLight},
+      {"warp_tile_one_hot", eg::ForwardKernel::kWarpTileOneHot},
+      {"warp_tile_one_hot_prefetch", eg::ForwardKernel::kWarpTileOneHotPrefetch},
+      {"warp_tile_short_bags", eg::ForwardKernel::kWarpTileShortBags},
+      {"warp_tile_short_bags_prefetch", eg::ForwardKernel::kWarpTileShortBagsPrefetch},
+      {"warp_tile_short_bags_light", eg::ForwardKernel::kWarpTileShortBagsLight}};
+  // Wide-row candidates (the backward is the warp-per-chunk one).
+  static const std::pair<const char*, eg::ForwardKernel> kWideCandidates[] = {
+      {"wide_rows_dedup", eg::ForwardKernel::kGroupPerBagDedup}};
+  const auto* wide = std::find_if(std::begin(kWideCandidates), std::end(kWideCandidates),
+                                  [&](const auto& entry) { return variant == entry.first; });
+  const auto* candidate = std::find_if(std::begin(kCandidates), std::end(kCandidates),
+                                       [&](const auto& entry) { return variant == entry.first; });
+  if (candidate != std::end(kCandidates)) {
+    choice.forward.kernel = candidate->second;
     choice.backward = eg::BackwardKernel::kNarrowRows;
+  } else if (wide != std::end(kWideCandidates)) {
+    choice.forward.kernel = wide->second;
+    choice.backward = eg::BackwardKernel::kWarpPerChunk;
   } else if (variant == "narrow_rows") {
     choice.forward.kernel = eg::ForwardKernel::kNarrowRows;
     choice.backward = eg::BackwardKernel::kNarrowRows;

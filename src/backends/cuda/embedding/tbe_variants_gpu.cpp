@@ -82,8 +82,11 @@ class TbeForwardGpu final : public TbeForwardVariant {
   Status run(const TbeProblem& problem, const TbeForwardArgs& args, void*,
              const ExecutionContext& context) const override {
     PARITY_ASSIGN_OR_RETURN(const gpu::DeviceTbeLayout* layout, state().layout(problem.layout));
+    // The warp-tile variant runs the warp-tile kernel the rule picks (one-hot or short bags).
+    const gpu::ForwardKernel kernel =
+        kernel_ == gpu::ForwardKernel::kWarpTileOneHot ? gpu::select_warp_tile_kernel(problem) : kernel_;
     return gpu::tbe_forward(problem, *layout, args.weights, device_batch(args.batch), args.output,
-                            gpu::ForwardOptions{kernel_}, context.stream);
+                            gpu::ForwardOptions{kernel}, context.stream);
   }
 
  private:

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "bench/results_json.hpp"
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 #include "parity/bench/gemm_measure.hpp"
 #include "parity/core/gpu.hpp"
 #include "parity/gemm/calibration.hpp"
@@ -16,7 +16,6 @@ namespace parity::gemm {
 namespace {
 
 using nlohmann::json;
-using bench::format_text;
 
 
 double tflops_of(const GemmProblem& problem, double ms) {

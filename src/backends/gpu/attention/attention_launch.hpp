@@ -16,8 +16,20 @@ namespace parity::attention::gpu {
 // group; NVIDIA, d_qk and d_v in {64, 128}) and kWgmma (forward_wgmma_kernel.cuh: 128 q rows per
 // block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}) and
 // kWgmmaWs (forward_wgmma_ws_kernel.cuh: the same math, warp-specialized: a producer warpgroup
-// and two ping-ponging consumers; same limits).
-enum class ForwardKernel : int { kRows64 = 0, kRows128 = 1, kWgmma = 2, kWgmmaWs = 3 };
+// and two ping-ponging consumers; same limits) and kWgmmaWs128 (the same with 128-key S tiles),
+// kWgmmaTma and kWgmmaTma64 (the same with TMA loads, 128- and 64-key S tiles), and
+// kWgmmaTmaSeq (kWgmmaTma's kernel with one block per (sequence, head) walking all its q tiles:
+// the producer streams the next tile's K and V while the consumers finish the current one).
+enum class ForwardKernel : int {
+  kRows64 = 0,
+  kRows128 = 1,
+  kWgmma = 2,
+  kWgmmaWs = 3,
+  kWgmmaWs128 = 4,
+  kWgmmaTma = 5,
+  kWgmmaTma64 = 6,
+  kWgmmaTmaSeq = 7,
+};
 
 // ok, or kUnsupported with the reason (dtype, head dims, masks with cross attention).
 Status can_implement(const AttentionProblem& problem);

@@ -7,8 +7,8 @@
 
 namespace parity::attention::gpu::detail {
 
-template Status launch_forward_wgmma_kernels<Elem16::kBF16>(const AttentionProblem&,
-                                                            const AttentionParams&, gpuStream_t);
+template Status launch_forward_wgmma<Elem16::kBF16, WgmmaForward::kRound2>(
+    const AttentionProblem&, const AttentionParams&, gpuStream_t);
 
 #if defined(PARITY_GPU_CUDA)
 namespace {

@@ -84,15 +84,17 @@ __device__ inline void copy_tile_swizzled(unsigned tile_address, const std::uint
                                                   global, row_stride, row_begin, row_limit);
 }
 
-// Issues S (this warpgroup's 64 rows x 64 keys) = Q K^T as one committed wgmma group; s is
+// Issues S (this warpgroup's 64 rows x kKeys keys) = Q K^T as one committed wgmma group; s is
 // written asynchronously: read it only after a wgmma_wait_group that covers the group and
 // wgmma_fence_operands(s). Q: kWgmmaRows-row tile, this warpgroup's rows start at q_rows_address
-// (inside column block 0); K: kTileCols-row tile at k_address.
-template <Elem16 E, int kDim>
-__device__ inline void issue_scores(float (&s)[kTileCols / 8][4], unsigned q_rows_address,
+// (inside column block 0); K: kKeys-row tile at k_address (64 or 128 keys: one m64n64 or m64n128
+// wgmma per k16 step).
+template <Elem16 E, int kDim, int kKeys = kTileCols>
+__device__ inline void issue_scores(float (&s)[kKeys / 8][4], unsigned q_rows_address,
                                     unsigned k_address) {
+  static_assert(kKeys == 64 || kKeys == 128, "S tiles of 64 or 128 keys");
   constexpr unsigned kQBlockBytes = kWgmmaRows * kSwizzleRowBytes;
-  constexpr unsigned kKBlockBytes = kTileCols * kSwizzleRowBytes;
+  constexpr unsigned kKBlockBytes = kKeys * kSwizzleRowBytes;
   constexpr unsigned kUnusedLeadingBytes = 16;  // K-major swizzled: LBO unused (1 by convention)
   wgmma_fence_operands(s);
   wgmma_fence();
@@ -103,24 +105,23 @@ __device__ inline void issue_scores(float (&s)[kTileCols / 8][4], unsigned q_row
                                                 kUnusedLeadingBytes, kSwizzleAtomBytes);
     const std::uint64_t b = swizzled_descriptor(k_address + block * kKBlockBytes + step_bytes,
                                                 kUnusedLeadingBytes, kSwizzleAtomBytes);
-    wgmma_m64n64k16_ss<E>(s, a, b, kc > 0 ? 1 : 0);
+    wgmma_m64nNk16_ss<E, kKeys>(s, a, b, kc > 0 ? 1 : 0);
   }
   wgmma_commit_group();
 }
 
 // Issues O (64 x kDim) += P V as one committed wgmma group (P as A fragments, p[kc]: keys
-// 16 kc .. 16 kc + 15; V: kTileCols x kDim tile at v_address). Until a wait covers the group,
+// 16 kc .. 16 kc + 15; V: kKeys x kDim tile at v_address). Until a wait covers the group,
 // neither o nor p may be touched.
-template <Elem16 E, int kDim>
-__device__ inline void issue_accumulate(float (&o)[kDim / 8][4],
-                                        std::uint32_t (&p)[kTileCols / 16][4],
+template <Elem16 E, int kDim, int kKeys = kTileCols>
+__device__ inline void issue_accumulate(float (&o)[kDim / 8][4], std::uint32_t (&p)[kKeys / 16][4],
                                         unsigned v_address) {
-  constexpr unsigned kVBlockBytes = kTileCols * kSwizzleRowBytes;  // LBO: the next 64 columns
+  constexpr unsigned kVBlockBytes = kKeys * kSwizzleRowBytes;  // LBO: the next 64 columns
   wgmma_fence_operands(o);
   wgmma_fence_operands(p);
   wgmma_fence();
 #pragma unroll
-  for (int kc = 0; kc < kTileCols / 16; ++kc) {
+  for (int kc = 0; kc < kKeys / 16; ++kc) {
     const std::uint64_t b = swizzled_descriptor(v_address + kc * 16 * kSwizzleRowBytes,
                                                 kVBlockBytes, kSwizzleAtomBytes);
     wgmma_m64nNk16_rs<E, kDim>(o, p[kc], b);
@@ -130,9 +131,8 @@ __device__ inline void issue_accumulate(float (&o)[kDim / 8][4],
 
 // Waits for every wgmma group of this warpgroup; o may be read and p rewritten again (pinning p
 // here keeps its registers live, unreused, while the product reads them).
-template <int kDim>
-__device__ inline void wait_accumulate(float (&o)[kDim / 8][4],
-                                       std::uint32_t (&p)[kTileCols / 16][4]) {
+template <int kDim, int kKeys = kTileCols>
+__device__ inline void wait_accumulate(float (&o)[kDim / 8][4], std::uint32_t (&p)[kKeys / 16][4]) {
   wgmma_wait_group<0>();
   wgmma_fence_operands(o);
   wgmma_fence_operands(p);

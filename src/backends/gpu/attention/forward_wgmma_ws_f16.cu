@@ -3,6 +3,6 @@
 #include "backends/gpu/attention/launch_wgmma_kernels.cuh"
 
 namespace parity::attention::gpu::detail {
-template Status launch_forward_wgmma_ws_kernels<Elem16::kF16>(const AttentionProblem&,
-                                                               const AttentionParams&, gpuStream_t);
+template Status launch_forward_wgmma<Elem16::kF16, WgmmaForward::kWs64>(
+    const AttentionProblem&, const AttentionParams&, gpuStream_t);
 }  // namespace parity::attention::gpu::detail

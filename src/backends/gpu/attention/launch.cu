@@ -128,6 +128,31 @@ Status can_implement_backward_wgmma(const AttentionProblem& problem, bool ring) 
 #endif
 }
 
+bool is_wgmma(ForwardKernel kernel) {
+  return kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs ||
+         kernel == ForwardKernel::kWgmmaWs128 || kernel == ForwardKernel::kWgmmaTma ||
+         kernel == ForwardKernel::kWgmmaTma64 || kernel == ForwardKernel::kWgmmaTmaSeq;
+}
+
+template <detail::Elem16 E>
+Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem,
+                           const detail::AttentionParams& params, gpuStream_t stream) {
+  using detail::WgmmaForward;
+  switch (kernel) {
+    case ForwardKernel::kWgmmaWs:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kWs64>(problem, params, stream);
+    case ForwardKernel::kWgmmaWs128:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kWs128>(problem, params, stream);
+    case ForwardKernel::kWgmmaTma:
+    case ForwardKernel::kWgmmaTmaSeq:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kTma128>(problem, params, stream);
+    case ForwardKernel::kWgmmaTma64:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kTma64>(problem, params, stream);
+    default:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kRound2>(problem, params, stream);
+  }
+}
+
 }  // namespace
 
 Status can_implement(const AttentionProblem& problem) {
@@ -181,8 +206,7 @@ std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
   if (kernel == ForwardKernel::kRows64) return Status::ok();
-  if (kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs)
-    return can_implement_forward_wgmma(problem);
+  if (is_wgmma(kernel)) return can_implement_forward_wgmma(problem);
 #if defined(PARITY_GPU_HIP)
   return unsupported("attention forward rows128: NVIDIA only (its per-group branches need 32-lane "
                      "warps); the 64-row kernel runs on AMD");
@@ -204,21 +228,14 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
   PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
   detail::AttentionParams params = make_params(problem, args);
   const auto native_stream = static_cast<gpuStream_t>(stream);
-  if (kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs) {
-    params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
-    const bool warp_specialized = kernel == ForwardKernel::kWgmmaWs;
-    using detail::Elem16;
-    if (problem.dtype == DType::kBF16) {
-      return warp_specialized
-                 ? detail::launch_forward_wgmma_ws_kernels<Elem16::kBF16>(problem, params,
-                                                                          native_stream)
-                 : detail::launch_forward_wgmma_kernels<Elem16::kBF16>(problem, params,
-                                                                       native_stream);
-    }
-    return warp_specialized
-               ? detail::launch_forward_wgmma_ws_kernels<Elem16::kF16>(problem, params,
-                                                                       native_stream)
-               : detail::launch_forward_wgmma_kernels<Elem16::kF16>(problem, params, native_stream);
+  if (is_wgmma(kernel)) {
+    // kWgmmaTmaSeq: one block per (sequence, head); its q tiles in sequence.
+    params.grid_tiles = kernel == ForwardKernel::kWgmmaTmaSeq
+                            ? 1
+                            : tile_slots(problem, detail::kernels::kWgmmaRows);
+    return problem.dtype == DType::kBF16
+               ? launch_wgmma_kernel<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
+               : launch_wgmma_kernel<detail::Elem16::kF16>(kernel, problem, params, native_stream);
   }
   if (kernel == ForwardKernel::kRows128) {
     params.grid_tiles = tile_slots(problem, detail::kernels::kRows128);

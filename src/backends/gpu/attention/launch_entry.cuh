@@ -17,13 +17,18 @@ Status launch_forward_kernels(const AttentionProblem& problem, const AttentionPa
 template <Elem16 E>
 Status launch_forward_rows128_kernels(const AttentionProblem& problem,
                                       const AttentionParams& params, gpuStream_t stream);
-template <Elem16 E>
-Status launch_forward_wgmma_kernels(const AttentionProblem& problem, const AttentionParams& params,
-                                    gpuStream_t stream);
-// The warp-specialized wgmma forward (forward_wgmma_ws_kernel.cuh), same limits.
-template <Elem16 E>
-Status launch_forward_wgmma_ws_kernels(const AttentionProblem& problem,
-                                       const AttentionParams& params, gpuStream_t stream);
+// The wgmma forwards (launch_wgmma_kernels.cuh; one TU per kernel and element type,
+// forward_wgmma*_<type>.cu).
+enum class WgmmaForward {
+  kRound2,  // forward_wgmma_kernel.cuh
+  kWs64,    // forward_wgmma_ws_kernel.cuh, cp.async loads, 64-key S tiles
+  kWs128,   // the same, 128-key S tiles
+  kTma64,   // the same with TMA loads, 64-key S tiles
+  kTma128,  // TMA loads, 128-key S tiles
+};
+template <Elem16 E, WgmmaForward kKernel>
+Status launch_forward_wgmma(const AttentionProblem& problem, const AttentionParams& params,
+                            gpuStream_t stream);
 // ok when the current device is compute capability 9.0 and the loaded binary of the wgmma kernel
 // is sm_90a code (not the plain sm_90 body, which compiles empty); else the reason.
 Status wgmma_forward_runnable();

@@ -125,29 +125,38 @@ __device__ inline void wgmma_fence_operands(std::uint32_t (&a)[kN][4]) {
   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
   "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
 
-// D (64 x 64 fp32 over the warpgroup; this thread's 32 as [8][4]) = A (64 x 16) x B (N=64 x 16)^T,
+// D (64 x N fp32 over the warpgroup; this thread's N/2 as [N/8][4]) = A (64 x 16) x B (N x 16)^T,
 // both through descriptors of K-major tiles (transpose bits 0), + D when accumulate != 0. PTX
 // operand order: d, a, b, scale-d (a predicate), imm-scale-a, imm-scale-b, imm-trans-a,
-// imm-trans-b.
-template <Elem16 E>
-__device__ inline void wgmma_m64n64k16_ss(float (&d)[8][4], std::uint64_t a_descriptor,
-                                          std::uint64_t b_descriptor, int accumulate) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define PARITY_WGMMA_SS(TYPES)                                                              \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                \
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPES " " PARITY_WGMMA_REGS_N64 \
-               ", %32, %33, p, 1, 1, 0, 0;\n}\n"                                            \
-               : PARITY_WGMMA_D_N64(d)                                                     \
+// imm-trans-b. A, B, ACC: the placeholders of a, b and accumulate after the N/2 accumulators.
+#define PARITY_WGMMA_SS(N, TYPES, A, B, ACC)                                              \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " ACC ", 0;\n"                          \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPES " "                \
+               PARITY_WGMMA_REGS_N##N ", " A ", " B ", p, 1, 1, 0, 0;\n}\n"              \
+               : PARITY_WGMMA_D_N##N(d)                                                  \
                : "l"(a_descriptor), "l"(b_descriptor), "r"(accumulate))
-  if constexpr (E == Elem16::kBF16) {
-    PARITY_WGMMA_SS("bf16.bf16");
-  } else {
-    PARITY_WGMMA_SS("f16.f16");
-  }
-#undef PARITY_WGMMA_SS
+
+template <Elem16 E, int kN>
+__device__ inline void wgmma_m64nNk16_ss(float (&d)[kN / 8][4], std::uint64_t a_descriptor,
+                                         std::uint64_t b_descriptor, int accumulate) {
+  static_assert(kN == 64 || kN == 128, "instantiated for N = 64 and 128");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool kBF16 = E == Elem16::kBF16;
+  if constexpr (kN == 64 && kBF16) PARITY_WGMMA_SS(64, "bf16.bf16", "%32", "%33", "%34");
+  if constexpr (kN == 64 && !kBF16) PARITY_WGMMA_SS(64, "f16.f16", "%32", "%33", "%34");
+  if constexpr (kN == 128 && kBF16) PARITY_WGMMA_SS(128, "bf16.bf16", "%64", "%65", "%66");
+  if constexpr (kN == 128 && !kBF16) PARITY_WGMMA_SS(128, "f16.f16", "%64", "%65", "%66");
 #else
   (void)d, (void)a_descriptor, (void)b_descriptor, (void)accumulate;
 #endif
+}
+#undef PARITY_WGMMA_SS
+
+// The N = 64 product (64-key S tiles).
+template <Elem16 E>
+__device__ inline void wgmma_m64n64k16_ss(float (&d)[8][4], std::uint64_t a_descriptor,
+                                          std::uint64_t b_descriptor, int accumulate) {
+  wgmma_m64nNk16_ss<E, 64>(d, a_descriptor, b_descriptor, accumulate);
 }
 
 // D (64 x N fp32 over the warpgroup; this thread's N/2 as [N/8][4]) += A (64 x 16 in registers,

@@ -248,6 +248,23 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
   std::int64_t count = 0, position = kNoPosition, value = 0;
   int feature = 0;
   std::int64_t feature_lo = 0, feature_hi = 0, rows = 0;
+  // Makes the feature holding position i current: the largest f with boundary(f) <= i, by binary
+  // search (positions before boundary(0) are in no bag: feature 0 with feature_lo > i).
+  auto enter_feature_of = [&](std::int64_t i) {
+    int lo = 0, hi = num_features;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (boundary(mid + 1) <= i) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    feature = lo;
+    feature_lo = boundary(feature);
+    feature_hi = boundary(feature + 1);
+    rows = rows_of(feature < num_features ? feature : num_features - 1);
+  };
   // Indices are read once, evict-first: after a memset-style L2 flush (dirty lines everywhere)
   // plain loads made every line read evict, i.e. write back, a dirty line (~2x the DRAM traffic).
   // A tile: kBoundsVecsPerThread 16-byte vectors per thread (2 int64 or 4 int32 indices each),
@@ -308,20 +325,7 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
             tile_start + (static_cast<std::int64_t>(v) * kBoundsBlockThreads + threadIdx.x) * kPerVec + k;
         if (i >= slice.end) continue;
         if (i < feature_lo || i >= feature_hi) {
-          // Largest f with boundary(f) <= i, by binary search; positions before boundary(0) are in no bag.
-          int lo = 0, hi = num_features;
-          while (lo < hi) {
-            const int mid = (lo + hi) / 2;
-            if (boundary(mid + 1) <= i) {
-              lo = mid + 1;
-            } else {
-              hi = mid;
-            }
-          }
-          feature = lo;
-          feature_lo = boundary(feature);
-          feature_hi = boundary(feature + 1);
-          rows = rows_of(feature < num_features ? feature : num_features - 1);
+          enter_feature_of(i);
           if (i < feature_lo) continue;
         }
         const auto idx = static_cast<std::int64_t>(tile[v][k]);
@@ -343,9 +347,10 @@ __device__ void check_indices_slice(IndexT* __restrict__ indices, const IndexT* 
     IndexT even[kBoundsVecsPerThread][kPerVec], odd[kBoundsVecsPerThread][kPerVec];
     load_tile(slice.begin, even);
     stage_boundaries();  // its loads overlap the first tile's
-    feature_lo = boundary(0);
-    feature_hi = boundary(1 < num_features ? 1 : num_features);
-    rows = rows_of(0);
+    // Start in the feature of the slice's first position, not feature 0: otherwise every block
+    // past feature 0 takes the exact walk on its first tile, which on a block of one or two tiles
+    // (D6: 2176 int32 indices per block) is most of its work.
+    enter_feature_of(slice.begin);
     for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += 2 * kTileItems) {
       const std::int64_t odd_start = tile_start + kTileItems;
       if (odd_start < slice.end) load_tile(odd_start, odd);

@@ -31,7 +31,13 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
 bool is_narrow_row_candidate(ForwardKernel kernel) {
   return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight ||
          kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
-         kernel == ForwardKernel::kWarpTileShortBags;
+         kernel == ForwardKernel::kWarpTileShortBags || kernel == ForwardKernel::kWarpTileShortBagsPrefetch ||
+         kernel == ForwardKernel::kWarpTileShortBagsLight;
+}
+
+// Candidates dispatched by dispatch_forward_candidate_kernels (16-byte units: 16-bit rows aligned).
+bool is_forward_candidate(ForwardKernel kernel) {
+  return is_narrow_row_candidate(kernel) || kernel == ForwardKernel::kGroupPerBagDedup;
 }
 
 template <typename IndexT>
@@ -55,9 +61,9 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.output_cols = problem.output_cols();
   const int max_dim = problem.layout.max_dim();
   const bool aligned = rows_16_byte_aligned(problem, weights);
-  if (is_narrow_row_candidate(kernel)) {
+  if (is_forward_candidate(kernel)) {
     if (!aligned) {
-      return unsupported("tbe_forward narrow-row candidates: 16-bit rows must start on 16-byte boundaries");
+      return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries");
     }
     switch (problem.weight_dtype) {
       case DType::kF16: return dispatch_forward_candidate_kernels<F16Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
@@ -130,8 +136,13 @@ Status short_bags_forward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
+  return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
+                                                   : ForwardKernel::kWarpTileShortBagsLight;
+}
+
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
-  if (short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHot;
+  if (short_bags_forward_fits(problem).is_ok()) return select_warp_tile_kernel(problem);
   if (narrow_rows_forward_fits(problem).is_ok()) return ForwardKernel::kNarrowRows;
   if (fitted_groups_forward_fits(problem).is_ok()) return ForwardKernel::kFittedGroups;
   return ForwardKernel::kGroupPerBag;
@@ -166,13 +177,16 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
       kernel = ForwardKernel::kGroupPerBag;
     }
     // The same for the warp tiles' 16-bit rows: narrow rows gives the same sums.
-    if (kernel == ForwardKernel::kWarpTileOneHot && dtype_size_bytes(problem.weight_dtype) < 4 &&
-        !rows_16_byte_aligned(problem, weights)) {
+    if ((kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileShortBagsLight) &&
+        dtype_size_bytes(problem.weight_dtype) < 4 && !rows_16_byte_aligned(problem, weights)) {
       kernel = ForwardKernel::kNarrowRows;
     }
   }
   if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
     PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
+  }
+  if (kernel == ForwardKernel::kGroupPerBagDedup && problem.pooling == PoolingMode::kNone) {
+    return unsupported("tbe_forward dedup: pooling=none writes one output row per index; needs sum or mean");
   }
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {

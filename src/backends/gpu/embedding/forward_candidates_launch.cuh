@@ -15,26 +15,51 @@ using namespace parity::gpu_device;
 // kMinBlocksPerSm: one-hot tiles hold 8 x 16 B of rows per lane (<= 85 registers, 3 blocks per SM);
 // short-bag tiles 2 passes x 4 rows plus the tail's 4 (<= 128, 2 blocks; 3 spilled under ptxas -v);
 // the prefetching one-hot tiles carry the next tile's offsets and indices too (<= 128, 2 blocks:
-// 3 spilled 108 bytes).
-template <typename Tag, typename IndexT, int kLeadRows, bool kPrefetchNext = false>
+// 3 spilled 108 bytes). The round-4 short-bag tiles (docs/embedding.md): prefetching, 2 passes x 4
+// rows with the weights shuffled at the add (2 blocks), and light, 1 pass x 4 rows (3 blocks).
+// kResidentGrid: the grid is the blocks resident at once (kMinBlocksPerSm per SM), so every warp
+// walks many tiles and a prefetching warp pipelines all but its first (with the usual 32 blocks
+// per SM, D4's warps took ~4 tiles each: a quarter of them unpipelined).
+template <typename Tag, typename IndexT, int kLeadRows, int kPassesInFlight, int kMinBlocksPerSm,
+          bool kPrefetchNext = false, bool kWeightsAtAdd = false, bool kResidentGrid = false>
 Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int pieces, int sm_count, gpuStream_t stream) {
   constexpr int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2;
-  constexpr int kPassesInFlight = kLeadRows == 1 ? 8 : 2;
-  constexpr int kMinBlocksPerSm = kLeadRows == 1 && !kPrefetchNext ? 3 : 2;
   if (pieces > 8) return unsupported("tbe_forward warp tiles: ", pieces, " 16-byte pieces per row; at most 8 (128 bytes)");
   constexpr std::int64_t kBagsPerBlock = kForwardBlockThreads;  // one bag per lane
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kBagsPerBlock),
-                                                     static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, 4, kMinBlocksPerSm, kPrefetchNext>
-      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
+                                                     static_cast<std::int64_t>(sm_count) *
+                                                         (kResidentGrid ? kMinBlocksPerSm : 32));
+  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, 4, kMinBlocksPerSm, kPrefetchNext,
+                               kWeightsAtAdd><<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_warp_tile_kernel);
   return Status::ok();
 }
 
+// Whole-warp groups reading each distinct row of a chunk once (kDedupRows in forward_kernel.cuh):
+// the power-of-two group layout's vecs (16-bit: 16-byte pairs of vecs, rows on 16-byte boundaries,
+// as every candidate) per lane for the widest row, with at least a warp of lanes per bag.
+template <typename Tag, typename IndexT>
+Status dispatch_forward_dedup(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  constexpr int kW = kWarpSize;
+  constexpr bool kPaired = !std::is_same_v<Tag, F32Tag>;
+  constexpr int kVecsPerUnit = kPaired ? 2 : 1;
+  const int units = (max_dim / 4 + kVecsPerUnit - 1) / kVecsPerUnit;  // per row: vecs, or pairs of vecs
+  if (units <= kW) return launch_forward<Tag, IndexT, kW, kVecsPerUnit, kPaired, 128, true>(params, sm_count, stream);
+  if (units <= 2 * kW) return launch_forward<Tag, IndexT, kW, 2 * kVecsPerUnit, kPaired, 128, true>(params, sm_count, stream);
+  if (units <= 4 * kW) return launch_forward<Tag, IndexT, kW, 4 * kVecsPerUnit, kPaired, 128, true>(params, sm_count, stream);
+  if (units <= 8 * kW) return launch_forward<Tag, IndexT, kW, 8 * kVecsPerUnit, kPaired, 128, true>(params, sm_count, stream);
+  if constexpr (kW == 32 && !kPaired) {
+    if (units <= 16 * kW) return launch_forward<Tag, IndexT, kW, 16, kPaired, 128, true>(params, sm_count, stream);
+  }
+  return unsupported("tbe_forward dedup: max_dim=", max_dim, " exceeds what whole-warp groups cover");
+}
+
 }  // namespace detail
 
-/// `kernel`: one of the candidates (kNarrowRowsDeep, kNarrowRowsLight, kWarpTileOneHot,
-/// kWarpTileOneHotPrefetch, kWarpTileShortBags); rows of 16-byte pieces, the widest at most 128 bytes.
+/// `kernel`: one of the narrow-row candidates (kNarrowRowsDeep, kNarrowRowsLight, kWarpTileOneHot,
+/// kWarpTileOneHotPrefetch, kWarpTileShortBags, kWarpTileShortBagsPrefetch, kWarpTileShortBagsLight:
+/// rows of 16-byte pieces, the widest at most 128 bytes) or kGroupPerBagDedup (any row of 16-byte
+/// units: fp32, or 16-bit rows on 16-byte boundaries; pooling sum or mean, checked by the caller).
 template <typename Tag, typename IndexT>
 Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
                                           ForwardKernel kernel, int sm_count, gpuStream_t stream) {
@@ -50,12 +75,18 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
     case ForwardKernel::kNarrowRowsLight:
       return detail::launch_forward_narrow<Tag, IndexT, kPieceVecs, 2, 2, 4>(params, row_lanes_log2, sm_count, stream);
     case ForwardKernel::kWarpTileOneHot:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 1>(params, pieces, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 3>(params, pieces, sm_count, stream);
     case ForwardKernel::kWarpTileOneHotPrefetch:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 1, true>(params, pieces, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 2, true>(params, pieces, sm_count, stream);
     case ForwardKernel::kWarpTileShortBags:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 4>(params, pieces, sm_count, stream);
-    default: return unsupported("tbe_forward: kernel ", static_cast<int>(kernel), " is not a narrow-row candidate");
+      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 2, 2>(params, pieces, sm_count, stream);
+    case ForwardKernel::kWarpTileShortBagsPrefetch:
+      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 2, 2, true, true, true>(params, pieces, sm_count, stream);
+    case ForwardKernel::kWarpTileShortBagsLight:
+      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 1, 3, false, true>(params, pieces, sm_count, stream);
+    case ForwardKernel::kGroupPerBagDedup:
+      return detail::dispatch_forward_dedup<Tag, IndexT>(params, max_dim, sm_count, stream);
+    default: return unsupported("tbe_forward: kernel ", static_cast<int>(kernel), " is not a forward candidate");
   }
 }
 

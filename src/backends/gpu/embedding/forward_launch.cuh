@@ -14,13 +14,13 @@ namespace detail {
 using namespace parity::gpu_device;
 
 template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool kPaired = false,
-          int kBytesInFlightPerLane = 128>
+          int kBytesInFlightPerLane = 128, bool kDedupRows = false>
 Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
   constexpr int kGroupsPerBlock = kForwardBlockThreads / kGroupLanes;
   // Grid-stride beyond a few waves: keeps gridDim * blockDim far below 2^32 (HIP's limit).
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kGroupsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane, kPaired, kBytesInFlightPerLane>
+  tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane, kPaired, kBytesInFlightPerLane, kDedupRows>
       <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_group_per_bag_kernel);
   return Status::ok();

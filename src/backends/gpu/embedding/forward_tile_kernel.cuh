@@ -72,10 +72,13 @@ __device__ inline void store_piece_streaming(void* out, std::int64_t element, Ou
 // kLeadRows: positions whose indices the lane-per-bag phase loads (1 for one-hot).
 // kPassesInFlight: passes whose lead rows are loaded together (kPassesInFlight * kLeadRows 16-byte
 // loads in flight per lane). kPrefetchNext: software-pipelined tiles (see below).
+// kWeightsAtAdd: a row's per-sample weight is shuffled from its bag's lane when the row is added,
+// not held beside the row from its load on (kPassesInFlight * kLeadRows fewer live registers, what
+// lets the prefetching short-bag tiles carry the next tile's four indices without spilling).
 // Long on purpose: one kernel body whose phases share registers; split into device functions it
 // would hide the data flow the tuning depends on.
 template <typename Tag, typename IndexT, int kPieceVecs, int kLeadRows, int kPassesInFlight, int kTailRows,
-          int kMinBlocksPerSm, bool kPrefetchNext>
+          int kMinBlocksPerSm, bool kPrefetchNext, bool kWeightsAtAdd = false>
 __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     tbe_forward_warp_tile_kernel(ForwardParams<IndexT> p) {
   using Storage = typename Tag::Storage;
@@ -167,7 +170,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       // ---- 2. piece phase: kPassesInFlight passes of lead rows loaded at once ----
       for (int pass0 = 0; pass0 < passes; pass0 += kPassesInFlight) {
         Piece rows[kPassesInFlight][kLeadRows];
-        float row_weight[kPassesInFlight][kLeadRows];
+        float row_weight[kWeightsAtAdd ? 1 : kPassesInFlight][kWeightsAtAdd ? 1 : kLeadRows];
 #pragma unroll
         for (int q = 0; q < kPassesInFlight; ++q) {
           const bool pass_live = pass0 + q < passes;  // fewer passes than in flight: narrow tiles
@@ -177,7 +180,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           for (int u = 0; u < kLeadRows; ++u) {
             const auto row =
                 reinterpret_cast<const Storage*>(shfl(reinterpret_cast<unsigned long long>(my_rows[u]), src));
-            row_weight[q][u] = shfl(my_weight[u], src);
+            if constexpr (!kWeightsAtAdd) row_weight[q][u] = shfl(my_weight[u], src);
             rows[q][u] = (pass_live && row != nullptr && piece_element < dim)
                              ? *reinterpret_cast<const Piece*>(row + piece_element)
                              : zero_narrow_piece<Tag, kPieceVecs>();
@@ -197,7 +200,13 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
 #pragma unroll
           for (int v = 0; v < kPieceVecs; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-          for (int u = 0; u < kLeadRows; ++u) add_narrow_piece<Tag, kPieceVecs>(acc, row_weight[q][u], rows[q][u]);
+          for (int u = 0; u < kLeadRows; ++u) {
+            if constexpr (kWeightsAtAdd) {
+              add_narrow_piece<Tag, kPieceVecs>(acc, shfl(my_weight[u], src), rows[q][u]);
+            } else {
+              add_narrow_piece<Tag, kPieceVecs>(acc, row_weight[q][u], rows[q][u]);
+            }
+          }
           if (pass_live && tile * kWarpSize + src < p.num_bags && piece_element < dim) {
             const float scale = (p.pooling == Pool::kMean && length > 0) ? 1.0f / static_cast<float>(length) : 1.0f;
             store_piece_streaming<Tag, kPieceVecs>(p.output, out + piece_element, p.out_kind, scale, acc);

@@ -1,9 +1,9 @@
-#include "bench/text_format.hpp"
+#include "core/text_format.hpp"
 
 #include <cstdarg>
 #include <cstdio>
 
-namespace parity::bench {
+namespace parity {
 
 std::string format_text(const char* pattern, ...) {
   char buffer[4096];
@@ -14,4 +14,4 @@ std::string format_text(const char* pattern, ...) {
   return buffer;
 }
 
-}  // namespace parity::bench
+}  // namespace parity

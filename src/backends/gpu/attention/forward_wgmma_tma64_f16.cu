@@ -1,0 +1,9 @@
+// Warp-specialized wgmma forward attention kernels with TMA loads and 64-key S tiles for f16
+// elements (one TU per type and tile width: they compile in parallel).
+#include "backends/gpu/attention/launch_wgmma_kernels.cuh"
+
+namespace parity::attention::gpu::detail {
+template Status launch_forward_wgmma<Elem16::kF16, WgmmaForward::kTma64>(const AttentionProblem&,
+                                                                         const AttentionParams&,
+                                                                         gpuStream_t);
+}  // namespace parity::attention::gpu::detail

@@ -1,0 +1,9 @@
+// Warp-specialized wgmma forward attention kernels with 128-key S tiles for f16 elements (one TU
+// per type: they compile in parallel).
+#include "backends/gpu/attention/launch_wgmma_kernels.cuh"
+
+namespace parity::attention::gpu::detail {
+template Status launch_forward_wgmma<Elem16::kF16, WgmmaForward::kWs128>(const AttentionProblem&,
+                                                                         const AttentionParams&,
+                                                                         gpuStream_t);
+}  // namespace parity::attention::gpu::detail
