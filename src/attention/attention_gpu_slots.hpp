@@ -28,7 +28,10 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_seq_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 // The Hopper wgmma backward (gpu::BackwardKernel::kWgmma): listed first among the GPU backwards,
-// so the default where it runs (sm_90a, d_qk = d_v in {64, 128}, not deterministic).
+// so the default where it runs (sm_90a, d_qk = d_v in {64, 128}).
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_slot();
+// The same kernel with its mbarrier-ring schedule (gpu::BackwardKernel::kWgmmaRing), selectable
+// by name; listed after the kernels that take every problem it takes, so never the default.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ring_slot();
 
 }  // namespace parity::attention::detail

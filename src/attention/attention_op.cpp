@@ -104,6 +104,11 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu_wgmma");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ring_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot(
+      "attention_backward_gpu_wgmma_ring");
+  return slot;
+}
 }  // namespace detail
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
@@ -124,10 +129,12 @@ const std::vector<const AttentionForwardVariant*>& attention_forward_variants() 
 
 const std::vector<const AttentionBackwardVariant*>& attention_backward_variants() {
   static const AttentionBackwardCpu cpu;
-  // GPU order: the wgmma backward where it runs (sm_90a, d_qk = d_v in {64, 128}, atomic dQ), then
-  // the mma.sync one for everything else (d = 256 refused by both, mixed dims, HIP, deterministic).
+  // GPU order: the wgmma backward where it runs (sm_90a, d_qk = d_v in {64, 128}; atomic or
+  // deterministic dQ), then the mma.sync one for everything else (mixed dims, HIP; d = 256 is
+  // refused by both).
   static const std::vector<const AttentionBackwardVariant*> variants = {
-      &cpu, &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot()};
+      &cpu, &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot(),
+      &detail::attention_backward_gpu_wgmma_ring_slot()};
   return variants;
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -134,7 +135,7 @@ GpuOutputs run_gpu(const JaggedCase& c, bool with_backward, bool deterministic =
   if (!with_backward) return o;
 
   AttentionProblem bp = p;
-  bp.deterministic = deterministic;
+  bp.deterministic = deterministic || p.deterministic;
   const auto grad_q = upload(std::vector<std::uint16_t>(), c.q_bits.size() * 2 + kGuardBytes);
   const auto grad_k = upload(std::vector<std::uint16_t>(), c.k_bits.size() * 2 + kGuardBytes);
   const auto grad_v = upload(std::vector<std::uint16_t>(), c.v_bits.size() * 2 + kGuardBytes);
@@ -473,24 +474,67 @@ TEST(AttentionGpu, GdpaCrossAttentionWithFewKeysEveryActivation) {
   }
 }
 
+// Each backward that takes the deterministic mode (mma.sync; wgmma where it runs), by name.
 TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15207);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
-  for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
-    SCOPED_TRACE(std::string(attention_kind_name(kind)));
-    const JaggedCase c = make_case(problem_of(kind, 2, 64, 400), {390, 70, 200}, {}, {}, seed);
-    const GpuOutputs first = run_gpu(c, true, true);
-    const GpuOutputs second = run_gpu(c, true, true);
-    EXPECT_EQ(first.grad_q, second.grad_q);
-    EXPECT_EQ(first.grad_k, second.grad_k);
-    EXPECT_EQ(first.grad_v, second.grad_v);
-    // dK and dV do not depend on the mode (no cross-block sums); dQ differs only in the order of
-    // the fp32 sums, both within the reference bounds (checked by the other tests). The same
-    // (mma.sync) kernel in atomic mode: the wgmma backward sums in another order.
-    const GpuOutputs atomic = run_gpu(c, true, false, nullptr, "attention_backward_gpu");
-    EXPECT_EQ(first.grad_k, atomic.grad_k);
-    EXPECT_EQ(first.grad_v, atomic.grad_v);
+  for (const char* variant : {"attention_backward_gpu", "attention_backward_gpu_wgmma"}) {
+    for (int dim : {64, 128}) {
+      for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+        SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
+                     std::string(attention_kind_name(kind)));
+        const JaggedCase c =
+            make_case(problem_of(kind, 2, dim, 400), {390, 70, 200}, {}, {}, seed);
+        AttentionProblem deterministic = c.problem;
+        deterministic.deterministic = true;
+        ExecutionContext gpu_context;
+        gpu_context.device = DeviceKind::kGpu;
+        const auto runnable = backward_variant_named(variant, deterministic, gpu_context);
+        if (!runnable.is_ok()) {  // the wgmma backward off sm_90a
+          std::printf("skipped %s: %s\n", variant, runnable.status().to_string().c_str());
+          continue;
+        }
+        const GpuOutputs first = run_gpu(c, true, true, nullptr, variant);
+        const GpuOutputs second = run_gpu(c, true, true, nullptr, variant);
+        EXPECT_EQ(first.grad_q, second.grad_q);
+        EXPECT_EQ(first.grad_k, second.grad_k);
+        EXPECT_EQ(first.grad_v, second.grad_v);
+        // dK and dV do not depend on the mode (no cross-block sums); dQ differs only in the
+        // order of the fp32 sums, both within the reference bounds (checked below and by the
+        // other tests).
+        const GpuOutputs atomic = run_gpu(c, true, false, nullptr, variant);
+        EXPECT_EQ(first.grad_k, atomic.grad_k);
+        EXPECT_EQ(first.grad_v, atomic.grad_v);
+      }
+    }
+  }
+}
+
+// The deterministic wgmma backward against the fp64 reference on the edge cases (its dQ path
+// differs from the atomic mode's: both warpgroups' dS^T, split by columns).
+TEST(AttentionGpu, DeterministicWgmmaBackwardMatchesReference) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15208);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  AttentionProblem probe = problem_of(AttentionKind::kHstu, 2, 128, 300);
+  probe.batch = 2;
+  probe.total_q = probe.total_kv = 100;
+  const Status runnable = gpu::can_implement_backward(probe, gpu::BackwardKernel::kWgmma);
+  if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
+  for (int dim : {64, 128}) {
+    for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+      SCOPED_TRACE("d " + std::to_string(dim) + " " + std::string(attention_kind_name(kind)));
+      AttentionProblem p = problem_of(kind, 2, dim, 300);
+      p.deterministic = true;
+      expect_gpu_matches_reference(
+          make_case(p, {0, 1, 127, 129, 63, 65, 128, 257, 300}, {}, {}, seed), true, nullptr,
+          "attention_backward_gpu_wgmma");
+      p.max_attn_len = 40;  // a window: kv tiles whose one half is hidden from a q tile
+      p.contextual_len = 5;
+      expect_gpu_matches_reference(make_case(p, {290, 70}, {}, {}, seed + 1), true, nullptr,
+                                   "attention_backward_gpu_wgmma");
+    }
   }
 }
 
@@ -696,12 +740,13 @@ TEST(AttentionGpu, Rows128RefusesWithReasons) {
 
 constexpr const char* kBackwardMma = "attention_backward_gpu";
 constexpr const char* kBackwardWgmma = "attention_backward_gpu_wgmma";
+constexpr const char* kBackwardWgmmaRing = "attention_backward_gpu_wgmma_ring";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     PARITY_REQUIRE_GPU();
-    if (std::string(GetParam()) != kBackwardWgmma) return;
+    if (std::string(GetParam()) == kBackwardMma) return;
     AttentionProblem p = problem_of(AttentionKind::kHstu, 2, 128, 300);
     p.batch = 2;
     p.total_q = p.total_kv = 100;
@@ -714,11 +759,12 @@ class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
 };
 
 INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
-                         ::testing::Values(kBackwardMma, kBackwardWgmma),
+                         ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaRing),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
-                           return std::string(param_info.param) == kBackwardWgmma
-                                      ? std::string("wgmma")
-                                      : std::string("mma_sync");
+                           const std::string name = param_info.param;
+                           if (name == kBackwardWgmmaRing) return std::string("wgmma_ring");
+                           return name == kBackwardWgmma ? std::string("wgmma")
+                                                         : std::string("mma_sync");
                          });
 
 TEST_P(AttentionGpuBackward, HstuLengthsTargetsAndDtypes) {
@@ -809,10 +855,13 @@ TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   wide.dim_qk = wide.dim_v = 256;
   expect_error(gpu::can_implement_backward(wide, gpu::BackwardKernel::kWgmma),
                StatusCode::kUnsupported, "d_qk=256");
+  // Deterministic mode: the lockstep schedule has it, the ring does not.
   AttentionProblem deterministic = p;
   deterministic.deterministic = true;
   EXPECT_TRUE(gpu::can_implement_backward(deterministic, gpu::BackwardKernel::kMmaSync).is_ok());
-  expect_error(gpu::can_implement_backward(deterministic, gpu::BackwardKernel::kWgmma),
+  const Status lockstep = gpu::can_implement_backward(deterministic, gpu::BackwardKernel::kWgmma);
+  EXPECT_EQ(lockstep.message().find("deterministic"), std::string::npos) << lockstep.to_string();
+  expect_error(gpu::can_implement_backward(deterministic, gpu::BackwardKernel::kWgmmaRing),
                StatusCode::kUnsupported, "deterministic");
 }
 

@@ -86,6 +86,8 @@ void install() {
   static const AttentionBackwardGpu backward("attention_backward_gpu", gpu::BackwardKernel::kMmaSync);
   static const AttentionBackwardGpu backward_wgmma("attention_backward_gpu_wgmma",
                                                    gpu::BackwardKernel::kWgmma);
+  static const AttentionBackwardGpu backward_wgmma_ring("attention_backward_gpu_wgmma_ring",
+                                                        gpu::BackwardKernel::kWgmmaRing);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
@@ -96,6 +98,7 @@ void install() {
   detail::attention_forward_gpu_wgmma_tma_seq_slot().install(&forward_wgmma_tma_seq);
   detail::attention_backward_gpu_slot().install(&backward);
   detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
+  detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);
 }
 
 }  // namespace parity::attention::gpu_variants

@@ -37,9 +37,10 @@ Status can_implement(const AttentionProblem& problem);
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel);
 // The backward kernels (docs/attention.md): kMmaSync (backward_kernel.cuh, portable, 64 kv rows
 // per block, atomic or deterministic dQ) and kWgmma (backward_wgmma_kernel.cuh: 128 kv rows per
-// block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}, no
-// deterministic mode).
-enum class BackwardKernel : int { kMmaSync = 0, kWgmma = 1 };
+// block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}; atomic
+// or deterministic dQ) and kWgmmaRing (the same kernel with its mbarrier-ring schedule: the two
+// warpgroups are not held in lockstep; same limits, no deterministic mode).
+enum class BackwardKernel : int { kMmaSync = 0, kWgmma = 1, kWgmmaRing = 2 };
 
 // The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers,
 // and the kernel's own).

@@ -2,6 +2,6 @@
 #include "backends/gpu/attention/launch_backward_wgmma_kernels.cuh"
 
 namespace parity::attention::gpu::detail {
-template Status launch_backward_wgmma_kernels<Elem16::kBF16>(const AttentionProblem&, AttentionParams,
+template Status launch_backward_wgmma_kernels<Elem16::kBF16>(const AttentionProblem&, AttentionParams, bool,
                                                             gpuStream_t);
 }  // namespace parity::attention::gpu::detail

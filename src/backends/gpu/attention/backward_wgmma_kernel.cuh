@@ -31,14 +31,22 @@ namespace parity::gpu_device::attention {
 inline constexpr int kBwdWgmmaRows = kWgmmaRows;        // kv rows per block
 inline constexpr int kBwdWgmmaThreads = kWgmmaThreads;  // two warpgroups
 inline constexpr int kBwdDsBarrier0 = 1;                // named barriers 1, 2: a warpgroup's dS^T
+inline constexpr int kBwdBlockBarrier = 3;  // deterministic mode: both warpgroups' dS^T
 
-template <int kDim>
+// Q-side stages (Q, dO, row terms of one q tile): two with a block barrier per step; a ring of
+// four with mbarriers (the `ring` schedule, below).
+constexpr int backward_wgmma_stages(bool ring) { return ring ? 4 : 2; }
+
+template <int kDim, bool kRing>
 constexpr int backward_wgmma_shared_bytes() {
-  // K and V (128 rows), Q and dO (two buffers of 64 rows), the two warpgroups' dS^T tiles
-  // (64 x 64), the row terms (2 buffers x {lse2, D} x 64 fp32), the alignment slack.
-  return (2 * kBwdWgmmaRows * kDim + 2 * 2 * kTileCols * kDim + 2 * kWarpgroupRows * kTileCols) *
+  // K and V (128 rows), Q and dO (a stage each of 64 rows), the two warpgroups' dS^T tiles
+  // (64 x 64), the row terms (a stage each of {lse2, D} x 64 fp32), the full mbarriers, the
+  // alignment slack.
+  constexpr int kStages = backward_wgmma_stages(kRing);
+  return (2 * kBwdWgmmaRows * kDim + kStages * 2 * kTileCols * kDim +
+          2 * kWarpgroupRows * kTileCols) *
              2 +
-         2 * 2 * kTileCols * 4 + kSharedAlignBytes;
+         kStages * 2 * kTileCols * 4 + kStages * 8 + kSharedAlignBytes;
 }
 
 // D (64 x 64 fp32) = A (64 x 16) x B (16 x 64), both through descriptors of MN-major tiles
@@ -72,18 +80,19 @@ __device__ inline void wgmma_m64n64k16_ss_mn_major(float (&d)[8][4], std::uint64
 #endif
 }
 
-// Issues dQ columns [64 c, 64 c + 64) = dS K over this warpgroup's 64 kv rows as one committed
-// group. ds_address: the warpgroup's dS^T tile (64 kv rows x 64 q columns, one column block);
-// k_rows_address: its first K row inside the 128-row K tile (column blocks 128 rows tall).
-template <Elem16 E, int kDim>
+// Issues dQ columns [64 c, 64 c + 64) = dS K over kRows kv rows as one committed group.
+// ds_address: the dS^T rows (kRows kv rows x 64 q columns, one column block: a warpgroup's tile,
+// or both, which lie back to back); k_rows_address: the first K row inside the 128-row K tile
+// (column blocks 128 rows tall).
+template <Elem16 E, int kDim, int kRows = kWarpgroupRows>
 __device__ inline void issue_grad_q(float (&dq)[8][4], unsigned ds_address,
                                     unsigned k_rows_address, int c) {
-  constexpr unsigned kDsBlockBytes = kWarpgroupRows * kSwizzleRowBytes;
+  constexpr unsigned kDsBlockBytes = kRows * kSwizzleRowBytes;
   constexpr unsigned kKBlockBytes = kBwdWgmmaRows * kSwizzleRowBytes;
   wgmma_fence_operands(dq);
   wgmma_fence();
 #pragma unroll
-  for (int kc = 0; kc < kWarpgroupRows / 16; ++kc) {
+  for (int kc = 0; kc < kRows / 16; ++kc) {
     const unsigned step_bytes = static_cast<unsigned>(kc) * 16 * kSwizzleRowBytes;
     const std::uint64_t a =
         swizzled_descriptor(ds_address + step_bytes, kDsBlockBytes, kSwizzleAtomBytes);
@@ -186,11 +195,27 @@ __device__ inline void pointwise_weights(Activation activation, float (&s)[kTile
 }
 
 // Long on purpose, as the other attention kernels: one body whose phases share registers.
-template <Elem16 E, Mode kMode, int kDim>
+// kRing: the ring schedule. Without it, one block barrier per q tile publishes the tile (copied
+// one ahead) and frees the buffer of the previous one, so the two warpgroups run each step in
+// lockstep (their exp and atomic phases coincide while the tensor cores idle). With it, Q-side
+// tiles are copied two ahead into a ring of four stages and published per stage by an mbarrier
+// (256 arrivals: every thread after its copies of the tile landed and were fenced); a thread
+// publishes tile i + 1 in step i and waits for tile i, so a warpgroup runs at most one step
+// ahead of the other, and the stage refilled in step i (tile i + 2's, last read in step i - 2)
+// is free without an empty barrier: a warpgroup in step i saw tile i published by the other one,
+// which the other did after finishing step i - 2.
+// kDeterministic (lockstep schedule only; the host launches one block per (sequence, head), which
+// walks its kv tiles in order): dQ is not split by kv rows between the warpgroups but by columns
+// (warpgroup w adds columns [64 w, 64 w + 64) over all 128 kv rows, after a block barrier that
+// completes both dS^T tiles; at d = 64 warpgroup 0 adds them all), so every dQ element gets its
+// adds from one thread in kv-tile order: the same fire-and-forget atomics, a bitwise-repeatable
+// sum.
+template <Elem16 E, Mode kMode, int kDim, bool kRing, bool kDeterministic>
 __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
     attention_backward_wgmma_kernel(const AttentionParams p) {
   static_assert(kDim == 64 || kDim == 128, "the wgmma backward takes d_qk = d_v in {64, 128}");
   static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
+  static_assert(!(kRing && kDeterministic), "the deterministic mode runs the lockstep schedule");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   const unsigned base = shared_address(shared_bytes);
@@ -199,12 +224,18 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
   constexpr unsigned kQTileBytes = kTileCols * kDim * 2;
   constexpr unsigned kDsTileBytes = kWarpgroupRows * kTileCols * 2;
   const unsigned v_tile = k_tile + kKvTileBytes;
-  const unsigned q_tiles = v_tile + kKvTileBytes;      // 2 x kQTileBytes
-  const unsigned do_tiles = q_tiles + 2 * kQTileBytes;  // 2 x kQTileBytes
-  const unsigned ds_tiles = do_tiles + 2 * kQTileBytes;  // 2 warpgroups x kDsTileBytes
+  constexpr int kStages = backward_wgmma_stages(kRing);
+  const unsigned q_tiles = v_tile + kKvTileBytes;             // kStages x kQTileBytes
+  const unsigned do_tiles = q_tiles + kStages * kQTileBytes;  // kStages x kQTileBytes
+  const unsigned ds_tiles = do_tiles + kStages * kQTileBytes;  // 2 warpgroups x kDsTileBytes
+  const unsigned row_terms_address = ds_tiles + 2 * kDsTileBytes;  // kStages x {lse2, D} x 64
+  const unsigned full = row_terms_address + kStages * 2 * kTileCols * 4;  // kStages mbarriers
   unsigned char* const shared_window = shared_bytes + (k_tile - base);
-  auto* const row_terms = reinterpret_cast<float*>(
-      shared_window + (ds_tiles + 2 * kDsTileBytes - k_tile));  // 2 x {lse2, D} x 64
+  auto* const row_terms = reinterpret_cast<float*>(shared_window + (row_terms_address - k_tile));
+  if (kRing && threadIdx.x == 0) {
+    for (int stage = 0; stage < kStages; ++stage)
+      mbarrier_init(full + stage * 8, kBwdWgmmaThreads);
+  }  // published by the kv-tile loop's first barrier
 
   const ForwardBlock<kDim, kDim> block(p);  // (sequence, head), slot, strides, bases
   const BlockSequence& seq = block.seq;
@@ -239,6 +270,7 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       load_row_terms_async(p, seq, row0, row_terms, buffer, thread);
   };
 
+  int ring_base = 0;  // ring position of this kv tile's first q tile (counts across kv tiles)
   // Under a causal mask the first kv tiles are seen by the most q rows: slot 0 takes tile 0.
   for (int tile = block.slot; tile < kv_tile_count; tile += p.grid_tiles) {
     const int kv0 = tile * kBwdWgmmaRows;
@@ -256,8 +288,12 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
         k_tile, thread, block.k_base, block.qk_stride, kv0, seq.mask.len_kv);
     copy_rows_swizzled<kBwdWgmmaRows, kDim, kBwdWgmmaThreads>(
         v_tile, thread, block.v_base, block.v_stride, kv0, seq.mask.len_kv);
-    if (first >= 0) load_q_side(first, 0);
+    if (first >= 0) load_q_side(first, ring_base % kStages);
     commit_async_copies();
+    if constexpr (kRing) {  // tile first + 1: the ring copies two ahead
+      if (first >= 0 && first + 1 <= last) load_q_side(first + 1, (ring_base + 1) % kStages);
+      commit_async_copies();
+    }
 
     float dk[kDim / 8][4];
     float dv[kDim / 8][4];
@@ -268,19 +304,60 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
     }
 
     for (int i = first; first >= 0 && i <= last; ++i) {
-      const int buffer = (i - first) & 1;
-      // Tile i landed for this thread; the fence hands it to the async proxy, and the barrier
-      // publishes it and says both warpgroups finished step i - 1, whose buffer takes tile i + 1.
-      wait_async_copies<0>();
-      fence_generic_to_async_shared();
-      __syncthreads();
-      if (i < last) load_q_side(i + 1, buffer ^ 1);
-      commit_async_copies();
+      const int position = ring_base + (i - first);
+      const int buffer = position % kStages;
+      if constexpr (kRing) {
+        // cp.async groups, oldest first: ..., tile i + 1, tile i + 2 (empty past the last), so
+        // "all but the newest done" covers tiles i and i + 1 for this thread.
+        if (i + 2 <= last) load_q_side(i + 2, (position + 2) % kStages);
+        commit_async_copies();
+        wait_async_copies<1>();
+        fence_generic_to_async_shared();
+        if (i == first) mbarrier_arrive(full + buffer * 8);
+        if (i + 1 <= last) mbarrier_arrive(full + ((position + 1) % kStages) * 8);
+        mbarrier_wait(full + buffer * 8, static_cast<unsigned>(position / kStages) & 1u);
+      } else {
+        // Tile i landed for this thread; the fence hands it to the async proxy, and the barrier
+        // publishes it and says both warpgroups finished step i - 1, whose buffer takes tile
+        // i + 1.
+        wait_async_copies<0>();
+        fence_generic_to_async_shared();
+        __syncthreads();
+        if (i < last) load_q_side(i + 1, (position + 1) % kStages);
+        commit_async_copies();
+      }
       const int q0 = i * kTileCols;
       // Uniform over the warpgroup (wgmma needs all 128 threads).
       const TileClass group_class =
           seq.mask.classify(q0, q0 + kTileCols, group_kv0, group_kv0 + kWarpgroupRows);
-      if (group_class == TileClass::kEmpty) continue;
+      // Deterministic mode: dQ of the whole 128-row tile, this warpgroup's column block, once
+      // both dS^T tiles are complete (the next step's block barrier protects them from rewrites).
+      const auto deterministic_grad_q = [&]() {
+        fence_generic_to_async_shared();
+        named_barrier_sync(kBwdBlockBarrier, kBwdWgmmaThreads);
+        if (warpgroup < kDim / 64) {
+          float dq[8][4];
+          issue_grad_q<E, kDim, kBwdWgmmaRows>(dq, ds_tiles, k_tile, warpgroup);
+          wgmma_wait_group<0>();
+          wgmma_fence_operands(dq);
+          add_grad_q_block<kDim>(p, seq, dq, q0, warpgroup);
+        }
+      };
+      if (group_class == TileClass::kEmpty) {
+        if constexpr (kDeterministic) {
+          const int other_kv0 = kv0 + (1 - warpgroup) * kWarpgroupRows;
+          if (seq.mask.classify(q0, q0 + kTileCols, other_kv0, other_kv0 + kWarpgroupRows) !=
+              TileClass::kEmpty) {  // the other warpgroup's dQ rows need this tile: zeros
+            const int group_thread = thread % kWarpgroupThreads;
+#pragma unroll
+            for (int k = 0; k < static_cast<int>(kDsTileBytes) / (16 * kWarpgroupThreads); ++k)
+              *reinterpret_cast<uint4*>(ds_tile_pointer + (k * kWarpgroupThreads + group_thread) *
+                                                              16) = uint4{0, 0, 0, 0};
+            deterministic_grad_q();
+          }
+        }
+        continue;
+      }
       const unsigned q_address = q_tiles + buffer * kQTileBytes;
       const unsigned do_address = do_tiles + buffer * kQTileBytes;
       const float* lse2 = row_terms + (buffer * 2) * kTileCols;
@@ -331,15 +408,20 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       issue_accumulate<E, kDim>(dk, ds_frag, q_address);  // dK += dS^T Q
       // The previous step's dQ products read the dS^T tile and were waited for.
       store_ds_tile(ds_tile_pointer, ds_frag);
-      fence_generic_to_async_shared();
-      named_barrier_sync(kBwdDsBarrier0 + warpgroup, kWarpgroupThreads);
-#pragma unroll
-      for (int c = 0; c < kDim / 64; ++c) {
-        float dq[8][4];
-        issue_grad_q<E, kDim>(dq, ds_tile, k_rows, c);
-        wgmma_wait_group<0>();
-        wgmma_fence_operands(dq);
-        add_grad_q_block<kDim>(p, seq, dq, q0, c);
+      if constexpr (kDeterministic) {
+        deterministic_grad_q();
+        wgmma_wait_group<0>();  // dV and dK (a warpgroup without dQ columns waits here)
+      } else {
+        fence_generic_to_async_shared();
+        named_barrier_sync(kBwdDsBarrier0 + warpgroup, kWarpgroupThreads);
+#pragma unroll 1  // unrolled, the second block's products are hoisted into the first's registers
+        for (int c = 0; c < kDim / 64; ++c) {
+          float dq[8][4];
+          issue_grad_q<E, kDim>(dq, ds_tile, k_rows, c);
+          wgmma_wait_group<0>();
+          wgmma_fence_operands(dq);
+          add_grad_q_block<kDim>(p, seq, dq, q0, c);
+        }
       }
       wgmma_fence_operands(dv);
       wgmma_fence_operands(dk);
@@ -349,6 +431,7 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       named_barrier_sync(kBwdDsBarrier0 + warpgroup, kWarpgroupThreads);
     }
     wait_async_copies<0>();
+    if (first >= 0) ring_base += last - first + 1;
 
 #pragma unroll
     for (int half = 0; half < 2; ++half) {

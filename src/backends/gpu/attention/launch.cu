@@ -125,7 +125,7 @@ Status can_implement_forward_wgmma(const AttentionProblem& problem) {
 #endif
 }
 
-Status can_implement_backward_wgmma(const AttentionProblem& problem) {
+Status can_implement_backward_wgmma(const AttentionProblem& problem, bool ring) {
 #if defined(PARITY_GPU_HIP)
   (void)problem;
   return unsupported("attention backward wgmma: NVIDIA Hopper (sm_90a) only");
@@ -135,9 +135,9 @@ Status can_implement_backward_wgmma(const AttentionProblem& problem) {
                        ", d_v=", problem.dim_v,
                        " (kernel: d_qk = d_v in {64, 128}; 64 x d fp32 dK and dV per warpgroup)");
   }
-  if (problem.deterministic) {
-    return unsupported("attention backward wgmma: deterministic mode (dQ is added with atomics "
-                       "in any kv-tile order; the mma.sync backward is deterministic)");
+  if (ring && problem.deterministic) {
+    return unsupported("attention backward wgmma ring: deterministic mode (the lockstep "
+                       "schedule, attention_backward_gpu_wgmma, has it)");
   }
   return detail::wgmma_forward_runnable();  // the same build (sm_90a) and device check
 #endif
@@ -205,7 +205,8 @@ Status can_implement_backward(const AttentionProblem& problem, BackwardKernel ke
         "attention backward on the GPU: head dims d_qk=", problem.dim_qk, ", d_v=", problem.dim_v,
         " (kernels: d_qk, d_v in {64, 128}; at 256 the dK/dV accumulators exceed the registers)");
   }
-  if (kernel == BackwardKernel::kWgmma) return can_implement_backward_wgmma(problem);
+  if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing)
+    return can_implement_backward_wgmma(problem, kernel == BackwardKernel::kWgmmaRing);
   return Status::ok();
 }
 
@@ -298,13 +299,15 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
   PARITY_GPU_TRY(
       gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
-  if (kernel == BackwardKernel::kWgmma) {
-    params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);  // 128 kv rows a block
+  if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing) {
+    // 128 kv rows a block (deterministic: one block per (sequence, head), as set above)
+    if (!problem.deterministic) params.grid_tiles = tile_slots(problem, detail::kernels::kWgmmaRows);
+    const bool ring = kernel == BackwardKernel::kWgmmaRing;
     if (problem.dtype == DType::kBF16) {
-      return detail::launch_backward_wgmma_kernels<detail::Elem16::kBF16>(problem, params,
+      return detail::launch_backward_wgmma_kernels<detail::Elem16::kBF16>(problem, params, ring,
                                                                           native_stream);
     }
-    return detail::launch_backward_wgmma_kernels<detail::Elem16::kF16>(problem, params,
+    return detail::launch_backward_wgmma_kernels<detail::Elem16::kF16>(problem, params, ring,
                                                                        native_stream);
   }
   if (problem.dtype == DType::kBF16)

@@ -35,10 +35,11 @@ Status wgmma_forward_runnable();
 template <Elem16 E>
 Status launch_backward_kernels(const AttentionProblem& problem, AttentionParams params,
                                gpuStream_t stream);
-// The wgmma backward (backward_wgmma_kernel.cuh): sm_90a, d_qk = d_v in {64, 128}, atomics only.
+// The wgmma backward (backward_wgmma_kernel.cuh): sm_90a, d_qk = d_v in {64, 128}, atomics only;
+// `ring`: its mbarrier-ring schedule.
 template <Elem16 E>
 Status launch_backward_wgmma_kernels(const AttentionProblem& problem, AttentionParams params,
-                                     gpuStream_t stream);
+                                     bool ring, gpuStream_t stream);
 
 // (d_qk, d_v) pairs with kernels: equal dims 64, 128, 256 and the mixed pairs of 64 and 128. The
 // backward keeps dK and dV of 16 rows per mma group in registers: 2 x 64 fp32 per lane at
