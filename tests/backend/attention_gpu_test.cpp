@@ -839,6 +839,28 @@ TEST_P(AttentionGpuBackward, GdpaCrossAttentionActivations) {
   }
 }
 
+// 70 sequences x 4 heads = 280 (sequence, head) pairs fill an H200's 132 SMs twice, so the default
+// (not deterministic) wgmma backward takes the walking schedule there; on smaller devices it still
+// runs, one block per kv tile. Either way against the fp64 reference.
+TEST(AttentionGpu, WgmmaBackwardOnManySequences) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15216);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  for (const AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+    const AttentionProblem p = problem_of(kind, 4, 64, 300);
+    AttentionProblem probe = p;
+    probe.batch = 2;
+    probe.total_q = probe.total_kv = 100;
+    const Status runnable = gpu::can_implement_backward(probe, gpu::BackwardKernel::kWgmma);
+    if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
+    const std::int64_t cycle[] = {129, 300, 0, 257, 1, 200, 130};
+    std::vector<std::int64_t> lengths;
+    for (int b = 0; b < 70; ++b) lengths.push_back(cycle[b % 7]);
+    expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), true, nullptr,
+                                 "attention_backward_gpu_wgmma");
+  }
+}
+
 TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 128, 2048);
   p.batch = 2;
