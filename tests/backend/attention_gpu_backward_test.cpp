@@ -28,7 +28,6 @@ using gpu_testing::run_gpu;
 using testing::JaggedCase;
 using testing::make_case;
 
-
 // Each backward that takes the deterministic mode (mma.sync; wgmma where it runs), by name.
 TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   PARITY_REQUIRE_GPU();
