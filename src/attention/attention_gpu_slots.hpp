@@ -33,5 +33,10 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 // The same kernel with its mbarrier-ring schedule (gpu::BackwardKernel::kWgmmaRing), selectable
 // by name; listed after the kernels that take every problem it takes, so never the default.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ring_slot();
+// The warp-specialized wgmma backward (gpu::BackwardKernel::kWgmmaWs: TMA producer warpgroup) and
+// the same with dQ by bulk tensor reduce-adds (kWgmmaWsTmaReduce), selectable by name; listed
+// last until measured.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_slot();
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_slot();
 
 }  // namespace parity::attention::detail

@@ -109,6 +109,15 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
       "attention_backward_gpu_wgmma_ring");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu_wgmma_ws");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot(
+      "attention_backward_gpu_wgmma_ws_dqtma");
+  return slot;
+}
 }  // namespace detail
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
@@ -131,10 +140,11 @@ const std::vector<const AttentionBackwardVariant*>& attention_backward_variants(
   static const AttentionBackwardCpu cpu;
   // GPU order: the wgmma backward where it runs (sm_90a, d_qk = d_v in {64, 128}; atomic or
   // deterministic dQ), then the mma.sync one for everything else (mixed dims, HIP; d = 256 is
-  // refused by both).
+  // refused by both). The warp-specialized wgmma backwards come last (by name, for A/B).
   static const std::vector<const AttentionBackwardVariant*> variants = {
       &cpu, &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot(),
-      &detail::attention_backward_gpu_wgmma_ring_slot()};
+      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot(),
+      &detail::attention_backward_gpu_wgmma_ws_dqtma_slot()};
   return variants;
 }
 

@@ -88,6 +88,10 @@ void install() {
                                                    gpu::BackwardKernel::kWgmma);
   static const AttentionBackwardGpu backward_wgmma_ring("attention_backward_gpu_wgmma_ring",
                                                         gpu::BackwardKernel::kWgmmaRing);
+  static const AttentionBackwardGpu backward_wgmma_ws("attention_backward_gpu_wgmma_ws",
+                                                      gpu::BackwardKernel::kWgmmaWs);
+  static const AttentionBackwardGpu backward_wgmma_ws_dqtma(
+      "attention_backward_gpu_wgmma_ws_dqtma", gpu::BackwardKernel::kWgmmaWsTmaReduce);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
@@ -99,6 +103,8 @@ void install() {
   detail::attention_backward_gpu_slot().install(&backward);
   detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
   detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);
+  detail::attention_backward_gpu_wgmma_ws_slot().install(&backward_wgmma_ws);
+  detail::attention_backward_gpu_wgmma_ws_dqtma_slot().install(&backward_wgmma_ws_dqtma);
 }
 
 }  // namespace parity::attention::gpu_variants

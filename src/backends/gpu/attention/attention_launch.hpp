@@ -39,8 +39,17 @@ Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kern
 // per block, atomic or deterministic dQ) and kWgmma (backward_wgmma_kernel.cuh: 128 kv rows per
 // block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}; atomic
 // or deterministic dQ) and kWgmmaRing (the same kernel with its mbarrier-ring schedule: the two
-// warpgroups are not held in lockstep; same limits, no deterministic mode).
-enum class BackwardKernel : int { kMmaSync = 0, kWgmma = 1, kWgmmaRing = 2 };
+// warpgroups are not held in lockstep; same limits, no deterministic mode) and kWgmmaWs
+// (backward_wgmma_ws_kernel.cuh: the same math warp-specialized, a TMA producer warpgroup feeding
+// two consumers; same limits, atomic or deterministic dQ) and kWgmmaWsTmaReduce (the same with dQ
+// added by bulk tensor reduce-adds from shared memory).
+enum class BackwardKernel : int {
+  kMmaSync = 0,
+  kWgmma = 1,
+  kWgmmaRing = 2,
+  kWgmmaWs = 3,
+  kWgmmaWsTmaReduce = 4,
+};
 
 // The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers,
 // and the kernel's own).

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/gpu/attention/attention_launch.hpp"
+#include "backends/gpu/attention/launch_backward_ws_entry.cuh"
 #include "backends/gpu/attention/launch_entry.cuh"
 
 namespace parity::attention::gpu {
@@ -210,6 +211,8 @@ Status can_implement_backward(const AttentionProblem& problem, BackwardKernel ke
   }
   if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing)
     return can_implement_backward_wgmma(problem, kernel == BackwardKernel::kWgmmaRing);
+  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce)
+    return can_implement_backward_wgmma(problem, false);  // the same limits
   return Status::ok();
 }
 
@@ -302,6 +305,32 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
   PARITY_GPU_TRY(
       gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
+  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce) {
+    // 128 kv rows a block; one block per (sequence, head) when deterministic (set above) or when
+    // the pairs fill the device (the wgmma backward's walking rule). Its dQ split is the
+    // deterministic one in every schedule, so params.deterministic stays as asked.
+    if (!problem.deterministic) {
+      const int all_slots = tile_slots(problem, detail::kernels::kWgmmaRows);
+      PARITY_ASSIGN_OR_RETURN(const int walk_slots, walk_tile_slots(problem, all_slots));
+      params.grid_tiles = walk_slots == 1 ? 1 : all_slots;
+    }
+    using detail::WgmmaBackward;
+    const bool tma_reduce = kernel == BackwardKernel::kWgmmaWsTmaReduce;
+    if (problem.dtype == DType::kBF16) {
+      return tma_reduce ? detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kBF16,
+                                                                   WgmmaBackward::kWsTmaReduce>(
+                              problem, params, native_stream)
+                        : detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kBF16,
+                                                                   WgmmaBackward::kWs>(
+                              problem, params, native_stream);
+    }
+    return tma_reduce ? detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kF16,
+                                                                 WgmmaBackward::kWsTmaReduce>(
+                            problem, params, native_stream)
+                      : detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kF16,
+                                                                 WgmmaBackward::kWs>(
+                            problem, params, native_stream);
+  }
   if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing) {
     // 128 kv rows a block (deterministic: one block per (sequence, head), as set above)
     const bool ring = kernel == BackwardKernel::kWgmmaRing;
