@@ -152,12 +152,34 @@ __device__ inline void store_ds_tile(unsigned char* ds_tile, const std::uint32_t
 // Pointwise modes: P^T = act(scale S^T) straight into A fragments (the fp32 P^T is never held:
 // registers) and s := act'(scale S^T); both 0 where the mask hides (q, kv) when `masked`. This
 // warp's kv rows start at kv_row0, the tile's q columns at q0.
+// Value and derivative of the activation at x = scale s: SiLU and sigmoid from one exp2 and one
+// reciprocal (sigma = 1 / (1 + 2^(-log2e x)); SiLU' = sigma (1 + x (1 - sigma)) = sigma + sigma
+// (x - SiLU)), the others as mask.cuh computes them.
+template <Activation A>
+__device__ inline void activation_with_derivative(float s, float scale, float neg_scale_log2e,
+                                                  float& value, float& derivative) {
+  if constexpr (A == Activation::kSilu || A == Activation::kSigmoid) {
+    const float sigma = fast_divide(1.0f, 1.0f + fast_exp2(s * neg_scale_log2e));
+    if constexpr (A == Activation::kSilu) {
+      const float x = s * scale;
+      value = x * sigma;
+      derivative = fmaf(sigma, x - value, sigma);
+    } else {
+      value = sigma;
+      derivative = fmaf(-sigma, sigma, sigma);
+    }
+  } else {
+    value = activation_value<A>(s * scale);
+    derivative = activation_derivative<A>(s * scale);
+  }
+}
 template <Elem16 E, Activation A>
 __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
                                          std::uint32_t (&pt)[kTileCols / 16][4], float scale,
                                          const SequenceMask& mask, bool masked, int q0,
                                          int kv_row0) {
   const int g = mma_lane() / 4, t = mma_lane() % 4;
+  const float neg_scale_log2e = -scale * kLog2e;
 #pragma unroll
   for (int n = 0; n < kTileCols / 8; ++n) {
 #pragma unroll
@@ -166,9 +188,7 @@ __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
         const int e = 2 * pair + j;
-        const float x = s[n][e] * scale;
-        value[j] = activation_value<A>(x);
-        s[n][e] = activation_derivative<A>(x);
+        activation_with_derivative<A>(s[n][e], scale, neg_scale_log2e, value[j], s[n][e]);
         if (masked && !mask.valid(q0 + n * 8 + 2 * t + j, kv_row0 + g + 8 * pair))
           value[j] = s[n][e] = 0.0f;
       }
@@ -191,6 +211,67 @@ __device__ inline void pointwise_weights(Activation activation, float (&s)[kTile
       return pointwise_weights<E, Activation::kRelu>(s, pt, scale, mask, masked, q0, kv_row0);
     case Activation::kSigmoid:
       return pointwise_weights<E, Activation::kSigmoid>(s, pt, scale, mask, masked, q0, kv_row0);
+  }
+}
+
+// Softmax P^T in place of S^T (this warp's kv rows from kv_row0, the tile's q columns from q0):
+// exp2(scale S^T - lse2), zero where the mask hides (q, kv) when `masked`.
+__device__ inline void softmax_weights(float (&s)[kTileCols / 8][4], const float* lse2,
+                                       float score_scale, const SequenceMask& mask, bool masked,
+                                       int q0, int kv_row0) {
+  const int g = mma_lane() / 4, t = mma_lane() % 4;
+#pragma unroll
+  for (int n = 0; n < kTileCols / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      s[n][e] = fast_exp2(fmaf(s[n][e], score_scale, -lse2[n * 8 + 2 * t + (e % 2)]));
+      if (masked && !mask.valid(q0 + n * 8 + 2 * t + (e % 2), kv_row0 + g + (e / 2) * 8))
+        s[n][e] = 0.0f;
+    }
+}
+
+// dS^T in place of dP^T: P^T (dP^T - D) (softmax; s holds P^T) or act'(alpha S^T) dP^T
+// (pointwise; s holds the derivative).
+template <Mode kMode>
+__device__ inline void grad_scores(float (&dp)[kTileCols / 8][4], const float (&s)[kTileCols / 8][4],
+                                   const float* row_dot) {
+  const int t = mma_lane() % 4;
+#pragma unroll
+  for (int n = 0; n < kTileCols / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if constexpr (kMode == Mode::kSoftmax) {
+        dp[n][e] = s[n][e] * (dp[n][e] - row_dot[n * 8 + 2 * t + (e % 2)]);
+      } else {
+        (void)row_dot;
+        dp[n][e] = s[n][e] * dp[n][e];
+      }
+    }
+}
+
+// Stores this warp's dK, dV rows (16 kv rows from kv_row0 of the sequence, scaled, rounded to the
+// element type); rows at or past the sequence's length are skipped.
+template <Elem16 E, int kDim>
+__device__ inline void store_grad_kv(const AttentionParams& p, const ForwardBlock<kDim, kDim>& block,
+                                     const float (&dk)[kDim / 8][4], const float (&dv)[kDim / 8][4],
+                                     int kv_row0, float grad_k_scale, float grad_v_scale) {
+  const BlockSequence& seq = block.seq;
+  const int g = mma_lane() / 4, t = mma_lane() % 4;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = kv_row0 + g + half * 8;
+    if (row >= seq.raw_len_kv) continue;
+    auto* k_row = reinterpret_cast<std::uint32_t*>(
+        p.grad_k + (seq.kv_begin + row) * block.qk_stride + seq.head * kDim);
+    auto* v_row = reinterpret_cast<std::uint32_t*>(
+        p.grad_v + (seq.kv_begin + row) * block.v_stride + seq.head * kDim);
+#pragma unroll
+    for (int n = 0; n < kDim / 8; ++n) {
+      k_row[n * 4 + t] =
+          pack2<E>(dk[n][2 * half] * grad_k_scale, dk[n][2 * half + 1] * grad_k_scale);
+      v_row[n * 4 + t] =
+          pack2<E>(dv[n][2 * half] * grad_v_scale, dv[n][2 * half + 1] * grad_v_scale);
+    }
   }
 }
 
@@ -243,8 +324,6 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
   const int warpgroup = shfl(static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   const int warpgroup_row0 = warpgroup * kWarpgroupRows;
   const int warp_row0 = warpgroup_row0 + ((static_cast<int>(threadIdx.x) / kMmaLanes) % 4) * 16;
-  const int g = mma_lane() / 4;
-  const int t = mma_lane() % 4;
   const unsigned k_rows = k_tile + warpgroup_row0 * kSwizzleRowBytes;
   const unsigned v_rows = v_tile + warpgroup_row0 * kSwizzleRowBytes;
   const unsigned ds_tile = ds_tiles + warpgroup * kDsTileBytes;
@@ -371,19 +450,8 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       wgmma_fence_operands(s);
       std::uint32_t pt_frag[kTileCols / 16][4];
       if constexpr (kMode == Mode::kSoftmax) {
-#pragma unroll
-        for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            s[n][e] = fast_exp2(s[n][e] * score_scale - lse2[n * 8 + 2 * t + (e % 2)]);
-        if (group_class == TileClass::kPartial) {
-#pragma unroll
-          for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (!seq.mask.valid(q0 + n * 8 + 2 * t + (e % 2), kv0 + warp_row0 + g + (e / 2) * 8))
-                s[n][e] = 0.0f;
-        }
+        softmax_weights(s, lse2, score_scale, seq.mask, group_class == TileClass::kPartial, q0,
+                        kv0 + warp_row0);
         to_a_fragments<E, kTileCols>(pt_frag, s);
       } else {
         pointwise_weights<E>(p.activation, s, pt_frag, score_scale, seq.mask,
@@ -392,17 +460,7 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
       issue_accumulate<E, kDim>(dv, pt_frag, do_address);  // dV += P^T dO
       wgmma_wait_group<1>();  // dP^T landed; dV may still run
       wgmma_fence_operands(dp);
-#pragma unroll
-      for (int n = 0; n < kTileCols / 8; ++n) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if constexpr (kMode == Mode::kSoftmax) {
-            dp[n][e] = s[n][e] * (dp[n][e] - row_dot[n * 8 + 2 * t + (e % 2)]);
-          } else {
-            dp[n][e] = s[n][e] * dp[n][e];
-          }
-        }
-      }
+      grad_scores<kMode>(dp, s, row_dot);
       std::uint32_t ds_frag[kTileCols / 16][4];
       to_a_fragments<E, kTileCols>(ds_frag, dp);
       issue_accumulate<E, kDim>(dk, ds_frag, q_address);  // dK += dS^T Q
@@ -432,23 +490,7 @@ __global__ void __launch_bounds__(kBwdWgmmaThreads, 1)
     }
     wait_async_copies<0>();
     if (first >= 0) ring_base += last - first + 1;
-
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = kv0 + warp_row0 + g + half * 8;
-      if (row >= seq.raw_len_kv) continue;
-      auto* k_row = reinterpret_cast<std::uint32_t*>(
-          p.grad_k + (seq.kv_begin + row) * block.qk_stride + seq.head * kDim);
-      auto* v_row = reinterpret_cast<std::uint32_t*>(
-          p.grad_v + (seq.kv_begin + row) * block.v_stride + seq.head * kDim);
-#pragma unroll
-      for (int n = 0; n < kDim / 8; ++n) {
-        k_row[n * 4 + t] =
-            pack2<E>(dk[n][2 * half] * grad_k_scale, dk[n][2 * half + 1] * grad_k_scale);
-        v_row[n * 4 + t] =
-            pack2<E>(dv[n][2 * half] * grad_v_scale, dv[n][2 * half + 1] * grad_v_scale);
-      }
-    }
+    store_grad_kv<E, kDim>(p, block, dk, dv, kv0 + warp_row0, grad_k_scale, grad_v_scale);
   }
 #else
   // Not an sm_90a binary: no wgmma. The host never launches this body (can_implement_backward

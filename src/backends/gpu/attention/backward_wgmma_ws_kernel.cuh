@@ -208,27 +208,6 @@ __device__ inline void produce_backward_tiles(const AttentionParams& p,
   }
 }
 
-// Value and derivative of the activation at x = scale s: SiLU and sigmoid from one exp2 and one
-// reciprocal (sigma = 1 / (1 + 2^(-log2e x)); SiLU' = sigma (1 + x (1 - sigma)) = sigma + sigma
-// (x - SiLU)), the others as mask.cuh computes them.
-template <Activation A>
-__device__ inline void activation_with_derivative(float s, float scale, float neg_scale_log2e,
-                                                  float& value, float& derivative) {
-  if constexpr (A == Activation::kSilu || A == Activation::kSigmoid) {
-    const float sigma = fast_divide(1.0f, 1.0f + fast_exp2(s * neg_scale_log2e));
-    if constexpr (A == Activation::kSilu) {
-      const float x = s * scale;
-      value = x * sigma;
-      derivative = fmaf(sigma, x - value, sigma);
-    } else {
-      value = sigma;
-      derivative = fmaf(-sigma, sigma, sigma);
-    }
-  } else {
-    value = activation_value<A>(s * scale);
-    derivative = activation_derivative<A>(s * scale);
-  }
-}
 
 // Long on purpose, as the other attention kernels: one body whose phases share registers.
 template <Elem16 E, Mode kMode, Activation kAct, int kDim, GradQStore kStore>
@@ -280,12 +259,9 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
   const int consumer_thread = static_cast<int>(threadIdx.x) - warpgroup * kWarpgroupThreads;
   const int warpgroup_row0 = consumer * kWarpgroupRows;
   const int warp_row0 = warpgroup_row0 + (consumer_thread / kMmaLanes) * 16;
-  const int g = mma_lane() / 4;
-  const int t = mma_lane() % 4;
   const unsigned k_rows = k_tile + warpgroup_row0 * kSwizzleRowBytes;
   const unsigned v_rows = v_tile + warpgroup_row0 * kSwizzleRowBytes;
   const float score_scale = kMode == Mode::kSoftmax ? p.alpha * kLog2e : p.alpha;
-  const float neg_scale_log2e = -p.alpha * kLog2e;
   const float grad_k_scale = kMode == Mode::kSoftmax ? p.alpha : p.alpha * p.inv_max_seq_len;
   const float grad_v_scale = kMode == Mode::kSoftmax ? 1.0f : p.inv_max_seq_len;
   const int q_tile_count = (seq.mask.len_q + kTileCols - 1) / kTileCols;
@@ -340,33 +316,11 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         std::uint32_t pt_frag[kTileCols / 16][4];
         const bool masked = group_class == TileClass::kPartial;
         if constexpr (kMode == Mode::kSoftmax) {
-#pragma unroll
-          for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              s[n][e] = fast_exp2(fmaf(s[n][e], score_scale, -lse2[n * 8 + 2 * t + (e % 2)]));
-              if (masked &&
-                  !seq.mask.valid(q0 + n * 8 + 2 * t + (e % 2), kv0 + warp_row0 + g + (e / 2) * 8))
-                s[n][e] = 0.0f;
-            }
+          softmax_weights(s, lse2, score_scale, seq.mask, masked, q0, kv0 + warp_row0);
           to_a_fragments<E, kTileCols>(pt_frag, s);
         } else {
-#pragma unroll
-          for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-            for (int pair = 0; pair < 2; ++pair) {  // rows g and g + 8
-              float value[2];
-#pragma unroll
-              for (int j = 0; j < 2; ++j) {
-                const int e = 2 * pair + j;
-                activation_with_derivative<kAct>(s[n][e], score_scale, neg_scale_log2e, value[j],
-                                                 s[n][e]);
-                if (masked && !seq.mask.valid(q0 + n * 8 + 2 * t + j, kv0 + warp_row0 + g + 8 * pair))
-                  value[j] = s[n][e] = 0.0f;
-              }
-              // to_a_fragments' order: a[kc][0..1] from C tile 2kc, a[kc][2..3] from 2kc + 1.
-              pt_frag[n / 2][2 * (n % 2) + pair] = pack2<E>(value[0], value[1]);
-            }
+          pointwise_weights<E, kAct>(s, pt_frag, score_scale, seq.mask, masked, q0,
+                                     kv0 + warp_row0);
         }
         issue_accumulate<E, kDim>(dv, pt_frag, do_address);  // dV += P^T dO
         // dP^T and dV landed: P^T's fragments are free before dS^T needs registers (waiting for
@@ -376,16 +330,7 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         wgmma_fence_operands(dp);
         wgmma_fence_operands(dv);
         wgmma_fence_operands(pt_frag);
-#pragma unroll
-        for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            if constexpr (kMode == Mode::kSoftmax) {
-              dp[n][e] = s[n][e] * (dp[n][e] - row_dot[n * 8 + 2 * t + (e % 2)]);
-            } else {
-              dp[n][e] = s[n][e] * dp[n][e];
-            }
-          }
+        grad_scores<kMode>(dp, s, row_dot);
         std::uint32_t ds_frag[kTileCols / 16][4];
         to_a_fragments<E, kTileCols>(ds_frag, dp);
         issue_accumulate<E, kDim>(dk, ds_frag, q_address);  // dK += dS^T Q
@@ -431,23 +376,7 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
     }
     // The adds into one dQ element come in kv-tile order (one block per (sequence, head)).
     if (is_reducer) bulk_wait_group_all();
-
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = kv0 + warp_row0 + g + half * 8;
-      if (row >= seq.raw_len_kv) continue;
-      auto* k_row = reinterpret_cast<std::uint32_t*>(
-          p.grad_k + (seq.kv_begin + row) * block.qk_stride + seq.head * kDim);
-      auto* v_row = reinterpret_cast<std::uint32_t*>(
-          p.grad_v + (seq.kv_begin + row) * block.v_stride + seq.head * kDim);
-#pragma unroll
-      for (int n = 0; n < kDim / 8; ++n) {
-        k_row[n * 4 + t] =
-            pack2<E>(dk[n][2 * half] * grad_k_scale, dk[n][2 * half + 1] * grad_k_scale);
-        v_row[n * 4 + t] =
-            pack2<E>(dv[n][2 * half] * grad_v_scale, dv[n][2 * half + 1] * grad_v_scale);
-      }
-    }
+    store_grad_kv<E, kDim>(p, block, dk, dv, kv0 + warp_row0, grad_k_scale, grad_v_scale);
   }
   if (is_reducer) bulk_wait_group_all();
 #else

@@ -172,6 +172,16 @@ Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem
   }
 }
 
+template <detail::Elem16 E>
+Status launch_backward_wgmma_ws(BackwardKernel kernel, const AttentionProblem& problem,
+                                const detail::AttentionParams& params, gpuStream_t stream) {
+  using detail::WgmmaBackward;
+  if (kernel == BackwardKernel::kWgmmaWsTmaReduce)
+    return detail::launch_backward_wgmma_ws_kernels<E, WgmmaBackward::kWsTmaReduce>(problem,
+                                                                                   params, stream);
+  return detail::launch_backward_wgmma_ws_kernels<E, WgmmaBackward::kWs>(problem, params, stream);
+}
+
 }  // namespace
 
 Status can_implement(const AttentionProblem& problem) {
@@ -314,22 +324,11 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
       PARITY_ASSIGN_OR_RETURN(const int walk_slots, walk_tile_slots(problem, all_slots));
       params.grid_tiles = walk_slots == 1 ? 1 : all_slots;
     }
-    using detail::WgmmaBackward;
-    const bool tma_reduce = kernel == BackwardKernel::kWgmmaWsTmaReduce;
-    if (problem.dtype == DType::kBF16) {
-      return tma_reduce ? detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kBF16,
-                                                                   WgmmaBackward::kWsTmaReduce>(
-                              problem, params, native_stream)
-                        : detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kBF16,
-                                                                   WgmmaBackward::kWs>(
-                              problem, params, native_stream);
-    }
-    return tma_reduce ? detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kF16,
-                                                                 WgmmaBackward::kWsTmaReduce>(
-                            problem, params, native_stream)
-                      : detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kF16,
-                                                                 WgmmaBackward::kWs>(
-                            problem, params, native_stream);
+    return problem.dtype == DType::kBF16
+               ? launch_backward_wgmma_ws<detail::Elem16::kBF16>(kernel, problem, params,
+                                                                native_stream)
+               : launch_backward_wgmma_ws<detail::Elem16::kF16>(kernel, problem, params,
+                                                               native_stream);
   }
   if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing) {
     // 128 kv rows a block (deterministic: one block per (sequence, head), as set above)
