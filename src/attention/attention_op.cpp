@@ -96,6 +96,16 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_tma_seq");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_tile_major_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot(
+      "attention_forward_gpu_wgmma_tma_tile_major");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_persistent_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot(
+      "attention_forward_gpu_wgmma_tma_persistent");
+  return slot;
+}
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
@@ -132,7 +142,9 @@ const std::vector<const AttentionForwardVariant*>& attention_forward_variants() 
       &cpu, &detail::attention_forward_gpu_wgmma_tma_seq_slot(), &detail::attention_forward_gpu_wgmma_ws_slot(),
       &detail::attention_forward_gpu_wgmma_slot(), &detail::attention_forward_gpu_rows128_slot(),
       &detail::attention_forward_gpu_slot(), &detail::attention_forward_gpu_wgmma_ws128_slot(),
-      &detail::attention_forward_gpu_wgmma_tma_slot(), &detail::attention_forward_gpu_wgmma_tma64_slot()};
+      &detail::attention_forward_gpu_wgmma_tma_slot(), &detail::attention_forward_gpu_wgmma_tma64_slot(),
+      &detail::attention_forward_gpu_wgmma_tma_tile_major_slot(),
+      &detail::attention_forward_gpu_wgmma_tma_persistent_slot()};
   return variants;
 }
 

@@ -83,6 +83,10 @@ void install() {
                                                        gpu::ForwardKernel::kWgmmaTma64);
   static const AttentionForwardGpu forward_wgmma_tma_seq("attention_forward_gpu_wgmma_tma_seq",
                                                          gpu::ForwardKernel::kWgmmaTmaSeq);
+  static const AttentionForwardGpu forward_wgmma_tma_tile_major(
+      "attention_forward_gpu_wgmma_tma_tile_major", gpu::ForwardKernel::kWgmmaTmaTileMajor);
+  static const AttentionForwardGpu forward_wgmma_tma_persistent(
+      "attention_forward_gpu_wgmma_tma_persistent", gpu::ForwardKernel::kWgmmaTmaPersistent);
   static const AttentionBackwardGpu backward("attention_backward_gpu", gpu::BackwardKernel::kMmaSync);
   static const AttentionBackwardGpu backward_wgmma("attention_backward_gpu_wgmma",
                                                    gpu::BackwardKernel::kWgmma);
@@ -100,6 +104,8 @@ void install() {
   detail::attention_forward_gpu_wgmma_tma_slot().install(&forward_wgmma_tma);
   detail::attention_forward_gpu_wgmma_tma64_slot().install(&forward_wgmma_tma64);
   detail::attention_forward_gpu_wgmma_tma_seq_slot().install(&forward_wgmma_tma_seq);
+  detail::attention_forward_gpu_wgmma_tma_tile_major_slot().install(&forward_wgmma_tma_tile_major);
+  detail::attention_forward_gpu_wgmma_tma_persistent_slot().install(&forward_wgmma_tma_persistent);
   detail::attention_backward_gpu_slot().install(&backward);
   detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
   detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);

@@ -19,7 +19,11 @@ namespace parity::attention::gpu {
 // and two ping-ponging consumers; same limits) and kWgmmaWs128 (the same with 128-key S tiles),
 // kWgmmaTma and kWgmmaTma64 (the same with TMA loads, 128- and 64-key S tiles), and
 // kWgmmaTmaSeq (kWgmmaTma's kernel with one block per (sequence, head) walking all its q tiles:
-// the producer streams the next tile's K and V while the consumers finish the current one).
+// the producer streams the next tile's K and V while the consumers finish the current one), and
+// kWgmmaTmaTileMajor (kWgmmaTma's kernel, one block per q tile, the q tiles of one (sequence,
+// head) adjacent in the grid, heaviest first: the blocks resident together share K and V in L2),
+// and kWgmmaTmaPersistent (kWgmmaTma's kernel on a resident grid, a block per SM, each walking
+// its share of every q tile in that order: forward_wgmma_ws_kernel.cuh, QTile).
 enum class ForwardKernel : int {
   kRows64 = 0,
   kRows128 = 1,
@@ -29,6 +33,8 @@ enum class ForwardKernel : int {
   kWgmmaTma = 5,
   kWgmmaTma64 = 6,
   kWgmmaTmaSeq = 7,
+  kWgmmaTmaTileMajor = 8,
+  kWgmmaTmaPersistent = 9,
 };
 
 // ok, or kUnsupported with the reason (dtype, head dims, masks with cross attention).

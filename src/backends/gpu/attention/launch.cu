@@ -150,7 +150,9 @@ Status can_implement_backward_wgmma(const AttentionProblem& problem, bool ring) 
 bool is_wgmma(ForwardKernel kernel) {
   return kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs ||
          kernel == ForwardKernel::kWgmmaWs128 || kernel == ForwardKernel::kWgmmaTma ||
-         kernel == ForwardKernel::kWgmmaTma64 || kernel == ForwardKernel::kWgmmaTmaSeq;
+         kernel == ForwardKernel::kWgmmaTma64 || kernel == ForwardKernel::kWgmmaTmaSeq ||
+         kernel == ForwardKernel::kWgmmaTmaTileMajor ||
+         kernel == ForwardKernel::kWgmmaTmaPersistent;
 }
 
 template <detail::Elem16 E>
@@ -164,7 +166,11 @@ Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem
       return detail::launch_forward_wgmma<E, WgmmaForward::kWs128>(problem, params, stream);
     case ForwardKernel::kWgmmaTma:
     case ForwardKernel::kWgmmaTmaSeq:
+    case ForwardKernel::kWgmmaTmaTileMajor:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma128>(problem, params, stream);
+    case ForwardKernel::kWgmmaTmaPersistent:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kTma128Persistent>(problem, params,
+                                                                              stream);
     case ForwardKernel::kWgmmaTma64:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma64>(problem, params, stream);
     default:
@@ -266,6 +272,9 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
       if (!slots.is_ok()) return slots.status();
       params.grid_tiles = *slots;
     }
+    // Slot s of a (sequence, head) takes its q tile grid_tiles - 1 - s: the heaviest causal tile
+    // first, and the grid's last blocks are the lightest tiles (a short tail).
+    params.q_tiles_fastest = kernel == ForwardKernel::kWgmmaTmaTileMajor;
     return problem.dtype == DType::kBF16
                ? launch_wgmma_kernel<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
                : launch_wgmma_kernel<detail::Elem16::kF16>(kernel, problem, params, native_stream);
