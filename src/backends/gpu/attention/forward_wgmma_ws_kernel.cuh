@@ -273,94 +273,9 @@ __device__ inline void produce_kv_tiles_tma(const AttentionParams& p,
   }
 }
 
-// A consumer's kv tiles [first, last] of one q tile with the scores one tile ahead (kScoresAhead,
-// the brief's intra-warpgroup order): step j issues S_{j+1} = Q K_{j+1}^T, computes P_j's weights
-// on S_j (landed in step j - 1) while S_{j+1} and P_{j-1} V_{j-1} run, waits for both
-// (wait_group 0), rescales O, rounds P_j and issues P_j V_j, which runs under step j + 1's
-// weights. (Waiting for P_{j-1} V_{j-1} alone, wait_group 1, would rescale O while S_{j+1} runs:
-// ptxas then serializes every wgmma, C7515.) Two score tiles are live: s_a and s_b alternate (the
-// loop is unrolled by two, no copy between them). Every tile of the range is computed (a tile
-// the warpgroup cannot see is masked to weight 0), so each step has one schedule sync and
-// arrival (around issuing S; the prologue's S is the first tile's).
-template <Elem16 E, Mode kMode, int kDim, int kKeys, int kStages>
-__device__ inline void accumulate_scores_ahead(
-    const AttentionParams& p, const SequenceMask& mask, int first, int last, int group_q0,
-    int warp_q0, float score_scale, unsigned q_rows_address, unsigned k_tiles, unsigned v_tiles,
-    unsigned full, unsigned empty, int own_schedule, int other_schedule, int& consumed,
-    float (&o)[kDim / 8][4], float (&row_max)[2], float (&row_sum)[2]) {
-  constexpr unsigned kTileBytes = kKeys * kDim * 2;
-  constexpr int kConsumerThreads = 2 * kWarpgroupThreads;
-  float s_a[kKeys / 8][4], s_b[kKeys / 8][4];
-  std::uint32_t p_frag[kKeys / 16][4];
-  RingSlot slot = ring_slot<kStages>(consumed++);
-  mbarrier_wait(full + slot.stage * 8, slot.round & 1);
-  named_barrier_sync(own_schedule, kConsumerThreads);
-  issue_scores<E, kDim, kKeys>(s_a, q_rows_address, k_tiles + slot.stage * kTileBytes);
-  named_barrier_arrive(other_schedule, kConsumerThreads);
-  wgmma_wait_group<0>();
-  wgmma_fence_operands(s_a);
-  unsigned stage = slot.stage;  // tile j's
-  bool pending = false;         // P_{j-1} V_{j-1} issued
-  unsigned pending_stage = 0;
-  // P_j's weights on s (tile j at `stage`, landed); before the products in flight are waited for.
-  const auto weights = [&](float (&s)[kKeys / 8][4], int j, float (&correction)[2]) {
-    const int col0 = j * kKeys;
-    const int group_end = group_q0 + kWarpgroupRows, col_end = col0 + kKeys;
-    const bool masked = mask.classify(group_q0, group_end, col0, col_end) != TileClass::kFull &&
-                        mask.classify(warp_q0, warp_q0 + 16, col0, col_end) != TileClass::kFull;
-    tile_weights<kMode>(s, p.activation, mask, score_scale, masked, warp_q0, col0, row_max,
-                        row_sum, correction);
-  };
-  // Once every product landed: releases P_{j-1} V_{j-1}'s stage, rescales O, issues P_j V_j.
-  const auto accumulate = [&](float (&s)[kKeys / 8][4], const float (&correction)[2]) {
-    wgmma_fence_operands(o);
-    wgmma_fence_operands(p_frag);
-    if (pending) mbarrier_arrive(empty + pending_stage * 8);
-    if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
-    to_a_fragments<E, kKeys>(p_frag, s);
-    issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + stage * kTileBytes);
-    pending = true;
-    pending_stage = stage;
-  };
-  // Step j with a next tile: S_{j+1} into s_next, then tile j.
-  const auto step = [&](float (&s)[kKeys / 8][4], float (&s_next)[kKeys / 8][4], int j) {
-    const RingSlot next = ring_slot<kStages>(consumed++);
-    mbarrier_wait(full + next.stage * 8, next.round & 1);
-    named_barrier_sync(own_schedule, kConsumerThreads);
-    issue_scores<E, kDim, kKeys>(s_next, q_rows_address, k_tiles + next.stage * kTileBytes);
-    named_barrier_arrive(other_schedule, kConsumerThreads);
-    float correction[2];
-    weights(s, j, correction);
-    wgmma_wait_group<0>();  // P_{j-1} V_{j-1} and S_{j+1}
-    wgmma_fence_operands(s_next);
-    accumulate(s, correction);
-    stage = next.stage;
-  };
-  const auto last_step = [&](float (&s)[kKeys / 8][4], int j) {
-    float correction[2];
-    weights(s, j, correction);
-    wgmma_wait_group<0>();
-    accumulate(s, correction);
-  };
-  for (int j = first;; j += 2) {
-    if (j == last) {
-      last_step(s_a, j);
-      break;
-    }
-    step(s_a, s_b, j);
-    if (j + 1 == last) {
-      last_step(s_b, j + 1);
-      break;
-    }
-    step(s_b, s_a, j + 1);
-  }
-  wait_accumulate<kDim, kKeys>(o, p_frag);
-  mbarrier_arrive(empty + pending_stage * 8);
-}
-
 // Long on purpose, as the other forwards: the consumer phases share registers.
 template <Elem16 E, Mode kMode, int kDim, int kKeys = kTileCols,
-          TileLoad kLoad = TileLoad::kCpAsync, bool kPersistent = false, bool kScoresAhead = false>
+          TileLoad kLoad = TileLoad::kCpAsync, bool kPersistent = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     attention_forward_wgmma_ws_kernel(const AttentionParams p, const __grid_constant__ TmaMaps maps) {
   using Config = WsConfig<kDim, kKeys, kLoad>;
@@ -478,71 +393,63 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const int group_q0 = q0 + warpgroup_row0;
     const int warp_q0 = q0 + warp_row0;
 
-    if constexpr (kScoresAhead) {
-      if (first >= 0) {
-        accumulate_scores_ahead<E, kMode, kDim, kKeys, kStages>(
-            p, seq.mask, first, last, group_q0, warp_q0, score_scale, q_rows_address, k_tiles,
-            v_tiles, full, empty, own_schedule, other_schedule, consumed, o, row_max, row_sum);
-      }
-    } else {
-      // As the round-2 kernel; each step also syncs this consumer's schedule barrier before its
-      // GEMMs and arrives on the other's after them (exactly once per step, skipped tiles too, so
-      // the two consumers' counts match), and releases a stage once no product reads it.
-      std::uint32_t p_frag[kKeys / 16][4];
-      bool pending = false;  // p_frag holds P_{j-1}, its P V product not yet issued
-      unsigned pending_stage = 0;
-      for (int j = first; first >= 0 && j <= last; ++j) {
-        const RingSlot slot = ring_slot<kStages>(consumed++);
-        mbarrier_wait(full + slot.stage * 8, slot.round & 1);
-        const int col0 = j * kKeys;
-        // Uniform over the warpgroup (wgmma needs all 128 threads).
-        const TileClass group_class =
-            seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kKeys);
-        named_barrier_sync(own_schedule, kConsumerThreads);
-        // Each wgmma issue and its wait sit in one branch: ptxas cannot correlate two tests of
-        // `pending` and would serialize every wgmma (C7514) if a path seemed to skip the wait.
-        if (group_class == TileClass::kEmpty) {
-          if (pending) {
-            issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
-            named_barrier_arrive(other_schedule, kConsumerThreads);
-            wait_accumulate<kDim, kKeys>(o, p_frag);
-            mbarrier_arrive(empty + pending_stage * 8);
-            pending = false;
-          } else {
-            named_barrier_arrive(other_schedule, kConsumerThreads);
-          }
-          mbarrier_arrive(empty + slot.stage * 8);
-          continue;
-        }
-        float s[kKeys / 8][4];
-        issue_scores<E, kDim, kKeys>(s, q_rows_address, k_tiles + slot.stage * kTileBytes);
+    // As the round-2 kernel; each step also syncs this consumer's schedule barrier before its
+    // GEMMs and arrives on the other's after them (exactly once per step, skipped tiles too, so
+    // the two consumers' counts match), and releases a stage once no product reads it.
+    std::uint32_t p_frag[kKeys / 16][4];
+    bool pending = false;  // p_frag holds P_{j-1}, its P V product not yet issued
+    unsigned pending_stage = 0;
+    for (int j = first; first >= 0 && j <= last; ++j) {
+      const RingSlot slot = ring_slot<kStages>(consumed++);
+      mbarrier_wait(full + slot.stage * 8, slot.round & 1);
+      const int col0 = j * kKeys;
+      // Uniform over the warpgroup (wgmma needs all 128 threads).
+      const TileClass group_class =
+          seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kKeys);
+      named_barrier_sync(own_schedule, kConsumerThreads);
+      // Each wgmma issue and its wait sit in one branch: ptxas cannot correlate two tests of
+      // `pending` and would serialize every wgmma (C7514) if a path seemed to skip the wait.
+      if (group_class == TileClass::kEmpty) {
         if (pending) {
           issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
           named_barrier_arrive(other_schedule, kConsumerThreads);
-          wgmma_wait_group<1>();  // S_j landed; the P V product may still run
+          wait_accumulate<kDim, kKeys>(o, p_frag);
+          mbarrier_arrive(empty + pending_stage * 8);
+          pending = false;
         } else {
           named_barrier_arrive(other_schedule, kConsumerThreads);
-          wgmma_wait_group<0>();
         }
-        wgmma_fence_operands(s);
-        const bool masked =
-            group_class == TileClass::kPartial &&
-            seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kKeys) != TileClass::kFull;
-        float correction[2];
-        tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
-                            row_sum, correction);
-        wait_accumulate<kDim, kKeys>(o, p_frag);
-        if (pending) mbarrier_arrive(empty + pending_stage * 8);
-        if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
-        to_a_fragments<E, kKeys>(p_frag, s);
-        pending = true;
-        pending_stage = slot.stage;
+        mbarrier_arrive(empty + slot.stage * 8);
+        continue;
       }
+      float s[kKeys / 8][4];
+      issue_scores<E, kDim, kKeys>(s, q_rows_address, k_tiles + slot.stage * kTileBytes);
       if (pending) {
         issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
-        wait_accumulate<kDim, kKeys>(o, p_frag);
-        mbarrier_arrive(empty + pending_stage * 8);
+        named_barrier_arrive(other_schedule, kConsumerThreads);
+        wgmma_wait_group<1>();  // S_j landed; the P V product may still run
+      } else {
+        named_barrier_arrive(other_schedule, kConsumerThreads);
+        wgmma_wait_group<0>();
       }
+      wgmma_fence_operands(s);
+      const bool masked =
+          group_class == TileClass::kPartial &&
+          seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kKeys) != TileClass::kFull;
+      float correction[2];
+      tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
+                          row_sum, correction);
+      wait_accumulate<kDim, kKeys>(o, p_frag);
+      if (pending) mbarrier_arrive(empty + pending_stage * 8);
+      if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
+      to_a_fragments<E, kKeys>(p_frag, s);
+      pending = true;
+      pending_stage = slot.stage;
+    }
+    if (pending) {
+      issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
+      wait_accumulate<kDim, kKeys>(o, p_frag);
+      mbarrier_arrive(empty + pending_stage * 8);
     }
 
     // The next tile's Q loads under this tile's stores (the persistent walk's next tile may be

@@ -50,14 +50,11 @@ template <Elem16 E, kernels::Mode M, int kDim, WgmmaForward kKernel>
 Status launch_forward_wgmma_config(const AttentionProblem& problem, const AttentionParams& params,
                                    gpuStream_t stream) {
   constexpr bool kWarpSpecialized = kKernel != WgmmaForward::kRound2;
-  constexpr bool kPersistent = kKernel == WgmmaForward::kTma128Persistent ||
-                                kKernel == WgmmaForward::kTma128PersistentAhead;
-  constexpr bool kAhead = kKernel == WgmmaForward::kTma128Ahead ||
-                          kKernel == WgmmaForward::kTma128PersistentAhead;
+  constexpr bool kPersistent = kKernel == WgmmaForward::kTma128Persistent;
   constexpr bool kTma = kKernel == WgmmaForward::kTma64 || kKernel == WgmmaForward::kTma128 ||
-                        kPersistent || kAhead;
+                        kPersistent;
   constexpr int kKeys = kKernel == WgmmaForward::kWs128 || kKernel == WgmmaForward::kTma128 ||
-                                kPersistent || kAhead
+                                kPersistent
                             ? 128
                             : kernels::kTileCols;
   constexpr auto kLoad = kTma ? kernels::TileLoad::kTma : kernels::TileLoad::kCpAsync;
@@ -74,7 +71,7 @@ Status launch_forward_wgmma_config(const AttentionProblem& problem, const Attent
   // if constexpr: a TU instantiates only the kernel it launches.
   if constexpr (kWarpSpecialized) {
     const auto kernel =
-        kernels::attention_forward_wgmma_ws_kernel<E, M, kDim, kKeys, kLoad, kPersistent, kAhead>;
+        kernels::attention_forward_wgmma_ws_kernel<E, M, kDim, kKeys, kLoad, kPersistent>;
     kernels::TmaMaps maps{};
     if constexpr (kTma) PARITY_RETURN_IF_ERROR((forward_tma_maps<E, kDim, kKeys>(problem, params, maps)));
     PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
