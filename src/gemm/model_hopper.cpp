@@ -178,6 +178,10 @@ HopperProblemTerms HopperModel::problem_terms(const GemmProblem& problem) const 
   t.operand_bytes = t.batch * (t.m * t.k + t.k * t.n) * in_bytes;
   t.reuse = std::min(1.0, kL2UsableFraction * device_.l2_bytes_per_domain / t.operand_bytes);
   t.saturating_sms = scalars_.bw_saturation * device_.num_sms;
+  t.flops = 2.0 * t.m * t.n * t.k * t.batch;
+  t.outputs = t.batch * t.m * t.n;
+  t.output_us_per_byte = t.outputs * t.inv_dram_bw;
+  t.inv_max_boost = 1.0 / (1.0 + scalars_.tail_boost);
   return t;
 }
 

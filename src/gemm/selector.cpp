@@ -109,12 +109,36 @@ void Selector::set_candidates(std::vector<Candidate> candidates) {
   prepared_by_class_.clear();
 }
 
+Selector::PreparedClass Selector::group_equal(std::vector<PreparedCandidate> prepared) {
+  PreparedClass out;
+  out.prepared = std::move(prepared);
+  std::vector<std::uint32_t> group(out.prepared.size());
+  for (std::size_t i = 0; i < out.prepared.size(); ++i) {
+    std::size_t g = 0;
+    while (g < out.distinct.size() && !(out.distinct[g] == out.prepared[i])) ++g;
+    if (g == out.distinct.size()) out.distinct.push_back(out.prepared[i]);
+    group[i] = static_cast<std::uint32_t>(g);
+  }
+  if (out.distinct.size() < out.prepared.size()) {
+    out.distinct_of = std::move(group);
+  } else {
+    out.distinct.clear();
+  }
+  return out;
+}
+
 Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
   const std::uint64_t key = problem_class_hash(problem_class(problem));
   auto it = prepared_by_class_.find(key);
   if (it == prepared_by_class_.end()) {
-    it = prepared_by_class_.emplace(key, prepare_all(problem, candidates_)).first;
+    // The quadratic search for equal candidates runs once per class; the AMD lists (thousands of
+    // candidates, none equal: WGM is a field) skip it.
+    auto prepared = prepare_all(problem, candidates_);
+    PreparedClass grouped = model_.device().kind == ModelKind::kHopper
+                                ? group_equal(std::move(prepared))
+                                : PreparedClass{std::move(prepared), {}, {}};
+    it = prepared_by_class_.emplace(key, std::move(grouped)).first;
   }
   return select_prepared(problem, candidates_, it->second, vendor_index_, top_k);
 }
@@ -122,7 +146,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  return select_prepared(problem, candidates, prepare_all(problem, candidates),
+  return select_prepared(problem, candidates, PreparedClass{prepare_all(problem, candidates), {}, {}},
                          vendor_top1_index(candidates), top_k);
 }
 
@@ -158,17 +182,31 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
 
 Result<Selection> Selector::select_prepared(const GemmProblem& problem,
                                             std::span<const Candidate> candidates,
-                                            const std::vector<PreparedCandidate>& prepared,
+                                            const PreparedClass& prepared_class,
                                             std::size_t vendor_index, std::size_t top_k) {
   PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
                    problem.describe());
+  const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
   // Predict what can matter, then order only the near-tie group and the top-k: the candidates at
   // or below the model's cutoff (everything else is above every one of them).
   predicted_.resize(candidates.size());
-  const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), candidates.size());
   double cutoff_us = std::numeric_limits<double>::infinity();
-  model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
-                        predicted_.data(), &cutoff_us);
+  if (prepared_class.distinct_of.empty()) {
+    const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), candidates.size());
+    model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
+                          predicted_.data(), &cutoff_us);
+  } else {
+    // Equal candidates share one prediction. The distinct list's cutoff is at least the full
+    // list's (its k-th best is no better), so every candidate at or below it is still exact.
+    const std::vector<PreparedCandidate>& distinct = prepared_class.distinct;
+    distinct_predicted_.resize(distinct.size());
+    const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), distinct.size());
+    model_.predict_top_us(problem, distinct.data(), distinct.size(), keep_exact, kTieEpsilon,
+                          distinct_predicted_.data(), &cutoff_us);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      predicted_[i] = distinct_predicted_[prepared_class.distinct_of[i]];
+    }
+  }
   double best_us = std::numeric_limits<double>::infinity();
   scratch_.clear();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
