@@ -7,6 +7,10 @@ file (docs/embedding.md, schema 1) plus the `parity bench tbe` flags the layout 
 before anything is measured, and no kernel or rule may be tuned on it afterwards.
 
   scripts/tbe_test_set.py --seed 20261202 --count 10 --out bench/tbe/test_set_1
+  scripts/tbe_test_set.py --seed 20261203 --count 10 --out bench/tbe/test_set_2 --exclude bench/tbe/test_set_1
+
+--exclude names earlier sets (spent as test sets, now development sets): a draw that shares table
+count, batch and dims with one of their configurations is rejected like a named one.
 
 Ranges (one draw per configuration unless said): tables 2-64 (log-uniform); rows 50k-20M per table
 (log-uniform); D a multiple of 4 in [16, 512], half from the common {16, 32, 64, 128, 256, 512} and
@@ -91,7 +95,19 @@ def budget(cfg):
     return weight_bytes, indices, output_bytes
 
 
-def rejection(cfg):
+def excluded_shapes(set_dirs):
+    """(tables, batch, dims) of every configuration in the given sets' layout files."""
+    shapes = {}
+    for set_dir in set_dirs:
+        manifest = json.load(open(os.path.join(set_dir, "manifest.json")))
+        for c in manifest["configurations"]:
+            layout = json.load(open(os.path.join(set_dir, c["layout"])))
+            dims = frozenset(t["dim"] for t in layout["tables"])
+            shapes[(len(layout["tables"]), layout["batch_size"], dims)] = c["name"]
+    return shapes
+
+
+def rejection(cfg, excluded):
     weight_bytes, indices, output_bytes = budget(cfg)
     limit = MAX_WEIGHT_BYTES_ADAM if cfg["optimizer"] == "adam" else MAX_WEIGHT_BYTES
     if weight_bytes > limit:
@@ -108,6 +124,9 @@ def rejection(cfg):
             return f"shares tables, batch and dims with {name}"
     if all((t["rows"], t["dim"]) in NAMED_TABLE_SHAPES for t in cfg["tables"]):
         return "every table has a named configuration's shape"
+    earlier = excluded.get((len(cfg["tables"]), cfg["batch"], frozenset(dims)))
+    if earlier is not None:
+        return f"shares tables, batch and dims with {earlier}"
     return None
 
 
@@ -127,7 +146,10 @@ def main():
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--count", type=int, default=10)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--exclude", nargs="*", default=[], metavar="SET_DIR",
+                        help="earlier sets whose configurations a draw must not repeat")
     args = parser.parse_args()
+    excluded = excluded_shapes(args.exclude)
     rng = random.Random(args.seed)
     deck = {"dtype": deal(rng, ["fp32", "fp16", "bf16"], args.count),
             "optimizer": deal(rng, ["sgd", "rowwise-adagrad", "adam"], args.count),
@@ -137,11 +159,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     set_name = os.path.basename(os.path.normpath(args.out))
     manifest = {"seed": args.seed, "generator": "scripts/tbe_test_set.py", "configurations": []}
+    if args.exclude:
+        manifest["excluded_sets"] = [os.path.normpath(d) for d in args.exclude]
     for k in range(args.count):
         rejected = []
         for _ in range(10000):
             cfg = draw_config(rng, k, deck)
-            reason = rejection(cfg)
+            reason = rejection(cfg, excluded)
             if reason is None:
                 break
             rejected.append(reason)

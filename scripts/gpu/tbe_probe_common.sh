@@ -13,3 +13,19 @@ run_tbe_gpu_tests() {
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|tests ran" "$OUT/$1" | head -30
   return $rc
 }
+
+# run_tbe_bench PREFIX NAME ARGS...: one `parity bench tbe` run into $OUT/PREFIX_NAME.{json,log}
+# with $reps repetitions; prints "== NAME rc=..." (and the log's tail on failure); sets failed=1
+# on failure.
+run_tbe_bench() {
+  local prefix="$1" name="$2"
+  shift 2
+  "$parity" bench tbe "$@" --reps "$reps" --warmup 3 --out "$OUT/${prefix}_${name}.json" \
+    > "$OUT/${prefix}_${name}.log" 2>&1
+  local rc=$?
+  echo "== $name rc=$rc"
+  if [ "$rc" != 0 ]; then
+    tail -3 "$OUT/${prefix}_${name}.log"
+    failed=1
+  fi
+}

@@ -6,8 +6,9 @@
 # call, then $OUT/tbe_test_set.json and a table: forward % of copy (the judged byte model) against
 # the per-row-size target, step ms, torch's step and the ratio (target >= 5x), bounds check / floor
 # (target <= 1.2x), wall seconds per configuration.
-#   scripts/gpu/tbe_test_set.sh build/cuda                      # bench/tbe/test_set_1
-#   TBE_TEST_SET=bench/tbe/test_set_1 TBE_TEST_SET_REPS=10 scripts/gpu/tbe_test_set.sh build/cuda
+#   scripts/gpu/tbe_test_set.sh build/cuda                          # bench/tbe/test_set_1
+#   scripts/gpu/tbe_test_set.sh build/cuda bench/tbe/test_set_2     # the set directory as argument 2
+#   TBE_TEST_SET=bench/tbe/test_set_2 TBE_TEST_SET_REPS=10 scripts/gpu/tbe_test_set.sh build/cuda
 # Budget: 10 configurations of < 20 s each including torch (the generator's limits: <= 8M
 # indices, <= 12 GB of weights, 6 GB with Adam).
 set -uo pipefail
@@ -15,7 +16,7 @@ build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"
 here="$(dirname "$0")"
 source "$here/tbe_probe_common.sh"
-set_dir="${TBE_TEST_SET:-bench/tbe/test_set_1}"
+set_dir="${2:-${TBE_TEST_SET:-bench/tbe/test_set_1}}"
 reps="${TBE_TEST_SET_REPS:-10}"
 manifest="$set_dir/manifest.json"
 [ -f "$manifest" ] || { echo "tbe_test_set.sh: $manifest is missing" >&2; exit 2; }

@@ -26,6 +26,11 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 // kWgmmaTma's kernel with blocks walking the q tiles of a (sequence, head)
 // (gpu::ForwardKernel::kWgmmaTmaSeq); listed first: the default where it runs.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_seq_slot();
+// kWgmmaTma's kernel with the q tiles of a (sequence, head) adjacent in the grid
+// (gpu::ForwardKernel::kWgmmaTmaTileMajor), and on a resident grid walking them in that order
+// (kWgmmaTmaPersistent); listed last, by name (A/B).
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_tile_major_slot();
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_persistent_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 // The Hopper wgmma backward (gpu::BackwardKernel::kWgmma): listed first among the GPU backwards,
 // so the default where it runs (sm_90a, d_qk = d_v in {64, 128}).
@@ -33,5 +38,10 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 // The same kernel with its mbarrier-ring schedule (gpu::BackwardKernel::kWgmmaRing), selectable
 // by name; listed after the kernels that take every problem it takes, so never the default.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ring_slot();
+// The warp-specialized wgmma backward (gpu::BackwardKernel::kWgmmaWs: TMA producer warpgroup) and
+// the same with dQ by bulk tensor reduce-adds (kWgmmaWsTmaReduce), selectable by name; listed
+// last until measured.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_slot();
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_slot();
 
 }  // namespace parity::attention::detail

@@ -96,6 +96,16 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot("attention_forward_gpu_wgmma_tma_seq");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_tile_major_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot(
+      "attention_forward_gpu_wgmma_tma_tile_major");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_persistent_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot(
+      "attention_forward_gpu_wgmma_tma_persistent");
+  return slot;
+}
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
@@ -107,6 +117,15 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ring_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot(
       "attention_backward_gpu_wgmma_ring");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu_wgmma_ws");
+  return slot;
+}
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot(
+      "attention_backward_gpu_wgmma_ws_dqtma");
   return slot;
 }
 }  // namespace detail
@@ -123,7 +142,9 @@ const std::vector<const AttentionForwardVariant*>& attention_forward_variants() 
       &cpu, &detail::attention_forward_gpu_wgmma_tma_seq_slot(), &detail::attention_forward_gpu_wgmma_ws_slot(),
       &detail::attention_forward_gpu_wgmma_slot(), &detail::attention_forward_gpu_rows128_slot(),
       &detail::attention_forward_gpu_slot(), &detail::attention_forward_gpu_wgmma_ws128_slot(),
-      &detail::attention_forward_gpu_wgmma_tma_slot(), &detail::attention_forward_gpu_wgmma_tma64_slot()};
+      &detail::attention_forward_gpu_wgmma_tma_slot(), &detail::attention_forward_gpu_wgmma_tma64_slot(),
+      &detail::attention_forward_gpu_wgmma_tma_tile_major_slot(),
+      &detail::attention_forward_gpu_wgmma_tma_persistent_slot()};
   return variants;
 }
 
@@ -131,10 +152,11 @@ const std::vector<const AttentionBackwardVariant*>& attention_backward_variants(
   static const AttentionBackwardCpu cpu;
   // GPU order: the wgmma backward where it runs (sm_90a, d_qk = d_v in {64, 128}; atomic or
   // deterministic dQ), then the mma.sync one for everything else (mixed dims, HIP; d = 256 is
-  // refused by both).
+  // refused by both). The warp-specialized wgmma backwards come last (by name, for A/B).
   static const std::vector<const AttentionBackwardVariant*> variants = {
       &cpu, &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot(),
-      &detail::attention_backward_gpu_wgmma_ring_slot()};
+      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot(),
+      &detail::attention_backward_gpu_wgmma_ws_dqtma_slot()};
   return variants;
 }
 

@@ -33,7 +33,9 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15207);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
-  for (const char* variant : {"attention_backward_gpu", "attention_backward_gpu_wgmma"}) {
+  for (const char* variant :
+       {"attention_backward_gpu", "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
+        "attention_backward_gpu_wgmma_ws_dqtma"}) {
     for (int dim : {64, 128}) {
       for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
         SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
@@ -65,8 +67,13 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   }
 }
 
-// The deterministic wgmma backward against the fp64 reference on the edge cases (its dQ path
-// differs from the atomic mode's: both warpgroups' dS^T, split by columns).
+// The wgmma backwards with dQ split by columns (every schedule of the warp-specialized ones).
+constexpr const char* kWgmmaBackwards[] = {"attention_backward_gpu_wgmma",
+                                           "attention_backward_gpu_wgmma_ws",
+                                           "attention_backward_gpu_wgmma_ws_dqtma"};
+
+// The deterministic wgmma backwards against the fp64 reference on the edge cases (the lockstep
+// kernel's dQ path differs from its atomic mode's: both warpgroups' dS^T, split by columns).
 TEST(AttentionGpu, DeterministicWgmmaBackwardMatchesReference) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15208);
@@ -76,18 +83,21 @@ TEST(AttentionGpu, DeterministicWgmmaBackwardMatchesReference) {
   probe.total_q = probe.total_kv = 100;
   const Status runnable = gpu::can_implement_backward(probe, gpu::BackwardKernel::kWgmma);
   if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
-  for (int dim : {64, 128}) {
-    for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
-      SCOPED_TRACE("d " + std::to_string(dim) + " " + std::string(attention_kind_name(kind)));
-      AttentionProblem p = problem_of(kind, 2, dim, 300);
-      p.deterministic = true;
-      expect_gpu_matches_reference(
-          make_case(p, {0, 1, 127, 129, 63, 65, 128, 257, 300}, {}, {}, seed), true, nullptr,
-          "attention_backward_gpu_wgmma");
-      p.max_attn_len = 40;  // a window: kv tiles whose one half is hidden from a q tile
-      p.contextual_len = 5;
-      expect_gpu_matches_reference(make_case(p, {290, 70}, {}, {}, seed + 1), true, nullptr,
-                                   "attention_backward_gpu_wgmma");
+  for (const char* variant : kWgmmaBackwards) {
+    for (int dim : {64, 128}) {
+      for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+        SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
+                     std::string(attention_kind_name(kind)));
+        AttentionProblem p = problem_of(kind, 2, dim, 300);
+        p.deterministic = true;
+        expect_gpu_matches_reference(
+            make_case(p, {0, 1, 127, 129, 63, 65, 128, 257, 300}, {}, {}, seed), true, nullptr,
+            variant);
+        p.max_attn_len = 40;  // a window: kv tiles whose one half is hidden from a q tile
+        p.contextual_len = 5;
+        expect_gpu_matches_reference(make_case(p, {290, 70}, {}, {}, seed + 1), true, nullptr,
+                                     variant);
+      }
     }
   }
 }
@@ -101,6 +111,8 @@ TEST(AttentionGpu, DeterministicWgmmaBackwardMatchesReference) {
 
 constexpr const char* kBackwardMma = "attention_backward_gpu";
 constexpr const char* kBackwardWgmma = "attention_backward_gpu_wgmma";
+constexpr const char* kBackwardWgmmaWs = "attention_backward_gpu_wgmma_ws";
+constexpr const char* kBackwardWgmmaWsDqTma = "attention_backward_gpu_wgmma_ws_dqtma";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
@@ -119,11 +131,12 @@ class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
 };
 
 INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
-                         ::testing::Values(kBackwardMma, kBackwardWgmma),
+                         ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaWs,
+                                           kBackwardWgmmaWsDqTma),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
-                           return name == kBackwardWgmma ? std::string("wgmma")
-                                                         : std::string("mma_sync");
+                           if (name == kBackwardMma) return std::string("mma_sync");
+                           return name.substr(std::string("attention_backward_gpu_").size());
                          });
 
 TEST_P(AttentionGpuBackward, HstuLengthsTargetsAndDtypes) {
@@ -217,8 +230,10 @@ TEST(AttentionGpu, WgmmaBackwardOnManySequences) {
     const std::int64_t cycle[] = {129, 300, 0, 257, 1, 200, 130};
     std::vector<std::int64_t> lengths;
     for (int b = 0; b < 70; ++b) lengths.push_back(cycle[b % 7]);
-    expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), true, nullptr,
-                                 "attention_backward_gpu_wgmma");
+    for (const char* variant : kWgmmaBackwards) {
+      SCOPED_TRACE(variant);
+      expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), true, nullptr, variant);
+    }
   }
 }
 
@@ -230,8 +245,10 @@ TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   AttentionProblem mixed = p;
   mixed.dim_v = 64;
   EXPECT_TRUE(gpu::can_implement_backward(mixed, gpu::BackwardKernel::kMmaSync).is_ok());
-  expect_error(gpu::can_implement_backward(mixed, gpu::BackwardKernel::kWgmma),
-               StatusCode::kUnsupported, "d_v=64");
+  for (const auto kernel : {gpu::BackwardKernel::kWgmma, gpu::BackwardKernel::kWgmmaWs,
+                            gpu::BackwardKernel::kWgmmaWsTmaReduce}) {
+    expect_error(gpu::can_implement_backward(mixed, kernel), StatusCode::kUnsupported, "d_v=64");
+  }
   AttentionProblem wide = p;
   wide.dim_qk = wide.dim_v = 256;
   expect_error(gpu::can_implement_backward(wide, gpu::BackwardKernel::kWgmma),

@@ -1,6 +1,6 @@
 // The narrow-row forward candidates (tbe_gpu.hpp ForwardKernel: narrow rows deep and light, warp
 // tiles one-hot and short bags, each plain and prefetching, and light short-bag tiles) against the fp64 reference, forced one by one: every width up to
-// 128 bytes, bag lengths around each kernel's lead and tail depths, every pooled mode, both index
+// 128 bytes (the warp tiles up to 512), bag lengths around each kernel's lead and tail depths, every pooled mode, both index
 // types, two output dtypes, mixed dims, Zipf duplicates, and batches past one grid stride.
 #include <gtest/gtest.h>
 
@@ -47,8 +47,14 @@ TEST(GpuTbeForwardCandidates, EveryWidthLengthPoolingAndDtypeMatchesReference) {
   int case_number = 0;
   for (const auto& candidate : candidates()) {
     for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-      const std::vector<int> dims =
+      std::vector<int> dims =
           weight_dtype == DType::kF32 ? std::vector<int>{4, 8, 12, 16, 24, 32} : std::vector<int>{8, 16, 24, 32, 64};
+      // The warp tiles also take rows of 9-32 pieces (up to kWarpTileMaxBytes): fp32 D 36-128,
+      // 16-bit D 72-256 (D=44 fp32 is held-out set 1's one-hot 176-byte row).
+      if (std::string(candidate.name).rfind("warp_tile", 0) == 0) {
+        const auto wide = weight_dtype == DType::kF32 ? std::vector<int>{36, 44, 100, 128} : std::vector<int>{72, 88, 200, 256};
+        dims.insert(dims.end(), wide.begin(), wide.end());
+      }
       for (int dim : dims) {
         for (int pooling_factor : {0, 1, 2, 4, 7}) {
           ++case_number;
@@ -135,13 +141,14 @@ TEST(GpuTbeForwardCandidates, BatchesPastOneGridStrideMatchReference) {
   }
 }
 
-// Forced where they do not apply: rows over 128 bytes (the narrow-rows rule's reason) and 16-bit
-// rows off 16-byte boundaries (D = 4 fp16: 8-byte rows).
+// Forced where they do not apply: rows over 128 bytes for the narrow rows, over 512 for the warp
+// tiles (each rule's reason) and 16-bit rows off 16-byte boundaries (D = 4 fp16: 8-byte rows).
 TEST(GpuTbeForwardCandidates, ForcedOnAWideOrMisalignedProblemIsRefusedWithTheReason) {
   PARITY_REQUIRE_GPU();
   for (const auto& candidate : candidates()) {
-    for (const auto& [dim, weight_dtype, reason] :
-         {std::tuple{64, DType::kF32, "256 bytes"}, std::tuple{4, DType::kF16, "16-byte boundaries"}}) {
+    const bool is_warp_tile = std::string(candidate.name).rfind("warp_tile", 0) == 0;
+    const auto too_wide = is_warp_tile ? std::tuple{256, DType::kF32, "1024 bytes"} : std::tuple{64, DType::kF32, "256 bytes"};
+    for (const auto& [dim, weight_dtype, reason] : {too_wide, std::tuple{4, DType::kF16, "16-byte boundaries"}}) {
       const auto problem = testing::make_problem({{10, dim}}, 2, 1, DType::kI64, weight_dtype);
       const Status status = testing::forced_forward_status(problem, egpu::ForwardOptions{candidate.kernel});
       EXPECT_EQ(status.code(), StatusCode::kUnsupported) << candidate.name << " D=" << dim;

@@ -76,7 +76,7 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--forward-variant", args->forward_variants,
                   "Forward kernels also timed, each checked first: a list of auto, narrow_rows, wide_rows, "
                   "fitted_groups, narrow_rows_deep, narrow_rows_light, warp_tile_one_hot, warp_tile_one_hot_prefetch, "
-                  "warp_tile_short_bags, warp_tile_short_bags_prefetch, warp_tile_short_bags_light, wide_rows_dedup");
+                  "warp_tile_short_bags, warp_tile_short_bags_prefetch, warp_tile_short_bags_light, wide_rows_dedup, wide_rows_one_launch");
   cmd->add_flag("--forward-only", args->forward_only,
                 "Time only the forward kernels (--variant and --forward-variant): no backward, step or bounds check");
   add_seed_option(cmd, args->seed, "Seed of the synthetic batch and weights");

@@ -31,7 +31,11 @@ struct DeviceBatch {
   const float* per_sample_weights = nullptr;   // N or null
 };
 
-/// The forward kernels. kGroupPerBag: a group of lanes per bag sized to the widest row, any shape.
+/// The forward kernels. kGroupPerBag: a group of lanes per bag, any shape; a layout whose tables
+/// fall in different row-width classes (docs/embedding.md) runs one launch per contiguous run of
+/// features of one class, each sized to its own widest row (and its own 16-byte alignment), so a
+/// narrow table beside a wide one does not leave lanes idle. kGroupPerBagOneLaunch: the same kernel
+/// in one launch sized to the widest row of all (the behaviour before the runs; kept to measure).
 /// kNarrowRows: rows of <= kNarrowRowMaxBytes, several bags per warp with each lane one 16-byte
 /// piece of a row and several rows in flight per lane (docs/embedding.md). kFittedGroups: group per
 /// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
@@ -49,6 +53,7 @@ struct DeviceBatch {
 /// lead rows per bag), kWarpTileShortBagsPrefetch (short-bag tiles, software-pipelined as the
 /// prefetching one-hot tiles), kWarpTileShortBagsLight (short-bag tiles with one pass of four rows
 /// in flight per lane at three blocks per SM instead of two passes at two).
+/// The warp tiles take rows up to kWarpTileMaxBytes (16-byte pieces, at most one per lane).
 /// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
 /// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
 /// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
@@ -65,8 +70,12 @@ enum class ForwardKernel : std::uint8_t {
   kWarpTileShortBagsPrefetch,
   kWarpTileShortBagsLight,
   kGroupPerBagDedup,
+  kGroupPerBagOneLaunch,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
+/// The warp tiles' widest row: 32 pieces of 16 bytes, one per lane of a 32-lane warp (a 64-lane
+/// wavefront could take 1024, kept at 512 so both vendors select alike).
+inline constexpr int kWarpTileMaxBytes = 512;
 
 struct ForwardOptions {
   ForwardKernel kernel = ForwardKernel::kAuto;
@@ -76,11 +85,16 @@ struct ForwardOptions {
 /// kNarrowRowMaxBytes, pooling is sum or mean and F*B < 2^32; otherwise kUnsupported with the reason.
 Status narrow_rows_forward_fits(const TbeProblem& problem);
 
-/// The short-bags rule: the narrow-rows rule, at most kShortBagMeanIndices indices per bag on
+/// The warp tiles' rule: the narrow-rows rule with rows up to kWarpTileMaxBytes instead of
+/// kNarrowRowMaxBytes; otherwise kUnsupported with the reason.
+Status warp_tile_forward_fits(const TbeProblem& problem);
+
+/// The short-bags rule: the warp tiles' rule, at most kShortBagMeanIndices indices per bag on
 /// average (num_indices <= kShortBagMeanIndices x bags) and, for 16-bit weights, every table's rows
 /// on 16-byte boundaries; otherwise kUnsupported with the reason. There a warp per tile of bags
 /// (kWarpTileOneHot) keeps more rows in flight than a group per bag, whose lanes idle on short bags
-/// (docs/embedding.md: D1, D2 and D4 of the TBE issue, bag lengths 1, U[0, 10] and 4).
+/// (docs/embedding.md: D1, D2 and D4 of the TBE issue, bag lengths 1, U[0, 10] and 4; and one-hot
+/// rows of 129-512 bytes, where a group per bag has one row in flight per 16 or 32 lanes).
 inline constexpr std::int64_t kShortBagMeanIndices = 6;
 Status short_bags_forward_fits(const TbeProblem& problem);
 

@@ -83,11 +83,19 @@ void install() {
                                                        gpu::ForwardKernel::kWgmmaTma64);
   static const AttentionForwardGpu forward_wgmma_tma_seq("attention_forward_gpu_wgmma_tma_seq",
                                                          gpu::ForwardKernel::kWgmmaTmaSeq);
+  static const AttentionForwardGpu forward_wgmma_tma_tile_major(
+      "attention_forward_gpu_wgmma_tma_tile_major", gpu::ForwardKernel::kWgmmaTmaTileMajor);
+  static const AttentionForwardGpu forward_wgmma_tma_persistent(
+      "attention_forward_gpu_wgmma_tma_persistent", gpu::ForwardKernel::kWgmmaTmaPersistent);
   static const AttentionBackwardGpu backward("attention_backward_gpu", gpu::BackwardKernel::kMmaSync);
   static const AttentionBackwardGpu backward_wgmma("attention_backward_gpu_wgmma",
                                                    gpu::BackwardKernel::kWgmma);
   static const AttentionBackwardGpu backward_wgmma_ring("attention_backward_gpu_wgmma_ring",
                                                         gpu::BackwardKernel::kWgmmaRing);
+  static const AttentionBackwardGpu backward_wgmma_ws("attention_backward_gpu_wgmma_ws",
+                                                      gpu::BackwardKernel::kWgmmaWs);
+  static const AttentionBackwardGpu backward_wgmma_ws_dqtma(
+      "attention_backward_gpu_wgmma_ws_dqtma", gpu::BackwardKernel::kWgmmaWsTmaReduce);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
@@ -96,9 +104,13 @@ void install() {
   detail::attention_forward_gpu_wgmma_tma_slot().install(&forward_wgmma_tma);
   detail::attention_forward_gpu_wgmma_tma64_slot().install(&forward_wgmma_tma64);
   detail::attention_forward_gpu_wgmma_tma_seq_slot().install(&forward_wgmma_tma_seq);
+  detail::attention_forward_gpu_wgmma_tma_tile_major_slot().install(&forward_wgmma_tma_tile_major);
+  detail::attention_forward_gpu_wgmma_tma_persistent_slot().install(&forward_wgmma_tma_persistent);
   detail::attention_backward_gpu_slot().install(&backward);
   detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
   detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);
+  detail::attention_backward_gpu_wgmma_ws_slot().install(&backward_wgmma_ws);
+  detail::attention_backward_gpu_wgmma_ws_dqtma_slot().install(&backward_wgmma_ws_dqtma);
 }
 
 }  // namespace parity::attention::gpu_variants

@@ -155,7 +155,8 @@ struct KernelChoice {
 };
 Result<KernelChoice> kernel_choice(const std::string& variant) {
   KernelChoice choice;
-  // The narrow-row candidates (forced forward kernels; the backward is the narrow-rows one).
+  // The narrow-row candidates and warp tiles (forced forward kernels; the backward is the rule's:
+  // narrow rows up to 128 bytes, warp per chunk past them).
   static const std::pair<const char*, eg::ForwardKernel> kCandidates[] = {
       {"narrow_rows_deep", eg::ForwardKernel::kNarrowRowsDeep},
       {"narrow_rows_light", eg::ForwardKernel::kNarrowRowsLight},
@@ -166,14 +167,15 @@ Result<KernelChoice> kernel_choice(const std::string& variant) {
       {"warp_tile_short_bags_light", eg::ForwardKernel::kWarpTileShortBagsLight}};
   // Wide-row candidates (the backward is the warp-per-chunk one).
   static const std::pair<const char*, eg::ForwardKernel> kWideCandidates[] = {
-      {"wide_rows_dedup", eg::ForwardKernel::kGroupPerBagDedup}};
+      {"wide_rows_dedup", eg::ForwardKernel::kGroupPerBagDedup},
+      {"wide_rows_one_launch", eg::ForwardKernel::kGroupPerBagOneLaunch}};
   const auto* wide = std::find_if(std::begin(kWideCandidates), std::end(kWideCandidates),
                                   [&](const auto& entry) { return variant == entry.first; });
   const auto* candidate = std::find_if(std::begin(kCandidates), std::end(kCandidates),
                                        [&](const auto& entry) { return variant == entry.first; });
   if (candidate != std::end(kCandidates)) {
     choice.forward.kernel = candidate->second;
-    choice.backward = eg::BackwardKernel::kNarrowRows;
+    choice.backward = eg::BackwardKernel::kAuto;
   } else if (wide != std::end(kWideCandidates)) {
     choice.forward.kernel = wide->second;
     choice.backward = eg::BackwardKernel::kWarpPerChunk;

@@ -19,7 +19,11 @@ namespace parity::attention::gpu {
 // and two ping-ponging consumers; same limits) and kWgmmaWs128 (the same with 128-key S tiles),
 // kWgmmaTma and kWgmmaTma64 (the same with TMA loads, 128- and 64-key S tiles), and
 // kWgmmaTmaSeq (kWgmmaTma's kernel with one block per (sequence, head) walking all its q tiles:
-// the producer streams the next tile's K and V while the consumers finish the current one).
+// the producer streams the next tile's K and V while the consumers finish the current one), and
+// kWgmmaTmaTileMajor (kWgmmaTma's kernel, one block per q tile, the q tiles of one (sequence,
+// head) adjacent in the grid, heaviest first: the blocks resident together share K and V in L2),
+// and kWgmmaTmaPersistent (kWgmmaTma's kernel on a resident grid, a block per SM, each walking
+// its share of every q tile in that order: forward_wgmma_ws_kernel.cuh, QTile).
 enum class ForwardKernel : int {
   kRows64 = 0,
   kRows128 = 1,
@@ -29,6 +33,8 @@ enum class ForwardKernel : int {
   kWgmmaTma = 5,
   kWgmmaTma64 = 6,
   kWgmmaTmaSeq = 7,
+  kWgmmaTmaTileMajor = 8,
+  kWgmmaTmaPersistent = 9,
 };
 
 // ok, or kUnsupported with the reason (dtype, head dims, masks with cross attention).
@@ -39,8 +45,17 @@ Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kern
 // per block, atomic or deterministic dQ) and kWgmma (backward_wgmma_kernel.cuh: 128 kv rows per
 // block on Hopper warpgroup MMA; sm_90a devices and builds only, d_qk = d_v in {64, 128}; atomic
 // or deterministic dQ) and kWgmmaRing (the same kernel with its mbarrier-ring schedule: the two
-// warpgroups are not held in lockstep; same limits, no deterministic mode).
-enum class BackwardKernel : int { kMmaSync = 0, kWgmma = 1, kWgmmaRing = 2 };
+// warpgroups are not held in lockstep; same limits, no deterministic mode) and kWgmmaWs
+// (backward_wgmma_ws_kernel.cuh: the same math warp-specialized, a TMA producer warpgroup feeding
+// two consumers; same limits, atomic or deterministic dQ) and kWgmmaWsTmaReduce (the same with dQ
+// added by bulk tensor reduce-adds from shared memory).
+enum class BackwardKernel : int {
+  kMmaSync = 0,
+  kWgmma = 1,
+  kWgmmaRing = 2,
+  kWgmmaWs = 3,
+  kWgmmaWsTmaReduce = 4,
+};
 
 // The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers,
 // and the kernel's own).

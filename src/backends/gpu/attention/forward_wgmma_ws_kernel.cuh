@@ -32,6 +32,7 @@
 #include <type_traits>
 
 #include "backends/gpu/attention/forward_wgmma_kernel.cuh"
+#include "backends/gpu/attention/forward_wgmma_walk.cuh"
 
 namespace parity::gpu_device::attention {
 
@@ -242,21 +243,20 @@ __device__ inline void produce_kv_tiles(const AttentionParams& p, const ForwardB
 // The TMA producer: one thread walks the same tiles; per tile it waits for the stage to be
 // released, arms full[s] with the tile's bytes and issues the K and V boxes. Rows past the
 // sequence's end are the next sequence's (zeros past the tensor): the mask hides them.
-template <int kDim, int kKeys>
+template <int kDim, int kKeys, bool kPersistent>
 __device__ inline void produce_kv_tiles_tma(const AttentionParams& p,
                                             const ForwardBlock<kDim, kDim>& block,
                                             const TmaMaps& maps, unsigned k_tiles,
                                             unsigned v_tiles, unsigned full, unsigned empty) {
   using Config = WsConfig<kDim, kKeys, TileLoad::kTma>;
   constexpr unsigned kTileBytes = Config::kTileBytes;
-  const BlockSequence& seq = block.seq;
-  const int kv_tile_count = (seq.mask.len_kv + kKeys - 1) / kKeys;
-  const int q_tile_count = (seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
   tma_prefetch_map(&maps.k);
   tma_prefetch_map(&maps.v);
   int filled = 0;
-  for (int tile = p.grid_tiles - 1 - block.slot; tile < q_tile_count; tile += p.grid_tiles) {
-    const int q0 = tile * kWgmmaRows;
+  for (QTile t = first_q_tile<kPersistent>(p, block); t.valid(); next_q_tile<kPersistent>(p, t)) {
+    const BlockSequence& seq = t.seq;
+    const int kv_tile_count = (seq.mask.len_kv + kKeys - 1) / kKeys;
+    const int q0 = t.tile * kWgmmaRows;
     int first = -1, last = -1;
     reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kKeys, kv_tile_count, first, last);
     for (int j = first; first >= 0 && j <= last; ++j) {
@@ -273,12 +273,103 @@ __device__ inline void produce_kv_tiles_tma(const AttentionParams& p,
   }
 }
 
+// A consumer's kv tiles [first, last] of one q tile with the scores one tile ahead (kScoresAhead,
+// the brief's intra-warpgroup order): step j issues S_{j+1} = Q K_{j+1}^T, computes P_j's weights
+// on S_j (landed in step j - 1) while S_{j+1} and P_{j-1} V_{j-1} run, waits for both
+// (wait_group 0), rescales O, rounds P_j and issues P_j V_j, which runs under step j + 1's
+// weights. (Waiting for P_{j-1} V_{j-1} alone, wait_group 1, would rescale O while S_{j+1} runs:
+// ptxas then serializes every wgmma, C7515.) Two score tiles are live: s_a and s_b alternate (the
+// loop is unrolled by two, no copy between them). Every tile of the range is computed (a tile
+// the warpgroup cannot see is masked to weight 0), so each step has one schedule sync and
+// arrival (around issuing S; the prologue's S is the first tile's).
+template <Elem16 E, Mode kMode, int kDim, int kKeys, int kStages>
+__device__ inline void accumulate_scores_ahead(
+    const AttentionParams& p, const SequenceMask& mask, int first, int last, int group_q0,
+    int warp_q0, float score_scale, unsigned q_rows_address, unsigned k_tiles, unsigned v_tiles,
+    unsigned full, unsigned empty, int own_schedule, int other_schedule, int& consumed,
+    float (&o)[kDim / 8][4], float (&row_max)[2], float (&row_sum)[2]) {
+  constexpr unsigned kTileBytes = kKeys * kDim * 2;
+  constexpr int kConsumerThreads = 2 * kWarpgroupThreads;
+  float s_a[kKeys / 8][4], s_b[kKeys / 8][4];
+  std::uint32_t p_frag[kKeys / 16][4];
+  RingSlot slot = ring_slot<kStages>(consumed++);
+  mbarrier_wait(full + slot.stage * 8, slot.round & 1);
+  named_barrier_sync(own_schedule, kConsumerThreads);
+  issue_scores<E, kDim, kKeys>(s_a, q_rows_address, k_tiles + slot.stage * kTileBytes);
+  named_barrier_arrive(other_schedule, kConsumerThreads);
+  wgmma_wait_group<0>();
+  wgmma_fence_operands(s_a);
+  unsigned stage = slot.stage;  // tile j's
+  bool pending = false;         // P_{j-1} V_{j-1} issued
+  unsigned pending_stage = 0;
+  // P_j's weights on s (tile j at `stage`, landed); before the products in flight are waited for.
+  const auto weights = [&](float (&s)[kKeys / 8][4], int j, float (&correction)[2]) {
+    const int col0 = j * kKeys;
+    const int group_end = group_q0 + kWarpgroupRows, col_end = col0 + kKeys;
+    const bool masked = mask.classify(group_q0, group_end, col0, col_end) != TileClass::kFull &&
+                        mask.classify(warp_q0, warp_q0 + 16, col0, col_end) != TileClass::kFull;
+    tile_weights<kMode>(s, p.activation, mask, score_scale, masked, warp_q0, col0, row_max,
+                        row_sum, correction);
+  };
+  // Once every product landed: releases P_{j-1} V_{j-1}'s stage, rescales O, issues P_j V_j.
+  const auto accumulate = [&](float (&s)[kKeys / 8][4], const float (&correction)[2]) {
+    wgmma_fence_operands(o);
+    wgmma_fence_operands(p_frag);
+    if (pending) mbarrier_arrive(empty + pending_stage * 8);
+    if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
+    to_a_fragments<E, kKeys>(p_frag, s);
+    issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + stage * kTileBytes);
+    pending = true;
+    pending_stage = stage;
+  };
+  // Step j with a next tile: S_{j+1} into s_next, then tile j.
+  const auto step = [&](float (&s)[kKeys / 8][4], float (&s_next)[kKeys / 8][4], int j) {
+    const RingSlot next = ring_slot<kStages>(consumed++);
+    mbarrier_wait(full + next.stage * 8, next.round & 1);
+    named_barrier_sync(own_schedule, kConsumerThreads);
+    issue_scores<E, kDim, kKeys>(s_next, q_rows_address, k_tiles + next.stage * kTileBytes);
+    named_barrier_arrive(other_schedule, kConsumerThreads);
+    float correction[2];
+    weights(s, j, correction);
+    wgmma_wait_group<0>();  // P_{j-1} V_{j-1} and S_{j+1}
+    wgmma_fence_operands(s_next);
+    accumulate(s, correction);
+    stage = next.stage;
+  };
+  const auto last_step = [&](float (&s)[kKeys / 8][4], int j) {
+    float correction[2];
+    weights(s, j, correction);
+    wgmma_wait_group<0>();
+    accumulate(s, correction);
+  };
+  for (int j = first;; j += 2) {
+    if (j == last) {
+      last_step(s_a, j);
+      break;
+    }
+    step(s_a, s_b, j);
+    if (j + 1 == last) {
+      last_step(s_b, j + 1);
+      break;
+    }
+    step(s_b, s_a, j + 1);
+  }
+  wait_accumulate<kDim, kKeys>(o, p_frag);
+  mbarrier_arrive(empty + pending_stage * 8);
+}
+
 // Long on purpose, as the other forwards: the consumer phases share registers.
 template <Elem16 E, Mode kMode, int kDim, int kKeys = kTileCols,
-          TileLoad kLoad = TileLoad::kCpAsync>
+          TileLoad kLoad = TileLoad::kCpAsync, bool kPersistent = false, bool kScoresAhead = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     attention_forward_wgmma_ws_kernel(const AttentionParams p, const __grid_constant__ TmaMaps maps) {
   using Config = WsConfig<kDim, kKeys, kLoad>;
+  static_assert(!kPersistent || kLoad == TileLoad::kTma, "the persistent walk loads with TMA");
+  // The persistent producer also walks the item list (QTile): 24 registers spilled 20 bytes
+  // (ptxas -v, d = 64), 32 do not; 128 x 32 + 256 x 240 = 65536.
+  constexpr int kProducerRegisters = kPersistent ? 32 : Config::kProducerRegisters;
+  static_assert(kWarpgroupThreads * (kProducerRegisters + 2 * Config::kConsumerRegisters) <= 65536,
+                "the register file of one SM");
   static_assert(kDim == 64 || kDim == 128, "the wgmma forward takes d_qk = d_v in {64, 128}");
   static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -311,10 +402,11 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // branch around wgmma makes it serialize every wgmma, C7518).
   const int warpgroup = shfl(static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == 0) {
-    registers_decrease<Config::kProducerRegisters>();
+    registers_decrease<kProducerRegisters>();
     if constexpr (Config::kTma) {
       if (threadIdx.x == 0)
-        produce_kv_tiles_tma<kDim, kKeys>(p, block, maps, k_tiles, v_tiles, full, empty);
+        produce_kv_tiles_tma<kDim, kKeys, kPersistent>(p, block, maps, k_tiles, v_tiles, full,
+                                                       empty);
     } else {
       produce_kv_tiles<kDim, kKeys>(p, block, static_cast<int>(threadIdx.x), k_tiles, v_tiles,
                                     full, empty);
@@ -322,15 +414,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     return;
   }
   registers_increase<Config::kConsumerRegisters>();
-  const BlockSequence& seq = block.seq;
   const int consumer = warpgroup - 1;  // 0 or 1
   const int consumer_thread = static_cast<int>(threadIdx.x) - warpgroup * kWarpgroupThreads;
   const int warpgroup_row0 = consumer * kWarpgroupRows;
   const int warp_row0 = warpgroup_row0 + (consumer_thread / kMmaLanes) * 16;
   const unsigned q_rows_address = q_tile + warpgroup_row0 * kSwizzleRowBytes;
   const float score_scale = kMode == Mode::kSoftmax ? p.alpha * kLog2e : p.alpha;
-  const int kv_tile_count = (seq.mask.len_kv + kKeys - 1) / kKeys;
-  const int q_tile_count = (seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
+  const std::int64_t row_stride = static_cast<std::int64_t>(p.heads) * kDim;  // of q, k, v, out
   const int own_schedule = kScheduleBarrier0 + consumer;
   const int other_schedule = kScheduleBarrier0 + (1 - consumer);
   // Consumer 1 goes first: its schedule barrier starts with one arrival (its own), matched by
@@ -342,7 +432,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // Q is issued before the current tile's epilogue, so its load overlaps the stores.
   const unsigned q_barrier = q_full + consumer * 8;
   int q_loads = 0;  // Q tiles this consumer waited for (the parity of its Q mbarrier)
-  const auto issue_q_tma = [&](int tile) {
+  const auto issue_q_tma = [&](const QTile& t) {
     named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
     if (consumer_thread != 0) return;
     mbarrier_arrive_expect_bytes(q_barrier, kWarpgroupRows * kDim * 2);
@@ -350,16 +440,19 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #pragma unroll
     for (int b = 0; b < kDim / 64; ++b)
       tma_load_box(q_rows_address + b * kWgmmaRows * kSwizzleRowBytes, &maps.q,
-                   seq.head * kDim + 64 * b,
-                   static_cast<int>(seq.q_begin + tile * kWgmmaRows + warpgroup_row0), q_barrier);
+                   t.seq.head * kDim + 64 * b,
+                   static_cast<int>(t.seq.q_begin + t.tile * kWgmmaRows + warpgroup_row0),
+                   q_barrier);
   };
-  const int first_tile = p.grid_tiles - 1 - block.slot;
+  QTile t = first_q_tile<kPersistent>(p, block);
   if constexpr (Config::kTma) {
-    if (first_tile < q_tile_count) issue_q_tma(first_tile);
+    if (t.valid()) issue_q_tma(t);
   }
 
-  for (int tile = first_tile; tile < q_tile_count; tile += p.grid_tiles) {
-    const int q0 = tile * kWgmmaRows;
+  while (t.valid()) {
+    const BlockSequence& seq = t.seq;
+    const int kv_tile_count = (seq.mask.len_kv + kKeys - 1) / kKeys;
+    const int q0 = t.tile * kWgmmaRows;
     int first = -1, last = -1;
     reachable_tiles(seq.mask, q0, q0 + kWgmmaRows, kKeys, kv_tile_count, first, last);
     if constexpr (Config::kTma) {
@@ -369,7 +462,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // warp before the barrier; the copy lands, is fenced and published before the first S.
       named_barrier_sync(kQBarrier0 + consumer, kWarpgroupThreads);
       copy_rows_swizzled<kWarpgroupRows, kDim, kWarpgroupThreads, kWgmmaRows>(
-          q_rows_address, consumer_thread, block.q_base, block.qk_stride, q0 + warpgroup_row0,
+          q_rows_address, consumer_thread, block.q_base, row_stride, q0 + warpgroup_row0,
           seq.mask.len_q);
       commit_async_copies();
       wait_async_copies<0>();
@@ -385,69 +478,81 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     const int group_q0 = q0 + warpgroup_row0;
     const int warp_q0 = q0 + warp_row0;
 
-    // As the round-2 kernel; each step also syncs this consumer's schedule barrier before its
-    // GEMMs and arrives on the other's after them (exactly once per step, skipped tiles too, so
-    // the two consumers' counts match), and releases a stage once no product reads it.
-    std::uint32_t p_frag[kKeys / 16][4];
-    bool pending = false;  // p_frag holds P_{j-1}, its P V product not yet issued
-    unsigned pending_stage = 0;
-    for (int j = first; first >= 0 && j <= last; ++j) {
-      const RingSlot slot = ring_slot<kStages>(consumed++);
-      mbarrier_wait(full + slot.stage * 8, slot.round & 1);
-      const int col0 = j * kKeys;
-      // Uniform over the warpgroup (wgmma needs all 128 threads).
-      const TileClass group_class =
-          seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kKeys);
-      named_barrier_sync(own_schedule, kConsumerThreads);
-      // Each wgmma issue and its wait sit in one branch: ptxas cannot correlate two tests of
-      // `pending` and would serialize every wgmma (C7514) if a path seemed to skip the wait.
-      if (group_class == TileClass::kEmpty) {
+    if constexpr (kScoresAhead) {
+      if (first >= 0) {
+        accumulate_scores_ahead<E, kMode, kDim, kKeys, kStages>(
+            p, seq.mask, first, last, group_q0, warp_q0, score_scale, q_rows_address, k_tiles,
+            v_tiles, full, empty, own_schedule, other_schedule, consumed, o, row_max, row_sum);
+      }
+    } else {
+      // As the round-2 kernel; each step also syncs this consumer's schedule barrier before its
+      // GEMMs and arrives on the other's after them (exactly once per step, skipped tiles too, so
+      // the two consumers' counts match), and releases a stage once no product reads it.
+      std::uint32_t p_frag[kKeys / 16][4];
+      bool pending = false;  // p_frag holds P_{j-1}, its P V product not yet issued
+      unsigned pending_stage = 0;
+      for (int j = first; first >= 0 && j <= last; ++j) {
+        const RingSlot slot = ring_slot<kStages>(consumed++);
+        mbarrier_wait(full + slot.stage * 8, slot.round & 1);
+        const int col0 = j * kKeys;
+        // Uniform over the warpgroup (wgmma needs all 128 threads).
+        const TileClass group_class =
+            seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kKeys);
+        named_barrier_sync(own_schedule, kConsumerThreads);
+        // Each wgmma issue and its wait sit in one branch: ptxas cannot correlate two tests of
+        // `pending` and would serialize every wgmma (C7514) if a path seemed to skip the wait.
+        if (group_class == TileClass::kEmpty) {
+          if (pending) {
+            issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
+            named_barrier_arrive(other_schedule, kConsumerThreads);
+            wait_accumulate<kDim, kKeys>(o, p_frag);
+            mbarrier_arrive(empty + pending_stage * 8);
+            pending = false;
+          } else {
+            named_barrier_arrive(other_schedule, kConsumerThreads);
+          }
+          mbarrier_arrive(empty + slot.stage * 8);
+          continue;
+        }
+        float s[kKeys / 8][4];
+        issue_scores<E, kDim, kKeys>(s, q_rows_address, k_tiles + slot.stage * kTileBytes);
         if (pending) {
           issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
           named_barrier_arrive(other_schedule, kConsumerThreads);
-          wait_accumulate<kDim, kKeys>(o, p_frag);
-          mbarrier_arrive(empty + pending_stage * 8);
-          pending = false;
+          wgmma_wait_group<1>();  // S_j landed; the P V product may still run
         } else {
           named_barrier_arrive(other_schedule, kConsumerThreads);
+          wgmma_wait_group<0>();
         }
-        mbarrier_arrive(empty + slot.stage * 8);
-        continue;
+        wgmma_fence_operands(s);
+        const bool masked =
+            group_class == TileClass::kPartial &&
+            seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kKeys) != TileClass::kFull;
+        float correction[2];
+        tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
+                            row_sum, correction);
+        wait_accumulate<kDim, kKeys>(o, p_frag);
+        if (pending) mbarrier_arrive(empty + pending_stage * 8);
+        if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
+        to_a_fragments<E, kKeys>(p_frag, s);
+        pending = true;
+        pending_stage = slot.stage;
       }
-      float s[kKeys / 8][4];
-      issue_scores<E, kDim, kKeys>(s, q_rows_address, k_tiles + slot.stage * kTileBytes);
       if (pending) {
         issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
-        named_barrier_arrive(other_schedule, kConsumerThreads);
-        wgmma_wait_group<1>();  // S_j landed; the P V product may still run
-      } else {
-        named_barrier_arrive(other_schedule, kConsumerThreads);
-        wgmma_wait_group<0>();
+        wait_accumulate<kDim, kKeys>(o, p_frag);
+        mbarrier_arrive(empty + pending_stage * 8);
       }
-      wgmma_fence_operands(s);
-      const bool masked =
-          group_class == TileClass::kPartial &&
-          seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kKeys) != TileClass::kFull;
-      float correction[2];
-      tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
-                          row_sum, correction);
-      wait_accumulate<kDim, kKeys>(o, p_frag);
-      if (pending) mbarrier_arrive(empty + pending_stage * 8);
-      if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
-      to_a_fragments<E, kKeys>(p_frag, s);
-      pending = true;
-      pending_stage = slot.stage;
-    }
-    if (pending) {
-      issue_accumulate<E, kDim, kKeys>(o, p_frag, v_tiles + pending_stage * kTileBytes);
-      wait_accumulate<kDim, kKeys>(o, p_frag);
-      mbarrier_arrive(empty + pending_stage * 8);
     }
 
+    // The next tile's Q loads under this tile's stores (the persistent walk's next tile may be
+    // of another sequence: this_seq keeps this one's).
+    const BlockSequence this_seq = seq;
+    next_q_tile<kPersistent>(p, t);
     if constexpr (Config::kTma) {
-      if (tile + p.grid_tiles < q_tile_count) issue_q_tma(tile + p.grid_tiles);
+      if (t.valid()) issue_q_tma(t);
     }
-    store_row_block<E, kMode, kDim>(p, seq, block.v_stride, warp_q0, o, row_max, row_sum);
+    store_row_block<E, kMode, kDim>(p, this_seq, row_stride, warp_q0, o, row_max, row_sum);
   }
   if (consumer == 1) named_barrier_sync(own_schedule, kConsumerThreads);
 #else

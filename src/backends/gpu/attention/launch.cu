@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/gpu/attention/attention_launch.hpp"
+#include "backends/gpu/attention/launch_backward_ws_entry.cuh"
 #include "backends/gpu/attention/launch_entry.cuh"
 
 namespace parity::attention::gpu {
@@ -149,7 +150,9 @@ Status can_implement_backward_wgmma(const AttentionProblem& problem, bool ring) 
 bool is_wgmma(ForwardKernel kernel) {
   return kernel == ForwardKernel::kWgmma || kernel == ForwardKernel::kWgmmaWs ||
          kernel == ForwardKernel::kWgmmaWs128 || kernel == ForwardKernel::kWgmmaTma ||
-         kernel == ForwardKernel::kWgmmaTma64 || kernel == ForwardKernel::kWgmmaTmaSeq;
+         kernel == ForwardKernel::kWgmmaTma64 || kernel == ForwardKernel::kWgmmaTmaSeq ||
+         kernel == ForwardKernel::kWgmmaTmaTileMajor ||
+         kernel == ForwardKernel::kWgmmaTmaPersistent;
 }
 
 template <detail::Elem16 E>
@@ -163,7 +166,11 @@ Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem
       return detail::launch_forward_wgmma<E, WgmmaForward::kWs128>(problem, params, stream);
     case ForwardKernel::kWgmmaTma:
     case ForwardKernel::kWgmmaTmaSeq:
+    case ForwardKernel::kWgmmaTmaTileMajor:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma128>(problem, params, stream);
+    case ForwardKernel::kWgmmaTmaPersistent:
+      return detail::launch_forward_wgmma<E, WgmmaForward::kTma128Persistent>(problem, params,
+                                                                              stream);
     case ForwardKernel::kWgmmaTma64:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma64>(problem, params, stream);
     default:
@@ -210,6 +217,8 @@ Status can_implement_backward(const AttentionProblem& problem, BackwardKernel ke
   }
   if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing)
     return can_implement_backward_wgmma(problem, kernel == BackwardKernel::kWgmmaRing);
+  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce)
+    return can_implement_backward_wgmma(problem, false);  // the same limits
   return Status::ok();
 }
 
@@ -253,6 +262,9 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
       if (!slots.is_ok()) return slots.status();
       params.grid_tiles = *slots;
     }
+    // Slot s of a (sequence, head) takes its q tile grid_tiles - 1 - s: the heaviest causal tile
+    // first, and the grid's last blocks are the lightest tiles (a short tail).
+    params.q_tiles_fastest = kernel == ForwardKernel::kWgmmaTmaTileMajor;
     return problem.dtype == DType::kBF16
                ? launch_wgmma_kernel<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
                : launch_wgmma_kernel<detail::Elem16::kF16>(kernel, problem, params, native_stream);
@@ -302,6 +314,32 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
   PARITY_GPU_TRY(
       gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
+  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce) {
+    // 128 kv rows a block; one block per (sequence, head) when deterministic (set above) or when
+    // the pairs fill the device (the wgmma backward's walking rule). Its dQ split is the
+    // deterministic one in every schedule, so params.deterministic stays as asked.
+    if (!problem.deterministic) {
+      const int all_slots = tile_slots(problem, detail::kernels::kWgmmaRows);
+      PARITY_ASSIGN_OR_RETURN(const int walk_slots, walk_tile_slots(problem, all_slots));
+      params.grid_tiles = walk_slots == 1 ? 1 : all_slots;
+    }
+    using detail::WgmmaBackward;
+    const bool tma_reduce = kernel == BackwardKernel::kWgmmaWsTmaReduce;
+    if (problem.dtype == DType::kBF16) {
+      return tma_reduce ? detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kBF16,
+                                                                   WgmmaBackward::kWsTmaReduce>(
+                              problem, params, native_stream)
+                        : detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kBF16,
+                                                                   WgmmaBackward::kWs>(
+                              problem, params, native_stream);
+    }
+    return tma_reduce ? detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kF16,
+                                                                 WgmmaBackward::kWsTmaReduce>(
+                            problem, params, native_stream)
+                      : detail::launch_backward_wgmma_ws_kernels<detail::Elem16::kF16,
+                                                                 WgmmaBackward::kWs>(
+                            problem, params, native_stream);
+  }
   if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing) {
     // 128 kv rows a block (deterministic: one block per (sequence, head), as set above)
     const bool ring = kernel == BackwardKernel::kWgmmaRing;

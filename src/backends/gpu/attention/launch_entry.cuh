@@ -25,6 +25,9 @@ enum class WgmmaForward {
   kWs128,   // the same, 128-key S tiles
   kTma64,   // the same with TMA loads, 64-key S tiles
   kTma128,  // TMA loads, 128-key S tiles
+  kTma128Persistent,  // the same, a resident grid walking every q tile (QTile, persistent)
+  kTma128Ahead,       // kTma128 with the scores one tile ahead (accumulate_scores_ahead)
+  kTma128PersistentAhead,  // both
 };
 template <Elem16 E, WgmmaForward kKernel>
 Status launch_forward_wgmma(const AttentionProblem& problem, const AttentionParams& params,

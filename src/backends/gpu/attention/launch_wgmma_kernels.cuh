@@ -50,18 +50,31 @@ template <Elem16 E, kernels::Mode M, int kDim, WgmmaForward kKernel>
 Status launch_forward_wgmma_config(const AttentionProblem& problem, const AttentionParams& params,
                                    gpuStream_t stream) {
   constexpr bool kWarpSpecialized = kKernel != WgmmaForward::kRound2;
-  constexpr bool kTma = kKernel == WgmmaForward::kTma64 || kKernel == WgmmaForward::kTma128;
-  constexpr int kKeys =
-      kKernel == WgmmaForward::kWs128 || kKernel == WgmmaForward::kTma128 ? 128 : kernels::kTileCols;
+  constexpr bool kPersistent = kKernel == WgmmaForward::kTma128Persistent ||
+                                kKernel == WgmmaForward::kTma128PersistentAhead;
+  constexpr bool kAhead = kKernel == WgmmaForward::kTma128Ahead ||
+                          kKernel == WgmmaForward::kTma128PersistentAhead;
+  constexpr bool kTma = kKernel == WgmmaForward::kTma64 || kKernel == WgmmaForward::kTma128 ||
+                        kPersistent || kAhead;
+  constexpr int kKeys = kKernel == WgmmaForward::kWs128 || kKernel == WgmmaForward::kTma128 ||
+                                kPersistent || kAhead
+                            ? 128
+                            : kernels::kTileCols;
   constexpr auto kLoad = kTma ? kernels::TileLoad::kTma : kernels::TileLoad::kCpAsync;
   constexpr int kShared = kWarpSpecialized
                               ? kernels::forward_wgmma_ws_shared_bytes<kDim, kKeys, kLoad>()
                               : kernels::forward_wgmma_shared_bytes<kDim>();
-  const std::int64_t blocks =
-      static_cast<std::int64_t>(params.grid_tiles) * params.batch * params.heads;
+  std::int64_t blocks = static_cast<std::int64_t>(params.grid_tiles) * params.batch * params.heads;
+  if constexpr (kPersistent) {  // one resident block per SM (the shared memory allows one)
+    int device = 0, sm_count = 0;
+    PARITY_GPU_TRY(gpuGetDevice(&device));
+    PARITY_GPU_TRY(gpuDeviceGetAttribute(&sm_count, gpuDevAttrMultiProcessorCount, device));
+    blocks = std::min<std::int64_t>(blocks, std::max(sm_count, 1));
+  }
   // if constexpr: a TU instantiates only the kernel it launches.
   if constexpr (kWarpSpecialized) {
-    const auto kernel = kernels::attention_forward_wgmma_ws_kernel<E, M, kDim, kKeys, kLoad>;
+    const auto kernel =
+        kernels::attention_forward_wgmma_ws_kernel<E, M, kDim, kKeys, kLoad, kPersistent, kAhead>;
     kernels::TmaMaps maps{};
     if constexpr (kTma) PARITY_RETURN_IF_ERROR((forward_tma_maps<E, kDim, kKeys>(problem, params, maps)));
     PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),

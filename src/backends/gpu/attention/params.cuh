@@ -34,6 +34,11 @@ struct AttentionParams {
   int heads = 0;
   int grid_tiles =
       1;  // tiles of one (sequence, head) that run in parallel; a block strides by this
+  // Forward grid order: false, block b takes (sequence, head) b % (batch*heads) and tile slot
+  // b / (batch*heads); true, the slots of one (sequence, head) are adjacent (slot b % grid_tiles,
+  // (sequence, head) b / grid_tiles), so the blocks resident together read the same K and V
+  // (L2 hits) instead of one sequence each.
+  bool q_tiles_fastest = false;
   int max_seq_len = 0;    // N
   bool truncate = false;  // softmax: sequences truncated at N
   bool causal = true;
@@ -89,8 +94,8 @@ __device__ inline BlockSequence block_sequence(const AttentionParams& p,
   return s;
 }
 
-// What a forward block works on: its (sequence, head), its tile slot (block b: b / (batch*heads)),
-// and the first q, k, v rows of that head (row strides heads*d).
+// What a forward block works on: its (sequence, head), its tile slot (the grid order:
+// AttentionParams::q_tiles_fastest), and the first q, k, v rows of that head (row strides heads*d).
 template <int kDimQk, int kDimV>
 struct ForwardBlock {
   BlockSequence seq;
@@ -103,8 +108,14 @@ struct ForwardBlock {
 
   __device__ explicit ForwardBlock(const AttentionParams& p) {
     const std::int64_t sequence_heads = p.batch * p.heads;
-    seq = block_sequence(p, static_cast<std::int64_t>(blockIdx.x) % sequence_heads);
-    slot = static_cast<int>(static_cast<std::int64_t>(blockIdx.x) / sequence_heads);
+    const auto block_index = static_cast<std::int64_t>(blockIdx.x);
+    if (p.q_tiles_fastest) {
+      seq = block_sequence(p, block_index / p.grid_tiles);
+      slot = static_cast<int>(block_index % p.grid_tiles);
+    } else {
+      seq = block_sequence(p, block_index % sequence_heads);
+      slot = static_cast<int>(block_index / sequence_heads);
+    }
     qk_stride = static_cast<std::int64_t>(p.heads) * kDimQk;
     v_stride = static_cast<std::int64_t>(p.heads) * kDimV;
     q_base = p.q + seq.q_begin * qk_stride + seq.head * kDimQk;

@@ -28,11 +28,83 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
   return reinterpret_cast<std::uintptr_t>(weights) % 16 == 0 && layout_rows_16_byte_aligned(problem);
 }
 
-bool is_narrow_row_candidate(ForwardKernel kernel) {
-  return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight ||
-         kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
+bool is_warp_tile(ForwardKernel kernel) {
+  return kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
          kernel == ForwardKernel::kWarpTileShortBags || kernel == ForwardKernel::kWarpTileShortBagsPrefetch ||
          kernel == ForwardKernel::kWarpTileShortBagsLight;
+}
+
+bool is_narrow_row_candidate(ForwardKernel kernel) {
+  return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight || is_warp_tile(kernel);
+}
+
+// Table t's rows start on 16-byte boundaries (its offset and row length in bytes are multiples of
+// 16; the weights pointer is checked beside).
+bool table_rows_16_byte_aligned(const TbeProblem& problem, int t) {
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  return (problem.layout.weights_offset(t) * element_bytes) % 16 == 0 &&
+         (static_cast<std::int64_t>(problem.layout.tables()[t].dim) * element_bytes) % 16 == 0;
+}
+
+// A feature's row-width class for the group-per-bag launches: its row's fitted split where one
+// applies, else the power-of-two group its row needs (log2 of its vecs, at least a quarter warp),
+// and whether its 16-bit rows can be read as 16-byte pairs. Features of one class share a launch
+// mapping; a narrower class in a wider class's launch leaves lanes idle (D=64 fp16 in a D=512
+// fp16 launch: 7 of 8 pair slots).
+int feature_width_class(const TbeProblem& problem, int feature, bool pointer_aligned) {
+  const int t = problem.layout.table_of_feature()[feature];
+  const int dim = problem.layout.tables()[t].dim;
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  const bool aligned = pointer_aligned && table_rows_16_byte_aligned(problem, t);
+  const FittedGroups fitted = fitted_groups_for(dim, element_bytes, aligned);
+  if (fitted.group_lanes != 0) return 1000 + 10 * fitted.group_lanes + fitted.units_per_lane;
+  int log2_vecs = 0;
+  while ((1 << log2_vecs) < std::max(dim / 4, kWarpSize / 4)) ++log2_vecs;
+  return log2_vecs + (aligned && element_bytes < 4 ? 100 : 0);
+}
+
+// The group-per-bag kernels (power-of-two or fitted groups), one launch per contiguous run of
+// features of one width class, each sized to its own widest row and alignment. Bags are
+// feature-major, so a run is the bag range [first * B, end * B). The runs' mean bag length is
+// taken as the batch's (the short-bag choice inside a launch).
+template <typename Tag, typename IndexT>
+Status forward_width_runs(const TbeProblem& problem, const ForwardParams<IndexT>& params, bool pointer_aligned,
+                          int sm_count, gpuStream_t stream) {
+  const int num_features = problem.layout.num_features();
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  int first = 0;
+  while (first < num_features) {
+    const int width_class = feature_width_class(problem, first, pointer_aligned);
+    int end = first;
+    int max_dim = 0;
+    bool aligned = pointer_aligned;
+    while (end < num_features && feature_width_class(problem, end, pointer_aligned) == width_class) {
+      const int t = problem.layout.table_of_feature()[end];
+      max_dim = std::max(max_dim, problem.layout.tables()[t].dim);
+      aligned = aligned && table_rows_16_byte_aligned(problem, t);
+      ++end;
+    }
+    ForwardParams<IndexT> run = params;
+    run.bag_begin = static_cast<std::int64_t>(first) * problem.batch_size;
+    run.num_bags = static_cast<std::int64_t>(end) * problem.batch_size;
+    run.num_indices = static_cast<std::int64_t>(static_cast<double>(problem.num_indices) *
+                                                static_cast<double>(end - first) / num_features);
+    const FittedGroups fitted = fitted_groups_for(max_dim, element_bytes, aligned);
+    const Status launched = fitted.group_lanes != 0
+                                ? dispatch_forward_fitted_kernels<Tag, IndexT>(run, fitted, sm_count, stream)
+                                : dispatch_forward_kernels<Tag, IndexT>(run, max_dim, aligned, sm_count, stream);
+    PARITY_RETURN_IF_ERROR(launched);
+    first = end;
+  }
+  return Status::ok();
+}
+
+// More than one width class among the features: the runs pay (one launch would be sized to the widest).
+bool has_several_width_classes(const TbeProblem& problem, bool pointer_aligned) {
+  for (int f = 1; f < problem.layout.num_features(); ++f) {
+    if (feature_width_class(problem, f, pointer_aligned) != feature_width_class(problem, 0, pointer_aligned)) return true;
+  }
+  return false;
 }
 
 // Candidates dispatched by dispatch_forward_candidate_kernels (16-byte units: 16-bit rows aligned).
@@ -77,6 +149,15 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
     return unsupported("tbe_forward fitted groups: max_dim=", max_dim, " of ", dtype_name(problem.weight_dtype),
                        " is not 3 or 5 x 4, 8 or 16 units of 16 bytes (or 16-bit rows are off 16-byte boundaries)");
   }
+  const bool pointer_aligned = reinterpret_cast<std::uintptr_t>(weights) % 16 == 0;
+  if ((kernel == ForwardKernel::kGroupPerBag || kernel == ForwardKernel::kFittedGroups) &&
+      problem.pooling != PoolingMode::kNone && has_several_width_classes(problem, pointer_aligned)) {
+    switch (problem.weight_dtype) {
+      case DType::kF16: return forward_width_runs<F16Tag, IndexT>(problem, params, pointer_aligned, sm_count, stream);
+      case DType::kBF16: return forward_width_runs<BF16Tag, IndexT>(problem, params, pointer_aligned, sm_count, stream);
+      default: return forward_width_runs<F32Tag, IndexT>(problem, params, pointer_aligned, sm_count, stream);
+    }
+  }
   if (kernel == ForwardKernel::kFittedGroups) {
     switch (problem.weight_dtype) {
       case DType::kF16: return dispatch_forward_fitted_kernels<F16Tag, IndexT>(params, fitted, sm_count, stream);
@@ -100,18 +181,35 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
 
 }  // namespace
 
-Status narrow_rows_forward_fits(const TbeProblem& problem) {
-  PARITY_RETURN_IF_ERROR(narrow_rows_backward_fits(problem));  // the row-bytes rule
+namespace {
+// The narrow-rows and warp-tile rules past the row bytes: pooling and 32-bit bag and position maths.
+Status pooled_32_bit_fits(const TbeProblem& problem, const char* rule) {
   if (problem.pooling == PoolingMode::kNone) {
-    return unsupported("narrow rows: pooling=none writes one output row per index; needs sum or mean");
+    return unsupported(rule, ": pooling=none writes one output row per index; needs sum or mean");
   }
   if (problem.num_bags() >= (std::int64_t{1} << 32)) {
-    return unsupported("narrow rows: num_bags=", problem.num_bags(), " needs < 2^32 (bags are divided in 32 bits)");
+    return unsupported(rule, ": num_bags=", problem.num_bags(), " needs < 2^32 (bags are divided in 32 bits)");
   }
   if (problem.num_indices >= (std::int64_t{1} << 31)) {
-    return unsupported("narrow rows: num_indices=", problem.num_indices, " needs < 2^31 (positions are 32-bit)");
+    return unsupported(rule, ": num_indices=", problem.num_indices, " needs < 2^31 (positions are 32-bit)");
   }
   return Status::ok();
+}
+}  // namespace
+
+Status warp_tile_forward_fits(const TbeProblem& problem) {
+  const std::int64_t row_bytes =
+      static_cast<std::int64_t>(problem.layout.max_dim()) * dtype_size_bytes(problem.weight_dtype);
+  if (row_bytes > kWarpTileMaxBytes) {
+    return unsupported("warp tiles: widest row ", row_bytes, " bytes (max_dim=", problem.layout.max_dim(), " of ",
+                       dtype_name(problem.weight_dtype), "); needs <= ", kWarpTileMaxBytes);
+  }
+  return pooled_32_bit_fits(problem, "warp tiles");
+}
+
+Status narrow_rows_forward_fits(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(narrow_rows_backward_fits(problem));  // the row-bytes rule
+  return pooled_32_bit_fits(problem, "narrow rows");
 }
 
 Status fitted_groups_forward_fits(const TbeProblem& problem) {
@@ -125,7 +223,7 @@ Status fitted_groups_forward_fits(const TbeProblem& problem) {
 }
 
 Status short_bags_forward_fits(const TbeProblem& problem) {
-  PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem));
+  PARITY_RETURN_IF_ERROR(warp_tile_forward_fits(problem));
   if (problem.num_indices > kShortBagMeanIndices * problem.num_bags()) {
     return unsupported("short bags: num_indices=", problem.num_indices, " is above ", kShortBagMeanIndices,
                        " per bag on average (", problem.num_bags(), " bags)");
@@ -176,13 +274,15 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
     if (kernel == ForwardKernel::kFittedGroups && !rows_16_byte_aligned(problem, weights)) {
       kernel = ForwardKernel::kGroupPerBag;
     }
-    // The same for the warp tiles' 16-bit rows: narrow rows gives the same sums.
-    if ((kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileShortBagsLight) &&
-        dtype_size_bytes(problem.weight_dtype) < 4 && !rows_16_byte_aligned(problem, weights)) {
-      kernel = ForwardKernel::kNarrowRows;
+    // The same for the warp tiles' 16-bit rows: narrow rows (or, past 128-byte rows, the group
+    // per bag) gives the same sums.
+    if (is_warp_tile(kernel) && dtype_size_bytes(problem.weight_dtype) < 4 && !rows_16_byte_aligned(problem, weights)) {
+      kernel = narrow_rows_forward_fits(problem).is_ok() ? ForwardKernel::kNarrowRows : ForwardKernel::kGroupPerBag;
     }
   }
-  if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
+  if (is_warp_tile(kernel)) {
+    PARITY_RETURN_IF_ERROR(warp_tile_forward_fits(problem).with_context("tbe_forward"));
+  } else if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
     PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
   }
   if (kernel == ForwardKernel::kGroupPerBagDedup && problem.pooling == PoolingMode::kNone) {

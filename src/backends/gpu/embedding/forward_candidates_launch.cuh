@@ -24,7 +24,10 @@ template <typename Tag, typename IndexT, int kLeadRows, int kPassesInFlight, int
           bool kPrefetchNext = false, bool kWeightsAtAdd = false, bool kResidentGrid = false>
 Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int pieces, int sm_count, gpuStream_t stream) {
   constexpr int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2;
-  if (pieces > 8) return unsupported("tbe_forward warp tiles: ", pieces, " 16-byte pieces per row; at most 8 (128 bytes)");
+  // A tile's group is its widest row's pieces rounded up to a power of two, at most a warp.
+  if (pieces > kWarpSize) {
+    return unsupported("tbe_forward warp tiles: ", pieces, " 16-byte pieces per row; at most ", kWarpSize, " (a warp)");
+  }
   constexpr std::int64_t kBagsPerBlock = kForwardBlockThreads;  // one bag per lane
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kBagsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) *
@@ -58,7 +61,7 @@ Status dispatch_forward_dedup(const ForwardParams<IndexT>& params, int max_dim, 
 
 /// `kernel`: one of the narrow-row candidates (kNarrowRowsDeep, kNarrowRowsLight, kWarpTileOneHot,
 /// kWarpTileOneHotPrefetch, kWarpTileShortBags, kWarpTileShortBagsPrefetch, kWarpTileShortBagsLight:
-/// rows of 16-byte pieces, the widest at most 128 bytes) or kGroupPerBagDedup (any row of 16-byte
+/// rows of 16-byte pieces, the widest at most 128 bytes; the warp tiles a warp of pieces) or kGroupPerBagDedup (any row of 16-byte
 /// units: fp32, or 16-bit rows on 16-byte boundaries; pooling sum or mean, checked by the caller).
 template <typename Tag, typename IndexT>
 Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,

@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
   const auto* weights = static_cast<const Storage*>(p.weights);
 
   for (std::int64_t warp_global = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + warp_id();
-       warp_global * kGroupsPerWarp < p.num_bags; warp_global += total_warps) {
-    const std::int64_t bag = warp_global * kGroupsPerWarp + lane / kGroupLanes;
+       p.bag_begin + warp_global * kGroupsPerWarp < p.num_bags; warp_global += total_warps) {
+    const std::int64_t bag = p.bag_begin + warp_global * kGroupsPerWarp + lane / kGroupLanes;
     const bool active = bag < p.num_bags;
     std::int64_t start = 0, end = 0, weights_offset = 0, out_col = 0, b = 0;
     int dim = 0;

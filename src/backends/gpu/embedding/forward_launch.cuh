@@ -18,7 +18,7 @@ template <typename Tag, typename IndexT, int kGroupLanes, int kVecsPerLane, bool
 Status launch_forward(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
   constexpr int kGroupsPerBlock = kForwardBlockThreads / kGroupLanes;
   // Grid-stride beyond a few waves: keeps gridDim * blockDim far below 2^32 (HIP's limit).
-  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kGroupsPerBlock),
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags - params.bag_begin, kGroupsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) * 32);
   tbe_forward_group_per_bag_kernel<Tag, IndexT, kGroupLanes, kVecsPerLane, kPaired, kBytesInFlightPerLane, kDedupRows>
       <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
@@ -35,7 +35,7 @@ Status dispatch_forward_paired(const ForwardParams<IndexT>& params, int max_dim,
   const int pairs = (max_dim / 4 + 1) / 2;
   if (pairs <= kWarpSize / 4) return launch_forward<Tag, IndexT, kWarpSize / 4, 2, true>(params, sm_count, stream);
   if (pairs <= kWarpSize / 2) {
-    if (params.num_indices <= kShortBagMaxMeanLength * params.num_bags) {
+    if (params.num_indices <= kShortBagMaxMeanLength * (params.num_bags - params.bag_begin)) {
       return launch_forward<Tag, IndexT, kWarpSize / 4, 4, true>(params, sm_count, stream);
     }
     return launch_forward<Tag, IndexT, kWarpSize / 2, 2, true>(params, sm_count, stream);
@@ -62,7 +62,7 @@ Status dispatch_forward(const ForwardParams<IndexT>& params, int max_dim, bool r
     // Short bags (mean length <= 4, e.g. one-hot): a full-warp group would have one row in flight
     // per warp; quarter-warp groups hold four bags per warp, each lane four vecs (16-B loads and
     // stores, 128 B contiguous per group). Same per-bag summation order, so same results.
-    if (params.num_indices <= kShortBagMaxMeanLength * params.num_bags) {
+    if (params.num_indices <= kShortBagMaxMeanLength * (params.num_bags - params.bag_begin)) {
       return launch_forward<Tag, IndexT, kWarpSize / 4, 4>(params, sm_count, stream);
     }
     return launch_forward<Tag, IndexT, kWarpSize, 1>(params, sm_count, stream);

@@ -1,4 +1,4 @@
-// TBE forward, warp tiles of bags (rows <= 128 bytes; one-hot and short bags); legend in kernels.cuh.
+// TBE forward, warp tiles of bags (rows of at most a warp of 16-byte pieces: 512 bytes on 32 lanes; one-hot and short bags); legend in kernels.cuh.
 //
 // Purpose: on one-hot and short bags the narrow-rows kernel spends most of a bag's time on two
 // dependent round trips (offsets, then the index) before the row load, each group re-reads the
@@ -18,7 +18,7 @@
 // Output is written with streaming stores (read by the next op, not by this one).
 // Per bag the rows are added in position order in fp32 (w * row), then scaled by 1/L for mean
 // pooling: the same order as the other forward kernels. Pooling none is not handled here.
-// Limits: 16-byte pieces (fp32, or 16-bit rows on 16-byte boundaries), rows <= 128 bytes,
+// Limits: 16-byte pieces (fp32, or 16-bit rows on 16-byte boundaries), rows of at most kWarpSize pieces,
 // N < 2^31 and F*B < 2^32 (the narrow-rows rule and the launch's checks, on the host).
 #pragma once
 

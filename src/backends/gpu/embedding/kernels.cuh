@@ -168,9 +168,12 @@ struct ForwardParams {
   OutKind out_kind;
   Pool pooling;
   std::int64_t batch_size;
-  std::int64_t num_bags;
+  std::int64_t num_bags;     // the launch's bags end here (the group-per-bag kernel: bags [bag_begin, num_bags))
   std::int64_t num_indices;  // host-side dispatch only (mean bag length)
   std::int64_t output_cols;
+  // First bag of the launch: a run of features of one row-width class (group-per-bag kernel
+  // only; every other forward kernel needs 0).
+  std::int64_t bag_begin;
 };
 
 inline constexpr int kForwardBlockThreads = 256;

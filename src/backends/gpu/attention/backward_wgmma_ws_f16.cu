@@ -1,0 +1,8 @@
+// Warp-specialized wgmma backward attention kernels (dQ by vector atomics) for
+// f16 elements (one TU per dQ store and type: they compile in parallel).
+#include "backends/gpu/attention/launch_backward_wgmma_ws_kernels.cuh"
+
+namespace parity::attention::gpu::detail {
+template Status launch_backward_wgmma_ws_kernels<Elem16::kF16, WgmmaBackward::kWs>(
+    const AttentionProblem&, AttentionParams, gpuStream_t);
+}  // namespace parity::attention::gpu::detail

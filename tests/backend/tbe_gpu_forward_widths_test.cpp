@@ -1,0 +1,107 @@
+// TBE forward round 5 (docs/embedding.md): the group-per-bag kernel's per-width-class launches on
+// mixed-dim layouts against the fp64 reference and bit for bit against the one-launch kernel (same
+// per-element summation order), and the selection rule's new branches (the warp tiles on rows of
+// 129-512 bytes; their kernels against fp64: tbe_gpu_forward_candidates_test.cpp).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backend/tbe_gpu_test_util.hpp"
+#include "common/test_support.hpp"
+#include "parity/embedding/tbe_gpu.hpp"
+#include "unit/tbe_test_util.hpp"
+
+namespace parity {
+namespace {
+
+using embedding::PoolingMode;
+using embedding::SyntheticBatchOptions;
+using embedding::TableSpec;
+namespace egpu = embedding::gpu;
+
+// Mixed-dim layouts of the kind the held-out sets draw: fp16 D 64/212/232/512 (212 is off 16-byte
+// boundaries: its run reads 8-byte vecs, the others 16-byte pairs), fp32 48/64/512, bf16
+// 32-180 with two features sharing a table (classes recur, so runs are not one per class), and a
+// fitted width (D=96 fp32) beside a power-of-two one. One-hot, fixed 3 and varied U[0, 24] bags
+// with Zipf 0.9, sum / mean / weighted, both index types. The runs (kGroupPerBag on a layout of
+// several width classes) match the fp64 reference and the one-launch kernel bit for bit: each
+// element is summed in position order in fp32 whatever the lane mapping.
+TEST(GpuTbeForwardWidths, WidthRunsMatchReferenceAndOneLaunchBitForBit) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(552);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  struct Layout {
+    DType weight_dtype;
+    std::vector<TableSpec> tables;
+    std::vector<int> table_of_feature;
+  };
+  const std::vector<Layout> layouts = {
+      {DType::kF16, {{570, 64}, {300, 212}, {90, 232}, {1000, 512}}, {}},
+      {DType::kF32, {{60, 48}, {3000, 64}, {700, 512}}, {}},
+      {DType::kBF16, {{610, 32}, {50, 64}, {570, 76}, {300, 128}, {200, 180}}, {0, 3, 1, 4, 2, 0, 3}},
+      {DType::kF32, {{610, 96}, {50, 16}, {570, 256}}, {0, 1, 2, 0}}};
+  int case_number = 0;
+  for (const auto& layout : layouts) {
+    for (int bag_shape = 0; bag_shape < 3; ++bag_shape) {
+      ++case_number;
+      const int mode = case_number % 3;
+      const PoolingMode pooling = mode == 1 ? PoolingMode::kMean : PoolingMode::kSum;
+      const bool weighted = mode == 2;
+      auto layout_value = embedding::TbeLayout::create(layout.tables, layout.table_of_feature);
+      ASSERT_TRUE(layout_value.is_ok()) << layout_value.status().to_string();
+      SyntheticBatchOptions options;
+      options.batch_size = 1000;
+      options.pooling_factor = bag_shape == 0 ? 1 : bag_shape == 1 ? 3 : 12;
+      options.vary_bag_sizes = bag_shape == 2;
+      options.empty_bag_fraction = bag_shape == 2 ? 0.05 : 0.0;
+      options.zipf_alpha = 0.9;
+      options.weighted = weighted;
+      options.seed = seed + static_cast<std::uint64_t>(case_number);
+      const auto batch = embedding::make_synthetic_batch(*layout_value, options);
+      embedding::TbeProblem problem{*layout_value};
+      problem.batch_size = options.batch_size;
+      problem.num_indices = static_cast<std::int64_t>(batch.indices.size());
+      problem.index_dtype = case_number % 2 == 0 ? DType::kI32 : DType::kI64;
+      problem.weight_dtype = layout.weight_dtype;
+      problem.output_dtype = DType::kF32;
+      problem.pooling = pooling;
+      problem.has_per_sample_weights = weighted;
+      SCOPED_TRACE(std::string(dtype_name(layout.weight_dtype)) + " layout " + std::to_string(case_number) +
+                   " bags " + std::to_string(bag_shape) + " " + embedding::pooling_mode_name(pooling) +
+                   (weighted ? " weighted" : ""));
+      std::vector<double> weights_ref;
+      const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, options.seed, &weights_ref);
+      const auto runs = testing::gpu_forward(problem, weights, batch, egpu::ForwardOptions{egpu::ForwardKernel::kGroupPerBag});
+      testing::expect_matches_reference(problem, batch, weights_ref, runs);
+      const auto one_launch =
+          testing::gpu_forward(problem, weights, batch, egpu::ForwardOptions{egpu::ForwardKernel::kGroupPerBagOneLaunch});
+      EXPECT_TRUE(runs == one_launch) << "the width runs differ from the one-launch kernel";
+      const auto automatic = testing::gpu_forward(problem, weights, batch);
+      testing::expect_matches_reference(problem, batch, weights_ref, automatic);
+    }
+  }
+}
+
+// Needs no device. The short-bags rule now reaches 512-byte rows: one-hot D=44 fp32 (176 bytes,
+// held-out set 1's worst forward) and D=128 fp32 go to the warp tiles; 513+ bytes do not, with the
+// reason; bags averaging more than kShortBagMeanIndices stay off them.
+TEST(GpuTbeForwardWidths, ShortBagRuleCoversRowsUpTo512Bytes) {
+  const auto one_hot_44 = testing::make_problem({{100, 44}, {100, 44}}, 8, 16);
+  EXPECT_EQ(egpu::select_forward_kernel(one_hot_44), egpu::ForwardKernel::kWarpTileOneHot);
+  const auto short_128 = testing::make_problem({{100, 128}}, 8, 24);
+  EXPECT_EQ(egpu::select_forward_kernel(short_128), egpu::ForwardKernel::kWarpTileShortBagsLight);
+  const auto long_128 = testing::make_problem({{100, 128}}, 8, 80);
+  EXPECT_EQ(egpu::select_forward_kernel(long_128), egpu::ForwardKernel::kGroupPerBag);
+  const auto wide = testing::make_problem({{100, 132}}, 8, 8);
+  const Status refused = egpu::warp_tile_forward_fits(wide);
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.message().find("528 bytes"), std::string::npos) << refused.message();
+  EXPECT_NE(egpu::select_forward_kernel(wide), egpu::ForwardKernel::kWarpTileOneHot);
+  // 16-bit rows off 16-byte boundaries (D=36 fp16: 72 bytes) are refused the tiles' 16-byte pieces.
+  const auto misaligned = testing::make_problem({{100, 36}}, 8, 8, DType::kI64, DType::kF16);
+  EXPECT_EQ(egpu::short_bags_forward_fits(misaligned).code(), StatusCode::kUnsupported);
+}
+
+}  // namespace
+}  // namespace parity
