@@ -198,6 +198,7 @@ HopperProblemTerms HopperModel::problem_terms(const GemmProblem& problem) const 
   // Inter-wave reuse: the fraction of A and B the L2 can keep between the waves that re-read it.
   t.operand_bytes = t.batch * (t.m * t.k + t.k * t.n) * in_bytes;
   t.reuse = std::min(1.0, kL2UsableFraction * device_.l2_bytes_per_domain / t.operand_bytes);
+  t.reuse_operand_us = t.reuse * t.operand_bytes * t.inv_dram_bw;
   t.saturating_sms = scalars_.bw_saturation * device_.num_sms;
   t.flops = 2.0 * t.m * t.n * t.k * t.batch;
   t.outputs = t.batch * t.m * t.n;

@@ -138,7 +138,8 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
                                             TimeBreakdown*) const;
 
 double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
-  // predict without DRAM, store and the finer window terms, and with the largest tail boost: every
+  // predict without the window re-reads, store exposure and the finer window terms, and with the
+  // largest tail boost: every
   // wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the same products
   // as the exact wave), the exposed fill at least a wave's min(L2 time, compute), and every
   // dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
@@ -151,15 +152,22 @@ double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCa
   const double l2_us_per_tile = p.l2_bytes_per_iter * t.inv_l2_bw;
   const double full_l2_us = full_waves > 0 ? c.usable_sms * l2_us_per_tile : 0.0;
   const double last_l2_us = last_wave_tiles * l2_us_per_tile;
-  const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
+  const double full_iter_us = compute_l2_norm(c.compute_us_per_iter, full_l2_us);
   // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
   // iters x compute + epilogue).
   const double last_compute_us = c.compute_us_per_iter * t.inv_max_boost;
-  const double last_iter_us = std::max(last_compute_us, last_l2_us);
-  const double full_loop_us =
-      std::max(iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us);
-  const double last_loop_us =
-      std::max(iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us);
+  const double last_iter_us = compute_l2_norm(last_compute_us, last_l2_us);
+  // Each wave's K-loop also streams at least its tiles' share of the exact DRAM term's compulsory
+  // part (reuse x operand bytes over all tiles) and their outputs, at the wave's bandwidth
+  // fraction; the window re-reads ((1 - reuse) x window bytes >= 0) are dropped.
+  const double dram_us_per_tile =
+      (t.reuse * t.operand_bytes / grid.tiles + c.store_bytes_per_tile) * t.inv_dram_bw;
+  const double full_dram_us = c.usable_sms * dram_us_per_tile * c.full_wave_inv_bw_fraction;
+  const double last_dram_us = dram_us_per_tile * std::max(last_wave_tiles, t.saturating_sms);
+  const double full_loop_us = std::max(
+      {iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us, full_dram_us});
+  const double last_loop_us = std::max(
+      {iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us, last_dram_us});
   const double total_us = scalars_.launch_us + (full_waves + has_last_wave) * c.wave_fixed_us +
                           full_waves * full_loop_us + has_last_wave * last_loop_us +
                           std::max(std::min(full_l2_us, c.compute_us_per_iter),
@@ -204,8 +212,12 @@ double HopperModel::coarse_bound_us(const HopperProblemTerms& t, const PreparedC
   const double compute_us = t.k * (std::max(0.0, waves - 1.0) * c.full_wave_compute_us_per_k +
                                    c.min_compute_us_per_k);
   // Per wave max(memory, compute + cooperative epilogue): the sums bound the sum of the maxima.
-  const double loop_us =
-      std::max(compute_us + waves * c.exposed_epilogue_us, t.flops * c.min_l2_us_per_flop);
+  // DRAM, summed over the waves: the exact term's compulsory part (reuse x operand bytes) and
+  // every tile's output (tiles >= outputs x tiles per output), at no more than full bandwidth.
+  const double dram_us =
+      t.reuse_operand_us + t.output_us_per_byte * c.tiles_per_output * c.store_bytes_per_tile;
+  const double loop_us = std::max(
+      {compute_us + waves * c.exposed_epilogue_us, t.flops * c.min_l2_us_per_flop, dram_us});
   return (scalars_.launch_us + waves * c.wave_fixed_us + loop_us + c.split_fixed_us +
           t.output_us_per_byte * c.reduce_bytes_per_output) *
          kCoarseRoundingMargin;
