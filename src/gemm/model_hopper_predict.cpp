@@ -152,11 +152,11 @@ double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCa
   const double l2_us_per_tile = p.l2_bytes_per_iter * t.inv_l2_bw;
   const double full_l2_us = full_waves > 0 ? c.usable_sms * l2_us_per_tile : 0.0;
   const double last_l2_us = last_wave_tiles * l2_us_per_tile;
-  const double full_iter_us = compute_l2_norm(c.compute_us_per_iter, full_l2_us);
+  const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
   // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
   // iters x compute + epilogue).
   const double last_compute_us = c.compute_us_per_iter * t.inv_max_boost;
-  const double last_iter_us = compute_l2_norm(last_compute_us, last_l2_us);
+  const double last_iter_us = std::max(last_compute_us, last_l2_us);
   // Each wave's K-loop also streams at least its tiles' share of the exact DRAM term's compulsory
   // part (reuse x operand bytes over all tiles) and their outputs, at the wave's bandwidth
   // fraction; the window re-reads ((1 - reuse) x window bytes >= 0) are dropped.
