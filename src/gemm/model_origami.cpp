@@ -378,7 +378,6 @@ struct TileKey {
 static_assert(offsetof(PreparedCandidate, tile_n) == offsetof(PreparedCandidate, tile_m) + sizeof(int) &&
               offsetof(PreparedCandidate, tile_k) == offsetof(PreparedCandidate, tile_m) + 2 * sizeof(int) &&
               offsetof(PreparedCandidate, split_k) == offsetof(PreparedCandidate, tile_m) + 3 * sizeof(int));
-constexpr std::size_t kPrefetchAhead = 16;
 TileKey tile_key(const PreparedCandidate& c) {
   TileKey key;
   std::memcpy(&key, &c.tile_m, sizeof(key));
@@ -483,20 +482,16 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   terms.out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
   terms.mnk = terms.m * terms.n * terms.k;
   terms.type_factor = input_type_factor(device_, problem.a_dtype);
-  // One pass: the head's bound is written to each member while the run is found (this walk over
-  // every prepared candidate is the stage's main cost: one compare of the packed tile key each).
+  // One pass: the head's bound is written to each member while the run is found. This walk over
+  // every prepared candidate (one cache line of a 352-byte PreparedCandidate each) is bound by
+  // memory, not instructions; a software prefetch measured slower (more instructions, no gain).
   for (std::size_t i = 0; i < count;) {
     const PreparedCandidate& head = prepared[i];
     const double bound = head.is_feasible ? tile_bound_us(terms, head) : kInfinity;
     const TileKey key = tile_key(head);
     predicted_us[i] = bound;
     std::size_t j = i + 1;
-    while (j < count) {
-      // The walk is bound by memory (one line of a 352-byte PreparedCandidate each): fetch ahead.
-      __builtin_prefetch(&prepared[std::min(j + kPrefetchAhead, count - 1)].tile_m);
-      if (!(tile_key(prepared[j]) == key)) break;
-      predicted_us[j++] = bound;
-    }
+    while (j < count && tile_key(prepared[j]) == key) predicted_us[j++] = bound;
     runs.push_back({bound, i, j, false});
     i = j;
   }
