@@ -457,22 +457,13 @@ double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& h
   return t.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
 }
 
-std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                         std::size_t count, std::size_t keep, double tie_epsilon,
-                                         double* predicted_us, double* cutoff_us) const {
-  if (keep == 0) {
-    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
-  }
-  struct Run {
-    double bound;
-    std::size_t begin, end;
-    bool is_refined;  // bound from the exact launch geometry (second stage)
-  };
-  thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
-  runs.clear();
-  // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
-  // tile fields alone (tile_bound_us); the candidates' other terms are only read for runs that
-  // come below the cutoff.
+struct OrigamiModel::Run {
+  double bound;
+  std::size_t begin, end;
+  bool is_refined;  // bound from the exact launch geometry (second stage)
+};
+
+OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& problem) const {
   TileBoundTerms terms;
   terms.m = static_cast<double>(problem.m);
   terms.n = static_cast<double>(problem.n);
@@ -482,9 +473,24 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   terms.out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
   terms.mnk = terms.m * terms.n * terms.k;
   terms.type_factor = input_type_factor(device_, problem.a_dtype);
-  // One pass: the head's bound is written to each member while the run is found. This walk over
-  // every prepared candidate (one cache line of a 352-byte PreparedCandidate each) is bound by
-  // memory, not instructions; a software prefetch measured slower (more instructions, no gain).
+  return terms;
+}
+
+std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                         std::size_t count, std::size_t keep, double tie_epsilon,
+                                         double* predicted_us, double* cutoff_us) const {
+  if (keep == 0) {
+    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
+  }
+  thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
+  runs.clear();
+  // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
+  // tile fields alone (tile_bound_us); the candidates' other terms are only read for runs that
+  // come below the cutoff. The head's bound is written to each member while the run is found.
+  // This walk over every prepared candidate (one cache line of a 352-byte PreparedCandidate each)
+  // is bound by memory, not instructions (a software prefetch measured slower);
+  // predict_top_runs_us avoids it when the runs are known.
+  TileBoundTerms terms = tile_bound_terms(problem);
   for (std::size_t i = 0; i < count;) {
     const PreparedCandidate& head = prepared[i];
     const double bound = head.is_feasible ? tile_bound_us(terms, head) : kInfinity;
@@ -495,10 +501,58 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
     runs.push_back({bound, i, j, false});
     i = j;
   }
-  // Pass 2: runs in ascending bound from a min-heap (only the few below the cutoff are popped),
-  // the cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined
-  // per launch geometry and pushed back; popped again, it is predicted exactly, one memory stage
-  // per geometry.
+  return search_runs(problem, prepared, runs, keep, tie_epsilon, predicted_us, cutoff_us, nullptr);
+}
+
+std::vector<std::uint32_t> OrigamiModel::run_starts(const PreparedCandidate* prepared, std::size_t count) {
+  std::vector<std::uint32_t> starts;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i == 0 || !(tile_key(prepared[i]) == tile_key(prepared[i - 1]))) {
+      starts.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  return starts;
+}
+
+std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
+                                              const PreparedCandidate* prepared, std::size_t count,
+                                              std::span<const std::uint32_t> run_starts,
+                                              std::size_t keep, double tie_epsilon,
+                                              double* predicted_us, double* cutoff_us,
+                                              std::vector<CandidateRange>& exact_ranges) const {
+  exact_ranges.clear();
+  double cutoff = kInfinity;
+  std::size_t exact = 0;
+  if (keep > 0) {
+    thread_local std::vector<Run> runs;
+    runs.clear();
+    TileBoundTerms terms = tile_bound_terms(problem);
+    for (std::size_t r = 0; r < run_starts.size(); ++r) {
+      const std::size_t begin = run_starts[r];
+      const std::size_t end = r + 1 < run_starts.size() ? run_starts[r + 1] : count;
+      const PreparedCandidate& head = prepared[begin];
+      runs.push_back({head.is_feasible ? tile_bound_us(terms, head) : kInfinity, begin, end, false});
+    }
+    exact = search_runs(problem, prepared, runs, keep, tie_epsilon, predicted_us, &cutoff, &exact_ranges);
+  }
+  if (!std::isfinite(cutoff)) {
+    // Fewer than `keep` feasible candidates: everything is a candidate for the top.
+    predict_all_us(problem, prepared, count, predicted_us);
+    exact_ranges.assign(1, {0, count});
+    exact = count;
+  }
+  if (cutoff_us != nullptr) *cutoff_us = cutoff;
+  return exact;
+}
+
+std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                      std::vector<Run>& runs, std::size_t keep, double tie_epsilon,
+                                      double* predicted_us, double* cutoff_us,
+                                      std::vector<CandidateRange>* exact_ranges) const {
+  // Runs in ascending bound from a min-heap (only the few below the cutoff are popped), the
+  // cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined per
+  // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
+  // geometry.
   const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
   std::make_heap(runs.begin(), runs.end(), above);
   thread_local std::vector<double> best;
@@ -519,6 +573,7 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
       continue;
     }
     exact += predict_run_us(problem, prepared, run.begin, run.end, predicted_us, keep, best);
+    if (exact_ranges != nullptr) exact_ranges->push_back({run.begin, run.end});
     --heap_end;
   }
   if (cutoff_us != nullptr) *cutoff_us = cutoff();
