@@ -191,7 +191,9 @@ double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, doubl
     } else if (m != tm || n != tn) {
       check = std::ceil(elements / (kLanes * vector)) * kBoundsCheckCycles;
     }
-    const double store_bytes = elements * (in_kernel_reduce ? kPartialBytes : out_bytes);
+    // D is column-major: n column segments of m elements, each whole 128-byte lines.
+    const double elem_bytes = in_kernel_reduce ? kPartialBytes : out_bytes;
+    const double store_bytes = n * std::ceil(m * elem_bytes / 128.0) * 128.0;
     const double store = store_bytes * (is_scalar ? kScalarStorePenalty : 1.0) / per_cu_store_bw;
     double r = 0.0;
     if (in_kernel_reduce) {

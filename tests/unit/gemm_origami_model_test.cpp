@@ -148,6 +148,20 @@ double cycles(const GemmModel& model, const GemmProblem& p, const Candidate& c) 
   return model.predict_us(p, c) * model.device().clock_ghz * 1e3;
 }
 
+// D is column-major (M contiguous): a tile stores MT_N column segments of MT_M elements, each
+// rounded up to whole 128-byte lines. On a square problem a 32x128 tile (64-byte segments) stores
+// twice the bytes of the transposed 128x32 one; 64x128 and 128x64 (128-byte segments) store the
+// same. The epilogue is the only term that differs (same tile counts, MFMA count, iterations).
+TEST(GemmOrigamiRules, StoresChargeWhole128ByteLinesOfOutputColumns) {
+  const GemmModel gfx942(reference("mi300x"), default_scalars(reference("mi300x")));
+  const GemmProblem square = shape(512, 512, 64);
+  const auto epilogue_us = [&](int m, int n) {
+    return explain(gfx942, square, config(m, n, 64, 16, 16, 1)).launch_wave_us;
+  };
+  EXPECT_GT(epilogue_us(32, 128), epilogue_us(128, 32) * 1.01);
+  EXPECT_NEAR(epilogue_us(64, 128), epilogue_us(128, 64), 1e-9 * epilogue_us(128, 64));
+}
+
 // Origami's own latencies (data/reference/origami, its model's output in cycles) for three of
 // its top-1 configurations. The CSV prints 6 significant digits; the port reproduces these to
 // within 1e-4 relative (the residual is below the 1% near-tie band by two orders of magnitude).
