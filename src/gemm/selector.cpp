@@ -36,37 +36,29 @@ bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
 
 namespace {
 
-// Origami's near-tie order (origami.cpp rank_configs): higher tile arithmetic intensity; among
-// those with the group's highest intensity, larger MT_M, then MT_N, then MT_K (its final stable
-// sort overrides the problem-aspect one); then the lower prediction, then enumeration order.
+// Origami's near-tie order (origami.cpp rank_configs): higher tile arithmetic intensity, then the
+// lower prediction, then enumeration order. No tile-size step: in the published baselines tiles
+// of equal intensity keep prediction and list order (gfx942 80x80x322768: 48x96x128 before the
+// slower 96x48x128; 7056x896x1248: 128x224x64 before 224x128x64 at an exact tie).
 bool origami_tie_before(const PreparedCandidate& a, const PreparedCandidate& b, double a_us,
-                        double b_us, double top_intensity) {
+                        double b_us) {
   if (a.arithmetic_intensity != b.arithmetic_intensity) {
     return a.arithmetic_intensity > b.arithmetic_intensity;
-  }
-  if (a.arithmetic_intensity == top_intensity) {
-    if (a.tile_m != b.tile_m) return a.tile_m > b.tile_m;
-    if (a.tile_n != b.tile_n) return a.tile_n > b.tile_n;
-    if (a.tile_k != b.tile_k) return a.tile_k > b.tile_k;
   }
   return a_us < b_us;
 }
 
 // The order within the near-tie group [begin, end): the model's tie-break chain (Origami's for
-// the AMD model, whose intensity step needs the group's highest intensity), then enumeration order.
+// the AMD model), then enumeration order.
 template <typename It>
 auto tie_order(ModelKind kind, const std::vector<PreparedCandidate>& prepared,
-               const GemmProblem& problem, It begin, It end) {
-  double top_intensity = 0.0;
-  for (It it = begin; it != end; ++it) {
-    top_intensity = std::max(top_intensity, prepared[it->index].arithmetic_intensity);
-  }
-  return [&prepared, &problem, kind, top_intensity](const RankedCandidate& a, const RankedCandidate& b) {
+               const GemmProblem& problem, It, It) {
+  return [&prepared, &problem, kind](const RankedCandidate& a, const RankedCandidate& b) {
     const PreparedCandidate& pa = prepared[a.index];
     const PreparedCandidate& pb = prepared[b.index];
     if (kind == ModelKind::kOrigami) {
-      if (origami_tie_before(pa, pb, a.predicted_us, b.predicted_us, top_intensity)) return true;
-      if (origami_tie_before(pb, pa, b.predicted_us, a.predicted_us, top_intensity)) return false;
+      if (origami_tie_before(pa, pb, a.predicted_us, b.predicted_us)) return true;
+      if (origami_tie_before(pb, pa, b.predicted_us, a.predicted_us)) return false;
     } else {
       if (tie_break_before(pa, pb, problem)) return true;
       if (tie_break_before(pb, pa, problem)) return false;
