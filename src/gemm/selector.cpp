@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model_origami.hpp"
+
 namespace parity::gemm {
 
 std::string_view selection_mode_name(SelectionMode mode) {
@@ -127,9 +129,15 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
     // The quadratic search for equal candidates runs once per class; the AMD lists (thousands of
     // candidates, none equal: WGM is a field) skip it.
     auto prepared = prepare_all(problem, candidates_);
-    PreparedClass grouped = model_.device().kind == ModelKind::kHopper
-                                ? group_equal(std::move(prepared))
-                                : PreparedClass{std::move(prepared), {}, {}};
+    PreparedClass grouped;
+    if (model_.device().kind == ModelKind::kHopper) {
+      grouped = group_equal(std::move(prepared));
+    } else {
+      grouped.prepared = std::move(prepared);
+      if (dynamic_cast<const OrigamiModel*>(&model_.impl()) != nullptr) {
+        grouped.run_starts = OrigamiModel::run_starts(grouped.prepared.data(), grouped.prepared.size());
+      }
+    }
     it = prepared_by_class_.emplace(key, std::move(grouped)).first;
   }
   return select_prepared(problem, candidates_, it->second, vendor_index_, top_k);
@@ -138,7 +146,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  return select_prepared(problem, candidates, PreparedClass{prepare_all(problem, candidates), {}, {}},
+  return select_prepared(problem, candidates, PreparedClass{prepare_all(problem, candidates), {}, {}, {}},
                          vendor_top1_index(candidates), top_k);
 }
 
@@ -172,19 +180,34 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   return ranked;
 }
 
-Result<Selection> Selector::select_prepared(const GemmProblem& problem,
-                                            std::span<const Candidate> candidates,
-                                            const PreparedClass& prepared_class,
-                                            std::size_t vendor_index, std::size_t top_k) {
-  PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
-                   problem.describe());
-  const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
+double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
+                                  const PreparedClass& prepared_class, std::size_t top_k) {
   // Predict what can matter, then order only the near-tie group and the top-k: the candidates at
   // or below the model's cutoff (everything else is above every one of them).
-  predicted_.resize(candidates.size());
+  const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
+  predicted_.resize(count);
   double cutoff_us = std::numeric_limits<double>::infinity();
+  double best_us = std::numeric_limits<double>::infinity();
+  scratch_.clear();
+  const auto keep_near_top = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      if (predicted_[i] <= cutoff_us || !std::isfinite(cutoff_us)) scratch_.push_back({i, predicted_[i]});
+      best_us = std::min(best_us, predicted_[i]);
+    }
+  };
+  const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), count);
+  if (!prepared_class.run_starts.empty()) {
+    // The AMD lists (thousands of candidates): the model reports the runs it predicted exactly;
+    // every other candidate predicts above the cutoff (and is left unwritten), so only those
+    // runs are scanned.
+    const auto& origami = static_cast<const OrigamiModel&>(model_.impl());
+    thread_local std::vector<OrigamiModel::CandidateRange> exact_ranges;  // reused across calls
+    origami.predict_top_runs_us(problem, prepared.data(), count, prepared_class.run_starts, keep_exact,
+                                kTieEpsilon, predicted_.data(), &cutoff_us, exact_ranges);
+    for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end);
+    return best_us;
+  }
   if (prepared_class.distinct_of.empty()) {
-    const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), candidates.size());
     model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
                           predicted_.data(), &cutoff_us);
   } else {
@@ -192,19 +215,25 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
     // list's (its k-th best is no better), so every candidate at or below it is still exact.
     const std::vector<PreparedCandidate>& distinct = prepared_class.distinct;
     distinct_predicted_.resize(distinct.size());
-    const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), distinct.size());
-    model_.predict_top_us(problem, distinct.data(), distinct.size(), keep_exact, kTieEpsilon,
+    model_.predict_top_us(problem, distinct.data(), distinct.size(),
+                          std::min(keep_exact, distinct.size()), kTieEpsilon,
                           distinct_predicted_.data(), &cutoff_us);
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       predicted_[i] = distinct_predicted_[prepared_class.distinct_of[i]];
     }
   }
-  double best_us = std::numeric_limits<double>::infinity();
-  scratch_.clear();
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (predicted_[i] <= cutoff_us || !std::isfinite(cutoff_us)) scratch_.push_back({i, predicted_[i]});
-    best_us = std::min(best_us, predicted_[i]);
-  }
+  keep_near_top(0, count);
+  return best_us;
+}
+
+Result<Selection> Selector::select_prepared(const GemmProblem& problem,
+                                            std::span<const Candidate> candidates,
+                                            const PreparedClass& prepared_class,
+                                            std::size_t vendor_index, std::size_t top_k) {
+  PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
+                   problem.describe());
+  const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
+  const double best_us = predict_near_top(problem, candidates.size(), prepared_class, top_k);
   PARITY_CHECK_ARG(std::isfinite(best_us), "gemm select: no feasible candidate for ",
                    problem.describe());
   const double limit = best_us * (1.0 + kTieEpsilon);

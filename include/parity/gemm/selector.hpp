@@ -81,12 +81,19 @@ class Selector {
   // A problem class's per-candidate constants, and the distinct ones among them: `distinct`
   // holds the first of each group of equal prepared candidates, `distinct_of[i]` the group of
   // candidate i (empty when all are distinct). Only the distinct ones are predicted.
+  // The AMD model's lists keep `run_starts` instead: where each run of one macro tile and split
+  // begins, so a selection bounds one head per run and scans only the runs predicted exactly.
   struct PreparedClass {
     std::vector<PreparedCandidate> prepared;
     std::vector<PreparedCandidate> distinct;
     std::vector<std::uint32_t> distinct_of;
+    std::vector<std::uint32_t> run_starts;
   };
   static PreparedClass group_equal(std::vector<PreparedCandidate> prepared);
+  // Fills scratch_ with the candidates at or below the model's cutoff (exact predictions) and
+  // returns the best prediction.
+  double predict_near_top(const GemmProblem& problem, std::size_t count,
+                          const PreparedClass& prepared_class, std::size_t top_k);
   Result<Selection> select_prepared(const GemmProblem& problem, std::span<const Candidate> candidates,
                                     const PreparedClass& prepared, std::size_t vendor_index,
                                     std::size_t top_k);
