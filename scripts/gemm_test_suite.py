@@ -80,11 +80,43 @@ suite (dev, calibration extras, test, test2) uses, ~30% misaligned:
     an ensemble layer over 40 feature embeddings of 96 (input 3840) into 1536 + a 768 projection;
     the widths are chosen here.
 
+Fourth suite (`--suite test4`, default seed 20261204, bench/shapes/gemm_shapes_test4.csv): for the
+model change after run 47 (selection latency, kernels without TMA), from sources that no earlier
+suite (dev, calibration extras, test, test2, test3) uses, ~30% misaligned, sized so that
+`gemm measure` covers every shape within ~200 s (few shapes above ~1 TFLOP):
+  - Gemma-2-9B (google/gemma-2-9b config.json): hidden 3584, intermediate 14336, 16 heads / 8 KV
+    heads of 256 (fused QKV 4096 + 2 * 2048 = 8192, output projection 4096 -> 3584).
+  - Qwen2.5-14B (Qwen/Qwen2.5-14B config.json): hidden 5120, intermediate 13824, 40 heads / 8 KV
+    heads of 128 (fused QKV 7168), vocabulary 152064.
+  - Command-R (CohereForAI/c4ai-command-r-v01 config.json): hidden 8192, intermediate 22528,
+    64 heads of 128 (fused QKV 3 * 8192).
+  - GPT-J-6B (EleutherAI/gpt-j-6b config.json): n_embd 4096, n_inner 16384, vocabulary 50400.
+  - Flan-T5-XL (google/flan-t5-xl config.json): d_model 2048, gated-GELU d_ff 5120 (wi_0 and
+    wi_1 fused: 10240), 32 heads of 64.
+  - Grok-1 (xai-org/grok-1, model.py): hidden 6144, FFN 32768 (widening factor 8, gated),
+    8 experts, top-2.
+  - Snowflake Arctic (Snowflake/snowflake-arctic-instruct config.json): hidden 7168, expert
+    intermediate 4864, 128 experts, top-2, plus the dense residual MLP of the same width.
+  - Granite-3.0-3B-A800M (ibm-granite/granite-3.0-3b-a800m-base config.json): hidden 1536,
+    expert intermediate 512, 40 experts, top-8.
+  - Whisper-large-v3 and Whisper-small encoders (openai/whisper-* config.json): d_model 1280 /
+    768, FFN 5120 / 3072, 1500 frames per 30 s window (batch 5: 7500 tokens, misaligned M).
+  - wav2vec 2.0 large (facebook/wav2vec2-large-960h-lv60 config.json): hidden 1024, intermediate
+    4096, ~49.9 frames per second (15 s: 749 frames; batch 12: 8988 tokens).
+  - CLIP ViT-L/14 (openai/clip-vit-large-patch14 config.json): vision width 1024, MLP 4096, 257
+    tokens; text width 768, MLP 3072, 77 tokens (batch 50: 3850 tokens, misaligned M).
+  - Swin-B (Liu et al. 2021): C = 128, stage-1 dim 128 over 56 x 56 tokens and stage-3 dim 512
+    over 14 x 14 tokens, MLP ratio 4.
+  - DLRM (Criteo Terabyte / MLPerf DLRM-DCNv2 layer widths, as the dev suite's) at batches the
+    earlier suites do not use: 32768, 16384 and the last, partial batch of a Criteo Kaggle epoch
+    (45840617 samples mod 65536 = 30953 rows: misaligned M, and K in its weight gradients).
+
 Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes that coincide in
 (m, n, k) with a dev or calibration-extra row are dropped. Run from the repository root:
     python3 scripts/gemm_test_suite.py > bench/shapes/gemm_shapes_test.csv
     python3 scripts/gemm_test_suite.py --suite test2 > bench/shapes/gemm_shapes_test2.csv
     python3 scripts/gemm_test_suite.py --suite test3 > bench/shapes/gemm_shapes_test3.csv
+    python3 scripts/gemm_test_suite.py --suite test4 > bench/shapes/gemm_shapes_test4.csv
 """
 
 import argparse
@@ -103,6 +135,8 @@ EXCLUDED_SUITES = [
 EXCLUDED_SUITES_TEST2 = EXCLUDED_SUITES + ["bench/shapes/gemm_shapes_test.csv"]
 # The third suite repeats no shape of any earlier suite.
 EXCLUDED_SUITES_TEST3 = EXCLUDED_SUITES_TEST2 + ["bench/shapes/gemm_shapes_test2.csv"]
+# The fourth suite repeats no shape of any earlier suite.
+EXCLUDED_SUITES_TEST4 = EXCLUDED_SUITES_TEST3 + ["bench/shapes/gemm_shapes_test3.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -346,6 +380,99 @@ def recsys_shapes_test3(rng):
     return rows
 
 
+def llm_shapes_test4(rng):
+    rows = [
+        ("gemma2_9b_qkv_t4096", 4096, 4096 + 2 * 8 * 256, 3584, "llm"),
+        ("gemma2_9b_o_t4096", 4096, 3584, 16 * 256, "llm"),
+        ("gemma2_9b_down_t4096", 4096, 3584, 14336, "llm"),
+        ("gemma2_9b_gateup_t512", 512, 2 * 14336, 3584, "llm"),
+        ("qwen25_14b_qkv_t8192", 8192, 5120 + 2 * 8 * 128, 5120, "llm"),
+        ("qwen25_14b_down_t2048", 2048, 5120, 13824, "llm"),
+        ("qwen25_14b_o_wgrad_t8192", 5120, 5120, 8192, "llm"),
+        ("qwen25_14b_lmhead_fwd_t1024", 1024, 152064, 5120, "llm"),
+        ("commandr_qkv_t2048", 2048, 3 * 8192, 8192, "llm"),
+        ("commandr_down_t1024", 1024, 8192, 22528, "llm"),
+        ("commandr_gateup_t64", 64, 2 * 22528, 8192, "llm"),
+        ("gptj6b_mlp_up_t2048", 2048, 16384, 4096, "llm"),
+        ("gptj6b_mlp_down_t2048", 2048, 4096, 16384, "llm"),
+        ("gptj6b_lmhead_dgrad_t2048", 2048, 4096, 50400, "llm"),
+        ("flant5xl_wi_fwd_t8192", 8192, 2 * 5120, 2048, "llm"),
+        ("flant5xl_wo_fwd_t8192", 8192, 2048, 5120, "llm"),
+        ("flant5xl_wo_wgrad_t8192", 5120, 2048, 8192, "llm"),
+    ]
+    return rows
+
+
+def moe_shapes_test4(rng):
+    rows = []
+    for i in range(1):
+        t = expert_tokens(rng, 4096, 8, 2)
+        rows += [
+            (f"grok1_expert_gateup_{i}", t, 2 * 32768, 6144, "moe"),
+            (f"grok1_expert_down_{i}", t, 6144, 32768, "moe"),
+        ]
+    for i in range(2):
+        t = expert_tokens(rng, 16384, 128, 2)
+        rows += [
+            (f"arctic_expert_gateup_{i}", t, 2 * 4864, 7168, "moe"),
+            (f"arctic_expert_down_{i}", t, 7168, 4864, "moe"),
+        ]
+    rows.append(("arctic_dense_gateup_t4096", 4096, 2 * 4864, 7168, "moe"))
+    for i in range(2):
+        t = expert_tokens(rng, 8192, 40, 8)
+        rows += [
+            (f"granite3moe_expert_gateup_{i}", t, 2 * 512, 1536, "moe"),
+            (f"granite3moe_expert_down_{i}", t, 1536, 512, "moe"),
+        ]
+    return rows
+
+
+def speech_vision_shapes_test4(rng):
+    rows = []
+    # Whisper-large-v3 encoder at batch 5 (5 x 1500 = 7500 tokens: misaligned M and wgrad K).
+    rows += training_triplet("whisperl3_enc_fc1_b5", 5 * 1500, 1280, 5120, "speech")
+    # Whisper-small encoder at batch 16 (24000 tokens).
+    rows += training_triplet("whispers_enc_fc2_b16", 16 * 1500, 3072, 768, "speech")
+    # wav2vec 2.0 large, 15 s clips at batch 12 (8988 frames).
+    rows += training_triplet("w2v2l_ffn1_b12", 12 * 749, 1024, 4096, "speech")
+    # CLIP ViT-L/14: image tower at batch 32 (8224 tokens), text tower at batch 50 (3850 tokens).
+    rows += [
+        ("clipl14_vis_mlp1_fwd_b32", 32 * 257, 4096, 1024, "vision"),
+        ("clipl14_vis_mlp1_wgrad_b32", 1024, 4096, 32 * 257, "vision"),
+    ]
+    rows += [
+        ("clipl14_txt_mlp1_fwd_b50", 50 * 77, 3072, 768, "vision"),
+        ("clipl14_txt_mlp1_wgrad_b50", 768, 3072, 50 * 77, "vision"),
+    ]
+    # Swin-B at batch 32: stage 1 (128 channels, 3136 tokens per image), stage 3 (512, 196).
+    rows += [
+        ("swinb_s1_mlp1_fwd_b32", 32 * 3136, 4 * 128, 128, "vision"),
+        ("swinb_s1_mlp2_fwd_b32", 32 * 3136, 128, 4 * 128, "vision"),
+        ("swinb_s3_mlp1_fwd_b32", 32 * 196, 4 * 512, 512, "vision"),
+        ("swinb_s3_mlp1_wgrad_b32", 512, 4 * 512, 32 * 196, "vision"),
+    ]
+    return rows
+
+
+def recsys_shapes_test4(rng):
+    rows = []
+    # DLRM layer widths as in the dev suite, at batches no earlier suite uses.
+    rows += training_triplet("dlrm_b32768_480x1024", 32768, 480, 1024, "dlrm")
+    rows += [
+        ("dlrm_b16384_bot_fwd_13x512", 16384, 512, 13, "dlrm"),
+        ("dcn_down_b32768", 32768, 512, 3456, "dlrm"),
+        ("dcn_up_b16384", 16384, 3456, 512, "dlrm"),
+    ]
+    # The last, partial batch of a Criteo Kaggle epoch at batch 65536: 30953 rows.
+    tail = 45840617 % 65536
+    rows += training_triplet(f"dlrm_tail{tail}_1024x1024", tail, 1024, 1024, "dlrm")
+    rows += [
+        (f"dcn_down_tail{tail}", tail, 512, 3456, "dlrm"),
+        (f"dcn_down_wgrad_tail{tail}", 3456, 512, tail, "dlrm"),
+    ]
+    return rows
+
+
 SUITES = {
     # name: (source functions, excluded suites, default seed, random shapes, misaligned share)
     "test": ((llm_shapes, moe_shapes, recsys_shapes), EXCLUDED_SUITES, 20261201, RANDOM_SHAPES,
@@ -354,6 +481,8 @@ SUITES = {
               20261202, 30, 0.40),
     "test3": ((llm_shapes_test3, moe_shapes_test3, vision_shapes_test3, recsys_shapes_test3),
               EXCLUDED_SUITES_TEST3, 20261203, 20, 0.30),
+    "test4": ((llm_shapes_test4, moe_shapes_test4, speech_vision_shapes_test4, recsys_shapes_test4),
+              EXCLUDED_SUITES_TEST4, 20261204, 20, 0.30),
 }
 
 

@@ -30,6 +30,26 @@ constexpr double kReferenceEpilogueBytes = 128.0 * 128.0 * 2.0;
 // and data used by SMs on both sides is held twice (origami.md §7.6).
 constexpr double kL2UsableFraction = 0.5;
 
+// Kernels without TMA on 4- and 8-byte rows (cp.async) move every operand element through the
+// load/store units into shared memory and from there through ldmatrix into registers, with no
+// producer warp and no multicast: their rate falls with the operand elements fed per FMA,
+// 1 / I = (tm + tn) / (tm tn), far more steeply than the TMA kernels' (feed_intensity ~5).
+// Measured (vith14 weight gradient, 1280x5120x3084, 8-byte rows, equal work per SM): 256x128 and
+// 128x256 run 24% faster than 128x128, 256x64 47% slower. The factor I / (I + knee), normalised to
+// 1 at the 128x128 tile (I = 64) so the fitted legacy scalars keep their meaning. A fixed prior:
+// the four development suites choose identically for every knee in [20, 40] (their figures in
+// docs/gemm_model.md); larger knees (100-400, which fit the one shape's ratios) cost the dev
+// suite's small-problem choices. 2-byte rows (one element per register load) show no such tile
+// dependence beyond their halved rate: the factor is 1 there.
+constexpr double kLegacyFeedKnee = 32.0;
+constexpr double kLegacyReferenceIntensity = 64.0;
+
+double legacy_feed_factor(double intensity, int alignment_bytes) {
+  if (alignment_bytes < kAsyncCopyMinBytes) return 1.0;
+  return intensity / (intensity + kLegacyFeedKnee) /
+         (kLegacyReferenceIntensity / (kLegacyReferenceIntensity + kLegacyFeedKnee));
+}
+
 int usable_sms_for_cluster(int num_sms, int cluster_size) {
   // Clusters must fit inside one GPC; beyond pairs some SMs of each GPC stay idle. Without a
   // runtime cudaOccupancyMaxActiveClusters we assume one cluster's worth is lost (documented).
@@ -60,6 +80,7 @@ double HopperModel::tile_efficiency(const ProblemClass& key, const Candidate& c,
     // One element per load below 4 bytes (cp.async moves 4, 8 or 16): half the operand rate.
     efficiency *= scalars_.legacy_efficiency *
                   std::min(1.0, static_cast<double>(key.alignment_bytes) / kAsyncCopyMinBytes);
+    efficiency *= legacy_feed_factor(intensity, key.alignment_bytes);
   } else if (cluster_size == 1) {
     efficiency *= scalars_.single_cta_efficiency;
   } else if (cluster_size == 2) {
@@ -177,7 +198,12 @@ HopperProblemTerms HopperModel::problem_terms(const GemmProblem& problem) const 
   // Inter-wave reuse: the fraction of A and B the L2 can keep between the waves that re-read it.
   t.operand_bytes = t.batch * (t.m * t.k + t.k * t.n) * in_bytes;
   t.reuse = std::min(1.0, kL2UsableFraction * device_.l2_bytes_per_domain / t.operand_bytes);
+  t.reuse_operand_us = t.reuse * t.operand_bytes * t.inv_dram_bw;
   t.saturating_sms = scalars_.bw_saturation * device_.num_sms;
+  t.flops = 2.0 * t.m * t.n * t.k * t.batch;
+  t.outputs = t.batch * t.m * t.n;
+  t.output_us_per_byte = t.outputs * t.inv_dram_bw;
+  t.inv_max_boost = 1.0 / (1.0 + scalars_.tail_boost);
   return t;
 }
 

@@ -138,37 +138,41 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
                                             TimeBreakdown*) const;
 
 double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
-  // predict without DRAM, store and the finer window terms, and with the largest tail boost: every
+  // predict without the window re-reads, store exposure and the finer window terms, and with the
+  // largest tail boost: every
   // wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the same products
   // as the exact wave), the exposed fill at least a wave's min(L2 time, compute), and every
   // dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
   const HopperTerms& c = p.hopper;
   const HopperGrid grid = hopper_grid(t, p);
-  const double splits = p.split_k;
   const double iters = grid.iters;
   const double full_waves = fast_floor(grid.tiles * c.inv_usable_sms + kGuard);
   const double last_wave_tiles = grid.tiles - full_waves * c.usable_sms;
   const double has_last_wave = last_wave_tiles > 0 ? 1.0 : 0.0;
-  const double full_l2_us = full_waves > 0 ? c.usable_sms * p.l2_bytes_per_iter * t.inv_l2_bw : 0.0;
-  const double last_l2_us = last_wave_tiles * p.l2_bytes_per_iter * t.inv_l2_bw;
+  const double l2_us_per_tile = p.l2_bytes_per_iter * t.inv_l2_bw;
+  const double full_l2_us = full_waves > 0 ? c.usable_sms * l2_us_per_tile : 0.0;
+  const double last_l2_us = last_wave_tiles * l2_us_per_tile;
   const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
-  const double last_iter_us =
-      std::max(c.compute_us_per_iter / (1.0 + scalars_.tail_boost), last_l2_us);
   // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
   // iters x compute + epilogue).
-  const double last_compute_us = c.compute_us_per_iter / (1.0 + scalars_.tail_boost);
-  const double full_loop_us =
-      std::max(iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us);
-  const double last_loop_us =
-      std::max(iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us);
-  double total_us = scalars_.launch_us + (full_waves + has_last_wave) * scalars_.tile_overhead_us +
-                    full_waves * full_loop_us + has_last_wave * last_loop_us +
-                    std::max(std::min(full_l2_us, c.compute_us_per_iter),
-                             std::min(last_l2_us, c.compute_us_per_iter / (1.0 + scalars_.tail_boost)));
-  if (p.split_k > 1) {
-    const double reduce_bytes = t.batch * t.m * t.n * (splits * 4.0 + t.out_bytes);
-    total_us += scalars_.splitk_overhead_us + reduce_bytes * t.inv_dram_bw;
-  }
+  const double last_compute_us = c.compute_us_per_iter * t.inv_max_boost;
+  const double last_iter_us = std::max(last_compute_us, last_l2_us);
+  // Each wave's K-loop also streams at least its tiles' share of the exact DRAM term's compulsory
+  // part (reuse x operand bytes over all tiles) and their outputs, at the wave's bandwidth
+  // fraction; the window re-reads ((1 - reuse) x window bytes >= 0) are dropped.
+  const double dram_us_per_tile =
+      (t.reuse * t.operand_bytes / grid.tiles + c.store_bytes_per_tile) * t.inv_dram_bw;
+  const double full_dram_us = c.usable_sms * dram_us_per_tile * c.full_wave_inv_bw_fraction;
+  const double last_dram_us = dram_us_per_tile * std::max(last_wave_tiles, t.saturating_sms);
+  const double full_loop_us = std::max(
+      {iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us, full_dram_us});
+  const double last_loop_us = std::max(
+      {iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us, last_dram_us});
+  const double total_us = scalars_.launch_us + (full_waves + has_last_wave) * c.wave_fixed_us +
+                          full_waves * full_loop_us + has_last_wave * last_loop_us +
+                          std::max(std::min(full_l2_us, c.compute_us_per_iter),
+                                   std::min(last_l2_us, last_compute_us)) +
+                          c.split_fixed_us + t.output_us_per_byte * c.reduce_bytes_per_output;
   return total_us * kCoarseRoundingMargin;
 }
 
@@ -204,17 +208,18 @@ double HopperModel::coarse_bound_us(const HopperProblemTerms& t, const PreparedC
   // L2 time; the split-K reduction: one rounding, no tile counts.
   if (!p.is_feasible) return kInfinity;
   const HopperTerms& c = p.hopper;
-  const double flops = 2.0 * t.m * t.n * t.k * t.batch;
-  const double outputs = t.batch * t.m * t.n;
-  const double output_us = outputs * t.inv_dram_bw;
-  const double waves = fast_ceil(outputs * c.tiles_per_output * c.inv_usable_sms - kGuard);
+  const double waves = fast_ceil(t.outputs * c.tiles_per_output * c.inv_usable_sms - kGuard);
   const double compute_us = t.k * (std::max(0.0, waves - 1.0) * c.full_wave_compute_us_per_k +
                                    c.min_compute_us_per_k);
   // Per wave max(memory, compute + cooperative epilogue): the sums bound the sum of the maxima.
-  const double loop_us =
-      std::max(compute_us + waves * c.exposed_epilogue_us, flops * c.min_l2_us_per_flop);
+  // DRAM, summed over the waves: the exact term's compulsory part (reuse x operand bytes) and
+  // every tile's output (tiles >= outputs x tiles per output), at no more than full bandwidth.
+  const double dram_us =
+      t.reuse_operand_us + t.output_us_per_byte * c.tiles_per_output * c.store_bytes_per_tile;
+  const double loop_us = std::max(
+      {compute_us + waves * c.exposed_epilogue_us, t.flops * c.min_l2_us_per_flop, dram_us});
   return (scalars_.launch_us + waves * c.wave_fixed_us + loop_us + c.split_fixed_us +
-          output_us * c.reduce_bytes_per_output) *
+          t.output_us_per_byte * c.reduce_bytes_per_output) *
          kCoarseRoundingMargin;
 }
 
@@ -230,18 +235,17 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
     return count;
   }
   const HopperProblemTerms terms = problem_terms(problem);
-  // Pass 1: every candidate's coarse bound, and the finer bound where the coarse one could still
-  // make it a seed; remember the `keep` smallest bounds (ascending) as seeds.
+  // Pass 1: every candidate's coarse bound; remember the `keep` smallest (ascending) as seeds.
+  // (Seeding by the finer bound instead computed it for ~60 of 256 candidates per aligned shape
+  // and cost more than the tighter seeds saved.)
   std::array<double, kMaxPrunedKeep> seed_bound{};
   std::array<std::size_t, kMaxPrunedKeep> seed_index{};
   std::size_t seeds = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    double bound = is_legacy ? legacy_bound_us(terms, prepared[i]) : coarse_bound_us(terms, prepared[i]);
+    const double bound =
+        is_legacy ? legacy_bound_us(terms, prepared[i]) : coarse_bound_us(terms, prepared[i]);
     predicted_us[i] = bound;
     if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
-    if (!is_legacy) bound = lower_bound_us(terms, prepared[i]);
-    predicted_us[i] = bound;
-    if (seeds == keep && bound >= seed_bound[keep - 1]) continue;
     std::size_t at = seeds < keep ? seeds++ : keep - 1;
     while (at > 0 && seed_bound[at - 1] > bound) {
       seed_bound[at] = seed_bound[at - 1];

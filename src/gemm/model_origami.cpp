@@ -3,40 +3,20 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "model_math.hpp"
+#include "model_origami_terms.hpp"
 
 namespace parity::gemm {
+
+using namespace origami_terms;  // the port's shared constants and helpers (internal header)
+
 namespace {
 
-using U64 = std::uint64_t;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-// Bounds are scaled down by this so that one equal to the exact prediction in exact arithmetic
-// (an L2-bound run) stays below it after the two computations' different rounding.
-constexpr double kRoundingMargin = 1.0 - 1e-12;
-U64 div_up(U64 a, U64 b) { return b == 0 ? 0 : (a + b - 1) / b; }
-
-// Origami's tile-latency constants, in cycles (heuristics.hpp heuristic_defaults_t of the
-// revision that produced the published rankings; docs/gemm_model.md).
-constexpr double kPrologueWeight = 1.5, kEpilogueWeight = 2.0;  // WEIGHT_PROLOGUE / _EPILOGUE
-constexpr double kLoopCyclesPerIter = 500.0;                    // WEIGHT_LOOP_OVERHEAD
-constexpr double kWorkgroupSetupCycles = 1.0;
-constexpr double kKPaddingPenalty = 50000.0;   // x (K mod MT_K) / K, a structural mismatch
-constexpr double kOccupancyDecay = 0.95;
-constexpr int kMaxOccupancy = 8;       // prologue / epilogue amortisation per resident WG
-constexpr double kDramLatencyCycles = 200.0;
-// kOccupancyDecay^occupancy without a pow call for the usual occupancies.
-double occupancy_decay(U64 occupancy) {
-  static const auto kPowers = [] {
-    std::array<double, 17> powers{};
-    powers[0] = 1.0;
-    for (std::size_t i = 1; i < powers.size(); ++i) powers[i] = powers[i - 1] * kOccupancyDecay;
-    return powers;
-  }();
-  return occupancy < kPowers.size() ? kPowers[occupancy] : std::pow(kOccupancyDecay, static_cast<double>(occupancy));
-}
 // Epilogue (compute_epilogue_latency): 16-byte stores, 6 cycles per bounds check, scalar stores
 // 1.1x, fp32 split partials, and per partial 35 (SALU) + 2 x 90 (barrier) + 550 (cross-XCD flag
 // poll) cycles. The baselines agree best without the accumulator-read and line-alignment terms of
@@ -85,16 +65,6 @@ double mfma_issue_cycles(double table_cycles) {
   return table_cycles == std::floor(table_cycles) ? std::floor(table_cycles / 4.0) : table_cycles / 4.0;
 }
 
-// What prepare() multiplies the MFMA cycles by for the input type: fp32 inputs run as bf16
-// passes (3 on gfx950 without native TF32, counted x6; x2 elsewhere).
-double input_type_factor(const DeviceParams& device, DType a_dtype) {
-  if (a_dtype != DType::kF32) return 1.0;
-  return device.arch == "gfx950" ? 6.0 : 2.0;
-}
-
-double element_bytes_of(const GemmProblem& problem) {
-  return static_cast<double>(dtype_size_bytes(problem.a_dtype));
-}
 
 }  // namespace
 
@@ -221,7 +191,9 @@ double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, doubl
     } else if (m != tm || n != tn) {
       check = std::ceil(elements / (kLanes * vector)) * kBoundsCheckCycles;
     }
-    const double store_bytes = elements * (in_kernel_reduce ? kPartialBytes : out_bytes);
+    // D is column-major: n column segments of m elements, each whole 128-byte lines.
+    const double elem_bytes = in_kernel_reduce ? kPartialBytes : out_bytes;
+    const double store_bytes = n * std::ceil(m * elem_bytes / 128.0) * 128.0;
     const double store = store_bytes * (is_scalar ? kScalarStorePenalty : 1.0) / per_cu_store_bw;
     double r = 0.0;
     if (in_kernel_reduce) {
@@ -279,18 +251,6 @@ double parallel_reduction_cycles(const OrigamiHardware& hw, const OrigamiContext
   return kReduceLaunchCycles + (read + accumulate + write) * waves;
 }
 
-// Origami rejects (latency = max) tiles smaller than a small batched problem, and temporal
-// operands where its short circuit wants a non-temporal one (both operands are temporal here):
-// K and MT_K whole 128-byte rows, M <= 2 MT_M and N / M > 5, or N <= 2 MT_N and M / N > 5.
-bool is_rejected(const OrigamiContext& x, double element_bytes) {
-  if (x.m <= 256 && x.n <= 256 && x.k < 1024 && x.batch != 1 && (x.tile_m < x.m || x.tile_n < x.n)) return true;
-  const U64 bits = static_cast<U64>(element_bytes * 8.0);
-  if (x.k * bits % 1024 == 0 && x.tile_k * bits % 1024 == 0) {
-    if (x.m <= x.tile_m * 2 && x.n / x.m > 5) return true;
-    if (x.n <= x.tile_n * 2 && x.m / x.n > 5) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -301,12 +261,6 @@ EpilogueCycles OrigamiModel::epilogue_terms(const GemmProblem& problem, const Or
   e.reduction_kernel = x.splits > 1 && x.is_parallel_reduction ? parallel_reduction_cycles(hw_, x, out_bytes) : 0.0;
   return e;
 }
-
-struct OrigamiModel::Cycles {
-  double compute = 0, memory_excess = 0, loop = 0, epilogue = 0, reduce = 0, tile = 0, total = 0;
-  double reduction_kernel = 0;
-  bool l2_bound = false;
-};
 
 // One tile's cycles after Origami's compute_tile_latency (origami.md §2.7), then the total:
 // (K-iterations - 1) x max(compute, memory) x padding waste, 1.5 x the prologue (one memory
@@ -361,219 +315,6 @@ TimeBreakdown OrigamiModel::explain(const GemmProblem& problem, const PreparedCa
   b.reduction_us = (waves * t.reduce + t.reduction_kernel) / per_us;
   b.launch_wave_us = b.total_us - b.compute_us - b.l2_us - b.memory_us - b.reduction_us;
   return b;
-}
-
-namespace {
-
-// Candidates that share one launch geometry: same macro tile, split, decomposition and XCD
-// mapping (their instruction, occupancy and WGM may differ).
-bool same_tile(const PreparedCandidate& a, const PreparedCandidate& b) {
-  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k && a.split_k == b.split_k;
-}
-
-bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
-  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k &&
-         a.split_k == b.split_k && a.origami.is_stream_k == b.origami.is_stream_k &&
-         a.origami.is_xcd_contiguous == b.origami.is_xcd_contiguous;
-}
-
-}  // namespace
-
-// The terms of tile_bound_us that depend only on the output grid (MT_M, MT_N, split) or only on
-// MT_K, computed once and reused while consecutive runs share them (the reference space varies
-// MT_K fastest). Every value is computed by the same operations as without the reuse, so the
-// bounds are bit-identical.
-struct OrigamiModel::TileBoundTerms {
-  // Per call.
-  double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
-  // Per output grid.
-  int tile_m = 0, tile_n = 0, split_k = 0;
-  double grid_m = 0, grid_n = 0, tiles = 0, max_split = 0, timesteps = 0, decay = 0, stores = 0;
-  // Per MT_K.
-  int tile_k = 0;
-  double k_tiles = 0, padding = 0;
-};
-
-void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidate& head) const {
-  const double tm = head.tile_m, tn = head.tile_n;
-  t.tile_m = head.tile_m;
-  t.tile_n = head.tile_n;
-  t.split_k = head.split_k;
-  t.grid_m = ceil_div(t.m, tm);
-  t.grid_n = ceil_div(t.n, tn);
-  t.tiles = t.grid_m * t.grid_n * t.batch;
-  const double split_k = head.split_k;
-  t.max_split = std::max({1.0, split_k, fast_floor(t.cus / t.tiles)});
-  t.timesteps = ceil_div(t.tiles, t.cus);
-  const double waves = std::max(ceil_div(t.tiles * split_k, t.cus), t.timesteps);
-  t.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
-  // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
-  // dimension) through its share of the full DRAM bandwidth, shared by at least the active
-  // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one edge,
-  // which may not exist when the problem is smaller than the tile: then no floor.
-  const double active =
-      t.tiles > t.cus ? fast_floor(t.tiles / (fast_floor(t.tiles / t.cus) + 1.0)) : t.tiles;
-  const bool has_interior = t.m >= tm && t.n >= tn;
-  t.stores = t.tiles >= 2.0 * t.cus && !has_interior
-                 ? 0.0
-                 : std::min(tm, t.m) * std::min(tn, t.n) * t.out_bytes * active / hw_.dram_bytes_per_cycle;
-}
-
-double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& head) const {
-  // Every term of cycles() at or below its value for any candidate of this tile and split:
-  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles); L_mem >=
-  // max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest native
-  // instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
-  if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split_k) {
-    set_tile_bound_grid(t, head);
-  }
-  const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
-  if (head.tile_k != t.tile_k) {
-    const double k_over_tk = t.k / tk;
-    t.tile_k = head.tile_k;
-    t.k_tiles = fast_ceil(k_over_tk);
-    t.padding = (t.k - fast_floor(k_over_tk) * tk) / t.k * kKPaddingPenalty;
-  }
-  const double iters = std::max(ceil_div(t.k, t.max_split * tk) - 1.0, 1.0);
-  const double etp = t.grid_m * tm * t.grid_n * tn * t.k_tiles * tk / t.mnk;
-  const double lm = std::max(head.l2_bytes_per_iter * t.cus / hw_.l2_bytes_per_cycle, kDramLatencyCycles);
-  const double lc = 2.0 * tm * tn * tk * min_cycles_per_flop_ * t.type_factor;
-  const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * t.decay +
-                      kEpilogueWeight * ((lc * etp + t.stores) * t.decay + t.padding) +
-                      kWorkgroupSetupCycles + kLoopCyclesPerIter * iters;
-  return t.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
-}
-
-std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                         std::size_t count, std::size_t keep, double tie_epsilon,
-                                         double* predicted_us, double* cutoff_us) const {
-  if (keep == 0) {
-    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
-  }
-  struct Run {
-    double bound;
-    std::size_t begin, end;
-    bool is_refined;  // bound from the exact launch geometry (second stage)
-  };
-  thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
-  runs.clear();
-  // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
-  // tile fields alone (tile_bound_us); the candidates' other terms are only read for runs that
-  // come below the cutoff.
-  TileBoundTerms terms;
-  terms.m = static_cast<double>(problem.m);
-  terms.n = static_cast<double>(problem.n);
-  terms.k = static_cast<double>(problem.k);
-  terms.batch = static_cast<double>(problem.batch);
-  terms.cus = static_cast<double>(hw_.num_cus);
-  terms.out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
-  terms.mnk = terms.m * terms.n * terms.k;
-  terms.type_factor = input_type_factor(device_, problem.a_dtype);
-  for (std::size_t i = 0; i < count;) {
-    const PreparedCandidate& head = prepared[i];
-    std::size_t j = i + 1;
-    while (j < count && same_tile(prepared[j], head)) ++j;
-    const double bound = head.is_feasible ? tile_bound_us(terms, head) : kInfinity;
-    for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
-    runs.push_back({bound, i, j, false});
-    i = j;
-  }
-  // Pass 2: runs in ascending bound from a min-heap (only the few below the cutoff are popped),
-  // the cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined
-  // per launch geometry and pushed back; popped again, it is predicted exactly, one memory stage
-  // per geometry.
-  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
-  std::make_heap(runs.begin(), runs.end(), above);
-  thread_local std::vector<double> best;
-  best.clear();
-  const auto cutoff = [&] {
-    return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
-  };
-  std::size_t exact = 0;
-  auto heap_end = runs.end();
-  while (heap_end != runs.begin()) {
-    std::pop_heap(runs.begin(), heap_end, above);
-    Run& run = *(heap_end - 1);
-    if (run.bound == kInfinity || run.bound > cutoff()) break;
-    if (!run.is_refined) {
-      run.bound = refined_bound_us(problem, prepared, run.begin, run.end, predicted_us);
-      run.is_refined = true;
-      std::push_heap(runs.begin(), heap_end, above);
-      continue;
-    }
-    exact += predict_run_us(problem, prepared, run.begin, run.end, predicted_us, keep, best);
-    --heap_end;
-  }
-  if (cutoff_us != nullptr) *cutoff_us = cutoff();
-  return exact;
-}
-
-double OrigamiModel::refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                      std::size_t begin, std::size_t end, double* predicted_us) const {
-  // Per launch geometry: the exact grid and epilogue with L_mem at max(t_L2, 200), the group's
-  // smallest MFMA cycles and largest occupancy.
-  const double element_bytes = element_bytes_of(problem);
-  double run_bound = kInfinity;
-  for (std::size_t i = begin; i < end;) {
-    std::size_t j = i + 1;
-    double lightest = prepared[i].origami.compute_cycles_per_iter;
-    int occupancy = prepared[i].origami.occupancy;
-    while (j < end && same_geometry(prepared[j], prepared[i])) {
-      lightest = std::min(lightest, prepared[j].origami.compute_cycles_per_iter);
-      occupancy = std::max(occupancy, prepared[j].origami.occupancy);
-      ++j;
-    }
-    OrigamiContext x = context(problem, prepared[i], Mapping::kSkip);
-    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
-    x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), waves_per_cu));
-    double bound = kInfinity;
-    if (!is_rejected(x, element_bytes)) {
-      MemoryCycles floor;
-      floor.l2 = l2_cycles(hw_, x, element_bytes);
-      floor.dram = kDramLatencyCycles;
-      floor.total = std::max(floor.l2, floor.dram);
-      bound = cycles(lightest, x, floor, epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
-    }
-    for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
-    run_bound = std::min(run_bound, bound);
-    i = j;
-  }
-  return run_bound;
-}
-
-std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                         std::size_t begin, std::size_t end, double* predicted_us,
-                                         std::size_t keep, std::vector<double>& best) const {
-  // Exact, one context, memory stage and epilogue per launch geometry; `best` keeps the `keep`
-  // smallest predictions so far, ascending.
-  const double element_bytes = element_bytes_of(problem);
-  std::size_t exact = 0;
-  for (std::size_t i = begin; i < end;) {
-    std::size_t j = i + 1;
-    while (j < end && same_geometry(prepared[j], prepared[i])) ++j;
-    OrigamiContext x = context(problem, prepared[i], Mapping::kPredict);
-    if (is_rejected(x, element_bytes)) {
-      for (std::size_t t = i; t < j; ++t) predicted_us[t] = kInfinity;
-      i = j;
-      continue;
-    }
-    const MemoryCycles mem = memory_cycles(hw_, x, element_bytes);
-    const EpilogueCycles epi = epilogue_terms(problem, x);
-    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
-    for (std::size_t t = i; t < j; ++t) {
-      x.occupancy_factor =
-          occupancy_decay(std::min(static_cast<U64>(std::max(1, prepared[t].origami.occupancy)), waves_per_cu));
-      const double value = cycles(prepared[t].origami.compute_cycles_per_iter, x, mem, epi).total / hw_.cycles_per_us;
-      predicted_us[t] = value;
-      ++exact;
-      if (best.size() < keep || value < best.back()) {
-        best.insert(std::upper_bound(best.begin(), best.end(), value), value);
-        if (best.size() > keep) best.pop_back();
-      }
-    }
-    i = j;
-  }
-  return exact;
 }
 
 }  // namespace parity::gemm

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "parity/gemm/model.hpp"
@@ -99,6 +100,21 @@ class OrigamiModel final : public PerformanceModel {
   std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t count, std::size_t keep, double tie_epsilon,
                              double* predicted_us, double* cutoff_us) const override;
+  // The same selection with the runs known in advance, for a caller that keeps a prepared list
+  // across selections (the selector, per problem class): `run_starts` (from run_starts() on that
+  // list) replaces the walk over every candidate, only each run's head is read to bound it, and
+  // predicted_us is written only inside the ranges predicted exactly, which replace the contents of
+  // `exact_ranges`. Every candidate outside them predicts above *cutoff_us, so a caller scans only
+  // those ranges. When fewer than `keep` candidates are feasible (cutoff +infinity) every candidate
+  // is predicted exactly and the one range [0, count) is reported.
+  struct CandidateRange {
+    std::size_t begin = 0, end = 0;
+  };
+  static std::vector<std::uint32_t> run_starts(const PreparedCandidate* prepared, std::size_t count);
+  std::size_t predict_top_runs_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                  std::size_t count, std::span<const std::uint32_t> run_starts,
+                                  std::size_t keep, double tie_epsilon, double* predicted_us,
+                                  double* cutoff_us, std::vector<CandidateRange>& exact_ranges) const;
   const OrigamiHardware& hardware() const { return hw_; }
   // The launch geometry Origami derives for this candidate (exposed for tests); kSkip leaves the
   // workgroup mapping out (only the hit rates need it).
@@ -114,6 +130,14 @@ class OrigamiModel final : public PerformanceModel {
   // predict_top_us's first stage: a bound for every candidate of this tile and split, reusing
   // `terms` (the problem's constants, the last output grid's and MT_K's terms).
   struct TileBoundTerms;
+  TileBoundTerms tile_bound_terms(const GemmProblem& problem) const;
+  // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
+  // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given.
+  struct Run;
+  std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
+                          std::vector<Run>& runs, std::size_t keep, double tie_epsilon,
+                          double* predicted_us, double* cutoff_us,
+                          std::vector<CandidateRange>* exact_ranges) const;
   void set_tile_bound_grid(TileBoundTerms& terms, const PreparedCandidate& head) const;
   double tile_bound_us(TileBoundTerms& terms, const PreparedCandidate& head) const;
   // predict_top_us's second stage (a run's bound per launch geometry, written to its members)

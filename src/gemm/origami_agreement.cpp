@@ -133,7 +133,8 @@ std::vector<std::string_view> split_commas(std::string_view line) {
 }  // namespace
 
 Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text,
-                                                           std::string_view origin) {
+                                                           std::string_view origin,
+                                                           GemmLayout layout) {
   std::vector<OrigamiRanking> rankings;
   std::set<std::string, std::less<>> finished_problems;
   bool seen_header = false;
@@ -166,6 +167,7 @@ Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text
       auto problem = parse_origami_problem(f[0]);
       if (!problem) return problem.status().with_context(at_line());
       ranking.problem = *problem;
+      ranking.problem.layout = layout;
       rankings.push_back(std::move(ranking));
     }
     const Status row = parse_origami_row(f, rankings.back());
@@ -176,13 +178,25 @@ Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text
   return rankings;
 }
 
+GemmLayout origami_file_layout(const std::filesystem::path& csv_path) {
+  const std::string stem = csv_path.stem().string();
+  const std::size_t underscore = stem.rfind('_');
+  if (underscore == std::string::npos || stem.size() - underscore != 3) return GemmLayout::kTN;
+  // Only the four upper-case suffixes count ("_bf16" or a lower-case tail is not a layout).
+  const std::string_view suffix = std::string_view(stem).substr(underscore + 1);
+  for (const GemmLayout layout : {GemmLayout::kTN, GemmLayout::kTT, GemmLayout::kNN, GemmLayout::kNT}) {
+    if (suffix == layout_name(layout)) return layout;
+  }
+  return GemmLayout::kTN;
+}
+
 Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path) {
   std::ifstream in(csv_path, std::ios::binary);
   if (!in) return io_error("origami rankings: cannot open '", csv_path.string(), "'");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return io_error("origami rankings: read of '", csv_path.string(), "' failed");
-  return parse_origami_rankings(text.str(), csv_path.string());
+  return parse_origami_rankings(text.str(), csv_path.string(), origami_file_layout(csv_path));
 }
 
 Result<DeviceParams> origami_reference_device(const DeviceParams& catalogue_device) {

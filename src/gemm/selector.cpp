@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model_origami.hpp"
+
 namespace parity::gemm {
 
 std::string_view selection_mode_name(SelectionMode mode) {
@@ -36,37 +38,29 @@ bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
 
 namespace {
 
-// Origami's near-tie order (origami.cpp rank_configs): higher tile arithmetic intensity; among
-// those with the group's highest intensity, larger MT_M, then MT_N, then MT_K (its final stable
-// sort overrides the problem-aspect one); then the lower prediction, then enumeration order.
+// Origami's near-tie order (origami.cpp rank_configs): higher tile arithmetic intensity, then the
+// lower prediction, then enumeration order. No tile-size step: in the published baselines tiles
+// of equal intensity keep prediction and list order (gfx942 80x80x322768: 48x96x128 before the
+// slower 96x48x128; 7056x896x1248: 128x224x64 before 224x128x64 at an exact tie).
 bool origami_tie_before(const PreparedCandidate& a, const PreparedCandidate& b, double a_us,
-                        double b_us, double top_intensity) {
+                        double b_us) {
   if (a.arithmetic_intensity != b.arithmetic_intensity) {
     return a.arithmetic_intensity > b.arithmetic_intensity;
-  }
-  if (a.arithmetic_intensity == top_intensity) {
-    if (a.tile_m != b.tile_m) return a.tile_m > b.tile_m;
-    if (a.tile_n != b.tile_n) return a.tile_n > b.tile_n;
-    if (a.tile_k != b.tile_k) return a.tile_k > b.tile_k;
   }
   return a_us < b_us;
 }
 
 // The order within the near-tie group [begin, end): the model's tie-break chain (Origami's for
-// the AMD model, whose intensity step needs the group's highest intensity), then enumeration order.
+// the AMD model), then enumeration order.
 template <typename It>
 auto tie_order(ModelKind kind, const std::vector<PreparedCandidate>& prepared,
-               const GemmProblem& problem, It begin, It end) {
-  double top_intensity = 0.0;
-  for (It it = begin; it != end; ++it) {
-    top_intensity = std::max(top_intensity, prepared[it->index].arithmetic_intensity);
-  }
-  return [&prepared, &problem, kind, top_intensity](const RankedCandidate& a, const RankedCandidate& b) {
+               const GemmProblem& problem, It, It) {
+  return [&prepared, &problem, kind](const RankedCandidate& a, const RankedCandidate& b) {
     const PreparedCandidate& pa = prepared[a.index];
     const PreparedCandidate& pb = prepared[b.index];
     if (kind == ModelKind::kOrigami) {
-      if (origami_tie_before(pa, pb, a.predicted_us, b.predicted_us, top_intensity)) return true;
-      if (origami_tie_before(pb, pa, b.predicted_us, a.predicted_us, top_intensity)) return false;
+      if (origami_tie_before(pa, pb, a.predicted_us, b.predicted_us)) return true;
+      if (origami_tie_before(pb, pa, b.predicted_us, a.predicted_us)) return false;
     } else {
       if (tie_break_before(pa, pb, problem)) return true;
       if (tie_break_before(pb, pa, problem)) return false;
@@ -109,12 +103,42 @@ void Selector::set_candidates(std::vector<Candidate> candidates) {
   prepared_by_class_.clear();
 }
 
+Selector::PreparedClass Selector::group_equal(std::vector<PreparedCandidate> prepared) {
+  PreparedClass out;
+  out.prepared = std::move(prepared);
+  std::vector<std::uint32_t> group(out.prepared.size());
+  for (std::size_t i = 0; i < out.prepared.size(); ++i) {
+    std::size_t g = 0;
+    while (g < out.distinct.size() && !(out.distinct[g] == out.prepared[i])) ++g;
+    if (g == out.distinct.size()) out.distinct.push_back(out.prepared[i]);
+    group[i] = static_cast<std::uint32_t>(g);
+  }
+  if (out.distinct.size() < out.prepared.size()) {
+    out.distinct_of = std::move(group);
+  } else {
+    out.distinct.clear();
+  }
+  return out;
+}
+
 Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
   const std::uint64_t key = problem_class_hash(problem_class(problem));
   auto it = prepared_by_class_.find(key);
   if (it == prepared_by_class_.end()) {
-    it = prepared_by_class_.emplace(key, prepare_all(problem, candidates_)).first;
+    // The quadratic search for equal candidates runs once per class; the AMD lists (thousands of
+    // candidates, none equal: WGM is a field) skip it.
+    auto prepared = prepare_all(problem, candidates_);
+    PreparedClass grouped;
+    if (model_.device().kind == ModelKind::kHopper) {
+      grouped = group_equal(std::move(prepared));
+    } else {
+      grouped.prepared = std::move(prepared);
+      if (dynamic_cast<const OrigamiModel*>(&model_.impl()) != nullptr) {
+        grouped.run_starts = OrigamiModel::run_starts(grouped.prepared.data(), grouped.prepared.size());
+      }
+    }
+    it = prepared_by_class_.emplace(key, std::move(grouped)).first;
   }
   return select_prepared(problem, candidates_, it->second, vendor_index_, top_k);
 }
@@ -122,7 +146,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  return select_prepared(problem, candidates, prepare_all(problem, candidates),
+  return select_prepared(problem, candidates, PreparedClass{prepare_all(problem, candidates), {}, {}, {}},
                          vendor_top1_index(candidates), top_k);
 }
 
@@ -156,25 +180,60 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   return ranked;
 }
 
+double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
+                                  const PreparedClass& prepared_class, std::size_t top_k) {
+  // Predict what can matter, then order only the near-tie group and the top-k: the candidates at
+  // or below the model's cutoff (everything else is above every one of them).
+  const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
+  predicted_.resize(count);
+  double cutoff_us = std::numeric_limits<double>::infinity();
+  double best_us = std::numeric_limits<double>::infinity();
+  scratch_.clear();
+  const auto keep_near_top = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      if (predicted_[i] <= cutoff_us || !std::isfinite(cutoff_us)) scratch_.push_back({i, predicted_[i]});
+      best_us = std::min(best_us, predicted_[i]);
+    }
+  };
+  const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), count);
+  if (!prepared_class.run_starts.empty()) {
+    // The AMD lists (thousands of candidates): the model reports the runs it predicted exactly;
+    // every other candidate predicts above the cutoff (and is left unwritten), so only those
+    // runs are scanned.
+    const auto& origami = static_cast<const OrigamiModel&>(model_.impl());
+    thread_local std::vector<OrigamiModel::CandidateRange> exact_ranges;  // reused across calls
+    origami.predict_top_runs_us(problem, prepared.data(), count, prepared_class.run_starts, keep_exact,
+                                kTieEpsilon, predicted_.data(), &cutoff_us, exact_ranges);
+    for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end);
+    return best_us;
+  }
+  if (prepared_class.distinct_of.empty()) {
+    model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
+                          predicted_.data(), &cutoff_us);
+  } else {
+    // Equal candidates share one prediction. The distinct list's cutoff is at least the full
+    // list's (its k-th best is no better), so every candidate at or below it is still exact.
+    const std::vector<PreparedCandidate>& distinct = prepared_class.distinct;
+    distinct_predicted_.resize(distinct.size());
+    model_.predict_top_us(problem, distinct.data(), distinct.size(),
+                          std::min(keep_exact, distinct.size()), kTieEpsilon,
+                          distinct_predicted_.data(), &cutoff_us);
+    for (std::size_t i = 0; i < count; ++i) {
+      predicted_[i] = distinct_predicted_[prepared_class.distinct_of[i]];
+    }
+  }
+  keep_near_top(0, count);
+  return best_us;
+}
+
 Result<Selection> Selector::select_prepared(const GemmProblem& problem,
                                             std::span<const Candidate> candidates,
-                                            const std::vector<PreparedCandidate>& prepared,
+                                            const PreparedClass& prepared_class,
                                             std::size_t vendor_index, std::size_t top_k) {
   PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
                    problem.describe());
-  // Predict what can matter, then order only the near-tie group and the top-k: the candidates at
-  // or below the model's cutoff (everything else is above every one of them).
-  predicted_.resize(candidates.size());
-  const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), candidates.size());
-  double cutoff_us = std::numeric_limits<double>::infinity();
-  model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
-                        predicted_.data(), &cutoff_us);
-  double best_us = std::numeric_limits<double>::infinity();
-  scratch_.clear();
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (predicted_[i] <= cutoff_us || !std::isfinite(cutoff_us)) scratch_.push_back({i, predicted_[i]});
-    best_us = std::min(best_us, predicted_[i]);
-  }
+  const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
+  const double best_us = predict_near_top(problem, candidates.size(), prepared_class, top_k);
   PARITY_CHECK_ARG(std::isfinite(best_us), "gemm select: no feasible candidate for ",
                    problem.describe());
   const double limit = best_us * (1.0 + kTieEpsilon);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 #include <tuple>
 
@@ -86,19 +87,16 @@ TEST(GemmCalibrationShapes, SecondExtraCsvParsesToAlignedTallSkinnyAndSmallKShap
   EXPECT_GE(off_128, 5);
 }
 
-// The third test suite (scored once, at the end of the model change after run 40) shares no size
-// and no name with any suite that steered or scored a model before it, and keeps its design: ~75
-// valid shapes, a 25-40% misaligned share (rows not 16-byte aligned: the non-TMA kernels).
-TEST(GemmCalibrationShapes, ThirdTestSuiteIsDisjointFromEveryEarlierSuite) {
-  const ShapeSuite test3 = suite_at("bench/shapes/gemm_shapes_test3.csv");
-  ASSERT_GE(test3.names.size(), 70u);
-  ASSERT_LE(test3.names.size(), 90u);
+// A test suite (scored once, at the end of one model change) shares no size and no name with any
+// suite that steered or scored a model before it, and keeps its design: ~75 valid shapes, a 25-40%
+// misaligned share (rows not 16-byte aligned: the non-TMA kernels).
+void expect_disjoint_test_suite(const char* suite_file, std::initializer_list<const char*> earlier_files) {
+  const ShapeSuite suite = suite_at(suite_file);
+  ASSERT_GE(suite.names.size(), 70u);
+  ASSERT_LE(suite.names.size(), 90u);
   std::set<Size> earlier_sizes;
   std::set<std::string> earlier_names;
-  for (const char* file :
-       {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-        "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-        "bench/shapes/gemm_shapes_test2.csv"}) {
+  for (const char* file : earlier_files) {
     const ShapeSuite earlier = suite_at(file);
     EXPECT_GE(earlier.names.size(), 20u) << file;
     earlier_names.insert(earlier.names.begin(), earlier.names.end());
@@ -106,9 +104,9 @@ TEST(GemmCalibrationShapes, ThirdTestSuiteIsDisjointFromEveryEarlierSuite) {
   }
   std::set<Size> own_sizes;
   int misaligned = 0;
-  for (std::size_t i = 0; i < test3.names.size(); ++i) {
-    const auto& p = test3.problems[i];
-    const std::string& name = test3.names[i];
+  for (std::size_t i = 0; i < suite.names.size(); ++i) {
+    const auto& p = suite.problems[i];
+    const std::string& name = suite.names[i];
     EXPECT_TRUE(p.validate().is_ok()) << name << ": " << p.validate().to_string();
     EXPECT_EQ(earlier_sizes.count({p.m, p.n, p.k}), 0u)
         << name << " (" << p.m << "x" << p.n << "x" << p.k << ") is in an earlier suite";
@@ -117,9 +115,26 @@ TEST(GemmCalibrationShapes, ThirdTestSuiteIsDisjointFromEveryEarlierSuite) {
     if (p.alignment_class_bytes() < 16) ++misaligned;
   }
   const double misaligned_share =
-      static_cast<double>(misaligned) / static_cast<double>(test3.names.size());
-  EXPECT_GE(misaligned_share, 0.25);
-  EXPECT_LE(misaligned_share, 0.40);
+      static_cast<double>(misaligned) / static_cast<double>(suite.names.size());
+  EXPECT_GE(misaligned_share, 0.25) << suite_file;
+  EXPECT_LE(misaligned_share, 0.40) << suite_file;
+}
+
+TEST(GemmCalibrationShapes, ThirdTestSuiteIsDisjointFromEveryEarlierSuite) {
+  expect_disjoint_test_suite(
+      "bench/shapes/gemm_shapes_test3.csv",
+      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
+       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
+       "bench/shapes/gemm_shapes_test2.csv"});
+}
+
+// The fourth (for the model change after run 47): disjoint from the third too.
+TEST(GemmCalibrationShapes, FourthTestSuiteIsDisjointFromEveryEarlierSuite) {
+  expect_disjoint_test_suite(
+      "bench/shapes/gemm_shapes_test4.csv",
+      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
+       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
+       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv"});
 }
 
 TEST(GemmCalibrationShapes, EvaluationRowsAreRefusedByNameAndBySize) {

@@ -310,6 +310,38 @@ TEST_F(HopperModelTest, KernelsWithoutTmaIgnoreClustersAndRunAtTheLegacyRate) {
   EXPECT_EQ(model.predict_us(at(8), single), t4);
 }
 
+// cp.async kernels (4- and 8-byte rows) feed every operand element through the load units: their
+// per-flop K-loop time falls with the tile's intensity I = tm tn / (tm + tn) as (I + 32) / I
+// (normalised at 128x128), well beyond the TMA kernels' feed term; 2-byte rows get no such factor.
+TEST_F(HopperModelTest, AsyncCopyKernelsFeedLargerTilesFaster) {
+  const GemmModel model(device_, default_scalars(device_));
+  const auto per_flop_us = [&](int alignment, int tm, int tn) {
+    ProblemClass key;
+    key.alignment_bytes = alignment;
+    Candidate c;
+    c.tile_m = tm;
+    c.tile_n = tn;
+    const PreparedCandidate p = model.prepare(key, c);
+    return p.hopper.compute_us_per_iter / (2.0 * tm * tn * c.tile_k);
+  };
+  const auto feed = [](double tm, double tn) {
+    const double intensity = tm * tn / (tm + tn);
+    return intensity / (intensity + 32.0);
+  };
+  for (const int alignment : {4, 8}) {
+    // The generic I / (I + feed_intensity) term moves the ratio by < 2%; the feed factor by ~9%.
+    const double big = per_flop_us(alignment, 256, 128) / per_flop_us(alignment, 128, 128);
+    const double narrow = per_flop_us(alignment, 256, 64) / per_flop_us(alignment, 128, 128);
+    EXPECT_LT(big, feed(128, 128) / feed(256, 128) * 1.0 + 1e-12);
+    EXPECT_LT(big, 0.93);
+    EXPECT_GT(narrow, 1.1);
+    EXPECT_EQ(per_flop_us(alignment, 128, 256), per_flop_us(alignment, 256, 128));
+  }
+  const double two_byte = per_flop_us(2, 256, 128) / per_flop_us(2, 128, 128);
+  EXPECT_GT(two_byte, 0.98);
+  EXPECT_LT(two_byte, 1.0);
+}
+
 TEST_F(HopperModelTest, PredictionsStayBelowThePeaks) {
   const GemmProblem p = shape(8192, 8192, 8192);
   for (const Candidate& c : space_) {

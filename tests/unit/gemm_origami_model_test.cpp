@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 
+#include "gemm/model_origami.hpp"
 #include "parity/gemm/model.hpp"
 #include "parity/gemm/origami_agreement.hpp"
 #include "parity/gemm/selector.hpp"
@@ -146,6 +148,20 @@ double cycles(const GemmModel& model, const GemmProblem& p, const Candidate& c) 
   return model.predict_us(p, c) * model.device().clock_ghz * 1e3;
 }
 
+// D is column-major (M contiguous): a tile stores MT_N column segments of MT_M elements, each
+// rounded up to whole 128-byte lines. On a square problem a 32x128 tile (64-byte segments) stores
+// twice the bytes of the transposed 128x32 one; 64x128 and 128x64 (128-byte segments) store the
+// same. The epilogue is the only term that differs (same tile counts, MFMA count, iterations).
+TEST(GemmOrigamiRules, StoresChargeWhole128ByteLinesOfOutputColumns) {
+  const GemmModel gfx942(reference("mi300x"), default_scalars(reference("mi300x")));
+  const GemmProblem square = shape(512, 512, 64);
+  const auto epilogue_us = [&](int m, int n) {
+    return explain(gfx942, square, config(m, n, 64, 16, 16, 1)).launch_wave_us;
+  };
+  EXPECT_GT(epilogue_us(32, 128), epilogue_us(128, 32) * 1.01);
+  EXPECT_NEAR(epilogue_us(64, 128), epilogue_us(128, 64), 1e-9 * epilogue_us(128, 64));
+}
+
 // Origami's own latencies (data/reference/origami, its model's output in cycles) for three of
 // its top-1 configurations. The CSV prints 6 significant digits; the port reproduces these to
 // within 1e-4 relative (the residual is below the 1% near-tie band by two orders of magnitude).
@@ -237,6 +253,74 @@ TEST(GemmOrigamiRules, PrunedTopTenEqualsExhaustiveOnThePortHalf) {
       }
     }
   }
+}
+
+// With the runs known in advance (a caller keeping the prepared list), the selection predicts the
+// same candidates exactly as the walk over every candidate: the same cutoff, and every candidate
+// at or below it inside a reported exact range with the same prediction; on every problem of the
+// port half, on both arches. With fewer feasible candidates than `keep`, all of them are exact.
+TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
+  for (const auto& [name, arch] : {std::pair{"mi300x", "gfx942"}, std::pair{"mi355x", "gfx950"}}) {
+    const DeviceParams device = reference(name);
+    const auto rankings = read_origami_rankings(std::filesystem::path(PARITY_SOURCE_DIR) /
+                                                "data/reference/origami" / (std::string(arch) + "_bf16.csv"));
+    ASSERT_TRUE(rankings.is_ok()) << rankings.status().message();
+    const GemmModel handle(device, default_scalars(device));
+    const auto* model = dynamic_cast<const OrigamiModel*>(&handle.impl());
+    ASSERT_NE(model, nullptr);
+    std::vector<Candidate> comparable;
+    for (const Candidate& c : origami_reference_space(device)) {
+      if ((c.tile_m + c.tile_n) * c.tile_k * 2.0 <= kOrigamiTileFootprintBytes) comparable.push_back(c);
+    }
+    constexpr std::size_t kKeep = 10;
+    constexpr double kTie = 0.01;
+    for (const OrigamiRanking& r : select_half(*rankings, RankingHalf::kPort)) {
+      std::vector<PreparedCandidate> prepared;
+      for (const Candidate& c : comparable) prepared.push_back(model->prepare(problem_class(r.problem), c));
+      const auto starts = OrigamiModel::run_starts(prepared.data(), prepared.size());
+      ASSERT_LT(starts.size(), prepared.size());
+      std::vector<double> walk(prepared.size()), known(prepared.size(), -1.0);
+      double walk_cutoff = 0, known_cutoff = 0;
+      model->predict_top_us(r.problem, prepared.data(), prepared.size(), kKeep, kTie, walk.data(), &walk_cutoff);
+      std::vector<OrigamiModel::CandidateRange> ranges;
+      model->predict_top_runs_us(r.problem, prepared.data(), prepared.size(), starts, kKeep, kTie,
+                                 known.data(), &known_cutoff, ranges);
+      EXPECT_EQ(known_cutoff, walk_cutoff) << name << " " << r.problem_text;
+      std::vector<bool> is_exact(prepared.size(), false);
+      for (const auto& range : ranges) {
+        for (std::size_t i = range.begin; i < range.end; ++i) is_exact[i] = true;
+      }
+      for (std::size_t i = 0; i < prepared.size(); ++i) {
+        if (walk[i] <= walk_cutoff) {
+          ASSERT_TRUE(is_exact[i]) << name << " " << r.problem_text << " candidate " << i;
+        }
+        if (is_exact[i]) {
+          EXPECT_EQ(known[i], walk[i]) << name << " " << r.problem_text << " candidate " << i;
+        }
+      }
+    }
+  }
+  // Two candidates, keep 10: no finite cutoff, both predicted exactly in one range.
+  const DeviceParams device = reference("mi300x");
+  const GemmModel handle(device, default_scalars(device));
+  const auto* model = dynamic_cast<const OrigamiModel*>(&handle.impl());
+  ASSERT_NE(model, nullptr);
+  const GemmProblem p = shape(4096, 4096, 4096);
+  const std::vector<PreparedCandidate> two = {
+      model->prepare(problem_class(p), tile(256, 256, 64, Decomposition::kStreamK)),
+      model->prepare(problem_class(p), tile(128, 128, 64, Decomposition::kStreamK))};
+  const auto starts = OrigamiModel::run_starts(two.data(), two.size());
+  EXPECT_EQ(starts.size(), 2u);
+  std::vector<double> predicted(2, -1.0);
+  double cutoff = 0;
+  std::vector<OrigamiModel::CandidateRange> ranges;
+  model->predict_top_runs_us(p, two.data(), two.size(), starts, 10, 0.01, predicted.data(), &cutoff, ranges);
+  EXPECT_EQ(cutoff, std::numeric_limits<double>::infinity());
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].begin, 0u);
+  EXPECT_EQ(ranges[0].end, 2u);
+  EXPECT_EQ(predicted[0], model->predict_us(p, two[0]));
+  EXPECT_EQ(predicted[1], model->predict_us(p, two[1]));
 }
 
 }  // namespace

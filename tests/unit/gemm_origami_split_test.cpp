@@ -66,5 +66,37 @@ TEST(GemmOrigamiSplit, DoesNotDependOnFileOrder) {
   }
 }
 
+TEST(GemmOrigamiSplit, LayoutComesFromTheFileName) {
+  EXPECT_EQ(origami_file_layout("data/reference/origami/gfx942_bf16.csv"), GemmLayout::kTN);
+  EXPECT_EQ(origami_file_layout("gfx950_bf16_NN.csv"), GemmLayout::kNN);
+  EXPECT_EQ(origami_file_layout("gfx950_bf16_NT.csv"), GemmLayout::kNT);
+  EXPECT_EQ(origami_file_layout("gfx942_f16_TT.csv"), GemmLayout::kTT);
+  EXPECT_EQ(origami_file_layout("x/gfx942_bf16_TN.csv"), GemmLayout::kTN);
+  // Not a layout suffix: lower case, another length, no underscore.
+  EXPECT_EQ(origami_file_layout("gfx942_bf16_nn.csv"), GemmLayout::kTN);
+  EXPECT_EQ(origami_file_layout("gfx942_bf16_NNN.csv"), GemmLayout::kTN);
+  EXPECT_EQ(origami_file_layout("NN.csv"), GemmLayout::kTN);
+}
+
+// The second reference set (Origami's NN-layout baselines of a later revision, the held-out set
+// of docs/gemm_model.md): the same 200 problems in the same order as the TN files, every problem
+// tagged NN, so the seeded split applies to it unchanged.
+TEST(GemmOrigamiSplit, NnFilesListTheSameProblemsWithTheirLayout) {
+  for (const std::string arch : {"gfx942", "gfx950"}) {
+    const auto tn = shipped(arch);
+    const auto path = std::filesystem::path(PARITY_SOURCE_DIR) / "data/reference/origami" /
+                      (arch + "_bf16_NN.csv");
+    const auto nn = read_origami_rankings(path);
+    ASSERT_TRUE(nn.is_ok()) << nn.status().message();
+    ASSERT_EQ(nn->size(), tn.size()) << arch;
+    for (std::size_t i = 0; i < nn->size(); ++i) {
+      EXPECT_EQ((*nn)[i].problem_text, tn[i].problem_text) << arch;
+      EXPECT_EQ((*nn)[i].problem.layout, GemmLayout::kNN) << arch;
+      EXPECT_EQ(tn[i].problem.layout, GemmLayout::kTN) << arch;
+      EXPECT_EQ((*nn)[i].top.size(), 10u) << arch << " " << (*nn)[i].problem_text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::gemm

@@ -10,6 +10,7 @@
 #include "parity/gemm/evaluation.hpp"
 #include "parity/gemm/measurements.hpp"
 #include "parity/gemm/selector.hpp"
+#include "parity/gemm/workflow.hpp"
 #include "parity/hw/catalogue.hpp"
 
 namespace parity::gemm {
@@ -162,6 +163,53 @@ TEST(GemmSelector, SelectMatchesFullRankingAndReportsThroughput) {
     }
     EXPECT_NEAR(selection->predicted_tflops * 1e12 * selection->predicted_us * 1e-6, p.flop_count(),
                 1e-9 * p.flop_count());
+  }
+}
+
+// The fast path (per-class constants, equal candidates predicted once, pruning by the bounds)
+// returns the exhaustive ranking's top-k, indices and predictions, on every shape of every suite
+// (development, calibration extras and the four test suites), at the shipped calibration and at
+// the defaults, for the TMA and the non-TMA classes the shapes fall in.
+TEST(GemmSelector, FastPathEqualsTheExhaustiveRankingOnEverySuiteShape) {
+  ModelSource source;
+  source.hw = "h200";
+  source.data_dir = std::string(PARITY_SOURCE_DIR) + "/data";
+  const auto shipped = load_model(source);
+  ASSERT_TRUE(shipped.is_ok()) << shipped.status().to_string();
+  const DeviceParams device = h200();
+  const auto space = hopper_modelled_space(ProblemClass{});
+  for (const bool calibrated : {true, false}) {
+    const GemmModel model = calibrated ? make_selector(*shipped).model()
+                                       : GemmModel(device, default_scalars(device));
+    Selector exhaustive(model);
+    Selector fast(model);
+    fast.set_candidates(space);
+    int shapes = 0, misaligned = 0;
+    for (const char* file : {"dev", "calibration_extra", "calibration_extra2", "test", "test2",
+                             "test3", "test4"}) {
+      const auto suite = read_shape_suite(std::string(PARITY_SOURCE_DIR) +
+                                          "/bench/shapes/gemm_shapes_" + file + ".csv");
+      ASSERT_TRUE(suite.is_ok()) << file << ": " << suite.status().to_string();
+      for (const GemmProblem& p : suite->problems) {
+        const auto ranking = exhaustive.rank(p, space);
+        ASSERT_TRUE(ranking.is_ok()) << p.describe();
+        for (const std::size_t top_k : {std::size_t{1}, std::size_t{5}}) {
+          const auto selection = fast.select(p, top_k);
+          ASSERT_TRUE(selection.is_ok()) << p.describe();
+          ASSERT_EQ(selection->top.size(), top_k);
+          for (std::size_t i = 0; i < top_k; ++i) {
+            EXPECT_EQ(selection->top[i].index, (*ranking)[i].index)
+                << file << " " << p.describe() << " place " << i << " calibrated " << calibrated;
+            EXPECT_EQ(selection->top[i].predicted_us, (*ranking)[i].predicted_us)
+                << file << " " << p.describe() << " place " << i;
+          }
+        }
+        ++shapes;
+        if (p.alignment_class_bytes() < 16) ++misaligned;
+      }
+    }
+    EXPECT_GT(shapes, 400);
+    EXPECT_GT(misaligned, 100);
   }
 }
 

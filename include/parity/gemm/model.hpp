@@ -147,6 +147,7 @@ struct HopperTerms {
   double legacy_waves_per_output = 0.0;  // split / (tm tn SMs resident CTAs)
   double legacy_latency_us_per_iter = 0.0;
   double legacy_wave_fixed_us = 0.0;
+  bool operator==(const HopperTerms&) const = default;
 };
 struct OrigamiTerms {
   double compute_cycles_per_iter = 0.0;  // MFMA cycles of one K-iteration of one tile
@@ -154,6 +155,7 @@ struct OrigamiTerms {
   bool is_xcd_contiguous = false;
   int occupancy = 1;
   bool is_stream_k = false;
+  bool operator==(const OrigamiTerms&) const = default;
 };
 struct PreparedCandidate {
   int tile_m = 0, tile_n = 0, tile_k = 0;
@@ -164,6 +166,9 @@ struct PreparedCandidate {
   double arithmetic_intensity = 0.0;  // tie-break key (origami.md §2.10)
   HopperTerms hopper;
   OrigamiTerms origami;
+  // Equal prepared terms predict the same time for every problem (e.g. cluster shapes of kernels
+  // without TMA, which run no cluster): the selector predicts one of them.
+  bool operator==(const PreparedCandidate&) const = default;
 };
 
 // A prediction split into the terms a user can reason about (`gemm select --explain`). The terms

@@ -26,10 +26,16 @@ struct OrigamiRanking {
 // Parses a rankings CSV: the header problem,rank,latency,mt_m,mt_n,mt_k,mi_m,mi_n,mi_k,occ,wgm,
 // then rows grouped by problem ("MxNxK[xB]") with ranks 0, 1, 2, ... (CRLF and blank lines ok).
 // Every field is strict (parity/core/parse.hpp); errors name `origin`, the line and the field.
-// An empty or header-only file is an error. Never throws.
+// An empty or header-only file is an error. Never throws. Every problem gets `layout` (the file
+// has no layout column: Origami names the transposes in the file name, see below).
 Result<std::vector<OrigamiRanking>> parse_origami_rankings(std::string_view text,
-                                                           std::string_view origin);
-// Reads the file and parses it as above, with the path as origin.
+                                                           std::string_view origin,
+                                                           GemmLayout layout = GemmLayout::kTN);
+// The operand layout of a rankings file from its name: Origami's baselines are named
+// <arch>_<dtype>_<AB>.csv with AB in TN, TT, NN, NT (A's then B's transpose, the letters of
+// GemmLayout); a name without that suffix (the older <arch>_<dtype>.csv) is the harness default TN.
+GemmLayout origami_file_layout(const std::filesystem::path& csv_path);
+// Reads the file and parses it as above, with the path as origin and its name's layout.
 Result<std::vector<OrigamiRanking>> read_origami_rankings(const std::filesystem::path& csv_path);
 
 // Origami's 200 ranked problems are split once, by a fixed seed: the port half (the floor(n/2)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -77,9 +78,25 @@ class Selector {
   static constexpr std::size_t kNoVendorPick = static_cast<std::size_t>(-1);
 
  private:
+  // A problem class's per-candidate constants, and the distinct ones among them: `distinct`
+  // holds the first of each group of equal prepared candidates, `distinct_of[i]` the group of
+  // candidate i (empty when all are distinct). Only the distinct ones are predicted.
+  // The AMD model's lists keep `run_starts` instead: where each run of one macro tile and split
+  // begins, so a selection bounds one head per run and scans only the runs predicted exactly.
+  struct PreparedClass {
+    std::vector<PreparedCandidate> prepared;
+    std::vector<PreparedCandidate> distinct;
+    std::vector<std::uint32_t> distinct_of;
+    std::vector<std::uint32_t> run_starts;
+  };
+  static PreparedClass group_equal(std::vector<PreparedCandidate> prepared);
+  // Fills scratch_ with the candidates at or below the model's cutoff (exact predictions) and
+  // returns the best prediction.
+  double predict_near_top(const GemmProblem& problem, std::size_t count,
+                          const PreparedClass& prepared_class, std::size_t top_k);
   Result<Selection> select_prepared(const GemmProblem& problem, std::span<const Candidate> candidates,
-                                    const std::vector<PreparedCandidate>& prepared,
-                                    std::size_t vendor_index, std::size_t top_k);
+                                    const PreparedClass& prepared, std::size_t vendor_index,
+                                    std::size_t top_k);
   std::vector<PreparedCandidate> prepare_all(const GemmProblem& problem,
                                              std::span<const Candidate> candidates) const;
   // The index of the vendor's top-1 when the confidence rule takes it over the model's best
@@ -90,9 +107,9 @@ class Selector {
   SelectorOptions options_;
   std::vector<Candidate> candidates_;
   std::size_t vendor_index_ = kNoVendorPick;  // the vendor's top-1 in candidates_, if any
-  std::unordered_map<std::uint64_t, std::vector<PreparedCandidate>> prepared_by_class_;
+  std::unordered_map<std::uint64_t, PreparedClass> prepared_by_class_;
   std::vector<RankedCandidate> scratch_;
-  std::vector<double> predicted_;
+  std::vector<double> predicted_, distinct_predicted_;
 };
 
 // True when `a` should rank before `b` among near-tied candidates (the tie-break chain above).
