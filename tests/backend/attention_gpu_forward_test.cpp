@@ -143,10 +143,6 @@ constexpr const char* kWgmmaTma = "attention_forward_gpu_wgmma_tma";      // + T
 constexpr const char* kWgmmaTma64 = "attention_forward_gpu_wgmma_tma64";  // TMA, 64-key tiles
 // kWgmmaTma with one block per (sequence, head): every multi-tile sequence walks its q tiles.
 constexpr const char* kWgmmaTmaSeq = "attention_forward_gpu_wgmma_tma_seq";
-// kWgmmaTma with the q tiles of a (sequence, head) adjacent in the grid, heaviest first.
-constexpr const char* kWgmmaTmaTileMajor = "attention_forward_gpu_wgmma_tma_tile_major";
-// kWgmmaTma on a resident grid (a block per SM) walking every q tile in that order.
-constexpr const char* kWgmmaTmaPersistent = "attention_forward_gpu_wgmma_tma_persistent";
 
 class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
  protected:
@@ -166,8 +162,7 @@ class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
 
 INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128,
                          ::testing::Values(kRows128, kWgmma, kWgmmaWs, kWgmmaWs128, kWgmmaTma,
-                                           kWgmmaTma64, kWgmmaTmaSeq, kWgmmaTmaTileMajor,
-                                           kWgmmaTmaPersistent),
+                                           kWgmmaTma64, kWgmmaTmaSeq),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kWgmmaWs) return std::string("wgmma_ws");
@@ -175,8 +170,6 @@ INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128,
                            if (name == kWgmmaTma) return std::string("wgmma_tma");
                            if (name == kWgmmaTma64) return std::string("wgmma_tma64");
                            if (name == kWgmmaTmaSeq) return std::string("wgmma_tma_seq");
-                           if (name == kWgmmaTmaTileMajor) return std::string("wgmma_tma_tile_major");
-                           if (name == kWgmmaTmaPersistent) return std::string("wgmma_tma_persistent");
                            return name == kWgmma ? std::string("wgmma") : std::string("rows128");
                          });
 
@@ -273,10 +266,8 @@ TEST_P(AttentionGpuRows128, GdpaCrossAttentionEveryActivation) {
 // The walking TMA forward (the default on sm_90a) with enough (sequence, head) pairs that each
 // block walks every q tile of its sequence (B x H = 280 >= 2 blocks per SM on a 132-SM H200;
 // fewer SMs too): lengths 0, 1, 129, 200, 257, 300 (up to 3 q tiles), HSTU causal, d = 64. The
-// same problem for the tile-major grid (blocks of one sequence adjacent) and the persistent walk
-// (840 items over one block per SM: each block's q tiles come from several sequences, empty
-// items of short sequences skipped, the next Q loaded for another sequence), and a softmax
-// problem whose sequences outgrow N (q tiles past the truncation: the tile slots' strides).
+// same for a softmax problem whose sequences outgrow N (q tiles past the truncation: the tile
+// slots' strides).
 TEST(AttentionGpu, TmaWalksTheQTilesOfManySequences) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15215);
@@ -291,10 +282,19 @@ TEST(AttentionGpu, TmaWalksTheQTilesOfManySequences) {
   std::vector<std::int64_t> lengths;
   for (int b = 0; b < 70; ++b) lengths.push_back(cycle[b % 7]);
   const AttentionProblem softmax = problem_of(AttentionKind::kSoftmax, 4, 128, 200);
-  for (const char* variant : {kWgmmaTmaSeq, kWgmmaTmaTileMajor, kWgmmaTmaPersistent}) {
-    SCOPED_TRACE(variant);
-    expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), false, variant);
-    expect_gpu_matches_reference(make_case(softmax, lengths, {}, {}, seed + 1), false, variant);
+  expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), false, kWgmmaTmaSeq);
+  expect_gpu_matches_reference(make_case(softmax, lengths, {}, {}, seed + 1), false, kWgmmaTmaSeq);
+}
+
+// The tile-major and persistent schedules stalled in the test above on the H200 (run 54): they
+// refuse every problem, naming why, until fixed.
+TEST(AttentionGpu, StalledTmaSchedulesRefuseWithReasons) {
+  AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 64, 300);
+  p.batch = 2;
+  p.total_q = p.total_kv = 100;
+  for (const auto kernel :
+       {gpu::ForwardKernel::kWgmmaTmaTileMajor, gpu::ForwardKernel::kWgmmaTmaPersistent}) {
+    expect_error(gpu::can_implement_forward(p, kernel), StatusCode::kUnsupported, "disabled");
   }
 }
 
