@@ -439,12 +439,17 @@ Status check_attention_forward_variants(const std::vector<std::string>& names) {
   return Status::ok();
 }
 
+Status validate_attention_bench_request(const AttentionBenchRequest& request) {
+  PARITY_CHECK_ARG(request.checked_rows >= 1, "bench attention: --check-rows=", request.checked_rows, " must be >= 1");
+  PARITY_RETURN_IF_ERROR(validate_timing_options(request.timing));
+  PARITY_RETURN_IF_ERROR(check_attention_forward_variants(request.forward_variants));
+  return check_attention_backward_variants(request.backward_variants);
+}
+
 Result<std::string> run_attention_bench(const AttentionBenchRequest& request, const AttentionBenchDevice& device) {
   PARITY_ASSIGN_OR_RETURN(const parity::detail::DeviceHooks* hooks, parity::detail::require_device_hooks("bench attention"));
   if (!device.time || !device.properties) return unsupported("bench attention: no device timing was handed in");
-  PARITY_RETURN_IF_ERROR(validate_timing_options(request.timing));
-  PARITY_RETURN_IF_ERROR(check_attention_forward_variants(request.forward_variants));
-  PARITY_RETURN_IF_ERROR(check_attention_backward_variants(request.backward_variants));
+  PARITY_RETURN_IF_ERROR(validate_attention_bench_request(request));
   json document = results_document("attention", provenance_json(request.seed));
   PARITY_ASSIGN_OR_RETURN(const gpu::DeviceProperties properties, device.properties(0));
   document["provenance"]["device"] = device_json(properties);
