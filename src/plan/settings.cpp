@@ -37,10 +37,12 @@ Status parse_batches(const PlanSettings& settings, PlanOptions& options) {
     const auto colon = settings.batch_range.find(':');
     PARITY_CHECK_ARG(colon != std::string::npos, "--batch-range: '", settings.batch_range,
                      "' is not A:B (global batches, e.g. 8192:131072)");
-    PARITY_ASSIGN_OR_RETURN(options.min_global_batch,
-                            parse_int64(settings.batch_range.substr(0, colon), "--batch-range A", 1));
-    PARITY_ASSIGN_OR_RETURN(options.max_global_batch,
-                            parse_int64(settings.batch_range.substr(colon + 1), "--batch-range B", 1));
+    PARITY_ASSIGN_OR_RETURN(
+        options.min_global_batch,
+        parse_int64(settings.batch_range.substr(0, colon), "--batch-range A", 1));
+    PARITY_ASSIGN_OR_RETURN(
+        options.max_global_batch,
+        parse_int64(settings.batch_range.substr(colon + 1), "--batch-range B", 1));
   } else {
     options.min_global_batch = std::int64_t{512} * settings.gpus;
     options.max_global_batch = std::int64_t{16384} * settings.gpus;
@@ -54,20 +56,27 @@ Result<PlanOptions> plan_options_from_settings(const PlanSettings& settings) {
   PARITY_CHECK_ARG(settings.gpus >= 1, "--gpus: ", settings.gpus, " must be >= 1");
   PlanOptions options;
   PARITY_RETURN_IF_ERROR(parse_batches(settings, options));
-  PARITY_ASSIGN_OR_RETURN(options.checkpointing, parse_list<Checkpointing>(settings.checkpointing, parse_checkpointing));
-  PARITY_ASSIGN_OR_RETURN(options.precisions, parse_list<Precision>(settings.precisions, parse_precision));
-  PARITY_ASSIGN_OR_RETURN(options.sharding_types, parse_list<ShardingType>(settings.sharding, parse_sharding_type));
+  PARITY_ASSIGN_OR_RETURN(options.checkpointing,
+                          parse_list<Checkpointing>(settings.checkpointing, parse_checkpointing));
+  PARITY_ASSIGN_OR_RETURN(options.precisions,
+                          parse_list<Precision>(settings.precisions, parse_precision));
+  PARITY_ASSIGN_OR_RETURN(options.sharding_types,
+                          parse_list<ShardingType>(settings.sharding, parse_sharding_type));
   return options;
 }
 
-Result<LoadedPlannerContext> load_planner_context(const PlanSettings& settings, const std::string& hw_name) {
-  PARITY_CHECK_ARG(!hw_name.empty(), "plan: the GPU is required (--hw, or --from/--to for compare)");
+Result<LoadedPlannerContext> load_planner_context(const PlanSettings& settings,
+                                                  const std::string& hw_name) {
+  PARITY_CHECK_ARG(!hw_name.empty(),
+                   "plan: the GPU is required (--hw, or --from/--to for compare)");
   PARITY_ASSIGN_OR_RETURN(const model::ModelSpec spec, model::load_spec(settings.model));
   LoadedPlannerContext loaded;
   PARITY_ASSIGN_OR_RETURN(loaded.context.model, planner_model_from_spec(spec));
-  PARITY_ASSIGN_OR_RETURN(const hw::HardwareSpec gpu, hw::find_hardware(hw_name, settings.data_dir));
+  PARITY_ASSIGN_OR_RETURN(const hw::HardwareSpec gpu,
+                          hw::find_hardware(hw_name, settings.data_dir));
   PARITY_ASSIGN_OR_RETURN(loaded.context.machine, make_machine(gpu, settings.gpus, settings.nodes));
-  PARITY_ASSIGN_OR_RETURN(loaded.context.calibration, load_planner_calibration(gpu, settings.data_dir));
+  PARITY_ASSIGN_OR_RETURN(loaded.context.calibration,
+                          load_planner_calibration(gpu, settings.data_dir));
   PARITY_ASSIGN_OR_RETURN(GemmPricer pricer, GemmPricer::create(gpu, settings.data_dir));
   loaded.pricer = std::make_unique<GemmPricer>(std::move(pricer));
   loaded.context.pricer = loaded.pricer.get();
@@ -80,9 +89,10 @@ std::string search_report_text(const SearchResult& result, const PlannerModel& m
        << "searched " << result.configurations << " configurations (" << result.feasible
        << " fit); Pareto front (peak memory GB -> M samples/s):\n";
   for (const Plan& point : result.pareto) {
-    text << "  " << point.prediction.peak_memory_bytes / 1e9 << " -> " << point.prediction.samples_per_s / 1e6
-         << "  (batch/rank " << point.config.per_rank_batch << ", " << checkpointing_name(point.config.checkpointing)
-         << ", " << precision_name(point.config.precision) << ")\n";
+    text << "  " << point.prediction.peak_memory_bytes / 1e9 << " -> "
+         << point.prediction.samples_per_s / 1e6 << "  (batch/rank " << point.config.per_rank_batch
+         << ", " << checkpointing_name(point.config.checkpointing) << ", "
+         << precision_name(point.config.precision) << ")\n";
   }
   return text.str();
 }
@@ -92,19 +102,22 @@ Result<std::string> write_search_files(const std::filesystem::path& dir, const S
   const std::filesystem::path plan_path = dir / "plan.json";
   const std::filesystem::path svg_path = dir / "pareto.svg";
   PARITY_RETURN_IF_ERROR(write_plan_file(plan_path, result.best));
-  const std::string title = context.model.name + " on " + std::to_string(context.machine.num_gpus) + " x " +
-                            context.machine.gpu.name;
+  const std::string title = context.model.name + " on " + std::to_string(context.machine.num_gpus) +
+                            " x " + context.machine.gpu.name;
   PARITY_RETURN_IF_ERROR(write_text_file(svg_path, pareto_svg(result, title)).with_context("plan"));
   return "wrote " + plan_path.string() + " and " + svg_path.string() + "\n";
 }
 
-Result<std::string> write_comparison_files(const std::filesystem::path& dir, const Comparison& comparison,
-                                           const std::string& from_hw, const std::string& to_hw) {
+Result<std::string> write_comparison_files(const std::filesystem::path& dir,
+                                           const Comparison& comparison, const std::string& from_hw,
+                                           const std::string& to_hw) {
   PARITY_RETURN_IF_ERROR(write_plan_file(dir / ("plan_" + from_hw + ".json"), comparison.source));
   if (comparison.ported.is_ok()) {
-    PARITY_RETURN_IF_ERROR(write_plan_file(dir / ("plan_direct_port_" + to_hw + ".json"), comparison.ported.value()));
+    PARITY_RETURN_IF_ERROR(
+        write_plan_file(dir / ("plan_direct_port_" + to_hw + ".json"), comparison.ported.value()));
   }
-  PARITY_RETURN_IF_ERROR(write_plan_file(dir / ("plan_codesigned_" + to_hw + ".json"), comparison.codesigned));
+  PARITY_RETURN_IF_ERROR(
+      write_plan_file(dir / ("plan_codesigned_" + to_hw + ".json"), comparison.codesigned));
   return "wrote the plans to " + dir.string() + "\n";
 }
 

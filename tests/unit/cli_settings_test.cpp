@@ -21,7 +21,9 @@
 namespace parity {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(PlanSettings, BatchesDefaultPerRankOrFromOneFlag) {
   plan::PlanSettings settings;
@@ -53,7 +55,8 @@ TEST(PlanSettings, BatchesDefaultPerRankOrFromOneFlag) {
 
 TEST(PlanSettings, BadTextNamesTheFlag) {
   plan::PlanSettings settings;
-  EXPECT_TRUE(contains(plan::plan_options_from_settings(settings).status().message(), "--gpus: 0 must be >= 1"));
+  EXPECT_TRUE(contains(plan::plan_options_from_settings(settings).status().message(),
+                       "--gpus: 0 must be >= 1"));
   settings.gpus = 8;
   settings.batch = "64x";
   EXPECT_TRUE(contains(plan::plan_options_from_settings(settings).status().message(), "--batch"));
@@ -61,9 +64,11 @@ TEST(PlanSettings, BadTextNamesTheFlag) {
   EXPECT_TRUE(contains(plan::plan_options_from_settings(settings).status().message(), "not both"));
   settings.batch.clear();
   settings.batch_range = "1024";
-  EXPECT_TRUE(contains(plan::plan_options_from_settings(settings).status().message(), "'1024' is not A:B"));
+  EXPECT_TRUE(
+      contains(plan::plan_options_from_settings(settings).status().message(), "'1024' is not A:B"));
   settings.batch_range = "1024:2048x";
-  EXPECT_TRUE(contains(plan::plan_options_from_settings(settings).status().message(), "--batch-range B"));
+  EXPECT_TRUE(
+      contains(plan::plan_options_from_settings(settings).status().message(), "--batch-range B"));
   settings.batch_range.clear();
   settings.precisions = "bf16,fp64";
   const Status bad = plan::plan_options_from_settings(settings).status();
@@ -86,20 +91,24 @@ TEST(PlanSettings, ContextSearchReportAndFiles) {
   const auto result = plan::search(loaded->context, *options);
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
   const std::string text = plan::search_report_text(*result, loaded->context.model);
-  EXPECT_TRUE(contains(text, "searched " + std::to_string(result->configurations) + " configurations (")) << text;
+  EXPECT_TRUE(
+      contains(text, "searched " + std::to_string(result->configurations) + " configurations ("))
+      << text;
   EXPECT_TRUE(contains(text, "Pareto front (peak memory GB -> M samples/s):\n  ")) << text;
 
   const auto dir = std::filesystem::path(::testing::TempDir()) / "cli_settings_plan";
   std::filesystem::create_directories(dir);
   const auto wrote = plan::write_search_files(dir, *result, loaded->context);
   ASSERT_TRUE(wrote.is_ok()) << wrote.status().to_string();
-  EXPECT_EQ(*wrote, "wrote " + (dir / "plan.json").string() + " and " + (dir / "pareto.svg").string() + "\n");
+  EXPECT_EQ(*wrote, "wrote " + (dir / "plan.json").string() + " and " +
+                        (dir / "pareto.svg").string() + "\n");
   EXPECT_TRUE(plan::read_plan_file(dir / "plan.json").is_ok());
   EXPECT_GT(std::filesystem::file_size(dir / "pareto.svg"), 0u);
   // A file where the folder should be: the write fails and names it.
   const auto blocker = dir / "blocker";
   ASSERT_TRUE(write_text_file(blocker, "x").is_ok());
-  const Status blocked = plan::write_search_files(blocker / "out", *result, loaded->context).status();
+  const Status blocked =
+      plan::write_search_files(blocker / "out", *result, loaded->context).status();
   EXPECT_FALSE(blocked.is_ok());
   EXPECT_TRUE(contains(blocked.message(), "blocker")) << blocked.message();
 }
@@ -108,10 +117,13 @@ TEST(PlanValidationConfigs, OneSourceOfConfigurations) {
   const auto defaults = plan::validation_configs(DeviceKind::kCpu, "", "");
   ASSERT_TRUE(defaults.is_ok());
   EXPECT_EQ(defaults->size(), plan::default_validation_configs(DeviceKind::kCpu).size());
-  const auto listed = plan::validation_configs(DeviceKind::kCpu, "tiny:256:fp32:none,tiny:512:bf16:full", "");
+  const auto listed =
+      plan::validation_configs(DeviceKind::kCpu, "tiny:256:fp32:none,tiny:512:bf16:full", "");
   ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
   EXPECT_EQ(listed->size(), 2u);
-  EXPECT_TRUE(contains(plan::validation_configs(DeviceKind::kCpu, "tiny:256:fp32:none", "set.txt").status().message(),
+  EXPECT_TRUE(contains(plan::validation_configs(DeviceKind::kCpu, "tiny:256:fp32:none", "set.txt")
+                           .status()
+                           .message(),
                        "--configs and --configs-file"));
   EXPECT_FALSE(plan::validation_configs(DeviceKind::kCpu, "", "/nonexistent/set.txt").is_ok());
 }
@@ -143,13 +155,16 @@ TEST(TrainSettings, ParsedStrictlyIntoOptions) {
   EXPECT_TRUE(contains(train::train_options_from_settings(settings).status().message(), "--batch"));
   settings.batch = "64";
   settings.threads = "5000";
-  EXPECT_TRUE(contains(train::train_options_from_settings(settings).status().message(), "--threads"));
+  EXPECT_TRUE(
+      contains(train::train_options_from_settings(settings).status().message(), "--threads"));
   settings.threads = "0";
   settings.epochs = "0";
-  EXPECT_TRUE(contains(train::train_options_from_settings(settings).status().message(), "--epochs"));
+  EXPECT_TRUE(
+      contains(train::train_options_from_settings(settings).status().message(), "--epochs"));
   settings.epochs = "1";
   settings.table_cap = "0";
-  EXPECT_TRUE(contains(train::train_options_from_settings(settings).status().message(), "--table-cap"));
+  EXPECT_TRUE(
+      contains(train::train_options_from_settings(settings).status().message(), "--table-cap"));
 }
 
 TEST(StepBenchSettings, ParsedStrictlyIntoOptions) {
@@ -165,7 +180,8 @@ TEST(StepBenchSettings, ParsedStrictlyIntoOptions) {
   EXPECT_EQ(options->seed, 9u);
   EXPECT_EQ(options->timed_steps, 4);
   settings.batch = "0";
-  EXPECT_TRUE(contains(train::step_bench_options_from_settings(settings).status().message(), "batch"));
+  EXPECT_TRUE(
+      contains(train::step_bench_options_from_settings(settings).status().message(), "batch"));
   settings.batch = "1";
   settings.seed = "-1";
   EXPECT_FALSE(train::step_bench_options_from_settings(settings).is_ok());
@@ -184,16 +200,19 @@ TEST(DistSetup, StartLines) {
   train::DistTrainSettings settings;
   train::DistTrainOptions options;
   EXPECT_EQ(train::mpi_train_start_text(4, settings, options),
-            "distributed: 4 ranks over MPI, placement greedy table-wise by bytes, gradient chunks one per rank\n");
+            "distributed: 4 ranks over MPI, placement greedy table-wise by bytes, gradient chunks "
+            "one per rank\n");
   settings.plan = "p.json";
   options.gradient_chunks = 8;
   EXPECT_EQ(train::mpi_train_start_text(2, settings, options),
-            "distributed: 2 ranks over MPI, placement p.json (its table placement only), gradient chunks 8\n");
+            "distributed: 2 ranks over MPI, placement p.json (its table placement only), gradient "
+            "chunks 8\n");
   EXPECT_EQ(train::gpu_train_start_text(2, "nccl", "nccl", settings),
             "distributed: 2 ranks over nccl (one GPU each), placement p.json (its tables only)\n");
   settings.plan.clear();
   EXPECT_EQ(train::gpu_train_start_text(1, "local", "local", settings),
-            "distributed: 1 ranks over local (one CPU process each), placement greedy table-wise by bytes\n");
+            "distributed: 1 ranks over local (one CPU process each), placement greedy table-wise "
+            "by bytes\n");
 }
 
 TEST(SyntheticSettings, DefaultsAndErrors) {
@@ -209,10 +228,12 @@ TEST(SyntheticSettings, DefaultsAndErrors) {
   settings.eval_samples = "0";
   EXPECT_EQ(data::synthetic_options_from_settings(settings)->eval_samples, 0);
   settings.samples = "0";
-  EXPECT_TRUE(contains(data::synthetic_options_from_settings(settings).status().message(), "--samples"));
+  EXPECT_TRUE(
+      contains(data::synthetic_options_from_settings(settings).status().message(), "--samples"));
   settings.samples = "10";
   settings.zipf = "1.0x";
-  EXPECT_TRUE(contains(data::synthetic_options_from_settings(settings).status().message(), "--zipf"));
+  EXPECT_TRUE(
+      contains(data::synthetic_options_from_settings(settings).status().message(), "--zipf"));
 }
 
 TEST(CommBenchSettings, SizesListsAndValidation) {
@@ -228,28 +249,34 @@ TEST(CommBenchSettings, SizesListsAndValidation) {
   ASSERT_EQ(options->placements.size(), 1u);
   EXPECT_EQ(options->placements[0], comm::BenchPlacement::kInPlace);
   settings.min_bytes = "8x";
-  EXPECT_TRUE(contains(comm::comm_bench_options_from_settings(settings).status().message(), "--min-bytes"));
+  EXPECT_TRUE(
+      contains(comm::comm_bench_options_from_settings(settings).status().message(), "--min-bytes"));
   settings.min_bytes = "8";
   settings.step_factor = 1.0;
-  EXPECT_TRUE(contains(comm::comm_bench_options_from_settings(settings).status().message(), "--step-factor"));
+  EXPECT_TRUE(contains(comm::comm_bench_options_from_settings(settings).status().message(),
+                       "--step-factor"));
   settings.step_factor = 2.0;
   settings.placement = "sideways";
-  EXPECT_TRUE(contains(comm::comm_bench_options_from_settings(settings).status().message(), "--placement"));
+  EXPECT_TRUE(
+      contains(comm::comm_bench_options_from_settings(settings).status().message(), "--placement"));
 }
 
 TEST(GemmMeasureCounts, NamedAsFlags) {
   gemm::MeasureOptions options;
   EXPECT_TRUE(gemm::validate_measure_counts(options, "gemm run").is_ok());
   options.repetitions = 0;
-  EXPECT_EQ(gemm::validate_measure_counts(options, "gemm run").message(), "gemm run: --reps=0 must be >= 1");
+  EXPECT_EQ(gemm::validate_measure_counts(options, "gemm run").message(),
+            "gemm run: --reps=0 must be >= 1");
   options.repetitions = 1;
   options.warmup_iterations = -1;
-  EXPECT_EQ(gemm::validate_measure_counts(options, "gemm measure").message(), "gemm measure: --warmup=-1 must be >= 0");
+  EXPECT_EQ(gemm::validate_measure_counts(options, "gemm measure").message(),
+            "gemm measure: --warmup=-1 must be >= 0");
 }
 
 TEST(GemmAgreementReport, HalvesAndErrors) {
   const gemm::ModelSource nvidia{"h200", std::nullopt, ""};
-  EXPECT_EQ(gemm::agreement_report(nvidia, "", "all", false).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gemm::agreement_report(nvidia, "", "all", false).status().code(),
+            StatusCode::kInvalidArgument);
   const gemm::ModelSource amd{"mi300x", std::nullopt, ""};
   // JSON takes one half per run: "both" is not a half there.
   EXPECT_FALSE(gemm::agreement_report(amd, "", "both", true).is_ok());

@@ -28,29 +28,36 @@ struct PlanCliOptions {
 
 Status run_plan(const PlanCliOptions& cli) {
   const plan::PlanSettings settings = cli.resolved();
-  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options, plan::plan_options_from_settings(settings));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext loaded, plan::load_planner_context(settings, cli.hw));
+  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options,
+                          plan::plan_options_from_settings(settings));
+  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext loaded,
+                          plan::load_planner_context(settings, cli.hw));
   PARITY_ASSIGN_OR_RETURN(const plan::SearchResult result, plan::search(loaded.context, options));
   std::cout << plan::search_report_text(result, loaded.context.model);
   if (cli.out_dir.empty()) return Status::ok();
-  PARITY_ASSIGN_OR_RETURN(const std::string wrote, plan::write_search_files(cli.out_dir, result, loaded.context));
+  PARITY_ASSIGN_OR_RETURN(const std::string wrote,
+                          plan::write_search_files(cli.out_dir, result, loaded.context));
   std::cout << wrote;
   return Status::ok();
 }
 
 Status run_compare(const PlanCliOptions& cli) {
   const plan::PlanSettings settings = cli.resolved();
-  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options, plan::plan_options_from_settings(settings));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext source, plan::load_planner_context(settings, cli.from_hw));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext target, plan::load_planner_context(settings, cli.to_hw));
+  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options,
+                          plan::plan_options_from_settings(settings));
+  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext source,
+                          plan::load_planner_context(settings, cli.from_hw));
+  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext target,
+                          plan::load_planner_context(settings, cli.to_hw));
   PARITY_CHECK_ARG(cli.headroom_scale >= 1.0, "--headroom: ", cli.headroom_scale, " must be >= 1");
-  PARITY_ASSIGN_OR_RETURN(const plan::Comparison comparison,
-                          plan::compare_port_and_codesign(source.context, target.context, options,
-                                                          cli.headroom_scale));
+  PARITY_ASSIGN_OR_RETURN(
+      const plan::Comparison comparison,
+      plan::compare_port_and_codesign(source.context, target.context, options, cli.headroom_scale));
   std::cout << plan::comparison_report(comparison);
   if (cli.out_dir.empty()) return Status::ok();
-  PARITY_ASSIGN_OR_RETURN(const std::string wrote,
-                          plan::write_comparison_files(cli.out_dir, comparison, cli.from_hw, cli.to_hw));
+  PARITY_ASSIGN_OR_RETURN(
+      const std::string wrote,
+      plan::write_comparison_files(cli.out_dir, comparison, cli.from_hw, cli.to_hw));
   std::cout << wrote;
   return Status::ok();
 }
@@ -64,7 +71,8 @@ void add_common_options(CLI::App& command, PlanCliOptions& options) {
   command.add_option("--batch-range", s.batch_range, "global batches A:B, doubling");
   command.add_option("--checkpointing", s.checkpointing, "allowed: none,full");
   command.add_option("--precision", s.precisions, "allowed: fp32,tf32,bf16,bf16_fp16tables");
-  command.add_option("--sharding", s.sharding, "allowed: table_wise,row_wise,column_wise,data_parallel");
+  command.add_option("--sharding", s.sharding,
+                     "allowed: table_wise,row_wise,column_wise,data_parallel");
   command.add_option("--out", options.out_dir, "write plan JSON (and SVG) here");
   command.add_option("--data-dir", options.data_dir, "folder with hardware/ and calibration/");
 }
@@ -75,13 +83,17 @@ void add_plan_commands(CLI::App& plan, Outcome& outcome) {
   auto options = std::make_shared<PlanCliOptions>();
   add_common_options(plan, *options);
   plan.add_option("--hw", options->hw, "catalogue GPU (parity hw list)");
-  auto* compare = plan.add_subcommand("compare", "Direct port of the source-optimal plan vs the co-designed target plan");
+  auto* compare = plan.add_subcommand(
+      "compare", "Direct port of the source-optimal plan vs the co-designed target plan");
   auto compare_options = std::make_shared<PlanCliOptions>();
   add_common_options(*compare, *compare_options);
-  compare->add_option("--from", compare_options->from_hw, "source GPU (its optimal plan is ported)")->required();
+  compare->add_option("--from", compare_options->from_hw, "source GPU (its optimal plan is ported)")
+      ->required();
   compare->add_option("--to", compare_options->to_hw, "target GPU")->required();
-  compare->add_option("--headroom", compare_options->headroom_scale, "largest model scale tried (default 8)");
-  compare->callback([compare_options, &outcome] { outcome.status = run_compare(*compare_options); });
+  compare->add_option("--headroom", compare_options->headroom_scale,
+                      "largest model scale tried (default 8)");
+  compare->callback(
+      [compare_options, &outcome] { outcome.status = run_compare(*compare_options); });
   add_plan_validate_command(plan, outcome);
   CLI::App* validate = plan.get_subcommand("validate");
   plan.callback([options, compare, validate, &outcome] {

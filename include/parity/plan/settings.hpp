@@ -17,13 +17,14 @@ namespace parity::plan {
 struct PlanSettings {
   std::string model = "dlrm-v2";  // preset or spec JSON
   int gpus = 0;
-  int nodes = 0;                  // 0: the fewest scale-up domains that hold the GPUs
-  std::string batch;              // one global batch, or empty
-  std::string batch_range;        // "A:B" global batches, or empty (default 512..16384 per rank)
+  int nodes = 0;            // 0: the fewest scale-up domains that hold the GPUs
+  std::string batch;        // one global batch, or empty
+  std::string batch_range;  // "A:B" global batches, or empty (default 512..16384 per rank)
   std::string checkpointing = "none,full";
   std::string precisions = "tf32,bf16";
   std::string sharding = "table_wise,row_wise,column_wise,data_parallel";
-  std::optional<std::filesystem::path> data_dir;  // hardware/ and calibration/ (default: the data dir)
+  std::optional<std::filesystem::path>
+      data_dir;  // hardware/ and calibration/ (default: the data dir)
 };
 
 /// The search options; errors name the flag and value ("--gpus: 0 must be >= 1",
@@ -37,7 +38,8 @@ struct LoadedPlannerContext {
 };
 /// The model spec, the GPU, its machine of settings.gpus x settings.nodes, the planner
 /// calibration and the GEMM pricer. An empty `hw_name` is an error naming --hw.
-Result<LoadedPlannerContext> load_planner_context(const PlanSettings& settings, const std::string& hw_name);
+Result<LoadedPlannerContext> load_planner_context(const PlanSettings& settings,
+                                                  const std::string& hw_name);
 
 /// The best plan's report, how many configurations were searched and fit, and the Pareto front
 /// (peak memory GB -> M samples/s), one line a point.
@@ -49,7 +51,8 @@ Result<std::string> write_search_files(const std::filesystem::path& dir, const S
 
 /// Writes `dir`/plan_<from>.json, plan_direct_port_<to>.json (when the port fits) and
 /// plan_codesigned_<to>.json; returns the line saying so.
-Result<std::string> write_comparison_files(const std::filesystem::path& dir, const Comparison& comparison,
-                                           const std::string& from_hw, const std::string& to_hw);
+Result<std::string> write_comparison_files(const std::filesystem::path& dir,
+                                           const Comparison& comparison, const std::string& from_hw,
+                                           const std::string& to_hw);
 
 }  // namespace parity::plan

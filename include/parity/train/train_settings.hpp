@@ -13,22 +13,22 @@
 namespace parity::train {
 
 struct TrainSettings {
-  std::string model;            // preset or JSON spec
-  std::string table_cap;        // empty: the spec's tables
-  std::string data;             // dataset directory
-  std::string synthetic;        // empty, or samples generated into out/data
+  std::string model;      // preset or JSON spec
+  std::string table_cap;  // empty: the spec's tables
+  std::string data;       // dataset directory
+  std::string synthetic;  // empty, or samples generated into out/data
   std::string device = "cpu";
   std::string batch = "256";
   std::string out;
-  std::string steps = "0";      // 0: no limit
+  std::string steps = "0";  // 0: no limit
   std::string epochs = "1";
   std::string eval_every = "0";
   std::string eval_samples = "0";
   std::string checkpoint_every = "0";
-  std::string lr;               // empty: the spec's
+  std::string lr;  // empty: the spec's
   std::string seed = "1";
-  std::string threads = "0";    // 0: automatic
-  std::string export_initial;   // initial parameters file, or empty
+  std::string threads = "0";   // 0: automatic
+  std::string export_initial;  // initial parameters file, or empty
   std::string gemm_choice = "measured";
   bool resume = false;
   bool deterministic = false;
