@@ -26,6 +26,12 @@ Status validate_measure_options(const MeasureOptions& o) {
   return Status::ok();
 }
 
+Status validate_measure_counts(const MeasureOptions& options, std::string_view command) {
+  PARITY_CHECK_ARG(options.repetitions >= 1, command, ": --reps=", options.repetitions, " must be >= 1");
+  PARITY_CHECK_ARG(options.warmup_iterations >= 0, command, ": --warmup=", options.warmup_iterations, " must be >= 0");
+  return Status::ok();
+}
+
 Status validate(const SuiteMeasureRequest& request) {
   PARITY_CHECK_ARG(!request.shapes.empty(), "gemm measure: --shapes FILE is required");
   PARITY_CHECK_ARG(!request.out.empty(), "gemm measure: --out FILE is required");

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "parity/bench/hbm.hpp"
+
 namespace parity::comm {
 namespace {
 
@@ -279,6 +281,21 @@ Result<std::vector<BenchPlacement>> parse_bench_placements(std::string_view text
   if (text == "out_of_place") return std::vector<BenchPlacement>{BenchPlacement::kOutOfPlace};
   if (text == "in_place") return std::vector<BenchPlacement>{BenchPlacement::kInPlace};
   return invalid_argument("--placement: '", text, "' (expected both, out_of_place or in_place)");
+}
+
+Result<CommBenchOptions> comm_bench_options_from_settings(const CommBenchSettings& settings) {
+  CommBenchOptions options;
+  PARITY_ASSIGN_OR_RETURN(options.min_bytes, bench::parse_byte_count(settings.min_bytes, "--min-bytes"));
+  PARITY_ASSIGN_OR_RETURN(options.max_bytes, bench::parse_byte_count(settings.max_bytes, "--max-bytes"));
+  options.step_factor = settings.step_factor;
+  PARITY_ASSIGN_OR_RETURN(options.collectives, parse_collective_list(settings.collectives));
+  PARITY_ASSIGN_OR_RETURN(options.placements, parse_bench_placements(settings.placement));
+  PARITY_ASSIGN_OR_RETURN(options.dtype, parse_dtype(settings.dtype));
+  PARITY_ASSIGN_OR_RETURN(options.op, parse_reduce_op(settings.op));
+  options.warmup = settings.warmup;
+  options.repetitions = settings.repetitions;
+  PARITY_RETURN_IF_ERROR(options.validate());
+  return options;
 }
 
 std::string comm_bench_table(const CommBenchReport& report) {

@@ -313,6 +313,19 @@ std::string to_text(const AgreementOutcome& o) {
   return out.str();
 }
 
+Result<std::string> agreement_report(const ModelSource& source, const std::string& origami_csv,
+                                     const std::string& half_name, bool is_json) {
+  const bool is_both = half_name == "both" && !is_json;
+  std::string text;
+  for (const std::string& name : is_both ? std::vector<std::string>{"port", "held-out"}
+                                         : std::vector<std::string>{half_name}) {
+    PARITY_ASSIGN_OR_RETURN(const RankingHalf half, parse_ranking_half(name));
+    PARITY_ASSIGN_OR_RETURN(const AgreementOutcome outcome, agree_with_origami(source, origami_csv, half));
+    text += is_json ? to_json(outcome) : to_text(outcome);
+  }
+  return text;
+}
+
 std::string to_json(const AgreementOutcome& o) {
   const AgreementReport& r = o.report;
   return json{{"hw", o.hw},

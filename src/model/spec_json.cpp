@@ -307,6 +307,12 @@ Result<ModelSpec> load_spec(std::string_view preset_or_path) {
   return preset(preset_or_path);  // the unknown-preset message lists the presets
 }
 
+Result<ModelSpec> load_spec(std::string_view preset_or_path, const SpecOverrides& overrides) {
+  PARITY_ASSIGN_OR_RETURN(ModelSpec spec, load_spec(preset_or_path));
+  PARITY_RETURN_IF_ERROR(apply_spec_overrides(spec, overrides));
+  return spec;
+}
+
 std::string spec_to_json(const ModelSpec& spec) {
   json root;
   root["name"] = spec.name;

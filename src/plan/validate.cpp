@@ -194,6 +194,14 @@ Result<std::vector<ValidationConfig>> read_validation_configs_file(
   return configs;
 }
 
+Result<std::vector<ValidationConfig>> validation_configs(DeviceKind device, const std::string& configs_text,
+                                                         const std::string& configs_file) {
+  PARITY_CHECK_ARG(configs_text.empty() || configs_file.empty(), "--configs and --configs-file: give one of the two");
+  if (!configs_text.empty()) return parse_validation_configs(configs_text);
+  if (!configs_file.empty()) return read_validation_configs_file(configs_file);
+  return default_validation_configs(device);
+}
+
 Status ValidationOptions::validate() const {
   PARITY_CHECK_ARG(warmup_steps >= 0 && warmup_steps <= 1000, "--warmup: ", warmup_steps, " is out of range [0, 1000]");
   PARITY_CHECK_ARG(timed_steps >= 1 && timed_steps <= 10000, "--steps: ", timed_steps, " is out of range [1, 10000]");

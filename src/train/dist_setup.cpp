@@ -44,6 +44,33 @@ Status apply_plan_placement(const DistTrainSettings& settings, int num_ranks, Di
   return Status::ok();
 }
 
+Status check_device_for_backend(DeviceKind device, std::string_view backend, std::string_view flag) {
+  const bool is_nccl = backend == "nccl";
+  const DeviceKind wanted = is_nccl ? DeviceKind::kGpu : DeviceKind::kCpu;
+  PARITY_CHECK_ARG(device == wanted, "--device: ", device_kind_name(device), " does not go with ", flag, " ", backend,
+                   " (", is_nccl ? "use --device cuda" : "use --device cpu", ")");
+  return Status::ok();
+}
+
+std::string mpi_train_start_text(int ranks, const DistTrainSettings& settings, const DistTrainOptions& options) {
+  // Only the plan's placement (all four types) is applied: batch and precision come from the
+  // settings and the spec.
+  const std::string placement =
+      settings.plan.empty() ? "greedy table-wise by bytes" : settings.plan + " (its table placement only)";
+  const std::string chunks = options.gradient_chunks == 0 ? "one per rank" : std::to_string(options.gradient_chunks);
+  return format_text("distributed: %d ranks over MPI, placement %s, gradient chunks %s\n", ranks, placement.c_str(),
+                     chunks.c_str());
+}
+
+std::string gpu_train_start_text(int ranks, std::string_view communicator_name, std::string_view backend,
+                                 const DistTrainSettings& settings) {
+  const std::string placement =
+      settings.plan.empty() ? "greedy table-wise by bytes" : settings.plan + " (its tables only)";
+  return format_text("distributed: %d ranks over %s (one %s each), placement %s\n", ranks,
+                     std::string(communicator_name).c_str(), backend == "nccl" ? "GPU" : "CPU process",
+                     placement.c_str());
+}
+
 std::string reduction_timings_text(const DistTrainSettings& settings, const DistTrainOptions& options,
                                    const DenseReductionTimings& timings) {
   const bool is_chunked = options.gradient_chunks > 0 || options.train.determinism == Determinism::kBitwise;

@@ -142,5 +142,18 @@ TEST(AttentionBench, G1CrossAttentionHasSixtyFourKeysPerSequence) {
   EXPECT_EQ(in->kv_offsets.back(), in->problem.total_kv);
 }
 
+TEST(AttentionBench, RequestIsValidatedBeforeAnyDevice) {
+  AttentionBenchRequest request;
+  EXPECT_TRUE(validate_attention_bench_request(request).is_ok());
+  request.checked_rows = 0;
+  EXPECT_EQ(validate_attention_bench_request(request).message(), "bench attention: --check-rows=0 must be >= 1");
+  request.checked_rows = 1;
+  request.backward_variants = {"no_such_backward"};
+  EXPECT_NE(validate_attention_bench_request(request).message().find("'no_such_backward'"), std::string::npos);
+  request.backward_variants.clear();
+  request.timing.repetitions = 0;
+  EXPECT_EQ(validate_attention_bench_request(request).code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace parity::bench

@@ -29,14 +29,12 @@ Status bench_attention(const BenchAttentionArgs& args) {
   bench::AttentionBenchRequest request;
   PARITY_ASSIGN_OR_RETURN(request.cases, bench::attention_bench_cases(args.config, args.overrides));
   PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench attention", args.timing));
-  PARITY_CHECK_ARG(args.checked_rows >= 1, "bench attention: --check-rows=", args.checked_rows, " must be >= 1");
   request.checked_rows = args.checked_rows;
   request.seed = args.seed;
   request.out = args.out;
-  PARITY_RETURN_IF_ERROR(bench::check_attention_forward_variants(args.forward_variants));
   request.forward_variants = args.forward_variants;
-  PARITY_RETURN_IF_ERROR(bench::check_attention_backward_variants(args.backward_variants));
   request.backward_variants = args.backward_variants;
+  PARITY_RETURN_IF_ERROR(bench::validate_attention_bench_request(request));
   PARITY_RETURN_IF_ERROR(require_cuda_device("bench attention"));
 #ifdef PARITY_HAS_CUDA
   PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_attention_bench(request, bench::gpu_bench_device()));

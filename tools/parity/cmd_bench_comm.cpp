@@ -6,7 +6,6 @@
 
 #include "comm_session.hpp"
 #include "commands.hpp"
-#include "parity/bench/hbm.hpp"
 #include "parity/comm/bench.hpp"
 
 namespace parity::cli {
@@ -18,29 +17,10 @@ struct CommArgs {
 #else
   std::string backend = "local";
 #endif
-  std::string min_bytes = "8", max_bytes = "1GiB",
-              collectives = "all_reduce,all_gather,reduce_scatter,all_to_all";
-  std::string placement = "both", dtype = "fp32", op = "sum", out, calibration_out, fit_from;
-  double step_factor = 2.0, timeout_ms = 600000.0;
-  int warmup = 5, reps = 20;
+  comm::CommBenchSettings settings;
+  std::string out, calibration_out, fit_from;
+  double timeout_ms = 600000.0;
 };
-
-Result<comm::CommBenchOptions> options_from(const CommArgs& args) {
-  comm::CommBenchOptions options;
-  PARITY_ASSIGN_OR_RETURN(options.min_bytes,
-                          bench::parse_byte_count(args.min_bytes, "--min-bytes"));
-  PARITY_ASSIGN_OR_RETURN(options.max_bytes,
-                          bench::parse_byte_count(args.max_bytes, "--max-bytes"));
-  options.step_factor = args.step_factor;
-  PARITY_ASSIGN_OR_RETURN(options.collectives, comm::parse_collective_list(args.collectives));
-  PARITY_ASSIGN_OR_RETURN(options.placements, comm::parse_bench_placements(args.placement));
-  PARITY_ASSIGN_OR_RETURN(options.dtype, parse_dtype(args.dtype));
-  PARITY_ASSIGN_OR_RETURN(options.op, comm::parse_reduce_op(args.op));
-  options.warmup = args.warmup;
-  options.repetitions = args.reps;
-  PARITY_RETURN_IF_ERROR(options.validate());
-  return options;
-}
 
 Status fit_and_write(const comm::CommBenchReport& report, const std::string& calibration_out,
                     const std::string& results_path) {
@@ -55,7 +35,7 @@ Status run_bench_comm(const CommArgs& args) {
     PARITY_ASSIGN_OR_RETURN(const auto report, comm::read_comm_bench_json(args.fit_from));
     return fit_and_write(report, args.calibration_out, args.fit_from);
   }
-  PARITY_ASSIGN_OR_RETURN(const comm::CommBenchOptions options, options_from(args));
+  PARITY_ASSIGN_OR_RETURN(const comm::CommBenchOptions options, comm::comm_bench_options_from_settings(args.settings));
   comm::CommOptions comm_options;
   comm_options.timeout_ms = args.timeout_ms;
   PARITY_ASSIGN_OR_RETURN(CommSession session, open_comm_session(args.backend, comm_options));
@@ -79,19 +59,20 @@ void add_bench_comm_command(CLI::App& bench, Outcome& outcome) {
       bench.add_subcommand("comm",
                            "Collectives (nccl-tests conventions) and the planner's alpha-beta fit; "
                            "run under mpirun -np R");
+  comm::CommBenchSettings& settings = args->settings;
   const auto flag = [cmd](const char* name, auto& value, const char* help) {
     cmd->add_option(name, value, help);
   };
   flag("--backend", args->backend, "local, mpi (CPU ranks) or nccl (GPUs)");
-  flag("--min-bytes", args->min_bytes, "smallest size S (e.g. 8, 1KiB)");
-  flag("--max-bytes", args->max_bytes, "largest size S");
-  flag("--step-factor", args->step_factor, "size multiplier between steps (> 1)");
-  flag("--collectives", args->collectives, "comma list (also: broadcast)");
-  flag("--placement", args->placement, "both, out_of_place or in_place");
-  flag("--dtype", args->dtype, "fp32, fp64, bf16, fp16, int32, int64");
-  flag("--op", args->op, "sum or max");
-  flag("--warmup", args->warmup, "untimed calls per size");
-  flag("--reps", args->reps, "timed repetitions per size (median reported)");
+  flag("--min-bytes", settings.min_bytes, "smallest size S (e.g. 8, 1KiB)");
+  flag("--max-bytes", settings.max_bytes, "largest size S");
+  flag("--step-factor", settings.step_factor, "size multiplier between steps (> 1)");
+  flag("--collectives", settings.collectives, "comma list (also: broadcast)");
+  flag("--placement", settings.placement, "both, out_of_place or in_place");
+  flag("--dtype", settings.dtype, "fp32, fp64, bf16, fp16, int32, int64");
+  flag("--op", settings.op, "sum or max");
+  flag("--warmup", settings.warmup, "untimed calls per size");
+  flag("--reps", settings.repetitions, "timed repetitions per size (median reported)");
   flag("--timeout-ms", args->timeout_ms, "a collective not done by then fails (0: no deadline)");
   flag("--out", args->out, "results JSON with provenance (rank 0 writes)");
   flag("--calibration-out", args->calibration_out,

@@ -15,18 +15,15 @@ namespace {
 
 struct DataOptions {
   std::string model = "tiny";
-  std::string samples, eval_samples, seed = "1", zipf = "1.05", planted_auc = "0.78", table_cap,
-                                     threads = "0";
+  model::SpecOverrides overrides;  // the table cap
+  data::SyntheticSettings synthetic;
   std::string tsv, eval_tsv, max_bad_lines = "0";
   std::string out;
 };
 
 // The dataset schema of a preset or JSON spec: feature f reads table f of the dataset.
 Result<data::DatasetSchema> schema_of(const DataOptions& options) {
-  PARITY_ASSIGN_OR_RETURN(model::ModelSpec spec, model::load_spec(options.model));
-  model::SpecOverrides overrides;
-  overrides.table_cap = options.table_cap;
-  PARITY_RETURN_IF_ERROR(model::apply_spec_overrides(spec, overrides));
+  PARITY_ASSIGN_OR_RETURN(const model::ModelSpec spec, model::load_spec(options.model, options.overrides));
   return model::dataset_schema(spec);
 }
 
@@ -36,20 +33,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 Status run_generate(const DataOptions& options) {
   PARITY_ASSIGN_OR_RETURN(const data::DatasetSchema schema, schema_of(options));
-  data::SyntheticOptions synthetic;
-  PARITY_ASSIGN_OR_RETURN(synthetic.train_samples, parse_int64(options.samples, "--samples", 1));
-  synthetic.eval_samples = std::max<std::int64_t>(1, synthetic.train_samples / 10);
-  if (!options.eval_samples.empty()) {
-    PARITY_ASSIGN_OR_RETURN(synthetic.eval_samples,
-                            parse_int64(options.eval_samples, "--eval-samples", 0));
-  }
-  PARITY_ASSIGN_OR_RETURN(synthetic.seed, parse_uint64(options.seed, "--seed"));
-  PARITY_ASSIGN_OR_RETURN(synthetic.zipf_alpha, parse_double(options.zipf, "--zipf"));
-  PARITY_ASSIGN_OR_RETURN(synthetic.planted_auc_target,
-                          parse_double(options.planted_auc, "--planted-auc"));
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t threads,
-                          parse_int64(options.threads, "--threads", 0, 4096));
-  synthetic.num_threads = static_cast<int>(threads);
+  PARITY_ASSIGN_OR_RETURN(const data::SyntheticOptions synthetic,
+                          data::synthetic_options_from_settings(options.synthetic));
   const auto start = std::chrono::steady_clock::now();
   PARITY_ASSIGN_OR_RETURN(const data::SyntheticReport report,
                           data::generate_synthetic(schema, synthetic, options.out));
@@ -76,20 +61,21 @@ Status run_convert(const DataOptions& options) {
 
 void add_data_commands(CLI::App& data, Outcome& outcome) {
   auto options = std::make_shared<DataOptions>();
+  data::SyntheticSettings& s = options->synthetic;
   auto* generate = data.add_subcommand(
       "generate", "Write a synthetic dataset (Zipf ids, planted logistic labels)");
   generate
       ->add_option("--model", options->model,
                    "Preset (tiny, dlrm-kaggle, dlrm-v2) or JSON spec path");
-  generate->add_option("--samples", options->samples, "Training samples")->required();
-  generate->add_option("--eval-samples", options->eval_samples,
+  generate->add_option("--samples", s.samples, "Training samples")->required();
+  generate->add_option("--eval-samples", s.eval_samples,
                        "Evaluation samples (default: samples / 10)");
   generate->add_option("--out", options->out, "Output directory")->required();
-  generate->add_option("--seed", options->seed, "Seed");
-  generate->add_option("--zipf", options->zipf, "Zipf exponent of the ids (>= 0; 0 uniform)");
-  generate->add_option("--planted-auc", options->planted_auc, "Planted model's AUC (0.5, 0.80]");
-  generate->add_option("--table-cap", options->table_cap, "Cap every table at this many rows");
-  generate->add_option("--threads", options->threads,
+  generate->add_option("--seed", s.seed, "Seed");
+  generate->add_option("--zipf", s.zipf, "Zipf exponent of the ids (>= 0; 0 uniform)");
+  generate->add_option("--planted-auc", s.planted_auc, "Planted model's AUC (0.5, 0.80]");
+  generate->add_option("--table-cap", options->overrides.table_cap, "Cap every table at this many rows");
+  generate->add_option("--threads", s.threads,
                        "Threads (0: all cores; output does not depend on it)");
   generate->callback([options, &outcome] { outcome.status = run_generate(*options); });
 
@@ -101,7 +87,7 @@ void add_data_commands(CLI::App& data, Outcome& outcome) {
   convert->add_option("--eval-tsv", converting->eval_tsv, "Evaluation split TSV (optional)");
   convert->add_option("--out", converting->out, "Output directory")->required();
   convert->add_option("--model", converting->model, "Preset or spec giving the 26 table sizes");
-  convert->add_option("--table-cap", converting->table_cap, "Cap every table at this many rows");
+  convert->add_option("--table-cap", converting->overrides.table_cap, "Cap every table at this many rows");
   convert
       ->add_option("--max-bad-lines", converting->max_bad_lines, "Bad lines skipped before failing");
   convert->callback([converting, &outcome] { outcome.status = run_convert(*converting); });

@@ -76,14 +76,9 @@ Status run_eval(const GemmOptions& o) {
 }
 
 Status run_agree(const GemmOptions& o) {
-  // "both": the port half, then the held-out half (text only: JSON takes one half per run).
-  const bool is_both = o.half == "both" && !o.is_json_output;
-  for (const std::string& name : is_both ? std::vector<std::string>{"port", "held-out"}
-                                         : std::vector<std::string>{o.half}) {
-    PARITY_ASSIGN_OR_RETURN(const auto half, gemm::parse_ranking_half(name));
-    PARITY_ASSIGN_OR_RETURN(const auto outcome, gemm::agree_with_origami(model_source(o), o.origami_csv, half));
-    std::cout << (o.is_json_output ? gemm::to_json(outcome) : gemm::to_text(outcome));
-  }
+  PARITY_ASSIGN_OR_RETURN(const std::string text,
+                          gemm::agreement_report(model_source(o), o.origami_csv, o.half, o.is_json_output));
+  std::cout << text;
   return Status::ok();
 }
 

@@ -35,15 +35,8 @@ struct MeasureArgs : CommonArgs {
 
 gemm::ModelSource source_of(const CommonArgs& args) { return gemm::with_data_dir(args.model, args.data_dir); }
 
-Status validate_counts(const CommonArgs& args, const char* command) {
-  PARITY_CHECK_ARG(args.options.repetitions >= 1, command, ": --reps=", args.options.repetitions, " must be >= 1");
-  PARITY_CHECK_ARG(args.options.warmup_iterations >= 0, command, ": --warmup=", args.options.warmup_iterations,
-                   " must be >= 0");
-  return Status::ok();
-}
-
 Status run_gemm_run(const RunArgs& args) {
-  PARITY_RETURN_IF_ERROR(validate_counts(args, "gemm run"));
+  PARITY_RETURN_IF_ERROR(gemm::validate_measure_counts(args.options, "gemm run"));
   gemm::GemmRunRequest request;
   auto problem = gemm::gemm_problem_from_text(args.sizes, args.dtype, args.layout);
   if (!problem.is_ok()) return problem.status().with_context("gemm run");
@@ -60,7 +53,7 @@ Status run_gemm_run(const RunArgs& args) {
 }
 
 Status run_gemm_measure(const MeasureArgs& args) {
-  PARITY_RETURN_IF_ERROR(validate_counts(args, "gemm measure"));
+  PARITY_RETURN_IF_ERROR(gemm::validate_measure_counts(args.options, "gemm measure"));
   gemm::SuiteMeasureRequest request = args.request;
   request.options = args.options;
   request.out = args.out;

@@ -32,16 +32,8 @@ Status run_validate(const ValidateArgs& args) {
   options.predict_only = args.predict_only;
   if (!args.data_dir.empty()) options.data_dir = std::filesystem::path(args.data_dir);
   PARITY_RETURN_IF_ERROR(options.validate());
-  std::vector<plan::ValidationConfig> configs = plan::default_validation_configs(options.device);
-  if (!args.configs.empty() && !args.configs_file.empty()) {
-    return invalid_argument("--configs and --configs-file: give one of the two");
-  }
-  if (!args.configs.empty()) {
-    PARITY_ASSIGN_OR_RETURN(configs, plan::parse_validation_configs(args.configs));
-  }
-  if (!args.configs_file.empty()) {
-    PARITY_ASSIGN_OR_RETURN(configs, plan::read_validation_configs_file(args.configs_file));
-  }
+  PARITY_ASSIGN_OR_RETURN(const std::vector<plan::ValidationConfig> configs,
+                          plan::validation_configs(options.device, args.configs, args.configs_file));
   if (options.device == DeviceKind::kGpu && !options.predict_only) {
     const Status device = require_cuda_device("plan validate");
     if (!device.is_ok()) {

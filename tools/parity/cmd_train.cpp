@@ -9,20 +9,16 @@
 
 #include "cmd_train_dist.hpp"
 #include "commands.hpp"
-#include "parity/core/parse.hpp"
-#include "parity/model/spec.hpp"
 #include "parity/train/report_text.hpp"
+#include "parity/train/train_settings.hpp"
 #include "parity/train/trainer.hpp"
 
 namespace parity::cli {
 namespace {
 
 struct TrainFlags {
-  std::string model, data, synthetic, device = "cpu", batch = "256", out, plan, steps = "0",
-      epochs = "1", eval_every = "0", eval_samples = "0", checkpoint_every = "0", lr, seed = "1",
-      table_cap, threads = "0", export_initial, gemm_choice = "measured";
-  bool resume = false;
-  bool deterministic = false;
+  train::TrainSettings settings;
+  std::string plan;
   bool distributed = false;
   std::string backend = "mpi";  // --distributed: mpi (CPU ranks), nccl (GPU ranks), local
   train::DistTrainSettings dist;
@@ -48,46 +44,14 @@ class ProgressPrinter {
                                                          : train::ProgressText::Style::kPlainLines};
 };
 
-Result<train::TrainOptions> options_from_flags(const TrainFlags& flags) {
-  train::TrainOptions options;
-  PARITY_ASSIGN_OR_RETURN(options.spec, model::load_spec(flags.model));
-  model::SpecOverrides overrides;
-  overrides.table_cap = flags.table_cap;
-  PARITY_RETURN_IF_ERROR(model::apply_spec_overrides(options.spec, overrides));
+void print_summary(const train::TrainSummary& summary) { std::fputs(train::summary_text(summary).c_str(), stdout); }
+
+Status run_train(const TrainFlags& flags) {
   if (!flags.plan.empty() && !flags.distributed) {
     return unsupported("--plan ", flags.plan, ": applying a plan is not wired into train yet; pass --batch "
                        "and set precision/activation_checkpointing in the spec");
   }
-  PARITY_ASSIGN_OR_RETURN(options.device, parse_device_kind(flags.device));
-  PARITY_ASSIGN_OR_RETURN(options.batch_size, parse_int64(flags.batch, "--batch"));
-  options.data_dir = flags.data;
-  if (!flags.synthetic.empty()) {
-    PARITY_ASSIGN_OR_RETURN(options.synthetic_samples, parse_int64(flags.synthetic, "--synthetic", 1));
-  }
-  options.out_dir = flags.out;
-  PARITY_ASSIGN_OR_RETURN(options.max_steps, parse_int64(flags.steps, "--steps", 0));
-  PARITY_ASSIGN_OR_RETURN(options.max_epochs, parse_int64(flags.epochs, "--epochs", 1));
-  PARITY_ASSIGN_OR_RETURN(options.eval_every_steps, parse_int64(flags.eval_every, "--eval-every", 0));
-  PARITY_ASSIGN_OR_RETURN(options.eval_max_samples, parse_int64(flags.eval_samples, "--eval-samples", 0));
-  PARITY_ASSIGN_OR_RETURN(options.checkpoint_every_steps,
-                          parse_int64(flags.checkpoint_every, "--checkpoint-every", 0));
-  if (!flags.lr.empty()) {
-    PARITY_ASSIGN_OR_RETURN(options.learning_rate, parse_double(flags.lr, "--lr"));
-  }
-  PARITY_ASSIGN_OR_RETURN(options.seed, parse_uint64(flags.seed, "--seed"));
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t threads, parse_int64(flags.threads, "--threads", 0, 4096));
-  options.num_threads = static_cast<int>(threads);
-  options.resume = flags.resume ? train::ResumeMode::kFromLatestCheckpoint : train::ResumeMode::kFresh;
-  options.initial_parameters_path = flags.export_initial;
-  options.determinism = flags.deterministic ? train::Determinism::kBitwise : train::Determinism::kDefault;
-  PARITY_ASSIGN_OR_RETURN(options.gemm_choice, parse_gemm_choice(flags.gemm_choice));
-  return options;
-}
-
-void print_summary(const train::TrainSummary& summary) { std::fputs(train::summary_text(summary).c_str(), stdout); }
-
-Status run_train(const TrainFlags& flags) {
-  PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, options_from_flags(flags));
+  PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, train::train_options_from_settings(flags.settings));
   auto printer = std::make_shared<ProgressPrinter>();
   options.on_progress = [printer](const train::TrainProgress& progress) { (*printer)(progress); };
   PARITY_CHECK_ARG(flags.distributed || flags.backend == "mpi", "--backend: only with --distributed");
@@ -114,31 +78,32 @@ Status run_train(const TrainFlags& flags) {
 
 void add_train_command(CLI::App& app, Outcome& outcome) {
   auto flags = std::make_shared<TrainFlags>();
+  train::TrainSettings& settings = flags->settings;
   auto* cmd = app.add_subcommand("train", "Train a DLRM-family model on the CPU or a GPU (NE/AUC, checkpoints, metrics)");
-  cmd->add_option("--model", flags->model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file")->required();
-  cmd->add_option("--data", flags->data, "dataset directory (parity data generate / convert-criteo)");
-  cmd->add_option("--synthetic", flags->synthetic, "generate N training samples for the model into OUT/data");
-  cmd->add_option("--device", flags->device, "cpu or cuda");
-  cmd->add_option("--batch", flags->batch, "batch size");
-  cmd->add_option("--out", flags->out, "output directory (checkpoint, metrics.jsonl, training.svg, summary.json)")
+  cmd->add_option("--model", settings.model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file")->required();
+  cmd->add_option("--data", settings.data, "dataset directory (parity data generate / convert-criteo)");
+  cmd->add_option("--synthetic", settings.synthetic, "generate N training samples for the model into OUT/data");
+  cmd->add_option("--device", settings.device, "cpu or cuda");
+  cmd->add_option("--batch", settings.batch, "batch size");
+  cmd->add_option("--out", settings.out, "output directory (checkpoint, metrics.jsonl, training.svg, summary.json)")
       ->required();
   cmd->add_option("--plan", flags->plan, "a plan from parity plan (--distributed: its table-wise placement)");
-  cmd->add_flag("--resume", flags->resume, "continue from OUT/checkpoint.ckpt when present");
-  cmd->add_option("--steps", flags->steps, "stop after S steps (0: no limit)");
-  cmd->add_option("--epochs", flags->epochs, "passes over the training split");
-  cmd->add_option("--eval-every", flags->eval_every, "evaluate every K steps (0: at the end)");
-  cmd->add_option("--eval-samples", flags->eval_samples, "evaluate on at most N samples (0: all)");
-  cmd->add_option("--checkpoint-every", flags->checkpoint_every, "checkpoint every K steps (0: at each evaluation)");
-  cmd->add_option("--lr", flags->lr, "base learning rate for dense and embedding optimisers");
-  cmd->add_option("--export-initial", flags->export_initial,
+  cmd->add_flag("--resume", settings.resume, "continue from OUT/checkpoint.ckpt when present");
+  cmd->add_option("--steps", settings.steps, "stop after S steps (0: no limit)");
+  cmd->add_option("--epochs", settings.epochs, "passes over the training split");
+  cmd->add_option("--eval-every", settings.eval_every, "evaluate every K steps (0: at the end)");
+  cmd->add_option("--eval-samples", settings.eval_samples, "evaluate on at most N samples (0: all)");
+  cmd->add_option("--checkpoint-every", settings.checkpoint_every, "checkpoint every K steps (0: at each evaluation)");
+  cmd->add_option("--lr", settings.lr, "base learning rate for dense and embedding optimisers");
+  cmd->add_option("--export-initial", settings.export_initial,
                   "write the initial parameters (named fp32 tensors) to FILE before training");
-  cmd->add_flag("--deterministic", flags->deterministic, "bitwise reproducible (resumed runs included)");
-  cmd->add_option("--gemm-choice", flags->gemm_choice,
+  cmd->add_flag("--deterministic", settings.deterministic, "bitwise reproducible (resumed runs included)");
+  cmd->add_option("--gemm-choice", settings.gemm_choice,
                   "GPU GEMM choice: measured (time the best few once; auto when --deterministic), auto, "
                   "model, heuristic");
-  cmd->add_option("--seed", flags->seed, "initialisation and synthetic-data seed");
-  cmd->add_option("--table-cap", flags->table_cap, "cap every table at ROWS rows");
-  cmd->add_option("--threads", flags->threads, "CPU threads (0: automatic; 1 per rank when distributed)");
+  cmd->add_option("--seed", settings.seed, "initialisation and synthetic-data seed");
+  cmd->add_option("--table-cap", settings.table_cap, "cap every table at ROWS rows");
+  cmd->add_option("--threads", settings.threads, "CPU threads (0: automatic; 1 per rank when distributed)");
   cmd->add_flag("--distributed", flags->distributed, "train on the ranks of mpirun (CPU, MPI)");
   cmd->add_option("--backend", flags->backend,
                   "distributed: mpi (CPU ranks), nccl (one GPU per rank, --device cuda) or local (one CPU rank, "

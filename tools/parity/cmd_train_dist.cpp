@@ -33,12 +33,7 @@ Status run_distributed_train(train::TrainOptions options, const train::DistTrain
   dist.train = options;
   PARITY_RETURN_IF_ERROR(train::apply_plan_placement(settings, world->size(), dist));
   if (is_root) {
-    // Only the plan's placement (all four types) is applied: batch and precision come from the
-    // flags and the spec.
-    std::printf("distributed: %d ranks over MPI, placement %s, gradient chunks %s\n", world->size(),
-                settings.plan.empty() ? "greedy table-wise by bytes"
-                                      : (settings.plan + " (its table placement only)").c_str(),
-                dist.gradient_chunks == 0 ? "one per rank" : std::to_string(dist.gradient_chunks).c_str());
+    std::fputs(train::mpi_train_start_text(world->size(), settings, dist).c_str(), stdout);
     std::fflush(stdout);
   }
   train::DenseReductionTimings timings;

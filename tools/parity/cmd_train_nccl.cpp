@@ -17,9 +17,7 @@ Status run_gpu_distributed_train(train::TrainOptions options, const train::DistT
   // "Distributed on GPUs"); its reduction is not timed per bucket.
   PARITY_CHECK_ARG(!settings.report_timings, "--reduction-timings: only with --backend mpi, not ", backend);
   PARITY_ASSIGN_OR_RETURN(train::DistTrainOptions dist, train::dist_train_options(settings));
-  const DeviceKind wanted = backend == "nccl" ? DeviceKind::kGpu : DeviceKind::kCpu;
-  PARITY_CHECK_ARG(options.device == wanted, "--device: ", device_kind_name(options.device), " does not go with ",
-                   "--backend ", backend, " (", backend == "nccl" ? "use --device cuda" : "use --device cpu", ")");
+  PARITY_RETURN_IF_ERROR(train::check_device_for_backend(options.device, backend, "--backend"));
   comm::CommOptions comm_options;
   comm_options.timeout_ms = timeout_ms;
   PARITY_ASSIGN_OR_RETURN(CommSession session, open_comm_session(backend, comm_options));
@@ -30,9 +28,7 @@ Status run_gpu_distributed_train(train::TrainOptions options, const train::DistT
   dist.train = options;
   PARITY_RETURN_IF_ERROR(train::apply_plan_placement(settings, world.size(), dist));
   if (is_root) {
-    std::printf("distributed: %d ranks over %s (one %s each), placement %s\n", world.size(),
-                std::string(world.backend_name()).c_str(), backend == "nccl" ? "GPU" : "CPU process",
-                settings.plan.empty() ? "greedy table-wise by bytes" : (settings.plan + " (its tables only)").c_str());
+    std::fputs(train::gpu_train_start_text(world.size(), world.backend_name(), backend, settings).c_str(), stdout);
     std::fflush(stdout);
   }
   auto summary = train::train_distributed_gpu(dist, *session.host, world);

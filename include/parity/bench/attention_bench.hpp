@@ -105,6 +105,10 @@ Status check_attention_forward_variants(const std::vector<std::string>& names);
 /// The same for backward variants (attention_backward_variants()).
 Status check_attention_backward_variants(const std::vector<std::string>& names);
 
+/// The checked rows (>= 1), the timing and the variant names; kInvalidArgument naming the flag
+/// ("bench attention: --check-rows=0 must be >= 1"). CPU code, before any device.
+Status validate_attention_bench_request(const AttentionBenchRequest& request);
+
 /// Runs every case on device 0; returns the printed report. kInternal when a forward check fails
 /// (nothing wrong is timed); kUnsupported when this build has no GPU backend.
 Result<std::string> run_attention_bench(const AttentionBenchRequest& request, const AttentionBenchDevice& device);

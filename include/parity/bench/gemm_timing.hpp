@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parity/bench/device_timing.hpp"
@@ -66,6 +67,8 @@ struct MeasureOptions {
   bool screen_all = true;  // false: time only heuristic + selector picks (gemm run)
 };
 Status validate_measure_options(const MeasureOptions& options);
+/// The counts `command` takes as flags, named as flags: "gemm run: --reps=0 must be >= 1".
+Status validate_measure_counts(const MeasureOptions& options, std::string_view command);
 
 struct TimedCandidate {
   Candidate candidate;

@@ -41,6 +41,21 @@ struct CommBenchOptions {
 Result<std::vector<Collective>> parse_collective_list(std::string_view text);
 Result<std::vector<BenchPlacement>> parse_bench_placements(std::string_view text);
 
+/// CommBenchOptions as text (a command line, a config file): sizes such as "1KiB".
+struct CommBenchSettings {
+  std::string min_bytes = "8";
+  std::string max_bytes = "1GiB";
+  double step_factor = 2.0;
+  std::string collectives = "all_reduce,all_gather,reduce_scatter,all_to_all";
+  std::string placement = "both";  // both, out_of_place or in_place
+  std::string dtype = "fp32";
+  std::string op = "sum";
+  int warmup = 5;
+  int repetitions = 20;
+};
+/// Parsed strictly and validated; errors name the flag ("--min-bytes: ...").
+Result<CommBenchOptions> comm_bench_options_from_settings(const CommBenchSettings& settings);
+
 /// Sizes min, ceil(min*f), ... up to max (inclusive when hit).
 std::vector<std::int64_t> sweep_sizes(std::int64_t min_bytes, std::int64_t max_bytes,
                                       double step_factor);

@@ -111,6 +111,18 @@ struct SyntheticOptions {
   int num_threads = 0;                 ///< 0: all cores; the output does not depend on it
 };
 
+/// SyntheticOptions as text (a command line, a config file): parsed strictly, errors naming the
+/// setting as its flag ("--samples: ..."). An empty eval_samples is train_samples / 10 (at least 1).
+struct SyntheticSettings {
+  std::string samples;
+  std::string eval_samples;
+  std::string seed = "1";
+  std::string zipf = "1.05";
+  std::string planted_auc = "0.78";
+  std::string threads = "0";
+};
+Result<SyntheticOptions> synthetic_options_from_settings(const SyntheticSettings& settings);
+
 struct SyntheticReport {
   double planted_auc = 0;  ///< the planted model's own exact AUC on the eval split (train if none)
   double positive_rate = 0;  ///< over both splits

@@ -150,5 +150,9 @@ Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std
                                             RankingHalf half = RankingHalf::kAll);
 std::string to_text(const AgreementOutcome& outcome);
 std::string to_json(const AgreementOutcome& outcome);
+/// What `gemm agree` prints: `half_name` all, port, held-out, or both (the port half, then the
+/// held-out half; text only, JSON takes one half per run), each outcome as text or JSON.
+Result<std::string> agreement_report(const ModelSource& source, const std::string& origami_csv,
+                                     const std::string& half_name, bool is_json);
 
 }  // namespace parity::gemm

@@ -145,6 +145,8 @@ Result<ModelSpec> parse_spec_json(std::string_view text, std::string_view origin
 Result<ModelSpec> read_spec_file(const std::filesystem::path& path);
 /// A preset name or a path to a JSON spec.
 Result<ModelSpec> load_spec(std::string_view preset_or_path);
+/// load_spec, then apply_spec_overrides: what every command that takes --model and overrides does.
+Result<ModelSpec> load_spec(std::string_view preset_or_path, const SpecOverrides& overrides);
 /// The JSON form parse_spec_json reads back to an equal spec (checkpoints store it).
 std::string spec_to_json(const ModelSpec& spec);
 

@@ -39,6 +39,11 @@ Result<std::vector<ValidationConfig>> parse_validation_configs(std::string_view 
 // lines and '#' comments are skipped; errors name the file and the line.
 Result<std::vector<ValidationConfig>> read_validation_configs_file(
     const std::filesystem::path& path);
+// The configurations a validation runs: those of `configs_text` (parse_validation_configs) or of
+// `configs_file` (read_validation_configs_file), else the device's defaults; both given is an
+// error naming --configs and --configs-file.
+Result<std::vector<ValidationConfig>> validation_configs(DeviceKind device, const std::string& configs_text,
+                                                         const std::string& configs_file);
 // Applies config.optimizer (when set) to `spec`; an unknown name is an error naming it.
 Status apply_validation_optimizer(const ValidationConfig& config, model::ModelSpec& spec);
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "parity/core/status.hpp"
 #include "parity/train/dist_trainer.hpp"
@@ -33,6 +34,16 @@ Result<double> comm_timeout_ms(const DistTrainSettings& settings);
 /// Reads settings.plan (when given) and sets options.placement from it for num_ranks ranks of
 /// options.train.spec; an error names the plan file.
 Status apply_plan_placement(const DistTrainSettings& settings, int num_ranks, DistTrainOptions& options);
+
+/// A distributed run's communicator and device agree: "nccl" wants the GPU, "local" (and "mpi")
+/// the CPU. `flag` names the setting that chose the communicator ("--backend", "--comm").
+Status check_device_for_backend(DeviceKind device, std::string_view backend, std::string_view flag);
+
+/// Rank 0's first line of an MPI run: ranks, placement (greedy or the plan's), gradient chunks.
+std::string mpi_train_start_text(int ranks, const DistTrainSettings& settings, const DistTrainOptions& options);
+/// Rank 0's first line of an NCCL or local run: ranks over `communicator_name` and the placement.
+std::string gpu_train_start_text(int ranks, std::string_view communicator_name, std::string_view backend,
+                                 const DistTrainSettings& settings);
 
 /// The dense reduction's timings on rank 0, one line (or why there are none: gradient chunks).
 std::string reduction_timings_text(const DistTrainSettings& settings, const DistTrainOptions& options,
