@@ -215,7 +215,9 @@ __device__ inline void pointwise_weights(Activation activation, float (&s)[kTile
 }
 
 // Softmax P^T in place of S^T (this warp's kv rows from kv_row0, the tile's q columns from q0):
-// exp2(scale S^T - lse2), zero where the mask hides (q, kv) when `masked`.
+// exp2(scale S^T - lse2), zero where the mask hides (q, kv) when `masked`. The mask pass is a
+// separate loop under one branch: tested per score inside the exp2 loop, the unmasked tiles (most
+// of them) paid for it too (JFA backward ~9% slower).
 __device__ inline void softmax_weights(float (&s)[kTileCols / 8][4], const float* lse2,
                                        float score_scale, const SequenceMask& mask, bool masked,
                                        int q0, int kv_row0) {
@@ -223,11 +225,14 @@ __device__ inline void softmax_weights(float (&s)[kTileCols / 8][4], const float
 #pragma unroll
   for (int n = 0; n < kTileCols / 8; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      s[n][e] = fast_exp2(fmaf(s[n][e], score_scale, -lse2[n * 8 + 2 * t + (e % 2)]));
-      if (masked && !mask.valid(q0 + n * 8 + 2 * t + (e % 2), kv_row0 + g + (e / 2) * 8))
-        s[n][e] = 0.0f;
-    }
+    for (int e = 0; e < 4; ++e)
+      s[n][e] = fast_exp2(s[n][e] * score_scale - lse2[n * 8 + 2 * t + (e % 2)]);
+  if (!masked) return;
+#pragma unroll
+  for (int n = 0; n < kTileCols / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (!mask.valid(q0 + n * 8 + 2 * t + (e % 2), kv_row0 + g + (e / 2) * 8)) s[n][e] = 0.0f;
 }
 
 // dS^T in place of dP^T: P^T (dP^T - D) (softmax; s holds P^T) or act'(alpha S^T) dP^T
