@@ -186,16 +186,25 @@ __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
     for (int pair = 0; pair < 2; ++pair) {  // rows g and g + 8
       float value[2];
 #pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const int e = 2 * pair + j;
-        activation_with_derivative<A>(s[n][e], scale, neg_scale_log2e, value[j], s[n][e]);
-        if (masked && !mask.valid(q0 + n * 8 + 2 * t + j, kv_row0 + g + 8 * pair))
-          value[j] = s[n][e] = 0.0f;
-      }
+      for (int j = 0; j < 2; ++j)
+        activation_with_derivative<A>(s[n][2 * pair + j], scale, neg_scale_log2e, value[j],
+                                      s[n][2 * pair + j]);
       // to_a_fragments' order: a[kc][0..1] from C tile 2kc, a[kc][2..3] from C tile 2kc + 1.
       pt[n / 2][2 * (n % 2) + pair] = pack2<E>(value[0], value[1]);
     }
   }
+  if (!masked) return;  // as in softmax_weights: the mask pass only on partial tiles
+#pragma unroll
+  for (int n = 0; n < kTileCols / 8; ++n)
+#pragma unroll
+    for (int pair = 0; pair < 2; ++pair)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+        if (!mask.valid(q0 + n * 8 + 2 * t + j, kv_row0 + g + 8 * pair)) {
+          s[n][2 * pair + j] = 0.0f;
+          // pack2 puts its first value in the low half.
+          pt[n / 2][2 * (n % 2) + pair] &= j == 0 ? 0xffff0000u : 0x0000ffffu;
+        }
 }
 template <Elem16 E>
 __device__ inline void pointwise_weights(Activation activation, float (&s)[kTileCols / 8][4],
@@ -216,8 +225,8 @@ __device__ inline void pointwise_weights(Activation activation, float (&s)[kTile
 
 // Softmax P^T in place of S^T (this warp's kv rows from kv_row0, the tile's q columns from q0):
 // exp2(scale S^T - lse2), zero where the mask hides (q, kv) when `masked`. The mask pass is a
-// separate loop under one branch: tested per score inside the exp2 loop, the unmasked tiles (most
-// of them) paid for it too (JFA backward ~9% slower).
+// separate loop under one branch: tested per score inside the exp2 loop, every MUFU.EX2 got its
+// own branch in the SASS (no two back to back) on unmasked tiles too, 9-10% of the backward.
 __device__ inline void softmax_weights(float (&s)[kTileCols / 8][4], const float* lse2,
                                        float score_scale, const SequenceMask& mask, bool masked,
                                        int q0, int kv_row0) {
