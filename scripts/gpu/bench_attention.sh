@@ -7,9 +7,9 @@
 #   ATTN_FORWARD_VARIANTS=a,b ...  # forward variants timed beside the default (the Hopper wgmma
 #                                  # kernel where it runs; default list: the mma.sync kernels,
 #                                  # 64- and 128-row; empty: none)
-#   ATTN_BACKWARD_VARIANTS=a,b ...  # backward variants timed beside the default (the Hopper wgmma
-#                                   # backward where it runs; default list: the mma.sync one;
-#                                   # empty: none)
+#   ATTN_BACKWARD_VARIANTS=a,b ...  # backward variants timed beside the default (the
+#                                   # warp-specialized wgmma backward with TMA dQ where it runs;
+#                                   # default list: the mma.sync one; empty: none)
 #   ATTN_TRITON_DIR=DIR ...  # ../shared/baselines/prepare_gr_triton.py output (default build/carry/gr_triton)
 set -uo pipefail
 build_dir="${1:-build/cuda}"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "attention/attention_cpu.hpp"
@@ -265,6 +266,19 @@ TEST(AttentionCpu, GpuContextIsRefusedWithTheReasonInACpuBuild) {
   EXPECT_NE(choice.status().message().find("attention_forward_gpu_rows128: this build has no GPU backend"),
             std::string::npos)
       << choice.status().to_string();
+}
+
+// The default backward is the first variant that can implement: on Hopper the warp-specialized
+// wgmma backward with dQ by TMA reduce-adds (also the deterministic mode's), the lockstep wgmma
+// one behind it with the same limits, then mma.sync; the ring and atomic-dQ ws ones by name only.
+TEST(AttentionCpu, BackwardOrderPutsTheTmaReduceWgmmaFirst) {
+  std::vector<std::string> names;
+  for (const auto* variant : attention_backward_variants()) names.emplace_back(variant->name());
+  const std::vector<std::string> expected = {
+      "attention_backward_cpu_openmp", "attention_backward_gpu_wgmma_ws_dqtma",
+      "attention_backward_gpu_wgmma", "attention_backward_gpu", "attention_backward_gpu_wgmma_ring",
+      "attention_backward_gpu_wgmma_ws"};
+  EXPECT_EQ(names, expected);
 }
 
 TEST(AttentionFlops, FollowsTheGrConvention) {

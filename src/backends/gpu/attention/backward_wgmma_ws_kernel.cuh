@@ -309,20 +309,10 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         const float* row_dot = row_terms + (slot.stage * 2 + 1) * kTileCols;
         float s[kTileCols / 8][4];   // S^T, then P^T (softmax) or act'(alpha S^T) (pointwise)
         float dp[kTileCols / 8][4];  // dP^T, then dS^T
-        issue_scores<E, kDim>(s, k_rows, q_address);
-        issue_scores<E, kDim>(dp, v_rows, do_address);
-        wgmma_wait_group<1>();  // S^T landed; dP^T may still run
-        wgmma_fence_operands(s);
         std::uint32_t pt_frag[kTileCols / 16][4];
-        const bool masked = group_class == TileClass::kPartial;
-        if constexpr (kMode == Mode::kSoftmax) {
-          softmax_weights(s, lse2, score_scale, seq.mask, masked, q0, kv0 + warp_row0);
-          to_a_fragments<E, kTileCols>(pt_frag, s);
-        } else {
-          pointwise_weights<E, kAct>(s, pt_frag, score_scale, seq.mask, masked, q0,
-                                     kv0 + warp_row0);
-        }
-        issue_accumulate<E, kDim>(dv, pt_frag, do_address);  // dV += P^T dO
+        issue_scores_weights_grad_v<E, kMode, kDim>(
+            s, dp, pt_frag, dv, k_rows, v_rows, q_address, do_address, lse2, kAct, score_scale,
+            seq.mask, group_class == TileClass::kPartial, q0, kv0 + warp_row0);
         // dP^T and dV landed: P^T's fragments are free before dS^T needs registers (waiting for
         // dP^T alone left P^T live and spilled at d = 128; the other consumer's products keep
         // the tensor cores busy meanwhile).
