@@ -53,8 +53,10 @@ struct OrigamiModel::TileBoundTerms {
   double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
   double element_bytes = 0;
   // Per output grid.
-  int tile_m = 0, tile_n = 0, split_k = 0;
-  double grid_m = 0, grid_n = 0, tiles = 0, max_split = 0, timesteps = 0, decay = 0, stores = 0;
+  int tile_m = 0, tile_n = 0, split = 0;
+  // split_k: the candidates' own split; max_grid_split: the most a stream-K grid can add, CUs / tiles.
+  double split_k = 1, max_grid_split = 1;
+  double grid_m = 0, grid_n = 0, tiles = 0, timesteps = 0, decay = 0, stores = 0;
   // Per MT_K.
   int tile_k = 0;
   double k_tiles = 0, padding = 0;
@@ -65,12 +67,13 @@ void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidat
   const double tm = head.tile_m, tn = head.tile_n;
   t.tile_m = head.tile_m;
   t.tile_n = head.tile_n;
-  t.split_k = head.split_k;
+  t.split = head.split_k;
   t.grid_m = ceil_div(t.m, tm);
   t.grid_n = ceil_div(t.n, tn);
   t.tiles = t.grid_m * t.grid_n * t.batch;
   const double split_k = head.split_k;
-  t.max_split = std::max({1.0, split_k, fast_floor(t.cus / t.tiles)});
+  t.split_k = std::max(1.0, split_k);
+  t.max_grid_split = fast_floor(t.cus / t.tiles);
   t.timesteps = ceil_div(t.tiles, t.cus);
   const double waves = std::max(ceil_div(t.tiles * split_k, t.cus), t.timesteps);
   t.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
@@ -88,11 +91,11 @@ void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidat
 
 double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& head) const {
   // Every term of cycles() at or below its value for any candidate of this tile and split:
-  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles); L_mem >=
-  // max(t_L2, 200) (t_L2: MT_M + MT_N rows of MT_K in whole 128-byte lines, as l2_cycles counts
-  // them); MFMA cycles >= the tile's flops at the fastest native
-  // instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
-  if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split_k) {
+  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, min(CUs / tiles,
+  // ceil(K / MT_K) / 8)); L_mem >= max(t_L2, 200) (t_L2: MT_M + MT_N rows of MT_K in whole
+  // 128-byte lines, as l2_cycles counts them); MFMA cycles >= the tile's flops at the fastest
+  // native instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
+  if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split) {
     set_tile_bound_grid(t, head);
   }
   const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
@@ -104,7 +107,9 @@ double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& h
     const double line_elements = kL2LineBytes / t.element_bytes;
     t.k_line_bytes = fast_ceil(tk / line_elements) * line_elements * t.element_bytes;
   }
-  const double iters = std::max(ceil_div(t.k, t.max_split * tk) - 1.0, 1.0);
+  // Origami's grid splits K only into pieces of >= 8 iterations (k_split_aware_grid).
+  const double max_split = std::max(t.split_k, std::min(t.max_grid_split, fast_floor(t.k_tiles / 8.0)));
+  const double iters = std::max(ceil_div(t.k, max_split * tk) - 1.0, 1.0);
   const double etp = t.grid_m * tm * t.grid_n * tn * t.k_tiles * tk / t.mnk;
   const double lm = std::max((tm + tn) * t.k_line_bytes * t.cus / hw_.l2_bytes_per_cycle, kDramLatencyCycles);
   const double lc = 2.0 * tm * tn * tk * min_cycles_per_flop_ * t.type_factor;
