@@ -203,6 +203,7 @@ HopperProblemTerms HopperModel::problem_terms(const GemmProblem& problem) const 
   t.flops = 2.0 * t.m * t.n * t.k * t.batch;
   t.outputs = t.batch * t.m * t.n;
   t.output_us_per_byte = t.outputs * t.inv_dram_bw;
+  t.inv_max_boost = 1.0 / (1.0 + scalars_.tail_boost);
   return t;
 }
 

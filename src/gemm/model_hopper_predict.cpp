@@ -138,11 +138,11 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
                                             TimeBreakdown*) const;
 
 double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
-  // predict without the window re-reads, store exposure and the finer window terms: every wave's
-  // K-loop is at least the 4-norm of its compute and its L2 -> SM time per iteration (the same
-  // products as the exact wave, the last wave at its own boost), the exposed fill at least a
-  // wave's min(L2 time, compute), and every dropped term is >= 0. A slightly shrunk sum absorbs
-  // the different order of additions.
+  // predict without the window re-reads, store exposure and the finer window terms, and with the
+  // largest tail boost: every
+  // wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the same products
+  // as the exact wave), the exposed fill at least a wave's min(L2 time, compute), and every
+  // dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
   const HopperTerms& c = p.hopper;
   const HopperGrid grid = hopper_grid(t, p);
   const double iters = grid.iters;
@@ -152,13 +152,11 @@ double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCa
   const double l2_us_per_tile = p.l2_bytes_per_iter * t.inv_l2_bw;
   const double full_l2_us = full_waves > 0 ? c.usable_sms * l2_us_per_tile : 0.0;
   const double last_l2_us = last_wave_tiles * l2_us_per_tile;
-  const double full_iter_us = compute_l2_norm(c.compute_us_per_iter, full_l2_us);
+  const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
   // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
   // iters x compute + epilogue).
-  // The last wave's boost from its own busy fraction, as predict computes it.
-  const double last_compute_us =
-      c.compute_us_per_iter / (1.0 + scalars_.tail_boost * (1.0 - last_wave_tiles * c.inv_usable_sms));
-  const double last_iter_us = compute_l2_norm(last_compute_us, last_l2_us);
+  const double last_compute_us = c.compute_us_per_iter * t.inv_max_boost;
+  const double last_iter_us = std::max(last_compute_us, last_l2_us);
   // Each wave's K-loop also streams at least its tiles' share of the exact DRAM term's compulsory
   // part (reuse x operand bytes over all tiles) and their outputs, at the wave's bandwidth
   // fraction; the window re-reads ((1 - reuse) x window bytes >= 0) are dropped.
