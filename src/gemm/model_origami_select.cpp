@@ -57,6 +57,9 @@ struct OrigamiModel::TileBoundTerms {
   // split_k: the candidates' own split; max_grid_split: the most a stream-K grid can add, CUs / tiles.
   double split_k = 1, max_grid_split = 1;
   double grid_m = 0, grid_n = 0, tiles = 0, timesteps = 0, decay = 0, stores = 0;
+  // Padded output elements (grid_m MT_M x grid_n MT_N), MFMA cycles per unit of MT_K at the
+  // fastest native instruction, L2 cycles per byte of an operand row's K extent.
+  double padded_mn = 0, compute_cycles_per_k = 0, l2_cycles_per_row_byte = 0;
   // Per MT_K.
   int tile_k = 0;
   double k_tiles = 0, padding = 0;
@@ -75,6 +78,9 @@ void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidat
   t.split_k = std::max(1.0, split_k);
   t.max_grid_split = fast_floor(t.cus / t.tiles);
   t.timesteps = ceil_div(t.tiles, t.cus);
+  t.padded_mn = t.grid_m * tm * t.grid_n * tn;
+  t.compute_cycles_per_k = 2.0 * tm * tn * min_cycles_per_flop_ * t.type_factor;
+  t.l2_cycles_per_row_byte = (tm + tn) * t.cus / hw_.l2_bytes_per_cycle;
   const double waves = std::max(ceil_div(t.tiles * split_k, t.cus), t.timesteps);
   t.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
   // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
@@ -98,7 +104,7 @@ double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& h
   if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split) {
     set_tile_bound_grid(t, head);
   }
-  const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
+  const double tk = head.tile_k;
   if (head.tile_k != t.tile_k) {
     const double k_over_tk = t.k / tk;
     t.tile_k = head.tile_k;
@@ -110,9 +116,9 @@ double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& h
   // Origami's grid splits K only into pieces of >= 8 iterations (k_split_aware_grid).
   const double max_split = std::max(t.split_k, std::min(t.max_grid_split, fast_floor(t.k_tiles / 8.0)));
   const double iters = std::max(ceil_div(t.k, max_split * tk) - 1.0, 1.0);
-  const double etp = t.grid_m * tm * t.grid_n * tn * t.k_tiles * tk / t.mnk;
-  const double lm = std::max((tm + tn) * t.k_line_bytes * t.cus / hw_.l2_bytes_per_cycle, kDramLatencyCycles);
-  const double lc = 2.0 * tm * tn * tk * min_cycles_per_flop_ * t.type_factor;
+  const double etp = t.padded_mn * (t.k_tiles * tk) / t.mnk;
+  const double lm = std::max(t.l2_cycles_per_row_byte * t.k_line_bytes, kDramLatencyCycles);
+  const double lc = t.compute_cycles_per_k * tk;
   const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * t.decay +
                       kEpilogueWeight * ((lc * etp + t.stores) * t.decay + t.padding) +
                       kWorkgroupSetupCycles + kLoopCyclesPerIter * iters;
