@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "model_origami.hpp"
+#include "model_origami_terms.hpp"
 
 namespace parity::gemm {
 namespace {
@@ -17,7 +18,7 @@ U64 div_up(U64 a, U64 b) { return b == 0 ? 0 : (a + b - 1) / b; }
 double clamp01(double v) { return std::clamp(v, 0.0, 1.0); }
 
 // Origami's cache-model constants (heuristics.hpp heuristic_defaults_t).
-constexpr double kL2LineBytes = 128.0;
+using origami_terms::kL2LineBytes;
 constexpr double kMallColdFloor = 0.85, kL2ColdFloor = 0.75, kDepthSq = 2.0;
 constexpr double kDramLatencyCycles = 200.0;
 

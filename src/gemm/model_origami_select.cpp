@@ -51,25 +51,36 @@ bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
 struct OrigamiModel::TileBoundTerms {
   // Per call.
   double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
+  double element_bytes = 0;
   // Per output grid.
-  int tile_m = 0, tile_n = 0, split_k = 0;
-  double grid_m = 0, grid_n = 0, tiles = 0, max_split = 0, timesteps = 0, decay = 0, stores = 0;
+  int tile_m = 0, tile_n = 0, split = 0;
+  // split_k: the candidates' own split; max_grid_split: the most a stream-K grid can add, CUs / tiles.
+  double split_k = 1, max_grid_split = 1;
+  double grid_m = 0, grid_n = 0, tiles = 0, timesteps = 0, decay = 0, stores = 0;
+  // Padded output elements (grid_m MT_M x grid_n MT_N), MFMA cycles per unit of MT_K at the
+  // fastest native instruction, L2 cycles per byte of an operand row's K extent.
+  double padded_mn = 0, compute_cycles_per_k = 0, l2_cycles_per_row_byte = 0;
   // Per MT_K.
   int tile_k = 0;
   double k_tiles = 0, padding = 0;
+  double k_line_bytes = 0;  // one K-iteration's row of MT_K elements in whole 128-byte lines
 };
 
 void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidate& head) const {
   const double tm = head.tile_m, tn = head.tile_n;
   t.tile_m = head.tile_m;
   t.tile_n = head.tile_n;
-  t.split_k = head.split_k;
+  t.split = head.split_k;
   t.grid_m = ceil_div(t.m, tm);
   t.grid_n = ceil_div(t.n, tn);
   t.tiles = t.grid_m * t.grid_n * t.batch;
   const double split_k = head.split_k;
-  t.max_split = std::max({1.0, split_k, fast_floor(t.cus / t.tiles)});
+  t.split_k = std::max(1.0, split_k);
+  t.max_grid_split = fast_floor(t.cus / t.tiles);
   t.timesteps = ceil_div(t.tiles, t.cus);
+  t.padded_mn = t.grid_m * tm * t.grid_n * tn;
+  t.compute_cycles_per_k = 2.0 * tm * tn * min_cycles_per_flop_ * t.type_factor;
+  t.l2_cycles_per_row_byte = (tm + tn) * t.cus / hw_.l2_bytes_per_cycle;
   const double waves = std::max(ceil_div(t.tiles * split_k, t.cus), t.timesteps);
   t.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
   // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
@@ -86,23 +97,28 @@ void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidat
 
 double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& head) const {
   // Every term of cycles() at or below its value for any candidate of this tile and split:
-  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, CUs / tiles); L_mem >=
-  // max(t_L2 of the unrounded tile, 200); MFMA cycles >= the tile's flops at the fastest native
-  // instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
-  if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split_k) {
+  // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, min(CUs / tiles,
+  // ceil(K / MT_K) / 8)); L_mem >= max(t_L2, 200) (t_L2: MT_M + MT_N rows of MT_K in whole
+  // 128-byte lines, as l2_cycles counts them); MFMA cycles >= the tile's flops at the fastest
+  // native instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
+  if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split) {
     set_tile_bound_grid(t, head);
   }
-  const double tm = head.tile_m, tn = head.tile_n, tk = head.tile_k;
+  const double tk = head.tile_k;
   if (head.tile_k != t.tile_k) {
     const double k_over_tk = t.k / tk;
     t.tile_k = head.tile_k;
     t.k_tiles = fast_ceil(k_over_tk);
     t.padding = (t.k - fast_floor(k_over_tk) * tk) / t.k * kKPaddingPenalty;
+    const double line_elements = kL2LineBytes / t.element_bytes;
+    t.k_line_bytes = fast_ceil(tk / line_elements) * line_elements * t.element_bytes;
   }
-  const double iters = std::max(ceil_div(t.k, t.max_split * tk) - 1.0, 1.0);
-  const double etp = t.grid_m * tm * t.grid_n * tn * t.k_tiles * tk / t.mnk;
-  const double lm = std::max(head.l2_bytes_per_iter * t.cus / hw_.l2_bytes_per_cycle, kDramLatencyCycles);
-  const double lc = 2.0 * tm * tn * tk * min_cycles_per_flop_ * t.type_factor;
+  // Origami's grid splits K only into pieces of >= 8 iterations (k_split_aware_grid).
+  const double max_split = std::max(t.split_k, std::min(t.max_grid_split, fast_floor(t.k_tiles / 8.0)));
+  const double iters = std::max(ceil_div(t.k, max_split * tk) - 1.0, 1.0);
+  const double etp = t.padded_mn * (t.k_tiles * tk) / t.mnk;
+  const double lm = std::max(t.l2_cycles_per_row_byte * t.k_line_bytes, kDramLatencyCycles);
+  const double lc = t.compute_cycles_per_k * tk;
   const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * t.decay +
                       kEpilogueWeight * ((lc * etp + t.stores) * t.decay + t.padding) +
                       kWorkgroupSetupCycles + kLoopCyclesPerIter * iters;
@@ -125,6 +141,7 @@ OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& p
   terms.out_bytes = static_cast<double>(dtype_size_bytes(problem.c_dtype));
   terms.mnk = terms.m * terms.n * terms.k;
   terms.type_factor = input_type_factor(device_, problem.a_dtype);
+  terms.element_bytes = element_bytes_of(problem);
   return terms;
 }
 
@@ -205,14 +222,30 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   // cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined per
   // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
   // geometry.
-  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
-  std::make_heap(runs.begin(), runs.end(), above);
   thread_local std::vector<double> best;
   best.clear();
   const auto cutoff = [&] {
     return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
   };
   std::size_t exact = 0;
+  // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
+  // then only the runs whose bound is at or below it enter the heap (the cutoff never rises, so
+  // every other run stays above it). Without a finite cutoff every run enters.
+  const auto seed = std::min_element(runs.begin(), runs.end(),
+                                     [](const Run& a, const Run& b) { return a.bound < b.bound; });
+  if (seed != runs.end() && seed->bound != kInfinity) {
+    exact += predict_run_us(problem, prepared, seed->begin, seed->end, predicted_us, keep, best);
+    if (exact_ranges != nullptr) exact_ranges->push_back({seed->begin, seed->end});
+    *seed = runs.back();
+    runs.pop_back();
+    const double seed_cutoff = cutoff();
+    if (seed_cutoff != kInfinity) {
+      runs.erase(std::remove_if(runs.begin(), runs.end(), [&](const Run& r) { return r.bound > seed_cutoff; }),
+                 runs.end());
+    }
+  }
+  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
+  std::make_heap(runs.begin(), runs.end(), above);
   auto heap_end = runs.end();
   while (heap_end != runs.begin()) {
     std::pop_heap(runs.begin(), heap_end, above);
@@ -234,29 +267,48 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
 
 double OrigamiModel::refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                       std::size_t begin, std::size_t end, double* predicted_us) const {
-  // Per launch geometry: the exact grid and epilogue with L_mem at max(t_L2, 200), the group's
-  // smallest MFMA cycles and largest occupancy.
+  // Per decomposition (data-parallel or stream-K): the exact grid and epilogue with L_mem at
+  // max(t_L2, 200), the group's smallest MFMA cycles and largest occupancy. Without the workgroup
+  // mapping the launch geometry depends only on the macro tile, split and decomposition, so the
+  // context, memory floor and epilogue are computed once per decomposition in the run and every
+  // group of consecutive candidates of that decomposition reuses them.
   const double element_bytes = element_bytes_of(problem);
+  struct Geometry {
+    bool is_ready = false, is_rejected = false;
+    OrigamiContext x;
+    U64 waves_per_cu = 0;
+    MemoryCycles floor;
+    EpilogueCycles epi;
+  };
+  Geometry geometries[2];  // [is_stream_k]
   double run_bound = kInfinity;
   for (std::size_t i = begin; i < end;) {
+    const bool is_stream_k = prepared[i].origami.is_stream_k;
     std::size_t j = i + 1;
     double lightest = prepared[i].origami.compute_cycles_per_iter;
     int occupancy = prepared[i].origami.occupancy;
-    while (j < end && same_geometry(prepared[j], prepared[i])) {
+    while (j < end && prepared[j].origami.is_stream_k == is_stream_k) {
       lightest = std::min(lightest, prepared[j].origami.compute_cycles_per_iter);
       occupancy = std::max(occupancy, prepared[j].origami.occupancy);
       ++j;
     }
-    OrigamiContext x = context(problem, prepared[i], Mapping::kSkip);
-    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
-    x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), waves_per_cu));
+    Geometry& g = geometries[is_stream_k ? 1 : 0];
+    if (!g.is_ready) {
+      g.is_ready = true;
+      g.x = context(problem, prepared[i], Mapping::kSkip);
+      g.is_rejected = is_rejected(g.x, element_bytes);
+      if (!g.is_rejected) {
+        g.waves_per_cu = div_up(g.x.grid_m * g.x.grid_n * g.x.batch * g.x.splits, hw_.num_cus);
+        g.floor.l2 = l2_cycles(hw_, g.x, element_bytes);
+        g.floor.dram = kDramLatencyCycles;
+        g.floor.total = std::max(g.floor.l2, g.floor.dram);
+        g.epi = epilogue_terms(problem, g.x);
+      }
+    }
     double bound = kInfinity;
-    if (!is_rejected(x, element_bytes)) {
-      MemoryCycles floor;
-      floor.l2 = l2_cycles(hw_, x, element_bytes);
-      floor.dram = kDramLatencyCycles;
-      floor.total = std::max(floor.l2, floor.dram);
-      bound = cycles(lightest, x, floor, epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
+    if (!g.is_rejected) {
+      g.x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), g.waves_per_cu));
+      bound = cycles(lightest, g.x, g.floor, g.epi).total / hw_.cycles_per_us * kRoundingMargin;
     }
     for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
     run_bound = std::min(run_bound, bound);

@@ -29,6 +29,7 @@ inline constexpr double kKPaddingPenalty = 50000.0;   // x (K mod MT_K) / K, a s
 inline constexpr double kOccupancyDecay = 0.95;
 inline constexpr int kMaxOccupancy = 8;       // prologue / epilogue amortisation per resident WG
 inline constexpr double kDramLatencyCycles = 200.0;
+inline constexpr double kL2LineBytes = 128.0;  // operand rows move in whole lines
 // kOccupancyDecay^occupancy without a pow call for the usual occupancies.
 inline double occupancy_decay(U64 occupancy) {
   static const auto kPowers = [] {

@@ -203,10 +203,12 @@ Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, con
   std::mt19937_64 rng(20261129);  // fixed: the report is reproducible
   std::uniform_real_distribution<double> log_size(0.0, std::log(32768.0));
   const auto row_elements = static_cast<std::int64_t>(16 / dtype_size_bytes(base.a_dtype));
-  std::vector<double> samples_us;
+  std::vector<double> samples_us, misaligned_us;
   samples_us.reserve(static_cast<std::size_t>(samples));
+  misaligned_us.reserve(static_cast<std::size_t>(samples));
   const auto time_shapes = [&](bool tma_aligned) {
     samples_us.clear();
+    misaligned_us.clear();
     for (int i = 0; i < samples; ++i) {
       GemmProblem problem = base;
       problem.m = static_cast<std::int64_t>(std::exp(log_size(rng)));
@@ -221,6 +223,7 @@ Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, con
       auto selection = selector.select(problem, top);
       samples_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
       if (selection) latency.checksum += selection->predicted_us;
+      if (problem.alignment_class_bytes() < 16) misaligned_us.push_back(samples_us.back());
     }
   };
   // The thread-CPU clock is a system call (~0.2 us, no vDSO): read once around the whole loop, so
@@ -233,6 +236,11 @@ Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, con
   latency.p50_us = percentile(samples_us, 0.50);
   latency.p99_us = percentile(samples_us, 0.99);
   latency.max_us = percentile(samples_us, 1.0);
+  latency.misaligned_samples = misaligned_us.size();
+  if (!misaligned_us.empty()) {
+    latency.misaligned_p50_us = percentile(misaligned_us, 0.50);
+    latency.misaligned_p99_us = percentile(misaligned_us, 0.99);
+  }
   time_shapes(true);
   latency.aligned_p50_us = percentile(samples_us, 0.50);
   latency.aligned_p99_us = percentile(samples_us, 0.99);
@@ -249,8 +257,10 @@ std::string to_text(const SelectionLatency& l) {
       << "  mean " << fixed(l.thread_cpu_mean_us_per_sample, 2)
       << " us thread CPU time per sample (shape drawing and clock reads included; excludes "
          "preemption on a shared host)\n"
-      << "  TMA-aligned shapes (M, K rounded up to 16-byte rows): p50 " << fixed(l.aligned_p50_us, 2)
-      << " us, p99 " << fixed(l.aligned_p99_us, 2) << " us (wall)\n";
+      << "  misaligned shapes (" << l.misaligned_samples << " of them; no TMA on NVIDIA): p50 "
+      << fixed(l.misaligned_p50_us, 2) << " us, p99 " << fixed(l.misaligned_p99_us, 2) << " us (wall)\n"
+      << "  aligned shapes (" << l.samples << ", M, K rounded up to 16-byte rows; TMA on NVIDIA): p50 "
+      << fixed(l.aligned_p50_us, 2) << " us, p99 " << fixed(l.aligned_p99_us, 2) << " us (wall)\n";
   return out.str();
 }
 
@@ -262,6 +272,9 @@ std::string to_json(const SelectionLatency& l) {
               {"p50_us", l.p50_us},
               {"p99_us", l.p99_us},
               {"max_us", l.max_us},
+              {"misaligned_samples", l.misaligned_samples},
+              {"misaligned_p50_us", l.misaligned_p50_us},
+              {"misaligned_p99_us", l.misaligned_p99_us},
               {"aligned_p50_us", l.aligned_p50_us},
               {"aligned_p99_us", l.aligned_p99_us},
               {"thread_cpu_mean_us_per_sample", l.thread_cpu_mean_us_per_sample},

@@ -53,12 +53,20 @@ TEST(CliGemm, SelectRejectsBadInput) {
   expect_bad_input("gemm select --hw h200 --m 64 --n 64 --k 64 --top 0", "--top=0");
 }
 
+// Overall and per alignment class, on the Hopper and the AMD model (random sizes are mostly
+// misaligned, so most of the 200 land in the misaligned class).
 TEST(CliGemm, LatencyReport) {
-  const auto r = run_cli("gemm select --hw h200 --latency --latency-samples 200 --json");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto out = nlohmann::json::parse(r.output);
-  EXPECT_EQ(out["samples"].get<int>(), 200);
-  EXPECT_GT(out["p99_us"].get<double>(), 0.0);
+  for (const char* hw : {"h200", "mi300x"}) {
+    const auto r = run_cli(std::string("gemm select --hw ") + hw + " --latency --latency-samples 200 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto out = nlohmann::json::parse(r.output);
+    EXPECT_EQ(out["samples"].get<int>(), 200) << hw;
+    EXPECT_GT(out["p99_us"].get<double>(), 0.0) << hw;
+    EXPECT_GT(out["misaligned_samples"].get<int>(), 150) << hw;
+    EXPECT_LE(out["misaligned_samples"].get<int>(), 200) << hw;
+    EXPECT_GT(out["misaligned_p50_us"].get<double>(), 0.0) << hw;
+    EXPECT_GT(out["aligned_p50_us"].get<double>(), 0.0) << hw;
+  }
 }
 
 TEST(CliGemm, AgreeWithOrigamiRankings) {

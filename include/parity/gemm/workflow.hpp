@@ -81,8 +81,11 @@ struct SelectionLatency {
   std::size_t samples = 0;
   double first_call_us = 0.0;  // prepares the per-class constants
   double p50_us = 0.0, p99_us = 0.0, max_us = 0.0;
-  // The same number of shapes with M and K rounded up to 16-byte rows: the TMA path alone (random
-  // sizes are misaligned ~98% of the time, so the figures above mostly time kernels without TMA).
+  // Per alignment class. Misaligned: the shapes above whose rows are not all 16-byte aligned
+  // (~98% of random sizes; kernels without TMA on NVIDIA). Aligned: the same number of shapes
+  // with M and K rounded up to 16-byte rows (the TMA path on NVIDIA).
+  std::size_t misaligned_samples = 0;
+  double misaligned_p50_us = 0.0, misaligned_p99_us = 0.0;
   double aligned_p50_us = 0.0, aligned_p99_us = 0.0;
   double thread_cpu_mean_us_per_sample = 0.0;
   double checksum = 0.0;  // keeps the calls observable
