@@ -137,14 +137,16 @@ __device__ inline void store_ds_tile(unsigned char* ds_tile, const std::uint32_t
   const int lane = mma_lane();
   const int warp = (static_cast<int>(threadIdx.x) / kMmaLanes) % 4;
   const int g = lane / 4, t = lane % 4;
+  // Rows 16 warp + g (+ 8) both have row % 8 = g: one base address and one swizzle term.
+  unsigned char* const rows = ds_tile + (16 * warp + g) * kSwizzleRowBytes + 4 * t;
+  const int swizzle = g << 4;
 #pragma unroll
   for (int kc = 0; kc < 4; ++kc) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int row = 16 * warp + g + 8 * (e % 2);
       const int chunk = 2 * kc + e / 2;  // a[kc][2], a[kc][3]: columns + 8
-      *reinterpret_cast<std::uint32_t*>(ds_tile + row * kSwizzleRowBytes +
-                                        ((chunk ^ (row % 8)) << 4) + 4 * t) = a[kc][e];
+      *reinterpret_cast<std::uint32_t*>(rows + 8 * (e % 2) * kSwizzleRowBytes +
+                                        ((chunk << 4) ^ swizzle)) = a[kc][e];
     }
   }
 }

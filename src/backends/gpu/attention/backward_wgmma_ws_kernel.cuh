@@ -123,18 +123,21 @@ __device__ inline void store_grad_q_tile(unsigned char* tile, const float (&dq)[
   const int lane = mma_lane();
   const int warp = (static_cast<int>(threadIdx.x) / kMmaLanes) % 4;
   const int g = lane / 4, t = lane % 4;
+  // Row 16 warp + g (+ 8) has row % 8 = g; column 64 c + 8 n + 2 t lies in box 2 c + n / 4,
+  // chunk 2 (n % 4) + t / 2 (disjoint bits), byte 8 (t % 2) of it. So the address is one base
+  // plus a constant, but for the swizzle (2 (n % 4)) ^ (t / 2 ^ g) of the chunk: two values stay
+  // live across the kv loop (the per-store column/row/box form spilled 80-232 bytes at d = 128).
+  unsigned char* const rows = tile + 2 * c * kTileCols * kSwizzleRowBytes +
+                              (16 * warp + g) * kSwizzleRowBytes + 8 * (t % 2);
+  const int swizzle = ((t / 2) ^ g) << 4;
 #pragma unroll
   for (int n = 0; n < 8; ++n) {
-    const int column = 64 * c + 8 * n + 2 * t;
-    const int box = column / kGradQBoxColumns;
-    const int chunk = (column % kGradQBoxColumns) / 4;
+    unsigned char* const chunk =
+        rows + (n / 4) * kTileCols * kSwizzleRowBytes + ((32 * (n % 4)) ^ swizzle);
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = 16 * warp + g + 8 * half;
-      *reinterpret_cast<float2*>(tile + box * kTileCols * kSwizzleRowBytes +
-                                 row * kSwizzleRowBytes + ((chunk ^ (row % 8)) << 4) +
-                                 4 * (column % 4)) = make_float2(dq[n][2 * half], dq[n][2 * half + 1]);
-    }
+    for (int half = 0; half < 2; ++half)
+      *reinterpret_cast<float2*>(chunk + 8 * half * kSwizzleRowBytes) =
+          make_float2(dq[n][2 * half], dq[n][2 * half + 1]);
   }
 }
 
