@@ -213,6 +213,10 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   eg::BackwardOptions main_options;
   main_options.batch_row_updates = !spec.time_row_at_a_time;
   main_options.kernel = kernels.backward;
+  if (spec.backward_atomic_sgd) {  // not bitwise reproducible: asked for explicitly
+    main_options.kernel = eg::BackwardKernel::kAtomicSgd;
+    main_options.deterministic = false;
+  }
   t.main_batches_row_updates = main_options.batch_row_updates;
   eg::BackwardOptions other_options;
   other_options.batch_row_updates = true;
@@ -371,7 +375,9 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["forward"]["unique_rows_bytes"] = bytes.forward_unique_rows_bytes;
   doc["forward_bandwidth"] = forward_bandwidth_json(facts.forward, facts.copy);
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
-  doc["backward_variant"] = t.main_batches_row_updates ? "batched_row_updates" : "row_at_a_time";
+  doc["backward_variant"] = request.spec.backward_atomic_sgd ? "atomic_sgd"
+                            : t.main_batches_row_updates ? "batched_row_updates"
+                                                         : "row_at_a_time";
   if (t.has_backward_batched) doc["backward_fused_batched_row_updates"] = timed(t.backward_batched, bytes.backward_bytes);
   doc["step_fwd_bwd_opt"] = timed(t.step, bytes.forward_bytes + bytes.backward_bytes);
   doc["bounds_check_clean"] = timed(t.bounds, bytes.bounds_check_bytes);

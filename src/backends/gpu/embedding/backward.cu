@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/gpu/embedding/backward_atomic_kernel.cuh"
 #include "backends/gpu/embedding/backward_chunk.cuh"
 #include "backends/gpu/sort/radix_sort.hpp"
 
@@ -86,12 +87,10 @@ struct UpdateArgs {
   float* dense_grads = nullptr;
 };
 
+// The batch's part of the parameters, shared by the sorted and the atomic paths.
 template <typename IndexT>
-Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
-                      const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
-                      const BackwardOptions& options, bool is_narrow, gpuStream_t stream) {
-  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
-  auto* ws = static_cast<char*>(workspace);
+BackwardParams<IndexT> batch_params(const TbeProblem& problem, const DeviceTbeLayout& device_layout,
+                                    const DeviceBatch& batch, const float* grad_output) {
   BackwardParams<IndexT> p{};
   p.layout = make_layout_view(device_layout, problem.layout);
   p.indices = static_cast<const IndexT*>(batch.indices);
@@ -103,13 +102,23 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   p.num_indices = problem.num_indices;
   p.output_cols = problem.output_cols();
   p.pooling = static_cast<Pool>(static_cast<int>(problem.pooling));
+  p.max_dim = problem.layout.max_dim();
+  return p;
+}
+
+template <typename IndexT>
+Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
+                      const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
+                      const BackwardOptions& options, bool is_narrow, gpuStream_t stream) {
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  auto* ws = static_cast<char*>(workspace);
+  BackwardParams<IndexT> p = batch_params<IndexT>(problem, device_layout, batch, grad_output);
   p.low_bits = plan.low_bits;
   p.key_holds_bag = plan.key_holds_bag;
   p.sentinel_row = static_cast<std::uint64_t>(problem.layout.total_rows());
   p.bag_of_position = reinterpret_cast<std::uint32_t*>(ws + plan.bag_of);
   p.chunk_positions = plan.chunk_positions;
   p.num_chunks = plan.num_chunks;
-  p.max_dim = problem.layout.max_dim();
   p.slot_grads = reinterpret_cast<float*>(ws + plan.slot_grads);
   p.slot_rows = reinterpret_cast<std::int64_t*>(ws + plan.slot_rows);
   p.slot_starts = reinterpret_cast<std::int64_t*>(ws + plan.slot_starts);
@@ -157,9 +166,64 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   }
 }
 
+// kGroupLanes lanes per bag: the power of two >= the widest row's vecs, at most a warp.
+template <typename IndexT>
+Status launch_atomic_sgd(const BackwardParams<IndexT>& p, int sm_count, gpuStream_t stream) {
+  const int vecs = p.max_dim / 4;
+  auto launch = [&](auto group_lanes) {
+    constexpr int kGroupLanes = decltype(group_lanes)::value;
+    constexpr int kGroupsPerBlock = kAtomicSgdBlockThreads / kGroupLanes;
+    // Resident blocks only (8 of 256 threads per SM); the bag loop strides over the rest.
+    const std::int64_t blocks = std::min<std::int64_t>(ceil_div(p.num_bags, kGroupsPerBlock), std::int64_t{8} * sm_count);
+    tbe_backward_atomic_sgd_kernel<IndexT, kGroupLanes>
+        <<<static_cast<unsigned>(blocks), kAtomicSgdBlockThreads, 0, stream>>>(p);
+    PARITY_GPU_CHECK_LAUNCH(tbe_backward_atomic_sgd_kernel);
+    return Status::ok();
+  };
+  if (vecs <= 1) return launch(std::integral_constant<int, 1>{});
+  if (vecs <= 2) return launch(std::integral_constant<int, 2>{});
+  if (vecs <= 4) return launch(std::integral_constant<int, 4>{});
+  if (vecs <= 8) return launch(std::integral_constant<int, 8>{});
+  if (vecs <= 16) return launch(std::integral_constant<int, 16>{});
+  return launch(std::integral_constant<int, kWarpSize>{});
+}
+
+// BackwardKernel::kAtomicSgd: no sort, no workspace; one launch (backward_atomic_kernel.cuh).
+Status run_atomic_sgd(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const UpdateArgs& update,
+                      const DeviceBatch& batch, const float* grad_output, const BackwardOptions& options,
+                      StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
+  PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
+  if (update.update != Update::kSgd) {
+    return unsupported("tbe_backward atomic sgd: applies SGD only (the plain backward and the other optimisers need "
+                       "each row's summed gradient)");
+  }
+  PARITY_RETURN_IF_ERROR(atomic_sgd_backward_fits(problem, *update.optimizer, options).with_context("tbe_backward"));
+  if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
+  PARITY_CHECK_ARG(batch.indices != nullptr && batch.offsets != nullptr && grad_output != nullptr,
+                   "tbe_backward: indices, offsets or grad_output is null");
+  PARITY_CHECK_ARG(!problem.has_per_sample_weights || batch.per_sample_weights != nullptr,
+                   "tbe_backward: has_per_sample_weights is set but per_sample_weights is null");
+  PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(update.state.weights) % 16 == 0,
+                   "tbe_backward atomic sgd: weights pointer is not 16-byte aligned");
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  auto s = static_cast<gpuStream_t>(stream);
+  auto launch = [&](auto index_type) {
+    auto p = batch_params<decltype(index_type)>(problem, device_layout, batch, grad_output);
+    p.update = Update::kSgd;
+    p.weights = update.state.weights;
+    p.learning_rate = update.optimizer->learning_rate;
+    return launch_atomic_sgd(p, sm_count, s);
+  };
+  return problem.index_dtype == DType::kI32 ? launch(std::int32_t{}) : launch(std::int64_t{});
+}
+
 Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const UpdateArgs& update,
                     const DeviceBatch& batch, const float* grad_output, void* workspace,
                     std::int64_t workspace_bytes, const BackwardOptions& options, StreamHandle stream) {
+  if (options.kernel == BackwardKernel::kAtomicSgd) {
+    return run_atomic_sgd(problem, device_layout, update, batch, grad_output, options, stream);
+  }
   PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));
   PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
   if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
@@ -179,6 +243,7 @@ Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_lay
       is_narrow = true;
       break;
     case BackwardKernel::kWarpPerChunk: break;
+    case BackwardKernel::kAtomicSgd: break;  // taken above
   }
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {
@@ -197,6 +262,26 @@ Status narrow_rows_backward_fits(const TbeProblem& problem) {
   if (row_bytes > kNarrowRowMaxBytes) {
     return unsupported("narrow rows: the widest row is ", row_bytes, " bytes (max_dim=", problem.layout.max_dim(), " ",
                        dtype_name(problem.weight_dtype), "); needs <= ", kNarrowRowMaxBytes);
+  }
+  return Status::ok();
+}
+
+Status atomic_sgd_backward_fits(const TbeProblem& problem, const OptimizerParams& optimizer,
+                                const BackwardOptions& options) {
+  if (optimizer.kind != OptimizerKind::kSgd) {
+    return unsupported("atomic sgd: optimizer=", optimizer_kind_name(optimizer.kind),
+                       "; needs sgd (the only update linear in the gradient)");
+  }
+  if (problem.weight_dtype != DType::kF32) {
+    return unsupported("atomic sgd: weights ", dtype_name(problem.weight_dtype),
+                       "; needs fp32 (16-bit weights would round at every add)");
+  }
+  if (problem.pooling == PoolingMode::kNone) {
+    return unsupported("atomic sgd: pooling=none; needs sum or mean (one grad_output row per bag)");
+  }
+  if (options.deterministic) {
+    return unsupported("atomic sgd: deterministic=true; repeated rows take their adds in arrival order "
+                       "(needs deterministic=false)");
   }
   return Status::ok();
 }
