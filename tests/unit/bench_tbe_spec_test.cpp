@@ -52,6 +52,11 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   ASSERT_TRUE(atomic.is_ok());
   EXPECT_TRUE(atomic->backward_atomic_sgd);
   EXPECT_FALSE(atomic->time_batched_updates);
+  o.backward_variant = "short_chunks";
+  auto short_chunks = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(short_chunks.is_ok());
+  EXPECT_TRUE(short_chunks->backward_short_chunks);
+  EXPECT_FALSE(short_chunks->backward_atomic_sgd);
   o.backward_variant = "atomic";
   auto misspelt = tbe_bench_spec("C1", o, 1);
   ASSERT_FALSE(misspelt.is_ok());

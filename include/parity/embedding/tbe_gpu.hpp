@@ -146,6 +146,12 @@ struct BackwardOptions {
   /// C2 and slower on C4 (L = 1); figures in docs/embedding.md.
   bool batch_row_updates = false;
   BackwardKernel kernel = BackwardKernel::kAuto;
+  /// Chunk length from the batch as well as the rows: C = max(32, max_dim/4, min(max(128,
+  /// max_dim), N/8192)), so a batch of few indices per wide row still spreads over ~8192 chunks
+  /// (the default C = max(128, max_dim) cuts test set 2's 05, 262k one-hot indices with D up to
+  /// 488, into 538 chunks: one warp each, ~3000 warps resident). Depends on the problem only, so as
+  /// deterministic; partials <= 32 B per index; size the workspace with the options.
+  bool short_chunks = false;
 };
 
 /// The atomic SGD rule: optimizer SGD, fp32 weights, pooling sum or mean, and
@@ -159,6 +165,8 @@ Status atomic_sgd_backward_fits(const TbeProblem& problem, const OptimizerParams
 /// runs that cross chunk boundaries (<= 8 B per index). Rejected (kUnsupported) when a global row
 /// id and a bag (or position) do not fit 64 bits together.
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem);
+/// The same for these options (BackwardOptions::short_chunks needs more partial slots).
+Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem, const BackwardOptions& options);
 
 struct TrainingState {
   void* weights = nullptr;   // weight_dtype, updated in place

@@ -21,6 +21,11 @@ using namespace parity::gpu_device;
 // C = 128 read ~12% fewer DRAM bytes than 256 and was the fastest; 96 and 64 measured the same
 // (docs/embedding.md).
 constexpr std::int64_t kMinChunkPositions = 128;
+// BackwardOptions::short_chunks: at least this many chunks where rows allow (about 2.5x the warps
+// an H200 holds at once in the chunk kernel: 132 SMs x 6 blocks x 4 warps), never below
+// kShortChunkMinPositions or a quarter of the widest row (partials <= 32 B per index).
+constexpr std::int64_t kShortChunkTarget = 8192;
+constexpr std::int64_t kShortChunkMinPositions = 32;
 
 struct BackwardPlan {
   bool key_holds_bag = false;
@@ -38,7 +43,7 @@ int bits_to_hold(std::int64_t value) {
   return bits;
 }
 
-Result<BackwardPlan> plan_backward(const TbeProblem& problem) {
+Result<BackwardPlan> plan_backward(const TbeProblem& problem, bool short_chunks) {
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
   const std::int64_t n = problem.num_indices;
   PARITY_CHECK_ARG(n < (std::int64_t{1} << 32), "tbe_backward: num_indices=", n, "; expected < 2^32 on the GPU");
@@ -58,6 +63,10 @@ Result<BackwardPlan> plan_backward(const TbeProblem& problem) {
   }
   const int max_dim = problem.layout.max_dim();
   plan.chunk_positions = std::max<std::int64_t>(kMinChunkPositions, max_dim);
+  if (short_chunks) {  // from the problem alone (never the device), so sums stay reproducible
+    const std::int64_t floor = std::max<std::int64_t>(kShortChunkMinPositions, ceil_div(max_dim, 4));
+    plan.chunk_positions = std::max(floor, std::min(plan.chunk_positions, ceil_div(n, kShortChunkTarget)));
+  }
   plan.num_chunks = ceil_div(n, plan.chunk_positions);
   auto align = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
   std::int64_t at = 0;
@@ -224,11 +233,11 @@ Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_lay
   if (options.kernel == BackwardKernel::kAtomicSgd) {
     return run_atomic_sgd(problem, device_layout, update, batch, grad_output, options, stream);
   }
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, options.short_chunks));
   PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
   if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
   PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= plan.total_bytes, "tbe_backward: workspace_bytes=",
-                   workspace_bytes, "; expected >= ", plan.total_bytes, " (tbe_backward_workspace_bytes)");
+                   workspace_bytes, "; expected >= ", plan.total_bytes, " (tbe_backward_workspace_bytes with the options)");
   PARITY_CHECK_ARG(batch.indices != nullptr && batch.offsets != nullptr && grad_output != nullptr,
                    "tbe_backward: indices, offsets or grad_output is null");
   PARITY_CHECK_ARG(!problem.has_per_sample_weights || batch.per_sample_weights != nullptr,
@@ -287,7 +296,11 @@ Status atomic_sgd_backward_fits(const TbeProblem& problem, const OptimizerParams
 }
 
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem) {
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));
+  return tbe_backward_workspace_bytes(problem, BackwardOptions{});
+}
+
+Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem, const BackwardOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, options.short_chunks));
   return plan.total_bytes;
 }
 
