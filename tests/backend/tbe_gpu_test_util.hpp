@@ -135,7 +135,10 @@ inline void expect_forward_case_matches(const std::vector<embedding::TableSpec>&
   auto problem = make_problem(tables, batch_options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
                               index_dtype, weight_dtype, out_dtype, pooling, weighted);
   std::string dims;
-  for (const auto& table : tables) dims += (dims.empty() ? "" : ",") + std::to_string(table.dim);
+  for (const auto& table : tables) {
+    if (!dims.empty()) dims += ',';
+    dims += std::to_string(table.dim);
+  }
   SCOPED_TRACE(name + " D=" + dims + " " + std::string(dtype_name(weight_dtype)) + " L=" +
                std::to_string(pooling_factor) + " " + embedding::pooling_mode_name(pooling) +
                (weighted ? " weighted" : "") + " out " + std::string(dtype_name(out_dtype)) + " " +
