@@ -57,28 +57,8 @@ TEST(GpuTbeForwardCandidates, EveryWidthLengthPoolingAndDtypeMatchesReference) {
       }
       for (int dim : dims) {
         for (int pooling_factor : {0, 1, 2, 4, 7}) {
-          ++case_number;
-          const int mode = case_number % 3;  // sum, mean, weighted sum
-          const PoolingMode pooling = mode == 1 ? PoolingMode::kMean : PoolingMode::kSum;
-          const bool weighted = mode == 2;
-          const std::vector<TableSpec> tables = {{300, dim}, {7, dim}};
-          SyntheticBatchOptions options;
-          options.batch_size = 61;
-          options.pooling_factor = pooling_factor;
-          options.empty_bag_fraction = pooling_factor > 0 ? 0.1 : 0.0;
-          options.weighted = weighted;
-          options.seed = seed + static_cast<std::uint64_t>(case_number);
-          auto probe = testing::make_problem(tables, 0, 0);
-          const auto batch = embedding::make_synthetic_batch(probe.layout, options);
-          const DType out_dtype = case_number % 2 == 0 ? DType::kBF16 : DType::kF32;
-          const DType index_dtype = case_number % 5 < 2 ? DType::kI32 : DType::kI64;
-          auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
-                                               index_dtype, weight_dtype, out_dtype, pooling, weighted);
-          SCOPED_TRACE(std::string(candidate.name) + " D=" + std::to_string(dim) + " " +
-                       std::string(dtype_name(weight_dtype)) + " L=" + std::to_string(pooling_factor) + " " +
-                       embedding::pooling_mode_name(pooling) + (weighted ? " weighted" : "") + " out " +
-                       std::string(dtype_name(out_dtype)) + " " + std::string(dtype_name(index_dtype)));
-          expect_forward_matches(problem, batch, options.seed, egpu::ForwardOptions{candidate.kernel});
+          testing::expect_forward_case_matches({{300, dim}, {7, dim}}, weight_dtype, pooling_factor, ++case_number, seed,
+                                               egpu::ForwardOptions{candidate.kernel}, candidate.name);
         }
       }
     }
@@ -142,13 +122,18 @@ TEST(GpuTbeForwardCandidates, BatchesPastOneGridStrideMatchReference) {
 }
 
 // Forced where they do not apply: rows over 128 bytes for the narrow rows, over 512 for the warp
-// tiles (each rule's reason) and 16-bit rows off 16-byte boundaries (D = 4 fp16: 8-byte rows).
+// tiles (each rule's reason) and 16-bit rows off 16-byte boundaries (D = 4 fp16: 8-byte rows),
+// which the one-hot and light short-bag tiles read as 8-byte pieces (tested in
+// tbe_gpu_forward_tiles_off_boundary_test.cpp).
 TEST(GpuTbeForwardCandidates, ForcedOnAWideOrMisalignedProblemIsRefusedWithTheReason) {
   PARITY_REQUIRE_GPU();
   for (const auto& candidate : candidates()) {
     const bool is_warp_tile = std::string(candidate.name).rfind("warp_tile", 0) == 0;
+    const bool reads_8_byte_pieces = candidate.kernel == egpu::ForwardKernel::kWarpTileOneHot ||
+                                     candidate.kernel == egpu::ForwardKernel::kWarpTileShortBagsLight;
     const auto too_wide = is_warp_tile ? std::tuple{256, DType::kF32, "1024 bytes"} : std::tuple{64, DType::kF32, "256 bytes"};
     for (const auto& [dim, weight_dtype, reason] : {too_wide, std::tuple{4, DType::kF16, "16-byte boundaries"}}) {
+      if (reads_8_byte_pieces && weight_dtype == DType::kF16) continue;
       const auto problem = testing::make_problem({{10, dim}}, 2, 1, DType::kI64, weight_dtype);
       const Status status = testing::forced_forward_status(problem, egpu::ForwardOptions{candidate.kernel});
       EXPECT_EQ(status.code(), StatusCode::kUnsupported) << candidate.name << " D=" << dim;

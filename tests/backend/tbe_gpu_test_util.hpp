@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "common/test_support.hpp"
@@ -109,6 +110,40 @@ inline void expect_forward_matches(const embedding::TbeProblem& problem, const e
   std::vector<double> weights_ref;
   const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights_ref);
   expect_matches_reference(problem, batch, weights_ref, gpu_forward(problem, weights, batch, options));
+}
+
+// One case of the forced-kernel sweeps (tbe_gpu_forward_candidates_test.cpp and the tiles off
+// 16-byte boundaries): a batch of 61 (partial tiles and groups) of bags of `pooling_factor`, 10%
+// empty past 0; sum, mean or weighted sum, bf16 or fp32 output and int32 or int64 indices rotated
+// by case_number; the kernel `options` forces against the fp64 reference.
+inline void expect_forward_case_matches(const std::vector<embedding::TableSpec>& tables, DType weight_dtype,
+                                        int pooling_factor, int case_number, std::uint64_t seed,
+                                        const embedding::gpu::ForwardOptions& options, const std::string& name) {
+  const int mode = case_number % 3;  // sum, mean, weighted sum
+  const embedding::PoolingMode pooling = mode == 1 ? embedding::PoolingMode::kMean : embedding::PoolingMode::kSum;
+  const bool weighted = mode == 2;
+  embedding::SyntheticBatchOptions batch_options;
+  batch_options.batch_size = 61;
+  batch_options.pooling_factor = pooling_factor;
+  batch_options.empty_bag_fraction = pooling_factor > 0 ? 0.1 : 0.0;
+  batch_options.weighted = weighted;
+  batch_options.seed = seed + static_cast<std::uint64_t>(case_number);
+  auto probe = make_problem(tables, 0, 0);
+  const auto batch = embedding::make_synthetic_batch(probe.layout, batch_options);
+  const DType out_dtype = case_number % 2 == 0 ? DType::kBF16 : DType::kF32;
+  const DType index_dtype = case_number % 5 < 2 ? DType::kI32 : DType::kI64;
+  auto problem = make_problem(tables, batch_options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                              index_dtype, weight_dtype, out_dtype, pooling, weighted);
+  std::string dims;
+  for (const auto& table : tables) {
+    if (!dims.empty()) dims += ',';
+    dims += std::to_string(table.dim);
+  }
+  SCOPED_TRACE(name + " D=" + dims + " " + std::string(dtype_name(weight_dtype)) + " L=" +
+               std::to_string(pooling_factor) + " " + embedding::pooling_mode_name(pooling) +
+               (weighted ? " weighted" : "") + " out " + std::string(dtype_name(out_dtype)) + " " +
+               std::string(dtype_name(index_dtype)));
+  expect_forward_matches(problem, batch, batch_options.seed, options);
 }
 
 // The same through the op (embedding::tbe_forward with `context`: the trainers' call).

@@ -45,6 +45,23 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   ASSERT_TRUE(spec.is_ok());
   EXPECT_EQ(spec->batch, 64);
   EXPECT_FALSE(spec->time_batched_updates);
+  EXPECT_FALSE(spec->backward_atomic_sgd);
+  // atomic_sgd: the one backward timed is the atomic SGD kernel (not the batched-update window).
+  o.backward_variant = "atomic_sgd";
+  auto atomic = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(atomic.is_ok());
+  EXPECT_TRUE(atomic->backward_atomic_sgd);
+  EXPECT_FALSE(atomic->time_batched_updates);
+  o.backward_variant = "short_chunks";
+  auto short_chunks = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(short_chunks.is_ok());
+  EXPECT_TRUE(short_chunks->backward_short_chunks);
+  EXPECT_FALSE(short_chunks->backward_atomic_sgd);
+  o.backward_variant = "atomic";
+  auto misspelt = tbe_bench_spec("C1", o, 1);
+  ASSERT_FALSE(misspelt.is_ok());
+  EXPECT_NE(misspelt.status().message().find("--backward-variant='atomic'"), std::string::npos)
+      << misspelt.status().message();
   auto unknown = tbe_bench_spec("C9", {}, 1);
   ASSERT_FALSE(unknown.is_ok());
   EXPECT_NE(unknown.status().message().find("--config='C9'"), std::string::npos);

@@ -37,6 +37,11 @@ struct TbeBenchSpec {
   bool weighted = false;  // per-sample weights (sum pooling only)
   bool time_batched_updates = true;  // backward variants timed
   bool time_row_at_a_time = true;
+  /// --backward-variant atomic_sgd: the backward (and the step's) is BackwardKernel::kAtomicSgd
+  /// with deterministic=false (SGD, fp32 weights; otherwise the run stops with the rule's reason).
+  bool backward_atomic_sgd = false;
+  /// --backward-variant short_chunks: the backward (and the step's) with BackwardOptions::short_chunks.
+  bool backward_short_chunks = false;
   embedding::OptimizerKind optimizer = embedding::OptimizerKind::kRowwiseAdagrad;
   double bad_fraction = 0;
   /// Each feature's draw (per_feature, or bag_lengths and zipf for all).
@@ -62,7 +67,7 @@ struct TbeBenchOverrides {
   std::string output_dtype;    // --output-dtype fp32|fp16|bf16 (default: the weights dtype)
   std::string index_dtype;     // --index-dtype int32|int64
   std::string optimizer;       // --optimizer sgd|adagrad|rowwise-adagrad|adam
-  std::string backward_variant = "both";  // both, batched (row updates queued), row
+  std::string backward_variant = "both";  // both, batched (row updates queued), row, atomic_sgd, short_chunks
   std::string layout_file;     // --layout FILE (docs/embedding.md, "Table-layout files")
 };
 

@@ -53,7 +53,9 @@ struct DeviceBatch {
 /// lead rows per bag), kWarpTileShortBagsPrefetch (short-bag tiles, software-pipelined as the
 /// prefetching one-hot tiles), kWarpTileShortBagsLight (short-bag tiles with one pass of four rows
 /// in flight per lane at three blocks per SM instead of two passes at two).
-/// The warp tiles take rows up to kWarpTileMaxBytes (16-byte pieces, at most one per lane).
+/// The warp tiles take rows up to kWarpTileMaxBytes (16-byte pieces, at most one per lane; the
+/// one-hot and light short-bag tiles also 16-bit rows off 16-byte boundaries, two 8-byte pieces
+/// per lane).
 /// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
 /// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
 /// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
@@ -89,9 +91,8 @@ Status narrow_rows_forward_fits(const TbeProblem& problem);
 /// kNarrowRowMaxBytes; otherwise kUnsupported with the reason.
 Status warp_tile_forward_fits(const TbeProblem& problem);
 
-/// The short-bags rule: the warp tiles' rule, at most kShortBagMeanIndices indices per bag on
-/// average (num_indices <= kShortBagMeanIndices x bags) and, for 16-bit weights, every table's rows
-/// on 16-byte boundaries; otherwise kUnsupported with the reason. There a warp per tile of bags
+/// The short-bags rule: the warp tiles' rule and at most kShortBagMeanIndices indices per bag on
+/// average (num_indices <= kShortBagMeanIndices x bags); otherwise kUnsupported with the reason. There a warp per tile of bags
 /// (kWarpTileOneHot) keeps more rows in flight than a group per bag, whose lanes idle on short bags
 /// (docs/embedding.md: D1, D2 and D4 of the TBE issue, bag lengths 1, U[0, 10] and 4; and one-hot
 /// rows of 129-512 bytes, where a group per bag has one row in flight per 16 or 32 lanes).
@@ -126,14 +127,16 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& layout, con
 /// warp works several chunks (docs/embedding.md). kAuto: narrow rows wherever
 /// narrow_rows_backward_fits, else warp per chunk. Both are deterministic; their sums of squares
 /// (row-wise Adagrad) reduce over different lane trees, so they agree to rounding, not bitwise.
-enum class BackwardKernel : std::uint8_t { kAuto, kWarpPerChunk, kNarrowRows };
+/// kAtomicSgd (only where atomic_sgd_backward_fits; kAuto never takes it): no sort, one launch
+/// adding -lr x each occurrence's gradient to its row with atomic adds; not bitwise reproducible.
+enum class BackwardKernel : std::uint8_t { kAuto, kWarpPerChunk, kNarrowRows, kAtomicSgd };
 
 /// Ok when the widest table's row is at most kNarrowRowMaxBytes; otherwise kUnsupported with the reason.
 Status narrow_rows_backward_fits(const TbeProblem& problem);
 
 struct BackwardOptions {
-  /// Both backward paths are deterministic by construction (stable sort, fixed chunking, partials
-  /// combined in chunk order); the flag is kept so callers can state the requirement.
+  /// The sorted paths are deterministic by construction (stable sort, fixed chunking, partials
+  /// combined in chunk order); kAtomicSgd is not and needs this false.
   bool deterministic = true;
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;
@@ -143,13 +146,27 @@ struct BackwardOptions {
   /// C2 and slower on C4 (L = 1); figures in docs/embedding.md.
   bool batch_row_updates = false;
   BackwardKernel kernel = BackwardKernel::kAuto;
+  /// Chunk length from the batch as well as the rows: C = max(32, max_dim/4, min(max(128,
+  /// max_dim), N/8192)), so a batch of few indices per wide row still spreads over ~8192 chunks
+  /// (the default C = max(128, max_dim) cuts test set 2's 05, 262k one-hot indices with D up to
+  /// 488, into 538 chunks: one warp each, ~3000 warps resident). Depends on the problem only, so as
+  /// deterministic; partials <= 32 B per index; size the workspace with the options.
+  bool short_chunks = false;
 };
+
+/// The atomic SGD rule: optimizer SGD, fp32 weights, pooling sum or mean, and
+/// options.deterministic false (repeated rows add in arrival order); otherwise kUnsupported with
+/// the reason. Needs no workspace.
+Status atomic_sgd_backward_fits(const TbeProblem& problem, const OptimizerParams& optimizer,
+                                const BackwardOptions& options);
 
 /// Workspace for either backward: sort keys (2 x 8 B), the bag of each position (4 B; only with
 /// per-sample weights or pooling none, otherwise the key holds the bag) and the chunk partials of
 /// runs that cross chunk boundaries (<= 8 B per index). Rejected (kUnsupported) when a global row
 /// id and a bag (or position) do not fit 64 bits together.
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem);
+/// The same for these options (BackwardOptions::short_chunks needs more partial slots).
+Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem, const BackwardOptions& options);
 
 struct TrainingState {
   void* weights = nullptr;   // weight_dtype, updated in place

@@ -77,7 +77,9 @@ Result<Buffers> allocate(const TbeProblem& problem, const TbeBenchSpec& spec, co
                                                         dtype_size_bytes(problem.output_dtype)));
   PARITY_ASSIGN_OR_RETURN(b.grad, DeviceBuffer::allocate(static_cast<std::size_t>(b.out_elements) * 4));
   PARITY_RETURN_IF_ERROR(eg::fill_uniform(b.grad.data(), DType::kF32, b.out_elements, seed + 1, 1.0f));
-  PARITY_ASSIGN_OR_RETURN(b.ws_bytes, eg::tbe_backward_workspace_bytes(problem));
+  eg::BackwardOptions sized_for;  // short chunks need more partial slots
+  sized_for.short_chunks = spec.backward_short_chunks;
+  PARITY_ASSIGN_OR_RETURN(b.ws_bytes, eg::tbe_backward_workspace_bytes(problem, sized_for));
   PARITY_ASSIGN_OR_RETURN(b.ws, DeviceBuffer::allocate(at_least_one(b.ws_bytes)));
   b.bc_bytes = eg::bounds_check_workspace_bytes(problem);
   PARITY_ASSIGN_OR_RETURN(b.bc_ws, DeviceBuffer::allocate(static_cast<std::size_t>(b.bc_bytes)));
@@ -213,6 +215,11 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   eg::BackwardOptions main_options;
   main_options.batch_row_updates = !spec.time_row_at_a_time;
   main_options.kernel = kernels.backward;
+  if (spec.backward_atomic_sgd) {  // not bitwise reproducible: asked for explicitly
+    main_options.kernel = eg::BackwardKernel::kAtomicSgd;
+    main_options.deterministic = false;
+  }
+  main_options.short_chunks = spec.backward_short_chunks;
   t.main_batches_row_updates = main_options.batch_row_updates;
   eg::BackwardOptions other_options;
   other_options.batch_row_updates = true;
@@ -371,7 +378,10 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["forward"]["unique_rows_bytes"] = bytes.forward_unique_rows_bytes;
   doc["forward_bandwidth"] = forward_bandwidth_json(facts.forward, facts.copy);
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
-  doc["backward_variant"] = t.main_batches_row_updates ? "batched_row_updates" : "row_at_a_time";
+  doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
+                            : request.spec.backward_short_chunks ? "short_chunks"
+                            : t.main_batches_row_updates        ? "batched_row_updates"
+                                                                : "row_at_a_time";
   if (t.has_backward_batched) doc["backward_fused_batched_row_updates"] = timed(t.backward_batched, bytes.backward_bytes);
   doc["step_fwd_bwd_opt"] = timed(t.step, bytes.forward_bytes + bytes.backward_bytes);
   doc["bounds_check_clean"] = timed(t.bounds, bytes.bounds_check_bytes);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/gpu/embedding/backward_atomic_kernel.cuh"
 #include "backends/gpu/embedding/backward_chunk.cuh"
 #include "backends/gpu/sort/radix_sort.hpp"
 
@@ -20,6 +21,11 @@ using namespace parity::gpu_device;
 // C = 128 read ~12% fewer DRAM bytes than 256 and was the fastest; 96 and 64 measured the same
 // (docs/embedding.md).
 constexpr std::int64_t kMinChunkPositions = 128;
+// BackwardOptions::short_chunks: at least this many chunks where rows allow (about 2.5x the warps
+// an H200 holds at once in the chunk kernel: 132 SMs x 6 blocks x 4 warps), never below
+// kShortChunkMinPositions or a quarter of the widest row (partials <= 32 B per index).
+constexpr std::int64_t kShortChunkTarget = 8192;
+constexpr std::int64_t kShortChunkMinPositions = 32;
 
 struct BackwardPlan {
   bool key_holds_bag = false;
@@ -37,7 +43,7 @@ int bits_to_hold(std::int64_t value) {
   return bits;
 }
 
-Result<BackwardPlan> plan_backward(const TbeProblem& problem) {
+Result<BackwardPlan> plan_backward(const TbeProblem& problem, bool short_chunks) {
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
   const std::int64_t n = problem.num_indices;
   PARITY_CHECK_ARG(n < (std::int64_t{1} << 32), "tbe_backward: num_indices=", n, "; expected < 2^32 on the GPU");
@@ -57,6 +63,10 @@ Result<BackwardPlan> plan_backward(const TbeProblem& problem) {
   }
   const int max_dim = problem.layout.max_dim();
   plan.chunk_positions = std::max<std::int64_t>(kMinChunkPositions, max_dim);
+  if (short_chunks) {  // from the problem alone (never the device), so sums stay reproducible
+    const std::int64_t floor = std::max<std::int64_t>(kShortChunkMinPositions, ceil_div(max_dim, 4));
+    plan.chunk_positions = std::max(floor, std::min(plan.chunk_positions, ceil_div(n, kShortChunkTarget)));
+  }
   plan.num_chunks = ceil_div(n, plan.chunk_positions);
   auto align = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
   std::int64_t at = 0;
@@ -86,12 +96,10 @@ struct UpdateArgs {
   float* dense_grads = nullptr;
 };
 
+// The batch's part of the parameters, shared by the sorted and the atomic paths.
 template <typename IndexT>
-Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
-                      const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
-                      const BackwardOptions& options, bool is_narrow, gpuStream_t stream) {
-  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
-  auto* ws = static_cast<char*>(workspace);
+BackwardParams<IndexT> batch_params(const TbeProblem& problem, const DeviceTbeLayout& device_layout,
+                                    const DeviceBatch& batch, const float* grad_output) {
   BackwardParams<IndexT> p{};
   p.layout = make_layout_view(device_layout, problem.layout);
   p.indices = static_cast<const IndexT*>(batch.indices);
@@ -103,13 +111,23 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   p.num_indices = problem.num_indices;
   p.output_cols = problem.output_cols();
   p.pooling = static_cast<Pool>(static_cast<int>(problem.pooling));
+  p.max_dim = problem.layout.max_dim();
+  return p;
+}
+
+template <typename IndexT>
+Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
+                      const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
+                      const BackwardOptions& options, bool is_narrow, gpuStream_t stream) {
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  auto* ws = static_cast<char*>(workspace);
+  BackwardParams<IndexT> p = batch_params<IndexT>(problem, device_layout, batch, grad_output);
   p.low_bits = plan.low_bits;
   p.key_holds_bag = plan.key_holds_bag;
   p.sentinel_row = static_cast<std::uint64_t>(problem.layout.total_rows());
   p.bag_of_position = reinterpret_cast<std::uint32_t*>(ws + plan.bag_of);
   p.chunk_positions = plan.chunk_positions;
   p.num_chunks = plan.num_chunks;
-  p.max_dim = problem.layout.max_dim();
   p.slot_grads = reinterpret_cast<float*>(ws + plan.slot_grads);
   p.slot_rows = reinterpret_cast<std::int64_t*>(ws + plan.slot_rows);
   p.slot_starts = reinterpret_cast<std::int64_t*>(ws + plan.slot_starts);
@@ -157,14 +175,69 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   }
 }
 
+// kGroupLanes lanes per bag: the power of two >= the widest row's vecs, at most a warp.
+template <typename IndexT>
+Status launch_atomic_sgd(const BackwardParams<IndexT>& p, int sm_count, gpuStream_t stream) {
+  const int vecs = p.max_dim / 4;
+  auto launch = [&](auto group_lanes) {
+    constexpr int kGroupLanes = decltype(group_lanes)::value;
+    constexpr int kGroupsPerBlock = kAtomicSgdBlockThreads / kGroupLanes;
+    // Resident blocks only (8 of 256 threads per SM); the bag loop strides over the rest.
+    const std::int64_t blocks = std::min<std::int64_t>(ceil_div(p.num_bags, kGroupsPerBlock), std::int64_t{8} * sm_count);
+    tbe_backward_atomic_sgd_kernel<IndexT, kGroupLanes>
+        <<<static_cast<unsigned>(blocks), kAtomicSgdBlockThreads, 0, stream>>>(p);
+    PARITY_GPU_CHECK_LAUNCH(tbe_backward_atomic_sgd_kernel);
+    return Status::ok();
+  };
+  if (vecs <= 1) return launch(std::integral_constant<int, 1>{});
+  if (vecs <= 2) return launch(std::integral_constant<int, 2>{});
+  if (vecs <= 4) return launch(std::integral_constant<int, 4>{});
+  if (vecs <= 8) return launch(std::integral_constant<int, 8>{});
+  if (vecs <= 16) return launch(std::integral_constant<int, 16>{});
+  return launch(std::integral_constant<int, kWarpSize>{});
+}
+
+// BackwardKernel::kAtomicSgd: no sort, no workspace; one launch (backward_atomic_kernel.cuh).
+Status run_atomic_sgd(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const UpdateArgs& update,
+                      const DeviceBatch& batch, const float* grad_output, const BackwardOptions& options,
+                      StreamHandle stream) {
+  PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
+  PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
+  if (update.update != Update::kSgd) {
+    return unsupported("tbe_backward atomic sgd: applies SGD only (the plain backward and the other optimisers need "
+                       "each row's summed gradient)");
+  }
+  PARITY_RETURN_IF_ERROR(atomic_sgd_backward_fits(problem, *update.optimizer, options).with_context("tbe_backward"));
+  if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
+  PARITY_CHECK_ARG(batch.indices != nullptr && batch.offsets != nullptr && grad_output != nullptr,
+                   "tbe_backward: indices, offsets or grad_output is null");
+  PARITY_CHECK_ARG(!problem.has_per_sample_weights || batch.per_sample_weights != nullptr,
+                   "tbe_backward: has_per_sample_weights is set but per_sample_weights is null");
+  PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(update.state.weights) % 16 == 0,
+                   "tbe_backward atomic sgd: weights pointer is not 16-byte aligned");
+  PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+  auto s = static_cast<gpuStream_t>(stream);
+  auto launch = [&](auto index_type) {
+    auto p = batch_params<decltype(index_type)>(problem, device_layout, batch, grad_output);
+    p.update = Update::kSgd;
+    p.weights = update.state.weights;
+    p.learning_rate = update.optimizer->learning_rate;
+    return launch_atomic_sgd(p, sm_count, s);
+  };
+  return problem.index_dtype == DType::kI32 ? launch(std::int32_t{}) : launch(std::int64_t{});
+}
+
 Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const UpdateArgs& update,
                     const DeviceBatch& batch, const float* grad_output, void* workspace,
                     std::int64_t workspace_bytes, const BackwardOptions& options, StreamHandle stream) {
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));
+  if (options.kernel == BackwardKernel::kAtomicSgd) {
+    return run_atomic_sgd(problem, device_layout, update, batch, grad_output, options, stream);
+  }
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, options.short_chunks));
   PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
   if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
   PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= plan.total_bytes, "tbe_backward: workspace_bytes=",
-                   workspace_bytes, "; expected >= ", plan.total_bytes, " (tbe_backward_workspace_bytes)");
+                   workspace_bytes, "; expected >= ", plan.total_bytes, " (tbe_backward_workspace_bytes with the options)");
   PARITY_CHECK_ARG(batch.indices != nullptr && batch.offsets != nullptr && grad_output != nullptr,
                    "tbe_backward: indices, offsets or grad_output is null");
   PARITY_CHECK_ARG(!problem.has_per_sample_weights || batch.per_sample_weights != nullptr,
@@ -179,6 +252,7 @@ Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_lay
       is_narrow = true;
       break;
     case BackwardKernel::kWarpPerChunk: break;
+    case BackwardKernel::kAtomicSgd: break;  // taken above
   }
   auto s = static_cast<gpuStream_t>(stream);
   if (problem.index_dtype == DType::kI32) {
@@ -201,8 +275,32 @@ Status narrow_rows_backward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+Status atomic_sgd_backward_fits(const TbeProblem& problem, const OptimizerParams& optimizer,
+                                const BackwardOptions& options) {
+  if (optimizer.kind != OptimizerKind::kSgd) {
+    return unsupported("atomic sgd: optimizer=", optimizer_kind_name(optimizer.kind),
+                       "; needs sgd (the only update linear in the gradient)");
+  }
+  if (problem.weight_dtype != DType::kF32) {
+    return unsupported("atomic sgd: weights ", dtype_name(problem.weight_dtype),
+                       "; needs fp32 (16-bit weights would round at every add)");
+  }
+  if (problem.pooling == PoolingMode::kNone) {
+    return unsupported("atomic sgd: pooling=none; needs sum or mean (one grad_output row per bag)");
+  }
+  if (options.deterministic) {
+    return unsupported("atomic sgd: deterministic=true; repeated rows take their adds in arrival order "
+                       "(needs deterministic=false)");
+  }
+  return Status::ok();
+}
+
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem) {
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem));
+  return tbe_backward_workspace_bytes(problem, BackwardOptions{});
+}
+
+Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem, const BackwardOptions& options) {
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, options.short_chunks));
   return plan.total_bytes;
 }
 

@@ -107,7 +107,8 @@ bool has_several_width_classes(const TbeProblem& problem, bool pointer_aligned) 
   return false;
 }
 
-// Candidates dispatched by dispatch_forward_candidate_kernels (16-byte units: 16-bit rows aligned).
+// Candidates dispatched by dispatch_forward_candidate_kernels (16-byte units; 8-byte for the one-hot
+// and light short-bag tiles on 16-bit rows off 16-byte boundaries).
 bool is_forward_candidate(ForwardKernel kernel) {
   return is_narrow_row_candidate(kernel) || kernel == ForwardKernel::kGroupPerBagDedup;
 }
@@ -134,13 +135,12 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   const int max_dim = problem.layout.max_dim();
   const bool aligned = rows_16_byte_aligned(problem, weights);
   if (is_forward_candidate(kernel)) {
-    if (!aligned) {
-      return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries");
-    }
     switch (problem.weight_dtype) {
-      case DType::kF16: return dispatch_forward_candidate_kernels<F16Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
-      case DType::kBF16: return dispatch_forward_candidate_kernels<BF16Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
-      default: return dispatch_forward_candidate_kernels<F32Tag, IndexT>(params, max_dim, kernel, sm_count, stream);
+      case DType::kF16:
+        return dispatch_forward_candidate_kernels<F16Tag, IndexT>(params, max_dim, kernel, aligned, sm_count, stream);
+      case DType::kBF16:
+        return dispatch_forward_candidate_kernels<BF16Tag, IndexT>(params, max_dim, kernel, aligned, sm_count, stream);
+      default: return dispatch_forward_candidate_kernels<F32Tag, IndexT>(params, max_dim, kernel, aligned, sm_count, stream);
     }
   }
   // kernel: already resolved by tbe_forward (never kAuto here).
@@ -228,9 +228,6 @@ Status short_bags_forward_fits(const TbeProblem& problem) {
     return unsupported("short bags: num_indices=", problem.num_indices, " is above ", kShortBagMeanIndices,
                        " per bag on average (", problem.num_bags(), " bags)");
   }
-  if (dtype_size_bytes(problem.weight_dtype) < 4 && !layout_rows_16_byte_aligned(problem)) {
-    return unsupported("short bags: 16-bit rows must start on 16-byte boundaries");
-  }
   return Status::ok();
 }
 
@@ -274,11 +271,8 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
     if (kernel == ForwardKernel::kFittedGroups && !rows_16_byte_aligned(problem, weights)) {
       kernel = ForwardKernel::kGroupPerBag;
     }
-    // The same for the warp tiles' 16-bit rows: narrow rows (or, past 128-byte rows, the group
-    // per bag) gives the same sums.
-    if (is_warp_tile(kernel) && dtype_size_bytes(problem.weight_dtype) < 4 && !rows_16_byte_aligned(problem, weights)) {
-      kernel = narrow_rows_forward_fits(problem).is_ok() ? ForwardKernel::kNarrowRows : ForwardKernel::kGroupPerBag;
-    }
+    // The warp tiles kAuto selects (one-hot, light short bags) read 16-bit rows off 16-byte
+    // boundaries as two 8-byte pieces per lane, so they need no fallback.
   }
   if (is_warp_tile(kernel)) {
     PARITY_RETURN_IF_ERROR(warp_tile_forward_fits(problem).with_context("tbe_forward"));

@@ -3,6 +3,6 @@
 #include "backends/gpu/embedding/forward_candidates_launch.cuh"
 
 namespace parity::embedding::gpu {
-template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, int, gpuStream_t);
-template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, int, gpuStream_t);
+template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, bool, int, gpuStream_t);
+template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, bool, int, gpuStream_t);
 }  // namespace parity::embedding::gpu

@@ -1,7 +1,8 @@
 // Host launch of the narrow-row forward candidates (tbe_gpu.hpp ForwardKernel: narrow rows deep and
 // light, warp tiles one-hot and short bags), instantiated per weight dtype in
 // forward_candidates_{f32,f16,bf16}.cu. Every candidate reads 16-byte pieces: fp32 rows, or 16-bit
-// rows that start on 16-byte boundaries (the caller checks).
+// rows that start on 16-byte boundaries; the one-hot and light short-bag tiles (what kAuto selects)
+// also read 16-bit rows off them, as two 8-byte pieces per lane.
 #pragma once
 
 #include "backends/gpu/embedding/forward_launch.cuh"
@@ -20,20 +21,24 @@ using namespace parity::gpu_device;
 // kResidentGrid: the grid is the blocks resident at once (kMinBlocksPerSm per SM), so every warp
 // walks many tiles and a prefetching warp pipelines all but its first (with the usual 32 blocks
 // per SM, D4's warps took ~4 tiles each: a quarter of them unpipelined).
+// kPieceVecs, kLanePieces: 16-byte pieces, one per lane (fp32: 1 vec; 16-bit rows on 16-byte
+// boundaries: 2), or 8-byte pieces of 16-bit rows off them, two per lane (1, 2).
 template <typename Tag, typename IndexT, int kLeadRows, int kPassesInFlight, int kMinBlocksPerSm,
-          bool kPrefetchNext = false, bool kWeightsAtAdd = false, bool kResidentGrid = false>
-Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int pieces, int sm_count, gpuStream_t stream) {
-  constexpr int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2;
-  // A tile's group is its widest row's pieces rounded up to a power of two, at most a warp.
-  if (pieces > kWarpSize) {
-    return unsupported("tbe_forward warp tiles: ", pieces, " 16-byte pieces per row; at most ", kWarpSize, " (a warp)");
+          bool kPrefetchNext = false, bool kWeightsAtAdd = false, bool kResidentGrid = false,
+          int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2, int kLanePieces = 1>
+Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  // A tile's group is its widest row's pieces over kLanePieces rounded up to a power of two, at most a warp.
+  const int pieces = (max_dim + 4 * kPieceVecs - 1) / (4 * kPieceVecs);
+  if (pieces > kWarpSize * kLanePieces) {
+    return unsupported("tbe_forward warp tiles: ", pieces, " pieces of ", 8 * kPieceVecs, " bytes per row; at most ",
+                       kWarpSize * kLanePieces);
   }
   constexpr std::int64_t kBagsPerBlock = kForwardBlockThreads;  // one bag per lane
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kBagsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) *
                                                          (kResidentGrid ? kMinBlocksPerSm : 32));
   tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, 4, kMinBlocksPerSm, kPrefetchNext,
-                               kWeightsAtAdd><<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
+                               kWeightsAtAdd, kLanePieces><<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_warp_tile_kernel);
   return Status::ok();
 }
@@ -63,14 +68,31 @@ Status dispatch_forward_dedup(const ForwardParams<IndexT>& params, int max_dim, 
 /// kWarpTileOneHotPrefetch, kWarpTileShortBags, kWarpTileShortBagsPrefetch, kWarpTileShortBagsLight:
 /// rows of 16-byte pieces, the widest at most 128 bytes; the warp tiles a warp of pieces) or kGroupPerBagDedup (any row of 16-byte
 /// units: fp32, or 16-bit rows on 16-byte boundaries; pooling sum or mean, checked by the caller).
+/// rows_16_byte_aligned false (16-bit rows off 16-byte boundaries): only kWarpTileOneHot and
+/// kWarpTileShortBagsLight run (8-byte pieces), the others return kUnsupported.
 template <typename Tag, typename IndexT>
 Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
-                                          ForwardKernel kernel, int sm_count, gpuStream_t stream) {
+                                          ForwardKernel kernel, bool rows_16_byte_aligned, int sm_count,
+                                          gpuStream_t stream) {
   using gpu_device::F32Tag;
   constexpr int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2;
   const int pieces = (max_dim / 4 + kPieceVecs - 1) / kPieceVecs;
   int row_lanes_log2 = 0;
   while ((1 << row_lanes_log2) < pieces) ++row_lanes_log2;
+  if (!rows_16_byte_aligned) {
+    if constexpr (!std::is_same_v<Tag, F32Tag>) {
+      if (kernel == ForwardKernel::kWarpTileOneHot) {
+        return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 3, false, false, false, 1, 2>(params, max_dim, sm_count,
+                                                                                                 stream);
+      }
+      if (kernel == ForwardKernel::kWarpTileShortBagsLight) {
+        return detail::launch_forward_warp_tile<Tag, IndexT, 4, 1, 3, false, true, false, 1, 2>(params, max_dim, sm_count,
+                                                                                                stream);
+      }
+    }
+    return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries (only warp_tile_one_hot "
+                       "and warp_tile_short_bags_light read them off)");
+  }
   switch (kernel) {
     case ForwardKernel::kNarrowRowsDeep:  // 16 rows in flight (fp32), 12 for 16-bit (16 spilled at 128 registers)
       return detail::launch_forward_narrow<Tag, IndexT, kPieceVecs, kPieceVecs == 1 ? 4 : 3, 4, 2>(params, row_lanes_log2,
@@ -78,15 +100,15 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
     case ForwardKernel::kNarrowRowsLight:
       return detail::launch_forward_narrow<Tag, IndexT, kPieceVecs, 2, 2, 4>(params, row_lanes_log2, sm_count, stream);
     case ForwardKernel::kWarpTileOneHot:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 3>(params, pieces, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 3>(params, max_dim, sm_count, stream);
     case ForwardKernel::kWarpTileOneHotPrefetch:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 2, true>(params, pieces, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 2, true>(params, max_dim, sm_count, stream);
     case ForwardKernel::kWarpTileShortBags:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 2, 2>(params, pieces, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 2, 2>(params, max_dim, sm_count, stream);
     case ForwardKernel::kWarpTileShortBagsPrefetch:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 2, 2, true, true, true>(params, pieces, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 2, 2, true, true, true>(params, max_dim, sm_count, stream);
     case ForwardKernel::kWarpTileShortBagsLight:
-      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 1, 3, false, true>(params, pieces, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 4, 1, 3, false, true>(params, max_dim, sm_count, stream);
     case ForwardKernel::kGroupPerBagDedup:
       return detail::dispatch_forward_dedup<Tag, IndexT>(params, max_dim, sm_count, stream);
     default: return unsupported("tbe_forward: kernel ", static_cast<int>(kernel), " is not a forward candidate");
@@ -94,12 +116,12 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
 }
 
 #ifndef PARITY_TBE_FORWARD_CANDIDATES_INSTANTIATING
-extern template Status dispatch_forward_candidate_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, int, gpuStream_t);
-extern template Status dispatch_forward_candidate_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, int, gpuStream_t);
-extern template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, int, gpuStream_t);
-extern template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, int, gpuStream_t);
-extern template Status dispatch_forward_candidate_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, int, gpuStream_t);
-extern template Status dispatch_forward_candidate_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, int, gpuStream_t);
+extern template Status dispatch_forward_candidate_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, bool, int, gpuStream_t);
+extern template Status dispatch_forward_candidate_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, bool, int, gpuStream_t);
+extern template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, bool, int, gpuStream_t);
+extern template Status dispatch_forward_candidate_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, bool, int, gpuStream_t);
+extern template Status dispatch_forward_candidate_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int, ForwardKernel, bool, int, gpuStream_t);
+extern template Status dispatch_forward_candidate_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int, ForwardKernel, bool, int, gpuStream_t);
 #endif
 
 }  // namespace parity::embedding::gpu

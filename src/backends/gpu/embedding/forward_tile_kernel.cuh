@@ -1,4 +1,5 @@
-// TBE forward, warp tiles of bags (rows of at most a warp of 16-byte pieces: 512 bytes on 32 lanes; one-hot and short bags); legend in kernels.cuh.
+// TBE forward, warp tiles of bags (rows of at most a warp of 16-byte pieces, or two 8-byte pieces per
+// lane for 16-bit rows off 16-byte boundaries: 512 bytes on 32 lanes; one-hot and short bags); legend in kernels.cuh.
 //
 // Purpose: on one-hot and short bags the narrow-rows kernel spends most of a bag's time on two
 // dependent round trips (offsets, then the index) before the row load, each group re-reads the
@@ -10,7 +11,8 @@
 //   2. piece phase: the group width W is the tile's own widest row in 16-byte pieces rounded up to
 //      a power of two (bags of a feature are contiguous, so a tile nearly always holds one
 //      feature); the warp covers kWarpSize / W bags per pass in W passes, lane i of a group piece i
-//      of the row. Row pointers come by shuffle from the bag's lane; kPassesInFlight passes of
+//      of the row (with kLanePieces = 2, pieces i and i + W: 8-byte pieces of 16-bit rows off
+//      16-byte boundaries, so a lane still moves 16 bytes of each row and a 512-byte row fits). Row pointers come by shuffle from the bag's lane; kPassesInFlight passes of
 //      kLeadRows rows each are loaded before any is added (one memory round trip for all);
 //   3. a tile holding a bag longer than kLeadRows instead walks every bag from position 0 in
 //      position order, a few passes at a time with kTailRows rows each per step, the group's lanes
@@ -18,7 +20,7 @@
 // Output is written with streaming stores (read by the next op, not by this one).
 // Per bag the rows are added in position order in fp32 (w * row), then scaled by 1/L for mean
 // pooling: the same order as the other forward kernels. Pooling none is not handled here.
-// Limits: 16-byte pieces (fp32, or 16-bit rows on 16-byte boundaries), rows of at most kWarpSize pieces,
+// Limits: rows of at most kWarpSize x kLanePieces pieces,
 // N < 2^31 and F*B < 2^32 (the narrow-rows rule and the launch's checks, on the host).
 #pragma once
 
@@ -77,8 +79,9 @@ __device__ inline void store_piece_streaming(void* out, std::int64_t element, Ou
 // lets the prefetching short-bag tiles carry the next tile's four indices without spilling).
 // Long on purpose: one kernel body whose phases share registers; split into device functions it
 // would hide the data flow the tuning depends on.
+// kLanePieces: pieces of each row per lane, a group's width W apart (lane i: pieces i, i + W, ...).
 template <typename Tag, typename IndexT, int kPieceVecs, int kLeadRows, int kPassesInFlight, int kTailRows,
-          int kMinBlocksPerSm, bool kPrefetchNext, bool kWeightsAtAdd = false>
+          int kMinBlocksPerSm, bool kPrefetchNext, bool kWeightsAtAdd = false, int kLanePieces = 1>
 __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     tbe_forward_warp_tile_kernel(ForwardParams<IndexT> p) {
   using Storage = typename Tag::Storage;
@@ -157,19 +160,21 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       my_rows[u] = u < my_length ? my_table + index[u] * my_dim : nullptr;
     }
     const bool tile_has_tail = warp_reduce_max(my_length) > kLeadRows;  // warp-uniform
-    // The tile's group width: its widest row's pieces, rounded up to a power of two (warp-uniform).
+    // The tile's group width: its widest row's pieces over kLanePieces, rounded up to a power of
+    // two (warp-uniform).
     const int tile_pieces = (warp_reduce_max(my_dim) + kPieceElements - 1) / kPieceElements;
     int row_lanes_log2 = 0;
-    while ((1 << row_lanes_log2) < tile_pieces) ++row_lanes_log2;
+    while ((1 << row_lanes_log2) * kLanePieces < tile_pieces) ++row_lanes_log2;
     const int passes = 1 << row_lanes_log2;  // passes x (kWarpSize / passes) bags = the tile
     const int piece_element = (lane & (passes - 1)) * kPieceElements;
+    const int lane_piece_stride = passes * kPieceElements;  // elements between a lane's pieces
     // The bag (a lane of the tile) this lane's group works on in pass q.
     auto source_lane = [&](int q) { return (q << (kWarpLog2 - row_lanes_log2)) + (lane >> row_lanes_log2); };
 
     if (!tile_has_tail) {
       // ---- 2. piece phase: kPassesInFlight passes of lead rows loaded at once ----
       for (int pass0 = 0; pass0 < passes; pass0 += kPassesInFlight) {
-        Piece rows[kPassesInFlight][kLeadRows];
+        Piece rows[kPassesInFlight][kLeadRows][kLanePieces];
         float row_weight[kWeightsAtAdd ? 1 : kPassesInFlight][kWeightsAtAdd ? 1 : kLeadRows];
 #pragma unroll
         for (int q = 0; q < kPassesInFlight; ++q) {
@@ -181,9 +186,13 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
             const auto row =
                 reinterpret_cast<const Storage*>(shfl(reinterpret_cast<unsigned long long>(my_rows[u]), src));
             if constexpr (!kWeightsAtAdd) row_weight[q][u] = shfl(my_weight[u], src);
-            rows[q][u] = (pass_live && row != nullptr && piece_element < dim)
-                             ? *reinterpret_cast<const Piece*>(row + piece_element)
-                             : zero_narrow_piece<Tag, kPieceVecs>();
+#pragma unroll
+            for (int k = 0; k < kLanePieces; ++k) {
+              const int element = piece_element + k * lane_piece_stride;
+              rows[q][u][k] = (pass_live && row != nullptr && element < dim)
+                                  ? *reinterpret_cast<const Piece*>(row + element)
+                                  : zero_narrow_piece<Tag, kPieceVecs>();
+            }
           }
         }
         if constexpr (kPrefetchNext) {
@@ -196,20 +205,30 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           const int dim = shfl(my_dim, src);
           const int length = shfl(my_length, src);
           const std::int64_t out = shfl(my_out, src);
-          float4 acc[kPieceVecs];
+          float4 acc[kLanePieces][kPieceVecs];
 #pragma unroll
-          for (int v = 0; v < kPieceVecs; ++v) acc[v] = make_float4(0.f, 0.f, 0.f, 0.f);
+          for (int k = 0; k < kLanePieces; ++k) {
+#pragma unroll
+            for (int v = 0; v < kPieceVecs; ++v) acc[k][v] = make_float4(0.f, 0.f, 0.f, 0.f);
+          }
 #pragma unroll
           for (int u = 0; u < kLeadRows; ++u) {
+            float w;
             if constexpr (kWeightsAtAdd) {
-              add_narrow_piece<Tag, kPieceVecs>(acc, shfl(my_weight[u], src), rows[q][u]);
+              w = shfl(my_weight[u], src);
             } else {
-              add_narrow_piece<Tag, kPieceVecs>(acc, row_weight[q][u], rows[q][u]);
+              w = row_weight[q][u];
             }
+#pragma unroll
+            for (int k = 0; k < kLanePieces; ++k) add_narrow_piece<Tag, kPieceVecs>(acc[k], w, rows[q][u][k]);
           }
-          if (pass_live && tile * kWarpSize + src < p.num_bags && piece_element < dim) {
+          if (pass_live && tile * kWarpSize + src < p.num_bags) {
             const float scale = (p.pooling == Pool::kMean && length > 0) ? 1.0f / static_cast<float>(length) : 1.0f;
-            store_piece_streaming<Tag, kPieceVecs>(p.output, out + piece_element, p.out_kind, scale, acc);
+#pragma unroll
+            for (int k = 0; k < kLanePieces; ++k) {
+              const int element = piece_element + k * lane_piece_stride;
+              if (element < dim) store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[k]);
+            }
           }
         }
       }
@@ -224,7 +243,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     for (int pass0 = 0; pass0 < passes; pass0 += kTailPasses) {
       int dim[kTailPasses], length[kTailPasses], start[kTailPasses];
       const Storage* table[kTailPasses];
-      float4 acc[kTailPasses][kPieceVecs];
+      float4 acc[kTailPasses][kLanePieces][kPieceVecs];
       int steps = 0;
 #pragma unroll
       for (int q = 0; q < kTailPasses; ++q) {
@@ -236,10 +255,13 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         table[q] = reinterpret_cast<const Storage*>(shfl(reinterpret_cast<unsigned long long>(my_table), src));
         steps = length[q] > steps ? length[q] : steps;
 #pragma unroll
-        for (int v = 0; v < kPieceVecs; ++v) acc[q][v] = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int k = 0; k < kLanePieces; ++k) {
+#pragma unroll
+          for (int v = 0; v < kPieceVecs; ++v) acc[q][k][v] = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
       }
       for (int j = 0; j < steps; j += kTailRows) {  // per lane: no shuffles inside
-        Piece tail[kTailPasses][kTailRows];
+        Piece tail[kTailPasses][kTailRows][kLanePieces];
         float tail_weight[kTailPasses][kTailRows];
 #pragma unroll
         for (int q = 0; q < kTailPasses; ++q) {
@@ -250,15 +272,24 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
             const std::int64_t index = live ? static_cast<std::int64_t>(p.indices[position]) : 0;
             tail_weight[q][u] =
                 !live ? 0.0f : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
-            tail[q][u] = live && piece_element < dim[q]
-                             ? *reinterpret_cast<const Piece*>(table[q] + index * dim[q] + piece_element)
-                             : zero_narrow_piece<Tag, kPieceVecs>();
+#pragma unroll
+            for (int k = 0; k < kLanePieces; ++k) {
+              const int element = piece_element + k * lane_piece_stride;
+              tail[q][u][k] = live && element < dim[q]
+                                  ? *reinterpret_cast<const Piece*>(table[q] + index * dim[q] + element)
+                                  : zero_narrow_piece<Tag, kPieceVecs>();
+            }
           }
         }
 #pragma unroll
         for (int q = 0; q < kTailPasses; ++q) {
 #pragma unroll
-          for (int u = 0; u < kTailRows; ++u) add_narrow_piece<Tag, kPieceVecs>(acc[q], tail_weight[q][u], tail[q][u]);
+          for (int u = 0; u < kTailRows; ++u) {
+#pragma unroll
+            for (int k = 0; k < kLanePieces; ++k) {
+              add_narrow_piece<Tag, kPieceVecs>(acc[q][k], tail_weight[q][u], tail[q][u][k]);
+            }
+          }
         }
       }
 #pragma unroll
@@ -266,10 +297,16 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         const bool pass_live = pass0 + q < passes;
         const int src = source_lane(pass_live ? pass0 + q : 0);
         const std::int64_t out = shfl(my_out, src);
-        if (pass_live && tile * kWarpSize + src < p.num_bags && piece_element < dim[q]) {
+        if (pass_live && tile * kWarpSize + src < p.num_bags) {
           const float scale =
               (p.pooling == Pool::kMean && length[q] > 0) ? 1.0f / static_cast<float>(length[q]) : 1.0f;
-          store_piece_streaming<Tag, kPieceVecs>(p.output, out + piece_element, p.out_kind, scale, acc[q]);
+#pragma unroll
+          for (int k = 0; k < kLanePieces; ++k) {
+            const int element = piece_element + k * lane_piece_stride;
+            if (element < dim[q]) {
+              store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[q][k]);
+            }
+          }
         }
       }
     }

@@ -1,0 +1,132 @@
+// The sorted backward with BackwardOptions::short_chunks (chunks of max(32, D/4, min(max(128, D),
+// N/8192)) positions: here N is small, so 32-122 positions, far shorter than the default) against
+// the fp64 reference for SGD, row-wise Adagrad and Adam: one-hot rows of D=164 bf16 (test set 2's
+// 04) and D 16-488 fp32 (its 05), hot rows whose runs cross many chunks (the combine kernel), and
+// bitwise equality across grid sizes (the chunk length depends on the problem only).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend/tbe_gpu_test_util.hpp"
+#include "common/test_support.hpp"
+#include "parity/embedding/tbe_gpu.hpp"
+#include "reference/tbe.hpp"
+#include "unit/tbe_test_util.hpp"
+
+namespace parity {
+namespace {
+
+using embedding::OptimizerKind;
+using embedding::SyntheticBatchOptions;
+using embedding::TableSpec;
+namespace egpu = embedding::gpu;
+
+// One fused step with short chunks on a grid of `max_grid_blocks` (0 = automatic); the weights after.
+std::vector<std::uint8_t> short_chunk_step(const embedding::TbeProblem& problem, const embedding::OptimizerParams& opt,
+                                           const embedding::SyntheticBatch& batch, const std::vector<float>& grad,
+                                           const std::vector<std::uint8_t>& weights, int max_grid_blocks) {
+  egpu::BackwardOptions options;
+  options.short_chunks = true;
+  options.max_grid_blocks = max_grid_blocks;
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto d_weights = gpu::upload(weights);
+  const auto s1 = embedding::optimizer_state1_elements(problem.layout, opt.kind);
+  const auto s2 = embedding::optimizer_state2_elements(problem.layout, opt.kind);
+  auto d_state1 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s1, 1)), 0.0f));
+  auto d_state2 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s2, 1)), 0.0f));
+  auto inputs = testing::upload_batch(problem, batch);
+  auto d_grad = gpu::upload(grad);
+  const auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem, options);
+  EXPECT_TRUE(ws_bytes.is_ok()) << ws_bytes.status().to_string();
+  // The default sizing is too small for short chunks whenever they are shorter (more partial slots).
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
+  const Status status = egpu::tbe_backward_fused(
+      problem, *layout, opt, {d_weights->data(), s1 ? d_state1->as<float>() : nullptr, s2 ? d_state2->as<float>() : nullptr},
+      inputs.view(), d_grad->as<float>(), ws->data(), *ws_bytes, options);
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+  return *gpu::download<std::uint8_t>(*d_weights, weights.size());
+}
+
+void expect_short_chunks_match(const embedding::TbeProblem& problem, const embedding::SyntheticBatch& batch, OptimizerKind kind,
+                               std::uint64_t seed) {
+  embedding::OptimizerParams opt;
+  opt.kind = kind;
+  opt.learning_rate = 0.05f;
+  std::vector<double> weights0;
+  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights0);
+  const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7);
+  const auto got = short_chunk_step(problem, opt, batch, grad, weights, 0);
+  EXPECT_EQ(got, short_chunk_step(problem, opt, batch, grad, weights, 7)) << "differs across grid sizes";
+  ref::TbeRefTrainingState state{weights0, {}, {}};
+  state.state1.assign(static_cast<std::size_t>(embedding::optimizer_state1_elements(problem.layout, kind)), 0.0);
+  state.state2.assign(static_cast<std::size_t>(embedding::optimizer_state2_elements(problem.layout, kind)), 0.0);
+  const auto ref_batch = testing::to_ref_batch(batch);
+  ref::tbe_backward_fused(problem, opt, state, ref_batch, std::vector<double>(grad.begin(), grad.end()));
+  const double gradient_error = testing::gradient_error_bound(problem, opt, ref_batch, grad);
+  int failures = 0;
+  for (std::size_t i = 0; i < state.weights.size() && failures < 5; ++i) {
+    const double g = embedding::load_as_double(got, problem.weight_dtype, static_cast<std::int64_t>(i));
+    const double tol = testing::update_tolerance(state.weights[i], weights0[i], problem.layout.max_dim(), 1,
+                                                 problem.weight_dtype, gradient_error);
+    if (!(std::abs(g - state.weights[i]) <= tol)) {
+      ADD_FAILURE() << embedding::optimizer_kind_name(kind) << " weight[" << i << "]=" << g << " want "
+                    << state.weights[i] << " tol " << tol;
+      ++failures;
+    }
+  }
+}
+
+TEST(GpuTbeBackwardShortChunks, OneHotWideRowsAndHotRowsMatchReferenceBitwiseAcrossGrids) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(581);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  struct Case {
+    DType weight_dtype;
+    std::vector<TableSpec> tables;
+    int pooling_factor;
+    double zipf_alpha;
+    bool weighted;
+  };
+  const std::vector<Case> cases = {
+      {DType::kBF16, {{4000, 164}, {300, 164}, {2000, 164}}, 1, 0.0, true},    // set 2's 04 in small
+      {DType::kF32, {{5000, 32}, {900, 16}, {800, 488}, {700, 256}}, 1, 0.05, false},  // its 05
+      {DType::kF32, {{50, 64}, {3000, 160}}, 4, 1.3, false},  // hot rows: runs over many chunks
+      {DType::kF16, {{7, 8}, {600, 100}}, 3, 1.1, true}};     // a 7-row table: every run crosses
+  int case_number = 0;
+  for (const auto& c : cases) {
+    for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kRowwiseAdagrad, OptimizerKind::kAdam}) {
+      ++case_number;
+      SyntheticBatchOptions options;
+      options.batch_size = 3000;
+      options.pooling_factor = c.pooling_factor;
+      options.zipf_alpha = c.zipf_alpha;
+      options.weighted = c.weighted;
+      options.seed = seed + static_cast<std::uint64_t>(case_number);
+      auto probe = testing::make_problem(c.tables, 0, 0);
+      const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+      auto problem = testing::make_problem(c.tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                           case_number % 2 == 0 ? DType::kI32 : DType::kI64, c.weight_dtype,
+                                           DType::kF32, embedding::PoolingMode::kSum, c.weighted);
+      SCOPED_TRACE(std::string(dtype_name(c.weight_dtype)) + " D=" + std::to_string(c.tables.back().dim) + " L=" +
+                   std::to_string(c.pooling_factor) + " " + embedding::optimizer_kind_name(kind));
+      expect_short_chunks_match(problem, batch, kind, options.seed);
+    }
+  }
+}
+
+// Needs no device: the short chunks need more workspace than the default on a small batch of wide
+// rows, and the same on a batch large enough that N/8192 reaches the default length.
+TEST(GpuTbeBackwardShortChunks, WorkspaceFollowsTheOption) {
+  egpu::BackwardOptions short_chunks;
+  short_chunks.short_chunks = true;
+  const auto small = testing::make_problem({{1000, 488}}, 4096, 4096);
+  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small, short_chunks), *egpu::tbe_backward_workspace_bytes(small));
+  const auto large = testing::make_problem({{1000, 64}}, 1 << 21, 1 << 21);
+  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large, short_chunks), *egpu::tbe_backward_workspace_bytes(large));
+}
+
+}  // namespace
+}  // namespace parity
