@@ -137,7 +137,10 @@ template double HopperModel::predict<true>(const HopperProblemTerms&, const Prep
 template double HopperModel::predict<false>(const HopperProblemTerms&, const PreparedCandidate&,
                                             TimeBreakdown*) const;
 
-double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
+// Inlined into predict_top_us, its only caller: called for every candidate, the call costs a
+// noticeable share of the bound itself.
+[[gnu::always_inline]] inline double HopperModel::lower_bound_us(const HopperProblemTerms& t,
+                                                                 const PreparedCandidate& p) const {
   // predict without the window re-reads, store exposure and the finer window terms, and with the
   // largest tail boost: every
   // wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the same products
@@ -176,7 +179,8 @@ double HopperModel::lower_bound_us(const HopperProblemTerms& t, const PreparedCa
   return total_us * kCoarseRoundingMargin;
 }
 
-double HopperModel::legacy_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
+[[gnu::always_inline]] inline double HopperModel::legacy_bound_us(const HopperProblemTerms& t,
+                                                                  const PreparedCandidate& p) const {
   // predict_legacy's terms without roundings: at least max(1, tiles / slots) waves, each at
   // least K / (split tk) iterations with its latency part and fixed cost; CTA-iterations at least
   // max(iterations, M N K batch / (tm tn tk SMs)); the operands read once and every output (or
@@ -203,7 +207,8 @@ double HopperModel::legacy_bound_us(const HopperProblemTerms& t, const PreparedC
   return (scalars_.launch_us + std::max(compute_us, dram_us) + reduce_us) * kCoarseRoundingMargin;
 }
 
-double HopperModel::coarse_bound_us(const HopperProblemTerms& t, const PreparedCandidate& p) const {
+[[gnu::always_inline]] inline double HopperModel::coarse_bound_us(const HopperProblemTerms& t,
+                                                                  const PreparedCandidate& p) const {
   // Launch; the fewest waves the output allows, each a boosted K-loop with its fixed costs; the
   // L2 time; the split-K reduction: one rounding, no tile counts.
   if (!p.is_feasible) return kInfinity;

@@ -189,12 +189,17 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
   double cutoff_us = std::numeric_limits<double>::infinity();
   double best_us = std::numeric_limits<double>::infinity();
   scratch_.clear();
-  const auto keep_near_top = [&](std::size_t begin, std::size_t end) {
+  // value_of(i): candidate i's prediction (read through the distinct list where equal candidates
+  // share one, so no full-length copy is written first).
+  const auto keep_near_top = [&](std::size_t begin, std::size_t end, const auto& value_of) {
+    const bool keep_all = !std::isfinite(cutoff_us);
     for (std::size_t i = begin; i < end; ++i) {
-      if (predicted_[i] <= cutoff_us || !std::isfinite(cutoff_us)) scratch_.push_back({i, predicted_[i]});
-      best_us = std::min(best_us, predicted_[i]);
+      const double value = value_of(i);
+      if (keep_all || value <= cutoff_us) scratch_.push_back({i, value});
+      best_us = std::min(best_us, value);
     }
   };
+  const auto full_list_value = [&](std::size_t i) { return predicted_[i]; };
   const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), count);
   if (!prepared_class.run_starts.empty()) {
     // The AMD lists (thousands of candidates): the model reports the runs it predicted exactly;
@@ -204,12 +209,13 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
     thread_local std::vector<OrigamiModel::CandidateRange> exact_ranges;  // reused across calls
     origami.predict_top_runs_us(problem, prepared.data(), count, prepared_class.run_starts, keep_exact,
                                 kTieEpsilon, predicted_.data(), &cutoff_us, exact_ranges);
-    for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end);
+    for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end, full_list_value);
     return best_us;
   }
   if (prepared_class.distinct_of.empty()) {
     model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
                           predicted_.data(), &cutoff_us);
+    keep_near_top(0, count, full_list_value);
   } else {
     // Equal candidates share one prediction. The distinct list's cutoff is at least the full
     // list's (its k-th best is no better), so every candidate at or below it is still exact.
@@ -218,11 +224,9 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
     model_.predict_top_us(problem, distinct.data(), distinct.size(),
                           std::min(keep_exact, distinct.size()), kTieEpsilon,
                           distinct_predicted_.data(), &cutoff_us);
-    for (std::size_t i = 0; i < count; ++i) {
-      predicted_[i] = distinct_predicted_[prepared_class.distinct_of[i]];
-    }
+    const std::vector<std::uint32_t>& distinct_of = prepared_class.distinct_of;
+    keep_near_top(0, count, [&](std::size_t i) { return distinct_predicted_[distinct_of[i]]; });
   }
-  keep_near_top(0, count);
   return best_us;
 }
 
