@@ -8,7 +8,8 @@
 #   3. C2 with the row backward (the guard: >= 3.4 TB/s forward, step <= 2.8 ms) and with short chunks.
 # The default-choice figures of 00/04/05/07 and torch's come from tbe_test_set_probe on set 2.
 #   ROUND6_REPS=10 scripts/gpu/tbe_round6_probe.sh build/cuda
-# Budget: 8 runs of ~4-10 s: < 90 s.
+# Budget: 8 runs of ~4-10 s: < 90 s. (Short chunks became the default after run 56; long_chunks is the
+# old length, so `--backward-variant row` here now also means short chunks.)
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 : "${OUT:?OUT must be set}"

@@ -225,10 +225,12 @@ Status apply_types(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
                    "bench tbe: --weighted (per-sample weights) needs --pooling=sum; got pooling=",
                    embedding::pooling_mode_name(spec->pooling));
   const std::string& v = o.backward_variant;
-  PARITY_CHECK_ARG(v == "both" || v == "batched" || v == "row" || v == "atomic_sgd" || v == "short_chunks",
-                   "bench tbe: --backward-variant='", v, "' is not one of both, batched, row, atomic_sgd, short_chunks");
+  PARITY_CHECK_ARG(v == "both" || v == "batched" || v == "row" || v == "atomic_sgd" || v == "short_chunks" ||
+                       v == "long_chunks",
+                   "bench tbe: --backward-variant='", v,
+                   "' is not one of both, batched, row, atomic_sgd, short_chunks, long_chunks");
   spec->backward_atomic_sgd = v == "atomic_sgd";
-  spec->backward_short_chunks = v == "short_chunks";
+  spec->backward_short_chunks = v != "long_chunks";
   spec->time_batched_updates = v == "both" || v == "batched";
   spec->time_row_at_a_time = v != "batched";
   return Status::ok();

@@ -130,7 +130,10 @@ double input_bytes_per_sample(const PlannerModel& model, Precision precision) {
 
 double tbe_backward_workspace_bytes(double lookups, int max_dim) {
   if (lookups <= 0.0) return 0.0;
-  const double chunks = std::ceil(lookups / std::max(128, max_dim));
+  // The backward's default short chunks (src/backends/gpu/embedding/backward.cu plan_backward).
+  const double long_chunk = std::max(128, max_dim);
+  const double chunk = std::max(std::max(32.0, std::ceil(max_dim / 4.0)), std::min(long_chunk, std::ceil(lookups / 8192.0)));
+  const double chunks = std::ceil(lookups / chunk);
   return 16.0 * lookups + chunks * (8.0 * max_dim + 32.0);
 }
 

@@ -117,15 +117,16 @@ TEST(GpuTbeBackwardShortChunks, OneHotWideRowsAndHotRowsMatchReferenceBitwiseAcr
   }
 }
 
-// Needs no device: the short chunks need more workspace than the default on a small batch of wide
-// rows, and the same on a batch large enough that N/8192 reaches the default length.
+// Needs no device: short chunks (the default) need more workspace than long ones on a small batch
+// of wide rows, and the same on a batch large enough that N/8192 reaches the long length.
 TEST(GpuTbeBackwardShortChunks, WorkspaceFollowsTheOption) {
-  egpu::BackwardOptions short_chunks;
-  short_chunks.short_chunks = true;
+  EXPECT_TRUE(egpu::BackwardOptions{}.short_chunks);
+  egpu::BackwardOptions long_chunks;
+  long_chunks.short_chunks = false;
   const auto small = testing::make_problem({{1000, 488}}, 4096, 4096);
-  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small, short_chunks), *egpu::tbe_backward_workspace_bytes(small));
+  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small), *egpu::tbe_backward_workspace_bytes(small, long_chunks));
   const auto large = testing::make_problem({{1000, 64}}, 1 << 21, 1 << 21);
-  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large, short_chunks), *egpu::tbe_backward_workspace_bytes(large));
+  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, long_chunks));
 }
 
 }  // namespace

@@ -57,6 +57,10 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   ASSERT_TRUE(short_chunks.is_ok());
   EXPECT_TRUE(short_chunks->backward_short_chunks);
   EXPECT_FALSE(short_chunks->backward_atomic_sgd);
+  o.backward_variant = "long_chunks";
+  auto long_chunks = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(long_chunks.is_ok());
+  EXPECT_FALSE(long_chunks->backward_short_chunks);
   o.backward_variant = "atomic";
   auto misspelt = tbe_bench_spec("C1", o, 1);
   ASSERT_FALSE(misspelt.is_ok());

@@ -64,9 +64,10 @@ TEST(TrainMemoryPlan, GpuPaddingAndWorkspacesForDlrmKaggle) {
   // The padded columns add weights: first bottom layer 3 x 512, first top layer 1 x 1024 floats
   // (the blocks are already multiples of 16 floats), in the weights and the gradients (SGD: no state).
   EXPECT_EQ(bytes_named(*gpu, "dense weights") - bytes_named(*cpu, "dense weights"), (3 * 512 + 1024) * 4);
-  // TBE backward: 26 one-hot features -> 26624 indices, 2 sort-key arrays of 8 B; chunks of
-  // 128 positions (D = 128): 208 chunks x (2 x 128 floats + 2 x 16 B).
-  EXPECT_EQ(bytes_named(*gpu, "tbe backward workspace"), 2 * 26624 * 8 + 208 * 2 * 128 * 4 + 2 * 208 * 16);
+  // TBE backward: 26 one-hot features -> 26624 indices, 2 sort-key arrays of 8 B; the default
+  // short chunks, max(32, D/4 = 32, min(128, 26624/8192 -> 4)) = 32 positions: 832 chunks x
+  // (2 x 128 floats + 2 x 16 B).
+  EXPECT_EQ(bytes_named(*gpu, "tbe backward workspace"), 2 * 26624 * 8 + 832 * 2 * 128 * 4 + 2 * 832 * 16);
   EXPECT_EQ(bytes_named(*gpu, "gemm workspace"), kGemmWorkspaceBytes);
   // Fused dReLU masks: bottom 512, 256 and top 1024, 1024, 512, 256 feed a next layer:
   // (4 + 2 + 8 + 8 + 4 + 2) x 16 bytes per sample.

@@ -68,7 +68,9 @@ void add_bench_tbe_command(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--optimizer", o.optimizer, "sgd, adagrad, rowwise-adagrad, adam");
   add_timing_flags(cmd, args->timing, TimingFlags::kCountsAndCache);
   cmd->add_option("--backward-variant", o.backward_variant,
-                  "Backward kernels timed: both (default), batched (row updates queued), row (one at a time)");
+                  "Backward kernels timed: both (default), batched (row updates queued), row (one at a time), "
+                  "atomic_sgd (SGD, fp32 weights: atomic adds, not bitwise repeatable), short_chunks (the "
+                  "default chunk length, row updates), long_chunks (chunks of max(128, D) positions)");
   cmd->add_option("--variant", args->variant,
                   "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
                   "fit), narrow_rows, wide_rows, fitted_groups")

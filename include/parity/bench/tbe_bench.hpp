@@ -41,7 +41,7 @@ struct TbeBenchSpec {
   /// with deterministic=false (SGD, fp32 weights; otherwise the run stops with the rule's reason).
   bool backward_atomic_sgd = false;
   /// --backward-variant short_chunks: the backward (and the step's) with BackwardOptions::short_chunks.
-  bool backward_short_chunks = false;
+  bool backward_short_chunks = true;
   embedding::OptimizerKind optimizer = embedding::OptimizerKind::kRowwiseAdagrad;
   double bad_fraction = 0;
   /// Each feature's draw (per_feature, or bag_lengths and zipf for all).
