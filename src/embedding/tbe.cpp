@@ -208,4 +208,20 @@ TbeByteModel tbe_byte_model(const TbeProblem& problem, OptimizerKind optimizer,
   return model;
 }
 
+// Long chunks: C >= max_dim keeps the partials <= 8 B per index; warps take chunks in order, so a
+// shorter chunk keeps fewer tables' grad_output rows live at once and more of them in L2 (on C2,
+// C = 128 read ~12% fewer DRAM bytes than 256 and was the fastest; docs/embedding.md). Short
+// chunks: at least ~8192 chunks (about 2.5x the warps an H200 holds at once in the chunk kernel:
+// 132 SMs x 6 blocks x 4 warps), never below 32 positions or a quarter of the widest row
+// (partials <= 32 B per index).
+std::int64_t tbe_backward_chunk_positions(std::int64_t num_indices, int max_dim, BackwardChunkLength length) {
+  constexpr std::int64_t kLongChunkMinPositions = 128;
+  constexpr std::int64_t kShortChunkTarget = 8192;
+  constexpr std::int64_t kShortChunkMinPositions = 32;
+  const std::int64_t long_chunk = std::max<std::int64_t>(kLongChunkMinPositions, max_dim);
+  if (length == BackwardChunkLength::kLong) return long_chunk;
+  const std::int64_t floor = std::max<std::int64_t>(kShortChunkMinPositions, (max_dim + 3) / 4);
+  return std::max(floor, std::min(long_chunk, (num_indices + kShortChunkTarget - 1) / kShortChunkTarget));
+}
+
 }  // namespace parity::embedding

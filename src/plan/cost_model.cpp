@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parity/embedding/tbe.hpp"
 #include "parity/gemm/calibration.hpp"
 #include "parity/gemm/candidate_space.hpp"
 
@@ -130,9 +131,8 @@ double input_bytes_per_sample(const PlannerModel& model, Precision precision) {
 
 double tbe_backward_workspace_bytes(double lookups, int max_dim) {
   if (lookups <= 0.0) return 0.0;
-  // The backward's default short chunks (src/backends/gpu/embedding/backward.cu plan_backward).
-  const double long_chunk = std::max(128, max_dim);
-  const double chunk = std::max(std::max(32.0, std::ceil(max_dim / 4.0)), std::min(long_chunk, std::ceil(lookups / 8192.0)));
+  const auto chunk = static_cast<double>(embedding::tbe_backward_chunk_positions(
+      static_cast<std::int64_t>(std::ceil(lookups)), max_dim, embedding::BackwardChunkLength::kShort));
   const double chunks = std::ceil(lookups / chunk);
   return 16.0 * lookups + chunks * (8.0 * max_dim + 32.0);
 }

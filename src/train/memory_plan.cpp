@@ -39,14 +39,13 @@ std::int64_t padded_dense_parameters(const model::ModelSpec& spec, std::int64_t 
 
 // The TBE backward's workspace (src/backends/gpu/embedding/backward.cu, plan_backward): two
 // 8-byte sort-key arrays, the chunk partials of runs crossing chunk boundaries (2 rows of max_dim
-// floats and 16 bytes per chunk; the default short chunks: max(32, max_dim/4, min(max(128,
-// max_dim), N/8192)) positions); the radix-sort digit counts (4 KiB per 4K-key tile at most,
-// < 0.1% of the keys) are left out.
+// floats and 16 bytes per chunk of embedding::tbe_backward_chunk_positions, the default short
+// length); the radix-sort digit counts (4 KiB per 4K-key tile at most, < 0.1% of the keys) are
+// left out.
 std::int64_t tbe_backward_workspace_bytes(const embedding::TbeLayout& layout, std::int64_t num_indices) {
   const std::int64_t max_dim = layout.max_dim();
-  const std::int64_t long_chunk = std::max<std::int64_t>(128, max_dim);
-  const std::int64_t chunk_positions = std::max(std::max<std::int64_t>(32, (max_dim + 3) / 4),
-                                                std::min(long_chunk, (num_indices + 8191) / 8192));
+  const std::int64_t chunk_positions =
+      embedding::tbe_backward_chunk_positions(num_indices, static_cast<int>(max_dim), embedding::BackwardChunkLength::kShort);
   const std::int64_t chunks = (num_indices + chunk_positions - 1) / chunk_positions;
   return 2 * align256(8 * num_indices) + align256(chunks * 2 * max_dim * kFloatBytes) +
          2 * align256(chunks * 2 * 8);

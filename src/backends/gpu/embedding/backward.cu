@@ -14,24 +14,11 @@ namespace {
 
 using namespace parity::gpu_device;
 
-// Chunk length C: fixed by the problem (never by the launch), so sums do not depend on the grid;
-// C >= max_dim keeps the chunk partials (2 rows of max_dim floats per chunk) <= 8 B per index.
-// Warps take chunks in order, so the positions in flight span (warps x C) sorted positions; a
-// shorter chunk keeps fewer tables' grad_output rows live at once and more of them in L2. On C2,
-// C = 128 read ~12% fewer DRAM bytes than 256 and was the fastest; 96 and 64 measured the same
-// (docs/embedding.md).
-constexpr std::int64_t kMinChunkPositions = 128;
-// BackwardOptions::short_chunks: at least this many chunks where rows allow (about 2.5x the warps
-// an H200 holds at once in the chunk kernel: 132 SMs x 6 blocks x 4 warps), never below
-// kShortChunkMinPositions or a quarter of the widest row (partials <= 32 B per index).
-constexpr std::int64_t kShortChunkTarget = 8192;
-constexpr std::int64_t kShortChunkMinPositions = 32;
-
 struct BackwardPlan {
   bool key_holds_bag = false;
   int low_bits = 1;  // bag bits (key_holds_bag) or position bits below the row in a sort key
   int row_bits = 1;  // holds total_rows itself (the sentinel row)
-  std::int64_t chunk_positions = kMinChunkPositions;
+  std::int64_t chunk_positions = 0;  // embedding::tbe_backward_chunk_positions
   std::int64_t num_chunks = 0;
   std::int64_t keys_a = 0, keys_b = 0, bag_of = 0, sort_scratch = 0, slot_grads = 0, slot_rows = 0,
                slot_starts = 0, total_bytes = 0;
@@ -62,11 +49,8 @@ Result<BackwardPlan> plan_backward(const TbeProblem& problem, bool short_chunks)
                        " bits) do not fit one 64-bit sort key");
   }
   const int max_dim = problem.layout.max_dim();
-  plan.chunk_positions = std::max<std::int64_t>(kMinChunkPositions, max_dim);
-  if (short_chunks) {  // from the problem alone (never the device), so sums stay reproducible
-    const std::int64_t floor = std::max<std::int64_t>(kShortChunkMinPositions, ceil_div(max_dim, 4));
-    plan.chunk_positions = std::max(floor, std::min(plan.chunk_positions, ceil_div(n, kShortChunkTarget)));
-  }
+  plan.chunk_positions = tbe_backward_chunk_positions(
+      n, max_dim, short_chunks ? BackwardChunkLength::kShort : BackwardChunkLength::kLong);
   plan.num_chunks = ceil_div(n, plan.chunk_positions);
   auto align = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
   std::int64_t at = 0;
