@@ -42,7 +42,7 @@ for name in sys.argv[2].split(","):
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
         value = float(row["Metric Value"].replace(",", ""))
-        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(row.get("Metric Unit", "usecond"), 1.0)
+        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}.get(row.get("Metric Unit", "usecond"), 1.0)
         kernel = row["Kernel Name"][:90]
         if kernel not in per_kernel:
             order.append(kernel)
