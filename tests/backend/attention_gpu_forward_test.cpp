@@ -143,6 +143,16 @@ constexpr const char* kWgmmaTma = "attention_forward_gpu_wgmma_tma";      // + T
 constexpr const char* kWgmmaTma64 = "attention_forward_gpu_wgmma_tma64";  // TMA, 64-key tiles
 // kWgmmaTma with one block per (sequence, head): every multi-tile sequence walks its q tiles.
 constexpr const char* kWgmmaTmaSeq = "attention_forward_gpu_wgmma_tma_seq";
+// kWgmmaTma with the q tiles of a (sequence, head) adjacent in the grid, heaviest first.
+constexpr const char* kWgmmaTmaTileMajor = "attention_forward_gpu_wgmma_tma_tile_major";
+// kWgmmaTma on a resident grid (a block per SM) walking every q tile in that order.
+constexpr const char* kWgmmaTmaPersistent = "attention_forward_gpu_wgmma_tma_persistent";
+
+// The test-name suffix of a forward variant (the probe scripts filter on it: */wgmma_tma_seq).
+std::string variant_suffix(const std::string& name) {
+  const std::string prefix = "attention_forward_gpu_";
+  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
+}
 
 class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
  protected:
@@ -162,15 +172,10 @@ class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
 
 INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128,
                          ::testing::Values(kRows128, kWgmma, kWgmmaWs, kWgmmaWs128, kWgmmaTma,
-                                           kWgmmaTma64, kWgmmaTmaSeq),
+                                           kWgmmaTma64, kWgmmaTmaSeq, kWgmmaTmaTileMajor,
+                                           kWgmmaTmaPersistent),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
-                           const std::string name = param_info.param;
-                           if (name == kWgmmaWs) return std::string("wgmma_ws");
-                           if (name == kWgmmaWs128) return std::string("wgmma_ws128");
-                           if (name == kWgmmaTma) return std::string("wgmma_tma");
-                           if (name == kWgmmaTma64) return std::string("wgmma_tma64");
-                           if (name == kWgmmaTmaSeq) return std::string("wgmma_tma_seq");
-                           return name == kWgmma ? std::string("wgmma") : std::string("rows128");
+                           return variant_suffix(param_info.param);
                          });
 
 TEST_P(AttentionGpuRows128, HstuLengthsTargetsAndDtypes) {
@@ -263,12 +268,27 @@ TEST_P(AttentionGpuRows128, GdpaCrossAttentionEveryActivation) {
   }
 }
 
-// The walking TMA forward (the default on sm_90a) with enough (sequence, head) pairs that each
-// block walks every q tile of its sequence (B x H = 280 >= 2 blocks per SM on a 132-SM H200;
-// fewer SMs too): lengths 0, 1, 129, 200, 257, 300 (up to 3 q tiles), HSTU causal, d = 64. The
-// same for a softmax problem whose sequences outgrow N (q tiles past the truncation: the tile
-// slots' strides).
-TEST(AttentionGpu, TmaWalksTheQTilesOfManySequences) {
+// The TMA forward schedules with enough (sequence, head) pairs that blocks walk several q tiles,
+// one test per variant so that a schedule that does not finish is named by its test:
+// - tma_seq (the default on sm_90a): B x H = 280 >= 2 blocks per SM on a 132-SM H200 (fewer SMs
+//   too), so each block walks every q tile of its sequence;
+// - tma_tile_major: one block per q tile, the slots of one pair adjacent (empty slots of short
+//   sequences between busy ones);
+// - tma_persistent: 840 items over one block per SM, so each block's q tiles come from several
+//   sequences, empty items skipped, the next Q loaded for another sequence.
+// Lengths 0, 1, 129, 130, 200, 257, 300 (up to 3 q tiles), HSTU causal, d = 64; a softmax problem
+// whose sequences outgrow N (q tiles past the truncation: the tile slots' strides); and lengths
+// U[0.9 N, N) at N = 600, d = 128 (5 q tiles each, the bench's shape at a size the fp64 reference
+// checks in seconds).
+class AttentionGpuTmaSchedules : public ::testing::TestWithParam<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(TmaSchedules, AttentionGpuTmaSchedules,
+                         ::testing::Values(kWgmmaTmaSeq, kWgmmaTmaTileMajor, kWgmmaTmaPersistent),
+                         [](const ::testing::TestParamInfo<const char*>& param_info) {
+                           return variant_suffix(param_info.param);
+                         });
+
+TEST_P(AttentionGpuTmaSchedules, WalkTheQTilesOfManySequences) {
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = parity::testing::test_seed(15215);
   SCOPED_TRACE(parity::testing::seed_trace(seed));
@@ -278,24 +298,23 @@ TEST(AttentionGpu, TmaWalksTheQTilesOfManySequences) {
   probe.total_q = probe.total_kv = 100;
   const Status runnable = gpu::can_implement_forward(probe, gpu::ForwardKernel::kWgmmaTmaSeq);
   if (!runnable.is_ok()) GTEST_SKIP() << runnable.to_string();
+  const char* variant = GetParam();
   const std::int64_t cycle[] = {129, 300, 0, 257, 1, 200, 130};
   std::vector<std::int64_t> lengths;
   for (int b = 0; b < 70; ++b) lengths.push_back(cycle[b % 7]);
   const AttentionProblem softmax = problem_of(AttentionKind::kSoftmax, 4, 128, 200);
-  expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), false, kWgmmaTmaSeq);
-  expect_gpu_matches_reference(make_case(softmax, lengths, {}, {}, seed + 1), false, kWgmmaTmaSeq);
-}
-
-// The tile-major and persistent schedules stalled in the test above on the H200 (run 54): they
-// refuse every problem, naming why, until fixed.
-TEST(AttentionGpu, StalledTmaSchedulesRefuseWithReasons) {
-  AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 64, 300);
-  p.batch = 2;
-  p.total_q = p.total_kv = 100;
-  for (const auto kernel :
-       {gpu::ForwardKernel::kWgmmaTmaTileMajor, gpu::ForwardKernel::kWgmmaTmaPersistent}) {
-    expect_error(gpu::can_implement_forward(p, kernel), StatusCode::kUnsupported, "disabled");
+  expect_gpu_matches_reference(make_case(p, lengths, {}, {}, seed), false, variant);
+  expect_gpu_matches_reference(make_case(softmax, lengths, {}, {}, seed + 1), false, variant);
+  // The bench's length distribution, num_targets U[1, 20]: 48 pairs of 5 q tiles.
+  const AttentionProblem near_n = problem_of(AttentionKind::kHstu, 2, 128, 600);
+  std::vector<std::int64_t> long_lengths;
+  std::vector<int> targets;
+  for (int b = 0; b < 24; ++b) {
+    long_lengths.push_back(540 + (b * 37) % 60);
+    targets.push_back(1 + (b * 7) % 20);
   }
+  expect_gpu_matches_reference(make_case(near_n, long_lengths, {}, targets, seed + 2), false,
+                               variant);
 }
 
 TEST(AttentionGpu, Rows128RefusesWithReasons) {

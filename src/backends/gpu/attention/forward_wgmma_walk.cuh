@@ -7,14 +7,10 @@
 
 namespace parity::gpu_device::attention {
 
-// One q tile of one (sequence, head): what the producer and both consumers walk, in one order.
-struct QTile {
+// One q tile of one (sequence, head): what the producer and both consumers walk, in one order
+// (the walk is forward_schedule.hpp's, unit-tested on the CPU; seq is the walk's pair).
+struct QTile : QTileWalk {
   BlockSequence seq;
-  std::int64_t sequence_head = -1;
-  std::int64_t item = 0;  // persistent walk: the item (below)
-  int tile = 0;           // q rows [tile * kWgmmaRows, (tile + 1) * kWgmmaRows)
-  int q_tile_count = 0;   // of seq; tile >= q_tile_count: the walk is over
-  __device__ bool valid() const { return tile < q_tile_count; }
 };
 
 // The order of a block's q tiles.
@@ -27,45 +23,33 @@ struct QTile {
 //   together work on a few (sequence, head) pairs, whose K and V stay in L2 (one block per
 //   (sequence, head) at once re-reads them from HBM per q tile once 132 of them outgrow L2), and
 //   each block gets a mix of heavy (late) and light causal tiles, heaviest first.
-template <bool kPersistent>
-__device__ inline void seek_q_tile(const AttentionParams& p, QTile& t, std::int64_t item) {
-  const std::int64_t items = p.batch * p.heads * p.grid_tiles;
-  for (; item < items; item += gridDim.x) {
-    const std::int64_t sequence_head = item / p.grid_tiles;
-    if (sequence_head != t.sequence_head) {
-      t.seq = block_sequence(p, sequence_head);
-      t.sequence_head = sequence_head;
-      t.q_tile_count = (t.seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
-    }
-    t.tile = p.grid_tiles - 1 - static_cast<int>(item % p.grid_tiles);
-    if (t.tile < t.q_tile_count) {
-      t.item = item;
-      return;
-    }
-  }
-  t.item = items;
-  t.tile = t.q_tile_count;  // over
-}
+// A new pair's sequence is loaded once, by the walk's pair_tiles callback.
 template <bool kPersistent, int kDim>
 __device__ inline QTile first_q_tile(const AttentionParams& p,
                                      const ForwardBlock<kDim, kDim>& block) {
   QTile t;
-  if constexpr (kPersistent) {
-    seek_q_tile<kPersistent>(p, t, blockIdx.x);
-  } else {
-    t.seq = block.seq;
-    t.q_tile_count = (t.seq.raw_len_q + kWgmmaRows - 1) / kWgmmaRows;
-    t.tile = p.grid_tiles - 1 - block.slot;
-  }
+  const auto pair_tiles = [&](std::int64_t sequence_head) {
+    if constexpr (kPersistent) {
+      t.seq = block_sequence(p, sequence_head);
+    } else {
+      t.seq = block.seq;  // ForwardBlock looked it up (the same forward_grid_slot)
+    }
+    return q_tile_count(t.seq.raw_len_q, kWgmmaRows);
+  };
+  static_cast<QTileWalk&>(t) = first_q_tile_walk<kPersistent>(
+      static_cast<std::int64_t>(blockIdx.x), p.batch * p.heads, p.grid_tiles, p.q_tiles_fastest,
+      static_cast<std::int64_t>(gridDim.x), pair_tiles);
   return t;
 }
 // Moves t to the block's next q tile (t.valid() false past the last).
 template <bool kPersistent>
 __device__ inline void next_q_tile(const AttentionParams& p, QTile& t) {
-  t.tile += p.grid_tiles;  // a sequence longer than N: its slot's later tiles
-  if constexpr (kPersistent) {
-    if (!t.valid()) seek_q_tile<kPersistent>(p, t, t.item + gridDim.x);
-  }
+  next_q_tile_walk<kPersistent>(t, p.batch * p.heads, p.grid_tiles,
+                                static_cast<std::int64_t>(gridDim.x),
+                                [&](std::int64_t sequence_head) {
+                                  t.seq = block_sequence(p, sequence_head);
+                                  return q_tile_count(t.seq.raw_len_q, kWgmmaRows);
+                                });
 }
 
 }  // namespace parity::gpu_device::attention

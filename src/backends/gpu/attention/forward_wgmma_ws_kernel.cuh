@@ -12,7 +12,8 @@
 //     other one issued its GEMMs, so one warpgroup's activation or softmax runs while the other's
 //     products occupy the tensor cores.
 //   - setmaxnreg moves registers from the producer (kProducerRegisters) to the consumers
-//     (kConsumerRegisters): 128 x 40 + 256 x 232 = 64512 <= 65536 (WsConfig).
+//     (kConsumerRegisters): 128 x 40 + 256 x 232 = 64512, exactly the block's launch registers
+//     (384 x 168; WsConfig).
 // kKeys is the S tile width: 64 (attention_forward_gpu_wgmma_ws: m64n64k16 for S, 5 stages) or
 // 128 (attention_forward_gpu_wgmma_ws128: m64n128k16 for S and k = 128 for P V, half the steps
 // and so half the barrier, mbarrier and commit overhead per key; at d = 128 only 3 stages fit).
@@ -40,6 +41,12 @@ inline constexpr int kWsThreads = 3 * kWarpgroupThreads;  // producer + two cons
 inline constexpr int kWsMaxStages = 5;
 inline constexpr int kWsMaxProducerLag = 2;
 inline constexpr int kMaxSharedOptInBytes = 232448;  // sm_90: 227 KiB of dynamic shared memory
+// Registers per thread the block launches with (__launch_bounds__(kWsThreads, 1): the register
+// file over 384 threads, rounded down to the allocation unit of 8; ptxas -v: 168), 64512 in all.
+// setmaxnreg moves registers only within the block's pool (PTX ISA: setmaxnreg.inc blocks until
+// the CTA's pool has them): a split needing more than the launch registers, such as the 32 / 240
+// one (65536) that the persistent walk once had, makes every block wait forever.
+inline constexpr int kWsLaunchRegisters = 65536 / kWsThreads / 8 * 8;
 // Named barrier ids (0 is __syncthreads): the consumers' schedule barriers, then one per
 // consumer warpgroup for its Q tile.
 inline constexpr int kScheduleBarrier0 = 1;
@@ -86,8 +93,9 @@ struct WsConfig {
   static constexpr int kQBarrierBytes = 2 * 8;  // TMA: one Q mbarrier per consumer
   static constexpr int kSharedBytes = kQBytes + kStages * (2 * kTileBytes + kBarrierBytes) +
                                       (kTma ? kQBarrierBytes : 0) + kSharedAlignBytes;
-  static_assert(kWarpgroupThreads * (kProducerRegisters + 2 * kConsumerRegisters) <= 65536,
-                "the register file of one SM");
+  static_assert(kWarpgroupThreads * (kProducerRegisters + 2 * kConsumerRegisters) <=
+                    kWsThreads * kWsLaunchRegisters,
+                "the registers the block was launched with (setmaxnreg's pool)");
   static_assert(kProducerLag >= 0, "the ring holds the lagging tiles plus the consumers' two");
   static_assert(kSharedBytes <= kMaxSharedOptInBytes, "the shared memory of one block");
 };
@@ -280,11 +288,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     attention_forward_wgmma_ws_kernel(const AttentionParams p, const __grid_constant__ TmaMaps maps) {
   using Config = WsConfig<kDim, kKeys, kLoad>;
   static_assert(!kPersistent || kLoad == TileLoad::kTma, "the persistent walk loads with TMA");
-  // The persistent producer also walks the item list (QTile): 24 registers spilled 20 bytes
-  // (ptxas -v, d = 64), 32 do not; 128 x 32 + 256 x 240 = 65536.
-  constexpr int kProducerRegisters = kPersistent ? 32 : Config::kProducerRegisters;
-  static_assert(kWarpgroupThreads * (kProducerRegisters + 2 * Config::kConsumerRegisters) <= 65536,
-                "the register file of one SM");
+  // The persistent producer also walks the item list (QTile) in the TMA split's 24 registers
+  // (32-bit item arithmetic, forward_schedule.hpp; ptxas -v: no spills).
+  constexpr int kProducerRegisters = Config::kProducerRegisters;
+  constexpr int kConsumerRegisters = Config::kConsumerRegisters;
   static_assert(kDim == 64 || kDim == 128, "the wgmma forward takes d_qk = d_v in {64, 128}");
   static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -328,7 +335,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     }
     return;
   }
-  registers_increase<Config::kConsumerRegisters>();
+  registers_increase<kConsumerRegisters>();
   const int consumer = warpgroup - 1;  // 0 or 1
   const int consumer_thread = static_cast<int>(threadIdx.x) - warpgroup * kWarpgroupThreads;
   const int warpgroup_row0 = consumer * kWarpgroupRows;

@@ -243,13 +243,6 @@ std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel) {
   PARITY_RETURN_IF_ERROR(can_implement(problem));
   if (kernel == ForwardKernel::kRows64) return Status::ok();
-  if (kernel == ForwardKernel::kWgmmaTmaTileMajor || kernel == ForwardKernel::kWgmmaTmaPersistent) {
-    // Disabled, not removed: the many-sequence walk test did not finish on the H200 with these
-    // schedules in it (bench/results/2026-12-02-h200-run54-*); kept for the next round's fix.
-    return unsupported("attention forward wgmma tile-major / persistent schedule: disabled (the "
-                       "many-sequence GPU test stalled with it); attention_forward_gpu_wgmma_tma_seq "
-                       "is the TMA forward");
-  }
   if (is_wgmma(kernel)) return can_implement_forward_wgmma(problem);
 #if defined(PARITY_GPU_HIP)
   return unsupported("attention forward rows128: NVIDIA only (its per-group branches need 32-lane "

@@ -61,13 +61,14 @@ Status launch_forward_wgmma_config(const AttentionProblem& problem, const Attent
   constexpr int kShared = kWarpSpecialized
                               ? kernels::forward_wgmma_ws_shared_bytes<kDim, kKeys, kLoad>()
                               : kernels::forward_wgmma_shared_bytes<kDim>();
-  std::int64_t blocks = static_cast<std::int64_t>(params.grid_tiles) * params.batch * params.heads;
+  int sm_count = 0;
   if constexpr (kPersistent) {  // one resident block per SM (the shared memory allows one)
-    int device = 0, sm_count = 0;
+    int device = 0;
     PARITY_GPU_TRY(gpuGetDevice(&device));
     PARITY_GPU_TRY(gpuDeviceGetAttribute(&sm_count, gpuDevAttrMultiProcessorCount, device));
-    blocks = std::min<std::int64_t>(blocks, std::max(sm_count, 1));
   }
+  const std::int64_t blocks = kernels::forward_grid_blocks(params.batch * params.heads,
+                                                           params.grid_tiles, kPersistent, sm_count);
   // if constexpr: a TU instantiates only the kernel it launches.
   if constexpr (kWarpSpecialized) {
     const auto kernel =

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "backends/gpu/attention/forward_schedule.hpp"
 #include "backends/gpu/attention/mask.cuh"
 #include "backends/gpu/attention/tensor_core.cuh"
 
@@ -34,10 +35,10 @@ struct AttentionParams {
   int heads = 0;
   int grid_tiles =
       1;  // tiles of one (sequence, head) that run in parallel; a block strides by this
-  // Forward grid order: false, block b takes (sequence, head) b % (batch*heads) and tile slot
-  // b / (batch*heads); true, the slots of one (sequence, head) are adjacent (slot b % grid_tiles,
-  // (sequence, head) b / grid_tiles), so the blocks resident together read the same K and V
-  // (L2 hits) instead of one sequence each.
+  // Forward grid order (forward_schedule.hpp, forward_grid_slot): false, block b takes
+  // (sequence, head) b % (batch*heads) and tile slot b / (batch*heads); true, the slots of one
+  // (sequence, head) are adjacent (slot b % grid_tiles, (sequence, head) b / grid_tiles), so the
+  // blocks resident together read the same K and V (L2 hits) instead of one sequence each.
   bool q_tiles_fastest = false;
   int max_seq_len = 0;    // N
   bool truncate = false;  // softmax: sequences truncated at N
@@ -75,7 +76,7 @@ struct BlockSequence {
   SequenceMask mask;
 };
 
-// Block b of the grid: (sequence, head) = b % (batch*heads), tile slot = b / (batch*heads).
+// The sequence and head of (sequence, head) index `sequence_head` (= b * heads + h).
 __device__ inline BlockSequence block_sequence(const AttentionParams& p,
                                                std::int64_t sequence_head) {
   BlockSequence s;
@@ -107,15 +108,10 @@ struct ForwardBlock {
   const std::uint16_t* v_base = nullptr;
 
   __device__ explicit ForwardBlock(const AttentionParams& p) {
-    const std::int64_t sequence_heads = p.batch * p.heads;
-    const auto block_index = static_cast<std::int64_t>(blockIdx.x);
-    if (p.q_tiles_fastest) {
-      seq = block_sequence(p, block_index / p.grid_tiles);
-      slot = static_cast<int>(block_index % p.grid_tiles);
-    } else {
-      seq = block_sequence(p, block_index % sequence_heads);
-      slot = static_cast<int>(block_index / sequence_heads);
-    }
+    const ForwardSlot s = forward_grid_slot(static_cast<std::int64_t>(blockIdx.x),
+                                            p.batch * p.heads, p.grid_tiles, p.q_tiles_fastest);
+    seq = block_sequence(p, s.sequence_head);
+    slot = s.slot;
     qk_stride = static_cast<std::int64_t>(p.heads) * kDimQk;
     v_stride = static_cast<std::int64_t>(p.heads) * kDimV;
     q_base = p.q + seq.q_begin * qk_stride + seq.head * kDimQk;
