@@ -31,6 +31,9 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 // (kWgmmaTmaPersistent); listed last, by name (A/B).
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_tile_major_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_persistent_slot();
+// kWgmmaTma's kernel with a few adjacent blocks per (sequence, head), each walking every k-th q
+// tile (gpu::ForwardKernel::kWgmmaTmaPairWalk); listed last, by name (A/B).
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_pair_walk_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 // The Hopper wgmma backward (gpu::BackwardKernel::kWgmma): listed first among the GPU backwards,
 // so the default where it runs (sm_90a, d_qk = d_v in {64, 128}).

@@ -106,6 +106,11 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
       "attention_forward_gpu_wgmma_tma_persistent");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_pair_walk_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs> slot(
+      "attention_forward_gpu_wgmma_tma_pair_walk");
+  return slot;
+}
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot() {
   static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot("attention_backward_gpu");
   return slot;
@@ -144,7 +149,8 @@ const std::vector<const AttentionForwardVariant*>& attention_forward_variants() 
       &detail::attention_forward_gpu_slot(), &detail::attention_forward_gpu_wgmma_ws128_slot(),
       &detail::attention_forward_gpu_wgmma_tma_slot(), &detail::attention_forward_gpu_wgmma_tma64_slot(),
       &detail::attention_forward_gpu_wgmma_tma_tile_major_slot(),
-      &detail::attention_forward_gpu_wgmma_tma_persistent_slot()};
+      &detail::attention_forward_gpu_wgmma_tma_persistent_slot(),
+      &detail::attention_forward_gpu_wgmma_tma_pair_walk_slot()};
   return variants;
 }
 

@@ -147,6 +147,8 @@ constexpr const char* kWgmmaTmaSeq = "attention_forward_gpu_wgmma_tma_seq";
 constexpr const char* kWgmmaTmaTileMajor = "attention_forward_gpu_wgmma_tma_tile_major";
 // kWgmmaTma on a resident grid (a block per SM) walking every q tile in that order.
 constexpr const char* kWgmmaTmaPersistent = "attention_forward_gpu_wgmma_tma_persistent";
+// kWgmmaTma with a few adjacent blocks per (sequence, head), each walking every k-th q tile.
+constexpr const char* kWgmmaTmaPairWalk = "attention_forward_gpu_wgmma_tma_pair_walk";
 
 // The test-name suffix of a forward variant (the probe scripts filter on it: */wgmma_tma_seq).
 std::string variant_suffix(const std::string& name) {
@@ -173,7 +175,7 @@ class AttentionGpuRows128 : public ::testing::TestWithParam<const char*> {
 INSTANTIATE_TEST_SUITE_P(ForwardVariants, AttentionGpuRows128,
                          ::testing::Values(kRows128, kWgmma, kWgmmaWs, kWgmmaWs128, kWgmmaTma,
                                            kWgmmaTma64, kWgmmaTmaSeq, kWgmmaTmaTileMajor,
-                                           kWgmmaTmaPersistent),
+                                           kWgmmaTmaPersistent, kWgmmaTmaPairWalk),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            return variant_suffix(param_info.param);
                          });
@@ -275,7 +277,9 @@ TEST_P(AttentionGpuRows128, GdpaCrossAttentionEveryActivation) {
 // - tma_tile_major: one block per q tile, the slots of one pair adjacent (empty slots of short
 //   sequences between busy ones);
 // - tma_persistent: 840 items over one block per SM, so each block's q tiles come from several
-//   sequences, empty items skipped, the next Q loaded for another sequence.
+//   sequences, empty items skipped, the next Q loaded for another sequence;
+// - tma_pair_walk: the tile-major grid with the slots pair_walk_slots picks (here few: the
+//   pairs' K and V are small), each block walking every slots-th q tile.
 // Lengths 0, 1, 129, 130, 200, 257, 300 (up to 3 q tiles), HSTU causal, d = 64; a softmax problem
 // whose sequences outgrow N (q tiles past the truncation: the tile slots' strides); and lengths
 // U[0.9 N, N) at N = 600, d = 128 (5 q tiles each, the bench's shape at a size the fp64 reference
@@ -283,7 +287,8 @@ TEST_P(AttentionGpuRows128, GdpaCrossAttentionEveryActivation) {
 class AttentionGpuTmaSchedules : public ::testing::TestWithParam<const char*> {};
 
 INSTANTIATE_TEST_SUITE_P(TmaSchedules, AttentionGpuTmaSchedules,
-                         ::testing::Values(kWgmmaTmaSeq, kWgmmaTmaTileMajor, kWgmmaTmaPersistent),
+                         ::testing::Values(kWgmmaTmaSeq, kWgmmaTmaTileMajor, kWgmmaTmaPersistent,
+                                           kWgmmaTmaPairWalk),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            return variant_suffix(param_info.param);
                          });

@@ -237,5 +237,27 @@ TEST(AttentionForwardSchedule, PersistentGridIsResidentButNeverLargerThanTheItem
   EXPECT_EQ(forward_grid_blocks(2048, 32, false, 132), 65536);
 }
 
+// HSTU B=512, H=4, d=128 on an H200 (132 SMs, 50 MB L2): K and V of one pair are 2 MB at
+// N = 4096, so 12 pairs fit half of L2 and 11 slots (12 resident pairs of 132 blocks) are needed;
+// 1 MB at N = 2048: 6 slots. Few pairs: enough slots for 2 blocks per SM; never more than the
+// q tiles; no L2 at all: one block per q tile.
+TEST(AttentionForwardSchedule, PairWalkSlotsKeepTheResidentPairsInHalfOfL2) {
+  constexpr std::int64_t kL2 = 50LL << 20;
+  EXPECT_EQ(pair_walk_slots(2048, 32, 132, kL2, 4096LL * 256 * 2), 11);
+  EXPECT_EQ(pair_walk_slots(2048, 16, 132, kL2, 2048LL * 256 * 2), 6);
+  EXPECT_EQ(pair_walk_slots(8, 32, 132, kL2, 4096LL * 256 * 2), 32);  // 8 x 32 < 264: all
+  EXPECT_EQ(pair_walk_slots(100, 32, 132, kL2, 1024), 3);             // fill: 2 x 132 / 100
+  EXPECT_EQ(pair_walk_slots(2048, 3, 132, kL2, 4096LL * 256 * 2), 3);
+  EXPECT_EQ(pair_walk_slots(2048, 32, 132, 0, 4096LL * 256 * 2), 32);
+  EXPECT_EQ(pair_walk_slots(0, 1, 0, 0, 0), 1);
+  for (const std::int64_t pairs : {1, 7, 280, 2048}) {
+    for (const int all_slots : {1, 2, 16, 32}) {
+      const int slots = pair_walk_slots(pairs, all_slots, 132, kL2, 4096LL * 256 * 2);
+      EXPECT_GE(slots, 1);
+      EXPECT_LE(slots, all_slots);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::gpu_device::attention

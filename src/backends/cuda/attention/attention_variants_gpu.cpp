@@ -87,6 +87,8 @@ void install() {
       "attention_forward_gpu_wgmma_tma_tile_major", gpu::ForwardKernel::kWgmmaTmaTileMajor);
   static const AttentionForwardGpu forward_wgmma_tma_persistent(
       "attention_forward_gpu_wgmma_tma_persistent", gpu::ForwardKernel::kWgmmaTmaPersistent);
+  static const AttentionForwardGpu forward_wgmma_tma_pair_walk(
+      "attention_forward_gpu_wgmma_tma_pair_walk", gpu::ForwardKernel::kWgmmaTmaPairWalk);
   static const AttentionBackwardGpu backward("attention_backward_gpu", gpu::BackwardKernel::kMmaSync);
   static const AttentionBackwardGpu backward_wgmma("attention_backward_gpu_wgmma",
                                                    gpu::BackwardKernel::kWgmma);
@@ -106,6 +108,7 @@ void install() {
   detail::attention_forward_gpu_wgmma_tma_seq_slot().install(&forward_wgmma_tma_seq);
   detail::attention_forward_gpu_wgmma_tma_tile_major_slot().install(&forward_wgmma_tma_tile_major);
   detail::attention_forward_gpu_wgmma_tma_persistent_slot().install(&forward_wgmma_tma_persistent);
+  detail::attention_forward_gpu_wgmma_tma_pair_walk_slot().install(&forward_wgmma_tma_pair_walk);
   detail::attention_backward_gpu_slot().install(&backward);
   detail::attention_backward_gpu_wgmma_slot().install(&backward_wgmma);
   detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);

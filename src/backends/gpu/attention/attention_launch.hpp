@@ -23,7 +23,9 @@ namespace parity::attention::gpu {
 // kWgmmaTmaTileMajor (kWgmmaTma's kernel, one block per q tile, the q tiles of one (sequence,
 // head) adjacent in the grid, heaviest first: the blocks resident together share K and V in L2),
 // and kWgmmaTmaPersistent (kWgmmaTma's kernel on a resident grid, a block per SM, each walking
-// its share of every q tile in that order: forward_wgmma_ws_kernel.cuh, QTile).
+// its share of every q tile in that order: forward_wgmma_ws_kernel.cuh, QTile), and
+// kWgmmaTmaPairWalk (kWgmmaTma's kernel, a few adjacent blocks per (sequence, head), each walking
+// every k-th q tile, k sized so that the resident pairs' K and V fit in L2: pair_walk_slots).
 enum class ForwardKernel : int {
   kRows64 = 0,
   kRows128 = 1,
@@ -35,6 +37,7 @@ enum class ForwardKernel : int {
   kWgmmaTmaSeq = 7,
   kWgmmaTmaTileMajor = 8,
   kWgmmaTmaPersistent = 9,
+  kWgmmaTmaPairWalk = 10,
 };
 
 // ok, or kUnsupported with the reason (dtype, head dims, masks with cross attention).

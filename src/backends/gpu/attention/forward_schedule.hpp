@@ -69,6 +69,27 @@ PARITY_ATTENTION_HOST_DEVICE constexpr std::int64_t forward_grid_blocks(
   return persistent && resident < items ? resident : items;
 }
 
+// Tile slots of the pair walk (the tile-major grid with fewer slots than q tiles: each block
+// walks every slots-th q tile of its (sequence, head), and the blocks of one pair are adjacent).
+// The blocks resident together (one per SM) cover about sm_count / slots pairs; slots is the
+// fewest that keeps those pairs' K and V (kv_bytes_per_pair each) within half of L2, so that
+// every q tile after a pair's first reads them from L2, not HBM, while each block still walks
+// several tiles (one prologue per walk, the next Q loaded under the epilogue). At least enough
+// slots for 2 blocks per SM, at most all_slots (one block per q tile).
+PARITY_ATTENTION_HOST_DEVICE constexpr int pair_walk_slots(std::int64_t sequence_heads, int all_slots,
+                                                           int sm_count, std::int64_t l2_bytes,
+                                                           std::int64_t kv_bytes_per_pair) {
+  const std::int64_t sms = sm_count > 1 ? sm_count : 1;
+  const std::int64_t pairs = sequence_heads > 1 ? sequence_heads : 1;
+  const std::int64_t per_pair = kv_bytes_per_pair > 1 ? kv_bytes_per_pair : 1;
+  const std::int64_t l2_pairs = l2_bytes / 2 / per_pair;  // resident pairs that fit
+  std::int64_t slots = l2_pairs >= 1 ? (sms + l2_pairs - 1) / l2_pairs : all_slots;
+  const std::int64_t fill_slots = (2 * sms + pairs - 1) / pairs;
+  if (slots < fill_slots) slots = fill_slots;
+  if (slots > all_slots) slots = all_slots;
+  return slots < 1 ? 1 : static_cast<int>(slots);
+}
+
 // Where a block's walk over q tiles stands: its (sequence, head), the q tile and the pair's q tile
 // count (tile >= tiles: the walk is over); the persistent walk also keeps its item (an index into
 // the tile-major list of every (sequence, head, slot)).

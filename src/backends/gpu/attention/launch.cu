@@ -61,6 +61,21 @@ Result<int> walk_tile_slots(const AttentionProblem& problem, int all_slots) {
   return static_cast<int>(std::clamp<std::int64_t>(slots, 1, all_slots));
 }
 
+// Tile slots of the pair walk (kWgmmaTmaPairWalk; forward_schedule.hpp, pair_walk_slots): the
+// device's SMs and L2, K and V of one (sequence, head) at N rows.
+Result<int> pair_walk_tile_slots(const AttentionProblem& problem, int all_slots) {
+  int device = 0, sm_count = 0, l2_bytes = 0;
+  PARITY_GPU_TRY(gpuGetDevice(&device));
+  PARITY_GPU_TRY(gpuDeviceGetAttribute(&sm_count, gpuDevAttrMultiProcessorCount, device));
+#if defined(PARITY_GPU_CUDA)
+  PARITY_GPU_TRY(gpuDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+#endif
+  const std::int64_t kv_bytes_per_pair =
+      std::max<std::int64_t>(problem.max_seq_len, 1) * (problem.dim_qk + problem.dim_v) * 2;
+  return detail::kernels::pair_walk_slots(problem.batch * problem.heads, all_slots, sm_count,
+                                          l2_bytes, kv_bytes_per_pair);
+}
+
 Status check_aligned(const void* pointer, const char* name) {
   PARITY_CHECK_ARG(pointer != nullptr, name, ": null pointer");
   PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0, name, ": ", pointer,
@@ -152,7 +167,8 @@ bool is_wgmma(ForwardKernel kernel) {
          kernel == ForwardKernel::kWgmmaWs128 || kernel == ForwardKernel::kWgmmaTma ||
          kernel == ForwardKernel::kWgmmaTma64 || kernel == ForwardKernel::kWgmmaTmaSeq ||
          kernel == ForwardKernel::kWgmmaTmaTileMajor ||
-         kernel == ForwardKernel::kWgmmaTmaPersistent;
+         kernel == ForwardKernel::kWgmmaTmaPersistent ||
+         kernel == ForwardKernel::kWgmmaTmaPairWalk;
 }
 
 template <detail::Elem16 E>
@@ -167,6 +183,7 @@ Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem
     case ForwardKernel::kWgmmaTma:
     case ForwardKernel::kWgmmaTmaSeq:
     case ForwardKernel::kWgmmaTmaTileMajor:
+    case ForwardKernel::kWgmmaTmaPairWalk:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma128>(problem, params, stream);
     case ForwardKernel::kWgmmaTmaPersistent:
       return detail::launch_forward_wgmma<E, WgmmaForward::kTma128Persistent>(problem, params,
@@ -272,9 +289,13 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
       if (!slots.is_ok()) return slots.status();
       params.grid_tiles = *slots;
     }
+    if (kernel == ForwardKernel::kWgmmaTmaPairWalk) {
+      PARITY_ASSIGN_OR_RETURN(params.grid_tiles, pair_walk_tile_slots(problem, params.grid_tiles));
+    }
     // Slot s of a (sequence, head) takes its q tile grid_tiles - 1 - s: the heaviest causal tile
     // first, and the grid's last blocks are the lightest tiles (a short tail).
-    params.q_tiles_fastest = kernel == ForwardKernel::kWgmmaTmaTileMajor;
+    params.q_tiles_fastest = kernel == ForwardKernel::kWgmmaTmaTileMajor ||
+                             kernel == ForwardKernel::kWgmmaTmaPairWalk;
     return problem.dtype == DType::kBF16
                ? launch_wgmma_kernel<detail::Elem16::kBF16>(kernel, problem, params, native_stream)
                : launch_wgmma_kernel<detail::Elem16::kF16>(kernel, problem, params, native_stream);
