@@ -63,8 +63,8 @@ BlockWalk walk_block(const Schedule& s, std::int64_t block, bool q_tiles_fastest
     last_pair = sequence_head;
     return s.tiles_of(sequence_head);
   };
-  QTileWalk walk = first_q_tile_walk<kPersistent>(block, s.pairs(), s.slots, q_tiles_fastest,
-                                                  grid, pair_tiles);
+  QTileWalk walk =
+      first_q_tile_walk<kPersistent>(block, s.pairs(), s.slots, q_tiles_fastest, grid, pair_tiles);
   while (walk.valid()) {
     EXPECT_EQ(walk.tiles, s.tiles_of(walk.sequence_head));
     EXPECT_GE(walk.tile, 0);
@@ -132,8 +132,8 @@ void expect_heaviest_first(const Schedule& s, Order order) {
     if (w.tiles.empty()) continue;
     const auto [pair, tile] = w.tiles.front();
     const int tiles = s.tiles_of(pair);
-    const int expected = previous_first[pair] < 0 ? std::min(tiles, s.slots) - 1
-                                                  : previous_first[pair] - 1;
+    const int expected =
+        previous_first[pair] < 0 ? std::min(tiles, s.slots) - 1 : previous_first[pair] - 1;
     EXPECT_EQ(tile, expected) << "block " << block << " pair " << pair;
     previous_first[pair] = tile;
   }

@@ -41,9 +41,9 @@ struct ForwardSlot {
 //   one (sequence, head) are adjacent and the resident blocks share a few pairs' K and V in L2.
 // The persistent walk's items use the tile-major order.
 PARITY_ATTENTION_HOST_DEVICE constexpr ForwardSlot forward_grid_slot(std::int64_t block,
-                                                                    std::int64_t sequence_heads,
-                                                                    int slots,
-                                                                    bool q_tiles_fastest) {
+                                                                     std::int64_t sequence_heads,
+                                                                     int slots,
+                                                                     bool q_tiles_fastest) {
   // 32-bit division: the blocks (and the persistent walk's items) number at most INT_MAX
   // (gpu::can_implement refuses more), and the persistent producer walks in 24 registers.
   const auto index = static_cast<std::uint32_t>(block);
@@ -62,8 +62,9 @@ PARITY_ATTENTION_HOST_DEVICE constexpr ForwardSlot forward_grid_slot(std::int64_
 
 // Blocks of a per-slot grid (one per (sequence, head, slot)) or of the persistent walk (at most
 // one resident block per SM, never more than there are items).
-PARITY_ATTENTION_HOST_DEVICE constexpr std::int64_t forward_grid_blocks(
-    std::int64_t sequence_heads, int slots, bool persistent, int sm_count) {
+PARITY_ATTENTION_HOST_DEVICE constexpr std::int64_t forward_grid_blocks(std::int64_t sequence_heads,
+                                                                        int slots, bool persistent,
+                                                                        int sm_count) {
   const std::int64_t items = sequence_heads * slots;
   const std::int64_t resident = sm_count > 1 ? sm_count : 1;
   return persistent && resident < items ? resident : items;
@@ -76,8 +77,9 @@ PARITY_ATTENTION_HOST_DEVICE constexpr std::int64_t forward_grid_blocks(
 // every q tile after a pair's first reads them from L2, not HBM, while each block still walks
 // several tiles (one prologue per walk, the next Q loaded under the epilogue). At least enough
 // slots for 2 blocks per SM, at most all_slots (one block per q tile).
-PARITY_ATTENTION_HOST_DEVICE constexpr int pair_walk_slots(std::int64_t sequence_heads, int all_slots,
-                                                           int sm_count, std::int64_t l2_bytes,
+PARITY_ATTENTION_HOST_DEVICE constexpr int pair_walk_slots(std::int64_t sequence_heads,
+                                                           int all_slots, int sm_count,
+                                                           std::int64_t l2_bytes,
                                                            std::int64_t kv_bytes_per_pair) {
   const std::int64_t sms = sm_count > 1 ? sm_count : 1;
   const std::int64_t pairs = sequence_heads > 1 ? sequence_heads : 1;
