@@ -127,8 +127,10 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& layout, con
 /// warp works several chunks (docs/embedding.md). kAuto: narrow rows wherever
 /// narrow_rows_backward_fits, else warp per chunk. Both are deterministic; their sums of squares
 /// (row-wise Adagrad) reduce over different lane trees, so they agree to rounding, not bitwise.
-/// kAtomicSgd (only where atomic_sgd_backward_fits; kAuto never takes it): no sort, one launch
-/// adding -lr x each occurrence's gradient to its row with atomic adds; not bitwise reproducible.
+/// kAtomicSgd (only where atomic_sgd_backward_fits): no sort, one launch adding -lr x each
+/// occurrence's gradient to its row with atomic adds; not bitwise reproducible. kAuto takes it
+/// wherever the rule holds, i.e. only with BackwardOptions::deterministic false (the default,
+/// true, keeps the sorted paths).
 enum class BackwardKernel : std::uint8_t { kAuto, kWarpPerChunk, kNarrowRows, kAtomicSgd };
 
 /// Ok when the widest table's row is at most kNarrowRowMaxBytes; otherwise kUnsupported with the reason.
@@ -136,7 +138,8 @@ Status narrow_rows_backward_fits(const TbeProblem& problem);
 
 struct BackwardOptions {
   /// The sorted paths are deterministic by construction (stable sort, fixed chunking, partials
-  /// combined in chunk order); kAtomicSgd is not and needs this false.
+  /// combined in chunk order); kAtomicSgd is not and needs this false. With false, kAuto takes
+  /// kAtomicSgd for SGD on fp32 weights (atomic_sgd_backward_fits).
   bool deterministic = true;
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;
