@@ -140,11 +140,8 @@ TEST(GpuTbeBackwardAtomicSgd, MixedDimsManyBagsMatchReference) {
   options.vary_bag_sizes = true;
   options.zipf_alpha = 1.1;
   options.seed = seed;
-  auto probe = testing::make_problem(tables, 0, 0);
-  const auto batch = embedding::make_synthetic_batch(probe.layout, options);
-  auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
-                                       DType::kI64);
-  expect_atomic_sgd_matches(problem, batch, seed);
+  const auto c = testing::make_synthetic_case(tables, options, DType::kI64);
+  expect_atomic_sgd_matches(c.problem, c.batch, seed);
 }
 
 egpu::BackwardOptions auto_options(bool deterministic) {
@@ -167,10 +164,7 @@ TEST(GpuTbeBackwardAtomicSgd, AutoTakesItOnlyWhenNotDeterministic) {
   options.pooling_factor = 4;
   options.zipf_alpha = 1.1;
   options.seed = seed;
-  auto probe = testing::make_problem(tables, 0, 0);
-  const auto batch = embedding::make_synthetic_batch(probe.layout, options);
-  auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
-                                       DType::kI32);
+  const auto [problem, batch] = testing::make_synthetic_case(tables, options, DType::kI32);
   expect_atomic_sgd_matches(problem, batch, seed, auto_options(false));
 
   auto layout = egpu::DeviceTbeLayout::create(problem.layout);

@@ -56,6 +56,10 @@ struct DeviceBatch {
 /// The warp tiles take rows up to kWarpTileMaxBytes (16-byte pieces, at most one per lane; the
 /// one-hot and light short-bag tiles also 16-bit rows off 16-byte boundaries, two 8-byte pieces
 /// per lane).
+/// kWarpTileOneHotWideRows (pooling sum or mean; rows up to kWarpTileWideMaxBytes, half that for
+/// 16-bit rows off 16-byte boundaries): the one-hot tiles with four pieces per lane and two passes
+/// in flight, so one launch covers every width of a mixed layout (each tile sizes its group to its
+/// own widest row) and a warp has two wide one-hot rows in flight where a group per bag has one.
 /// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
 /// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
 /// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
@@ -73,11 +77,14 @@ enum class ForwardKernel : std::uint8_t {
   kWarpTileShortBagsLight,
   kGroupPerBagDedup,
   kGroupPerBagOneLaunch,
+  kWarpTileOneHotWideRows,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
 /// The warp tiles' widest row: 32 pieces of 16 bytes, one per lane of a 32-lane warp (a 64-lane
 /// wavefront could take 1024, kept at 512 so both vendors select alike).
 inline constexpr int kWarpTileMaxBytes = 512;
+/// kWarpTileOneHotWideRows' widest row: four 16-byte pieces per lane of a 32-lane warp.
+inline constexpr int kWarpTileWideMaxBytes = 2048;
 
 struct ForwardOptions {
   ForwardKernel kernel = ForwardKernel::kAuto;

@@ -23,9 +23,10 @@ using namespace parity::gpu_device;
 // per SM, D4's warps took ~4 tiles each: a quarter of them unpipelined).
 // kPieceVecs, kLanePieces: 16-byte pieces, one per lane (fp32: 1 vec; 16-bit rows on 16-byte
 // boundaries: 2), or 8-byte pieces of 16-bit rows off them, two per lane (1, 2).
+// kTailRows: rows per step of a tile holding a longer bag (2 where a lane holds four pieces a row).
 template <typename Tag, typename IndexT, int kLeadRows, int kPassesInFlight, int kMinBlocksPerSm,
           bool kPrefetchNext = false, bool kWeightsAtAdd = false, bool kResidentGrid = false,
-          int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2, int kLanePieces = 1>
+          int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2, int kLanePieces = 1, int kTailRows = 4>
 Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
   // A tile's group is its widest row's pieces over kLanePieces rounded up to a power of two, at most a warp.
   const int pieces = (max_dim + 4 * kPieceVecs - 1) / (4 * kPieceVecs);
@@ -37,7 +38,7 @@ Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int max_dim
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kBagsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) *
                                                          (kResidentGrid ? kMinBlocksPerSm : 32));
-  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, 4, kMinBlocksPerSm, kPrefetchNext,
+  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, kTailRows, kMinBlocksPerSm, kPrefetchNext,
                                kWeightsAtAdd, kLanePieces><<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_warp_tile_kernel);
   return Status::ok();
@@ -79,6 +80,20 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
   const int pieces = (max_dim / 4 + kPieceVecs - 1) / kPieceVecs;
   int row_lanes_log2 = 0;
   while ((1 << row_lanes_log2) < pieces) ++row_lanes_log2;
+  // Wide one-hot tiles: four pieces per lane, two passes in flight (rows up to 2 KB of 16-byte
+  // pieces, 1 KB of 8-byte ones). ptxas -v (sm_90a): fp32 80 registers and 16-bit off boundaries
+  // 72, no spills, 3 blocks per SM; 16-bit 16-byte pieces (twice the accumulators) spilled 80
+  // bytes at 80 registers, so 2 blocks per SM there.
+  if (kernel == ForwardKernel::kWarpTileOneHotWideRows) {
+    if constexpr (!std::is_same_v<Tag, F32Tag>) {
+      if (!rows_16_byte_aligned) {
+        return detail::launch_forward_warp_tile<Tag, IndexT, 1, 2, 3, false, false, false, 1, 4, 2>(params, max_dim,
+                                                                                                    sm_count, stream);
+      }
+    }
+    return detail::launch_forward_warp_tile<Tag, IndexT, 1, 2, kPieceVecs == 1 ? 3 : 2, false, false, false, kPieceVecs,
+                                            4, 2>(params, max_dim, sm_count, stream);
+  }
   if (!rows_16_byte_aligned) {
     if constexpr (!std::is_same_v<Tag, F32Tag>) {
       if (kernel == ForwardKernel::kWarpTileOneHot) {
