@@ -45,7 +45,8 @@ struct DeviceBatch {
 /// index: select_warp_tile_kernel), else fitted groups where they fit, else group per bag.
 /// Candidates for narrow rows (the narrow-rows rule; 16-bit rows must start on 16-byte
 /// boundaries), selectable for measurement (`parity bench tbe --forward-variant`):
-/// kNarrowRowsDeep (4 bags x 4 rows in flight per group), kNarrowRowsLight (2 x 2 rows at twice the
+/// kNarrowRowsDeep (4 bags x 4 rows in flight per group; also 16-bit rows off 16-byte boundaries,
+/// as 8-byte pieces), kNarrowRowsLight (2 x 2 rows at twice the
 /// resident warps), kWarpTileOneHot (a warp per tile of kWarpSize bags: offsets and the first index
 /// read lane-per-bag, coalesced, then shuffled; every lead row of the tile loaded at once;
 /// streaming output stores), kWarpTileOneHotPrefetch (the same, software-pipelined: the next tile's

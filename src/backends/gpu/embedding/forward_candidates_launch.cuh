@@ -69,8 +69,9 @@ Status dispatch_forward_dedup(const ForwardParams<IndexT>& params, int max_dim, 
 /// kWarpTileOneHotPrefetch, kWarpTileShortBags, kWarpTileShortBagsPrefetch, kWarpTileShortBagsLight:
 /// rows of 16-byte pieces, the widest at most 128 bytes; the warp tiles a warp of pieces) or kGroupPerBagDedup (any row of 16-byte
 /// units: fp32, or 16-bit rows on 16-byte boundaries; pooling sum or mean, checked by the caller).
-/// rows_16_byte_aligned false (16-bit rows off 16-byte boundaries): only kWarpTileOneHot and
-/// kWarpTileShortBagsLight run (8-byte pieces), the others return kUnsupported.
+/// rows_16_byte_aligned false (16-bit rows off 16-byte boundaries): only kWarpTileOneHot,
+/// kWarpTileShortBagsLight, kNarrowRowsDeep and kWarpTileOneHotWideRows run (8-byte pieces), the
+/// others return kUnsupported.
 template <typename Tag, typename IndexT>
 Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
                                           ForwardKernel kernel, bool rows_16_byte_aligned, int sm_count,
@@ -104,9 +105,16 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
         return detail::launch_forward_warp_tile<Tag, IndexT, 4, 1, 3, false, true, false, 1, 2>(params, max_dim, sm_count,
                                                                                                 stream);
       }
+      // 8-byte pieces: 4 bags x 4 rows is 128 bytes in flight per lane, where the narrow-rows
+      // default (2 x 4) holds 64 (test set 2's 02: D=60 fp16, 120-byte rows, L ~ U[0, 58]).
+      if (kernel == ForwardKernel::kNarrowRowsDeep) {
+        int lanes_log2 = 0;
+        while ((1 << lanes_log2) < max_dim / 4) ++lanes_log2;
+        return detail::launch_forward_narrow<Tag, IndexT, 1, 4, 4, 2>(params, lanes_log2, sm_count, stream);
+      }
     }
-    return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries (only warp_tile_one_hot "
-                       "and warp_tile_short_bags_light read them off)");
+    return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries (only warp_tile_one_hot, "
+                       "warp_tile_short_bags_light and narrow_rows_deep read them off)");
   }
   switch (kernel) {
     case ForwardKernel::kNarrowRowsDeep:  // 16 rows in flight (fp32), 12 for 16-bit (16 spilled at 128 registers)
