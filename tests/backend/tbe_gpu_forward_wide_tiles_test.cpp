@@ -1,7 +1,8 @@
 // The wide one-hot tiles (ForwardKernel::kWarpTileOneHotWideRows: four pieces per lane, two passes
 // in flight, rows up to kWarpTileWideMaxBytes) forced, against the fp64 reference: fp32 D 4-512
 // (one lane per bag up to a whole warp of four 16-byte pieces), 16-bit D 8-1024 on 16-byte
-// boundaries and D 4-508 off them (8-byte pieces), mixed widths in one launch (test set 2's 05
+// boundaries and D 4-508 off them (8-byte pieces: three per lane up to D=384, as D=164, test set
+// 2's 04; four past it, as D=508), mixed widths in one launch (test set 2's 05
 // shape: D 32/16/488/256 fp32), bag lengths 0 (all empty), 1, 2 and 7 (tiles walking their bags
 // from position 0, two rows a step) with empty bags, every pooled mode, both index types, two
 // output dtypes; a batch over several grid strides; and the refusals with their reasons.
@@ -38,7 +39,7 @@ TEST(GpuTbeForwardWideTiles, EveryWidthLengthPoolingAndDtypeMatchesReference) {
       {DType::kF32,
        {{{300, 4}, {7, 4}}, {{300, 36}, {7, 36}}, {{300, 128}, {7, 128}}, {{300, 164}, {7, 164}},
         {{300, 488}, {7, 488}}, {{300, 512}, {7, 16}}, {{300, 32}, {90, 16}, {300, 488}, {50, 256}}}},
-      {DType::kBF16, {{{300, 8}, {7, 8}}, {{300, 328}, {7, 328}}, {{300, 1024}, {7, 64}}}},
+      {DType::kBF16, {{{300, 8}, {7, 8}}, {{300, 328}, {7, 328}}, {{300, 1024}, {7, 64}}, {{300, 164}, {7, 164}}}},
       {DType::kF16, {{{300, 4}, {7, 4}}, {{300, 164}, {7, 164}}, {{300, 508}, {7, 36}}, {{7, 4}, {300, 64}}}},
   };
   int case_number = 0;

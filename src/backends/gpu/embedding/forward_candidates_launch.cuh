@@ -82,11 +82,18 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
   int row_lanes_log2 = 0;
   while ((1 << row_lanes_log2) < pieces) ++row_lanes_log2;
   // Wide one-hot tiles: four pieces per lane, two passes in flight (rows up to 2 KB of 16-byte
-  // pieces, 1 KB of 8-byte ones). ptxas -v (sm_90a): fp32 80 registers and 16-bit off boundaries
-  // 72, no spills, 3 blocks per SM; 16-bit 16-byte pieces (twice the accumulators) spilled 80
-  // bytes at 80 registers, so 2 blocks per SM there.
+  // pieces, 1 KB of 8-byte ones). 8-byte pieces of rows up to 3 x kWarpSize pieces take three per
+  // lane and four passes in flight instead (test set 2's 04, 41 pieces: 16-lane groups use 41 of
+  // 48 slots where four per lane use 41 of 64 and two per lane 41 of 64, with the same 8 rows per
+  // warp in flight as the one-hot tiles, which spill 28 bytes there). ptxas -v (sm_90a): fp32 80
+  // registers, 16-bit off boundaries 72 (three or four pieces), no spills, 3 blocks per SM; 16-bit 16-byte pieces
+  // (twice the accumulators) spilled 80 bytes at 80 registers, so 2 blocks per SM there.
   if (kernel == ForwardKernel::kWarpTileOneHotWideRows) {
     if constexpr (!std::is_same_v<Tag, F32Tag>) {
+      if (!rows_16_byte_aligned && max_dim / 4 <= 3 * gpu_device::kWarpSize) {
+        return detail::launch_forward_warp_tile<Tag, IndexT, 1, 4, 3, false, false, false, 1, 3, 2>(params, max_dim,
+                                                                                                    sm_count, stream);
+      }
       if (!rows_16_byte_aligned) {
         return detail::launch_forward_warp_tile<Tag, IndexT, 1, 2, 3, false, false, false, 1, 4, 2>(params, max_dim,
                                                                                                     sm_count, stream);
