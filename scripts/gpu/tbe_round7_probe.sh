@@ -37,15 +37,9 @@ run s2_00_default --layout "$dev/dev_s2_00.json" --batch 4096 --index-dtype int3
 run s2_07_default --layout "$dev/dev_s2_07.json" --batch 32768 --index-dtype int64 --optimizer sgd
 run C2 --config C2
 python3 - "$OUT" "$here" <<'PY' | tee "$OUT/tbe_round7_summary.txt"
-import glob, json, os, sys
+import sys
 sys.path.insert(0, sys.argv[2])
-from tbe_probe_summary import print_forward_rows  # noqa: E402
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "round7_*.json"))):
-    d = json.load(open(path))
-    name = os.path.basename(path)[len("round7_"):-len(".json")]
-    print_forward_rows(name, d, 22, 20)
-    step = d.get("step_fwd_bwd_opt", {})
-    print(f"{name:22s} step {step.get('median_ms', float('nan')):.3f} ms"
-          f" ({d.get('config', {}).get('optimizer')}, backward {d.get('backward_variant', '-')})")
+from tbe_probe_summary import print_round_summary  # noqa: E402
+print_round_summary(sys.argv[1], "round7")
 PY
 exit $failed
