@@ -19,3 +19,19 @@ def print_forward_rows(label, d, label_width, name_width):
         print(head + f"{f['median_ms']:8.4f} {f['tbps']:7.2f} {ratios[name]:7.1f}"
               f" {bw.get('evaluated_byte_model', '-'):>12s} {met:>7s}")
     return ratios
+
+
+def print_round_summary(out_dir, prefix):
+    """Every `<prefix>_*.json` results file under out_dir: its forward rows, then its step (median
+    ms, the optimiser and the backward variant)."""
+    import glob
+    import json
+    import os
+
+    for path in sorted(glob.glob(os.path.join(out_dir, f"{prefix}_*.json"))):
+        d = json.load(open(path))
+        name = os.path.basename(path)[len(prefix) + 1:-len(".json")]
+        print_forward_rows(name, d, 22, 20)
+        step = d.get("step_fwd_bwd_opt", {})
+        print(f"{name:22s} step {step.get('median_ms', float('nan')):.3f} ms"
+              f" ({d.get('config', {}).get('optimizer')}, backward {d.get('backward_variant', '-')})")

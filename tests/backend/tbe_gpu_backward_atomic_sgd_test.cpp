@@ -1,7 +1,8 @@
 // The atomic SGD backward (BackwardKernel::kAtomicSgd, backward_atomic_kernel.cuh) against the
 // fp64 reference: every group width (D 4-2048 fp32), sum / mean / weighted, both index types,
 // one-hot, fixed and varied bags with empties, Zipf 1.2 (hot rows taken hundreds of times), mixed
-// dims; rows the batch does not touch stay bit-identical; and the rule's refusals with reasons.
+// dims; rows the batch does not touch stay bit-identical; the rule's refusals with reasons; and
+// kAuto taking it only with deterministic=false and SGD.
 //
 // Tolerance, derived: a row taken n times gets n fp32 adds, each rounding once to within
 // u32 x |partial sum| <= u32 (|w0| + lr sum|terms|), and each added term lr x scale x psw x g is
@@ -39,8 +40,9 @@ egpu::BackwardOptions atomic_options() {
 }
 
 // One SGD step by the atomic kernel against the reference's, element by element.
+// No workspace is passed: the sorted paths would refuse, so a pass also shows the atomic path ran.
 void expect_atomic_sgd_matches(const embedding::TbeProblem& problem, const embedding::SyntheticBatch& batch,
-                               std::uint64_t seed) {
+                               std::uint64_t seed, const egpu::BackwardOptions& options = atomic_options()) {
   embedding::OptimizerParams sgd;
   sgd.kind = OptimizerKind::kSgd;
   sgd.learning_rate = 0.05f;
@@ -52,7 +54,7 @@ void expect_atomic_sgd_matches(const embedding::TbeProblem& problem, const embed
   auto d_grad = gpu::upload(grad);
   auto inputs = testing::upload_batch(problem, batch);
   const Status status = egpu::tbe_backward_fused(problem, *layout, sgd, {d_weights->data(), nullptr, nullptr},
-                                                 inputs.view(), d_grad->as<float>(), nullptr, 0, atomic_options());
+                                                 inputs.view(), d_grad->as<float>(), nullptr, 0, options);
   ASSERT_TRUE(status.is_ok()) << status.to_string();
   const auto got = *gpu::download<std::uint8_t>(*d_weights, weights.size());
 
@@ -138,15 +140,56 @@ TEST(GpuTbeBackwardAtomicSgd, MixedDimsManyBagsMatchReference) {
   options.vary_bag_sizes = true;
   options.zipf_alpha = 1.1;
   options.seed = seed;
-  auto probe = testing::make_problem(tables, 0, 0);
-  const auto batch = embedding::make_synthetic_batch(probe.layout, options);
-  auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
-                                       DType::kI64);
-  expect_atomic_sgd_matches(problem, batch, seed);
+  const auto c = testing::make_synthetic_case(tables, options, DType::kI64);
+  expect_atomic_sgd_matches(c.problem, c.batch, seed);
+}
+
+egpu::BackwardOptions auto_options(bool deterministic) {
+  egpu::BackwardOptions options;
+  options.kernel = egpu::BackwardKernel::kAuto;
+  options.deterministic = deterministic;
+  return options;
+}
+
+// kAuto with deterministic=false runs the atomic kernel for SGD on fp32 (against fp64, with no
+// workspace); with deterministic=true, or for another optimiser, it stays on the sorted path,
+// which refuses the missing workspace.
+TEST(GpuTbeBackwardAtomicSgd, AutoTakesItOnlyWhenNotDeterministic) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(573);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{3000, 64}, {40, 160}};
+  SyntheticBatchOptions options;
+  options.batch_size = 4096;
+  options.pooling_factor = 4;
+  options.zipf_alpha = 1.1;
+  options.seed = seed;
+  const auto [problem, batch] = testing::make_synthetic_case(tables, options, DType::kI32);
+  expect_atomic_sgd_matches(problem, batch, seed, auto_options(false));
+
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed);
+  auto d_weights = gpu::upload(weights);
+  auto d_state1 = gpu::upload(std::vector<float>(weights.size() / 4, 0.0f));
+  auto d_state2 = gpu::upload(std::vector<float>(weights.size() / 4, 0.0f));
+  auto d_grad = gpu::upload(testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7));
+  auto inputs = testing::upload_batch(problem, batch);
+  embedding::OptimizerParams sgd;
+  embedding::OptimizerParams adam;
+  adam.kind = OptimizerKind::kAdam;
+  const egpu::TrainingState state{d_weights->data(), d_state1->as<float>(), d_state2->as<float>()};
+  const Status deterministic = egpu::tbe_backward_fused(problem, *layout, sgd, state, inputs.view(),
+                                                        d_grad->as<float>(), nullptr, 0, auto_options(true));
+  const Status not_sgd = egpu::tbe_backward_fused(problem, *layout, adam, state, inputs.view(), d_grad->as<float>(),
+                                                  nullptr, 0, auto_options(false));
+  for (const Status& s : {deterministic, not_sgd}) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("workspace_bytes"), std::string::npos) << s.message();
+  }
 }
 
 // Needs no device: each condition of the rule refuses with its reason; the sorted paths' default
-// (deterministic) refuses too, so kAuto and existing callers never reach it.
+// (deterministic) refuses too, so kAuto with default options never reaches it.
 TEST(GpuTbeBackwardAtomicSgd, RuleRefusesWithTheReason) {
   embedding::OptimizerParams sgd;
   const auto problem = testing::make_problem({{10, 16}}, 4, 4);

@@ -3,7 +3,7 @@
 // rows of 8-512 bytes (D=164 bf16 is TBE test set 2's 04, 328 bytes: 41 pieces, the first width
 // past one piece per lane), a table offset that puts 16-byte-multiple rows off boundaries, bag
 // lengths around the lead and tail depths, every pooled mode, both index types, two output
-// dtypes; and the selection rule taking the tiles there.
+// dtypes; the deep narrow rows on 8-byte pieces; and the selection rule taking the tiles there.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,6 +68,27 @@ TEST(GpuTbeForwardTilesOffBoundary, EveryWidthLengthPoolingAndDtypeMatchesRefere
   }
 }
 
+// The deep narrow rows on 8-byte pieces (4 bags x 4 rows per group): 16-bit rows of 8-120 bytes
+// off 16-byte boundaries (D=60 fp16 beside D=32 is test set 2's 02), a shifted D=64 table, bags
+// around the depth (0, 1, 4, 7) and 29 (set 2's 02 mean length) with empty bags, every pooled mode.
+TEST(GpuTbeForwardTilesOffBoundary, NarrowRowsDeepOnEightBytePiecesMatchesReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(563);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<std::vector<TableSpec>> layouts = {
+      {{300, 4}, {7, 4}}, {{300, 12}, {7, 12}}, {{300, 60}, {90, 32}}, {{7, 4}, {300, 64}}};
+  int case_number = 0;
+  for (DType weight_dtype : {DType::kF16, DType::kBF16}) {
+    for (const auto& tables : layouts) {
+      for (int pooling_factor : {0, 1, 4, 7, 29}) {
+        testing::expect_forward_case_matches(tables, weight_dtype, pooling_factor, ++case_number, seed,
+                                             egpu::ForwardOptions{egpu::ForwardKernel::kNarrowRowsDeep},
+                                             "narrow_rows_deep");
+      }
+    }
+  }
+}
+
 // Test set 2's 04 in small (8 one-hot features of D=164 bf16, weighted, int64) with Zipf 1.1
 // duplicates, over enough bags that every warp's grid-stride loop turns more than once.
 TEST(GpuTbeForwardTilesOffBoundary, OneHotWeightedManyBagsMatchReference) {
@@ -100,7 +121,8 @@ TEST(GpuTbeForwardTilesOffBoundary, OtherCandidatesRefuseRowsOffBoundaries) {
     EXPECT_EQ(status.code(), StatusCode::kUnsupported) << static_cast<int>(kernel);
     EXPECT_NE(status.message().find("16-byte boundaries"), std::string::npos) << status.message();
   }
-  for (egpu::ForwardKernel kernel : {egpu::ForwardKernel::kWarpTileOneHot, egpu::ForwardKernel::kWarpTileShortBagsLight}) {
+  for (egpu::ForwardKernel kernel : {egpu::ForwardKernel::kWarpTileOneHot, egpu::ForwardKernel::kWarpTileShortBagsLight,
+                                     egpu::ForwardKernel::kNarrowRowsDeep, egpu::ForwardKernel::kWarpTileOneHotWideRows}) {
     EXPECT_TRUE(testing::forced_forward_status(problem, egpu::ForwardOptions{kernel}).is_ok()) << static_cast<int>(kernel);
   }
 }

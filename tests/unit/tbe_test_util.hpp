@@ -36,6 +36,18 @@ inline embedding::TbeProblem make_problem(std::vector<embedding::TableSpec> tabl
   return problem;
 }
 
+// A synthetic batch over `tables` and the fp32-weight, sum-pooled problem that reads it.
+struct SyntheticCase {
+  embedding::TbeProblem problem;
+  embedding::SyntheticBatch batch;
+};
+inline SyntheticCase make_synthetic_case(const std::vector<embedding::TableSpec>& tables,
+                                         const embedding::SyntheticBatchOptions& options, DType index_dtype) {
+  auto batch = embedding::make_synthetic_batch(make_problem(tables, 0, 0).layout, options);
+  auto problem = make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()), index_dtype);
+  return {std::move(problem), std::move(batch)};
+}
+
 inline ref::TbeRefBatch to_ref_batch(const embedding::SyntheticBatch& batch) {
   ref::TbeRefBatch ref_batch{batch.indices, batch.offsets, {}};
   for (float w : batch.per_sample_weights) ref_batch.per_sample_weights.push_back(w);

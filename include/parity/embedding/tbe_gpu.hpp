@@ -45,7 +45,8 @@ struct DeviceBatch {
 /// index: select_warp_tile_kernel), else fitted groups where they fit, else group per bag.
 /// Candidates for narrow rows (the narrow-rows rule; 16-bit rows must start on 16-byte
 /// boundaries), selectable for measurement (`parity bench tbe --forward-variant`):
-/// kNarrowRowsDeep (4 bags x 4 rows in flight per group), kNarrowRowsLight (2 x 2 rows at twice the
+/// kNarrowRowsDeep (4 bags x 4 rows in flight per group; also 16-bit rows off 16-byte boundaries,
+/// as 8-byte pieces), kNarrowRowsLight (2 x 2 rows at twice the
 /// resident warps), kWarpTileOneHot (a warp per tile of kWarpSize bags: offsets and the first index
 /// read lane-per-bag, coalesced, then shuffled; every lead row of the tile loaded at once;
 /// streaming output stores), kWarpTileOneHotPrefetch (the same, software-pipelined: the next tile's
@@ -56,6 +57,10 @@ struct DeviceBatch {
 /// The warp tiles take rows up to kWarpTileMaxBytes (16-byte pieces, at most one per lane; the
 /// one-hot and light short-bag tiles also 16-bit rows off 16-byte boundaries, two 8-byte pieces
 /// per lane).
+/// kWarpTileOneHotWideRows (pooling sum or mean; rows up to kWarpTileWideMaxBytes, half that for
+/// 16-bit rows off 16-byte boundaries): the one-hot tiles with four pieces per lane and two passes
+/// in flight, so one launch covers every width of a mixed layout (each tile sizes its group to its
+/// own widest row) and a warp has two wide one-hot rows in flight where a group per bag has one.
 /// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
 /// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
 /// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
@@ -73,11 +78,14 @@ enum class ForwardKernel : std::uint8_t {
   kWarpTileShortBagsLight,
   kGroupPerBagDedup,
   kGroupPerBagOneLaunch,
+  kWarpTileOneHotWideRows,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
 /// The warp tiles' widest row: 32 pieces of 16 bytes, one per lane of a 32-lane warp (a 64-lane
 /// wavefront could take 1024, kept at 512 so both vendors select alike).
 inline constexpr int kWarpTileMaxBytes = 512;
+/// kWarpTileOneHotWideRows' widest row: four 16-byte pieces per lane of a 32-lane warp.
+inline constexpr int kWarpTileWideMaxBytes = 2048;
 
 struct ForwardOptions {
   ForwardKernel kernel = ForwardKernel::kAuto;
@@ -127,8 +135,10 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& layout, con
 /// warp works several chunks (docs/embedding.md). kAuto: narrow rows wherever
 /// narrow_rows_backward_fits, else warp per chunk. Both are deterministic; their sums of squares
 /// (row-wise Adagrad) reduce over different lane trees, so they agree to rounding, not bitwise.
-/// kAtomicSgd (only where atomic_sgd_backward_fits; kAuto never takes it): no sort, one launch
-/// adding -lr x each occurrence's gradient to its row with atomic adds; not bitwise reproducible.
+/// kAtomicSgd (only where atomic_sgd_backward_fits): no sort, one launch adding -lr x each
+/// occurrence's gradient to its row with atomic adds; not bitwise reproducible. kAuto takes it
+/// wherever the rule holds, i.e. only with BackwardOptions::deterministic false (the default,
+/// true, keeps the sorted paths).
 enum class BackwardKernel : std::uint8_t { kAuto, kWarpPerChunk, kNarrowRows, kAtomicSgd };
 
 /// Ok when the widest table's row is at most kNarrowRowMaxBytes; otherwise kUnsupported with the reason.
@@ -136,7 +146,8 @@ Status narrow_rows_backward_fits(const TbeProblem& problem);
 
 struct BackwardOptions {
   /// The sorted paths are deterministic by construction (stable sort, fixed chunking, partials
-  /// combined in chunk order); kAtomicSgd is not and needs this false.
+  /// combined in chunk order); kAtomicSgd is not and needs this false. With false, kAuto takes
+  /// kAtomicSgd for SGD on fp32 weights (atomic_sgd_backward_fits).
   bool deterministic = true;
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;

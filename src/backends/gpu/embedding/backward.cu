@@ -211,10 +211,19 @@ Status run_atomic_sgd(const TbeProblem& problem, const DeviceTbeLayout& device_l
   return problem.index_dtype == DType::kI32 ? launch(std::int32_t{}) : launch(std::int64_t{});
 }
 
+// kAuto with deterministic=false: SGD on fp32 weights needs no sort (one launch instead of
+// linearise + radix passes + chunk + combine; test set 2's 00: 0.070 ms step against 0.152), so
+// it takes the atomic path wherever atomic_sgd_backward_fits and the weights are 16-byte aligned.
+bool auto_takes_atomic_sgd(const TbeProblem& problem, const UpdateArgs& update, const BackwardOptions& options) {
+  return options.kernel == BackwardKernel::kAuto && update.update == Update::kSgd && update.optimizer != nullptr &&
+         reinterpret_cast<std::uintptr_t>(update.state.weights) % 16 == 0 &&
+         atomic_sgd_backward_fits(problem, *update.optimizer, options).is_ok();
+}
+
 Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const UpdateArgs& update,
                     const DeviceBatch& batch, const float* grad_output, void* workspace,
                     std::int64_t workspace_bytes, const BackwardOptions& options, StreamHandle stream) {
-  if (options.kernel == BackwardKernel::kAtomicSgd) {
+  if (options.kernel == BackwardKernel::kAtomicSgd || auto_takes_atomic_sgd(problem, update, options)) {
     return run_atomic_sgd(problem, device_layout, update, batch, grad_output, options, stream);
   }
   PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, options.short_chunks));

@@ -2,7 +2,7 @@
 //
 // SGD's update is linear in the gradient, so a row's summed update w -= lr * sum(g) can be applied
 // one occurrence at a time: w += -lr * g_i. That needs no sort of the indices, no chunking and no
-// combine: one launch instead of the sorted path's linearise + 2-3 radix passes (3-4 kernels each)
+// combine: one launch instead of the sorted path's linearise + 2-3 radix passes (3 kernels each)
 // + chunk + combine, whose fixed costs dominate small batches (docs/embedding.md). A group of G
 // lanes takes a bag: each lane scales its vecs of the bag's grad_output row by -lr (x 1/L for
 // mean) once, then adds them, times each position's per-sample weight, to every position's weight

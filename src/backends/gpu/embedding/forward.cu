@@ -110,7 +110,8 @@ bool has_several_width_classes(const TbeProblem& problem, bool pointer_aligned) 
 // Candidates dispatched by dispatch_forward_candidate_kernels (16-byte units; 8-byte for the one-hot
 // and light short-bag tiles on 16-bit rows off 16-byte boundaries).
 bool is_forward_candidate(ForwardKernel kernel) {
-  return is_narrow_row_candidate(kernel) || kernel == ForwardKernel::kGroupPerBagDedup;
+  return is_narrow_row_candidate(kernel) || kernel == ForwardKernel::kGroupPerBagDedup ||
+         kernel == ForwardKernel::kWarpTileOneHotWideRows;
 }
 
 template <typename IndexT>
@@ -207,6 +208,20 @@ Status warp_tile_forward_fits(const TbeProblem& problem) {
   return pooled_32_bit_fits(problem, "warp tiles");
 }
 
+namespace {
+// The wide one-hot tiles' rule: pooled, 32-bit bag and position maths, and the widest row within
+// four 16-byte pieces per lane (the launch checks the pieces again with the rows' alignment).
+Status wide_one_hot_tiles_fit(const TbeProblem& problem) {
+  const std::int64_t row_bytes =
+      static_cast<std::int64_t>(problem.layout.max_dim()) * dtype_size_bytes(problem.weight_dtype);
+  if (row_bytes > kWarpTileWideMaxBytes) {
+    return unsupported("wide one-hot tiles: widest row ", row_bytes, " bytes (max_dim=", problem.layout.max_dim(),
+                       " of ", dtype_name(problem.weight_dtype), "); needs <= ", kWarpTileWideMaxBytes);
+  }
+  return pooled_32_bit_fits(problem, "wide one-hot tiles");
+}
+}  // namespace
+
 Status narrow_rows_forward_fits(const TbeProblem& problem) {
   PARITY_RETURN_IF_ERROR(narrow_rows_backward_fits(problem));  // the row-bytes rule
   return pooled_32_bit_fits(problem, "narrow rows");
@@ -274,7 +289,9 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
     // The warp tiles kAuto selects (one-hot, light short bags) read 16-bit rows off 16-byte
     // boundaries as two 8-byte pieces per lane, so they need no fallback.
   }
-  if (is_warp_tile(kernel)) {
+  if (kernel == ForwardKernel::kWarpTileOneHotWideRows) {
+    PARITY_RETURN_IF_ERROR(wide_one_hot_tiles_fit(problem).with_context("tbe_forward"));
+  } else if (is_warp_tile(kernel)) {
     PARITY_RETURN_IF_ERROR(warp_tile_forward_fits(problem).with_context("tbe_forward"));
   } else if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
     PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));

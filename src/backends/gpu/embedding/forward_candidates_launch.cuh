@@ -23,9 +23,10 @@ using namespace parity::gpu_device;
 // per SM, D4's warps took ~4 tiles each: a quarter of them unpipelined).
 // kPieceVecs, kLanePieces: 16-byte pieces, one per lane (fp32: 1 vec; 16-bit rows on 16-byte
 // boundaries: 2), or 8-byte pieces of 16-bit rows off them, two per lane (1, 2).
+// kTailRows: rows per step of a tile holding a longer bag (2 where a lane holds four pieces a row).
 template <typename Tag, typename IndexT, int kLeadRows, int kPassesInFlight, int kMinBlocksPerSm,
           bool kPrefetchNext = false, bool kWeightsAtAdd = false, bool kResidentGrid = false,
-          int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2, int kLanePieces = 1>
+          int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2, int kLanePieces = 1, int kTailRows = 4>
 Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
   // A tile's group is its widest row's pieces over kLanePieces rounded up to a power of two, at most a warp.
   const int pieces = (max_dim + 4 * kPieceVecs - 1) / (4 * kPieceVecs);
@@ -37,7 +38,7 @@ Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int max_dim
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags, kBagsPerBlock),
                                                      static_cast<std::int64_t>(sm_count) *
                                                          (kResidentGrid ? kMinBlocksPerSm : 32));
-  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, 4, kMinBlocksPerSm, kPrefetchNext,
+  tbe_forward_warp_tile_kernel<Tag, IndexT, kPieceVecs, kLeadRows, kPassesInFlight, kTailRows, kMinBlocksPerSm, kPrefetchNext,
                                kWeightsAtAdd, kLanePieces><<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_warp_tile_kernel);
   return Status::ok();
@@ -68,8 +69,9 @@ Status dispatch_forward_dedup(const ForwardParams<IndexT>& params, int max_dim, 
 /// kWarpTileOneHotPrefetch, kWarpTileShortBags, kWarpTileShortBagsPrefetch, kWarpTileShortBagsLight:
 /// rows of 16-byte pieces, the widest at most 128 bytes; the warp tiles a warp of pieces) or kGroupPerBagDedup (any row of 16-byte
 /// units: fp32, or 16-bit rows on 16-byte boundaries; pooling sum or mean, checked by the caller).
-/// rows_16_byte_aligned false (16-bit rows off 16-byte boundaries): only kWarpTileOneHot and
-/// kWarpTileShortBagsLight run (8-byte pieces), the others return kUnsupported.
+/// rows_16_byte_aligned false (16-bit rows off 16-byte boundaries): only kWarpTileOneHot,
+/// kWarpTileShortBagsLight, kNarrowRowsDeep and kWarpTileOneHotWideRows run (8-byte pieces), the
+/// others return kUnsupported.
 template <typename Tag, typename IndexT>
 Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
                                           ForwardKernel kernel, bool rows_16_byte_aligned, int sm_count,
@@ -79,6 +81,27 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
   const int pieces = (max_dim / 4 + kPieceVecs - 1) / kPieceVecs;
   int row_lanes_log2 = 0;
   while ((1 << row_lanes_log2) < pieces) ++row_lanes_log2;
+  // Wide one-hot tiles: four pieces per lane, two passes in flight (rows up to 2 KB of 16-byte
+  // pieces, 1 KB of 8-byte ones). 8-byte pieces of rows up to 3 x kWarpSize pieces take three per
+  // lane and four passes in flight instead (test set 2's 04, 41 pieces: 16-lane groups use 41 of
+  // 48 slots where four per lane use 41 of 64 and two per lane 41 of 64, with the same 8 rows per
+  // warp in flight as the one-hot tiles, which spill 28 bytes there). ptxas -v (sm_90a): fp32 80
+  // registers, 16-bit off boundaries 72 (three or four pieces), no spills, 3 blocks per SM; 16-bit 16-byte pieces
+  // (twice the accumulators) spilled 80 bytes at 80 registers, so 2 blocks per SM there.
+  if (kernel == ForwardKernel::kWarpTileOneHotWideRows) {
+    if constexpr (!std::is_same_v<Tag, F32Tag>) {
+      if (!rows_16_byte_aligned && max_dim / 4 <= 3 * gpu_device::kWarpSize) {
+        return detail::launch_forward_warp_tile<Tag, IndexT, 1, 4, 3, false, false, false, 1, 3, 2>(params, max_dim,
+                                                                                                    sm_count, stream);
+      }
+      if (!rows_16_byte_aligned) {
+        return detail::launch_forward_warp_tile<Tag, IndexT, 1, 2, 3, false, false, false, 1, 4, 2>(params, max_dim,
+                                                                                                    sm_count, stream);
+      }
+    }
+    return detail::launch_forward_warp_tile<Tag, IndexT, 1, 2, kPieceVecs == 1 ? 3 : 2, false, false, false, kPieceVecs,
+                                            4, 2>(params, max_dim, sm_count, stream);
+  }
   if (!rows_16_byte_aligned) {
     if constexpr (!std::is_same_v<Tag, F32Tag>) {
       if (kernel == ForwardKernel::kWarpTileOneHot) {
@@ -89,9 +112,16 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
         return detail::launch_forward_warp_tile<Tag, IndexT, 4, 1, 3, false, true, false, 1, 2>(params, max_dim, sm_count,
                                                                                                 stream);
       }
+      // 8-byte pieces: 4 bags x 4 rows is 128 bytes in flight per lane, where the narrow-rows
+      // default (2 x 4) holds 64 (test set 2's 02: D=60 fp16, 120-byte rows, L ~ U[0, 58]).
+      if (kernel == ForwardKernel::kNarrowRowsDeep) {
+        int lanes_log2 = 0;
+        while ((1 << lanes_log2) < max_dim / 4) ++lanes_log2;
+        return detail::launch_forward_narrow<Tag, IndexT, 1, 4, 4, 2>(params, lanes_log2, sm_count, stream);
+      }
     }
-    return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries (only warp_tile_one_hot "
-                       "and warp_tile_short_bags_light read them off)");
+    return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries (only warp_tile_one_hot, "
+                       "warp_tile_short_bags_light and narrow_rows_deep read them off)");
   }
   switch (kernel) {
     case ForwardKernel::kNarrowRowsDeep:  // 16 rows in flight (fp32), 12 for 16-bit (16 spilled at 128 registers)

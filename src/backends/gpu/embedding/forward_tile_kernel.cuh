@@ -1,5 +1,6 @@
 // TBE forward, warp tiles of bags (rows of at most a warp of 16-byte pieces, or two 8-byte pieces per
-// lane for 16-bit rows off 16-byte boundaries: 512 bytes on 32 lanes; one-hot and short bags); legend in kernels.cuh.
+// lane for 16-bit rows off 16-byte boundaries: 512 bytes on 32 lanes; the wide one-hot tiles four
+// pieces per lane, up to 2 KB; one-hot and short bags); legend in kernels.cuh.
 //
 // Purpose: on one-hot and short bags the narrow-rows kernel spends most of a bag's time on two
 // dependent round trips (offsets, then the index) before the row load, each group re-reads the

@@ -40,8 +40,6 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
     PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
     radix_digit_scan_kernel<<<1u << digit_bits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
     PARITY_GPU_CHECK_LAUNCH(radix_digit_scan_kernel);
-    radix_digit_prefix_kernel<<<1, kRadixMaxDigits, 0, s>>>(digit_totals, 1 << digit_bits);
-    PARITY_GPU_CHECK_LAUNCH(radix_digit_prefix_kernel);
     radix_scatter_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
         in, out, count, shift, digit_bits, num_tiles, tile_counts, digit_totals);
     PARITY_GPU_CHECK_LAUNCH(radix_scatter_kernel);
