@@ -83,6 +83,25 @@ MemoryCycles memory_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx,
 // The L2 level alone (no hit rate involved): every K-iteration's A and B bytes through the active
 // CUs' share of the L2 bandwidth; memory_cycles().total >= max(this, the 200-cycle DRAM latency).
 double l2_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx, double element_bytes);
+// The runs of one prepared list: each run's first candidate and its head's tile fields, with
+// the output tile (MT_M, MT_N, split) and MT_K as indices into the list's distinct values, so a
+// selection rounds each distinct size once.
+struct OrigamiRunIndex {
+  struct Head {
+    std::uint32_t begin = 0;
+    std::uint16_t grid = 0;  // into grids
+    std::uint8_t depth = 0;  // into depths (MT_K)
+    bool is_feasible = false;
+  };
+  struct Grid {
+    std::uint16_t m = 0, n = 0;  // into sizes_m, sizes_n
+    int split = 1;
+  };
+  std::vector<Head> heads;
+  std::vector<Grid> grids;
+  std::vector<int> sizes_m, sizes_n, depths;
+  std::size_t count = 0;  // candidates in the list
+};
 class OrigamiModel final : public PerformanceModel {
  public:
   OrigamiModel(DeviceParams device, ModelScalars scalars);
@@ -101,20 +120,21 @@ class OrigamiModel final : public PerformanceModel {
                              std::size_t count, std::size_t keep, double tie_epsilon,
                              double* predicted_us, double* cutoff_us) const override;
   // The same selection with the runs known in advance, for a caller that keeps a prepared list
-  // across selections (the selector, per problem class): `run_starts` (from run_starts() on that
-  // list) replaces the walk over every candidate, only each run's head is read to bound it, and
-  // predicted_us is written only inside the ranges predicted exactly, which replace the contents of
-  // `exact_ranges`. Every candidate outside them predicts above *cutoff_us, so a caller scans only
-  // those ranges. When fewer than `keep` candidates are feasible (cutoff +infinity) every candidate
-  // is predicted exactly and the one range [0, count) is reported.
+  // across selections (the selector, per problem class): `runs` (from index_runs() on that list)
+  // replaces the walk over every candidate, each run is bounded from its compact head (no
+  // PreparedCandidate is read) with the per-size roundings computed once per problem, and
+  // predicted_us is written only inside the ranges predicted exactly, which replace the contents
+  // of `exact_ranges`. Every candidate outside them predicts above *cutoff_us, so a caller scans
+  // only those ranges. When fewer than `keep` candidates are feasible (cutoff +infinity) every
+  // candidate is predicted exactly and the one range [0, count) is reported.
   struct CandidateRange {
     std::size_t begin = 0, end = 0;
   };
-  static std::vector<std::uint32_t> run_starts(const PreparedCandidate* prepared, std::size_t count);
+  static OrigamiRunIndex index_runs(const PreparedCandidate* prepared, std::size_t count);
   std::size_t predict_top_runs_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                  std::size_t count, std::span<const std::uint32_t> run_starts,
-                                  std::size_t keep, double tie_epsilon, double* predicted_us,
-                                  double* cutoff_us, std::vector<CandidateRange>& exact_ranges) const;
+                                  const OrigamiRunIndex& runs, std::size_t keep, double tie_epsilon,
+                                  double* predicted_us, double* cutoff_us,
+                                  std::vector<CandidateRange>& exact_ranges) const;
   const OrigamiHardware& hardware() const { return hw_; }
   // The launch geometry Origami derives for this candidate (exposed for tests); kSkip leaves the
   // workgroup mapping out (only the hit rates need it).
@@ -127,19 +147,24 @@ class OrigamiModel final : public PerformanceModel {
   // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
   // launch geometry, whatever the instruction or occupancy.
   EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
-  // predict_top_us's first stage: a bound for every candidate of this tile and split, reusing
-  // `terms` (the problem's constants, the last output grid's and MT_K's terms).
+  // predict_top_us's first stage: a bound for every candidate of one run (macro tile, split and
+  // MT_K) from the problem's terms, the output grid's (GridBound) and MT_K's (DepthBound).
   struct TileBoundTerms;
+  struct GridBound;
+  struct DepthBound;
   TileBoundTerms tile_bound_terms(const GemmProblem& problem) const;
+  GridBound grid_bound(const TileBoundTerms& terms, int tile_m, int tile_n, int split, double grid_m,
+                       double grid_n) const;
+  static DepthBound depth_bound(const TileBoundTerms& terms, int tile_k);
+  double run_bound_us(const TileBoundTerms& terms, const GridBound& grid, const DepthBound& depth) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
-  // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given.
+  // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. `seed` is
+  // the run of the smallest bound.
   struct Run;
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
-                          std::vector<Run>& runs, std::size_t keep, double tie_epsilon,
-                          double* predicted_us, double* cutoff_us,
+                          std::vector<Run>& runs, std::size_t seed, std::size_t keep,
+                          double tie_epsilon, double* predicted_us, double* cutoff_us,
                           std::vector<CandidateRange>* exact_ranges) const;
-  void set_tile_bound_grid(TileBoundTerms& terms, const PreparedCandidate& head) const;
-  double tile_bound_us(TileBoundTerms& terms, const PreparedCandidate& head) const;
   // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
   // and third (exact predictions of a run, folding them into `best`).
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,

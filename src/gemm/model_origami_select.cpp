@@ -44,85 +44,88 @@ bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
 
 }  // namespace
 
-// The terms of tile_bound_us that depend only on the output grid (MT_M, MT_N, split) or only on
-// MT_K, computed once and reused while consecutive runs share them (the reference space varies
-// MT_K fastest). Every value is computed by the same operations as without the reuse, so the
-// bounds are bit-identical.
+// The first-stage bound's terms per problem (TileBoundTerms), per output grid (MT_M, MT_N, split:
+// GridBound) and per MT_K (DepthBound). A walk keeps the last grid's and MT_K's terms while
+// consecutive runs share them (the reference space varies MT_K fastest); a selection over a
+// RunIndex computes each distinct size's once. Every value is computed by the same operations
+// either way, so the bounds are bit-identical.
 struct OrigamiModel::TileBoundTerms {
-  // Per call.
   double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
   double element_bytes = 0;
-  // Per output grid.
-  int tile_m = 0, tile_n = 0, split = 0;
+};
+
+struct OrigamiModel::GridBound {
   // split_k: the candidates' own split; max_grid_split: the most a stream-K grid can add, CUs / tiles.
-  double split_k = 1, max_grid_split = 1;
-  double grid_m = 0, grid_n = 0, tiles = 0, timesteps = 0, decay = 0, stores = 0;
+  double split_k = 1, max_grid_split = 1, timesteps = 0, decay = 0, stores = 0;
   // Padded output elements (grid_m MT_M x grid_n MT_N), MFMA cycles per unit of MT_K at the
   // fastest native instruction, L2 cycles per byte of an operand row's K extent.
   double padded_mn = 0, compute_cycles_per_k = 0, l2_cycles_per_row_byte = 0;
-  // Per MT_K.
-  int tile_k = 0;
-  double k_tiles = 0, padding = 0;
-  double k_line_bytes = 0;  // one K-iteration's row of MT_K elements in whole 128-byte lines
 };
 
-void OrigamiModel::set_tile_bound_grid(TileBoundTerms& t, const PreparedCandidate& head) const {
-  const double tm = head.tile_m, tn = head.tile_n;
-  t.tile_m = head.tile_m;
-  t.tile_n = head.tile_n;
-  t.split = head.split_k;
-  t.grid_m = ceil_div(t.m, tm);
-  t.grid_n = ceil_div(t.n, tn);
-  t.tiles = t.grid_m * t.grid_n * t.batch;
-  const double split_k = head.split_k;
-  t.split_k = std::max(1.0, split_k);
-  t.max_grid_split = fast_floor(t.cus / t.tiles);
-  t.timesteps = ceil_div(t.tiles, t.cus);
-  t.padded_mn = t.grid_m * tm * t.grid_n * tn;
-  t.compute_cycles_per_k = 2.0 * tm * tn * min_cycles_per_flop_ * t.type_factor;
-  t.l2_cycles_per_row_byte = (tm + tn) * t.cus / hw_.l2_bytes_per_cycle;
-  const double waves = std::max(ceil_div(t.tiles * split_k, t.cus), t.timesteps);
-  t.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
+struct OrigamiModel::DepthBound {
+  double tile_k = 0, k_tiles = 0, padding = 0;
+  double k_tiles_over_8 = 0;  // floor(ceil(K / MT_K) / 8): the K splits of >= 8 iterations
+  double padded_k = 0;        // ceil(K / MT_K) MT_K
+  double k_line_bytes = 0;    // one K-iteration's row of MT_K elements in whole 128-byte lines
+};
+
+OrigamiModel::GridBound OrigamiModel::grid_bound(const TileBoundTerms& t, int tile_m, int tile_n,
+                                                 int split, double grid_m, double grid_n) const {
+  const double tm = tile_m, tn = tile_n;
+  GridBound g;
+  const double tiles = grid_m * grid_n * t.batch;
+  const double split_k = split;
+  g.split_k = std::max(1.0, split_k);
+  g.max_grid_split = fast_floor(t.cus / tiles);
+  g.timesteps = ceil_div(tiles, t.cus);
+  g.padded_mn = grid_m * tm * grid_n * tn;
+  g.compute_cycles_per_k = 2.0 * tm * tn * min_cycles_per_flop_ * t.type_factor;
+  g.l2_cycles_per_row_byte = (tm + tn) * t.cus / hw_.l2_bytes_per_cycle;
+  const double waves = std::max(ceil_div(tiles * split_k, t.cus), g.timesteps);
+  g.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
   // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
   // dimension) through its share of the full DRAM bandwidth, shared by at least the active
   // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one edge,
   // which may not exist when the problem is smaller than the tile: then no floor.
-  const double active =
-      t.tiles > t.cus ? fast_floor(t.tiles / (fast_floor(t.tiles / t.cus) + 1.0)) : t.tiles;
+  const double active = tiles > t.cus ? fast_floor(tiles / (fast_floor(tiles / t.cus) + 1.0)) : tiles;
   const bool has_interior = t.m >= tm && t.n >= tn;
-  t.stores = t.tiles >= 2.0 * t.cus && !has_interior
+  g.stores = tiles >= 2.0 * t.cus && !has_interior
                  ? 0.0
                  : std::min(tm, t.m) * std::min(tn, t.n) * t.out_bytes * active / hw_.dram_bytes_per_cycle;
+  return g;
 }
 
-double OrigamiModel::tile_bound_us(TileBoundTerms& t, const PreparedCandidate& head) const {
+OrigamiModel::DepthBound OrigamiModel::depth_bound(const TileBoundTerms& t, int tile_k) {
+  DepthBound d;
+  const double tk = tile_k;
+  const double k_over_tk = t.k / tk;
+  d.tile_k = tk;
+  d.k_tiles = fast_ceil(k_over_tk);
+  d.padding = (t.k - fast_floor(k_over_tk) * tk) / t.k * kKPaddingPenalty;
+  d.k_tiles_over_8 = fast_floor(d.k_tiles / 8.0);
+  d.padded_k = d.k_tiles * tk;
+  const double line_elements = kL2LineBytes / t.element_bytes;
+  d.k_line_bytes = fast_ceil(tk / line_elements) * line_elements * t.element_bytes;
+  return d;
+}
+
+double OrigamiModel::run_bound_us(const TileBoundTerms& t, const GridBound& g, const DepthBound& d) const {
   // Every term of cycles() at or below its value for any candidate of this tile and split:
   // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, min(CUs / tiles,
   // ceil(K / MT_K) / 8)); L_mem >= max(t_L2, 200) (t_L2: MT_M + MT_N rows of MT_K in whole
   // 128-byte lines, as l2_cycles counts them); MFMA cycles >= the tile's flops at the fastest
   // native instruction; decay >= 0.95^min(8, waves); a store floor; no reduction kernel.
-  if (head.tile_m != t.tile_m || head.tile_n != t.tile_n || head.split_k != t.split) {
-    set_tile_bound_grid(t, head);
-  }
-  const double tk = head.tile_k;
-  if (head.tile_k != t.tile_k) {
-    const double k_over_tk = t.k / tk;
-    t.tile_k = head.tile_k;
-    t.k_tiles = fast_ceil(k_over_tk);
-    t.padding = (t.k - fast_floor(k_over_tk) * tk) / t.k * kKPaddingPenalty;
-    const double line_elements = kL2LineBytes / t.element_bytes;
-    t.k_line_bytes = fast_ceil(tk / line_elements) * line_elements * t.element_bytes;
-  }
   // Origami's grid splits K only into pieces of >= 8 iterations (k_split_aware_grid).
-  const double max_split = std::max(t.split_k, std::min(t.max_grid_split, fast_floor(t.k_tiles / 8.0)));
+  const double tk = d.tile_k;
+  const double max_split = std::max(g.split_k, std::min(g.max_grid_split, d.k_tiles_over_8));
   const double iters = std::max(ceil_div(t.k, max_split * tk) - 1.0, 1.0);
-  const double etp = t.padded_mn * (t.k_tiles * tk) / t.mnk;
-  const double lm = std::max(t.l2_cycles_per_row_byte * t.k_line_bytes, kDramLatencyCycles);
-  const double lc = t.compute_cycles_per_k * tk;
-  const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * t.decay +
-                      kEpilogueWeight * ((lc * etp + t.stores) * t.decay + t.padding) +
+  const double etp = g.padded_mn * d.padded_k / t.mnk;
+  const double lm = std::max(g.l2_cycles_per_row_byte * d.k_line_bytes, kDramLatencyCycles);
+  const double lc = g.compute_cycles_per_k * tk;
+  const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * g.decay +
+                      kEpilogueWeight * ((lc * etp + g.stores) * g.decay + d.padding) +
                       kWorkgroupSetupCycles + kLoopCyclesPerIter * iters;
-  return t.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
+  return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
 }
 
 struct OrigamiModel::Run {
@@ -154,55 +157,106 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
   runs.clear();
   // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
-  // tile fields alone (tile_bound_us); the candidates' other terms are only read for runs that
+  // tile fields alone (run_bound_us); the candidates' other terms are only read for runs that
   // come below the cutoff. The head's bound is written to each member while the run is found.
   // This walk over every prepared candidate (one cache line of a 352-byte PreparedCandidate each)
   // is bound by memory, not instructions (a software prefetch measured slower);
   // predict_top_runs_us avoids it when the runs are known.
-  TileBoundTerms terms = tile_bound_terms(problem);
+  const TileBoundTerms terms = tile_bound_terms(problem);
+  GridBound grid;
+  DepthBound depth;
+  int grid_m = 0, grid_n = 0, grid_split = 0, tile_k = 0;  // the keys of `grid` and `depth`
+  std::size_t seed = 0;
   for (std::size_t i = 0; i < count;) {
     const PreparedCandidate& head = prepared[i];
-    const double bound = head.is_feasible ? tile_bound_us(terms, head) : kInfinity;
+    double bound = kInfinity;
+    if (head.is_feasible) {
+      if (head.tile_m != grid_m || head.tile_n != grid_n || head.split_k != grid_split) {
+        grid_m = head.tile_m, grid_n = head.tile_n, grid_split = head.split_k;
+        grid = grid_bound(terms, grid_m, grid_n, grid_split, ceil_div(terms.m, grid_m), ceil_div(terms.n, grid_n));
+      }
+      if (head.tile_k != tile_k) depth = depth_bound(terms, tile_k = head.tile_k);
+      bound = run_bound_us(terms, grid, depth);
+    }
     const TileKey key = tile_key(head);
     predicted_us[i] = bound;
     std::size_t j = i + 1;
     while (j < count && tile_key(prepared[j]) == key) predicted_us[j++] = bound;
+    if (runs.empty() || bound < runs[seed].bound) seed = runs.size();
     runs.push_back({bound, i, j, false});
     i = j;
   }
-  return search_runs(problem, prepared, runs, keep, tie_epsilon, predicted_us, cutoff_us, nullptr);
+  return search_runs(problem, prepared, runs, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr);
 }
 
-std::vector<std::uint32_t> OrigamiModel::run_starts(const PreparedCandidate* prepared, std::size_t count) {
-  std::vector<std::uint32_t> starts;
+OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std::size_t count) {
+  OrigamiRunIndex index;
+  index.count = count;
+  const auto index_of = [](std::vector<int>& values, int value) {
+    const auto at = std::find(values.begin(), values.end(), value);
+    if (at != values.end()) return static_cast<std::size_t>(at - values.begin());
+    values.push_back(value);
+    return values.size() - 1;
+  };
   for (std::size_t i = 0; i < count; ++i) {
-    if (i == 0 || !(tile_key(prepared[i]) == tile_key(prepared[i - 1]))) {
-      starts.push_back(static_cast<std::uint32_t>(i));
-    }
+    if (i > 0 && tile_key(prepared[i]) == tile_key(prepared[i - 1])) continue;
+    const PreparedCandidate& c = prepared[i];
+    const OrigamiRunIndex::Grid grid{static_cast<std::uint16_t>(index_of(index.sizes_m, c.tile_m)),
+                              static_cast<std::uint16_t>(index_of(index.sizes_n, c.tile_n)), c.split_k};
+    auto at = std::find_if(index.grids.begin(), index.grids.end(), [&](const OrigamiRunIndex::Grid& g) {
+      return g.m == grid.m && g.n == grid.n && g.split == grid.split;
+    });
+    if (at == index.grids.end()) at = index.grids.insert(at, grid);
+    index.heads.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(at - index.grids.begin()),
+                           static_cast<std::uint8_t>(index_of(index.depths, c.tile_k)), c.is_feasible});
   }
-  return starts;
+  return index;
 }
 
-std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
-                                              const PreparedCandidate* prepared, std::size_t count,
-                                              std::span<const std::uint32_t> run_starts,
-                                              std::size_t keep, double tie_epsilon,
+std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                              const OrigamiRunIndex& index, std::size_t keep, double tie_epsilon,
                                               double* predicted_us, double* cutoff_us,
                                               std::vector<CandidateRange>& exact_ranges) const {
   exact_ranges.clear();
+  const std::size_t count = index.count;
   double cutoff = kInfinity;
   std::size_t exact = 0;
   if (keep > 0) {
+    // The per-problem tables: output tile counts per distinct MT_M and MT_N, the MT_K terms per
+    // distinct MT_K, the grid terms once per distinct output grid (on first use).
     thread_local std::vector<Run> runs;
+    thread_local std::vector<double> tiles_m, tiles_n;
+    thread_local std::vector<DepthBound> depths;
+    thread_local std::vector<GridBound> grids;
+    thread_local std::vector<std::uint8_t> is_grid_ready;
+    const TileBoundTerms terms = tile_bound_terms(problem);
+    tiles_m.resize(index.sizes_m.size());
+    tiles_n.resize(index.sizes_n.size());
+    depths.resize(index.depths.size());
+    for (std::size_t i = 0; i < tiles_m.size(); ++i) tiles_m[i] = ceil_div(terms.m, index.sizes_m[i]);
+    for (std::size_t i = 0; i < tiles_n.size(); ++i) tiles_n[i] = ceil_div(terms.n, index.sizes_n[i]);
+    for (std::size_t i = 0; i < depths.size(); ++i) depths[i] = depth_bound(terms, index.depths[i]);
+    grids.resize(index.grids.size());
+    is_grid_ready.assign(index.grids.size(), 0);
     runs.clear();
-    TileBoundTerms terms = tile_bound_terms(problem);
-    for (std::size_t r = 0; r < run_starts.size(); ++r) {
-      const std::size_t begin = run_starts[r];
-      const std::size_t end = r + 1 < run_starts.size() ? run_starts[r + 1] : count;
-      const PreparedCandidate& head = prepared[begin];
-      runs.push_back({head.is_feasible ? tile_bound_us(terms, head) : kInfinity, begin, end, false});
+    std::size_t seed = 0;
+    for (std::size_t r = 0; r < index.heads.size(); ++r) {
+      const OrigamiRunIndex::Head& head = index.heads[r];
+      const std::size_t end = r + 1 < index.heads.size() ? index.heads[r + 1].begin : count;
+      double bound = kInfinity;
+      if (head.is_feasible) {
+        if (is_grid_ready[head.grid] == 0) {
+          const OrigamiRunIndex::Grid& g = index.grids[head.grid];
+          grids[head.grid] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split,
+                                        tiles_m[g.m], tiles_n[g.n]);
+          is_grid_ready[head.grid] = 1;
+        }
+        bound = run_bound_us(terms, grids[head.grid], depths[head.depth]);
+        if (runs.empty() || bound < runs[seed].bound) seed = runs.size();
+      }
+      runs.push_back({bound, head.begin, end, false});
     }
-    exact = search_runs(problem, prepared, runs, keep, tie_epsilon, predicted_us, &cutoff, &exact_ranges);
+    exact = search_runs(problem, prepared, runs, seed, keep, tie_epsilon, predicted_us, &cutoff, &exact_ranges);
   }
   if (!std::isfinite(cutoff)) {
     // Fewer than `keep` feasible candidates: everything is a candidate for the top.
@@ -215,7 +269,8 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
 }
 
 std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                      std::vector<Run>& runs, std::size_t keep, double tie_epsilon,
+                                      std::vector<Run>& runs, std::size_t seed_run, std::size_t keep,
+                                      double tie_epsilon,
                                       double* predicted_us, double* cutoff_us,
                                       std::vector<CandidateRange>* exact_ranges) const {
   // Runs in ascending bound from a min-heap (only the few below the cutoff are popped), the
@@ -231,9 +286,8 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
   // then only the runs whose bound is at or below it enter the heap (the cutoff never rises, so
   // every other run stays above it). Without a finite cutoff every run enters.
-  const auto seed = std::min_element(runs.begin(), runs.end(),
-                                     [](const Run& a, const Run& b) { return a.bound < b.bound; });
-  if (seed != runs.end() && seed->bound != kInfinity) {
+  const auto seed = runs.begin() + static_cast<std::ptrdiff_t>(seed_run);
+  if (seed_run < runs.size() && seed->bound != kInfinity) {
     exact += predict_run_us(problem, prepared, seed->begin, seed->end, predicted_us, keep, best);
     if (exact_ranges != nullptr) exact_ranges->push_back({seed->begin, seed->end});
     *seed = runs.back();

@@ -277,13 +277,13 @@ TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
     for (const OrigamiRanking& r : select_half(*rankings, RankingHalf::kPort)) {
       std::vector<PreparedCandidate> prepared;
       for (const Candidate& c : comparable) prepared.push_back(model->prepare(problem_class(r.problem), c));
-      const auto starts = OrigamiModel::run_starts(prepared.data(), prepared.size());
-      ASSERT_LT(starts.size(), prepared.size());
+      const OrigamiRunIndex runs = OrigamiModel::index_runs(prepared.data(), prepared.size());
+      ASSERT_LT(runs.heads.size(), prepared.size());
       std::vector<double> walk(prepared.size()), known(prepared.size(), -1.0);
       double walk_cutoff = 0, known_cutoff = 0;
       model->predict_top_us(r.problem, prepared.data(), prepared.size(), kKeep, kTie, walk.data(), &walk_cutoff);
       std::vector<OrigamiModel::CandidateRange> ranges;
-      model->predict_top_runs_us(r.problem, prepared.data(), prepared.size(), starts, kKeep, kTie,
+      model->predict_top_runs_us(r.problem, prepared.data(), runs, kKeep, kTie,
                                  known.data(), &known_cutoff, ranges);
       EXPECT_EQ(known_cutoff, walk_cutoff) << name << " " << r.problem_text;
       std::vector<bool> is_exact(prepared.size(), false);
@@ -309,12 +309,12 @@ TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
   const std::vector<PreparedCandidate> two = {
       model->prepare(problem_class(p), tile(256, 256, 64, Decomposition::kStreamK)),
       model->prepare(problem_class(p), tile(128, 128, 64, Decomposition::kStreamK))};
-  const auto starts = OrigamiModel::run_starts(two.data(), two.size());
-  EXPECT_EQ(starts.size(), 2u);
+  const OrigamiRunIndex runs = OrigamiModel::index_runs(two.data(), two.size());
+  EXPECT_EQ(runs.heads.size(), 2u);
   std::vector<double> predicted(2, -1.0);
   double cutoff = 0;
   std::vector<OrigamiModel::CandidateRange> ranges;
-  model->predict_top_runs_us(p, two.data(), two.size(), starts, 10, 0.01, predicted.data(), &cutoff, ranges);
+  model->predict_top_runs_us(p, two.data(), runs, 10, 0.01, predicted.data(), &cutoff, ranges);
   EXPECT_EQ(cutoff, std::numeric_limits<double>::infinity());
   ASSERT_EQ(ranges.size(), 1u);
   EXPECT_EQ(ranges[0].begin, 0u);
