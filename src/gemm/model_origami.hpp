@@ -88,7 +88,6 @@ double l2_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx, double el
 // selection rounds each distinct size once.
 struct OrigamiRunIndex {
   struct Head {
-    std::uint32_t begin = 0;
     std::uint16_t grid = 0;  // into grids
     std::uint8_t depth = 0;  // into depths (MT_K)
     bool is_feasible = false;
@@ -98,6 +97,7 @@ struct OrigamiRunIndex {
     int split = 1;
   };
   std::vector<Head> heads;
+  std::vector<std::uint32_t> starts;  // run r is [starts[r], starts[r + 1]); one more than heads
   std::vector<Grid> grids;
   std::vector<int> sizes_m, sizes_n, depths;
   std::size_t count = 0;  // candidates in the list
@@ -158,13 +158,14 @@ class OrigamiModel final : public PerformanceModel {
   static DepthBound depth_bound(const TileBoundTerms& terms, int tile_k);
   double run_bound_us(const TileBoundTerms& terms, const GridBound& grid, const DepthBound& depth) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
-  // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. `seed` is
-  // the run of the smallest bound.
+  // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
+  // the first-stage bound bounds[r] and candidates [starts[r], starts[r + 1]); `seed` is the run
+  // of the smallest bound.
   struct Run;
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
-                          std::vector<Run>& runs, std::size_t seed, std::size_t keep,
-                          double tie_epsilon, double* predicted_us, double* cutoff_us,
-                          std::vector<CandidateRange>* exact_ranges) const;
+                          std::span<const double> bounds, std::span<const std::uint32_t> starts,
+                          std::size_t seed, std::size_t keep, double tie_epsilon, double* predicted_us,
+                          double* cutoff_us, std::vector<CandidateRange>* exact_ranges) const;
   // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
   // and third (exact predictions of a run, folding them into `best`).
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,

@@ -128,9 +128,10 @@ double OrigamiModel::run_bound_us(const TileBoundTerms& t, const GridBound& g, c
   return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
 }
 
+// A run in the search's heap: its bound and index (candidates [starts[run], starts[run + 1])).
 struct OrigamiModel::Run {
   double bound;
-  std::size_t begin, end;
+  std::uint32_t run;
   bool is_refined;  // bound from the exact launch geometry (second stage)
 };
 
@@ -154,8 +155,10 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   if (keep == 0) {
     return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
   }
-  thread_local std::vector<Run> runs;  // reused: no allocation per selection once warm
-  runs.clear();
+  thread_local std::vector<double> bounds;  // reused: no allocation per selection once warm
+  thread_local std::vector<std::uint32_t> starts;
+  bounds.clear();
+  starts.clear();
   // Pass 1: one admissible bound per run of candidates of one macro tile and split, read from the
   // tile fields alone (run_bound_us); the candidates' other terms are only read for runs that
   // come below the cutoff. The head's bound is written to each member while the run is found.
@@ -182,11 +185,13 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
     predicted_us[i] = bound;
     std::size_t j = i + 1;
     while (j < count && tile_key(prepared[j]) == key) predicted_us[j++] = bound;
-    if (runs.empty() || bound < runs[seed].bound) seed = runs.size();
-    runs.push_back({bound, i, j, false});
+    if (bounds.empty() || bound < bounds[seed]) seed = bounds.size();
+    bounds.push_back(bound);
+    starts.push_back(static_cast<std::uint32_t>(i));
     i = j;
   }
-  return search_runs(problem, prepared, runs, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr);
+  starts.push_back(static_cast<std::uint32_t>(count));
+  return search_runs(problem, prepared, bounds, starts, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr);
 }
 
 OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std::size_t count) {
@@ -207,9 +212,11 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
       return g.m == grid.m && g.n == grid.n && g.split == grid.split;
     });
     if (at == index.grids.end()) at = index.grids.insert(at, grid);
-    index.heads.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(at - index.grids.begin()),
+    index.starts.push_back(static_cast<std::uint32_t>(i));
+    index.heads.push_back({static_cast<std::uint16_t>(at - index.grids.begin()),
                            static_cast<std::uint8_t>(index_of(index.depths, c.tile_k)), c.is_feasible});
   }
+  index.starts.push_back(static_cast<std::uint32_t>(count));
   return index;
 }
 
@@ -224,8 +231,7 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
   if (keep > 0) {
     // The per-problem tables: output tile counts per distinct MT_M and MT_N, the MT_K terms per
     // distinct MT_K, the grid terms once per distinct output grid (on first use).
-    thread_local std::vector<Run> runs;
-    thread_local std::vector<double> tiles_m, tiles_n;
+    thread_local std::vector<double> bounds, tiles_m, tiles_n;
     thread_local std::vector<DepthBound> depths;
     thread_local std::vector<GridBound> grids;
     thread_local std::vector<std::uint8_t> is_grid_ready;
@@ -238,25 +244,33 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
     for (std::size_t i = 0; i < depths.size(); ++i) depths[i] = depth_bound(terms, index.depths[i]);
     grids.resize(index.grids.size());
     is_grid_ready.assign(index.grids.size(), 0);
-    runs.clear();
+    const std::size_t run_count = index.heads.size();
+    bounds.resize(run_count);
+    // Plain pointers: the loop body then reads no thread_local through its wrapper.
+    double* const bound_of = bounds.data();
+    GridBound* const grid_of = grids.data();
+    std::uint8_t* const is_ready = is_grid_ready.data();
+    const DepthBound* const depth_of = depths.data();
+    const OrigamiRunIndex::Head* const heads = index.heads.data();
     std::size_t seed = 0;
-    for (std::size_t r = 0; r < index.heads.size(); ++r) {
-      const OrigamiRunIndex::Head& head = index.heads[r];
-      const std::size_t end = r + 1 < index.heads.size() ? index.heads[r + 1].begin : count;
+    double seed_bound = kInfinity;
+    for (std::size_t r = 0; r < run_count; ++r) {
+      const OrigamiRunIndex::Head head = heads[r];
       double bound = kInfinity;
       if (head.is_feasible) {
-        if (is_grid_ready[head.grid] == 0) {
+        if (is_ready[head.grid] == 0) {
           const OrigamiRunIndex::Grid& g = index.grids[head.grid];
-          grids[head.grid] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split,
-                                        tiles_m[g.m], tiles_n[g.n]);
-          is_grid_ready[head.grid] = 1;
+          grid_of[head.grid] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split,
+                                          tiles_m[g.m], tiles_n[g.n]);
+          is_ready[head.grid] = 1;
         }
-        bound = run_bound_us(terms, grids[head.grid], depths[head.depth]);
-        if (runs.empty() || bound < runs[seed].bound) seed = runs.size();
+        bound = run_bound_us(terms, grid_of[head.grid], depth_of[head.depth]);
+        if (bound < seed_bound) seed = r, seed_bound = bound;
       }
-      runs.push_back({bound, head.begin, end, false});
+      bound_of[r] = bound;
     }
-    exact = search_runs(problem, prepared, runs, seed, keep, tie_epsilon, predicted_us, &cutoff, &exact_ranges);
+    exact = search_runs(problem, prepared, bounds, index.starts, seed, keep, tie_epsilon, predicted_us, &cutoff,
+                        &exact_ranges);
   }
   if (!std::isfinite(cutoff)) {
     // Fewer than `keep` feasible candidates: everything is a candidate for the top.
@@ -269,8 +283,8 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
 }
 
 std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                      std::vector<Run>& runs, std::size_t seed_run, std::size_t keep,
-                                      double tie_epsilon,
+                                      std::span<const double> bounds, std::span<const std::uint32_t> starts,
+                                      std::size_t seed, std::size_t keep, double tie_epsilon,
                                       double* predicted_us, double* cutoff_us,
                                       std::vector<CandidateRange>* exact_ranges) const {
   // Runs in ascending bound from a min-heap (only the few below the cutoff are popped), the
@@ -278,41 +292,41 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
   // geometry.
   thread_local std::vector<double> best;
+  thread_local std::vector<Run> heap;
   best.clear();
+  heap.clear();
   const auto cutoff = [&] {
     return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+  };
+  const auto predict_run = [&](std::size_t run) {
+    const std::size_t begin = starts[run], end = starts[run + 1];
+    if (exact_ranges != nullptr) exact_ranges->push_back({begin, end});
+    return predict_run_us(problem, prepared, begin, end, predicted_us, keep, best);
   };
   std::size_t exact = 0;
   // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
   // then only the runs whose bound is at or below it enter the heap (the cutoff never rises, so
   // every other run stays above it). Without a finite cutoff every run enters.
-  const auto seed = runs.begin() + static_cast<std::ptrdiff_t>(seed_run);
-  if (seed_run < runs.size() && seed->bound != kInfinity) {
-    exact += predict_run_us(problem, prepared, seed->begin, seed->end, predicted_us, keep, best);
-    if (exact_ranges != nullptr) exact_ranges->push_back({seed->begin, seed->end});
-    *seed = runs.back();
-    runs.pop_back();
-    const double seed_cutoff = cutoff();
-    if (seed_cutoff != kInfinity) {
-      runs.erase(std::remove_if(runs.begin(), runs.end(), [&](const Run& r) { return r.bound > seed_cutoff; }),
-                 runs.end());
-    }
+  const bool has_seed = seed < bounds.size() && bounds[seed] != kInfinity;
+  if (has_seed) exact += predict_run(seed);
+  const double seed_cutoff = cutoff();
+  for (std::size_t r = 0; r < bounds.size(); ++r) {
+    if (bounds[r] <= seed_cutoff && !(has_seed && r == seed)) heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false});
   }
   const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
-  std::make_heap(runs.begin(), runs.end(), above);
-  auto heap_end = runs.end();
-  while (heap_end != runs.begin()) {
-    std::pop_heap(runs.begin(), heap_end, above);
+  std::make_heap(heap.begin(), heap.end(), above);
+  auto heap_end = heap.end();
+  while (heap_end != heap.begin()) {
+    std::pop_heap(heap.begin(), heap_end, above);
     Run& run = *(heap_end - 1);
     if (run.bound == kInfinity || run.bound > cutoff()) break;
     if (!run.is_refined) {
-      run.bound = refined_bound_us(problem, prepared, run.begin, run.end, predicted_us);
+      run.bound = refined_bound_us(problem, prepared, starts[run.run], starts[run.run + 1], predicted_us);
       run.is_refined = true;
-      std::push_heap(runs.begin(), heap_end, above);
+      std::push_heap(heap.begin(), heap_end, above);
       continue;
     }
-    exact += predict_run_us(problem, prepared, run.begin, run.end, predicted_us, keep, best);
-    if (exact_ranges != nullptr) exact_ranges->push_back({run.begin, run.end});
+    exact += predict_run(run.run);
     --heap_end;
   }
   if (cutoff_us != nullptr) *cutoff_us = cutoff();
