@@ -19,9 +19,7 @@ using namespace origami_terms;  // the port's shared constants and helpers (inte
 
 namespace {
 
-// Candidates that share one launch geometry: same macro tile, split, decomposition and XCD
-// mapping (their instruction, occupancy and WGM may differ).
-// MT_M, MT_N, MT_K and split as one 128-bit value: the four ints are adjacent in
+// A run's key: MT_M, MT_N, MT_K and split as one 128-bit value: the four ints are adjacent in
 // PreparedCandidate, so a run's end is found with two 8-byte compares per candidate.
 struct TileKey {
   std::uint64_t mn, k_split;
@@ -36,18 +34,12 @@ TileKey tile_key(const PreparedCandidate& c) {
   return key;
 }
 
-bool same_geometry(const PreparedCandidate& a, const PreparedCandidate& b) {
-  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.tile_k == b.tile_k &&
-         a.split_k == b.split_k && a.origami.is_stream_k == b.origami.is_stream_k &&
-         a.origami.is_xcd_contiguous == b.origami.is_xcd_contiguous;
-}
-
 }  // namespace
 
 // The first-stage bound's terms per problem (TileBoundTerms), per output grid (MT_M, MT_N, split:
 // GridBound) and per MT_K (DepthBound). A walk keeps the last grid's and MT_K's terms while
-// consecutive runs share them (the reference space varies MT_K fastest); a selection over a
-// RunIndex computes each distinct size's once. Every value is computed by the same operations
+// consecutive runs share them (the reference space varies MT_K fastest); a selection over an
+// OrigamiRunIndex computes each distinct size's once. Every value is computed by the same operations
 // either way, so the bounds are bit-identical.
 struct OrigamiModel::TileBoundTerms {
   double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
@@ -388,34 +380,54 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
 std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                          std::size_t begin, std::size_t end, double* predicted_us,
                                          std::size_t keep, std::vector<double>& best) const {
-  // Exact, one context, memory stage and epilogue per launch geometry; `best` keeps the `keep`
+  // Exact, one context, memory stage and epilogue per launch geometry: within a run (one macro
+  // tile and split) the geometry is the decomposition and XCD mapping, so the MFMA variants'
+  // groups reuse the first group's stages; a candidate of the same MFMA cycles and occupancy as
+  // the last one of its geometry (the WGM variants) reuses its value. `best` keeps the `keep`
   // smallest predictions so far, ascending.
   const double element_bytes = element_bytes_of(problem);
+  struct Geometry {
+    bool is_ready = false, is_rejected = false;
+    OrigamiContext x;
+    MemoryCycles mem;
+    EpilogueCycles epi;
+    U64 waves_per_cu = 0;
+    double last_compute = -1.0, last_decay = -1.0, last_value = 0.0;
+  };
+  Geometry geometries[4];  // [is_stream_k][is_xcd_contiguous]
   std::size_t exact = 0;
-  for (std::size_t i = begin; i < end;) {
-    std::size_t j = i + 1;
-    while (j < end && same_geometry(prepared[j], prepared[i])) ++j;
-    OrigamiContext x = context(problem, prepared[i], Mapping::kPredict);
-    if (is_rejected(x, element_bytes)) {
-      for (std::size_t t = i; t < j; ++t) predicted_us[t] = kInfinity;
-      i = j;
-      continue;
-    }
-    const MemoryCycles mem = memory_cycles(hw_, x, element_bytes);
-    const EpilogueCycles epi = epilogue_terms(problem, x);
-    const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
-    for (std::size_t t = i; t < j; ++t) {
-      x.occupancy_factor =
-          occupancy_decay(std::min(static_cast<U64>(std::max(1, prepared[t].origami.occupancy)), waves_per_cu));
-      const double value = cycles(prepared[t].origami.compute_cycles_per_iter, x, mem, epi).total / hw_.cycles_per_us;
-      predicted_us[t] = value;
-      ++exact;
-      if (best.size() < keep || value < best.back()) {
-        best.insert(std::upper_bound(best.begin(), best.end(), value), value);
-        if (best.size() > keep) best.pop_back();
+  for (std::size_t t = begin; t < end; ++t) {
+    const PreparedCandidate& c = prepared[t];
+    Geometry& g = geometries[(c.origami.is_stream_k ? 2 : 0) + (c.origami.is_xcd_contiguous ? 1 : 0)];
+    if (!g.is_ready) {
+      g.is_ready = true;
+      g.x = context(problem, c, Mapping::kPredict);
+      g.is_rejected = is_rejected(g.x, element_bytes);
+      if (!g.is_rejected) {
+        g.mem = memory_cycles(hw_, g.x, element_bytes);
+        g.epi = epilogue_terms(problem, g.x);
+        g.waves_per_cu = div_up(g.x.grid_m * g.x.grid_n * g.x.batch * g.x.splits, hw_.num_cus);
       }
     }
-    i = j;
+    if (g.is_rejected) {
+      predicted_us[t] = kInfinity;
+      continue;
+    }
+    const double decay = occupancy_decay(std::min(static_cast<U64>(std::max(1, c.origami.occupancy)), g.waves_per_cu));
+    const double compute = c.origami.compute_cycles_per_iter;
+    if (compute != g.last_compute || decay != g.last_decay) {
+      g.x.occupancy_factor = decay;
+      g.last_compute = compute;
+      g.last_decay = decay;
+      g.last_value = cycles(compute, g.x, g.mem, g.epi).total / hw_.cycles_per_us;
+    }
+    const double value = g.last_value;
+    predicted_us[t] = value;
+    ++exact;
+    if (best.size() < keep || value < best.back()) {
+      best.insert(std::upper_bound(best.begin(), best.end(), value), value);
+      if (best.size() > keep) best.pop_back();
+    }
   }
   return exact;
 }
