@@ -95,10 +95,15 @@ struct OrigamiRunIndex {
   struct Grid {
     std::uint16_t m = 0, n = 0;  // into sizes_m, sizes_n
     int split = 1;
+    // Over its feasible runs: the depths (into depths) of the smallest and largest MT_K.
+    std::uint8_t depth_min = 0, depth_max = 0;
+    bool is_feasible = false;  // has a feasible run
   };
   std::vector<Head> heads;
   std::vector<std::uint32_t> starts;  // run r is [starts[r], starts[r + 1]); one more than heads
   std::vector<Grid> grids;
+  // Grid g's runs are grid_runs[grid_run_begin[g] .. grid_run_begin[g + 1]).
+  std::vector<std::uint32_t> grid_run_begin, grid_runs;
   std::vector<int> sizes_m, sizes_n, depths;
   std::size_t count = 0;  // candidates in the list
 };
@@ -152,20 +157,27 @@ class OrigamiModel final : public PerformanceModel {
   struct TileBoundTerms;
   struct GridBound;
   struct DepthBound;
+  struct GridDepths;
   TileBoundTerms tile_bound_terms(const GemmProblem& problem) const;
   GridBound grid_bound(const TileBoundTerms& terms, int tile_m, int tile_n, int split, double grid_m,
                        double grid_n) const;
   static DepthBound depth_bound(const TileBoundTerms& terms, int tile_k);
   double run_bound_us(const TileBoundTerms& terms, const GridBound& grid, const DepthBound& depth) const;
+  // Hierarchical: one floor under run_bound_us of every run of an output grid, from the grid's
+  // terms and its MT_K range; a grid whose floor is above the cutoff is never bounded per run.
+  double grid_floor_us(const TileBoundTerms& terms, const GridBound& grid, const GridDepths& depths) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
   // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
   // the first-stage bound bounds[r] and candidates [starts[r], starts[r + 1]); `seed` is the run
-  // of the smallest bound.
+  // of the smallest bound so far; once it is predicted, bound_rest(cutoff) writes the bounds of
+  // the runs not yet bounded that can reach that cutoff (the others stay +infinity).
   struct Run;
+  template <typename BoundRest>
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                           std::span<const double> bounds, std::span<const std::uint32_t> starts,
                           std::size_t seed, std::size_t keep, double tie_epsilon, double* predicted_us,
-                          double* cutoff_us, std::vector<CandidateRange>* exact_ranges) const;
+                          double* cutoff_us, std::vector<CandidateRange>* exact_ranges,
+                          BoundRest&& bound_rest) const;
   // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
   // and third (exact predictions of a run, folding them into `best`).
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,

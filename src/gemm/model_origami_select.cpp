@@ -54,6 +54,14 @@ struct OrigamiModel::GridBound {
   double padded_mn = 0, compute_cycles_per_k = 0, l2_cycles_per_row_byte = 0;
 };
 
+// What the grid floor needs of a grid's MT_K values: the smallest's and largest's terms, and a
+// padding penalty at or below each of theirs.
+struct OrigamiModel::GridDepths {
+  const DepthBound* smallest = nullptr;
+  const DepthBound* largest = nullptr;
+  double padding_min = 0;
+};
+
 struct OrigamiModel::DepthBound {
   double tile_k = 0, k_tiles = 0, padding = 0;
   double k_tiles_over_8 = 0;  // floor(ceil(K / MT_K) / 8): the K splits of >= 8 iterations
@@ -120,6 +128,31 @@ double OrigamiModel::run_bound_us(const TileBoundTerms& t, const GridBound& g, c
   return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
 }
 
+double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBound& g, const GridDepths& d) const {
+  // At or below run_bound_us of every run of the grid, whatever its MT_K in [tk_min, tk_max]:
+  // the split ms <= max(split_k, min(CUs / tiles, ceil(K / tk_min) / 8)) and ms MT_K <=
+  // max(split_k tk_max, min(CUs / tiles tk_max, (K + tk_max) / 8)); etp >= padded_mn max(K,
+  // tk_min) / MNK; iters + 1 >= max(K / (ms MT_K), 2). So the compute of the iterations and the
+  // epilogue's last one is >= etp c max(K / ms, 2 tk_min) (as 2 x decay >= 2 x 0.95^8 > 1); the
+  // iterations' and prologue's memory likewise at min(1, 1.5 x decay), with L_mem >= max(t_L2,
+  // 200) and t_L2 >= the unrounded row bytes and >= one 128-byte line per row; the stores, the
+  // smallest padding penalty, setup and the loop of the fewest iterations add.
+  const double tk_min = d.smallest->tile_k, tk_max = d.largest->tile_k;
+  const double ms = std::max(g.split_k, std::min(g.max_grid_split, d.smallest->k_tiles_over_8));
+  const double span = std::max(g.split_k * tk_max, std::min(g.max_grid_split * tk_max, (t.k + tk_max) / 8.0));
+  const double etp = g.padded_mn * std::max(t.k, tk_min) / t.mnk;
+  const double k_span = std::max(t.k / ms, 2.0 * tk_min);      // <= MT_K (iters + 1)
+  const double iters_plus_one = std::max(t.k / span, 2.0);      // <= iters + 1
+  const double compute = etp * g.compute_cycles_per_k * k_span;
+  const double row_bytes = std::max(t.element_bytes * k_span, kL2LineBytes * iters_plus_one);
+  const double memory = etp * std::min(1.0, kPrologueWeight * g.decay) *
+                        std::max(g.l2_cycles_per_row_byte * row_bytes, kDramLatencyCycles * iters_plus_one);
+  const double tile = std::max(compute, memory) + kEpilogueWeight * (g.stores * g.decay + d.padding_min) +
+                      kWorkgroupSetupCycles + kLoopCyclesPerIter * (iters_plus_one - 1.0);
+  // The floor's own rounding differs from the run bounds': a relative 1e-9 below absorbs it.
+  return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin * (1.0 - 1e-9);
+}
+
 // A run in the search's heap: its bound and index (candidates [starts[run], starts[run + 1])).
 struct OrigamiModel::Run {
   double bound;
@@ -139,6 +172,59 @@ OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& p
   terms.type_factor = input_type_factor(device_, problem.a_dtype);
   terms.element_bytes = element_bytes_of(problem);
   return terms;
+}
+
+template <typename BoundRest>
+std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                      std::span<const double> bounds, std::span<const std::uint32_t> starts,
+                                      std::size_t seed, std::size_t keep, double tie_epsilon,
+                                      double* predicted_us, double* cutoff_us,
+                                      std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest) const {
+  // Runs in ascending bound from a min-heap (only the few below the cutoff are popped), the
+  // cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined per
+  // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
+  // geometry.
+  thread_local std::vector<double> best;
+  thread_local std::vector<Run> heap;
+  best.clear();
+  heap.clear();
+  const auto cutoff = [&] {
+    return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+  };
+  const auto predict_run = [&](std::size_t run) {
+    const std::size_t begin = starts[run], end = starts[run + 1];
+    if (exact_ranges != nullptr) exact_ranges->push_back({begin, end});
+    return predict_run_us(problem, prepared, begin, end, predicted_us, keep, best);
+  };
+  std::size_t exact = 0;
+  // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
+  // then only the runs whose bound is at or below it enter the heap (the cutoff never rises, so
+  // every other run stays above it). Without a finite cutoff every run enters.
+  const bool has_seed = seed < bounds.size() && bounds[seed] != kInfinity;
+  if (has_seed) exact += predict_run(seed);
+  const double seed_cutoff = cutoff();
+  bound_rest(seed_cutoff);
+  for (std::size_t r = 0; r < bounds.size(); ++r) {
+    if (bounds[r] <= seed_cutoff && !(has_seed && r == seed)) heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false});
+  }
+  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
+  std::make_heap(heap.begin(), heap.end(), above);
+  auto heap_end = heap.end();
+  while (heap_end != heap.begin()) {
+    std::pop_heap(heap.begin(), heap_end, above);
+    Run& run = *(heap_end - 1);
+    if (run.bound == kInfinity || run.bound > cutoff()) break;
+    if (!run.is_refined) {
+      run.bound = refined_bound_us(problem, prepared, starts[run.run], starts[run.run + 1], predicted_us);
+      run.is_refined = true;
+      std::push_heap(heap.begin(), heap_end, above);
+      continue;
+    }
+    exact += predict_run(run.run);
+    --heap_end;
+  }
+  if (cutoff_us != nullptr) *cutoff_us = cutoff();
+  return exact;
 }
 
 std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
@@ -183,7 +269,8 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
     i = j;
   }
   starts.push_back(static_cast<std::uint32_t>(count));
-  return search_runs(problem, prepared, bounds, starts, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr);
+  return search_runs(problem, prepared, bounds, starts, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr,
+                     [](double) {});
 }
 
 OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std::size_t count) {
@@ -209,6 +296,22 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
                            static_cast<std::uint8_t>(index_of(index.depths, c.tile_k)), c.is_feasible});
   }
   index.starts.push_back(static_cast<std::uint32_t>(count));
+  // Each grid's runs (a counting sort by grid) and the MT_K range of its feasible ones.
+  index.grid_run_begin.assign(index.grids.size() + 1, 0);
+  for (const auto& head : index.heads) ++index.grid_run_begin[head.grid + 1];
+  for (std::size_t g = 0; g < index.grids.size(); ++g) index.grid_run_begin[g + 1] += index.grid_run_begin[g];
+  index.grid_runs.resize(index.heads.size());
+  std::vector<std::uint32_t> fill(index.grid_run_begin.begin(), index.grid_run_begin.end() - 1);
+  for (std::size_t r = 0; r < index.heads.size(); ++r) {
+    const auto& head = index.heads[r];
+    index.grid_runs[fill[head.grid]++] = static_cast<std::uint32_t>(r);
+    if (!head.is_feasible) continue;
+    OrigamiRunIndex::Grid& grid = index.grids[head.grid];
+    const int tile_k = index.depths[head.depth];
+    if (!grid.is_feasible || tile_k < index.depths[grid.depth_min]) grid.depth_min = head.depth;
+    if (!grid.is_feasible || tile_k > index.depths[grid.depth_max]) grid.depth_max = head.depth;
+    grid.is_feasible = true;
+  }
   return index;
 }
 
@@ -222,11 +325,10 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
   std::size_t exact = 0;
   if (keep > 0) {
     // The per-problem tables: output tile counts per distinct MT_M and MT_N, the MT_K terms per
-    // distinct MT_K, the grid terms once per distinct output grid (on first use).
-    thread_local std::vector<double> bounds, tiles_m, tiles_n;
+    // distinct MT_K, then per output grid its terms and a floor under all its runs' bounds.
+    thread_local std::vector<double> bounds, tiles_m, tiles_n, floors, padding_upto;
     thread_local std::vector<DepthBound> depths;
     thread_local std::vector<GridBound> grids;
-    thread_local std::vector<std::uint8_t> is_grid_ready;
     const TileBoundTerms terms = tile_bound_terms(problem);
     tiles_m.resize(index.sizes_m.size());
     tiles_n.resize(index.sizes_n.size());
@@ -234,35 +336,56 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
     for (std::size_t i = 0; i < tiles_m.size(); ++i) tiles_m[i] = ceil_div(terms.m, index.sizes_m[i]);
     for (std::size_t i = 0; i < tiles_n.size(); ++i) tiles_n[i] = ceil_div(terms.n, index.sizes_n[i]);
     for (std::size_t i = 0; i < depths.size(); ++i) depths[i] = depth_bound(terms, index.depths[i]);
-    grids.resize(index.grids.size());
-    is_grid_ready.assign(index.grids.size(), 0);
-    const std::size_t run_count = index.heads.size();
-    bounds.resize(run_count);
-    // Plain pointers: the loop body then reads no thread_local through its wrapper.
-    double* const bound_of = bounds.data();
+    // padding_upto[i]: the smallest padding penalty of any MT_K <= depths[i] (a grid's floor
+    // takes it at its largest MT_K: at or below the penalty of each of its runs).
+    padding_upto.assign(depths.size(), kInfinity);
+    for (std::size_t i = 0; i < depths.size(); ++i) {
+      for (std::size_t j = 0; j < depths.size(); ++j) {
+        if (index.depths[j] <= index.depths[i]) padding_upto[i] = std::min(padding_upto[i], depths[j].padding);
+      }
+    }
+    const std::size_t grid_count = index.grids.size();
+    grids.resize(grid_count);
+    floors.resize(grid_count);
+    // Plain pointers: the loops read no thread_local through its wrapper.
     GridBound* const grid_of = grids.data();
-    std::uint8_t* const is_ready = is_grid_ready.data();
+    double* const floor_of = floors.data();
     const DepthBound* const depth_of = depths.data();
     const OrigamiRunIndex::Head* const heads = index.heads.data();
+    std::size_t floor_grid = 0;
+    double lowest_floor = kInfinity;
+    for (std::size_t gi = 0; gi < grid_count; ++gi) {
+      const OrigamiRunIndex::Grid& g = index.grids[gi];
+      floor_of[gi] = kInfinity;
+      if (!g.is_feasible) continue;
+      grid_of[gi] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split, tiles_m[g.m], tiles_n[g.n]);
+      floor_of[gi] = grid_floor_us(terms, grid_of[gi], {&depth_of[g.depth_min], &depth_of[g.depth_max], padding_upto[g.depth_max]});
+      if (floor_of[gi] < lowest_floor) floor_grid = gi, lowest_floor = floor_of[gi];
+    }
+    // Run bounds only for the grids whose floor can reach the cutoff: first the lowest floor's
+    // (its best run is the seed), the rest once the seed has set the cutoff. Every other run
+    // stays at +infinity, above any cutoff.
+    bounds.assign(index.heads.size(), kInfinity);
+    double* const bound_of = bounds.data();
     std::size_t seed = 0;
     double seed_bound = kInfinity;
-    for (std::size_t r = 0; r < run_count; ++r) {
-      const OrigamiRunIndex::Head head = heads[r];
-      double bound = kInfinity;
-      if (head.is_feasible) {
-        if (is_ready[head.grid] == 0) {
-          const OrigamiRunIndex::Grid& g = index.grids[head.grid];
-          grid_of[head.grid] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split,
-                                          tiles_m[g.m], tiles_n[g.n]);
-          is_ready[head.grid] = 1;
-        }
-        bound = run_bound_us(terms, grid_of[head.grid], depth_of[head.depth]);
-        if (bound < seed_bound) seed = r, seed_bound = bound;
+    const auto bound_grid = [&](std::size_t gi) {
+      for (std::uint32_t i = index.grid_run_begin[gi]; i < index.grid_run_begin[gi + 1]; ++i) {
+        const std::uint32_t r = index.grid_runs[i];
+        const OrigamiRunIndex::Head head = heads[r];
+        if (!head.is_feasible) continue;
+        bound_of[r] = run_bound_us(terms, grid_of[gi], depth_of[head.depth]);
+        if (bound_of[r] < seed_bound) seed = r, seed_bound = bound_of[r];
       }
-      bound_of[r] = bound;
-    }
+    };
+    if (lowest_floor != kInfinity) bound_grid(floor_grid);
+    const auto bound_rest = [&](double seed_cutoff) {
+      for (std::size_t gi = 0; gi < grid_count; ++gi) {
+        if (gi != floor_grid && floor_of[gi] <= seed_cutoff) bound_grid(gi);
+      }
+    };
     exact = search_runs(problem, prepared, bounds, index.starts, seed, keep, tie_epsilon, predicted_us, &cutoff,
-                        &exact_ranges);
+                        &exact_ranges, bound_rest);
   }
   if (!std::isfinite(cutoff)) {
     // Fewer than `keep` feasible candidates: everything is a candidate for the top.
@@ -271,57 +394,6 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
     exact = count;
   }
   if (cutoff_us != nullptr) *cutoff_us = cutoff;
-  return exact;
-}
-
-std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                      std::span<const double> bounds, std::span<const std::uint32_t> starts,
-                                      std::size_t seed, std::size_t keep, double tie_epsilon,
-                                      double* predicted_us, double* cutoff_us,
-                                      std::vector<CandidateRange>* exact_ranges) const {
-  // Runs in ascending bound from a min-heap (only the few below the cutoff are popped), the
-  // cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined per
-  // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
-  // geometry.
-  thread_local std::vector<double> best;
-  thread_local std::vector<Run> heap;
-  best.clear();
-  heap.clear();
-  const auto cutoff = [&] {
-    return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
-  };
-  const auto predict_run = [&](std::size_t run) {
-    const std::size_t begin = starts[run], end = starts[run + 1];
-    if (exact_ranges != nullptr) exact_ranges->push_back({begin, end});
-    return predict_run_us(problem, prepared, begin, end, predicted_us, keep, best);
-  };
-  std::size_t exact = 0;
-  // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
-  // then only the runs whose bound is at or below it enter the heap (the cutoff never rises, so
-  // every other run stays above it). Without a finite cutoff every run enters.
-  const bool has_seed = seed < bounds.size() && bounds[seed] != kInfinity;
-  if (has_seed) exact += predict_run(seed);
-  const double seed_cutoff = cutoff();
-  for (std::size_t r = 0; r < bounds.size(); ++r) {
-    if (bounds[r] <= seed_cutoff && !(has_seed && r == seed)) heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false});
-  }
-  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
-  std::make_heap(heap.begin(), heap.end(), above);
-  auto heap_end = heap.end();
-  while (heap_end != heap.begin()) {
-    std::pop_heap(heap.begin(), heap_end, above);
-    Run& run = *(heap_end - 1);
-    if (run.bound == kInfinity || run.bound > cutoff()) break;
-    if (!run.is_refined) {
-      run.bound = refined_bound_us(problem, prepared, starts[run.run], starts[run.run + 1], predicted_us);
-      run.is_refined = true;
-      std::push_heap(heap.begin(), heap_end, above);
-      continue;
-    }
-    exact += predict_run(run.run);
-    --heap_end;
-  }
-  if (cutoff_us != nullptr) *cutoff_us = cutoff();
   return exact;
 }
 
