@@ -99,7 +99,16 @@ struct OrigamiRunIndex {
     std::uint8_t depth_min = 0, depth_max = 0;
     bool is_feasible = false;  // has a feasible run
   };
+  // Per decomposition [is_stream_k]: the run's first candidate of it, its smallest MFMA cycles
+  // and largest occupancy (what the refined bound needs).
+  struct Decompositions {
+    static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    std::uint32_t first[2] = {kNone, kNone};
+    double lightest[2] = {0, 0};
+    int occupancy[2] = {0, 0};
+  };
   std::vector<Head> heads;
+  std::vector<Decompositions> decompositions;  // per run
   std::vector<std::uint32_t> starts;  // run r is [starts[r], starts[r + 1]); one more than heads
   std::vector<Grid> grids;
   // Grid g's runs are grid_runs[grid_run_begin[g] .. grid_run_begin[g + 1]).
@@ -168,20 +177,26 @@ class OrigamiModel final : public PerformanceModel {
   double grid_floor_us(const TileBoundTerms& terms, const GridBound& grid, const GridDepths& depths) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
   // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
-  // the first-stage bound bounds[r] and candidates [starts[r], starts[r + 1]); `seed` is the run
+  // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`
+  // is not empty, the refined bound's inputs summaries[r]; `seed` is the run
   // of the smallest bound so far; once it is predicted, bound_rest(cutoff) writes the bounds of
   // the runs not yet bounded that can reach that cutoff (the others stay +infinity).
   struct Run;
   template <typename BoundRest>
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                           std::span<const double> bounds, std::span<const std::uint32_t> starts,
-                          std::size_t seed, std::size_t keep, double tie_epsilon, double* predicted_us,
+                          std::span<const OrigamiRunIndex::Decompositions> summaries, std::size_t seed,
+                          std::size_t keep, double tie_epsilon, double* predicted_us,
                           double* cutoff_us, std::vector<CandidateRange>* exact_ranges,
                           BoundRest&& bound_rest) const;
-  // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
-  // and third (exact predictions of a run, folding them into `best`).
+  // predict_top_us's second stage (a run's bound from each decomposition's launch geometry,
+  // each written to by_decomposition[is_stream_k] when given) and third (exact predictions of a
+  // run, folding them into `best`). `summaries` (per run, from the index) may be empty: then
+  // the walk summarizes a run when it refines it and writes the bounds to its members.
+  static OrigamiRunIndex::Decompositions summarize_run(const PreparedCandidate* prepared, std::size_t begin,
+                                                       std::size_t end);
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                          std::size_t begin, std::size_t end, double* predicted_us) const;
+                          const OrigamiRunIndex::Decompositions& run, double* by_decomposition) const;
   std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t begin, std::size_t end, double* predicted_us,
                              std::size_t keep, std::vector<double>& best) const;

@@ -177,6 +177,7 @@ OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& p
 template <typename BoundRest>
 std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                                       std::span<const double> bounds, std::span<const std::uint32_t> starts,
+                                      std::span<const OrigamiRunIndex::Decompositions> summaries,
                                       std::size_t seed, std::size_t keep, double tie_epsilon,
                                       double* predicted_us, double* cutoff_us,
                                       std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest) const {
@@ -215,7 +216,15 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
     Run& run = *(heap_end - 1);
     if (run.bound == kInfinity || run.bound > cutoff()) break;
     if (!run.is_refined) {
-      run.bound = refined_bound_us(problem, prepared, starts[run.run], starts[run.run + 1], predicted_us);
+      if (summaries.empty()) {
+        // A walk: the members keep their decomposition's bound.
+        const std::size_t begin = starts[run.run], end = starts[run.run + 1];
+        double by_decomposition[2];
+        run.bound = refined_bound_us(problem, prepared, summarize_run(prepared, begin, end), by_decomposition);
+        for (std::size_t t = begin; t < end; ++t) predicted_us[t] = by_decomposition[prepared[t].origami.is_stream_k ? 1 : 0];
+      } else {
+        run.bound = refined_bound_us(problem, prepared, summaries[run.run], nullptr);
+      }
       run.is_refined = true;
       std::push_heap(heap.begin(), heap_end, above);
       continue;
@@ -269,7 +278,7 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
     i = j;
   }
   starts.push_back(static_cast<std::uint32_t>(count));
-  return search_runs(problem, prepared, bounds, starts, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr,
+  return search_runs(problem, prepared, bounds, starts, {}, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr,
                      [](double) {});
 }
 
@@ -292,6 +301,9 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
     });
     if (at == index.grids.end()) at = index.grids.insert(at, grid);
     index.starts.push_back(static_cast<std::uint32_t>(i));
+    std::size_t end = i + 1;
+    while (end < count && tile_key(prepared[end]) == tile_key(c)) ++end;
+    index.decompositions.push_back(summarize_run(prepared, i, end));
     index.heads.push_back({static_cast<std::uint16_t>(at - index.grids.begin()),
                            static_cast<std::uint8_t>(index_of(index.depths, c.tile_k)), c.is_feasible});
   }
@@ -384,7 +396,7 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
         if (gi != floor_grid && floor_of[gi] <= seed_cutoff) bound_grid(gi);
       }
     };
-    exact = search_runs(problem, prepared, bounds, index.starts, seed, keep, tie_epsilon, predicted_us, &cutoff,
+    exact = search_runs(problem, prepared, bounds, index.starts, index.decompositions, seed, keep, tie_epsilon, predicted_us, &cutoff,
                         &exact_ranges, bound_rest);
   }
   if (!std::isfinite(cutoff)) {
@@ -397,54 +409,47 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
   return exact;
 }
 
-double OrigamiModel::refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                      std::size_t begin, std::size_t end, double* predicted_us) const {
-  // Per decomposition (data-parallel or stream-K): the exact grid and epilogue with L_mem at
-  // max(t_L2, 200), the group's smallest MFMA cycles and largest occupancy. Without the workgroup
-  // mapping the launch geometry depends only on the macro tile, split and decomposition, so the
-  // context, memory floor and epilogue are computed once per decomposition in the run and every
-  // group of consecutive candidates of that decomposition reuses them.
-  const double element_bytes = element_bytes_of(problem);
-  struct Geometry {
-    bool is_ready = false, is_rejected = false;
-    OrigamiContext x;
-    U64 waves_per_cu = 0;
-    MemoryCycles floor;
-    EpilogueCycles epi;
-  };
-  Geometry geometries[2];  // [is_stream_k]
-  double run_bound = kInfinity;
-  for (std::size_t i = begin; i < end;) {
-    const bool is_stream_k = prepared[i].origami.is_stream_k;
-    std::size_t j = i + 1;
-    double lightest = prepared[i].origami.compute_cycles_per_iter;
-    int occupancy = prepared[i].origami.occupancy;
-    while (j < end && prepared[j].origami.is_stream_k == is_stream_k) {
-      lightest = std::min(lightest, prepared[j].origami.compute_cycles_per_iter);
-      occupancy = std::max(occupancy, prepared[j].origami.occupancy);
-      ++j;
+OrigamiRunIndex::Decompositions OrigamiModel::summarize_run(const PreparedCandidate* prepared, std::size_t begin,
+                                                            std::size_t end) {
+  OrigamiRunIndex::Decompositions d;
+  for (std::size_t t = begin; t < end; ++t) {
+    const OrigamiTerms& o = prepared[t].origami;
+    const int s = o.is_stream_k ? 1 : 0;
+    if (d.first[s] == OrigamiRunIndex::Decompositions::kNone) {
+      d.first[s] = static_cast<std::uint32_t>(t);
+      d.lightest[s] = o.compute_cycles_per_iter;
+      d.occupancy[s] = o.occupancy;
     }
-    Geometry& g = geometries[is_stream_k ? 1 : 0];
-    if (!g.is_ready) {
-      g.is_ready = true;
-      g.x = context(problem, prepared[i], Mapping::kSkip);
-      g.is_rejected = is_rejected(g.x, element_bytes);
-      if (!g.is_rejected) {
-        g.waves_per_cu = div_up(g.x.grid_m * g.x.grid_n * g.x.batch * g.x.splits, hw_.num_cus);
-        g.floor.l2 = l2_cycles(hw_, g.x, element_bytes);
-        g.floor.dram = kDramLatencyCycles;
-        g.floor.total = std::max(g.floor.l2, g.floor.dram);
-        g.epi = epilogue_terms(problem, g.x);
+    d.lightest[s] = std::min(d.lightest[s], o.compute_cycles_per_iter);
+    d.occupancy[s] = std::max(d.occupancy[s], o.occupancy);
+  }
+  return d;
+}
+
+double OrigamiModel::refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                      const OrigamiRunIndex::Decompositions& run, double* by_decomposition) const {
+  // Per decomposition (data-parallel or stream-K): the exact grid and epilogue with L_mem at
+  // max(t_L2, 200), the decomposition's smallest MFMA cycles and largest occupancy (each term of
+  // cycles() grows with the MFMA cycles and shrinks with the occupancy). Without the workgroup
+  // mapping the launch geometry depends only on the macro tile, split and decomposition.
+  const double element_bytes = element_bytes_of(problem);
+  double run_bound = kInfinity;
+  for (int s = 0; s < 2; ++s) {
+    double bound = kInfinity;
+    if (run.first[s] != OrigamiRunIndex::Decompositions::kNone) {
+      OrigamiContext x = context(problem, prepared[run.first[s]], Mapping::kSkip);
+      if (!is_rejected(x, element_bytes)) {
+        const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
+        MemoryCycles floor;
+        floor.l2 = l2_cycles(hw_, x, element_bytes);
+        floor.dram = kDramLatencyCycles;
+        floor.total = std::max(floor.l2, floor.dram);
+        x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, run.occupancy[s])), waves_per_cu));
+        bound = cycles(run.lightest[s], x, floor, epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
       }
     }
-    double bound = kInfinity;
-    if (!g.is_rejected) {
-      g.x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, occupancy)), g.waves_per_cu));
-      bound = cycles(lightest, g.x, g.floor, g.epi).total / hw_.cycles_per_us * kRoundingMargin;
-    }
-    for (std::size_t t = i; t < j; ++t) predicted_us[t] = bound;
+    if (by_decomposition != nullptr) by_decomposition[s] = bound;
     run_bound = std::min(run_bound, bound);
-    i = j;
   }
   return run_bound;
 }
