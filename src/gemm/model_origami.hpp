@@ -161,6 +161,8 @@ class OrigamiModel final : public PerformanceModel {
   // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
   // launch geometry, whatever the instruction or occupancy.
   EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
+  // The same through a per-search memo (model_origami_select.cpp): only inside search_runs.
+  EpilogueCycles memo_epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
   // predict_top_us's first stage: a bound for every candidate of one run (macro tile, split and
   // MT_K) from the problem's terms, the output grid's (GridBound) and MT_K's (DepthBound).
   struct TileBoundTerms;
@@ -198,8 +200,9 @@ class OrigamiModel final : public PerformanceModel {
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                           const OrigamiRunIndex::Decompositions& run, double* by_decomposition) const;
   std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                             std::size_t begin, std::size_t end, double* predicted_us,
-                             std::size_t keep, std::vector<double>& best) const;
+                             std::size_t begin, std::size_t end, const bool include[2], double* predicted_us,
+                             std::size_t keep, std::vector<double>& best,
+                             std::vector<CandidateRange>* exact_ranges) const;
   Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx,
                 const MemoryCycles& mem, const EpilogueCycles& epi) const;
   OrigamiHardware hw_;

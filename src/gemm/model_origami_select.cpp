@@ -3,6 +3,7 @@
 // launch geometry and predicted exactly only below the cutoff (docs/gemm_model.md, "Hierarchical
 // selection").
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -34,7 +35,34 @@ TileKey tile_key(const PreparedCandidate& c) {
   return key;
 }
 
+// A search's epilogues: for one problem, epilogue_terms depends on the launch geometry only
+// through MT_M, MT_N, the workgroup count and the reduction kind, and the refined and exact
+// stages ask for the same few many times (a grid's data-parallel one is the same for every MT_K
+// and XCD mapping). Direct-mapped; a new search starts a new generation instead of clearing.
+struct EpilogueMemo {
+  struct Entry {
+    std::uint64_t generation = 0;
+    std::uint64_t tile_m = 0, tile_n = 0, workgroups = 0;
+    bool is_parallel_reduction = false;
+    EpilogueCycles value;
+  };
+  std::array<Entry, 64> entries;
+  std::uint64_t generation = 0;
+};
+thread_local EpilogueMemo epilogue_memo;
+
 }  // namespace
+
+EpilogueCycles OrigamiModel::memo_epilogue_terms(const GemmProblem& problem, const OrigamiContext& x) const {
+  const std::size_t slot = (x.tile_m * 7 + x.tile_n * 13 + x.workgroups * 5 + (x.is_parallel_reduction ? 1 : 0)) %
+                           epilogue_memo.entries.size();
+  EpilogueMemo::Entry& e = epilogue_memo.entries[slot];
+  if (e.generation != epilogue_memo.generation || e.tile_m != x.tile_m || e.tile_n != x.tile_n ||
+      e.workgroups != x.workgroups || e.is_parallel_reduction != x.is_parallel_reduction) {
+    e = {epilogue_memo.generation, x.tile_m, x.tile_n, x.workgroups, x.is_parallel_reduction, epilogue_terms(problem, x)};
+  }
+  return e.value;
+}
 
 // The first-stage bound's terms per problem (TileBoundTerms), per output grid (MT_M, MT_N, split:
 // GridBound) and per MT_K (DepthBound). A walk keeps the last grid's and MT_K's terms while
@@ -158,6 +186,7 @@ struct OrigamiModel::Run {
   double bound;
   std::uint32_t run;
   bool is_refined;  // bound from the exact launch geometry (second stage)
+  double by_decomposition[2];  // refined: each decomposition's bound [is_stream_k]
 };
 
 OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& problem) const {
@@ -185,6 +214,7 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   // cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined per
   // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
   // geometry.
+  ++epilogue_memo.generation;  // a new problem: no earlier epilogue applies
   thread_local std::vector<double> best;
   thread_local std::vector<Run> heap;
   best.clear();
@@ -192,21 +222,26 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   const auto cutoff = [&] {
     return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
   };
-  const auto predict_run = [&](std::size_t run) {
-    const std::size_t begin = starts[run], end = starts[run + 1];
-    if (exact_ranges != nullptr) exact_ranges->push_back({begin, end});
-    return predict_run_us(problem, prepared, begin, end, predicted_us, keep, best);
+  // A refined run predicts only the decompositions whose refined bound is at or below the
+  // cutoff (the others stay at that bound, above every later cutoff too).
+  const auto predict_run = [&](std::size_t run, const double* by_decomposition) {
+    const bool include[2] = {by_decomposition == nullptr || by_decomposition[0] <= cutoff(),
+                             by_decomposition == nullptr || by_decomposition[1] <= cutoff()};
+    return predict_run_us(problem, prepared, starts[run], starts[run + 1], include, predicted_us, keep, best,
+                          exact_ranges);
   };
   std::size_t exact = 0;
   // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
   // then only the runs whose bound is at or below it enter the heap (the cutoff never rises, so
   // every other run stays above it). Without a finite cutoff every run enters.
   const bool has_seed = seed < bounds.size() && bounds[seed] != kInfinity;
-  if (has_seed) exact += predict_run(seed);
+  if (has_seed) exact += predict_run(seed, nullptr);
   const double seed_cutoff = cutoff();
   bound_rest(seed_cutoff);
   for (std::size_t r = 0; r < bounds.size(); ++r) {
-    if (bounds[r] <= seed_cutoff && !(has_seed && r == seed)) heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false});
+    if (bounds[r] <= seed_cutoff && !(has_seed && r == seed)) {
+      heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false, {0.0, 0.0}});
+    }
   }
   const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
   std::make_heap(heap.begin(), heap.end(), above);
@@ -219,17 +254,18 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
       if (summaries.empty()) {
         // A walk: the members keep their decomposition's bound.
         const std::size_t begin = starts[run.run], end = starts[run.run + 1];
-        double by_decomposition[2];
-        run.bound = refined_bound_us(problem, prepared, summarize_run(prepared, begin, end), by_decomposition);
-        for (std::size_t t = begin; t < end; ++t) predicted_us[t] = by_decomposition[prepared[t].origami.is_stream_k ? 1 : 0];
+        run.bound = refined_bound_us(problem, prepared, summarize_run(prepared, begin, end), run.by_decomposition);
+        for (std::size_t t = begin; t < end; ++t) {
+          predicted_us[t] = run.by_decomposition[prepared[t].origami.is_stream_k ? 1 : 0];
+        }
       } else {
-        run.bound = refined_bound_us(problem, prepared, summaries[run.run], nullptr);
+        run.bound = refined_bound_us(problem, prepared, summaries[run.run], run.by_decomposition);
       }
       run.is_refined = true;
       std::push_heap(heap.begin(), heap_end, above);
       continue;
     }
-    exact += predict_run(run.run);
+    exact += predict_run(run.run, run.by_decomposition);
     --heap_end;
   }
   if (cutoff_us != nullptr) *cutoff_us = cutoff();
@@ -445,7 +481,7 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
         floor.dram = kDramLatencyCycles;
         floor.total = std::max(floor.l2, floor.dram);
         x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, run.occupancy[s])), waves_per_cu));
-        bound = cycles(run.lightest[s], x, floor, epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
+        bound = cycles(run.lightest[s], x, floor, memo_epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
       }
     }
     if (by_decomposition != nullptr) by_decomposition[s] = bound;
@@ -455,13 +491,15 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
 }
 
 std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                         std::size_t begin, std::size_t end, double* predicted_us,
-                                         std::size_t keep, std::vector<double>& best) const {
+                                         std::size_t begin, std::size_t end, const bool include[2],
+                                         double* predicted_us, std::size_t keep, std::vector<double>& best,
+                                         std::vector<CandidateRange>* exact_ranges) const {
   // Exact, one context, memory stage and epilogue per launch geometry: within a run (one macro
   // tile and split) the geometry is the decomposition and XCD mapping, so the MFMA variants'
   // groups reuse the first group's stages; a candidate of the same MFMA cycles and occupancy as
-  // the last one of its geometry (the WGM variants) reuses its value. `best` keeps the `keep`
-  // smallest predictions so far, ascending.
+  // the last one of its geometry (the WGM variants) reuses its value. Only the decompositions in
+  // `include` are predicted, each maximal block of them appended to `exact_ranges`. `best` keeps
+  // the `keep` smallest predictions so far, ascending.
   const double element_bytes = element_bytes_of(problem);
   struct Geometry {
     bool is_ready = false, is_rejected = false;
@@ -473,8 +511,14 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const Prepa
   };
   Geometry geometries[4];  // [is_stream_k][is_xcd_contiguous]
   std::size_t exact = 0;
+  std::size_t range_begin = begin;
   for (std::size_t t = begin; t < end; ++t) {
     const PreparedCandidate& c = prepared[t];
+    if (!include[c.origami.is_stream_k ? 1 : 0]) {
+      if (exact_ranges != nullptr && range_begin < t) exact_ranges->push_back({range_begin, t});
+      range_begin = t + 1;
+      continue;
+    }
     Geometry& g = geometries[(c.origami.is_stream_k ? 2 : 0) + (c.origami.is_xcd_contiguous ? 1 : 0)];
     if (!g.is_ready) {
       g.is_ready = true;
@@ -482,7 +526,7 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const Prepa
       g.is_rejected = is_rejected(g.x, element_bytes);
       if (!g.is_rejected) {
         g.mem = memory_cycles(hw_, g.x, element_bytes);
-        g.epi = epilogue_terms(problem, g.x);
+        g.epi = memo_epilogue_terms(problem, g.x);
         g.waves_per_cu = div_up(g.x.grid_m * g.x.grid_n * g.x.batch * g.x.splits, hw_.num_cus);
       }
     }
@@ -506,6 +550,7 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const Prepa
       if (best.size() > keep) best.pop_back();
     }
   }
+  if (exact_ranges != nullptr && range_begin < end) exact_ranges->push_back({range_begin, end});
   return exact;
 }
 
