@@ -182,7 +182,8 @@ class OrigamiModel final : public PerformanceModel {
   // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`
   // is not empty, the refined bound's inputs summaries[r]; `seed` is the run
   // of the smallest bound so far; once it is predicted, bound_rest(cutoff) writes the bounds of
-  // the runs not yet bounded that can reach that cutoff (the others stay +infinity).
+  // the runs not yet bounded that can reach that cutoff. `bounded_runs`, when given, lists every
+  // run with a bound (after bound_rest); the others are never read. Null: every run has one.
   struct Run;
   template <typename BoundRest>
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
@@ -190,7 +191,7 @@ class OrigamiModel final : public PerformanceModel {
                           std::span<const OrigamiRunIndex::Decompositions> summaries, std::size_t seed,
                           std::size_t keep, double tie_epsilon, double* predicted_us,
                           double* cutoff_us, std::vector<CandidateRange>* exact_ranges,
-                          BoundRest&& bound_rest) const;
+                          BoundRest&& bound_rest, const std::vector<std::uint32_t>* bounded_runs) const;
   // predict_top_us's second stage (a run's bound from each decomposition's launch geometry,
   // each written to by_decomposition[is_stream_k] when given) and third (exact predictions of a
   // run, folding them into `best`). `summaries` (per run, from the index) may be empty: then

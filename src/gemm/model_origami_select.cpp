@@ -209,7 +209,8 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
                                       std::span<const OrigamiRunIndex::Decompositions> summaries,
                                       std::size_t seed, std::size_t keep, double tie_epsilon,
                                       double* predicted_us, double* cutoff_us,
-                                      std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest) const {
+                                      std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest,
+                                      const std::vector<std::uint32_t>* bounded_runs) const {
   // Runs in ascending bound from a min-heap (only the few below the cutoff are popped), the
   // cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined per
   // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
@@ -238,10 +239,15 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   if (has_seed) exact += predict_run(seed, nullptr);
   const double seed_cutoff = cutoff();
   bound_rest(seed_cutoff);
-  for (std::size_t r = 0; r < bounds.size(); ++r) {
+  const auto enter = [&](std::size_t r) {
     if (bounds[r] <= seed_cutoff && !(has_seed && r == seed)) {
       heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false, {0.0, 0.0}});
     }
+  };
+  if (bounded_runs != nullptr) {
+    for (const std::uint32_t r : *bounded_runs) enter(r);
+  } else {
+    for (std::size_t r = 0; r < bounds.size(); ++r) enter(r);
   }
   const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
   std::make_heap(heap.begin(), heap.end(), above);
@@ -315,7 +321,7 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
   }
   starts.push_back(static_cast<std::uint32_t>(count));
   return search_runs(problem, prepared, bounds, starts, {}, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr,
-                     [](double) {});
+                     [](double) {}, nullptr);
 }
 
 OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std::size_t count) {
@@ -375,6 +381,7 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
     // The per-problem tables: output tile counts per distinct MT_M and MT_N, the MT_K terms per
     // distinct MT_K, then per output grid its terms and a floor under all its runs' bounds.
     thread_local std::vector<double> bounds, tiles_m, tiles_n, floors, padding_upto;
+    thread_local std::vector<std::uint32_t> bounded;  // the runs given a bound (the others are never read)
     thread_local std::vector<DepthBound> depths;
     thread_local std::vector<GridBound> grids;
     const TileBoundTerms terms = tile_bound_terms(problem);
@@ -413,9 +420,10 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
     // Run bounds only for the grids whose floor can reach the cutoff: first the lowest floor's
     // (its best run is the seed), the rest once the seed has set the cutoff. Every other run
     // stays at +infinity, above any cutoff.
-    bounds.assign(index.heads.size(), kInfinity);
+    bounds.resize(index.heads.size());
+    bounded.clear();
     double* const bound_of = bounds.data();
-    std::size_t seed = 0;
+    std::size_t seed = index.heads.size();  // none until a run is bounded
     double seed_bound = kInfinity;
     const auto bound_grid = [&](std::size_t gi) {
       for (std::uint32_t i = index.grid_run_begin[gi]; i < index.grid_run_begin[gi + 1]; ++i) {
@@ -423,6 +431,7 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
         const OrigamiRunIndex::Head head = heads[r];
         if (!head.is_feasible) continue;
         bound_of[r] = run_bound_us(terms, grid_of[gi], depth_of[head.depth]);
+        bounded.push_back(r);
         if (bound_of[r] < seed_bound) seed = r, seed_bound = bound_of[r];
       }
     };
@@ -433,7 +442,7 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
       }
     };
     exact = search_runs(problem, prepared, bounds, index.starts, index.decompositions, seed, keep, tie_epsilon, predicted_us, &cutoff,
-                        &exact_ranges, bound_rest);
+                        &exact_ranges, bound_rest, &bounded);
   }
   if (!std::isfinite(cutoff)) {
     // Fewer than `keep` feasible candidates: everything is a candidate for the top.
