@@ -16,7 +16,7 @@ namespace parity::gemm {
 // Device constants in Origami's units (bytes per compute cycle, cycles), derived once.
 struct OrigamiHardware {
   std::uint64_t num_cus = 0, num_xcds = 1, cus_per_xcd = 0;
-  double l2_bytes = 0.0;     // per XCD
+  double l2_bytes = 0.0;  // per XCD
   double lds_bytes = 0.0;
   double l2_bytes_per_cycle = 0.0, mall_bytes_per_cycle = 0.0, dram_bytes_per_cycle = 0.0;
   double q0 = 0.0, q1 = 0.0, q2 = 0.0;  // bandwidth fraction quadratic in active CUs
@@ -122,7 +122,8 @@ class OrigamiModel final : public PerformanceModel {
   PreparedCandidate prepare(const ProblemClass& problem_class,
                             const Candidate& candidate) const override;
   double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
-  TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
+  TimeBreakdown explain(const GemmProblem& problem,
+                        const PreparedCandidate& prepared) const override;
   // Hierarchical: candidates come in runs of one macro tile (their MFMA, occupancy, WGM and XCD
   // mapping variants follow each other). One admissible bound per run (launch plus timesteps x
   // the tile's compute, loop bookkeeping, fixed cost, the 200-cycle DRAM latency and the exact
@@ -169,14 +170,19 @@ class OrigamiModel final : public PerformanceModel {
   struct GridBound;
   struct DepthBound;
   struct GridDepths;
+  struct ProblemTables;
   TileBoundTerms tile_bound_terms(const GemmProblem& problem) const;
-  GridBound grid_bound(const TileBoundTerms& terms, int tile_m, int tile_n, int split, double grid_m,
-                       double grid_n) const;
+  static void fill_problem_tables(const TileBoundTerms& terms, const OrigamiRunIndex& index,
+                                  ProblemTables& tables);
+  GridBound grid_bound(const TileBoundTerms& terms, int tile_m, int tile_n, int split,
+                       double grid_m, double grid_n) const;
   static DepthBound depth_bound(const TileBoundTerms& terms, int tile_k);
-  double run_bound_us(const TileBoundTerms& terms, const GridBound& grid, const DepthBound& depth) const;
+  double run_bound_us(const TileBoundTerms& terms, const GridBound& grid,
+                      const DepthBound& depth) const;
   // Hierarchical: one floor under run_bound_us of every run of an output grid, from the grid's
   // terms and its MT_K range; a grid whose floor is above the cutoff is never bounded per run.
-  double grid_floor_us(const TileBoundTerms& terms, const GridBound& grid, const GridDepths& depths) const;
+  double grid_floor_us(const TileBoundTerms& terms, const GridBound& grid,
+                       const GridDepths& depths) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
   // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
   // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`
@@ -188,24 +194,26 @@ class OrigamiModel final : public PerformanceModel {
   template <typename BoundRest>
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                           std::span<const double> bounds, std::span<const std::uint32_t> starts,
-                          std::span<const OrigamiRunIndex::Decompositions> summaries, std::size_t seed,
-                          std::size_t keep, double tie_epsilon, double* predicted_us,
-                          double* cutoff_us, std::vector<CandidateRange>* exact_ranges,
-                          BoundRest&& bound_rest, const std::vector<std::uint32_t>* bounded_runs) const;
+                          std::span<const OrigamiRunIndex::Decompositions> summaries,
+                          std::size_t seed, std::size_t keep, double tie_epsilon,
+                          double* predicted_us, double* cutoff_us,
+                          std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest,
+                          const std::vector<std::uint32_t>* bounded_runs) const;
   // predict_top_us's second stage (a run's bound from each decomposition's launch geometry,
   // each written to by_decomposition[is_stream_k] when given) and third (exact predictions of a
   // run, folding them into `best`). `summaries` (per run, from the index) may be empty: then
   // the walk summarizes a run when it refines it and writes the bounds to its members.
-  static OrigamiRunIndex::Decompositions summarize_run(const PreparedCandidate* prepared, std::size_t begin,
-                                                       std::size_t end);
+  static OrigamiRunIndex::Decompositions summarize_run(const PreparedCandidate* prepared,
+                                                       std::size_t begin, std::size_t end);
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                          const OrigamiRunIndex::Decompositions& run, double* by_decomposition) const;
+                          const OrigamiRunIndex::Decompositions& run,
+                          double* by_decomposition) const;
   std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                             std::size_t begin, std::size_t end, const bool include[2], double* predicted_us,
-                             std::size_t keep, std::vector<double>& best,
+                             std::size_t begin, std::size_t end, const bool include[2],
+                             double* predicted_us, std::size_t keep, std::vector<double>& best,
                              std::vector<CandidateRange>* exact_ranges) const;
-  Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx,
-                const MemoryCycles& mem, const EpilogueCycles& epi) const;
+  Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx, const MemoryCycles& mem,
+                const EpilogueCycles& epi) const;
   OrigamiHardware hw_;
   double min_cycles_per_flop_ = 0.0;  // fastest native MFMA, 2-byte inputs
 };

@@ -17,7 +17,6 @@ namespace parity::gemm {
 
 using namespace origami_terms;  // the port's shared constants and helpers (internal header)
 
-
 namespace {
 
 // A run's key: MT_M, MT_N, MT_K and split as one 128-bit value: the four ints are adjacent in
@@ -26,9 +25,10 @@ struct TileKey {
   std::uint64_t mn, k_split;
   bool operator==(const TileKey&) const = default;
 };
-static_assert(offsetof(PreparedCandidate, tile_n) == offsetof(PreparedCandidate, tile_m) + sizeof(int) &&
-              offsetof(PreparedCandidate, tile_k) == offsetof(PreparedCandidate, tile_m) + 2 * sizeof(int) &&
-              offsetof(PreparedCandidate, split_k) == offsetof(PreparedCandidate, tile_m) + 3 * sizeof(int));
+static_assert(
+    offsetof(PreparedCandidate, tile_n) == offsetof(PreparedCandidate, tile_m) + sizeof(int) &&
+    offsetof(PreparedCandidate, tile_k) == offsetof(PreparedCandidate, tile_m) + 2 * sizeof(int) &&
+    offsetof(PreparedCandidate, split_k) == offsetof(PreparedCandidate, tile_m) + 3 * sizeof(int));
 TileKey tile_key(const PreparedCandidate& c) {
   TileKey key;
   std::memcpy(&key, &c.tile_m, sizeof(key));
@@ -53,13 +53,16 @@ thread_local EpilogueMemo epilogue_memo;
 
 }  // namespace
 
-EpilogueCycles OrigamiModel::memo_epilogue_terms(const GemmProblem& problem, const OrigamiContext& x) const {
-  const std::size_t slot = (x.tile_m * 7 + x.tile_n * 13 + x.workgroups * 5 + (x.is_parallel_reduction ? 1 : 0)) %
-                           epilogue_memo.entries.size();
+EpilogueCycles OrigamiModel::memo_epilogue_terms(const GemmProblem& problem,
+                                                 const OrigamiContext& x) const {
+  const std::size_t slot =
+      (x.tile_m * 7 + x.tile_n * 13 + x.workgroups * 5 + (x.is_parallel_reduction ? 1 : 0)) %
+      epilogue_memo.entries.size();
   EpilogueMemo::Entry& e = epilogue_memo.entries[slot];
   if (e.generation != epilogue_memo.generation || e.tile_m != x.tile_m || e.tile_n != x.tile_n ||
       e.workgroups != x.workgroups || e.is_parallel_reduction != x.is_parallel_reduction) {
-    e = {epilogue_memo.generation, x.tile_m, x.tile_n, x.workgroups, x.is_parallel_reduction, epilogue_terms(problem, x)};
+    e = {epilogue_memo.generation,  x.tile_m, x.tile_n, x.workgroups, x.is_parallel_reduction,
+         epilogue_terms(problem, x)};
   }
   return e.value;
 }
@@ -67,15 +70,16 @@ EpilogueCycles OrigamiModel::memo_epilogue_terms(const GemmProblem& problem, con
 // The first-stage bound's terms per problem (TileBoundTerms), per output grid (MT_M, MT_N, split:
 // GridBound) and per MT_K (DepthBound). A walk keeps the last grid's and MT_K's terms while
 // consecutive runs share them (the reference space varies MT_K fastest); a selection over an
-// OrigamiRunIndex computes each distinct size's once. Every value is computed by the same operations
-// either way, so the bounds are bit-identical.
+// OrigamiRunIndex computes each distinct size's once. Every value is computed by the same
+// operations either way, so the bounds are bit-identical.
 struct OrigamiModel::TileBoundTerms {
   double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
   double element_bytes = 0;
 };
 
 struct OrigamiModel::GridBound {
-  // split_k: the candidates' own split; max_grid_split: the most a stream-K grid can add, CUs / tiles.
+  // split_k: the candidates' own split; max_grid_split: the most a stream-K grid can add, CUs /
+  // tiles.
   double split_k = 1, max_grid_split = 1, timesteps = 0, decay = 0, stores = 0;
   // Padded output elements (grid_m MT_M x grid_n MT_N), MFMA cycles per unit of MT_K at the
   // fastest native instruction, L2 cycles per byte of an operand row's K extent.
@@ -97,6 +101,13 @@ struct OrigamiModel::DepthBound {
   double k_line_bytes = 0;    // one K-iteration's row of MT_K elements in whole 128-byte lines
 };
 
+// The per-problem tables of a search over an OrigamiRunIndex: output tile counts per distinct
+// MT_M and MT_N, the MT_K terms per distinct MT_K, and the padding floor per MT_K.
+struct OrigamiModel::ProblemTables {
+  std::vector<double> tiles_m, tiles_n, padding_upto;
+  std::vector<DepthBound> depths;
+};
+
 OrigamiModel::GridBound OrigamiModel::grid_bound(const TileBoundTerms& t, int tile_m, int tile_n,
                                                  int split, double grid_m, double grid_n) const {
   const double tm = tile_m, tn = tile_n;
@@ -115,11 +126,13 @@ OrigamiModel::GridBound OrigamiModel::grid_bound(const TileBoundTerms& t, int ti
   // dimension) through its share of the full DRAM bandwidth, shared by at least the active
   // workgroups' lower bound. With >= 2 x CUs tiles Origami keeps only the interior and one edge,
   // which may not exist when the problem is smaller than the tile: then no floor.
-  const double active = tiles > t.cus ? fast_floor(tiles / (fast_floor(tiles / t.cus) + 1.0)) : tiles;
+  const double active =
+      tiles > t.cus ? fast_floor(tiles / (fast_floor(tiles / t.cus) + 1.0)) : tiles;
   const bool has_interior = t.m >= tm && t.n >= tn;
-  g.stores = tiles >= 2.0 * t.cus && !has_interior
-                 ? 0.0
-                 : std::min(tm, t.m) * std::min(tn, t.n) * t.out_bytes * active / hw_.dram_bytes_per_cycle;
+  g.stores =
+      tiles >= 2.0 * t.cus && !has_interior
+          ? 0.0
+          : std::min(tm, t.m) * std::min(tn, t.n) * t.out_bytes * active / hw_.dram_bytes_per_cycle;
   return g;
 }
 
@@ -137,7 +150,8 @@ OrigamiModel::DepthBound OrigamiModel::depth_bound(const TileBoundTerms& t, int 
   return d;
 }
 
-double OrigamiModel::run_bound_us(const TileBoundTerms& t, const GridBound& g, const DepthBound& d) const {
+double OrigamiModel::run_bound_us(const TileBoundTerms& t, const GridBound& g,
+                                  const DepthBound& d) const {
   // Every term of cycles() at or below its value for any candidate of this tile and split:
   // timesteps >= ceil(tiles / CUs); the split never exceeds max(split_k, min(CUs / tiles,
   // ceil(K / MT_K) / 8)); L_mem >= max(t_L2, 200) (t_L2: MT_M + MT_N rows of MT_K in whole
@@ -156,7 +170,8 @@ double OrigamiModel::run_bound_us(const TileBoundTerms& t, const GridBound& g, c
   return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
 }
 
-double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBound& g, const GridDepths& d) const {
+double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBound& g,
+                                   const GridDepths& d) const {
   // At or below run_bound_us of every run of the grid, whatever its MT_K in [tk_min, tk_max]:
   // the split ms <= max(split_k, min(CUs / tiles, ceil(K / tk_min) / 8)) and ms MT_K <=
   // max(split_k tk_max, min(CUs / tiles tk_max, (K + tk_max) / 8)); etp >= padded_mn max(K,
@@ -167,15 +182,18 @@ double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBound& g, 
   // smallest padding penalty, setup and the loop of the fewest iterations add.
   const double tk_min = d.smallest->tile_k, tk_max = d.largest->tile_k;
   const double ms = std::max(g.split_k, std::min(g.max_grid_split, d.smallest->k_tiles_over_8));
-  const double span = std::max(g.split_k * tk_max, std::min(g.max_grid_split * tk_max, (t.k + tk_max) / 8.0));
+  const double span =
+      std::max(g.split_k * tk_max, std::min(g.max_grid_split * tk_max, (t.k + tk_max) / 8.0));
   const double etp = g.padded_mn * std::max(t.k, tk_min) / t.mnk;
-  const double k_span = std::max(t.k / ms, 2.0 * tk_min);      // <= MT_K (iters + 1)
-  const double iters_plus_one = std::max(t.k / span, 2.0);      // <= iters + 1
+  const double k_span = std::max(t.k / ms, 2.0 * tk_min);   // <= MT_K (iters + 1)
+  const double iters_plus_one = std::max(t.k / span, 2.0);  // <= iters + 1
   const double compute = etp * g.compute_cycles_per_k * k_span;
   const double row_bytes = std::max(t.element_bytes * k_span, kL2LineBytes * iters_plus_one);
-  const double memory = etp * std::min(1.0, kPrologueWeight * g.decay) *
-                        std::max(g.l2_cycles_per_row_byte * row_bytes, kDramLatencyCycles * iters_plus_one);
-  const double tile = std::max(compute, memory) + kEpilogueWeight * (g.stores * g.decay + d.padding_min) +
+  const double memory =
+      etp * std::min(1.0, kPrologueWeight * g.decay) *
+      std::max(g.l2_cycles_per_row_byte * row_bytes, kDramLatencyCycles * iters_plus_one);
+  const double tile = std::max(compute, memory) +
+                      kEpilogueWeight * (g.stores * g.decay + d.padding_min) +
                       kWorkgroupSetupCycles + kLoopCyclesPerIter * (iters_plus_one - 1.0);
   // The floor's own rounding differs from the run bounds': a relative 1e-9 below absorbs it.
   return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin * (1.0 - 1e-9);
@@ -185,7 +203,7 @@ double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBound& g, 
 struct OrigamiModel::Run {
   double bound;
   std::uint32_t run;
-  bool is_refined;  // bound from the exact launch geometry (second stage)
+  bool is_refined;             // bound from the exact launch geometry (second stage)
   double by_decomposition[2];  // refined: each decomposition's bound [is_stream_k]
 };
 
@@ -205,11 +223,13 @@ OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& p
 
 template <typename BoundRest>
 std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                      std::span<const double> bounds, std::span<const std::uint32_t> starts,
+                                      std::span<const double> bounds,
+                                      std::span<const std::uint32_t> starts,
                                       std::span<const OrigamiRunIndex::Decompositions> summaries,
                                       std::size_t seed, std::size_t keep, double tie_epsilon,
                                       double* predicted_us, double* cutoff_us,
-                                      std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest,
+                                      std::vector<CandidateRange>* exact_ranges,
+                                      BoundRest&& bound_rest,
                                       const std::vector<std::uint32_t>* bounded_runs) const {
   // Runs in ascending bound from a min-heap (only the few below the cutoff are popped), the
   // cutoff being max(keep-th best, best x (1 + tie_epsilon)). A run popped first is refined per
@@ -228,8 +248,8 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   const auto predict_run = [&](std::size_t run, const double* by_decomposition) {
     const bool include[2] = {by_decomposition == nullptr || by_decomposition[0] <= cutoff(),
                              by_decomposition == nullptr || by_decomposition[1] <= cutoff()};
-    return predict_run_us(problem, prepared, starts[run], starts[run + 1], include, predicted_us, keep, best,
-                          exact_ranges);
+    return predict_run_us(problem, prepared, starts[run], starts[run + 1], include, predicted_us,
+                          keep, best, exact_ranges);
   };
   std::size_t exact = 0;
   // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
@@ -260,7 +280,8 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
       if (summaries.empty()) {
         // A walk: the members keep their decomposition's bound.
         const std::size_t begin = starts[run.run], end = starts[run.run + 1];
-        run.bound = refined_bound_us(problem, prepared, summarize_run(prepared, begin, end), run.by_decomposition);
+        run.bound = refined_bound_us(problem, prepared, summarize_run(prepared, begin, end),
+                                     run.by_decomposition);
         for (std::size_t t = begin; t < end; ++t) {
           predicted_us[t] = run.by_decomposition[prepared[t].origami.is_stream_k ? 1 : 0];
         }
@@ -278,11 +299,13 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   return exact;
 }
 
-std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                         std::size_t count, std::size_t keep, double tie_epsilon,
-                                         double* predicted_us, double* cutoff_us) const {
+std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem,
+                                         const PreparedCandidate* prepared, std::size_t count,
+                                         std::size_t keep, double tie_epsilon, double* predicted_us,
+                                         double* cutoff_us) const {
   if (keep == 0) {
-    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon, predicted_us, cutoff_us);
+    return PerformanceModel::predict_top_us(problem, prepared, count, keep, tie_epsilon,
+                                            predicted_us, cutoff_us);
   }
   thread_local std::vector<double> bounds;  // reused: no allocation per selection once warm
   thread_local std::vector<std::uint32_t> starts;
@@ -305,7 +328,8 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
     if (head.is_feasible) {
       if (head.tile_m != grid_m || head.tile_n != grid_n || head.split_k != grid_split) {
         grid_m = head.tile_m, grid_n = head.tile_n, grid_split = head.split_k;
-        grid = grid_bound(terms, grid_m, grid_n, grid_split, ceil_div(terms.m, grid_m), ceil_div(terms.n, grid_n));
+        grid = grid_bound(terms, grid_m, grid_n, grid_split, ceil_div(terms.m, grid_m),
+                          ceil_div(terms.n, grid_n));
       }
       if (head.tile_k != tile_k) depth = depth_bound(terms, tile_k = head.tile_k);
       bound = run_bound_us(terms, grid, depth);
@@ -320,8 +344,9 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem, const Prepa
     i = j;
   }
   starts.push_back(static_cast<std::uint32_t>(count));
-  return search_runs(problem, prepared, bounds, starts, {}, seed, keep, tie_epsilon, predicted_us, cutoff_us, nullptr,
-                     [](double) {}, nullptr);
+  return search_runs(
+      problem, prepared, bounds, starts, {}, seed, keep, tie_epsilon, predicted_us, cutoff_us,
+      nullptr, [](double) {}, nullptr);
 }
 
 OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std::size_t count) {
@@ -337,23 +362,27 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
     if (i > 0 && tile_key(prepared[i]) == tile_key(prepared[i - 1])) continue;
     const PreparedCandidate& c = prepared[i];
     const OrigamiRunIndex::Grid grid{static_cast<std::uint16_t>(index_of(index.sizes_m, c.tile_m)),
-                              static_cast<std::uint16_t>(index_of(index.sizes_n, c.tile_n)), c.split_k};
-    auto at = std::find_if(index.grids.begin(), index.grids.end(), [&](const OrigamiRunIndex::Grid& g) {
-      return g.m == grid.m && g.n == grid.n && g.split == grid.split;
-    });
+                                     static_cast<std::uint16_t>(index_of(index.sizes_n, c.tile_n)),
+                                     c.split_k};
+    auto at =
+        std::find_if(index.grids.begin(), index.grids.end(), [&](const OrigamiRunIndex::Grid& g) {
+          return g.m == grid.m && g.n == grid.n && g.split == grid.split;
+        });
     if (at == index.grids.end()) at = index.grids.insert(at, grid);
     index.starts.push_back(static_cast<std::uint32_t>(i));
     std::size_t end = i + 1;
     while (end < count && tile_key(prepared[end]) == tile_key(c)) ++end;
     index.decompositions.push_back(summarize_run(prepared, i, end));
     index.heads.push_back({static_cast<std::uint16_t>(at - index.grids.begin()),
-                           static_cast<std::uint8_t>(index_of(index.depths, c.tile_k)), c.is_feasible});
+                           static_cast<std::uint8_t>(index_of(index.depths, c.tile_k)),
+                           c.is_feasible});
   }
   index.starts.push_back(static_cast<std::uint32_t>(count));
   // Each grid's runs (a counting sort by grid) and the MT_K range of its feasible ones.
   index.grid_run_begin.assign(index.grids.size() + 1, 0);
   for (const auto& head : index.heads) ++index.grid_run_begin[head.grid + 1];
-  for (std::size_t g = 0; g < index.grids.size(); ++g) index.grid_run_begin[g + 1] += index.grid_run_begin[g];
+  for (std::size_t g = 0; g < index.grids.size(); ++g)
+    index.grid_run_begin[g + 1] += index.grid_run_begin[g];
   index.grid_runs.resize(index.heads.size());
   std::vector<std::uint32_t> fill(index.grid_run_begin.begin(), index.grid_run_begin.end() - 1);
   for (std::size_t r = 0; r < index.heads.size(); ++r) {
@@ -369,52 +398,69 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
   return index;
 }
 
-std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                              const OrigamiRunIndex& index, std::size_t keep, double tie_epsilon,
-                                              double* predicted_us, double* cutoff_us,
+void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const OrigamiRunIndex& index,
+                                       ProblemTables& tables) {
+  tables.tiles_m.resize(index.sizes_m.size());
+  tables.tiles_n.resize(index.sizes_n.size());
+  tables.depths.resize(index.depths.size());
+  for (std::size_t i = 0; i < tables.tiles_m.size(); ++i)
+    tables.tiles_m[i] = ceil_div(terms.m, index.sizes_m[i]);
+  for (std::size_t i = 0; i < tables.tiles_n.size(); ++i)
+    tables.tiles_n[i] = ceil_div(terms.n, index.sizes_n[i]);
+  for (std::size_t i = 0; i < tables.depths.size(); ++i)
+    tables.depths[i] = depth_bound(terms, index.depths[i]);
+  // padding_upto[i]: the smallest padding penalty of any MT_K <= depths[i] (a grid's floor takes
+  // it at its largest MT_K: at or below the penalty of each of its runs).
+  tables.padding_upto.assign(tables.depths.size(), kInfinity);
+  for (std::size_t i = 0; i < tables.depths.size(); ++i) {
+    for (std::size_t j = 0; j < tables.depths.size(); ++j) {
+      if (index.depths[j] <= index.depths[i]) {
+        tables.padding_upto[i] = std::min(tables.padding_upto[i], tables.depths[j].padding);
+      }
+    }
+  }
+}
+
+std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
+                                              const PreparedCandidate* prepared,
+                                              const OrigamiRunIndex& index, std::size_t keep,
+                                              double tie_epsilon, double* predicted_us,
+                                              double* cutoff_us,
                                               std::vector<CandidateRange>& exact_ranges) const {
   exact_ranges.clear();
   const std::size_t count = index.count;
   double cutoff = kInfinity;
   std::size_t exact = 0;
   if (keep > 0) {
-    // The per-problem tables: output tile counts per distinct MT_M and MT_N, the MT_K terms per
-    // distinct MT_K, then per output grid its terms and a floor under all its runs' bounds.
-    thread_local std::vector<double> bounds, tiles_m, tiles_n, floors, padding_upto;
-    thread_local std::vector<std::uint32_t> bounded;  // the runs given a bound (the others are never read)
-    thread_local std::vector<DepthBound> depths;
+    thread_local ProblemTables tables;
+    thread_local std::vector<double> bounds, floors;
+    thread_local std::vector<std::uint32_t>
+        bounded;  // the runs given a bound (the others are never read)
     thread_local std::vector<GridBound> grids;
     const TileBoundTerms terms = tile_bound_terms(problem);
-    tiles_m.resize(index.sizes_m.size());
-    tiles_n.resize(index.sizes_n.size());
-    depths.resize(index.depths.size());
-    for (std::size_t i = 0; i < tiles_m.size(); ++i) tiles_m[i] = ceil_div(terms.m, index.sizes_m[i]);
-    for (std::size_t i = 0; i < tiles_n.size(); ++i) tiles_n[i] = ceil_div(terms.n, index.sizes_n[i]);
-    for (std::size_t i = 0; i < depths.size(); ++i) depths[i] = depth_bound(terms, index.depths[i]);
-    // padding_upto[i]: the smallest padding penalty of any MT_K <= depths[i] (a grid's floor
-    // takes it at its largest MT_K: at or below the penalty of each of its runs).
-    padding_upto.assign(depths.size(), kInfinity);
-    for (std::size_t i = 0; i < depths.size(); ++i) {
-      for (std::size_t j = 0; j < depths.size(); ++j) {
-        if (index.depths[j] <= index.depths[i]) padding_upto[i] = std::min(padding_upto[i], depths[j].padding);
-      }
-    }
+    fill_problem_tables(terms, index, tables);
+    const std::vector<double>& tiles_m = tables.tiles_m;
+    const std::vector<double>& tiles_n = tables.tiles_n;
     const std::size_t grid_count = index.grids.size();
     grids.resize(grid_count);
     floors.resize(grid_count);
     // Plain pointers: the loops read no thread_local through its wrapper.
     GridBound* const grid_of = grids.data();
     double* const floor_of = floors.data();
-    const DepthBound* const depth_of = depths.data();
+    const DepthBound* const depth_of = tables.depths.data();
     const OrigamiRunIndex::Head* const heads = index.heads.data();
+    // Per output grid its terms and a floor under all its runs' bounds.
     std::size_t floor_grid = 0;
     double lowest_floor = kInfinity;
     for (std::size_t gi = 0; gi < grid_count; ++gi) {
       const OrigamiRunIndex::Grid& g = index.grids[gi];
       floor_of[gi] = kInfinity;
       if (!g.is_feasible) continue;
-      grid_of[gi] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split, tiles_m[g.m], tiles_n[g.n]);
-      floor_of[gi] = grid_floor_us(terms, grid_of[gi], {&depth_of[g.depth_min], &depth_of[g.depth_max], padding_upto[g.depth_max]});
+      grid_of[gi] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split, tiles_m[g.m],
+                               tiles_n[g.n]);
+      const GridDepths range{&depth_of[g.depth_min], &depth_of[g.depth_max],
+                             tables.padding_upto[g.depth_max]};
+      floor_of[gi] = grid_floor_us(terms, grid_of[gi], range);
       if (floor_of[gi] < lowest_floor) floor_grid = gi, lowest_floor = floor_of[gi];
     }
     // Run bounds only for the grids whose floor can reach the cutoff: first the lowest floor's
@@ -441,8 +487,8 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
         if (gi != floor_grid && floor_of[gi] <= seed_cutoff) bound_grid(gi);
       }
     };
-    exact = search_runs(problem, prepared, bounds, index.starts, index.decompositions, seed, keep, tie_epsilon, predicted_us, &cutoff,
-                        &exact_ranges, bound_rest, &bounded);
+    exact = search_runs(problem, prepared, bounds, index.starts, index.decompositions, seed, keep,
+                        tie_epsilon, predicted_us, &cutoff, &exact_ranges, bound_rest, &bounded);
   }
   if (!std::isfinite(cutoff)) {
     // Fewer than `keep` feasible candidates: everything is a candidate for the top.
@@ -454,8 +500,8 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem, const 
   return exact;
 }
 
-OrigamiRunIndex::Decompositions OrigamiModel::summarize_run(const PreparedCandidate* prepared, std::size_t begin,
-                                                            std::size_t end) {
+OrigamiRunIndex::Decompositions OrigamiModel::summarize_run(const PreparedCandidate* prepared,
+                                                            std::size_t begin, std::size_t end) {
   OrigamiRunIndex::Decompositions d;
   for (std::size_t t = begin; t < end; ++t) {
     const OrigamiTerms& o = prepared[t].origami;
@@ -472,7 +518,8 @@ OrigamiRunIndex::Decompositions OrigamiModel::summarize_run(const PreparedCandid
 }
 
 double OrigamiModel::refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                      const OrigamiRunIndex::Decompositions& run, double* by_decomposition) const {
+                                      const OrigamiRunIndex::Decompositions& run,
+                                      double* by_decomposition) const {
   // Per decomposition (data-parallel or stream-K): the exact grid and epilogue with L_mem at
   // max(t_L2, 200), the decomposition's smallest MFMA cycles and largest occupancy (each term of
   // cycles() grows with the MFMA cycles and shrinks with the occupancy). Without the workgroup
@@ -489,8 +536,10 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
         floor.l2 = l2_cycles(hw_, x, element_bytes);
         floor.dram = kDramLatencyCycles;
         floor.total = std::max(floor.l2, floor.dram);
-        x.occupancy_factor = occupancy_decay(std::min(static_cast<U64>(std::max(1, run.occupancy[s])), waves_per_cu));
-        bound = cycles(run.lightest[s], x, floor, memo_epilogue_terms(problem, x)).total / hw_.cycles_per_us * kRoundingMargin;
+        x.occupancy_factor = occupancy_decay(
+            std::min(static_cast<U64>(std::max(1, run.occupancy[s])), waves_per_cu));
+        bound = cycles(run.lightest[s], x, floor, memo_epilogue_terms(problem, x)).total /
+                hw_.cycles_per_us * kRoundingMargin;
       }
     }
     if (by_decomposition != nullptr) by_decomposition[s] = bound;
@@ -499,9 +548,11 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
   return run_bound;
 }
 
-std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                         std::size_t begin, std::size_t end, const bool include[2],
-                                         double* predicted_us, std::size_t keep, std::vector<double>& best,
+std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem,
+                                         const PreparedCandidate* prepared, std::size_t begin,
+                                         std::size_t end, const bool include[2],
+                                         double* predicted_us, std::size_t keep,
+                                         std::vector<double>& best,
                                          std::vector<CandidateRange>* exact_ranges) const {
   // Exact, one context, memory stage and epilogue per launch geometry: within a run (one macro
   // tile and split) the geometry is the decomposition and XCD mapping, so the MFMA variants'
@@ -528,7 +579,8 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const Prepa
       range_begin = t + 1;
       continue;
     }
-    Geometry& g = geometries[(c.origami.is_stream_k ? 2 : 0) + (c.origami.is_xcd_contiguous ? 1 : 0)];
+    Geometry& g =
+        geometries[(c.origami.is_stream_k ? 2 : 0) + (c.origami.is_xcd_contiguous ? 1 : 0)];
     if (!g.is_ready) {
       g.is_ready = true;
       g.x = context(problem, c, Mapping::kPredict);
@@ -543,7 +595,8 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem, const Prepa
       predicted_us[t] = kInfinity;
       continue;
     }
-    const double decay = occupancy_decay(std::min(static_cast<U64>(std::max(1, c.origami.occupancy)), g.waves_per_cu));
+    const double decay = occupancy_decay(
+        std::min(static_cast<U64>(std::max(1, c.origami.occupancy)), g.waves_per_cu));
     const double compute = c.origami.compute_cycles_per_iter;
     if (compute != g.last_compute || decay != g.last_decay) {
       g.x.occupancy_factor = decay;
