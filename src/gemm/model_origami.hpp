@@ -136,12 +136,14 @@ class OrigamiModel final : public PerformanceModel {
                              double* predicted_us, double* cutoff_us) const override;
   // The same selection with the runs known in advance, for a caller that keeps a prepared list
   // across selections (the selector, per problem class): `runs` (from index_runs() on that list)
-  // replaces the walk over every candidate, each run is bounded from its compact head (no
-  // PreparedCandidate is read) with the per-size roundings computed once per problem, and
-  // predicted_us is written only inside the ranges predicted exactly, which replace the contents
-  // of `exact_ranges`. Every candidate outside them predicts above *cutoff_us, so a caller scans
-  // only those ranges. When fewer than `keep` candidates are feasible (cutoff +infinity) every
-  // candidate is predicted exactly and the one range [0, count) is reported.
+  // replaces the walk over every candidate: output grids are bounded first (grid_floor_us) and
+  // only the runs of grids that can reach the cutoff are bounded, each from its compact head (no
+  // PreparedCandidate is read) with the per-size roundings computed once per problem;
+  // predicted_us is written only inside the ranges predicted exactly (blocks of one run's
+  // candidates), which replace the contents of `exact_ranges`. Every candidate outside them
+  // predicts above *cutoff_us, so a caller scans only those ranges. When fewer than `keep`
+  // candidates are feasible (cutoff +infinity) every candidate is predicted exactly and the one
+  // range [0, count) is reported.
   struct CandidateRange {
     std::size_t begin = 0, end = 0;
   };
