@@ -16,7 +16,7 @@ namespace parity::gemm {
 // Device constants in Origami's units (bytes per compute cycle, cycles), derived once.
 struct OrigamiHardware {
   std::uint64_t num_cus = 0, num_xcds = 1, cus_per_xcd = 0;
-  double l2_bytes = 0.0;     // per XCD
+  double l2_bytes = 0.0;  // per XCD
   double lds_bytes = 0.0;
   double l2_bytes_per_cycle = 0.0, mall_bytes_per_cycle = 0.0, dram_bytes_per_cycle = 0.0;
   double q0 = 0.0, q1 = 0.0, q2 = 0.0;  // bandwidth fraction quadratic in active CUs
@@ -83,13 +83,47 @@ MemoryCycles memory_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx,
 // The L2 level alone (no hit rate involved): every K-iteration's A and B bytes through the active
 // CUs' share of the L2 bandwidth; memory_cycles().total >= max(this, the 200-cycle DRAM latency).
 double l2_cycles(const OrigamiHardware& hw, const OrigamiContext& ctx, double element_bytes);
+// The runs of one prepared list: each run's first candidate and its head's tile fields, with
+// the output tile (MT_M, MT_N, split) and MT_K as indices into the list's distinct values, so a
+// selection rounds each distinct size once.
+struct OrigamiRunIndex {
+  struct Head {
+    std::uint16_t grid = 0;  // into grids
+    std::uint8_t depth = 0;  // into depths (MT_K)
+    bool is_feasible = false;
+  };
+  struct Grid {
+    std::uint16_t m = 0, n = 0;  // into sizes_m, sizes_n
+    int split = 1;
+    // Over its feasible runs: the depths (into depths) of the smallest and largest MT_K.
+    std::uint8_t depth_min = 0, depth_max = 0;
+    bool is_feasible = false;  // has a feasible run
+  };
+  // Per decomposition [is_stream_k]: the run's first candidate of it, its smallest MFMA cycles
+  // and largest occupancy (what the refined bound needs).
+  struct Decompositions {
+    static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    std::uint32_t first[2] = {kNone, kNone};
+    double lightest[2] = {0, 0};
+    int occupancy[2] = {0, 0};
+  };
+  std::vector<Head> heads;
+  std::vector<Decompositions> decompositions;  // per run
+  std::vector<std::uint32_t> starts;  // run r is [starts[r], starts[r + 1]); one more than heads
+  std::vector<Grid> grids;
+  // Grid g's runs are grid_runs[grid_run_begin[g] .. grid_run_begin[g + 1]).
+  std::vector<std::uint32_t> grid_run_begin, grid_runs;
+  std::vector<int> sizes_m, sizes_n, depths;
+  std::size_t count = 0;  // candidates in the list
+};
 class OrigamiModel final : public PerformanceModel {
  public:
   OrigamiModel(DeviceParams device, ModelScalars scalars);
   PreparedCandidate prepare(const ProblemClass& problem_class,
                             const Candidate& candidate) const override;
   double predict_us(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
-  TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
+  TimeBreakdown explain(const GemmProblem& problem,
+                        const PreparedCandidate& prepared) const override;
   // Hierarchical: candidates come in runs of one macro tile (their MFMA, occupancy, WGM and XCD
   // mapping variants follow each other). One admissible bound per run (launch plus timesteps x
   // the tile's compute, loop bookkeeping, fixed cost, the 200-cycle DRAM latency and the exact
@@ -101,20 +135,23 @@ class OrigamiModel final : public PerformanceModel {
                              std::size_t count, std::size_t keep, double tie_epsilon,
                              double* predicted_us, double* cutoff_us) const override;
   // The same selection with the runs known in advance, for a caller that keeps a prepared list
-  // across selections (the selector, per problem class): `run_starts` (from run_starts() on that
-  // list) replaces the walk over every candidate, only each run's head is read to bound it, and
-  // predicted_us is written only inside the ranges predicted exactly, which replace the contents of
-  // `exact_ranges`. Every candidate outside them predicts above *cutoff_us, so a caller scans only
-  // those ranges. When fewer than `keep` candidates are feasible (cutoff +infinity) every candidate
-  // is predicted exactly and the one range [0, count) is reported.
+  // across selections (the selector, per problem class): `runs` (from index_runs() on that list)
+  // replaces the walk over every candidate: output grids are bounded first (grid_floor_us) and
+  // only the runs of grids that can reach the cutoff are bounded, each from its compact head (no
+  // PreparedCandidate is read) with the per-size roundings computed once per problem;
+  // predicted_us is written only inside the ranges predicted exactly (blocks of one run's
+  // candidates), which replace the contents of `exact_ranges`. Every candidate outside them
+  // predicts above *cutoff_us, so a caller scans only those ranges. When fewer than `keep`
+  // candidates are feasible (cutoff +infinity) every candidate is predicted exactly and the one
+  // range [0, count) is reported.
   struct CandidateRange {
     std::size_t begin = 0, end = 0;
   };
-  static std::vector<std::uint32_t> run_starts(const PreparedCandidate* prepared, std::size_t count);
+  static OrigamiRunIndex index_runs(const PreparedCandidate* prepared, std::size_t count);
   std::size_t predict_top_runs_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                  std::size_t count, std::span<const std::uint32_t> run_starts,
-                                  std::size_t keep, double tie_epsilon, double* predicted_us,
-                                  double* cutoff_us, std::vector<CandidateRange>& exact_ranges) const;
+                                  const OrigamiRunIndex& runs, std::size_t keep, double tie_epsilon,
+                                  double* predicted_us, double* cutoff_us,
+                                  std::vector<CandidateRange>& exact_ranges) const;
   const OrigamiHardware& hardware() const { return hw_; }
   // The launch geometry Origami derives for this candidate (exposed for tests); kSkip leaves the
   // workgroup mapping out (only the hit rates need it).
@@ -127,28 +164,58 @@ class OrigamiModel final : public PerformanceModel {
   // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
   // launch geometry, whatever the instruction or occupancy.
   EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
-  // predict_top_us's first stage: a bound for every candidate of this tile and split, reusing
-  // `terms` (the problem's constants, the last output grid's and MT_K's terms).
+  // The same through a per-search memo (model_origami_select.cpp): only inside search_runs.
+  EpilogueCycles memo_epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
+  // predict_top_us's first stage: a bound for every candidate of one run (macro tile, split and
+  // MT_K) from the problem's terms, the output grid's (GridBound) and MT_K's (DepthBound).
   struct TileBoundTerms;
+  struct GridBound;
+  struct DepthBound;
+  struct GridDepths;
+  struct ProblemTables;
   TileBoundTerms tile_bound_terms(const GemmProblem& problem) const;
+  static void fill_problem_tables(const TileBoundTerms& terms, const OrigamiRunIndex& index,
+                                  ProblemTables& tables);
+  GridBound grid_bound(const TileBoundTerms& terms, int tile_m, int tile_n, int split,
+                       double grid_m, double grid_n) const;
+  static DepthBound depth_bound(const TileBoundTerms& terms, int tile_k);
+  double run_bound_us(const TileBoundTerms& terms, const GridBound& grid,
+                      const DepthBound& depth) const;
+  // Hierarchical: one floor under run_bound_us of every run of an output grid, from the grid's
+  // terms and its MT_K range; a grid whose floor is above the cutoff is never bounded per run.
+  double grid_floor_us(const TileBoundTerms& terms, const GridBound& grid,
+                       const GridDepths& depths) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
-  // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given.
+  // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
+  // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`
+  // is not empty, the refined bound's inputs summaries[r]; `seed` is the run
+  // of the smallest bound so far; once it is predicted, bound_rest(cutoff) writes the bounds of
+  // the runs not yet bounded that can reach that cutoff. `bounded_runs`, when given, lists every
+  // run with a bound (after bound_rest); the others are never read. Null: every run has one.
   struct Run;
+  template <typename BoundRest>
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
-                          std::vector<Run>& runs, std::size_t keep, double tie_epsilon,
+                          std::span<const double> bounds, std::span<const std::uint32_t> starts,
+                          std::span<const OrigamiRunIndex::Decompositions> summaries,
+                          std::size_t seed, std::size_t keep, double tie_epsilon,
                           double* predicted_us, double* cutoff_us,
-                          std::vector<CandidateRange>* exact_ranges) const;
-  void set_tile_bound_grid(TileBoundTerms& terms, const PreparedCandidate& head) const;
-  double tile_bound_us(TileBoundTerms& terms, const PreparedCandidate& head) const;
-  // predict_top_us's second stage (a run's bound per launch geometry, written to its members)
-  // and third (exact predictions of a run, folding them into `best`).
+                          std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest,
+                          const std::vector<std::uint32_t>* bounded_runs) const;
+  // predict_top_us's second stage (a run's bound from each decomposition's launch geometry,
+  // each written to by_decomposition[is_stream_k] when given) and third (exact predictions of a
+  // run, folding them into `best`). `summaries` (per run, from the index) may be empty: then
+  // the walk summarizes a run when it refines it and writes the bounds to its members.
+  static OrigamiRunIndex::Decompositions summarize_run(const PreparedCandidate* prepared,
+                                                       std::size_t begin, std::size_t end);
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                          std::size_t begin, std::size_t end, double* predicted_us) const;
+                          const OrigamiRunIndex::Decompositions& run,
+                          double* by_decomposition) const;
   std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                             std::size_t begin, std::size_t end, double* predicted_us,
-                             std::size_t keep, std::vector<double>& best) const;
-  Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx,
-                const MemoryCycles& mem, const EpilogueCycles& epi) const;
+                             std::size_t begin, std::size_t end, const bool include[2],
+                             double* predicted_us, std::size_t keep, std::vector<double>& best,
+                             std::vector<CandidateRange>* exact_ranges) const;
+  Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx, const MemoryCycles& mem,
+                const EpilogueCycles& epi) const;
   OrigamiHardware hw_;
   double min_cycles_per_flop_ = 0.0;  // fastest native MFMA, 2-byte inputs
 };

@@ -135,7 +135,8 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
     } else {
       grouped.prepared = std::move(prepared);
       if (dynamic_cast<const OrigamiModel*>(&model_.impl()) != nullptr) {
-        grouped.run_starts = OrigamiModel::run_starts(grouped.prepared.data(), grouped.prepared.size());
+        grouped.runs = std::make_shared<const OrigamiRunIndex>(
+            OrigamiModel::index_runs(grouped.prepared.data(), grouped.prepared.size()));
       }
     }
     it = prepared_by_class_.emplace(key, std::move(grouped)).first;
@@ -146,7 +147,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  return select_prepared(problem, candidates, PreparedClass{prepare_all(problem, candidates), {}, {}, {}},
+  return select_prepared(problem, candidates, PreparedClass{prepare_all(problem, candidates), {}, {}, nullptr},
                          vendor_top1_index(candidates), top_k);
 }
 
@@ -201,13 +202,13 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
   };
   const auto full_list_value = [&](std::size_t i) { return predicted_[i]; };
   const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), count);
-  if (!prepared_class.run_starts.empty()) {
+  if (prepared_class.runs != nullptr) {
     // The AMD lists (thousands of candidates): the model reports the runs it predicted exactly;
     // every other candidate predicts above the cutoff (and is left unwritten), so only those
     // runs are scanned.
     const auto& origami = static_cast<const OrigamiModel&>(model_.impl());
     thread_local std::vector<OrigamiModel::CandidateRange> exact_ranges;  // reused across calls
-    origami.predict_top_runs_us(problem, prepared.data(), count, prepared_class.run_starts, keep_exact,
+    origami.predict_top_runs_us(problem, prepared.data(), *prepared_class.runs, keep_exact,
                                 kTieEpsilon, predicted_.data(), &cutoff_us, exact_ranges);
     for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end, full_list_value);
     return best_us;

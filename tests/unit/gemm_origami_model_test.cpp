@@ -255,10 +255,12 @@ TEST(GemmOrigamiRules, PrunedTopTenEqualsExhaustiveOnThePortHalf) {
   }
 }
 
-// With the runs known in advance (a caller keeping the prepared list), the selection predicts the
-// same candidates exactly as the walk over every candidate: the same cutoff, and every candidate
-// at or below it inside a reported exact range with the same prediction; on every problem of the
-// port half, on both arches. With fewer feasible candidates than `keep`, all of them are exact.
+// With the runs known in advance (a caller keeping the prepared list), the selection predicts
+// exactly every candidate the walk over every candidate finds at or below its cutoff: the same
+// cutoff, every such candidate inside a reported exact range, and every candidate of a reported
+// range at its exact prediction (the hierarchical search may predict a run the walk only bounds);
+// on every problem of the port half, on both arches. With fewer feasible candidates than `keep`,
+// all of them are exact.
 TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
   for (const auto& [name, arch] : {std::pair{"mi300x", "gfx942"}, std::pair{"mi355x", "gfx950"}}) {
     const DeviceParams device = reference(name);
@@ -277,13 +279,13 @@ TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
     for (const OrigamiRanking& r : select_half(*rankings, RankingHalf::kPort)) {
       std::vector<PreparedCandidate> prepared;
       for (const Candidate& c : comparable) prepared.push_back(model->prepare(problem_class(r.problem), c));
-      const auto starts = OrigamiModel::run_starts(prepared.data(), prepared.size());
-      ASSERT_LT(starts.size(), prepared.size());
+      const OrigamiRunIndex runs = OrigamiModel::index_runs(prepared.data(), prepared.size());
+      ASSERT_LT(runs.heads.size(), prepared.size());
       std::vector<double> walk(prepared.size()), known(prepared.size(), -1.0);
       double walk_cutoff = 0, known_cutoff = 0;
       model->predict_top_us(r.problem, prepared.data(), prepared.size(), kKeep, kTie, walk.data(), &walk_cutoff);
       std::vector<OrigamiModel::CandidateRange> ranges;
-      model->predict_top_runs_us(r.problem, prepared.data(), prepared.size(), starts, kKeep, kTie,
+      model->predict_top_runs_us(r.problem, prepared.data(), runs, kKeep, kTie,
                                  known.data(), &known_cutoff, ranges);
       EXPECT_EQ(known_cutoff, walk_cutoff) << name << " " << r.problem_text;
       std::vector<bool> is_exact(prepared.size(), false);
@@ -295,6 +297,9 @@ TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
           ASSERT_TRUE(is_exact[i]) << name << " " << r.problem_text << " candidate " << i;
         }
         if (is_exact[i]) {
+          EXPECT_EQ(known[i], model->predict_us(r.problem, prepared[i])) << name << " " << r.problem_text << " candidate " << i;
+        }
+        if (walk[i] <= walk_cutoff) {
           EXPECT_EQ(known[i], walk[i]) << name << " " << r.problem_text << " candidate " << i;
         }
       }
@@ -309,12 +314,12 @@ TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
   const std::vector<PreparedCandidate> two = {
       model->prepare(problem_class(p), tile(256, 256, 64, Decomposition::kStreamK)),
       model->prepare(problem_class(p), tile(128, 128, 64, Decomposition::kStreamK))};
-  const auto starts = OrigamiModel::run_starts(two.data(), two.size());
-  EXPECT_EQ(starts.size(), 2u);
+  const OrigamiRunIndex runs = OrigamiModel::index_runs(two.data(), two.size());
+  EXPECT_EQ(runs.heads.size(), 2u);
   std::vector<double> predicted(2, -1.0);
   double cutoff = 0;
   std::vector<OrigamiModel::CandidateRange> ranges;
-  model->predict_top_runs_us(p, two.data(), two.size(), starts, 10, 0.01, predicted.data(), &cutoff, ranges);
+  model->predict_top_runs_us(p, two.data(), runs, 10, 0.01, predicted.data(), &cutoff, ranges);
   EXPECT_EQ(cutoff, std::numeric_limits<double>::infinity());
   ASSERT_EQ(ranges.size(), 1u);
   EXPECT_EQ(ranges[0].begin, 0u);

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +22,8 @@
 namespace parity::gemm {
 
 inline constexpr double kTieEpsilon = 0.01;
+
+struct OrigamiRunIndex;  // the AMD model's runs of one prepared list (internal)
 
 // Two named modes.
 //  - kAnalytical (the default): the model's ranking alone; no vendor query is needed, so the
@@ -81,13 +84,14 @@ class Selector {
   // A problem class's per-candidate constants, and the distinct ones among them: `distinct`
   // holds the first of each group of equal prepared candidates, `distinct_of[i]` the group of
   // candidate i (empty when all are distinct). Only the distinct ones are predicted.
-  // The AMD model's lists keep `run_starts` instead: where each run of one macro tile and split
-  // begins, so a selection bounds one head per run and scans only the runs predicted exactly.
+  // The AMD model's lists keep `runs` instead: where each run of one macro tile and split begins
+  // and its head's tile fields, so a selection bounds one head per run and scans only the runs
+  // predicted exactly.
   struct PreparedClass {
     std::vector<PreparedCandidate> prepared;
     std::vector<PreparedCandidate> distinct;
     std::vector<std::uint32_t> distinct_of;
-    std::vector<std::uint32_t> run_starts;
+    std::shared_ptr<const OrigamiRunIndex> runs;
   };
   static PreparedClass group_equal(std::vector<PreparedCandidate> prepared);
   // Fills scratch_ with the candidates at or below the model's cutoff (exact predictions) and
