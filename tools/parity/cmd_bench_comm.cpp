@@ -4,19 +4,15 @@
 #include <cstdio>
 #include <memory>
 
-#include "comm_session.hpp"
 #include "commands.hpp"
 #include "parity/comm/bench.hpp"
+#include "parity/comm/session.hpp"
 
 namespace parity::cli {
 namespace {
 
 struct CommArgs {
-#ifdef PARITY_HAS_MPI
-  std::string backend = "mpi";
-#else
-  std::string backend = "local";
-#endif
+  std::string backend = comm::default_comm_backend();
   comm::CommBenchSettings settings;
   std::string out, calibration_out, fit_from;
   double timeout_ms = 600000.0;
@@ -38,7 +34,7 @@ Status run_bench_comm(const CommArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const comm::CommBenchOptions options, comm::comm_bench_options_from_settings(args.settings));
   comm::CommOptions comm_options;
   comm_options.timeout_ms = args.timeout_ms;
-  PARITY_ASSIGN_OR_RETURN(CommSession session, open_comm_session(args.backend, comm_options));
+  PARITY_ASSIGN_OR_RETURN(comm::CommSession session, comm::open_comm_session(args.backend, comm_options));
   comm::Communicator& communicator = *session.collective;
   PARITY_ASSIGN_OR_RETURN(const auto report, comm::run_comm_bench(communicator, options));
   if (communicator.rank() != 0) return Status::ok();

@@ -5,10 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "comm_session.hpp"
 #include "commands.hpp"
-#include "parity/train/dist_setup.hpp"
-#include "parity/train/gpu_dist_trainer.hpp"
+#include "parity/train/dist_run.hpp"
 #include "parity/train/report_text.hpp"
 #include "parity/train/step_bench.hpp"
 #include "parity/train/train_settings.hpp"
@@ -23,27 +21,15 @@ struct BenchTrainArgs {
   int rounds = 5;
 };
 
-// --comm nccl (GPU ranks; one rank also times the single-process step) or local (CPU, one rank):
-// the distributed step against the single-process step on the same resident batch, alternating
-// rounds (train::benchmark_distributed_step); rank 0 prints and writes the JSON.
-Status run_bench_train_comm(const model::ModelSpec& spec, const train::StepBenchOptions& options,
-                            const std::string& backend, int rounds, const std::string& out) {
-  PARITY_RETURN_IF_ERROR(train::check_device_for_backend(options.device, backend, "--comm"));
-  PARITY_ASSIGN_OR_RETURN(CommSession session, open_comm_session(backend, {}));
-  PARITY_ASSIGN_OR_RETURN(const auto report,
-                          train::benchmark_distributed_step(spec, options, *session.collective, rounds));
-  if (session.collective->rank() != 0) return Status::ok();
-  std::fputs(train::dist_step_bench_text(report, spec, options, rounds).c_str(), stdout);
-  if (out.empty()) return Status::ok();
-  PARITY_RETURN_IF_ERROR(train::write_dist_step_bench_json(report, spec, options, out));
-  std::printf("wrote %s\n", out.c_str());
-  return Status::ok();
-}
-
 Status run_bench_train(const BenchTrainArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const model::ModelSpec spec, model::load_spec(args.settings.model, args.settings.overrides));
   PARITY_ASSIGN_OR_RETURN(const train::StepBenchOptions options, train::step_bench_options_from_settings(args.settings));
-  if (!args.comm.empty()) return run_bench_train_comm(spec, options, args.comm, args.rounds, args.out);
+  if (!args.comm.empty()) {
+    // The distributed step against the single-process step on the same resident batch,
+    // alternating rounds; rank 0 prints and writes the JSON.
+    const auto print = [](const std::string& text) { std::fputs(text.c_str(), stdout); };
+    return train::run_distributed_step_bench(spec, options, args.comm, "--comm", args.rounds, args.out, print);
+  }
   PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
   std::fputs(train::step_bench_text(report, options).c_str(), stdout);
   if (args.out.empty()) return Status::ok();
