@@ -1,7 +1,7 @@
 // parity_comm_session on one process: the communicators opened by name (what this build lacks is
 // kUnsupported, an unknown name kInvalidArgument), and the distributed runs' rank handling on the
-// local communicator: rank 0 prints the start line and reports the summary, every setting is
-// checked before a communicator starts, errors name the flag. MPI itself is not started here (it
+// local communicator (training, the step benchmark, the collectives sweep): rank 0 prints the start
+// line and reports, every setting is checked before a communicator starts, errors name the flag. MPI itself is not started here (it
 // cannot restart in one process); the mpirun tests (dist_train_cli, dist_train_killed_rank,
 // dist_bench_comm_cli) run the MPI path and the lost-peer exit.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "parity/comm/bench_run.hpp"
 #include "parity/comm/session.hpp"
 #include "parity/train/dist_run.hpp"
 #include "parity/train/train_settings.hpp"
@@ -167,6 +168,50 @@ TEST(DistRun, StepBenchOnTheLocalRankPrintsAndWritesOnRankZero) {
   status = train::run_distributed_step_bench(*spec, *options, "nccl", "--comm", 2, "", print);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(contains(status.message(), "--comm nccl")) << status.message();
+  EXPECT_TRUE(printed.empty());
+}
+
+TEST(CommBenchRun, LocalRankZeroPrintsTheTableAndWritesTheResults) {
+  const auto out = std::filesystem::temp_directory_path() / "parity_unit_comm_bench_run.json";
+  std::filesystem::remove(out);
+  comm::CommBenchRun run;
+  run.backend = "local";
+  run.settings.max_bytes = "64";
+  run.settings.collectives = "all_reduce";
+  run.settings.warmup = 1;
+  run.settings.repetitions = 2;
+  run.out = out.string();
+  std::vector<std::string> printed;
+  const auto print = [&printed](const std::string& text) { printed.push_back(text); };
+  const Status status = comm::run_comm_bench_command(run, print);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  ASSERT_EQ(printed.size(), 2u);
+  EXPECT_TRUE(contains(printed[0], "all_reduce ")) << printed[0];
+  EXPECT_EQ(printed[1], "wrote " + out.string() + "\n");
+  auto written = comm::read_comm_bench_json(out.string());
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  EXPECT_EQ(written->backend, "local");
+  std::filesystem::remove(out);
+}
+
+TEST(CommBenchRun, ErrorsNameTheFlagAndPrintNothing) {
+  std::vector<std::string> printed;
+  const auto print = [&printed](const std::string& text) { printed.push_back(text); };
+  comm::CommBenchRun run;
+  run.backend = "local";
+  run.settings.step_factor = 1.0;
+  Status status = comm::run_comm_bench_command(run, print);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(status.message(), "--step-factor: 1 must be > 1")) << status.message();
+  run.settings.step_factor = 2.0;
+  run.backend = "bogus";
+  status = comm::run_comm_bench_command(run, print);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(status.message(), "--backend: 'bogus'")) << status.message();
+  run.fit_from = "/nonexistent/parity_comm_results.json";  // read before any communicator starts
+  status = comm::run_comm_bench_command(run, print);
+  EXPECT_FALSE(status.is_ok());
+  EXPECT_TRUE(contains(status.message(), run.fit_from)) << status.message();
   EXPECT_TRUE(printed.empty());
 }
 

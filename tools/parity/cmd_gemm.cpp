@@ -150,7 +150,9 @@ void add_eval(CLI::App& gemm, GemmOptions& o, Outcome& outcome, const std::share
 
 }  // namespace
 
-void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
+void add_gemm_commands(CLI::App& app, Outcome& outcome) {
+  CLI::App& gemm = *app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)")
+                        ->require_subcommand(1);
   auto options = std::make_shared<GemmOptions>();
   auto& o = *options;
 
@@ -174,6 +176,7 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   agree->add_option("--half", o.half, "all (default), port, held-out (the seeded split of data/reference/origami/split.csv) or both (text)");
   agree->add_flag("--json", o.is_json_output, "Print JSON");
   agree->callback([options, &outcome] { outcome.status = run_agree(*options); });
+  add_gemm_run_commands(gemm, outcome);
 }
 
 }  // namespace parity::cli
