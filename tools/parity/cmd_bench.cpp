@@ -42,8 +42,7 @@ void add_bench_hbm(CLI::App& bench, Outcome& outcome) {
   auto args = std::make_shared<HbmArgs>();
   auto* cmd = bench.add_subcommand("hbm", "Device memory bandwidth: D2D copy, bytes read + written, L2 flushed");
   cmd->add_option("--bytes", args->bytes_text, "bytes read + written per copy (e.g. 4GiB, 512MiB, 1e9); far above L2");
-  add_timing_flags(cmd, args->timing, TimingFlags::kAll);
-  cmd->add_option("--out", args->out, "write the results JSON (with provenance) to FILE");
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, args->out);
   cmd->callback([args, &outcome] { outcome.status = run_bench_hbm(*args); });
 }
 
@@ -74,14 +73,13 @@ void add_bench_gemm(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--k", args->k, "reduction length");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
   cmd->add_option("--shapes", args->shapes, "CSV of shapes (name,m,n,k[,...]) instead of --m/--n/--k");
-  add_timing_flags(cmd, args->timing, TimingFlags::kAll);
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, args->request.out);
   cmd->add_option("--library", args->library,
                   "cublaslt: cuBLASLt's heuristic top-1 (default); cublas: cublasGemmEx, the call torch's "
                   "default BLAS backend makes")
       ->check(CLI::IsMember({"cublaslt", "cublas"}));
   cmd->add_option("--cublas-workspace-bytes", args->request.cublas_workspace_bytes,
                   "workspace of the cuBLAS handle with --library cublas (cuBLAS's choice depends on it)");
-  cmd->add_option("--out", args->request.out, "write the results JSON (with provenance) to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_gemm(*args); });
 }
 
@@ -124,7 +122,7 @@ void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--output-dtype", o.output_dtype, "Output dtype: fp32 or bf16 (default: the weights dtype)");
   cmd->add_option("--index-dtype", o.index_dtype, "int32 or int64");
   cmd->add_option("--optimizer", o.optimizer, "sgd, adagrad, rowwise-adagrad, adam");
-  add_timing_flags(cmd, args->timing, TimingFlags::kCountsAndCache);
+  add_bench_flags(cmd, args->timing, TimingFlags::kCountsAndCache, args->request.out);
   cmd->add_option("--backward-variant", o.backward_variant,
                   "Backward kernels timed: both (default), batched (row updates queued), row (one at a time), "
                   "atomic_sgd (SGD, fp32 weights: atomic adds, not bitwise repeatable), short_chunks (the "
@@ -140,7 +138,6 @@ void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
   cmd->add_flag("--forward-only", args->request.forward_only,
                 "Time only the forward kernels (--variant and --forward-variant): no backward, step or bounds check");
   add_seed_option(cmd, args->request.seed, "Seed of the synthetic batch and weights");
-  cmd->add_option("--out", args->request.out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = run_bench_tbe(*args); });
 }
 
@@ -183,9 +180,8 @@ void add_bench_attention(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--causal", o.causal, "true or false");
   cmd->add_flag("--forward-only", o.forward_only, "Time the forward only");
   cmd->add_option("--check-rows", r.checked_rows, "Rows per case checked against fp64 before timing");
-  add_timing_flags(cmd, args->timing, TimingFlags::kAll);
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, r.out);
   add_seed_option(cmd, r.seed, "Seed of the lengths, targets and values");
-  cmd->add_option("--out", r.out, "Write the results JSON here");
   cmd->add_option("--forward-variants", r.forward_variants,
                   "Forward variants timed beside the default, comma-separated (e.g. "
                   "attention_forward_gpu,attention_forward_gpu_rows128)")
@@ -224,9 +220,8 @@ void add_bench_interaction(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--dtype", args->dtype, "Activations: bf16 or fp32 (the TF32 trainer's)");
   cmd->add_option("--stride", r.output_stride, "Output row stride: -1 = width padded to 8 (the trainer's), 0 = packed");
   cmd->add_option("--check-samples", r.checked_samples, "Samples checked against fp64 before timing");
-  add_timing_flags(cmd, args->timing, TimingFlags::kAll);
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, r.out);
   add_seed_option(cmd, r.seed, "Seed of the inputs");
-  cmd->add_option("--out", r.out, "Write the results JSON here");
   cmd->callback([args, &outcome] { outcome.status = run_bench_interaction(*args); });
 }
 
@@ -256,12 +251,11 @@ void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--model", r.model, "all, dlrm-kaggle or dlrm-v2");
   cmd->add_option("--batch-size", r.batch_size, "batch size (N of forward/data-gradient, K of weight-gradient)");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
-  add_timing_flags(cmd, args->timing, TimingFlags::kCounts);
+  add_bench_flags(cmd, args->timing, TimingFlags::kCounts, r.out);
   cmd->add_option("--gemm-choice", args->gemm_choice,
                   "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic");
   cmd->add_flag("--no-oracle", args->no_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
   cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models");
-  cmd->add_option("--out", r.out, "write the results JSON (with provenance) to FILE");
   cmd->callback([args, &outcome] { outcome.status = run_bench_gemm_run(*args); });
 }
 

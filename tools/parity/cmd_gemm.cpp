@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "parity/gemm/workflow.hpp"
 
 namespace parity::cli {
@@ -98,7 +99,7 @@ void add_problem_options(CLI::App& command, GemmOptions& o) {
 
 void add_common_options(CLI::App& command, GemmOptions& o, const char* hw_help) {
   command.add_option("--hw", o.model.hw, hw_help);
-  command.add_option("--data-dir", o.data_dir, "Data directory (default: PARITY_DATA_DIR or the installed data)");
+  add_data_dir_option(&command, o.data_dir);
   command.add_option("--calibration", o.model.calibration_file,
                      "GEMM calibration file (default: <data>/calibration/<hw>_gemm.json)");
 }

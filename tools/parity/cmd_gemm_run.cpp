@@ -67,7 +67,7 @@ Status run_gemm_measure(const MeasureArgs& args) {
 
 void add_common(CLI::App* cmd, CommonArgs& args) {
   cmd->add_option("--hw", args.model.hw, "catalogue name of this GPU, for the selector's model");
-  cmd->add_option("--data-dir", args.data_dir, "data directory (default: PARITY_DATA_DIR or the installed data)");
+  add_data_dir_option(cmd, args.data_dir);
   cmd->add_option("--reps", args.options.repetitions, "timed repetitions per candidate (one per interleaved round)");
   cmd->add_option("--warmup", args.options.warmup_iterations, "untimed iterations per candidate first");
   add_seed_option(cmd, args.options.seed, "seed of the inputs and of the interleaving order");

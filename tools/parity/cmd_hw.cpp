@@ -55,12 +55,6 @@ Status run_compare(const HwOptions& options) {
   return Status::ok();
 }
 
-void add_data_dir_option(CLI::App& command, HwOptions& options) {
-  command.add_option("--data-dir", options.data_dir,
-                     "Data directory holding hardware/*.json (default: $PARITY_DATA_DIR, else the "
-                     "source tree's data/)");
-}
-
 struct ProbeArgs {
   bench::HwProbeRequest request;
   std::string bytes_text = std::to_string(bench::kDefaultHbmTotalBytes);
@@ -91,20 +85,20 @@ void add_hw_commands(CLI::App& app, Outcome& outcome) {
   auto options = std::make_shared<HwOptions>();
 
   auto* list = hw.add_subcommand("list", "Every catalogue GPU: BF16 peak, HBM, scale-up");
-  add_data_dir_option(*list, *options);
+  add_data_dir_option(list, options->data_dir);
   list->callback([options, &outcome] { outcome.status = run_list(*options); });
 
   auto* show = hw.add_subcommand("show", "Every field of one GPU with its provenance");
   show->add_option("name", options->name, "GPU name or alias (e.g. h200, mi350x, h100_sxm)")
       ->required();
   show->add_flag("--json", options->is_json_output, "Print the catalogue entry as JSON");
-  add_data_dir_option(*show, *options);
+  add_data_dir_option(show, options->data_dir);
   show->callback([options, &outcome] { outcome.status = run_show(*options); });
 
   auto* compare = hw.add_subcommand("compare", "Two GPUs side by side with ratios A/B");
   compare->add_option("a", options->name, "First GPU (numerator of the ratios)")->required();
   compare->add_option("b", options->other_name, "Second GPU (denominator)")->required();
-  add_data_dir_option(*compare, *options);
+  add_data_dir_option(compare, options->data_dir);
   compare->callback([options, &outcome] { outcome.status = run_compare(*options); });
   add_probe(hw, outcome);
 }

@@ -78,7 +78,7 @@ void add_common_options(CLI::App& command, PlanCliOptions& options) {
   command.add_option("--sharding", s.sharding,
                      "allowed: table_wise,row_wise,column_wise,data_parallel");
   command.add_option("--out", options.out_dir, "write plan JSON (and SVG) here");
-  command.add_option("--data-dir", options.data_dir, "folder with hardware/ and calibration/");
+  add_data_dir_option(&command, options.data_dir);
 }
 
 struct ValidateArgs {
@@ -125,7 +125,7 @@ CLI::App* add_validate(CLI::App& plan, Outcome& outcome) {
   cmd->add_option("--warmup", args->options.warmup_steps, "warm-up steps per configuration (default 3)");
   cmd->add_option("--steps", args->options.timed_steps, "timed steps per configuration (default 10)");
   cmd->add_option("--out", args->out, "write the results JSON here");
-  cmd->add_option("--data-dir", args->data_dir, "folder with hardware/ and calibration/");
+  add_data_dir_option(cmd, args->data_dir);
   cmd->add_flag("--predict-only", args->options.predict_only,
                 "print the planner's predictions (and phases) without running the trainer");
   cmd->callback([args, &outcome] { outcome.status = run_validate(*args); });

@@ -1,6 +1,7 @@
 // What several commands share: flags parsed strictly (include/parity/core/parse.hpp: a seed of
 // "-1" or "12x" is a usage error, exit 2, never a wrapped or truncated value), the timing flags
-// (bench::TimingSettings, checked by bench::timing_options_from_settings), and the "needs a CUDA
+// (bench::TimingSettings, checked by bench::timing_options_from_settings) with a benchmark's --out,
+// --data-dir, and the "needs a CUDA
 // device" check that device-measuring commands make after validating their arguments.
 #pragma once
 
@@ -51,6 +52,20 @@ inline void add_timing_flags(CLI::App* cmd, bench::TimingSettings& settings, Tim
                   "warm up for at least this many ms (raises --warmup; do_bench's default is 25). A long warm-up "
                   "measures the clocks the GPU holds under sustained load");
   cmd->add_option("--rep-ms", settings.rep_ms, "time at least this many ms of repetitions (raises --reps; do_bench: 100)");
+}
+
+/// A device benchmark's flags: the timing flags, then --out (its results JSON, provenance included).
+inline void add_bench_flags(CLI::App* cmd, bench::TimingSettings& timing, TimingFlags which, std::string& out) {
+  add_timing_flags(cmd, timing, which);
+  cmd->add_option("--out", out, "write the results JSON (with provenance) to FILE");
+}
+
+/// --data-dir, for every command that reads the catalogue or calibration files (the order of
+/// hw::resolve_data_dir).
+inline void add_data_dir_option(CLI::App* cmd, std::string& data_dir) {
+  cmd->add_option("--data-dir", data_dir,
+                  "data directory with hardware/ and calibration/ (default: $PARITY_DATA_DIR, else the installed "
+                  "data, else the source tree's data/)");
 }
 
 /// Text on stdout, flushed (progress lines of long runs show as they come).
