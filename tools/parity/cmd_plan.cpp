@@ -53,7 +53,6 @@ Status run_compare(const PlanCliOptions& cli) {
                           plan::load_planner_context(settings, cli.from_hw));
   PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext target,
                           plan::load_planner_context(settings, cli.to_hw));
-  PARITY_CHECK_ARG(cli.headroom_scale >= 1.0, "--headroom: ", cli.headroom_scale, " must be >= 1");
   PARITY_ASSIGN_OR_RETURN(
       const plan::Comparison comparison,
       plan::compare_port_and_codesign(source.context, target.context, options, cli.headroom_scale));
