@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "parity/train/dist_run.hpp"
 #include "parity/train/report_text.hpp"
 #include "parity/train/train_settings.hpp"
@@ -59,10 +60,7 @@ Status run_train(const TrainFlags& flags) {
     train::DistTrainSettings dist = flags.dist;
     dist.plan = flags.plan;
     train::DistRunReport report;
-    report.print = [](const std::string& text) {
-      std::fputs(text.c_str(), stdout);
-      std::fflush(stdout);
-    };
+    report.print = print_flushed;
     report.on_summary = [printer](const train::TrainSummary& summary) {
       printer->end_bar();
       print_summary(summary);
@@ -70,8 +68,7 @@ Status run_train(const TrainFlags& flags) {
     report.on_peer_lost = exit_without_finalize;
     return train::run_distributed_train(options, dist, flags.backend, report);
   }
-  std::fputs(train::train_start_text(options).c_str(), stdout);
-  std::fflush(stdout);
+  print_flushed(train::train_start_text(options));
   auto summary = train::train(options);
   printer->end_bar();
   if (!summary.is_ok()) return summary.status();
