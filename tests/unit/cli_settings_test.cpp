@@ -283,6 +283,32 @@ TEST(GemmAgreementReport, HalvesAndErrors) {
   EXPECT_FALSE(gemm::agreement_report(amd, "", "sideways", false).is_ok());
 }
 
+TEST(GemmSelectCommand, TopLatencyPlaceholderAndJson) {
+  gemm::SelectSettings settings;
+  settings.model = {"h200", std::nullopt, ""};
+  settings.top = 0;
+  EXPECT_EQ(gemm::select_command_report(settings).status().message(), "gemm select: --top=0 must be >= 1");
+  settings.top = 3;
+  // No size: a selection needs one; the latency report draws its own shapes.
+  EXPECT_EQ(gemm::select_command_report(settings).status().code(), StatusCode::kInvalidArgument);
+  settings.is_latency_report = true;
+  settings.latency_samples = 100;  // the fewest measure_selection_latency takes
+  const auto latency = gemm::select_command_report(settings);
+  ASSERT_TRUE(latency.is_ok()) << latency.status().to_string();
+  EXPECT_TRUE(contains(*latency, "p50")) << *latency;
+  settings.is_latency_report = false;
+  settings.sizes.m = 1024;
+  settings.sizes.n = 2048;
+  settings.sizes.k = 512;
+  settings.is_json = true;
+  const auto json_text = gemm::select_command_report(settings);
+  ASSERT_TRUE(json_text.is_ok()) << json_text.status().to_string();
+  EXPECT_EQ(json_text->front(), '{') << *json_text;
+  settings.is_json = false;
+  settings.layout = "XY";
+  EXPECT_EQ(gemm::select_command_report(settings).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(LoadSpecWithOverrides, AppliesThem) {
   model::SpecOverrides overrides;
   overrides.table_cap = "10";
