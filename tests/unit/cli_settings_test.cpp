@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "parity/bench/gemm_timing.hpp"
 #include "parity/comm/bench.hpp"
@@ -281,6 +282,34 @@ TEST(GemmAgreementReport, HalvesAndErrors) {
   // JSON takes one half per run: "both" is not a half there.
   EXPECT_FALSE(gemm::agreement_report(amd, "", "both", true).is_ok());
   EXPECT_FALSE(gemm::agreement_report(amd, "", "sideways", false).is_ok());
+}
+
+TEST(PlanCommands, SearchAndCompareReportThenWriteTheirFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "parity_unit_plan_commands";
+  std::filesystem::remove_all(dir);
+  plan::PlanSettings settings;
+  settings.model = "tiny";
+  settings.gpus = 8;
+  settings.batch = "1024";
+  std::vector<std::string> printed;
+  const plan::PrintText print = [&printed](const std::string& text) { printed.push_back(text); };
+  Status status = plan::run_plan_search(settings, "h200", (dir / "search").string(), print);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  ASSERT_EQ(printed.size(), 2u);  // the report, then the files written
+  EXPECT_TRUE(std::filesystem::exists(dir / "search" / "plan.json"));
+  EXPECT_TRUE(contains(printed[1], "plan.json")) << printed[1];
+  printed.clear();
+  status = plan::run_plan_compare(settings, "h200", "mi350x", 2.0, "", print);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  EXPECT_EQ(printed.size(), 1u);  // no out_dir: the report only
+  printed.clear();
+  // Bad input names the flag and prints nothing.
+  EXPECT_TRUE(contains(plan::run_plan_compare(settings, "h200", "mi350x", 0.5, "", print).message(), "--headroom: 0.5"));
+  EXPECT_FALSE(plan::run_plan_search(settings, "no_such_gpu", "", print).is_ok());
+  settings.gpus = 0;
+  EXPECT_TRUE(contains(plan::run_plan_search(settings, "h200", "", print).message(), "--gpus"));
+  EXPECT_TRUE(printed.empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GemmSelectCommand, TopLatencyPlaceholderAndJson) {

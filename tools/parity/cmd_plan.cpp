@@ -8,7 +8,6 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
-#include "parity/plan/plan_io.hpp"
 #include "parity/plan/settings.hpp"
 #include "parity/plan/validate.hpp"
 
@@ -30,39 +29,14 @@ struct PlanCliOptions {
   }
 };
 
+const auto print_to_cout = [](const std::string& text) { std::cout << text; };
+
 Status run_plan(const PlanCliOptions& cli) {
-  const plan::PlanSettings settings = cli.resolved();
-  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options,
-                          plan::plan_options_from_settings(settings));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext loaded,
-                          plan::load_planner_context(settings, cli.hw));
-  PARITY_ASSIGN_OR_RETURN(const plan::SearchResult result, plan::search(loaded.context, options));
-  std::cout << plan::search_report_text(result, loaded.context.model);
-  if (cli.out_dir.empty()) return Status::ok();
-  PARITY_ASSIGN_OR_RETURN(const std::string wrote,
-                          plan::write_search_files(cli.out_dir, result, loaded.context));
-  std::cout << wrote;
-  return Status::ok();
+  return plan::run_plan_search(cli.resolved(), cli.hw, cli.out_dir, print_to_cout);
 }
 
 Status run_compare(const PlanCliOptions& cli) {
-  const plan::PlanSettings settings = cli.resolved();
-  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options,
-                          plan::plan_options_from_settings(settings));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext source,
-                          plan::load_planner_context(settings, cli.from_hw));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext target,
-                          plan::load_planner_context(settings, cli.to_hw));
-  PARITY_ASSIGN_OR_RETURN(
-      const plan::Comparison comparison,
-      plan::compare_port_and_codesign(source.context, target.context, options, cli.headroom_scale));
-  std::cout << plan::comparison_report(comparison);
-  if (cli.out_dir.empty()) return Status::ok();
-  PARITY_ASSIGN_OR_RETURN(
-      const std::string wrote,
-      plan::write_comparison_files(cli.out_dir, comparison, cli.from_hw, cli.to_hw));
-  std::cout << wrote;
-  return Status::ok();
+  return plan::run_plan_compare(cli.resolved(), cli.from_hw, cli.to_hw, cli.headroom_scale, cli.out_dir, print_to_cout);
 }
 
 void add_common_options(CLI::App& command, PlanCliOptions& options) {
