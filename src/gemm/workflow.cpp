@@ -360,4 +360,23 @@ std::string to_json(const AgreementOutcome& o) {
              .dump(1) + "\n";
 }
 
+Result<std::string> select_command_report(const SelectSettings& settings) {
+  PARITY_CHECK_ARG(settings.top >= 1, "gemm select: --top=", settings.top, " must be >= 1");
+  GemmProblem sizes = settings.sizes;
+  // The latency report draws its own shapes: a placeholder size when none is given.
+  const bool has_no_size = sizes.m == 0 && sizes.n == 0 && sizes.k == 0;
+  if (settings.is_latency_report && has_no_size) sizes.m = sizes.n = sizes.k = 4096;
+  PARITY_ASSIGN_OR_RETURN(const GemmProblem problem,
+                          gemm_problem_from_text(sizes, settings.dtype, settings.layout, settings.epilogue));
+  PARITY_ASSIGN_OR_RETURN(const LoadedModel model, load_model(settings.model));
+  const auto top = static_cast<std::size_t>(settings.top);
+  if (settings.is_latency_report) {
+    PARITY_ASSIGN_OR_RETURN(const SelectionLatency latency,
+                            measure_selection_latency(model, problem, settings.latency_samples, top));
+    return settings.is_json ? to_json(latency) : to_text(latency);
+  }
+  PARITY_ASSIGN_OR_RETURN(const SelectionReport report, select_report(model, problem, top, settings.is_explained));
+  return settings.is_json ? to_json(report) : to_text(report);
+}
+
 }  // namespace parity::gemm

@@ -230,6 +230,7 @@ std::vector<HeadroomPoint> model_headroom(const PlannerContext& context, const P
 Result<Comparison> compare_port_and_codesign(const PlannerContext& source,
                                              const PlannerContext& target,
                                              const PlanOptions& options, double max_headroom_scale) {
+  PARITY_CHECK_ARG(max_headroom_scale >= 1.0, "--headroom: ", max_headroom_scale, " must be >= 1");
   PARITY_CHECK_ARG(source.machine.num_gpus == target.machine.num_gpus, "compare: ",
                    source.machine.num_gpus, " source GPUs vs ", target.machine.num_gpus,
                    " target GPUs; the port keeps the GPU count");

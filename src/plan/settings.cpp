@@ -121,4 +121,30 @@ Result<std::string> write_comparison_files(const std::filesystem::path& dir,
   return "wrote the plans to " + dir.string() + "\n";
 }
 
+Status run_plan_search(const PlanSettings& settings, const std::string& hw, const std::string& out_dir,
+                       const PrintText& print) {
+  PARITY_ASSIGN_OR_RETURN(const PlanOptions options, plan_options_from_settings(settings));
+  PARITY_ASSIGN_OR_RETURN(const LoadedPlannerContext loaded, load_planner_context(settings, hw));
+  PARITY_ASSIGN_OR_RETURN(const SearchResult result, search(loaded.context, options));
+  print(search_report_text(result, loaded.context.model));
+  if (out_dir.empty()) return Status::ok();
+  PARITY_ASSIGN_OR_RETURN(const std::string wrote, write_search_files(out_dir, result, loaded.context));
+  print(wrote);
+  return Status::ok();
+}
+
+Status run_plan_compare(const PlanSettings& settings, const std::string& from_hw, const std::string& to_hw,
+                        double max_headroom_scale, const std::string& out_dir, const PrintText& print) {
+  PARITY_ASSIGN_OR_RETURN(const PlanOptions options, plan_options_from_settings(settings));
+  PARITY_ASSIGN_OR_RETURN(const LoadedPlannerContext source, load_planner_context(settings, from_hw));
+  PARITY_ASSIGN_OR_RETURN(const LoadedPlannerContext target, load_planner_context(settings, to_hw));
+  PARITY_ASSIGN_OR_RETURN(const Comparison comparison,
+                          compare_port_and_codesign(source.context, target.context, options, max_headroom_scale));
+  print(comparison_report(comparison));
+  if (out_dir.empty()) return Status::ok();
+  PARITY_ASSIGN_OR_RETURN(const std::string wrote, write_comparison_files(out_dir, comparison, from_hw, to_hw));
+  print(wrote);
+  return Status::ok();
+}
+
 }  // namespace parity::plan

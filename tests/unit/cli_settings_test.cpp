@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "parity/bench/gemm_timing.hpp"
 #include "parity/comm/bench.hpp"
@@ -281,6 +282,60 @@ TEST(GemmAgreementReport, HalvesAndErrors) {
   // JSON takes one half per run: "both" is not a half there.
   EXPECT_FALSE(gemm::agreement_report(amd, "", "both", true).is_ok());
   EXPECT_FALSE(gemm::agreement_report(amd, "", "sideways", false).is_ok());
+}
+
+TEST(PlanCommands, SearchAndCompareReportThenWriteTheirFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "parity_unit_plan_commands";
+  std::filesystem::remove_all(dir);
+  plan::PlanSettings settings;
+  settings.model = "tiny";
+  settings.gpus = 8;
+  settings.batch = "1024";
+  std::vector<std::string> printed;
+  const plan::PrintText print = [&printed](const std::string& text) { printed.push_back(text); };
+  Status status = plan::run_plan_search(settings, "h200", (dir / "search").string(), print);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  ASSERT_EQ(printed.size(), 2u);  // the report, then the files written
+  EXPECT_TRUE(std::filesystem::exists(dir / "search" / "plan.json"));
+  EXPECT_TRUE(contains(printed[1], "plan.json")) << printed[1];
+  printed.clear();
+  status = plan::run_plan_compare(settings, "h200", "mi350x", 2.0, "", print);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  EXPECT_EQ(printed.size(), 1u);  // no out_dir: the report only
+  printed.clear();
+  // Bad input names the flag and prints nothing.
+  EXPECT_TRUE(contains(plan::run_plan_compare(settings, "h200", "mi350x", 0.5, "", print).message(), "--headroom: 0.5"));
+  EXPECT_FALSE(plan::run_plan_search(settings, "no_such_gpu", "", print).is_ok());
+  settings.gpus = 0;
+  EXPECT_TRUE(contains(plan::run_plan_search(settings, "h200", "", print).message(), "--gpus"));
+  EXPECT_TRUE(printed.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GemmSelectCommand, TopLatencyPlaceholderAndJson) {
+  gemm::SelectSettings settings;
+  settings.model = {"h200", std::nullopt, ""};
+  settings.top = 0;
+  EXPECT_EQ(gemm::select_command_report(settings).status().message(), "gemm select: --top=0 must be >= 1");
+  settings.top = 3;
+  // No size: a selection needs one; the latency report draws its own shapes.
+  EXPECT_EQ(gemm::select_command_report(settings).status().code(), StatusCode::kInvalidArgument);
+  settings.is_latency_report = true;
+  settings.latency_samples = 100;  // the fewest measure_selection_latency takes
+  const auto latency = gemm::select_command_report(settings);
+  ASSERT_TRUE(latency.is_ok()) << latency.status().to_string();
+  EXPECT_TRUE(contains(*latency, "p50")) << *latency;
+  settings.is_latency_report = false;
+  settings.sizes.m = 1024;
+  settings.sizes.n = 2048;
+  settings.sizes.k = 512;
+  settings.is_json = true;
+  const auto json_text = gemm::select_command_report(settings);
+  ASSERT_TRUE(json_text.is_ok()) << json_text.status().to_string();
+  EXPECT_EQ(json_text->front(), '{') << *json_text;
+  settings.is_json = false;
+  settings.layout = "XY";
+  EXPECT_EQ(gemm::select_command_report(settings).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LoadSpecWithOverrides, AppliesThem) {

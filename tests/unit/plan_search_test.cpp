@@ -137,6 +137,23 @@ TEST(PlanSearch, PortedPlanKeepsPlacementAndIsNoFasterThanCoDesign) {
   EXPECT_GE(codesigned->best.prediction.samples_per_s, 0.99 * ported->prediction.samples_per_s);
 }
 
+TEST(PlanSearch, CompareNamesABadHeadroomScaleAndAGpuCountChange) {
+  auto from = make_context("b200", 8, 0, dlrm_v2_like_model());
+  auto to = make_context("mi350x", 8, 0, dlrm_v2_like_model());
+  auto fewer = make_context("mi350x", 4, 0, dlrm_v2_like_model());
+  const PlanOptions options = fixed_batch(65536);
+  for (const double scale : {0.5, 0.0, -1.0}) {
+    const auto bad = compare_port_and_codesign(from.context, to.context, options, scale);
+    ASSERT_FALSE(bad.is_ok()) << scale;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(bad.status().message().find("--headroom: "), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find("must be >= 1"), std::string::npos) << bad.status().message();
+  }
+  const auto gpus = compare_port_and_codesign(from.context, fewer.context, options, 1.0);
+  ASSERT_FALSE(gpus.is_ok());
+  EXPECT_NE(gpus.status().message().find("the port keeps the GPU count"), std::string::npos);
+}
+
 TEST(PlanSearch, HeadroomGrowsUntilItStopsFitting) {
   auto owned = make_context("h100", 8, 0, dlrm_v2_like_model());
   const auto points = model_headroom(owned.context, fixed_batch(65536), 8.0);

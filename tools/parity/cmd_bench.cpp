@@ -1,12 +1,26 @@
-// `parity bench hbm`: device copy bandwidth (bytes read + written), the portable vectorised copy
-// kernel and cudaMemcpyAsync in the same run, each checked before it is timed; the faster median
-// is the ceiling (parity/bench/hbm.hpp). Arguments are validated first (exit 2), then the device
-// is required (exit 3).
-#include <cstdio>
+// `parity bench hbm | gemm | tbe | attention | interaction | gemm-run`: the device benchmarks.
+// Each parses its flags into the library's request, which checks them (exit 2); then a CUDA device
+// is required (exit 3) and the library's driver checks each kernel against its reference, times it
+// beside its baseline and returns the report (train and comm: cmd_bench_train.cpp).
+//   hbm          device copy bandwidth: the portable copy kernel and cudaMemcpyAsync (bench/hbm.hpp)
+//   gemm         cuBLASLt's heuristic top-1 (or cublasGemmEx), TN, checked on sampled entries
+//   tbe          table-batched embeddings: named configurations, a layout file or free shapes
+//   attention    jagged attention (HSTU, softmax / JFA, GDPA): named configurations or a free shape
+//   interaction  the dot interaction, every GPU variant of the forward and backward
+//   gemm-run     the DLRM dense-layer GEMMs through gemm::Gemm::run beside cuBLASLt and the oracle
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
-#include "device_support.hpp"
+#include "flags.hpp"
+#include "parity/bench/attention_bench.hpp"
+#include "parity/bench/gemm_run_bench.hpp"
+#include "parity/bench/gemm_timing.hpp"
+#include "parity/bench/hbm.hpp"
+#include "parity/bench/interaction_bench.hpp"
+#include "parity/bench/tbe_bench.hpp"
+#include "parity/gemm/problem.hpp"
 
 namespace parity::cli {
 namespace {
@@ -18,28 +32,246 @@ struct HbmArgs {
 };
 
 Status run_bench_hbm(const HbmArgs& args) {
-  PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const std::int64_t total_bytes,
-                          bench::parse_hbm_total_bytes("bench hbm", args.bytes_text));
-  PARITY_ASSIGN_OR_RETURN([[maybe_unused]] const bench::TimingOptions options,
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t total_bytes, bench::parse_hbm_total_bytes("bench hbm", args.bytes_text));
+  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
                           bench::timing_options_from_settings("bench hbm", args.timing));
-  PARITY_RETURN_IF_ERROR(require_cuda_device("bench hbm"));
-#ifdef PARITY_HAS_CUDA
-  PARITY_ASSIGN_OR_RETURN(const std::string report, bench::run_hbm_bench(total_bytes, options, args.out));
-  std::fputs(report.c_str(), stdout);
-#endif
-  return Status::ok();
+  return run_on_cuda_device("bench hbm", [&] { return bench::run_hbm_bench(total_bytes, options, args.out); });
+}
+
+void add_bench_hbm(CLI::App& bench, Outcome& outcome) {
+  auto args = std::make_shared<HbmArgs>();
+  auto* cmd = bench.add_subcommand("hbm", "Device memory bandwidth: D2D copy, bytes read + written, L2 flushed");
+  cmd->add_option("--bytes", args->bytes_text, "bytes read + written per copy (e.g. 4GiB, 512MiB, 1e9); far above L2");
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, args->out);
+  cmd->callback([args, &outcome] { outcome.status = run_bench_hbm(*args); });
+}
+
+struct BenchGemmArgs {
+  gemm::GemmBenchRequest request;  // the rest from the flags below
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string dtype = "bf16";
+  std::string shapes;
+  bench::TimingSettings timing;
+  std::string library = "cublaslt";
+};
+
+Status run_bench_gemm(const BenchGemmArgs& args) {
+  gemm::GemmBenchRequest request = args.request;
+  PARITY_ASSIGN_OR_RETURN(request.dtype, gemm::parse_gemm_dtype(args.dtype));
+  PARITY_ASSIGN_OR_RETURN(request.shapes, gemm::gemm_bench_shapes(args.shapes, args.m, args.n, args.k, request.dtype));
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench gemm", args.timing));
+  request.use_cublas = args.library == "cublas";
+  return run_on_cuda_device("bench gemm", [&] { return gemm::run_gemm_bench(request, print_flushed); });
+}
+
+void add_bench_gemm(CLI::App& bench, Outcome& outcome) {
+  auto args = std::make_shared<BenchGemmArgs>();
+  auto* cmd =
+      bench.add_subcommand("gemm", "GEMM with cuBLASLt's default choice: checked, then timed with the L2 flushed");
+  cmd->add_option("--m", args->m, "rows of C");
+  cmd->add_option("--n", args->n, "columns of C");
+  cmd->add_option("--k", args->k, "reduction length");
+  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
+  cmd->add_option("--shapes", args->shapes, "CSV of shapes (name,m,n,k[,...]) instead of --m/--n/--k");
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, args->request.out);
+  cmd->add_option("--library", args->library,
+                  "cublaslt: cuBLASLt's heuristic top-1 (default); cublas: cublasGemmEx, the call torch's "
+                  "default BLAS backend makes")
+      ->check(CLI::IsMember({"cublaslt", "cublas"}));
+  cmd->add_option("--cublas-workspace-bytes", args->request.cublas_workspace_bytes,
+                  "workspace of the cuBLAS handle with --library cublas (cuBLAS's choice depends on it)");
+  cmd->callback([args, &outcome] { outcome.status = run_bench_gemm(*args); });
+}
+
+struct BenchTbeArgs {
+  bench::TbeBenchRequest request;  // seed, out, variant, forward_only; the rest from the flags below
+  std::string config;
+  bench::TbeBenchOverrides overrides;
+  bench::TimingSettings timing;
+  std::string forward_variants;
+};
+
+Status run_bench_tbe(const BenchTbeArgs& args) {
+  bench::TbeBenchRequest request = args.request;
+  PARITY_ASSIGN_OR_RETURN(request.spec, bench::tbe_bench_spec(args.config, args.overrides, request.seed));
+  PARITY_RETURN_IF_ERROR(bench::tbe_bench_problem(request.spec).status());
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench tbe", args.timing));
+  if (!args.forward_variants.empty()) {
+    PARITY_ASSIGN_OR_RETURN(request.forward_variants, bench::parse_tbe_forward_variants(args.forward_variants));
+  }
+  return run_on_cuda_device("bench tbe", [&] { return bench::run_tbe_bench(request); });
+}
+
+void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
+  auto args = std::make_shared<BenchTbeArgs>();
+  auto& o = args->overrides;
+  auto* cmd = bench.add_subcommand("tbe", "Table-batched embeddings: forward, fwd+bwd+optimizer, bounds check (GPU)");
+  cmd->add_option("--config", args->config, "Named configuration: C1..C7, BC or D1..D7 (docs/embedding.md)");
+  cmd->add_option("--layout", o.layout_file, "Table-layout JSON file (schema in docs/embedding.md)");
+  cmd->add_option("--tables", o.tables, "Number of tables (one feature each)");
+  cmd->add_option("--rows", o.rows, "Rows per table, or a list cycled over the tables: 1000000,500000");
+  cmd->add_option("--dim", o.dim, "Embedding dim (multiple of 4, <= 2048), or a list cycled over the tables: 16,32,64");
+  cmd->add_option("--batch", o.batch, "Batch size B");
+  cmd->add_option("--pooling-factor", o.bag_lengths, "Bag length: L (fixed), LO..HI (uniform) or one-hot");
+  cmd->add_option("--zipf", o.zipf, "Zipf exponent alpha >= 0 of the row distribution (0 = uniform)");
+  cmd->add_option("--pooling", o.pooling, "sum or mean");
+  cmd->add_flag("--weighted", o.weighted, "Per-sample weights (sum pooling only)");
+  cmd->add_option("--hot-rows", o.hot_rows, "Draw every index from this many rows per table (C6)");
+  cmd->add_option("--bad-fraction", o.bad_fraction, "Fraction of bad indices for the bounds-check timing");
+  cmd->add_option("--weights-dtype,--dtype", o.weight_dtype, "Weights dtype: fp32, fp16, bf16");
+  cmd->add_option("--output-dtype", o.output_dtype, "Output dtype: fp32 or bf16 (default: the weights dtype)");
+  cmd->add_option("--index-dtype", o.index_dtype, "int32 or int64");
+  cmd->add_option("--optimizer", o.optimizer, "sgd, adagrad, rowwise-adagrad, adam");
+  add_bench_flags(cmd, args->timing, TimingFlags::kCountsAndCache, args->request.out);
+  cmd->add_option("--backward-variant", o.backward_variant,
+                  "Backward kernels timed: both (default), batched (row updates queued), row (one at a time), "
+                  "atomic_sgd (SGD, fp32 weights: atomic adds, not bitwise repeatable), short_chunks (the "
+                  "default chunk length, row updates), long_chunks (chunks of max(128, D) positions)");
+  cmd->add_option("--variant", args->request.variant,
+                  "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
+                  "fit), narrow_rows, wide_rows, fitted_groups")
+      ->check(CLI::IsMember({"auto", "narrow_rows", "wide_rows", "fitted_groups"}));
+  cmd->add_option("--forward-variant", args->forward_variants,
+                  "Forward kernels also timed, each checked first: a list of auto, narrow_rows, wide_rows, "
+                  "fitted_groups, narrow_rows_deep, narrow_rows_light, warp_tile_one_hot, warp_tile_one_hot_prefetch, "
+                  "warp_tile_short_bags, warp_tile_short_bags_prefetch, warp_tile_short_bags_light, wide_rows_dedup, wide_rows_one_launch");
+  cmd->add_flag("--forward-only", args->request.forward_only,
+                "Time only the forward kernels (--variant and --forward-variant): no backward, step or bounds check");
+  add_seed_option(cmd, args->request.seed, "Seed of the synthetic batch and weights");
+  cmd->callback([args, &outcome] { outcome.status = run_bench_tbe(*args); });
+}
+
+struct BenchAttentionArgs {
+  bench::AttentionBenchRequest request;  // the rest from the flags below
+  std::string config;
+  bench::AttentionBenchOverrides overrides;
+  bench::TimingSettings timing;
+};
+
+Status run_bench_attention(const BenchAttentionArgs& args) {
+  bench::AttentionBenchRequest request = args.request;
+  PARITY_ASSIGN_OR_RETURN(request.cases, bench::attention_bench_cases(args.config, args.overrides));
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench attention", args.timing));
+  PARITY_RETURN_IF_ERROR(bench::validate_attention_bench_request(request));
+  return run_on_cuda_device("bench attention",
+                            [&] { return bench::run_attention_bench(request, bench::gpu_bench_device()); });
+}
+
+void add_bench_attention(CLI::App& bench, Outcome& outcome) {
+  auto args = std::make_shared<BenchAttentionArgs>();
+  auto& o = args->overrides;
+  auto& r = args->request;
+  auto* cmd = bench.add_subcommand("attention", "Jagged attention (HSTU, softmax/JFA, GDPA): forward, backward (GPU)");
+  cmd->add_option("--config", args->config, "Named configuration: H1, H2, J1, G1 or targets (docs/attention.md)");
+  cmd->add_option("--kind", o.kind, "hstu, softmax (jfa) or gdpa (needed without --config)");
+  cmd->add_option("--activation", o.activation, "HSTU/GDPA activation: silu, gelu, relu, sigmoid");
+  cmd->add_option("--batch", o.batch, "Sequences B");
+  cmd->add_option("--heads", o.heads, "Heads H");
+  cmd->add_option("--dim", o.dim_qk, "Head dim of q and k (and v unless --dim-v)");
+  cmd->add_option("--dim-v", o.dim_v, "Head dim of v and out");
+  cmd->add_option("--seq-len", o.seq_lens, "max_seq_len N, one case per value (lengths U[fraction*N, N))");
+  cmd->add_option("--min-length-fraction", o.min_length_fraction, "Shortest drawn length as a fraction of N (0.9)");
+  cmd->add_option("--dtype", o.dtype, "bf16 or fp16");
+  cmd->add_option("--max-targets", o.max_targets, "num_targets U[1, this]; 0 = no targets");
+  cmd->add_option("--contextual", o.contextual_len, "Contextual prefix length");
+  cmd->add_option("--max-attn-len", o.max_attn_len, "Local window (0 = none)");
+  cmd->add_option("--min-full-attn-len", o.min_full_attn_len, "With a window: last rows keeping full attention");
+  cmd->add_option("--kv-length", o.kv_length, "Cross-attention: keys per sequence (0 = self-attention)");
+  cmd->add_option("--causal", o.causal, "true or false");
+  cmd->add_flag("--forward-only", o.forward_only, "Time the forward only");
+  cmd->add_option("--check-rows", r.checked_rows, "Rows per case checked against fp64 before timing");
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, r.out);
+  add_seed_option(cmd, r.seed, "Seed of the lengths, targets and values");
+  cmd->add_option("--forward-variants", r.forward_variants,
+                  "Forward variants timed beside the default, comma-separated (e.g. "
+                  "attention_forward_gpu,attention_forward_gpu_rows128)")
+      ->delimiter(',');
+  cmd->add_option("--backward-variants", r.backward_variants,
+                  "Backward variants timed beside the default, comma-separated (e.g. "
+                  "attention_backward_gpu,attention_backward_gpu_wgmma)")
+      ->delimiter(',');
+  cmd->callback([args, &outcome] { outcome.status = run_bench_attention(*args); });
+}
+
+struct BenchInteractionArgs {
+  bench::InteractionBenchRequest request;  // the rest from the flags below
+  std::string dtype = "bf16";
+  bench::TimingSettings timing;
+};
+
+Status run_bench_interaction(const BenchInteractionArgs& args) {
+  bench::InteractionBenchRequest request = args.request;
+  auto dtype = parse_dtype(args.dtype);
+  if (!dtype.is_ok()) return invalid_argument("bench interaction: --dtype: ", dtype.status().message());
+  request.dtype = *dtype;
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench interaction", args.timing));
+  PARITY_RETURN_IF_ERROR(bench::validate_interaction_bench_request(request));
+  return run_on_cuda_device("bench interaction",
+                            [&] { return bench::run_interaction_bench(request, bench::gpu_bench_device()); });
+}
+
+void add_bench_interaction(CLI::App& bench, Outcome& outcome) {
+  auto args = std::make_shared<BenchInteractionArgs>();
+  auto& r = args->request;
+  auto* cmd = bench.add_subcommand("interaction", "Dot interaction forward and backward, every GPU variant (GPU)");
+  cmd->add_option("--batch", r.batch, "Samples B");
+  cmd->add_option("--embeddings", r.num_embeddings, "Pooled embeddings F per sample (V = F + 1 vectors)");
+  cmd->add_option("--dim", r.dim, "Vector dim D");
+  cmd->add_option("--dtype", args->dtype, "Activations: bf16 or fp32 (the TF32 trainer's)");
+  cmd->add_option("--stride", r.output_stride, "Output row stride: -1 = width padded to 8 (the trainer's), 0 = packed");
+  cmd->add_option("--check-samples", r.checked_samples, "Samples checked against fp64 before timing");
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, r.out);
+  add_seed_option(cmd, r.seed, "Seed of the inputs");
+  cmd->callback([args, &outcome] { outcome.status = run_bench_interaction(*args); });
+}
+
+struct BenchGemmRunArgs {
+  bench::GemmRunBenchRequest request;  // model, batch size, the oracle, hardware, out
+  std::string dtype = "bf16";
+  bench::TimingSettings timing{.warmup = 10, .reps = 30};
+  bool no_oracle = false;
+  std::string gemm_choice = "measured";
+};
+
+Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
+  bench::GemmRunBenchRequest request = args.request;
+  PARITY_ASSIGN_OR_RETURN(request.dtype, gemm::parse_gemm_dtype(args.dtype));
+  PARITY_ASSIGN_OR_RETURN(request.options.timing, bench::timing_options_from_settings("bench gemm-run", args.timing));
+  request.options.measure_oracle = !args.no_oracle;
+  PARITY_ASSIGN_OR_RETURN(request.options.gemm_choice, parse_gemm_choice(args.gemm_choice));
+  PARITY_RETURN_IF_ERROR(bench::gemm_run_bench_problems(request).status());
+  return run_on_cuda_device("bench gemm-run",
+                            [&] { return bench::run_gemm_run_bench_report(request, print_flushed); });
+}
+
+void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
+  auto args = std::make_shared<BenchGemmRunArgs>();
+  auto& r = args->request;
+  auto* cmd = bench.add_subcommand("gemm-run", "DLRM dense-layer GEMMs through gemm::Gemm::run vs the oracle");
+  cmd->add_option("--model", r.model, "all, dlrm-kaggle or dlrm-v2");
+  cmd->add_option("--batch-size", r.batch_size, "batch size (N of forward/data-gradient, K of weight-gradient)");
+  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
+  add_bench_flags(cmd, args->timing, TimingFlags::kCounts, r.out);
+  cmd->add_option("--gemm-choice", args->gemm_choice,
+                  "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic");
+  cmd->add_flag("--no-oracle", args->no_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
+  cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models");
+  cmd->callback([args, &outcome] { outcome.status = run_bench_gemm_run(*args); });
 }
 
 }  // namespace
 
-void add_bench_commands(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<HbmArgs>();
-  auto* hbm = bench.add_subcommand("hbm", "Device memory bandwidth: D2D copy, bytes read + written, L2 flushed");
-  hbm->add_option("--bytes", args->bytes_text,
-                  "bytes read + written per copy (e.g. 4GiB, 512MiB, 1e9); far above L2");
-  add_timing_flags(hbm, args->timing, TimingFlags::kAll);
-  hbm->add_option("--out", args->out, "write the results JSON (with provenance) to FILE");
-  hbm->callback([args, &outcome] { outcome.status = run_bench_hbm(*args); });
+void add_bench_commands(CLI::App& app, Outcome& outcome) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks: device-event timing, L2 flushed, baseline beside");
+  bench->require_subcommand(1);
+  add_bench_hbm(*bench, outcome);
+  add_bench_gemm(*bench, outcome);
+  add_bench_tbe(*bench, outcome);
+  add_bench_attention(*bench, outcome);
+  add_bench_interaction(*bench, outcome);
+  add_bench_gemm_run(*bench, outcome);
+  add_bench_comm_command(*bench, outcome);
+  add_bench_train_command(*bench, outcome);
 }
 
 }  // namespace parity::cli

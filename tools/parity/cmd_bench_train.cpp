@@ -1,14 +1,18 @@
 // `parity bench train`: training-step throughput of a model preset or spec on the CPU or the GPU
 // (include/parity/train/step_bench.hpp): batch resident on the device, and staged from the host
-// every step, medians of the timed steps.
+// every step, medians of the timed steps; with --comm, the distributed step beside it.
+// `parity bench comm` (run as `mpirun -np R parity bench comm ...`): collectives swept over sizes
+// in nccl-tests conventions (checked, then timed; algbw/busbw), results JSON, and the planner's
+// alpha-beta calibration (--calibration-out, or --fit-from RESULTS.json without running); rank 0
+// prints (parity/comm/bench_run.hpp).
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "comm_session.hpp"
 #include "commands.hpp"
-#include "parity/train/dist_setup.hpp"
-#include "parity/train/gpu_dist_trainer.hpp"
+#include "flags.hpp"
+#include "parity/comm/bench_run.hpp"
+#include "parity/train/dist_run.hpp"
 #include "parity/train/report_text.hpp"
 #include "parity/train/step_bench.hpp"
 #include "parity/train/train_settings.hpp"
@@ -23,27 +27,12 @@ struct BenchTrainArgs {
   int rounds = 5;
 };
 
-// --comm nccl (GPU ranks; one rank also times the single-process step) or local (CPU, one rank):
-// the distributed step against the single-process step on the same resident batch, alternating
-// rounds (train::benchmark_distributed_step); rank 0 prints and writes the JSON.
-Status run_bench_train_comm(const model::ModelSpec& spec, const train::StepBenchOptions& options,
-                            const std::string& backend, int rounds, const std::string& out) {
-  PARITY_RETURN_IF_ERROR(train::check_device_for_backend(options.device, backend, "--comm"));
-  PARITY_ASSIGN_OR_RETURN(CommSession session, open_comm_session(backend, {}));
-  PARITY_ASSIGN_OR_RETURN(const auto report,
-                          train::benchmark_distributed_step(spec, options, *session.collective, rounds));
-  if (session.collective->rank() != 0) return Status::ok();
-  std::fputs(train::dist_step_bench_text(report, spec, options, rounds).c_str(), stdout);
-  if (out.empty()) return Status::ok();
-  PARITY_RETURN_IF_ERROR(train::write_dist_step_bench_json(report, spec, options, out));
-  std::printf("wrote %s\n", out.c_str());
-  return Status::ok();
-}
-
 Status run_bench_train(const BenchTrainArgs& args) {
   PARITY_ASSIGN_OR_RETURN(const model::ModelSpec spec, model::load_spec(args.settings.model, args.settings.overrides));
   PARITY_ASSIGN_OR_RETURN(const train::StepBenchOptions options, train::step_bench_options_from_settings(args.settings));
-  if (!args.comm.empty()) return run_bench_train_comm(spec, options, args.comm, args.rounds, args.out);
+  if (!args.comm.empty()) {
+    return train::run_distributed_step_bench(spec, options, args.comm, "--comm", args.rounds, args.out, print_flushed);
+  }
   PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
   std::fputs(train::step_bench_text(report, options).c_str(), stdout);
   if (args.out.empty()) return Status::ok();
@@ -53,6 +42,30 @@ Status run_bench_train(const BenchTrainArgs& args) {
 }
 
 }  // namespace
+
+void add_bench_comm_command(CLI::App& bench, Outcome& outcome) {
+  auto run = std::make_shared<comm::CommBenchRun>();
+  comm::CommBenchSettings& settings = run->settings;
+  auto* cmd = bench.add_subcommand(
+      "comm", "Collectives (nccl-tests conventions) and the planner's alpha-beta fit; run under mpirun -np R");
+  const auto flag = [cmd](const char* name, auto& value, const char* help) { cmd->add_option(name, value, help); };
+  flag("--backend", run->backend, "local, mpi (CPU ranks) or nccl (GPUs)");
+  flag("--min-bytes", settings.min_bytes, "smallest size S (e.g. 8, 1KiB)");
+  flag("--max-bytes", settings.max_bytes, "largest size S");
+  flag("--step-factor", settings.step_factor, "size multiplier between steps (> 1)");
+  flag("--collectives", settings.collectives, "comma list (also: broadcast)");
+  flag("--placement", settings.placement, "both, out_of_place or in_place");
+  flag("--dtype", settings.dtype, "fp32, fp64, bf16, fp16, int32, int64");
+  flag("--op", settings.op, "sum or max");
+  flag("--warmup", settings.warmup, "untimed calls per size");
+  flag("--reps", settings.repetitions, "timed repetitions per size (median reported)");
+  flag("--timeout-ms", run->timeout_ms, "a collective not done by then fails (0: no deadline)");
+  flag("--out", run->out, "results JSON with provenance (rank 0 writes)");
+  flag("--calibration-out", run->calibration_out,
+       "fit alpha-beta, write the calibration JSON ('auto': <data dir>/calibration/comm_*.json)");
+  flag("--fit-from", run->fit_from, "fit a results JSON written earlier (no run)");
+  cmd->callback([run, &outcome] { outcome.status = comm::run_comm_bench_command(*run, print_flushed); });
+}
 
 void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
   auto args = std::make_shared<BenchTrainArgs>();

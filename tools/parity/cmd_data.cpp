@@ -59,7 +59,8 @@ Status run_convert(const DataOptions& options) {
 
 }  // namespace
 
-void add_data_commands(CLI::App& data, Outcome& outcome) {
+void add_data_commands(CLI::App& app, Outcome& outcome) {
+  CLI::App& data = *app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion")->require_subcommand(1);
   auto options = std::make_shared<DataOptions>();
   data::SyntheticSettings& s = options->synthetic;
   auto* generate = data.add_subcommand(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "parity/gemm/workflow.hpp"
 
 namespace parity::cli {
@@ -18,15 +19,10 @@ namespace gemm = parity::gemm;
 struct GemmOptions {
   std::string data_dir;
   gemm::ModelSource model;
-  gemm::GemmProblem sizes;  // m, n, k, batch, leading dimensions, alignment; the rest from text
-  std::string dtype = "bf16", layout = "TN", epilogue = "none";
-  int top = 5;
+  gemm::SelectSettings select;  // its model from the two above
   bool is_json_output = false;
-  bool is_latency_report = false;
-  bool is_explained = false;
   std::string mode = "analytical";
   std::string half = "all";
-  int latency_samples = 10000;
   std::string origami_csv;
   gemm::CalibrateRequest calibrate;
   gemm::EvalRequest eval;
@@ -34,25 +30,11 @@ struct GemmOptions {
 
 gemm::ModelSource model_source(const GemmOptions& o) { return gemm::with_data_dir(o.model, o.data_dir); }
 
-Result<gemm::GemmProblem> problem_of(const GemmOptions& o) {
-  gemm::GemmProblem sizes = o.sizes;
-  // The latency report draws its own shapes: a placeholder size when none is given.
-  if (o.is_latency_report && sizes.m == 0 && sizes.n == 0 && sizes.k == 0) sizes.m = sizes.n = sizes.k = 4096;
-  return gemm::gemm_problem_from_text(sizes, o.dtype, o.layout, o.epilogue);
-}
-
 Status run_select(const GemmOptions& o) {
-  PARITY_CHECK_ARG(o.top >= 1, "gemm select: --top=", o.top, " must be >= 1");
-  PARITY_ASSIGN_OR_RETURN(const auto problem, problem_of(o));
-  PARITY_ASSIGN_OR_RETURN(const auto model, gemm::load_model(model_source(o)));
-  const auto top = static_cast<std::size_t>(o.top);
-  if (o.is_latency_report) {
-    PARITY_ASSIGN_OR_RETURN(const auto latency, gemm::measure_selection_latency(model, problem, o.latency_samples, top));
-    std::cout << (o.is_json_output ? gemm::to_json(latency) : gemm::to_text(latency));
-    return Status::ok();
-  }
-  PARITY_ASSIGN_OR_RETURN(const auto report, gemm::select_report(model, problem, top, o.is_explained));
-  std::cout << (o.is_json_output ? gemm::to_json(report) : gemm::to_text(report));
+  gemm::SelectSettings settings = o.select;
+  settings.model = model_source(o);
+  PARITY_ASSIGN_OR_RETURN(const std::string text, gemm::select_command_report(settings));
+  std::cout << text;
   return Status::ok();
 }
 
@@ -82,7 +64,7 @@ Status run_agree(const GemmOptions& o) {
   return Status::ok();
 }
 
-void add_problem_options(CLI::App& command, GemmOptions& o) {
+void add_problem_options(CLI::App& command, gemm::SelectSettings& o) {
   command.add_option("--m", o.sizes.m, "Rows of C");
   command.add_option("--n", o.sizes.n, "Columns of C");
   command.add_option("--k", o.sizes.k, "Reduction length");
@@ -98,7 +80,7 @@ void add_problem_options(CLI::App& command, GemmOptions& o) {
 
 void add_common_options(CLI::App& command, GemmOptions& o, const char* hw_help) {
   command.add_option("--hw", o.model.hw, hw_help);
-  command.add_option("--data-dir", o.data_dir, "Data directory (default: PARITY_DATA_DIR or the installed data)");
+  add_data_dir_option(&command, o.data_dir);
   command.add_option("--calibration", o.model.calibration_file,
                      "GEMM calibration file (default: <data>/calibration/<hw>_gemm.json)");
 }
@@ -150,19 +132,21 @@ void add_eval(CLI::App& gemm, GemmOptions& o, Outcome& outcome, const std::share
 
 }  // namespace
 
-void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
+void add_gemm_commands(CLI::App& app, Outcome& outcome) {
+  CLI::App& gemm = *app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)")
+                        ->require_subcommand(1);
   auto options = std::make_shared<GemmOptions>();
   auto& o = *options;
 
   auto* select = gemm.add_subcommand("select", "Pick a GEMM configuration from the model (no GPU)");
   add_common_options(*select, o, "Catalogue GPU (h200, h100_sxm, b200, mi300x, mi350x, ...)");
-  add_problem_options(*select, o);
-  select->add_option("--top", o.top, "How many ranked candidates to show (default 5)");
-  select->add_flag("--json", o.is_json_output, "Print JSON");
-  select->add_flag("--explain", o.is_explained,
+  add_problem_options(*select, o.select);
+  select->add_option("--top", o.select.top, "How many ranked candidates to show (default 5)");
+  select->add_flag("--json", o.select.is_json, "Print JSON");
+  select->add_flag("--explain", o.select.is_explained,
                    "Split each top candidate's predicted time into compute, memory, L2, launch/wave, reduction");
-  select->add_flag("--latency", o.is_latency_report, "Report selection latency (p50/p99) over unseen random shapes instead");
-  select->add_option("--latency-samples", o.latency_samples, "Shapes timed by --latency");
+  select->add_flag("--latency", o.select.is_latency_report, "Report selection latency (p50/p99) over unseen random shapes instead");
+  select->add_option("--latency-samples", o.select.latency_samples, "Shapes timed by --latency");
   select->callback([options, &outcome] { outcome.status = run_select(*options); });
 
   add_calibrate(gemm, o, outcome, options);
@@ -174,6 +158,7 @@ void add_gemm_commands(CLI::App& gemm, Outcome& outcome) {
   agree->add_option("--half", o.half, "all (default), port, held-out (the seeded split of data/reference/origami/split.csv) or both (text)");
   agree->add_flag("--json", o.is_json_output, "Print JSON");
   agree->callback([options, &outcome] { outcome.status = run_agree(*options); });
+  add_gemm_run_commands(gemm, outcome);
 }
 
 }  // namespace parity::cli

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "commands.hpp"
-#include "device_support.hpp"
 #include "flags.hpp"
 #include "parity/bench/gemm_measure.hpp"
 
@@ -44,12 +43,7 @@ Status run_gemm_run(const RunArgs& args) {
   PARITY_ASSIGN_OR_RETURN(request.model, gemm::load_model(source_of(args)));
   request.options = args.options;
   request.out = args.out;
-  PARITY_RETURN_IF_ERROR(require_cuda_device("gemm run"));
-#ifdef PARITY_HAS_CUDA
-  PARITY_ASSIGN_OR_RETURN(const std::string report, gemm::run_selected_gemm(request));
-  std::fputs(report.c_str(), stdout);
-#endif
-  return Status::ok();
+  return run_on_cuda_device("gemm run", [&] { return gemm::run_selected_gemm(request); });
 }
 
 Status run_gemm_measure(const MeasureArgs& args) {
@@ -68,21 +62,12 @@ Status run_gemm_measure(const MeasureArgs& args) {
     std::fprintf(stderr, "gemm measure: no selector (%s); selector picks are not timed\n",
                  model.status().to_string().c_str());
   }
-  PARITY_RETURN_IF_ERROR(require_cuda_device("gemm measure"));
-#ifdef PARITY_HAS_CUDA
-  const auto print = [](const std::string& line) {
-    std::fputs(line.c_str(), stdout);
-    std::fflush(stdout);
-  };
-  PARITY_ASSIGN_OR_RETURN(const std::string summary, gemm::measure_gemm_suite(request, print));
-  std::fputs(summary.c_str(), stdout);
-#endif
-  return Status::ok();
+  return run_on_cuda_device("gemm measure", [&] { return gemm::measure_gemm_suite(request, print_flushed); });
 }
 
 void add_common(CLI::App* cmd, CommonArgs& args) {
   cmd->add_option("--hw", args.model.hw, "catalogue name of this GPU, for the selector's model");
-  cmd->add_option("--data-dir", args.data_dir, "data directory (default: PARITY_DATA_DIR or the installed data)");
+  add_data_dir_option(cmd, args.data_dir);
   cmd->add_option("--reps", args.options.repetitions, "timed repetitions per candidate (one per interleaved round)");
   cmd->add_option("--warmup", args.options.warmup_iterations, "untimed iterations per candidate first");
   add_seed_option(cmd, args.options.seed, "seed of the inputs and of the interleaving order");

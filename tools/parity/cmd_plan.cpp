@@ -1,12 +1,15 @@
 // `parity plan` and `parity plan compare`: the co-design planner (library: include/parity/plan/,
 // the settings and files in plan/settings.hpp). Parses, calls, prints; every figure is MODELLED.
+// `parity plan validate`: the planner's single-GPU predictions against the trainer's measured
+// step time and peak memory (include/parity/plan/validate.hpp).
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "commands.hpp"
-#include "parity/plan/plan_io.hpp"
+#include "flags.hpp"
 #include "parity/plan/settings.hpp"
+#include "parity/plan/validate.hpp"
 
 namespace parity::cli {
 namespace {
@@ -26,40 +29,14 @@ struct PlanCliOptions {
   }
 };
 
+const auto print_to_cout = [](const std::string& text) { std::cout << text; };
+
 Status run_plan(const PlanCliOptions& cli) {
-  const plan::PlanSettings settings = cli.resolved();
-  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options,
-                          plan::plan_options_from_settings(settings));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext loaded,
-                          plan::load_planner_context(settings, cli.hw));
-  PARITY_ASSIGN_OR_RETURN(const plan::SearchResult result, plan::search(loaded.context, options));
-  std::cout << plan::search_report_text(result, loaded.context.model);
-  if (cli.out_dir.empty()) return Status::ok();
-  PARITY_ASSIGN_OR_RETURN(const std::string wrote,
-                          plan::write_search_files(cli.out_dir, result, loaded.context));
-  std::cout << wrote;
-  return Status::ok();
+  return plan::run_plan_search(cli.resolved(), cli.hw, cli.out_dir, print_to_cout);
 }
 
 Status run_compare(const PlanCliOptions& cli) {
-  const plan::PlanSettings settings = cli.resolved();
-  PARITY_ASSIGN_OR_RETURN(const plan::PlanOptions options,
-                          plan::plan_options_from_settings(settings));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext source,
-                          plan::load_planner_context(settings, cli.from_hw));
-  PARITY_ASSIGN_OR_RETURN(const plan::LoadedPlannerContext target,
-                          plan::load_planner_context(settings, cli.to_hw));
-  PARITY_CHECK_ARG(cli.headroom_scale >= 1.0, "--headroom: ", cli.headroom_scale, " must be >= 1");
-  PARITY_ASSIGN_OR_RETURN(
-      const plan::Comparison comparison,
-      plan::compare_port_and_codesign(source.context, target.context, options, cli.headroom_scale));
-  std::cout << plan::comparison_report(comparison);
-  if (cli.out_dir.empty()) return Status::ok();
-  PARITY_ASSIGN_OR_RETURN(
-      const std::string wrote,
-      plan::write_comparison_files(cli.out_dir, comparison, cli.from_hw, cli.to_hw));
-  std::cout << wrote;
-  return Status::ok();
+  return plan::run_plan_compare(cli.resolved(), cli.from_hw, cli.to_hw, cli.headroom_scale, cli.out_dir, print_to_cout);
 }
 
 void add_common_options(CLI::App& command, PlanCliOptions& options) {
@@ -74,12 +51,66 @@ void add_common_options(CLI::App& command, PlanCliOptions& options) {
   command.add_option("--sharding", s.sharding,
                      "allowed: table_wise,row_wise,column_wise,data_parallel");
   command.add_option("--out", options.out_dir, "write plan JSON (and SVG) here");
-  command.add_option("--data-dir", options.data_dir, "folder with hardware/ and calibration/");
+  add_data_dir_option(&command, options.data_dir);
+}
+
+struct ValidateArgs {
+  plan::ValidationOptions options;  // hardware, steps, predict-only; the rest from the flags below
+  std::string device = "gpu";
+  std::string configs;  // empty: the default list for the device
+  std::string configs_file;
+  std::string out;
+  std::string data_dir;
+};
+
+Status run_validate(const ValidateArgs& args) {
+  plan::ValidationOptions options = args.options;
+  PARITY_ASSIGN_OR_RETURN(options.device, parse_device_kind(args.device));
+  if (!args.data_dir.empty()) options.data_dir = std::filesystem::path(args.data_dir);
+  PARITY_RETURN_IF_ERROR(options.validate());
+  PARITY_ASSIGN_OR_RETURN(const std::vector<plan::ValidationConfig> configs,
+                          plan::validation_configs(options.device, args.configs, args.configs_file));
+  if (options.device == DeviceKind::kGpu && !options.predict_only) {
+    const Status device = require_cuda_device("plan validate");
+    if (!device.is_ok()) {
+      return unsupported(device.message(), "; `parity plan validate --device cpu` runs the CPU trainer on "
+                                            "tiny-sized configurations (the pipeline, not a GPU validation)");
+    }
+  }
+  PARITY_ASSIGN_OR_RETURN(const plan::ValidationReport report, plan::validate_plans(configs, options));
+  std::cout << plan::validation_report_text(report);
+  if (!args.out.empty()) {
+    PARITY_RETURN_IF_ERROR(plan::write_validation_json(report, args.out));
+    std::cout << "wrote " << args.out << "\n";
+  }
+  return Status::ok();
+}
+
+CLI::App* add_validate(CLI::App& plan, Outcome& outcome) {
+  auto args = std::make_shared<ValidateArgs>();
+  auto* cmd = plan.add_subcommand("validate", "Planner predictions vs the trainer's measured step time and peak memory");
+  cmd->add_option("--device", args->device, "gpu (default; needs a CUDA device) or cpu (tiny configurations)");
+  cmd->add_option("--hw", args->options.hardware, "catalogue GPU the planner predicts for (default h200)");
+  cmd->add_option("--configs", args->configs,
+                  "MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER][,...] (default: the device's list)");
+  cmd->add_option("--configs-file", args->configs_file,
+                  "a validation-set file, one configuration per line (e.g. bench/plan/validation_set_1.txt)");
+  cmd->add_option("--warmup", args->options.warmup_steps, "warm-up steps per configuration (default 3)");
+  cmd->add_option("--steps", args->options.timed_steps, "timed steps per configuration (default 10)");
+  cmd->add_option("--out", args->out, "write the results JSON here");
+  add_data_dir_option(cmd, args->data_dir);
+  cmd->add_flag("--predict-only", args->options.predict_only,
+                "print the planner's predictions (and phases) without running the trainer");
+  cmd->callback([args, &outcome] { outcome.status = run_validate(*args); });
+  return cmd;
 }
 
 }  // namespace
 
-void add_plan_commands(CLI::App& plan, Outcome& outcome) {
+void add_plan_commands(CLI::App& app, Outcome& outcome) {
+  CLI::App& plan =
+      *app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
+  plan.option_defaults()->always_capture_default(false);  // the planner's help lists its defaults itself
   auto options = std::make_shared<PlanCliOptions>();
   add_common_options(plan, *options);
   plan.add_option("--hw", options->hw, "catalogue GPU (parity hw list)");
@@ -94,8 +125,7 @@ void add_plan_commands(CLI::App& plan, Outcome& outcome) {
                       "largest model scale tried (default 8)");
   compare->callback(
       [compare_options, &outcome] { outcome.status = run_compare(*compare_options); });
-  add_plan_validate_command(plan, outcome);
-  CLI::App* validate = plan.get_subcommand("validate");
+  CLI::App* validate = add_validate(plan, outcome);
   plan.callback([options, compare, validate, &outcome] {
     if (!compare->parsed() && !validate->parsed()) outcome.status = run_plan(*options);
   });

@@ -34,7 +34,9 @@ Status run_check(std::uint64_t seed) {
 
 }  // namespace
 
-void add_tbe_commands(CLI::App& tbe, Outcome& outcome) {
+void add_tbe_commands(CLI::App& app, Outcome& outcome) {
+  CLI::App& tbe = *app.add_subcommand("tbe", "Table-batched embeddings: correctness runs against the fp64 reference")
+                       ->require_subcommand(1);
   auto* check = tbe.add_subcommand("check", "Run every TBE path on a small built-in problem against the fp64 reference");
   auto seed = std::make_shared<std::uint64_t>(7);
   add_seed_option(check, *seed, "Seed of the built-in problem (unsigned 64-bit)");

@@ -7,8 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "cmd_train_dist.hpp"
 #include "commands.hpp"
+#include "flags.hpp"
+#include "parity/train/dist_run.hpp"
 #include "parity/train/report_text.hpp"
 #include "parity/train/train_settings.hpp"
 #include "parity/train/trainer.hpp"
@@ -58,15 +59,16 @@ Status run_train(const TrainFlags& flags) {
   if (flags.distributed) {
     train::DistTrainSettings dist = flags.dist;
     dist.plan = flags.plan;
-    const auto done = [printer](const train::TrainSummary& summary) {
+    train::DistRunReport report;
+    report.print = print_flushed;
+    report.on_summary = [printer](const train::TrainSummary& summary) {
       printer->end_bar();
       print_summary(summary);
     };
-    if (flags.backend != "mpi") return run_gpu_distributed_train(options, dist, flags.backend, done);
-    return run_distributed_train(options, dist, done);
+    report.on_peer_lost = exit_without_finalize;
+    return train::run_distributed_train(options, dist, flags.backend, report);
   }
-  std::fputs(train::train_start_text(options).c_str(), stdout);
-  std::fflush(stdout);
+  print_flushed(train::train_start_text(options));
   auto summary = train::train(options);
   printer->end_bar();
   if (!summary.is_ok()) return summary.status();

@@ -1,4 +1,4 @@
-// Subcommand registration for the parity CLI. Each cmd_*.cpp adds its subcommands to the app;
+// Subcommand registration for the parity CLI. Each cmd_*.cpp adds its command group to the app;
 // a subcommand's callback stores its Status in `outcome`, and main maps it to an exit code.
 // Only tools/parity prints and exits.
 #pragma once
@@ -22,22 +22,17 @@ int exit_code_for(const Status& status);
 // the job, stopped ranks included).
 [[noreturn]] void exit_without_finalize(const Status& status);
 
-void add_hw_commands(CLI::App& hw, Outcome& outcome);           // list, show, compare
-void add_probe_command(CLI::App& hw, Outcome& outcome);         // hw probe
-void add_bench_commands(CLI::App& bench, Outcome& outcome);     // bench hbm
-void add_bench_gemm_command(CLI::App& bench, Outcome& outcome);  // bench gemm
-void add_bench_tbe_command(CLI::App& bench, Outcome& outcome);  // bench tbe
-void add_bench_attention_command(CLI::App& bench, Outcome& outcome);  // bench attention
-void add_bench_interaction_command(CLI::App& bench, Outcome& outcome);  // bench interaction (dot, fwd/bwd)
-void add_bench_gemm_run_command(CLI::App& bench, Outcome& outcome);  // bench gemm-run
-void add_bench_train_command(CLI::App& bench, Outcome& outcome);  // bench train (step throughput)
-void add_bench_comm_command(CLI::App& bench, Outcome& outcome);  // bench comm (collectives, alpha-beta fit)
-void add_gemm_commands(CLI::App& gemm, Outcome& outcome);       // gemm select/eval/calibrate
-void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome);   // gemm run/measure (cuBLASLt)
-void add_tbe_commands(CLI::App& tbe, Outcome& outcome);         // tbe check (correctness run)
-void add_train_command(CLI::App& app, Outcome& outcome);        // train (cmd_train.cpp)
-void add_data_commands(CLI::App& data, Outcome& outcome);       // data generate / convert-criteo
-void add_plan_commands(CLI::App& plan, Outcome& outcome);       // plan, plan compare
-void add_plan_validate_command(CLI::App& plan, Outcome& outcome);  // plan validate (runs the trainer)
+// Each adds its command group to the app (one cmd_<group>.cpp each).
+void add_hw_commands(CLI::App& app, Outcome& outcome);     // hw list, show, compare, probe
+void add_bench_commands(CLI::App& app, Outcome& outcome);  // bench hbm, gemm, tbe, attention, interaction, gemm-run
+void add_gemm_commands(CLI::App& app, Outcome& outcome);   // gemm select, calibrate, eval, agree
+void add_tbe_commands(CLI::App& app, Outcome& outcome);    // tbe check (correctness run)
+void add_train_command(CLI::App& app, Outcome& outcome);   // train
+void add_data_commands(CLI::App& app, Outcome& outcome);   // data generate, convert-criteo
+void add_plan_commands(CLI::App& app, Outcome& outcome);   // plan, plan compare, plan validate
+// Parts of a group in a file of their own.
+void add_bench_train_command(CLI::App& bench, Outcome& outcome);  // bench train (cmd_bench_train.cpp)
+void add_bench_comm_command(CLI::App& bench, Outcome& outcome);   // bench comm (cmd_bench_train.cpp)
+void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome);     // gemm run, measure (cmd_gemm_run.cpp)
 
 }  // namespace parity::cli

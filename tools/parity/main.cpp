@@ -41,48 +41,21 @@ int main(int argc, char** argv) {
   app.option_defaults()->always_capture_default();
   Outcome outcome;
 
-  auto* hw = app.add_subcommand("hw", "Hardware catalogue and the local GPU probe");
-  hw->require_subcommand(1);
-  add_hw_commands(*hw, outcome);
-  add_probe_command(*hw, outcome);
-
-  auto* bench = app.add_subcommand("bench", "Benchmarks: device-event timing, L2 flushed, baseline beside");
-  bench->require_subcommand(1);
-  add_bench_commands(*bench, outcome);
-  add_bench_gemm_command(*bench, outcome);
-  add_bench_tbe_command(*bench, outcome);
-  add_bench_attention_command(*bench, outcome);
-  add_bench_interaction_command(*bench, outcome);
-  add_bench_gemm_run_command(*bench, outcome);
-  add_bench_comm_command(*bench, outcome);
-  add_bench_train_command(*bench, outcome);
-
-  auto* gemm = app.add_subcommand("gemm", "Analytical GEMM selection (any catalogue GPU) and runs (NVIDIA)");
-  gemm->require_subcommand(1);
-  add_gemm_commands(*gemm, outcome);
-  add_gemm_run_commands(*gemm, outcome);
-
-  auto* tbe = app.add_subcommand("tbe", "Table-batched embeddings: correctness runs against the fp64 reference");
-  tbe->require_subcommand(1);
-  add_tbe_commands(*tbe, outcome);
-
+  add_hw_commands(app, outcome);
+  add_bench_commands(app, outcome);
+  add_gemm_commands(app, outcome);
+  add_tbe_commands(app, outcome);
   add_train_command(app, outcome);
-
-  auto* data = app.add_subcommand("data", "Datasets: synthetic generation, Criteo TSV conversion");
-  data->require_subcommand(1);
-  add_data_commands(*data, outcome);
-
+  add_data_commands(app, outcome);
+  // Set before plan is added, which inherits it (the groups above do not).
   app.footer(
       "Exit codes: 0 ok, 1 runtime error, 2 invalid input or usage, 3 unsupported on this "
       "build/hardware, 4 internal error (a bug: please report the message).");
+  add_plan_commands(app, outcome);
 
   // The library reports every failure as a Status; an exception reaching here is a bug, but it
   // still gets a message and its own exit code instead of an abort.
   constexpr int kInternalErrorExitCode = 4;
-  auto* plan = app.add_subcommand("plan", "Co-design planner: batch, checkpointing, sharding, precision (MODELLED)");
-  plan->option_defaults()->always_capture_default(false);  // the planner's help lists its defaults itself
-  add_plan_commands(*plan, outcome);
-
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

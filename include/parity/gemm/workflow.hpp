@@ -95,6 +95,21 @@ Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, con
 std::string to_text(const SelectionLatency& latency);
 std::string to_json(const SelectionLatency& latency);
 
+/// `gemm select` as settings (sizes as numbers, the rest as text): what it prints.
+struct SelectSettings {
+  ModelSource model;
+  GemmProblem sizes;  // m, n, k, batch, leading dimensions, alignment
+  std::string dtype = "bf16", layout = "TN", epilogue = "none";
+  int top = 5;  // ranked candidates shown, >= 1
+  bool is_json = false;
+  bool is_explained = false;      // each row's predicted-time breakdown
+  bool is_latency_report = false;  // measure_selection_latency instead (m = n = k = 4096 when none is given)
+  int latency_samples = 10000;
+};
+/// The problem, the model, then select_report (or measure_selection_latency) as text or JSON;
+/// errors name the flag ("gemm select: --top=0 must be >= 1").
+Result<std::string> select_command_report(const SelectSettings& settings);
+
 // ---- calibrate ----
 struct CalibrateRequest {
   ModelSource model;  // hw empty: the measurements' device

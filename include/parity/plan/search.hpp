@@ -58,6 +58,8 @@ struct Comparison {
   std::vector<HeadroomPoint> headroom;         // on the target
   std::vector<HeadroomPoint> source_headroom;  // the same changes on the source, for contrast
 };
+/// max_headroom_scale: the largest model scale the headroom tries, >= 1 ("--headroom: 0.5 must be
+/// >= 1"); the two machines must have the same GPU count.
 Result<Comparison> compare_port_and_codesign(const PlannerContext& source,
                                              const PlannerContext& target,
                                              const PlanOptions& options, double max_headroom_scale);

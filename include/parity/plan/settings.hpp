@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,5 +55,18 @@ Result<std::string> write_search_files(const std::filesystem::path& dir, const S
 Result<std::string> write_comparison_files(const std::filesystem::path& dir,
                                            const Comparison& comparison, const std::string& from_hw,
                                            const std::string& to_hw);
+
+/// Where a planner run's text goes: the report, then the line saying which files were written.
+using PrintText = std::function<void(const std::string&)>;
+
+/// `parity plan`: the search on catalogue GPU `hw`, its report printed, then with `out_dir` the
+/// search files written.
+Status run_plan_search(const PlanSettings& settings, const std::string& hw, const std::string& out_dir,
+                       const PrintText& print);
+
+/// `parity plan compare`: the port of from_hw's best plan to to_hw against to_hw's own best
+/// (compare_port_and_codesign), its report printed, then with `out_dir` the comparison files.
+Status run_plan_compare(const PlanSettings& settings, const std::string& from_hw, const std::string& to_hw,
+                        double max_headroom_scale, const std::string& out_dir, const PrintText& print);
 
 }  // namespace parity::plan
