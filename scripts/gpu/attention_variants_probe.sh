@@ -5,7 +5,7 @@
 # beside the variants that passed, and the torch / Triton baselines on the same lengths.
 # Called like the bench_*.sh pieces (build dir as $1, $OUT set): run_all.sh runs it with
 # `--only attention_variants_probe`.
-#   PROBE_FORWARD=wgmma_tma_tile_major,wgmma_tma_persistent   # forward suffixes (test parameter names)
+#   PROBE_FORWARD=wgmma_tma_tile_major,wgmma_tma_persistent,wgmma_tma_pair_walk   # forward suffixes (test parameter names)
 #   PROBE_BACKWARD=wgmma_ws,wgmma_ws_dqtma                    # backward suffixes
 #   PROBE_TEST_TIMEOUT_S=60  PROBE_BENCH_TIMEOUT_S=240  PROBE_BASELINES=1
 set -uo pipefail
@@ -36,7 +36,7 @@ probe_variant() {
 }
 
 forward_ok=()
-forward_list="${PROBE_FORWARD-wgmma_tma_tile_major,wgmma_tma_persistent}"
+forward_list="${PROBE_FORWARD-wgmma_tma_tile_major,wgmma_tma_persistent,wgmma_tma_pair_walk}"
 for s in ${forward_list//,/ }; do
   v=$(probe_variant forward "$s") && forward_ok+=("$v")
 done

@@ -32,7 +32,7 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attentio
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_tile_major_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_persistent_slot();
 // kWgmmaTma's kernel with a few adjacent blocks per (sequence, head), each walking every k-th q
-// tile (gpu::ForwardKernel::kWgmmaTmaPairWalk); listed last, by name (A/B).
+// tile (gpu::ForwardKernel::kWgmmaTmaPairWalk); listed first: the default where it runs.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionForwardArgs>& attention_forward_gpu_wgmma_tma_pair_walk_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_slot();
 // The Hopper wgmma backward (gpu::BackwardKernel::kWgmma): listed first among the GPU backwards,

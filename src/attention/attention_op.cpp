@@ -137,20 +137,21 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
   static const AttentionForwardCpu cpu;
-  // GPU order of preference: the walking TMA wgmma kernel where it runs (sm_90a, d_qk = d_v in
-  // {64, 128}; best or near-best on every target shape, 1-13% faster than wgmma_ws, run 46), then
-  // the cp.async warp-specialized one (14-16% faster than the round-2 wgmma kernel, run 44), then
+  // GPU order of preference: the TMA wgmma kernel walking the q tiles of a few adjacent blocks per
+  // (sequence, head) where it runs (sm_90a, d_qk = d_v in {64, 128}; K and V read from L2: 6% /
+  // 16-18% faster than the one-block-per-pair walk at N = 2048 / 4096, run 58), then that walk
+  // (1-13% faster than wgmma_ws, run 46; same limits), then the cp.async warp-specialized one (14-16% faster than the round-2 wgmma kernel, run 44), then
   // that round-2 wgmma kernel (kept for A/B by name), then the 128-row mma.sync kernel (4-16%
   // faster than the 64-row one, run 35), then the 64-row one for what all refuse (head dims
   // above 128, HIP builds). The other 128-key and TMA variants come last (by name, for A/B).
   static const std::vector<const AttentionForwardVariant*> variants = {
-      &cpu, &detail::attention_forward_gpu_wgmma_tma_seq_slot(), &detail::attention_forward_gpu_wgmma_ws_slot(),
+      &cpu, &detail::attention_forward_gpu_wgmma_tma_pair_walk_slot(),
+      &detail::attention_forward_gpu_wgmma_tma_seq_slot(), &detail::attention_forward_gpu_wgmma_ws_slot(),
       &detail::attention_forward_gpu_wgmma_slot(), &detail::attention_forward_gpu_rows128_slot(),
       &detail::attention_forward_gpu_slot(), &detail::attention_forward_gpu_wgmma_ws128_slot(),
       &detail::attention_forward_gpu_wgmma_tma_slot(), &detail::attention_forward_gpu_wgmma_tma64_slot(),
       &detail::attention_forward_gpu_wgmma_tma_tile_major_slot(),
-      &detail::attention_forward_gpu_wgmma_tma_persistent_slot(),
-      &detail::attention_forward_gpu_wgmma_tma_pair_walk_slot()};
+      &detail::attention_forward_gpu_wgmma_tma_persistent_slot()};
   return variants;
 }
 

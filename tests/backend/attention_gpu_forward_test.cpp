@@ -272,13 +272,13 @@ TEST_P(AttentionGpuRows128, GdpaCrossAttentionEveryActivation) {
 
 // The TMA forward schedules with enough (sequence, head) pairs that blocks walk several q tiles,
 // one test per variant so that a schedule that does not finish is named by its test:
-// - tma_seq (the default on sm_90a): B x H = 280 >= 2 blocks per SM on a 132-SM H200 (fewer SMs
+// - tma_seq (one block per pair): B x H = 280 >= 2 blocks per SM on a 132-SM H200 (fewer SMs
 //   too), so each block walks every q tile of its sequence;
 // - tma_tile_major: one block per q tile, the slots of one pair adjacent (empty slots of short
 //   sequences between busy ones);
 // - tma_persistent: 840 items over one block per SM, so each block's q tiles come from several
 //   sequences, empty items skipped, the next Q loaded for another sequence;
-// - tma_pair_walk: the tile-major grid with the slots pair_walk_slots picks (here few: the
+// - tma_pair_walk (the default on sm_90a): the tile-major grid with the slots pair_walk_slots picks (here few: the
 //   pairs' K and V are small), each block walking every slots-th q tile.
 // Lengths 0, 1, 129, 130, 200, 257, 300 (up to 3 q tiles), HSTU causal, d = 64; a softmax problem
 // whose sequences outgrow N (q tiles past the truncation: the tile slots' strides); and lengths

@@ -19,6 +19,7 @@ TEST(AttentionBench, ForwardVariantNamesAreChecked) {
   const Status unknown = check_attention_forward_variants({"attention_forward_gpu", "rows128"});
   EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.message().find("forward variant: 'rows128' is not one of attention_forward_cpu_openmp, "
+                                   "attention_forward_gpu_wgmma_tma_pair_walk, "
                                    "attention_forward_gpu_wgmma_tma_seq, attention_forward_gpu_wgmma_ws, "
                                    "attention_forward_gpu_wgmma, attention_forward_gpu_rows128, "
                                    "attention_forward_gpu"),

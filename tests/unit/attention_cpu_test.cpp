@@ -268,6 +268,28 @@ TEST(AttentionCpu, GpuContextIsRefusedWithTheReasonInACpuBuild) {
       << choice.status().to_string();
 }
 
+// The default forward is the first variant that can implement: on Hopper the TMA wgmma kernel
+// walking the q tiles of a few adjacent blocks per (sequence, head) (K and V stay in L2), then the
+// one-block-per-pair walk with the same limits; mma.sync kernels for what the wgmma ones refuse;
+// the other wgmma schedules by name only.
+TEST(AttentionCpu, ForwardOrderPutsThePairWalkFirst) {
+  std::vector<std::string> names;
+  for (const auto* variant : attention_forward_variants()) names.emplace_back(variant->name());
+  const std::vector<std::string> expected = {"attention_forward_cpu_openmp",
+                                             "attention_forward_gpu_wgmma_tma_pair_walk",
+                                             "attention_forward_gpu_wgmma_tma_seq",
+                                             "attention_forward_gpu_wgmma_ws",
+                                             "attention_forward_gpu_wgmma",
+                                             "attention_forward_gpu_rows128",
+                                             "attention_forward_gpu",
+                                             "attention_forward_gpu_wgmma_ws128",
+                                             "attention_forward_gpu_wgmma_tma",
+                                             "attention_forward_gpu_wgmma_tma64",
+                                             "attention_forward_gpu_wgmma_tma_tile_major",
+                                             "attention_forward_gpu_wgmma_tma_persistent"};
+  EXPECT_EQ(names, expected);
+}
+
 // The default backward is the first variant that can implement: on Hopper the warp-specialized
 // wgmma backward with dQ by TMA reduce-adds (also the deterministic mode's), the lockstep wgmma
 // one behind it with the same limits, then mma.sync; the ring and atomic-dQ ws ones by name only.

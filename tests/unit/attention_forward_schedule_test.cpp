@@ -237,7 +237,8 @@ TEST(AttentionForwardSchedule, PersistentGridIsResidentButNeverLargerThanTheItem
   EXPECT_EQ(forward_grid_blocks(2048, 32, false, 132), 65536);
 }
 
-// HSTU B=512, H=4, d=128 on an H200 (132 SMs, 50 MB L2): K and V of one pair are 2 MB at
+// HSTU B=512, H=4, d=128 on 132 SMs with a 50 MB L2 (the H200 reports more: 9 slots at
+// N = 4096 in run 58): K and V of one pair are 2 MB at
 // N = 4096, so 12 pairs fit half of L2 and 11 slots (12 resident pairs of 132 blocks) are needed;
 // 1 MB at N = 2048: 6 slots. Few pairs: enough slots for 2 blocks per SM; never more than the
 // q tiles; no L2 at all: one block per q tile.
