@@ -133,6 +133,11 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
       "attention_backward_gpu_wgmma_ws_dqtma");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot(
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk");
+  return slot;
+}
 }  // namespace detail
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
@@ -166,7 +171,8 @@ const std::vector<const AttentionBackwardVariant*>& attention_backward_variants(
   static const std::vector<const AttentionBackwardVariant*> variants = {
       &cpu, &detail::attention_backward_gpu_wgmma_ws_dqtma_slot(),
       &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot(),
-      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot()};
+      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot(),
+      &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot()};
   return variants;
 }
 

@@ -35,7 +35,7 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   SCOPED_TRACE(parity::testing::seed_trace(seed));
   for (const char* variant :
        {"attention_backward_gpu", "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
-        "attention_backward_gpu_wgmma_ws_dqtma"}) {
+        "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk"}) {
     for (int dim : {64, 128}) {
       for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
         SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
@@ -70,7 +70,8 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
 // The wgmma backwards with dQ split by columns (every schedule of the warp-specialized ones).
 constexpr const char* kWgmmaBackwards[] = {"attention_backward_gpu_wgmma",
                                            "attention_backward_gpu_wgmma_ws",
-                                           "attention_backward_gpu_wgmma_ws_dqtma"};
+                                           "attention_backward_gpu_wgmma_ws_dqtma",
+                                           "attention_backward_gpu_wgmma_ws_dqtma_pair_walk"};
 
 // The deterministic wgmma backwards against the fp64 reference on the edge cases (the lockstep
 // kernel's dQ path differs from its atomic mode's: both warpgroups' dS^T, split by columns).
@@ -113,6 +114,7 @@ constexpr const char* kBackwardMma = "attention_backward_gpu";
 constexpr const char* kBackwardWgmma = "attention_backward_gpu_wgmma";
 constexpr const char* kBackwardWgmmaWs = "attention_backward_gpu_wgmma_ws";
 constexpr const char* kBackwardWgmmaWsDqTma = "attention_backward_gpu_wgmma_ws_dqtma";
+constexpr const char* kBackwardWgmmaWsDqTmaPairWalk = "attention_backward_gpu_wgmma_ws_dqtma_pair_walk";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
@@ -132,7 +134,7 @@ class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
 
 INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
                          ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaWs,
-                                           kBackwardWgmmaWsDqTma),
+                                           kBackwardWgmmaWsDqTma, kBackwardWgmmaWsDqTmaPairWalk),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kBackwardMma) return std::string("mma_sync");
@@ -246,7 +248,8 @@ TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   mixed.dim_v = 64;
   EXPECT_TRUE(gpu::can_implement_backward(mixed, gpu::BackwardKernel::kMmaSync).is_ok());
   for (const auto kernel : {gpu::BackwardKernel::kWgmma, gpu::BackwardKernel::kWgmmaWs,
-                            gpu::BackwardKernel::kWgmmaWsTmaReduce}) {
+                            gpu::BackwardKernel::kWgmmaWsTmaReduce,
+                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk}) {
     expect_error(gpu::can_implement_backward(mixed, kernel), StatusCode::kUnsupported, "d_v=64");
   }
   AttentionProblem wide = p;

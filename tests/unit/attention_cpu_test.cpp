@@ -299,7 +299,7 @@ TEST(AttentionCpu, BackwardOrderPutsTheTmaReduceWgmmaFirst) {
   const std::vector<std::string> expected = {
       "attention_backward_cpu_openmp", "attention_backward_gpu_wgmma_ws_dqtma",
       "attention_backward_gpu_wgmma", "attention_backward_gpu", "attention_backward_gpu_wgmma_ring",
-      "attention_backward_gpu_wgmma_ws"};
+      "attention_backward_gpu_wgmma_ws", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk"};
   EXPECT_EQ(names, expected);
 }
 

@@ -98,6 +98,9 @@ void install() {
                                                       gpu::BackwardKernel::kWgmmaWs);
   static const AttentionBackwardGpu backward_wgmma_ws_dqtma(
       "attention_backward_gpu_wgmma_ws_dqtma", gpu::BackwardKernel::kWgmmaWsTmaReduce);
+  static const AttentionBackwardGpu backward_wgmma_ws_dqtma_pair_walk(
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
+      gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
@@ -114,6 +117,8 @@ void install() {
   detail::attention_backward_gpu_wgmma_ring_slot().install(&backward_wgmma_ring);
   detail::attention_backward_gpu_wgmma_ws_slot().install(&backward_wgmma_ws);
   detail::attention_backward_gpu_wgmma_ws_dqtma_slot().install(&backward_wgmma_ws_dqtma);
+  detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot().install(
+      &backward_wgmma_ws_dqtma_pair_walk);
 }
 
 }  // namespace parity::attention::gpu_variants

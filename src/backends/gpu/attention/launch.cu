@@ -61,19 +61,21 @@ Result<int> walk_tile_slots(const AttentionProblem& problem, int all_slots) {
   return static_cast<int>(std::clamp<std::int64_t>(slots, 1, all_slots));
 }
 
-// Tile slots of the pair walk (kWgmmaTmaPairWalk; forward_schedule.hpp, pair_walk_slots): the
-// device's SMs and L2, K and V of one (sequence, head) at N rows.
-Result<int> pair_walk_tile_slots(const AttentionProblem& problem, int all_slots) {
+// Tile slots of the pair walk (kWgmmaTmaPairWalk, kWgmmaWsTmaReducePairWalk; forward_schedule.hpp,
+// pair_walk_slots): the device's SMs and L2, and the bytes of one (sequence, head) at N rows that
+// every tile of the walk re-reads: K and V for the forward, q, dO and the row terms for the backward.
+Result<int> pair_walk_tile_slots(const AttentionProblem& problem, int all_slots,
+                                 std::int64_t streamed_bytes_per_row) {
   int device = 0, sm_count = 0, l2_bytes = 0;
   PARITY_GPU_TRY(gpuGetDevice(&device));
   PARITY_GPU_TRY(gpuDeviceGetAttribute(&sm_count, gpuDevAttrMultiProcessorCount, device));
 #if defined(PARITY_GPU_CUDA)
   PARITY_GPU_TRY(gpuDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
 #endif
-  const std::int64_t kv_bytes_per_pair =
-      std::max<std::int64_t>(problem.max_seq_len, 1) * (problem.dim_qk + problem.dim_v) * 2;
+  const std::int64_t bytes_per_pair =
+      std::max<std::int64_t>(problem.max_seq_len, 1) * streamed_bytes_per_row;
   return detail::kernels::pair_walk_slots(problem.batch * problem.heads, all_slots, sm_count,
-                                          l2_bytes, kv_bytes_per_pair);
+                                          l2_bytes, bytes_per_pair);
 }
 
 Status check_aligned(const void* pointer, const char* name) {
@@ -199,7 +201,8 @@ template <detail::Elem16 E>
 Status launch_backward_wgmma_ws(BackwardKernel kernel, const AttentionProblem& problem,
                                 const detail::AttentionParams& params, gpuStream_t stream) {
   using detail::WgmmaBackward;
-  if (kernel == BackwardKernel::kWgmmaWsTmaReduce)
+  if (kernel == BackwardKernel::kWgmmaWsTmaReduce ||
+      kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk)
     return detail::launch_backward_wgmma_ws_kernels<E, WgmmaBackward::kWsTmaReduce>(problem,
                                                                                    params, stream);
   return detail::launch_backward_wgmma_ws_kernels<E, WgmmaBackward::kWs>(problem, params, stream);
@@ -244,7 +247,8 @@ Status can_implement_backward(const AttentionProblem& problem, BackwardKernel ke
   }
   if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing)
     return can_implement_backward_wgmma(problem, kernel == BackwardKernel::kWgmmaRing);
-  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce)
+  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce ||
+      kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk)
     return can_implement_backward_wgmma(problem, false);  // the same limits
   return Status::ok();
 }
@@ -290,7 +294,10 @@ Status forward(const AttentionProblem& problem, const AttentionForwardArgs& args
       params.grid_tiles = *slots;
     }
     if (kernel == ForwardKernel::kWgmmaTmaPairWalk) {
-      PARITY_ASSIGN_OR_RETURN(params.grid_tiles, pair_walk_tile_slots(problem, params.grid_tiles));
+      // K and V rows (16-bit) are what every q tile re-reads.
+      PARITY_ASSIGN_OR_RETURN(
+          params.grid_tiles,
+          pair_walk_tile_slots(problem, params.grid_tiles, (problem.dim_qk + problem.dim_v) * 2));
     }
     // Slot s of a (sequence, head) takes its q tile grid_tiles - 1 - s: the heaviest causal tile
     // first, and the grid's last blocks are the lightest tiles (a short tail).
@@ -345,7 +352,8 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
   PARITY_GPU_TRY(
       gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
-  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce) {
+  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce ||
+      kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk) {
     // 128 kv rows a block; one block per (sequence, head) when deterministic (set above) or when
     // the pairs fill the device (the wgmma backward's walking rule). Its dQ split is the
     // deterministic one in every schedule, so params.deterministic stays as asked.
@@ -353,6 +361,14 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
       const int all_slots = tile_slots(problem, detail::kernels::kWgmmaRows);
       PARITY_ASSIGN_OR_RETURN(const int walk_slots, walk_tile_slots(problem, all_slots));
       params.grid_tiles = walk_slots == 1 ? 1 : all_slots;
+      if (kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk) {
+        // Every kv tile re-reads the q and dO rows after it (16-bit) and their two fp32 row terms.
+        PARITY_ASSIGN_OR_RETURN(
+            params.grid_tiles,
+            pair_walk_tile_slots(problem, all_slots,
+                                 (problem.dim_qk + problem.dim_v) * 2 + 2 * sizeof(float)));
+        params.q_tiles_fastest = true;  // the slots of a pair adjacent in the grid
+      }
     }
     return problem.dtype == DType::kBF16
                ? launch_backward_wgmma_ws<detail::Elem16::kBF16>(kernel, problem, params,
