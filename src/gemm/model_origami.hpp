@@ -185,6 +185,10 @@ class OrigamiModel final : public PerformanceModel {
   // terms and its MT_K range; a grid whose floor is above the cutoff is never bounded per run.
   double grid_floor_us(const TileBoundTerms& terms, const GridBound& grid,
                        const GridDepths& depths) const;
+  // Cheaper and lower still: at or below grid_floor_us from the grid's tile counts alone (which
+  // grids' terms and floors a search computes at all).
+  double grid_tile_count_floor_us(const TileBoundTerms& terms, int tile_m, int tile_n, int split,
+                                  double grid_m, double grid_n, const GridDepths& depths) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
   // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
   // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`

@@ -75,6 +75,9 @@ EpilogueCycles OrigamiModel::memo_epilogue_terms(const GemmProblem& problem,
 struct OrigamiModel::TileBoundTerms {
   double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
   double element_bytes = 0;
+  // grid_tile_count_floor_us's per-problem factors: MFMA cycles per MT_M MT_N MT_K at the fastest
+  // native instruction, L2 cycles per row element of one tile's operands across the CUs.
+  double compute_cycles_per_mnk = 0, l2_cycles_per_row_element = 0;
 };
 
 struct OrigamiModel::GridBound {
@@ -199,6 +202,35 @@ double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBound& g,
   return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin * (1.0 - 1e-9);
 }
 
+// inline: called for every grid of every selection (a call costs ~30 of its ~90 instructions).
+inline double OrigamiModel::grid_tile_count_floor_us(const TileBoundTerms& t, int tile_m,
+                                                     int tile_n, int split, double grid_m,
+                                                     double grid_n, const GridDepths& d) const {
+  // At or below grid_floor_us from the tile counts and the MT_K range alone (no decay or
+  // stores): its split and span with CUs / tiles unrounded (>= max_grid_split); the memory
+  // weight min(1, 1.5 x decay) >= 1.5 x 0.95^8 > 0.99.
+  const double tm = tile_m, tn = tile_n;
+  const double tk_min = d.smallest->tile_k, tk_max = d.largest->tile_k;
+  const double tiles = grid_m * grid_n * t.batch;
+  const double split_k = std::max(1.0, static_cast<double>(split));
+  const double grid_split = t.cus / tiles;
+  const double ms = std::max(split_k, std::min(grid_split, d.smallest->k_tiles_over_8));
+  const double span =
+      std::max(split_k * tk_max, std::min(grid_split * tk_max, (t.k + tk_max) / 8.0));
+  const double etp = grid_m * tm * grid_n * tn * std::max(t.k, tk_min) / t.mnk;
+  const double k_span = std::max(t.k / ms, 2.0 * tk_min);
+  const double iters_plus_one = std::max(t.k / span, 2.0);
+  const double compute = etp * tm * tn * t.compute_cycles_per_mnk * k_span;
+  const double row_elements = std::max(k_span, kL2LineBytes * iters_plus_one / t.element_bytes);
+  const double memory = etp * 0.99 *
+                        std::max((tm + tn) * t.l2_cycles_per_row_element * row_elements,
+                                 kDramLatencyCycles * iters_plus_one);
+  const double tile = std::max(compute, memory) + kEpilogueWeight * d.padding_min +
+                      kWorkgroupSetupCycles + kLoopCyclesPerIter * (iters_plus_one - 1.0);
+  // A relative 1e-6 below absorbs the two computations' different rounding.
+  return ceil_div(tiles, t.cus) * tile / hw_.cycles_per_us * kRoundingMargin * (1.0 - 1e-6);
+}
+
 // A run in the search's heap: its bound and index (candidates [starts[run], starts[run + 1])).
 struct OrigamiModel::Run {
   double bound;
@@ -218,6 +250,8 @@ OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& p
   terms.mnk = terms.m * terms.n * terms.k;
   terms.type_factor = input_type_factor(device_, problem.a_dtype);
   terms.element_bytes = element_bytes_of(problem);
+  terms.compute_cycles_per_mnk = 2.0 * min_cycles_per_flop_ * terms.type_factor;
+  terms.l2_cycles_per_row_element = terms.cus / hw_.l2_bytes_per_cycle * terms.element_bytes;
   return terms;
 }
 
@@ -433,7 +467,8 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
   std::size_t exact = 0;
   if (keep > 0) {
     thread_local ProblemTables tables;
-    thread_local std::vector<double> bounds, floors;
+    thread_local std::vector<double> bounds, floors, estimates;
+    thread_local std::vector<std::uint8_t> has_floor;
     thread_local std::vector<std::uint32_t>
         bounded;  // the runs given a bound (the others are never read)
     thread_local std::vector<GridBound> grids;
@@ -449,19 +484,45 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
     double* const floor_of = floors.data();
     const DepthBound* const depth_of = tables.depths.data();
     const OrigamiRunIndex::Head* const heads = index.heads.data();
-    // Per output grid its terms and a floor under all its runs' bounds.
-    std::size_t floor_grid = 0;
-    double lowest_floor = kInfinity;
+    // Per output grid a cheap estimate floor from its tile counts; its terms and floor only when
+    // the estimate can reach the lowest floor or the cutoff (floors are computed lazily).
+    estimates.resize(grid_count);
+    has_floor.assign(grid_count, 0);
+    double* const estimate_of = estimates.data();
+    std::size_t estimate_grid = grid_count;
     for (std::size_t gi = 0; gi < grid_count; ++gi) {
       const OrigamiRunIndex::Grid& g = index.grids[gi];
-      floor_of[gi] = kInfinity;
+      estimate_of[gi] = kInfinity;
       if (!g.is_feasible) continue;
-      grid_of[gi] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split, tiles_m[g.m],
-                               tiles_n[g.n]);
-      const GridDepths range{&depth_of[g.depth_min], &depth_of[g.depth_max],
-                             tables.padding_upto[g.depth_max]};
-      floor_of[gi] = grid_floor_us(terms, grid_of[gi], range);
-      if (floor_of[gi] < lowest_floor) floor_grid = gi, lowest_floor = floor_of[gi];
+      estimate_of[gi] = grid_tile_count_floor_us(
+          terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split, tiles_m[g.m], tiles_n[g.n],
+          {&depth_of[g.depth_min], &depth_of[g.depth_max], tables.padding_upto[g.depth_max]});
+      if (estimate_grid == grid_count || estimate_of[gi] < estimate_of[estimate_grid])
+        estimate_grid = gi;
+    }
+    const auto floor_at = [&](std::size_t gi) {
+      if (!has_floor[gi]) {
+        has_floor[gi] = 1;
+        const OrigamiRunIndex::Grid& g = index.grids[gi];
+        grid_of[gi] = grid_bound(terms, index.sizes_m[g.m], index.sizes_n[g.n], g.split,
+                                 tiles_m[g.m], tiles_n[g.n]);
+        const GridDepths range{&depth_of[g.depth_min], &depth_of[g.depth_max],
+                               tables.padding_upto[g.depth_max]};
+        floor_of[gi] = grid_floor_us(terms, grid_of[gi], range);
+      }
+      return floor_of[gi];
+    };
+    // The lowest floor (the first grid of it): at or below the least estimate's grid's floor, so
+    // only the grids estimated at or below that floor can hold it.
+    std::size_t floor_grid = 0;
+    double lowest_floor = kInfinity;
+    if (estimate_grid != grid_count) {
+      const double probe = floor_at(estimate_grid);
+      for (std::size_t gi = 0; gi < grid_count; ++gi) {
+        if (estimate_of[gi] <= probe && floor_at(gi) < lowest_floor) {
+          floor_grid = gi, lowest_floor = floor_of[gi];
+        }
+      }
     }
     // Run bounds only for the grids whose floor can reach the cutoff: first the lowest floor's
     // (its best run is the seed), the rest once the seed has set the cutoff. Every other run
@@ -484,7 +545,9 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
     if (lowest_floor != kInfinity) bound_grid(floor_grid);
     const auto bound_rest = [&](double seed_cutoff) {
       for (std::size_t gi = 0; gi < grid_count; ++gi) {
-        if (gi != floor_grid && floor_of[gi] <= seed_cutoff) bound_grid(gi);
+        if (gi != floor_grid && estimate_of[gi] <= seed_cutoff && floor_at(gi) <= seed_cutoff) {
+          bound_grid(gi);
+        }
       }
     };
     exact = search_runs(problem, prepared, bounds, index.starts, index.decompositions, seed, keep,
