@@ -47,7 +47,7 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_slot();
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_slot();
 // The TMA-reduce backward on the pair walk's grid (gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk),
-// selectable by name; listed last until measured.
+// listed first: the default backward where it runs.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot();
 
 }  // namespace parity::attention::detail
