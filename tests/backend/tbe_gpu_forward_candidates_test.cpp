@@ -130,7 +130,8 @@ TEST(GpuTbeForwardCandidates, ForcedOnAWideOrMisalignedProblemIsRefusedWithTheRe
   for (const auto& candidate : candidates()) {
     const bool is_warp_tile = std::string(candidate.name).rfind("warp_tile", 0) == 0;
     const bool reads_8_byte_pieces = candidate.kernel == egpu::ForwardKernel::kWarpTileOneHot ||
-                                     candidate.kernel == egpu::ForwardKernel::kWarpTileShortBagsLight;
+                                     candidate.kernel == egpu::ForwardKernel::kWarpTileShortBagsLight ||
+                                     candidate.kernel == egpu::ForwardKernel::kNarrowRowsDeep;
     const auto too_wide = is_warp_tile ? std::tuple{256, DType::kF32, "1024 bytes"} : std::tuple{64, DType::kF32, "256 bytes"};
     for (const auto& [dim, weight_dtype, reason] : {too_wide, std::tuple{4, DType::kF16, "16-byte boundaries"}}) {
       if (reads_8_byte_pieces && weight_dtype == DType::kF16) continue;
