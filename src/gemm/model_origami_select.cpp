@@ -1,3 +1,5 @@
+// Over 600 lines: the four search stages (grid floors, run bounds, refined bounds, exact runs) share
+// one per-problem run index and cutoff; split apart they would pass that state through every call.
 // The Origami model's pruned selection (predict_top_us, predict_top_runs_us): one admissible
 // bound per run of candidates of one macro tile from the tile fields alone, runs refined per
 // launch geometry and predicted exactly only below the cutoff (docs/gemm_model.md, "Hierarchical
