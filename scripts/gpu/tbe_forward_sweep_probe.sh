@@ -20,7 +20,7 @@ import json, sys
 for c in json.load(open(sys.argv[1]))['configurations']:
     if c['name'] == sys.argv[2]: print(' '.join(c['flags']))" "$set_dir/manifest.json" "$name")"
   # shellcheck disable=SC2086  # flags are words by construction
-  "$parity" bench tbe --layout "$set_dir/$name.json" $flags --forward-variant "$variants" \
+  "$parity" bench tbe --layout "$set_dir/$name.json" $flags --forward-variant "$variants" --forward-only \
     --out "$OUT/tbe_sweep_$name.json" > "$OUT/tbe_sweep_$name.log" 2>&1
   rc=$?
   echo "== $name rc=$rc"
