@@ -219,9 +219,13 @@ double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, doubl
   const double corner = has_m_edge && has_n_edge ? tile_cost(m_rest, n_rest, true, &r_corner) : 0.0;
   double worst = std::max({interior, n_edge, m_edge, corner});
   *reduce = std::max({r_interior, r_n, r_m, r_corner});
-  // Many tiles: only the edge along the longer grid dimension counts.
+  // Many tiles: only the edge along the longer grid dimension counts. A square grid (one tile
+  // per batch included) counts its N edge, or its M edge when it has no N edge: Origami's rankings
+  // price both a lone N-edge and a lone M-edge tile (224x128x96x98666: 224x192 and 256x128 rank
+  // below 224x128) and a square grid with both edges at its N edge (384x384x240x22154).
   if (x.tiles >= 2 * hw.num_cus) {
-    worst = x.grid_m > x.grid_n ? std::max(interior, n_edge) : std::max(interior, m_edge);
+    const bool n_edge_counts = x.grid_m > x.grid_n || (x.grid_m == x.grid_n && (has_n_edge || !has_m_edge));
+    worst = std::max(interior, n_edge_counts ? n_edge : m_edge);
   }
   return worst;
 }
