@@ -1,0 +1,164 @@
+// The sorted backward with BackwardOptions::prefetch_element_state (a finished run's Adagrad / Adam
+// state loaded with its weight row) against the same backward without it (bitwise: weights and
+// state) and against the fp64 reference, over two steps so the second reads a non-zero state.
+// Every chunk-kernel shape: narrow rows (groups of 4-16 lanes), 1, 2, 4 and 8 vecs per lane, both
+// windows (batch_row_updates), one-hot and bags with empty ones, Zipf hot rows whose runs cross
+// chunks (the combine kernel), mean pooling and per-sample weights; SGD and row-wise Adagrad,
+// which ignore the option, as well.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend/tbe_gpu_test_util.hpp"
+#include "common/test_support.hpp"
+#include "parity/embedding/tbe_gpu.hpp"
+#include "reference/tbe.hpp"
+#include "unit/tbe_test_util.hpp"
+
+namespace parity {
+namespace {
+
+using embedding::OptimizerKind;
+using embedding::PoolingMode;
+using embedding::SyntheticBatchOptions;
+using embedding::TableSpec;
+namespace egpu = embedding::gpu;
+
+struct TrainedState {
+  std::vector<std::uint8_t> weights;
+  std::vector<float> state1, state2;
+};
+
+// `steps` fused steps from `weights` and zero state under `options`; weights and state after.
+TrainedState train(const embedding::TbeProblem& problem, const embedding::OptimizerParams& opt,
+                   const embedding::SyntheticBatch& batch, const std::vector<float>& grad,
+                   const std::vector<std::uint8_t>& weights, int steps, const egpu::BackwardOptions& options) {
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto d_weights = gpu::upload(weights);
+  const auto s1 = embedding::optimizer_state1_elements(problem.layout, opt.kind);
+  const auto s2 = embedding::optimizer_state2_elements(problem.layout, opt.kind);
+  auto d_state1 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s1, 1)), 0.0f));
+  auto d_state2 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s2, 1)), 0.0f));
+  auto inputs = testing::upload_batch(problem, batch);
+  auto d_grad = gpu::upload(grad);
+  const auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem, options);
+  EXPECT_TRUE(ws_bytes.is_ok()) << ws_bytes.status().to_string();
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
+  for (int step = 1; step <= steps; ++step) {
+    auto o = opt;
+    o.step = step;
+    const Status status = egpu::tbe_backward_fused(
+        problem, *layout, o, {d_weights->data(), s1 ? d_state1->as<float>() : nullptr, s2 ? d_state2->as<float>() : nullptr},
+        inputs.view(), d_grad->as<float>(), ws->data(), *ws_bytes, options);
+    EXPECT_TRUE(status.is_ok()) << status.to_string();
+  }
+  TrainedState out;
+  out.weights = *gpu::download<std::uint8_t>(*d_weights, weights.size());
+  out.state1 = *gpu::download<float>(*d_state1, static_cast<std::size_t>(s1));
+  out.state2 = *gpu::download<float>(*d_state2, static_cast<std::size_t>(s2));
+  return out;
+}
+
+void expect_prefetch_matches(const embedding::TbeProblem& problem, const embedding::SyntheticBatch& batch,
+                             OptimizerKind kind, bool batch_row_updates, std::uint64_t seed) {
+  constexpr int kSteps = 2;
+  embedding::OptimizerParams opt;
+  opt.kind = kind;
+  opt.learning_rate = 0.05f;
+  std::vector<double> weights0;
+  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights0);
+  const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7);
+  egpu::BackwardOptions plain;
+  plain.batch_row_updates = batch_row_updates;
+  egpu::BackwardOptions prefetch = plain;
+  prefetch.prefetch_element_state = true;
+  const TrainedState got = train(problem, opt, batch, grad, weights, kSteps, prefetch);
+  const TrainedState want = train(problem, opt, batch, grad, weights, kSteps, plain);
+  EXPECT_EQ(got.weights, want.weights) << "weights differ from the backward without the prefetch";
+  EXPECT_EQ(got.state1, want.state1) << "state1 differs from the backward without the prefetch";
+  EXPECT_EQ(got.state2, want.state2) << "state2 differs from the backward without the prefetch";
+  ref::TbeRefTrainingState state{weights0, {}, {}};
+  state.state1.assign(static_cast<std::size_t>(embedding::optimizer_state1_elements(problem.layout, kind)), 0.0);
+  state.state2.assign(static_cast<std::size_t>(embedding::optimizer_state2_elements(problem.layout, kind)), 0.0);
+  const auto ref_batch = testing::to_ref_batch(batch);
+  for (int step = 1; step <= kSteps; ++step) {
+    auto o = opt;
+    o.step = step;
+    ref::tbe_backward_fused(problem, o, state, ref_batch, std::vector<double>(grad.begin(), grad.end()));
+  }
+  const double gradient_error = testing::gradient_error_bound(problem, opt, ref_batch, grad);
+  int failures = 0;
+  for (std::size_t i = 0; i < state.weights.size() && failures < 5; ++i) {
+    const double g = embedding::load_as_double(got.weights, problem.weight_dtype, static_cast<std::int64_t>(i));
+    const double tol = testing::update_tolerance(state.weights[i], weights0[i], problem.layout.max_dim(), kSteps,
+                                                 problem.weight_dtype, gradient_error);
+    if (!(std::abs(g - state.weights[i]) <= tol)) {
+      ADD_FAILURE() << embedding::optimizer_kind_name(kind) << " weight[" << i << "]=" << g << " want "
+                    << state.weights[i] << " tol " << tol;
+      ++failures;
+    }
+  }
+}
+
+TEST(GpuTbeBackwardPrefetchState, EveryChunkShapeMatchesThePlainBackwardBitwiseAndTheReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(613);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  struct Case {
+    DType weight_dtype;
+    std::vector<TableSpec> tables;
+    int pooling_factor;
+    bool vary_bag_sizes;
+    double zipf_alpha;
+    PoolingMode pooling;
+    bool weighted;
+  };
+  const std::vector<Case> cases = {
+      {DType::kF16, {{3000, 16}, {500, 8}}, 1, false, 0.8, PoolingMode::kSum, false},          // narrow, one-hot
+      {DType::kBF16, {{2000, 60}, {400, 32}}, 6, true, 0.1, PoolingMode::kMean, false},       // narrow, bags
+      {DType::kF32, {{4000, 64}, {50, 128}}, 1, false, 1.2, PoolingMode::kMean, false},       // 1 vec, hot rows
+      {DType::kBF16, {{2000, 172}, {900, 76}}, 5, true, 0.06, PoolingMode::kSum, true},       // 2 vecs, weighted
+      {DType::kF16, {{3000, 356}, {40, 356}}, 1, false, 0.77, PoolingMode::kSum, false},      // 4 vecs (set 3's 06)
+      {DType::kF32, {{700, 600}, {30, 16}}, 3, false, 1.1, PoolingMode::kSum, true}};         // 8 vecs, crossing runs
+  int case_number = 0;
+  for (const auto& c : cases) {
+    for (OptimizerKind kind : {OptimizerKind::kAdam, OptimizerKind::kAdagrad, OptimizerKind::kSgd,
+                               OptimizerKind::kRowwiseAdagrad}) {
+      for (bool batch_row_updates : {false, true}) {
+        ++case_number;
+        SyntheticBatchOptions options;
+        options.batch_size = 1500;
+        options.pooling_factor = c.pooling_factor;
+        options.vary_bag_sizes = c.vary_bag_sizes;
+        options.empty_bag_fraction = c.vary_bag_sizes ? 0.1 : 0.0;
+        options.zipf_alpha = c.zipf_alpha;
+        options.weighted = c.weighted;
+        options.seed = seed + static_cast<std::uint64_t>(case_number);
+        auto probe = testing::make_problem(c.tables, 0, 0);
+        const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+        auto problem = testing::make_problem(c.tables, options.batch_size,
+                                             static_cast<std::int64_t>(batch.indices.size()),
+                                             case_number % 2 == 0 ? DType::kI32 : DType::kI64, c.weight_dtype,
+                                             DType::kF32, c.pooling, c.weighted);
+        SCOPED_TRACE(std::string(dtype_name(c.weight_dtype)) + " D=" + std::to_string(c.tables.front().dim) +
+                     " L=" + std::to_string(c.pooling_factor) + " " + embedding::optimizer_kind_name(kind) +
+                     (batch_row_updates ? " batched" : " row-at-a-time"));
+        expect_prefetch_matches(problem, batch, kind, batch_row_updates, options.seed);
+      }
+    }
+  }
+}
+
+TEST(GpuTbeBackwardPrefetchState, OffByDefaultAndWorkspaceUnchanged) {
+  EXPECT_FALSE(egpu::BackwardOptions{}.prefetch_element_state);
+  egpu::BackwardOptions prefetch;
+  prefetch.prefetch_element_state = true;
+  const auto problem = testing::make_problem({{1000, 356}}, 4096, 4096);
+  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(problem), *egpu::tbe_backward_workspace_bytes(problem, prefetch));
+}
+
+}  // namespace
+}  // namespace parity
