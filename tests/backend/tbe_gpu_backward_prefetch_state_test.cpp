@@ -7,15 +7,12 @@
 // which ignore the option, as well.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
-#include "backend/tbe_gpu_test_util.hpp"
+#include "backend/tbe_gpu_backward_test_util.hpp"
 #include "common/test_support.hpp"
 #include "parity/embedding/tbe_gpu.hpp"
-#include "reference/tbe.hpp"
 #include "unit/tbe_test_util.hpp"
 
 namespace parity {
@@ -26,41 +23,6 @@ using embedding::PoolingMode;
 using embedding::SyntheticBatchOptions;
 using embedding::TableSpec;
 namespace egpu = embedding::gpu;
-
-struct TrainedState {
-  std::vector<std::uint8_t> weights;
-  std::vector<float> state1, state2;
-};
-
-// `steps` fused steps from `weights` and zero state under `options`; weights and state after.
-TrainedState train(const embedding::TbeProblem& problem, const embedding::OptimizerParams& opt,
-                   const embedding::SyntheticBatch& batch, const std::vector<float>& grad,
-                   const std::vector<std::uint8_t>& weights, int steps, const egpu::BackwardOptions& options) {
-  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
-  auto d_weights = gpu::upload(weights);
-  const auto s1 = embedding::optimizer_state1_elements(problem.layout, opt.kind);
-  const auto s2 = embedding::optimizer_state2_elements(problem.layout, opt.kind);
-  auto d_state1 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s1, 1)), 0.0f));
-  auto d_state2 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s2, 1)), 0.0f));
-  auto inputs = testing::upload_batch(problem, batch);
-  auto d_grad = gpu::upload(grad);
-  const auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem, options);
-  EXPECT_TRUE(ws_bytes.is_ok()) << ws_bytes.status().to_string();
-  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
-  for (int step = 1; step <= steps; ++step) {
-    auto o = opt;
-    o.step = step;
-    const Status status = egpu::tbe_backward_fused(
-        problem, *layout, o, {d_weights->data(), s1 ? d_state1->as<float>() : nullptr, s2 ? d_state2->as<float>() : nullptr},
-        inputs.view(), d_grad->as<float>(), ws->data(), *ws_bytes, options);
-    EXPECT_TRUE(status.is_ok()) << status.to_string();
-  }
-  TrainedState out;
-  out.weights = *gpu::download<std::uint8_t>(*d_weights, weights.size());
-  out.state1 = *gpu::download<float>(*d_state1, static_cast<std::size_t>(s1));
-  out.state2 = *gpu::download<float>(*d_state2, static_cast<std::size_t>(s2));
-  return out;
-}
 
 void expect_prefetch_matches(const embedding::TbeProblem& problem, const embedding::SyntheticBatch& batch,
                              OptimizerKind kind, bool batch_row_updates, std::uint64_t seed) {
@@ -75,32 +37,12 @@ void expect_prefetch_matches(const embedding::TbeProblem& problem, const embeddi
   plain.batch_row_updates = batch_row_updates;
   egpu::BackwardOptions prefetch = plain;
   prefetch.prefetch_element_state = true;
-  const TrainedState got = train(problem, opt, batch, grad, weights, kSteps, prefetch);
-  const TrainedState want = train(problem, opt, batch, grad, weights, kSteps, plain);
+  const auto got = testing::train_fused(problem, opt, batch, grad, weights, kSteps, prefetch);
+  const auto want = testing::train_fused(problem, opt, batch, grad, weights, kSteps, plain);
   EXPECT_EQ(got.weights, want.weights) << "weights differ from the backward without the prefetch";
   EXPECT_EQ(got.state1, want.state1) << "state1 differs from the backward without the prefetch";
   EXPECT_EQ(got.state2, want.state2) << "state2 differs from the backward without the prefetch";
-  ref::TbeRefTrainingState state{weights0, {}, {}};
-  state.state1.assign(static_cast<std::size_t>(embedding::optimizer_state1_elements(problem.layout, kind)), 0.0);
-  state.state2.assign(static_cast<std::size_t>(embedding::optimizer_state2_elements(problem.layout, kind)), 0.0);
-  const auto ref_batch = testing::to_ref_batch(batch);
-  for (int step = 1; step <= kSteps; ++step) {
-    auto o = opt;
-    o.step = step;
-    ref::tbe_backward_fused(problem, o, state, ref_batch, std::vector<double>(grad.begin(), grad.end()));
-  }
-  const double gradient_error = testing::gradient_error_bound(problem, opt, ref_batch, grad);
-  int failures = 0;
-  for (std::size_t i = 0; i < state.weights.size() && failures < 5; ++i) {
-    const double g = embedding::load_as_double(got.weights, problem.weight_dtype, static_cast<std::int64_t>(i));
-    const double tol = testing::update_tolerance(state.weights[i], weights0[i], problem.layout.max_dim(), kSteps,
-                                                 problem.weight_dtype, gradient_error);
-    if (!(std::abs(g - state.weights[i]) <= tol)) {
-      ADD_FAILURE() << embedding::optimizer_kind_name(kind) << " weight[" << i << "]=" << g << " want "
-                    << state.weights[i] << " tol " << tol;
-      ++failures;
-    }
-  }
+  testing::expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got.weights, kSteps);
 }
 
 TEST(GpuTbeBackwardPrefetchState, EveryChunkShapeMatchesThePlainBackwardBitwiseAndTheReference) {
