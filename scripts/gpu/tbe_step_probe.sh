@@ -2,8 +2,8 @@
 # TBE training step on the device (issue 13: step >= 5x torch on every optimizer): the backward
 # variants of this round A/B'd on the element-wise optimisers, each case run without and with the
 # variant in the same call.
-#   1. BackwardOptions::prefetch_element_state (--backward-variant prefetch_state): Adagrad / Adam
-#      state loaded with the weight row. Set 3's 06 (D=356 fp16 one-hot, Adam; 4 vecs per lane),
+#   1. BackwardOptions::prefetch_element_state (the default; --backward-variant no_prefetch_state
+#      turns it off): Adagrad / Adam state loaded with the weight row. Set 3's 06 (D=356 fp16 one-hot, Adam; 4 vecs per lane),
 #      04 (D 16-40 fp32 bags of 5, Adam; narrow rows), 08 (D 16-256 fp32 bags of 11, weighted,
 #      Adam; 2 vecs per lane) and 06 again with element-wise Adagrad;
 #   2. C2 (the guard: step <= 2.8 ms; row-wise Adagrad, which ignores the option).
@@ -20,7 +20,7 @@ failed=0
 set3=bench/tbe/test_set_3
 run() { run_tbe_bench step "$@"; }
 run_tbe_gpu_tests step_tests.log 'GpuTbeBackwardPrefetchState.*:GpuTbeBackward.*:GpuTbeBackwardShortChunks.*' || failed=1
-for variant in both prefetch_state; do
+for variant in no_prefetch_state both; do
   run "s3_06_adam_$variant" --layout "$set3/test_set_3_06.json" --batch 65536 --index-dtype int32 --optimizer adam \
     --backward-variant "$variant"
   run "s3_06_adagrad_$variant" --layout "$set3/test_set_3_06.json" --batch 65536 --index-dtype int32 \

@@ -3,7 +3,8 @@
 // state) and against the fp64 reference, over two steps so the second reads a non-zero state.
 // Every chunk-kernel shape: narrow rows (groups of 4-16 lanes), 1, 2, 4 and 8 vecs per lane, both
 // windows (batch_row_updates), one-hot and bags with empty ones, Zipf hot rows whose runs cross
-// chunks (the combine kernel), mean pooling and per-sample weights; SGD and row-wise Adagrad,
+// chunks (the combine kernel), mean pooling and per-sample weights, mean bag lengths 1, <= 2, <= 4
+// and longer (the linearize kernel's 1, 2, 4 and 8 lanes per bag); SGD and row-wise Adagrad,
 // which ignore the option, as well.
 #include <gtest/gtest.h>
 
@@ -35,6 +36,7 @@ void expect_prefetch_matches(const embedding::TbeProblem& problem, const embeddi
   const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7);
   egpu::BackwardOptions plain;
   plain.batch_row_updates = batch_row_updates;
+  plain.prefetch_element_state = false;
   egpu::BackwardOptions prefetch = plain;
   prefetch.prefetch_element_state = true;
   const auto got = testing::train_fused(problem, opt, batch, grad, weights, kSteps, prefetch);
@@ -61,6 +63,7 @@ TEST(GpuTbeBackwardPrefetchState, EveryChunkShapeMatchesThePlainBackwardBitwiseA
   const std::vector<Case> cases = {
       {DType::kF16, {{3000, 16}, {500, 8}}, 1, false, 0.8, PoolingMode::kSum, false},          // narrow, one-hot
       {DType::kBF16, {{2000, 60}, {400, 32}}, 6, true, 0.1, PoolingMode::kMean, false},       // narrow, bags
+      {DType::kF32, {{900, 24}, {300, 40}}, 2, true, 0.5, PoolingMode::kSum, true},           // L<=2: 2 lanes a bag
       {DType::kF32, {{4000, 64}, {50, 128}}, 1, false, 1.2, PoolingMode::kMean, false},       // 1 vec, hot rows
       {DType::kBF16, {{2000, 172}, {900, 76}}, 5, true, 0.06, PoolingMode::kSum, true},       // 2 vecs, weighted
       {DType::kF16, {{3000, 356}, {40, 356}}, 1, false, 0.77, PoolingMode::kSum, false},      // 4 vecs (set 3's 06)
@@ -94,12 +97,12 @@ TEST(GpuTbeBackwardPrefetchState, EveryChunkShapeMatchesThePlainBackwardBitwiseA
   }
 }
 
-TEST(GpuTbeBackwardPrefetchState, OffByDefaultAndWorkspaceUnchanged) {
-  EXPECT_FALSE(egpu::BackwardOptions{}.prefetch_element_state);
-  egpu::BackwardOptions prefetch;
-  prefetch.prefetch_element_state = true;
+TEST(GpuTbeBackwardPrefetchState, OnByDefaultAndWorkspaceUnchanged) {
+  EXPECT_TRUE(egpu::BackwardOptions{}.prefetch_element_state);
+  egpu::BackwardOptions late_loads;
+  late_loads.prefetch_element_state = false;
   const auto problem = testing::make_problem({{1000, 356}}, 4096, 4096);
-  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(problem), *egpu::tbe_backward_workspace_bytes(problem, prefetch));
+  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(problem), *egpu::tbe_backward_workspace_bytes(problem, late_loads));
 }
 
 }  // namespace

@@ -383,7 +383,7 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["forward_bandwidth"] = forward_bandwidth_json(facts.forward, facts.copy);
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
   doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
-                            : request.spec.backward_prefetch_state ? "prefetch_state"
+                            : !request.spec.backward_prefetch_state ? "no_prefetch_state"
                             : !request.spec.backward_short_chunks ? "long_chunks"
                             : t.main_batches_row_updates        ? "batched_row_updates"
                                                                 : "row_at_a_time";

@@ -52,26 +52,29 @@ struct BackwardParams {
 };
 
 inline constexpr int kLinearizeBlockThreads = 256;
-inline constexpr int kLinearizeGroupLanes = 8;
+inline constexpr int kLinearizeMaxGroupLanes = 8;
 
 // Writes key = (global_row << low_bits) | low, low = the bag (key_holds_bag) or the position with
 // the bag of every position stored beside it; positions outside every bag (before offsets[0] or
 // after offsets[F*B]) get the sentinel row. Keys are written in position order and the sort is
 // stable, so within a row both kinds keep position order (bags are contiguous position ranges).
-template <typename IndexT>
+// kGroupLanes lanes per bag: the power of two >= the mean bag length, at most 8 (a one-hot batch
+// with 8 lanes per bag left 7 of 8 lanes idle). Bags < 2^32 (plan_backward): 32-bit division.
+template <typename IndexT, int kGroupLanes>
 __global__ void __launch_bounds__(kLinearizeBlockThreads)
     tbe_linearize_kernel(BackwardParams<IndexT> p, std::uint64_t* __restrict__ keys) {
   const std::int64_t group = (static_cast<std::int64_t>(blockIdx.x) * kLinearizeBlockThreads + threadIdx.x) /
-                             kLinearizeGroupLanes;
-  const int group_lane = static_cast<int>(threadIdx.x) % kLinearizeGroupLanes;
-  const std::int64_t total_groups = static_cast<std::int64_t>(gridDim.x) * kLinearizeBlockThreads / kLinearizeGroupLanes;
+                             kGroupLanes;
+  const int group_lane = static_cast<int>(threadIdx.x) % kGroupLanes;
+  const std::int64_t total_groups = static_cast<std::int64_t>(gridDim.x) * kLinearizeBlockThreads / kGroupLanes;
+  const auto batch_size = static_cast<std::uint32_t>(p.batch_size);
   for (std::int64_t bag = group; bag < p.num_bags; bag += total_groups) {
-    const auto f = static_cast<int>(bag / p.batch_size);
+    const auto f = static_cast<int>(static_cast<std::uint32_t>(bag) / batch_size);
     const std::int64_t start = static_cast<std::int64_t>(p.offsets[bag]);
     std::int64_t end = static_cast<std::int64_t>(p.offsets[bag + 1]);
     end = end > start ? end : start;
     const std::uint64_t base = static_cast<std::uint64_t>(p.layout.feature_row_base[f]);
-    for (std::int64_t pos = start + group_lane; pos < end; pos += kLinearizeGroupLanes) {
+    for (std::int64_t pos = start + group_lane; pos < end; pos += kGroupLanes) {
       const std::uint64_t row = base + static_cast<std::uint64_t>(static_cast<std::int64_t>(p.indices[pos]));
       if (p.key_holds_bag) {
         keys[pos] = (row << p.low_bits) | static_cast<std::uint64_t>(bag);
@@ -87,7 +90,7 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
       lo = end;
       hi = p.num_indices;
     }
-    for (std::int64_t pos = lo + group_lane; pos < hi; pos += kLinearizeGroupLanes) {
+    for (std::int64_t pos = lo + group_lane; pos < hi; pos += kGroupLanes) {
       keys[pos] = p.sentinel_row << p.low_bits;  // never read past the row: no low part needed
       if (!p.key_holds_bag) p.bag_of_position[pos] = 0;
     }
