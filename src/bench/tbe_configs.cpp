@@ -226,10 +226,12 @@ Status apply_types(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
                    embedding::pooling_mode_name(spec->pooling));
   const std::string& v = o.backward_variant;
   PARITY_CHECK_ARG(v == "both" || v == "batched" || v == "row" || v == "atomic_sgd" || v == "short_chunks" ||
-                       v == "long_chunks",
+                       v == "long_chunks" || v == "prefetch_state" || v == "no_prefetch_state",
                    "bench tbe: --backward-variant='", v,
-                   "' is not one of both, batched, row, atomic_sgd, short_chunks, long_chunks");
+                   "' is not one of both, batched, row, atomic_sgd, short_chunks, long_chunks, prefetch_state, "
+                   "no_prefetch_state");
   spec->backward_atomic_sgd = v == "atomic_sgd";
+  spec->backward_prefetch_state = v != "no_prefetch_state";
   spec->backward_short_chunks = v != "long_chunks";
   spec->time_batched_updates = v == "both" || v == "batched";
   spec->time_row_at_a_time = v != "batched";

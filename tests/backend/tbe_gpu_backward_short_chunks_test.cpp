@@ -5,15 +5,12 @@
 // bitwise equality across grid sizes (the chunk length depends on the problem only).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
-#include "backend/tbe_gpu_test_util.hpp"
+#include "backend/tbe_gpu_backward_test_util.hpp"
 #include "common/test_support.hpp"
 #include "parity/embedding/tbe_gpu.hpp"
-#include "reference/tbe.hpp"
 #include "unit/tbe_test_util.hpp"
 
 namespace parity {
@@ -31,23 +28,8 @@ std::vector<std::uint8_t> short_chunk_step(const embedding::TbeProblem& problem,
   egpu::BackwardOptions options;
   options.short_chunks = true;
   options.max_grid_blocks = max_grid_blocks;
-  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
-  auto d_weights = gpu::upload(weights);
-  const auto s1 = embedding::optimizer_state1_elements(problem.layout, opt.kind);
-  const auto s2 = embedding::optimizer_state2_elements(problem.layout, opt.kind);
-  auto d_state1 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s1, 1)), 0.0f));
-  auto d_state2 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s2, 1)), 0.0f));
-  auto inputs = testing::upload_batch(problem, batch);
-  auto d_grad = gpu::upload(grad);
-  const auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem, options);
-  EXPECT_TRUE(ws_bytes.is_ok()) << ws_bytes.status().to_string();
-  // The default sizing is too small for short chunks whenever they are shorter (more partial slots).
-  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
-  const Status status = egpu::tbe_backward_fused(
-      problem, *layout, opt, {d_weights->data(), s1 ? d_state1->as<float>() : nullptr, s2 ? d_state2->as<float>() : nullptr},
-      inputs.view(), d_grad->as<float>(), ws->data(), *ws_bytes, options);
-  EXPECT_TRUE(status.is_ok()) << status.to_string();
-  return *gpu::download<std::uint8_t>(*d_weights, weights.size());
+  // Sized with the options: the default sizing is too small whenever short chunks are shorter.
+  return testing::train_fused(problem, opt, batch, grad, weights, 1, options).weights;
 }
 
 void expect_short_chunks_match(const embedding::TbeProblem& problem, const embedding::SyntheticBatch& batch, OptimizerKind kind,
@@ -60,23 +42,7 @@ void expect_short_chunks_match(const embedding::TbeProblem& problem, const embed
   const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7);
   const auto got = short_chunk_step(problem, opt, batch, grad, weights, 0);
   EXPECT_EQ(got, short_chunk_step(problem, opt, batch, grad, weights, 7)) << "differs across grid sizes";
-  ref::TbeRefTrainingState state{weights0, {}, {}};
-  state.state1.assign(static_cast<std::size_t>(embedding::optimizer_state1_elements(problem.layout, kind)), 0.0);
-  state.state2.assign(static_cast<std::size_t>(embedding::optimizer_state2_elements(problem.layout, kind)), 0.0);
-  const auto ref_batch = testing::to_ref_batch(batch);
-  ref::tbe_backward_fused(problem, opt, state, ref_batch, std::vector<double>(grad.begin(), grad.end()));
-  const double gradient_error = testing::gradient_error_bound(problem, opt, ref_batch, grad);
-  int failures = 0;
-  for (std::size_t i = 0; i < state.weights.size() && failures < 5; ++i) {
-    const double g = embedding::load_as_double(got, problem.weight_dtype, static_cast<std::int64_t>(i));
-    const double tol = testing::update_tolerance(state.weights[i], weights0[i], problem.layout.max_dim(), 1,
-                                                 problem.weight_dtype, gradient_error);
-    if (!(std::abs(g - state.weights[i]) <= tol)) {
-      ADD_FAILURE() << embedding::optimizer_kind_name(kind) << " weight[" << i << "]=" << g << " want "
-                    << state.weights[i] << " tol " << tol;
-      ++failures;
-    }
-  }
+  testing::expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got, 1);
 }
 
 TEST(GpuTbeBackwardShortChunks, OneHotWideRowsAndHotRowsMatchReferenceBitwiseAcrossGrids) {

@@ -14,6 +14,7 @@
 #include "parity/embedding/tbe_gpu.hpp"
 #include "parity/embedding/tbe_op.hpp"
 #include "unit/tbe_test_util.hpp"
+#include "backend/tbe_gpu_backward_test_util.hpp"
 #include "backend/tbe_gpu_test_util.hpp"
 
 namespace parity {
@@ -40,33 +41,15 @@ GpuTraining gpu_train(const TbeProblem& problem, const embedding::OptimizerParam
                       const std::vector<float>& grad, int steps, std::uint64_t seed, int max_grid_blocks = 0,
                       bool batch_row_updates = true, egpu::BackwardKernel kernel = egpu::BackwardKernel::kAuto) {
   GpuTraining result;
-  result.weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &result.weights0);
-  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
-  auto d_weights = gpu::upload(result.weights);
-  const auto s1 = embedding::optimizer_state1_elements(problem.layout, opt.kind);
-  const auto s2 = embedding::optimizer_state2_elements(problem.layout, opt.kind);
-  auto d_state1 = gpu::upload(std::vector<float>(static_cast<std::size_t>(s1), 0.0f));
-  auto d_state2 = gpu::upload(std::vector<float>(static_cast<std::size_t>(s2), 0.0f));
-  auto inputs = upload_batch(problem, batch);
-  auto d_grad = gpu::upload(grad);
-  auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem);
-  EXPECT_TRUE(ws_bytes.is_ok()) << ws_bytes.status().to_string();
-  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
+  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &result.weights0);
   egpu::BackwardOptions options;
   options.max_grid_blocks = max_grid_blocks;
   options.kernel = kernel;
   options.batch_row_updates = batch_row_updates;
-  for (int step = 1; step <= steps; ++step) {
-    auto o = opt;
-    o.step = step;
-    const Status status = egpu::tbe_backward_fused(
-        problem, *layout, o, {d_weights->data(), s1 ? d_state1->as<float>() : nullptr, s2 ? d_state2->as<float>() : nullptr},
-        inputs.view(), d_grad->as<float>(), ws->data(), *ws_bytes, options);
-    EXPECT_TRUE(status.is_ok()) << status.to_string();
-  }
-  result.weights = *gpu::download<std::uint8_t>(*d_weights, result.weights.size());
-  result.state1 = *gpu::download<float>(*d_state1, static_cast<std::size_t>(s1));
-  result.state2 = *gpu::download<float>(*d_state2, static_cast<std::size_t>(s2));
+  auto trained = testing::train_fused(problem, opt, batch, grad, weights, steps, options);
+  result.weights = std::move(trained.weights);
+  result.state1 = std::move(trained.state1);
+  result.state2 = std::move(trained.state2);
   return result;
 }
 

@@ -42,6 +42,9 @@ struct TbeBenchSpec {
   bool backward_atomic_sgd = false;
   /// --backward-variant short_chunks: the backward (and the step's) with BackwardOptions::short_chunks.
   bool backward_short_chunks = true;
+  /// BackwardOptions::prefetch_element_state (Adagrad / Adam): on unless --backward-variant
+  /// no_prefetch_state (prefetch_state names the default explicitly).
+  bool backward_prefetch_state = true;
   embedding::OptimizerKind optimizer = embedding::OptimizerKind::kRowwiseAdagrad;
   double bad_fraction = 0;
   /// Each feature's draw (per_feature, or bag_lengths and zipf for all).

@@ -221,10 +221,12 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
     main_options.deterministic = false;
   }
   main_options.short_chunks = spec.backward_short_chunks;
+  main_options.prefetch_element_state = spec.backward_prefetch_state;
   t.main_batches_row_updates = main_options.batch_row_updates;
   eg::BackwardOptions other_options;
   other_options.batch_row_updates = true;
   other_options.short_chunks = spec.backward_short_chunks;
+  other_options.prefetch_element_state = spec.backward_prefetch_state;
   other_options.kernel = kernels.backward;
   auto backward = [&](const eg::BackwardOptions& options, parity::gpu::StreamHandle stream) {
     return eg::tbe_backward_fused(problem, b.layout, opt, training, device_batch, b.grad.as<float>(), b.ws.data(),
@@ -381,6 +383,7 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["forward_bandwidth"] = forward_bandwidth_json(facts.forward, facts.copy);
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
   doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
+                            : !request.spec.backward_prefetch_state ? "no_prefetch_state"
                             : !request.spec.backward_short_chunks ? "long_chunks"
                             : t.main_batches_row_updates        ? "batched_row_updates"
                                                                 : "row_at_a_time";

@@ -122,6 +122,7 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   p.dense_rows = update.dense_rows;
   p.dense_grads = update.dense_grads;
   p.batch_row_updates = options.batch_row_updates;
+  p.prefetch_element_state = options.prefetch_element_state;
   if (update.optimizer != nullptr) {
     const OptimizerParams& o = *update.optimizer;
     p.learning_rate = o.learning_rate;
@@ -141,9 +142,22 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
 
   auto* keys_a = reinterpret_cast<std::uint64_t*>(ws + plan.keys_a);
   auto* keys_b = reinterpret_cast<std::uint64_t*>(ws + plan.keys_b);
-  constexpr int kGroupsPerBlock = kLinearizeBlockThreads / kLinearizeGroupLanes;
-  const std::int64_t linearize_blocks = std::min(ceil_div(p.num_bags, kGroupsPerBlock), grid_cap);
-  tbe_linearize_kernel<IndexT><<<static_cast<unsigned>(linearize_blocks), kLinearizeBlockThreads, 0, stream>>>(p, keys_a);
+  const std::int64_t mean_bag_length = ceil_div(p.num_indices, p.num_bags);
+  auto linearize = [&](auto group_lanes) {
+    constexpr int kGroupLanes = decltype(group_lanes)::value;
+    constexpr int kGroupsPerBlock = kLinearizeBlockThreads / kGroupLanes;
+    const std::int64_t blocks = std::min(ceil_div(p.num_bags, kGroupsPerBlock), grid_cap);
+    tbe_linearize_kernel<IndexT, kGroupLanes><<<static_cast<unsigned>(blocks), kLinearizeBlockThreads, 0, stream>>>(p, keys_a);
+  };
+  if (mean_bag_length <= 1) {
+    linearize(std::integral_constant<int, 1>{});
+  } else if (mean_bag_length <= 2) {
+    linearize(std::integral_constant<int, 2>{});
+  } else if (mean_bag_length <= 4) {
+    linearize(std::integral_constant<int, 4>{});
+  } else {
+    linearize(std::integral_constant<int, kLinearizeMaxGroupLanes>{});
+  }
   PARITY_GPU_CHECK_LAUNCH(tbe_linearize_kernel);
   PARITY_ASSIGN_OR_RETURN(const std::uint64_t* sorted,
                           gpu_sort::radix_sort_keys(keys_a, keys_b, p.num_indices, plan.low_bits,

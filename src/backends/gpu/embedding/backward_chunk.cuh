@@ -12,6 +12,21 @@ namespace parity::embedding::gpu {
 namespace detail {
 using namespace parity::gpu_device;
 
+// The chunk kernel with or without the state prefetch (BackwardOptions::prefetch_element_state;
+// only Adagrad and Adam have per-element state to prefetch).
+template <typename Tag, typename IndexT, int kVecsPerLane, int kWindow, int kGroupLanes>
+void launch_chunk_kernel(const BackwardParams<IndexT>& params, std::int64_t chunk_blocks, gpuStream_t stream) {
+  const bool prefetch = params.prefetch_element_state &&
+                        (params.update == Update::kAdagrad || params.update == Update::kAdam);
+  if (prefetch) {
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kWindow, kGroupLanes, true>
+        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  } else {
+    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kWindow, kGroupLanes, false>
+        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+  }
+}
+
 // kGroupLanes < kWarpSize: narrow rows, one chunk per group of lanes (the default window only).
 template <typename Tag, typename IndexT, int kVecsPerLane, int kGroupLanes = kWarpSize>
 Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64_t grid_cap, gpuStream_t stream) {
@@ -20,14 +35,12 @@ Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64
   // Rows of two vecs per lane (4*kWarpSize < D <= 8*kWarpSize) take the wider window always: the
   // default one holds a single position in flight there (C5, H200: 3.63 ms with 1, 3.08 with 2).
   if constexpr (kGroupLanes < kWarpSize) {
-    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>, kGroupLanes>
-        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+    launch_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>, kGroupLanes>(params, chunk_blocks,
+                                                                                              stream);
   } else if (params.batch_row_updates || kVecsPerLane == 2) {
-    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 2>, kWarpSize>
-        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+    launch_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 2>, kWarpSize>(params, chunk_blocks, stream);
   } else {
-    tbe_backward_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>, kWarpSize>
-        <<<static_cast<unsigned>(chunk_blocks), kChunkBlockThreads, 0, stream>>>(params);
+    launch_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>, kWarpSize>(params, chunk_blocks, stream);
   }
   PARITY_GPU_CHECK_LAUNCH(tbe_backward_chunk_kernel);
   const int vec_slots = kVecsPerLane * kWarpSize;

@@ -48,29 +48,33 @@ struct BackwardParams {
   std::int64_t* dense_rows;  // plain backward: row at each sorted position (or -1)
   float* dense_grads;        // plain backward: N x max_dim
   bool batch_row_updates;    // host-side launch choice (BackwardOptions::batch_row_updates)
+  bool prefetch_element_state;  // host-side launch choice (BackwardOptions::prefetch_element_state)
 };
 
 inline constexpr int kLinearizeBlockThreads = 256;
-inline constexpr int kLinearizeGroupLanes = 8;
+inline constexpr int kLinearizeMaxGroupLanes = 8;
 
 // Writes key = (global_row << low_bits) | low, low = the bag (key_holds_bag) or the position with
 // the bag of every position stored beside it; positions outside every bag (before offsets[0] or
 // after offsets[F*B]) get the sentinel row. Keys are written in position order and the sort is
 // stable, so within a row both kinds keep position order (bags are contiguous position ranges).
-template <typename IndexT>
+// kGroupLanes lanes per bag: the power of two >= the mean bag length, at most 8 (a one-hot batch
+// with 8 lanes per bag left 7 of 8 lanes idle). Bags < 2^32 (plan_backward): 32-bit division.
+template <typename IndexT, int kGroupLanes>
 __global__ void __launch_bounds__(kLinearizeBlockThreads)
     tbe_linearize_kernel(BackwardParams<IndexT> p, std::uint64_t* __restrict__ keys) {
   const std::int64_t group = (static_cast<std::int64_t>(blockIdx.x) * kLinearizeBlockThreads + threadIdx.x) /
-                             kLinearizeGroupLanes;
-  const int group_lane = static_cast<int>(threadIdx.x) % kLinearizeGroupLanes;
-  const std::int64_t total_groups = static_cast<std::int64_t>(gridDim.x) * kLinearizeBlockThreads / kLinearizeGroupLanes;
+                             kGroupLanes;
+  const int group_lane = static_cast<int>(threadIdx.x) % kGroupLanes;
+  const std::int64_t total_groups = static_cast<std::int64_t>(gridDim.x) * kLinearizeBlockThreads / kGroupLanes;
+  const auto batch_size = static_cast<std::uint32_t>(p.batch_size);
   for (std::int64_t bag = group; bag < p.num_bags; bag += total_groups) {
-    const auto f = static_cast<int>(bag / p.batch_size);
+    const auto f = static_cast<int>(static_cast<std::uint32_t>(bag) / batch_size);
     const std::int64_t start = static_cast<std::int64_t>(p.offsets[bag]);
     std::int64_t end = static_cast<std::int64_t>(p.offsets[bag + 1]);
     end = end > start ? end : start;
     const std::uint64_t base = static_cast<std::uint64_t>(p.layout.feature_row_base[f]);
-    for (std::int64_t pos = start + group_lane; pos < end; pos += kLinearizeGroupLanes) {
+    for (std::int64_t pos = start + group_lane; pos < end; pos += kGroupLanes) {
       const std::uint64_t row = base + static_cast<std::uint64_t>(static_cast<std::int64_t>(p.indices[pos]));
       if (p.key_holds_bag) {
         keys[pos] = (row << p.low_bits) | static_cast<std::uint64_t>(bag);
@@ -86,7 +90,7 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
       lo = end;
       hi = p.num_indices;
     }
-    for (std::int64_t pos = lo + group_lane; pos < hi; pos += kLinearizeGroupLanes) {
+    for (std::int64_t pos = lo + group_lane; pos < hi; pos += kGroupLanes) {
       keys[pos] = p.sentinel_row << p.low_bits;  // never read past the row: no low part needed
       if (!p.key_holds_bag) p.bag_of_position[pos] = 0;
     }
@@ -164,28 +168,48 @@ __device__ inline float rowwise_lane_step(const BackwardParams<IndexT>& p, float
   return norm_sq;
 }
 
-// Adagrad / Adam step of up to kRows rows (per-element state at bases[q]). Every state load of
-// the rows is issued before the first step, so the rows cost one memory latency, not one each
-// (the rows are distinct: each unique row is updated once per step). Same arithmetic per element.
+// Per-element optimiser state (Adagrad: m; Adam: m and v) of up to kRows rows, as one lane holds it.
+template <int kRows, int kVecsPerLane>
+struct ElementState {
+  float4 m[kRows][kVecsPerLane];
+  float4 v[kRows][kVecsPerLane];
+};
+
+// Loads the lane's part of the per-element state of the rows with is_update[q] (zeros elsewhere).
+// Every load is issued before any is used, so the rows cost one memory latency, not one each.
 template <typename IndexT, int kVecsPerLane, int kRows, int kGroupLanes>
-__device__ inline void update_rows_with_element_state(const BackwardParams<IndexT>& p, const bool (&is_update)[kRows],
-                                                      const std::int64_t (&bases)[kRows], const int (&dims)[kRows],
-                                                      float4 (&w)[kRows][kVecsPerLane],
-                                                      float4 (&g)[kRows][kVecsPerLane]) {
+__device__ inline void load_element_state(const BackwardParams<IndexT>& p, const bool (&is_update)[kRows],
+                                          const std::int64_t (&bases)[kRows], const int (&dims)[kRows],
+                                          ElementState<kRows, kVecsPerLane>& state) {
   const int group_lane = lane_id() % kGroupLanes;
-  const float lr = p.learning_rate;
   const bool is_adam = p.update == Update::kAdam;
-  float4 m[kRows][kVecsPerLane], v[kRows][kVecsPerLane];
 #pragma unroll
   for (int q = 0; q < kRows; ++q) {
 #pragma unroll
     for (int k = 0; k < kVecsPerLane; ++k) {
       const int vec = group_lane + k * kGroupLanes;
       const bool live = is_update[q] && vec < dims[q] / 4;
-      m[q][k] = live ? load_vec(p.state1 + bases[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
-      v[q][k] = live && is_adam ? load_vec(p.state2 + bases[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+      state.m[q][k] = live ? load_vec(p.state1 + bases[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+      state.v[q][k] = live && is_adam ? load_vec(p.state2 + bases[q] + vec * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
   }
+}
+
+// Adagrad / Adam step of up to kRows rows (per-element state at bases[q], already loaded into
+// `state`); stores the new state. Same arithmetic per element wherever the state was loaded.
+// Reciprocals of the bias corrections and the hardware division and square root (<= 2 ulp, as
+// row-wise Adagrad): Adam's IEEE sequences (two divisions and a square root per element) took
+// more instructions than the rest of its step; the error is far inside the derived tolerance.
+template <typename IndexT, int kVecsPerLane, int kRows, int kGroupLanes>
+__device__ inline void step_rows_with_element_state(const BackwardParams<IndexT>& p, const bool (&is_update)[kRows],
+                                                    const std::int64_t (&bases)[kRows], const int (&dims)[kRows],
+                                                    float4 (&w)[kRows][kVecsPerLane], float4 (&g)[kRows][kVecsPerLane],
+                                                    ElementState<kRows, kVecsPerLane>& state) {
+  const int group_lane = lane_id() % kGroupLanes;
+  const float lr = p.learning_rate;
+  const bool is_adam = p.update == Update::kAdam;
+  const float inv_bias_correction1 = is_adam ? 1.0f / p.bias_correction1 : 0.0f;
+  const float inv_bias_correction2 = is_adam ? 1.0f / p.bias_correction2 : 0.0f;
 #pragma unroll
   for (int q = 0; q < kRows; ++q) {
 #pragma unroll
@@ -194,23 +218,23 @@ __device__ inline void update_rows_with_element_state(const BackwardParams<Index
       if (!is_update[q] || vec >= dims[q] / 4) continue;
       float* wk = &w[q][k].x;
       float* gk = &g[q][k].x;
-      float* mk = &m[q][k].x;
+      float* mk = &state.m[q][k].x;
       if (!is_adam) {
         for (int e = 0; e < 4; ++e) {
           mk[e] += gk[e] * gk[e];
-          wk[e] -= lr * gk[e] / (sqrtf(mk[e]) + p.eps);
+          wk[e] -= fast_divide(lr * gk[e], fast_sqrt(mk[e]) + p.eps);
         }
       } else {
-        float* vk = &v[q][k].x;
+        float* vk = &state.v[q][k].x;
         for (int e = 0; e < 4; ++e) {
           mk[e] = p.beta1 * mk[e] + (1.0f - p.beta1) * gk[e];
           vk[e] = p.beta2 * vk[e] + (1.0f - p.beta2) * gk[e] * gk[e];
-          wk[e] -= lr * ((mk[e] / p.bias_correction1) / (sqrtf(vk[e] / p.bias_correction2) + p.eps) +
+          wk[e] -= lr * (fast_divide(mk[e] * inv_bias_correction1, fast_sqrt(vk[e] * inv_bias_correction2) + p.eps) +
                          p.weight_decay * wk[e]);
         }
-        *reinterpret_cast<float4*>(p.state2 + bases[q] + vec * 4) = v[q][k];
+        *reinterpret_cast<float4*>(p.state2 + bases[q] + vec * 4) = state.v[q][k];
       }
-      *reinterpret_cast<float4*>(p.state1 + bases[q] + vec * 4) = m[q][k];
+      *reinterpret_cast<float4*>(p.state1 + bases[q] + vec * 4) = state.m[q][k];
     }
   }
 }
@@ -222,12 +246,15 @@ __device__ inline void update_rows_with_element_state(const BackwardParams<Index
 // first element in weights (and in per-element state). Stores weights and state. Row-wise Adagrad
 // runs the rows side by side (their warp reductions interleaved, so kRows rows cost about one
 // reduction's latency); the arithmetic of each row is the same for any kRows.
-template <typename Tag, typename IndexT, int kVecsPerLane, int kRows, int kGroupLanes>
+// kStateLoaded: `element_state` already holds the rows' Adagrad/Adam state (the chunk kernel's
+// prefetch); otherwise it is scratch, loaded here.
+template <typename Tag, typename IndexT, int kVecsPerLane, int kRows, int kGroupLanes, bool kStateLoaded = false>
 __device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const bool (&is_update)[kRows],
                                           const std::int64_t (&global_rows)[kRows],
                                           const std::int64_t (&bases)[kRows], const int (&dims)[kRows],
                                           float4 (&w)[kRows][kVecsPerLane], const float (&rowwise_state)[kRows],
-                                          float4 (&g)[kRows][kVecsPerLane]) {
+                                          float4 (&g)[kRows][kVecsPerLane],
+                                          ElementState<kRows, kVecsPerLane>& element_state) {
   const int group_lane = lane_id() % kGroupLanes;
   const float lr = p.learning_rate;
   if (p.update == Update::kRowwiseAdagrad) {
@@ -275,7 +302,11 @@ __device__ inline void update_loaded_rows(const BackwardParams<IndexT>& p, const
       for (int k = 0; k < kVecsPerLane; ++k) fma_vec(w[q][k], -lr, g[q][k]);
     }
   } else if (p.update == Update::kAdagrad || p.update == Update::kAdam) {
-    update_rows_with_element_state<IndexT, kVecsPerLane, kRows, kGroupLanes>(p, is_update, bases, dims, w, g);
+    if constexpr (!kStateLoaded) {
+      load_element_state<IndexT, kVecsPerLane, kRows, kGroupLanes>(p, is_update, bases, dims, element_state);
+    }
+    step_rows_with_element_state<IndexT, kVecsPerLane, kRows, kGroupLanes>(p, is_update, bases, dims, w, g,
+                                                                           element_state);
   }
 #pragma unroll
   for (int q = 0; q < kRows; ++q) {
@@ -326,7 +357,9 @@ __device__ inline void apply_row_update(const BackwardParams<IndexT>& p, std::in
     ws[0][k] = w[k];
     gs[0][k] = g[k];
   }
-  update_loaded_rows<Tag, IndexT, kVecsPerLane, 1, kWarpSize>(p, is_update, rows, bases, dims, ws, rowwise_state, gs);
+  ElementState<1, kVecsPerLane> element_state;
+  update_loaded_rows<Tag, IndexT, kVecsPerLane, 1, kWarpSize>(p, is_update, rows, bases, dims, ws, rowwise_state, gs,
+                                                              element_state);
 }
 
 // 128-thread blocks (four warps, each its own chunks).
@@ -400,9 +433,12 @@ __device__ inline void occurrence_grad(const BackwardParams<IndexT>& p, std::int
 // piece in a slot for the combine kernel. With several groups per warp every loop runs the same
 // trip count in all groups (shuffles and the row-wise reductions need every lane): a group past
 // its chunk's end, or past the last chunk, works on invalid positions, which do nothing.
+// kPrefetchState (Adagrad / Adam only): a finished run's per-element state is loaded with its
+// weight row, before the window's grads are summed, instead of after (one memory latency per
+// window instead of two, for more registers held across the sums); same arithmetic and results.
 // Long on purpose: one kernel body whose phases share registers and shared memory; split into
 // device functions it would hide the data flow the tuning depends on.
-template <typename Tag, typename IndexT, int kVecsPerLane, int kWindow, int kGroupLanes>
+template <typename Tag, typename IndexT, int kVecsPerLane, int kWindow, int kGroupLanes, bool kPrefetchState = false>
 __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerLane, kWindow>))
     tbe_backward_chunk_kernel(BackwardParams<IndexT> p) {
   static_assert(kWarpSize % kGroupLanes == 0, "groups tile the warp");
@@ -485,6 +521,7 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         float4 grads[kWindow][kVecsPerLane];
         Raw loaded_w[kWindow][kVecsPerLane];
         float loaded_state[kWindow];
+        ElementState<kWindow, kVecsPerLane> element_state;
         float scales[kWindow];
         int flags[kWindow];
 #pragma unroll
@@ -507,6 +544,19 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
             }
           }
           loaded_state[u] = (flags[u] & kPosUpdatesRow) && p.update == Update::kRowwiseAdagrad ? p.state1[row] : 0.0f;
+        }
+        if constexpr (kPrefetchState) {
+          bool updates[kWindow];
+          std::int64_t update_bases[kWindow];
+          int update_dims[kWindow];
+#pragma unroll
+          for (int u = 0; u < kWindow; ++u) {
+            updates[u] = (flags[u] & kPosUpdatesRow) != 0;
+            update_bases[u] = facts[j + u < kGroupLanes ? j + u : 0].base;
+            update_dims[u] = flags[u] >> kPosFlagBits;
+          }
+          load_element_state<IndexT, kVecsPerLane, kWindow, kGroupLanes>(p, updates, update_bases, update_dims,
+                                                                         element_state);
         }
         // Sums in position order; a run that ends here and updates its row keeps its sum in
         // grads[u]; runs that touch a chunk edge (or the dense gradient) are written right away.
@@ -570,8 +620,8 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         }
         // Unconditional (rows without an update are masked inside): under a branch on lane data the
         // compiler cannot prove uniform, every warp reduction became a collective loop.
-        update_loaded_rows<Tag, IndexT, kVecsPerLane, kWindow, kGroupLanes>(p, is_update, rows, bases, dims, w,
-                                                                            loaded_state, grads);
+        update_loaded_rows<Tag, IndexT, kVecsPerLane, kWindow, kGroupLanes, kPrefetchState>(
+            p, is_update, rows, bases, dims, w, loaded_state, grads, element_state);
       }
     }
   }

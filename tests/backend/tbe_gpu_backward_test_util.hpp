@@ -1,0 +1,86 @@
+// Shared by the GPU TBE backward tests: fused training steps on the device under given options,
+// and the weights after them against the fp64 reference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/tbe_gpu_test_util.hpp"
+#include "parity/embedding/tbe_gpu.hpp"
+#include "reference/tbe.hpp"
+#include "unit/tbe_test_util.hpp"
+
+namespace parity::testing {
+
+struct TrainedTbe {
+  std::vector<std::uint8_t> weights;
+  std::vector<float> state1, state2;
+};
+
+// `steps` fused steps (step 1, 2, ...) from `weights` and zero optimiser state under `options`,
+// the workspace sized for them; the weights and state downloaded after.
+inline TrainedTbe train_fused(const embedding::TbeProblem& problem, const embedding::OptimizerParams& opt,
+                              const embedding::SyntheticBatch& batch, const std::vector<float>& grad,
+                              const std::vector<std::uint8_t>& weights, int steps,
+                              const embedding::gpu::BackwardOptions& options) {
+  namespace egpu = embedding::gpu;
+  auto layout = egpu::DeviceTbeLayout::create(problem.layout);
+  auto d_weights = gpu::upload(weights);
+  const auto s1 = embedding::optimizer_state1_elements(problem.layout, opt.kind);
+  const auto s2 = embedding::optimizer_state2_elements(problem.layout, opt.kind);
+  auto d_state1 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s1, 1)), 0.0f));
+  auto d_state2 = gpu::upload(std::vector<float>(static_cast<std::size_t>(std::max<std::int64_t>(s2, 1)), 0.0f));
+  auto inputs = upload_batch(problem, batch);
+  auto d_grad = gpu::upload(grad);
+  const auto ws_bytes = egpu::tbe_backward_workspace_bytes(problem, options);
+  EXPECT_TRUE(ws_bytes.is_ok()) << ws_bytes.status().to_string();
+  auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*ws_bytes, 1)));
+  for (int step = 1; step <= steps; ++step) {
+    auto o = opt;
+    o.step = step;
+    const Status status = egpu::tbe_backward_fused(
+        problem, *layout, o, {d_weights->data(), s1 ? d_state1->as<float>() : nullptr, s2 ? d_state2->as<float>() : nullptr},
+        inputs.view(), d_grad->as<float>(), ws->data(), *ws_bytes, options);
+    EXPECT_TRUE(status.is_ok()) << status.to_string();
+  }
+  TrainedTbe out;
+  out.weights = *gpu::download<std::uint8_t>(*d_weights, weights.size());
+  out.state1 = *gpu::download<float>(*d_state1, static_cast<std::size_t>(s1));
+  out.state2 = *gpu::download<float>(*d_state2, static_cast<std::size_t>(s2));
+  return out;
+}
+
+// `got` (the weights after `steps` fused steps from weights0) against the fp64 reference's steps,
+// within the derived update tolerance; 5 failures shown.
+inline void expect_trained_weights_match_reference(const embedding::TbeProblem& problem,
+                                                   const embedding::OptimizerParams& opt,
+                                                   const embedding::SyntheticBatch& batch, const std::vector<float>& grad,
+                                                   const std::vector<double>& weights0,
+                                                   const std::vector<std::uint8_t>& got, int steps) {
+  ref::TbeRefTrainingState state{weights0, {}, {}};
+  state.state1.assign(static_cast<std::size_t>(embedding::optimizer_state1_elements(problem.layout, opt.kind)), 0.0);
+  state.state2.assign(static_cast<std::size_t>(embedding::optimizer_state2_elements(problem.layout, opt.kind)), 0.0);
+  const auto ref_batch = to_ref_batch(batch);
+  for (int step = 1; step <= steps; ++step) {
+    auto o = opt;
+    o.step = step;
+    ref::tbe_backward_fused(problem, o, state, ref_batch, std::vector<double>(grad.begin(), grad.end()));
+  }
+  const double gradient_error = gradient_error_bound(problem, opt, ref_batch, grad);
+  int failures = 0;
+  for (std::size_t i = 0; i < state.weights.size() && failures < 5; ++i) {
+    const double g = embedding::load_as_double(got, problem.weight_dtype, static_cast<std::int64_t>(i));
+    const double tol = update_tolerance(state.weights[i], weights0[i], problem.layout.max_dim(), steps,
+                                        problem.weight_dtype, gradient_error);
+    if (!(std::abs(g - state.weights[i]) <= tol)) {
+      ADD_FAILURE() << embedding::optimizer_kind_name(opt.kind) << " weight[" << i << "]=" << g << " want "
+                    << state.weights[i] << " tol " << tol;
+      ++failures;
+    }
+  }
+}
+
+}  // namespace parity::testing
