@@ -31,6 +31,7 @@ std::string op_choice(const TbeProblem& problem, std::string_view forced = {}) {
 std::string variant_of(egpu::ForwardKernel kernel) {
   switch (kernel) {
     case egpu::ForwardKernel::kWarpTileOneHot:
+    case egpu::ForwardKernel::kWarpTileOneHotWideRows:
     case egpu::ForwardKernel::kWarpTileShortBagsLight: return "tbe_forward_gpu_warp_tile";
     case egpu::ForwardKernel::kNarrowRows: return "tbe_forward_gpu_narrow_rows";
     case egpu::ForwardKernel::kFittedGroups: return "tbe_forward_gpu_fitted_groups";
@@ -38,11 +39,12 @@ std::string variant_of(egpu::ForwardKernel kernel) {
   }
 }
 
-// Needs no device: selection only looks at the problem. Rows of 16-128 bytes (narrow), 192-1280
+// Needs no device: selection only looks at the problem. One-hot rows of 129-2048 bytes (wide
+// one-hot tiles), rows of 16-128 bytes (narrow), 192-1280
 // bytes of 3 or 5 x 4, 8, 16 units (fitted), others (group per bag), in every weight dtype, mixed
 // dims (the widest decides), 16-bit tables off 16-byte boundaries, and pooling none.
 TEST(GpuTbeForwardOp, SelectsWhatTheRuleSelectsOnEveryRowSize) {
-  int fitted = 0, narrow = 0, group = 0, warp_tile = 0, short_tile = 0;
+  int fitted = 0, narrow = 0, group = 0, warp_tile = 0, wide_tile = 0, short_tile = 0;
   for (DType weight_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (int dim : {4, 12, 16, 32, 48, 64, 96, 100, 120, 128, 160, 192, 240, 256, 320, 384, 480, 640, 1024, 2048}) {
       for (PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean, PoolingMode::kNone}) {
@@ -57,6 +59,7 @@ TEST(GpuTbeForwardOp, SelectsWhatTheRuleSelectsOnEveryRowSize) {
             narrow += rule == egpu::ForwardKernel::kNarrowRows;
             group += rule == egpu::ForwardKernel::kGroupPerBag;
             warp_tile += rule == egpu::ForwardKernel::kWarpTileOneHot;
+            wide_tile += rule == egpu::ForwardKernel::kWarpTileOneHotWideRows;
             short_tile += rule == egpu::ForwardKernel::kWarpTileShortBagsLight;
             EXPECT_EQ(op_choice(problem), variant_of(rule))
                 << "D=" << dim << "," << second_dim << " " << dtype_name(weight_dtype) << " "
@@ -71,6 +74,7 @@ TEST(GpuTbeForwardOp, SelectsWhatTheRuleSelectsOnEveryRowSize) {
   EXPECT_GT(narrow, 0);
   EXPECT_GT(group, 0);
   EXPECT_GT(warp_tile, 0);
+  EXPECT_GT(wide_tile, 0);
   EXPECT_GT(short_tile, 0);
   // The fitted rule's edges: D=96 fp32 (24 units = 8 x 3), D=160 fp16 (20 = 4 x 5) fit; D=128
   // fp32 (32 units) and D=100 fp16 (200 bytes, off 16-byte boundaries) do not, with the reason.

@@ -194,11 +194,13 @@ TEST(GpuTbeForwardNarrowRows, OpSelectsByTheRuleAndHonoursAForcedName) {
     return choice.is_ok() ? std::string(choice->variant->name()) : choice.status().to_string();
   };
   const auto narrow = testing::make_problem({{10, 16}}, 8, 80);  // bags of 10: not short
-  const auto wide = testing::make_problem({{10, 256}}, 8, 8);  // 1024-byte rows: past the warp tiles
+  const auto wide = testing::make_problem({{10, 256}}, 8, 16);  // 1024-byte rows, 2 per bag: past the warp tiles
   EXPECT_EQ(pick(narrow), "tbe_forward_gpu_narrow_rows");
   EXPECT_EQ(pick(testing::make_problem({{10, 16}}, 8, 48)), "tbe_forward_gpu_warp_tile");  // 6 per bag
   EXPECT_EQ(pick(testing::make_problem({{10, 16}}, 8, 49)), "tbe_forward_gpu_narrow_rows");
   EXPECT_EQ(pick(wide), "tbe_forward_gpu");
+  // One-hot 1024-byte rows: the wide one-hot tiles, run by the warp-tile variant.
+  EXPECT_EQ(pick(testing::make_problem({{10, 256}}, 8, 8)), "tbe_forward_gpu_warp_tile");
   // One-hot 512-byte rows: the warp tiles' widest rows (kWarpTileMaxBytes).
   EXPECT_EQ(pick(testing::make_problem({{10, 128}}, 8, 8)), "tbe_forward_gpu_warp_tile");
   EXPECT_EQ(pick(narrow, "tbe_forward_gpu"), "tbe_forward_gpu");

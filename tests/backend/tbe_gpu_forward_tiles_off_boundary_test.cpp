@@ -30,11 +30,21 @@ TEST(GpuTbeForwardTilesOffBoundary, ShortBagRuleTakesRowsOffBoundaries) {
     for (int dim : {4, 36, 164, 252}) {
       const auto one_hot = testing::make_problem({{100, dim}, {100, dim}}, 8, 16, DType::kI64, weight_dtype);
       EXPECT_TRUE(egpu::short_bags_forward_fits(one_hot).is_ok()) << "D=" << dim;
-      EXPECT_EQ(egpu::select_forward_kernel(one_hot), egpu::ForwardKernel::kWarpTileOneHot) << "D=" << dim;
+      // One-hot rows past 128 bytes take the wide one-hot tiles (8-byte pieces up to 1024 bytes).
+      const auto one_hot_kernel = dim * 2 > egpu::kNarrowRowMaxBytes ? egpu::ForwardKernel::kWarpTileOneHotWideRows
+                                                                      : egpu::ForwardKernel::kWarpTileOneHot;
+      EXPECT_EQ(egpu::select_forward_kernel(one_hot), one_hot_kernel) << "D=" << dim;
       const auto short_bags = testing::make_problem({{100, dim}}, 8, 24, DType::kI64, weight_dtype);
       EXPECT_EQ(egpu::select_forward_kernel(short_bags), egpu::ForwardKernel::kWarpTileShortBagsLight) << "D=" << dim;
     }
   }
+  // 16-bit one-hot rows off 16-byte boundaries past 1024 bytes: the wide tiles refuse, with the reason.
+  const Status wide_off = egpu::wide_one_hot_forward_fits(
+      testing::make_problem({{100, 516}, {100, 516}}, 8, 16, DType::kI64, DType::kF16));
+  EXPECT_EQ(wide_off.code(), StatusCode::kUnsupported);
+  EXPECT_NE(wide_off.message().find("1032 bytes"), std::string::npos) << wide_off.message();
+  EXPECT_TRUE(egpu::wide_one_hot_forward_fits(
+                  testing::make_problem({{100, 1024}, {100, 512}}, 8, 16, DType::kI64, DType::kF16)).is_ok());
   // Past 512 bytes the tiles still refuse, with the row's bytes.
   const Status wide = egpu::short_bags_forward_fits(testing::make_problem({{100, 260}}, 8, 8, DType::kI64, DType::kBF16));
   EXPECT_EQ(wide.code(), StatusCode::kUnsupported);
@@ -107,8 +117,9 @@ TEST(GpuTbeForwardTilesOffBoundary, OneHotWeightedManyBagsMatchReference) {
   const auto batch = embedding::make_synthetic_batch(probe.layout, options);
   auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
                                        DType::kI64, DType::kBF16, DType::kBF16, PoolingMode::kSum, true);
-  ASSERT_EQ(egpu::select_forward_kernel(problem), egpu::ForwardKernel::kWarpTileOneHot);
+  ASSERT_EQ(egpu::select_forward_kernel(problem), egpu::ForwardKernel::kWarpTileOneHotWideRows);
   expect_forward_matches(problem, batch, seed, egpu::ForwardOptions{});
+  expect_forward_matches(problem, batch, seed, egpu::ForwardOptions{egpu::ForwardKernel::kWarpTileOneHot});
 }
 
 // The other tile and narrow-row candidates still refuse rows off 16-byte boundaries, with the reason.

@@ -30,31 +30,20 @@ TEST(GpuTbeForwardWideTiles, EveryWidthLengthPoolingAndDtypeMatchesReference) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(581);
   SCOPED_TRACE(testing::seed_trace(seed));
-  struct Layouts {
-    DType weight_dtype;
-    std::vector<std::vector<TableSpec>> layouts;
-  };
   // A 7-row second table: most bags of a tile share its few rows (repeats inside one launch).
-  const std::vector<Layouts> cases = {
+  const std::vector<testing::ForwardLayouts> cases = {
       {DType::kF32,
        {{{300, 4}, {7, 4}}, {{300, 36}, {7, 36}}, {{300, 128}, {7, 128}}, {{300, 164}, {7, 164}},
         {{300, 488}, {7, 488}}, {{300, 512}, {7, 16}}, {{300, 32}, {90, 16}, {300, 488}, {50, 256}}}},
       {DType::kBF16, {{{300, 8}, {7, 8}}, {{300, 328}, {7, 328}}, {{300, 1024}, {7, 64}}, {{300, 164}, {7, 164}}}},
       {DType::kF16, {{{300, 4}, {7, 4}}, {{300, 164}, {7, 164}}, {{300, 508}, {7, 36}}, {{7, 4}, {300, 64}}}},
   };
-  int case_number = 0;
-  for (const auto& c : cases) {
-    for (const auto& tables : c.layouts) {
-      for (int pooling_factor : {0, 1, 2, 7}) {
-        testing::expect_forward_case_matches(tables, c.weight_dtype, pooling_factor, ++case_number, seed, kWideTiles,
-                                             "wide one-hot tiles");
-      }
-    }
-  }
+  testing::expect_forward_layouts_match(cases, seed, kWideTiles, "wide one-hot tiles");
 }
 
 // Test set 2's 05 in small: four one-hot features of D 32/16/488/256 fp32, int64, over enough bags
-// that every warp's grid-stride loop turns more than once.
+// that every warp's grid-stride loop turns more than once; forced, and through kAuto (which takes
+// the wide tiles here: wide_one_hot_forward_fits).
 TEST(GpuTbeForwardWideTiles, MixedWidthsManyBagsMatchReference) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(582);
@@ -67,6 +56,8 @@ TEST(GpuTbeForwardWideTiles, MixedWidthsManyBagsMatchReference) {
   options.seed = seed;
   const auto c = testing::make_synthetic_case(tables, options, DType::kI64);
   testing::expect_forward_matches(c.problem, c.batch, seed, kWideTiles);
+  ASSERT_EQ(egpu::select_forward_kernel(c.problem), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  testing::expect_forward_matches(c.problem, c.batch, seed, egpu::ForwardOptions{});
 }
 
 // Rows past four pieces per lane (2 KB; 1 KB for 16-bit rows off 16-byte boundaries) and pooling

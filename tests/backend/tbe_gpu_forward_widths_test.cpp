@@ -88,7 +88,12 @@ TEST(GpuTbeForwardWidths, WidthRunsMatchReferenceAndOneLaunchBitForBit) {
 // reason; bags averaging more than kShortBagMeanIndices stay off them.
 TEST(GpuTbeForwardWidths, ShortBagRuleCoversRowsUpTo512Bytes) {
   const auto one_hot_44 = testing::make_problem({{100, 44}, {100, 44}}, 8, 16);
-  EXPECT_EQ(egpu::select_forward_kernel(one_hot_44), egpu::ForwardKernel::kWarpTileOneHot);
+  EXPECT_TRUE(egpu::short_bags_forward_fits(one_hot_44).is_ok());
+  // One-hot past 128 bytes: the wide one-hot tiles (wide_one_hot_forward_fits); 128 bytes and less
+  // stay on the one-hot tiles.
+  EXPECT_EQ(egpu::select_forward_kernel(one_hot_44), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  const auto one_hot_32 = testing::make_problem({{100, 32}, {100, 16}}, 8, 16);
+  EXPECT_EQ(egpu::select_forward_kernel(one_hot_32), egpu::ForwardKernel::kWarpTileOneHot);
   const auto short_128 = testing::make_problem({{100, 128}}, 8, 24);
   EXPECT_EQ(egpu::select_forward_kernel(short_128), egpu::ForwardKernel::kWarpTileShortBagsLight);
   const auto long_128 = testing::make_problem({{100, 128}}, 8, 80);
@@ -97,7 +102,10 @@ TEST(GpuTbeForwardWidths, ShortBagRuleCoversRowsUpTo512Bytes) {
   const Status refused = egpu::warp_tile_forward_fits(wide);
   EXPECT_EQ(refused.code(), StatusCode::kUnsupported);
   EXPECT_NE(refused.message().find("528 bytes"), std::string::npos) << refused.message();
-  EXPECT_NE(egpu::select_forward_kernel(wide), egpu::ForwardKernel::kWarpTileOneHot);
+  EXPECT_EQ(egpu::select_forward_kernel(wide), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  const auto wide_short_bags = testing::make_problem({{100, 132}}, 8, 16);
+  EXPECT_NE(egpu::select_forward_kernel(wide_short_bags), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  EXPECT_NE(egpu::select_forward_kernel(wide_short_bags), egpu::ForwardKernel::kWarpTileOneHot);
   // 16-bit rows off 16-byte boundaries (D=36 fp16: 72 bytes) take the tiles too, as 8-byte pieces
   // (tbe_gpu_forward_tiles_off_boundary_test.cpp).
   const auto misaligned = testing::make_problem({{100, 36}}, 8, 8, DType::kI64, DType::kF16);

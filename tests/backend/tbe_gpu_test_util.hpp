@@ -146,6 +146,26 @@ inline void expect_forward_case_matches(const std::vector<embedding::TableSpec>&
   expect_forward_matches(problem, batch, batch_options.seed, options);
 }
 
+// Layouts of one weight dtype, for expect_forward_layouts_match.
+struct ForwardLayouts {
+  DType weight_dtype;
+  std::vector<std::vector<embedding::TableSpec>> layouts;
+};
+
+// Every layout of `cases` at bag lengths 0 (all empty), 1, 2 and 7 through
+// expect_forward_case_matches (the modes, output and index dtypes rotate with the case number).
+inline void expect_forward_layouts_match(const std::vector<ForwardLayouts>& cases, std::uint64_t seed,
+                                         const embedding::gpu::ForwardOptions& options, const std::string& name) {
+  int case_number = 0;
+  for (const auto& c : cases) {
+    for (const auto& tables : c.layouts) {
+      for (int pooling_factor : {0, 1, 2, 7}) {
+        expect_forward_case_matches(tables, c.weight_dtype, pooling_factor, ++case_number, seed, options, name);
+      }
+    }
+  }
+}
+
 // The same through the op (embedding::tbe_forward with `context`: the trainers' call).
 inline void expect_op_forward_matches(const embedding::TbeProblem& problem, const embedding::SyntheticBatch& batch,
                                       std::uint64_t seed, const ExecutionContext& context) {

@@ -40,7 +40,9 @@ struct DeviceBatch {
 /// piece of a row and several rows in flight per lane (docs/embedding.md). kFittedGroups: group per
 /// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
 /// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: the warp-tile
-/// kernel (kWarpTileOneHot) wherever short_bags_forward_fits, else narrow rows wherever
+/// kernel (kWarpTileOneHot; kWarpTileOneHotWideRows for one-hot rows past kNarrowRowMaxBytes:
+/// wide_one_hot_forward_fits) wherever short_bags_forward_fits or wide_one_hot_forward_fits, else
+/// narrow rows wherever
 /// narrow_rows_forward_fits (kWarpTileShortBagsLight instead where bags average more than one
 /// index: select_warp_tile_kernel), else fitted groups where they fit, else group per bag.
 /// Candidates for narrow rows (the narrow-rows rule; 16-bit rows must start on 16-byte
@@ -61,6 +63,10 @@ struct DeviceBatch {
 /// 16-bit rows off 16-byte boundaries): the one-hot tiles with four pieces per lane and two passes
 /// in flight, so one launch covers every width of a mixed layout (each tile sizes its group to its
 /// own widest row) and a warp has two wide one-hot rows in flight where a group per bag has one.
+/// kLaneRows (the narrow-rows rule; rows on 16-byte boundaries): a lane owns whole rows, 4 bags per
+/// lane for rows up to 32 bytes, 2 up to 64, 1 up to 128, every bag's next row loaded at once, so a
+/// warp has up to 128 rows in flight; each lane sizes its loads to its own bag's row (mixed dims in
+/// one launch). For D=16/32 16-bit rows, one-hot or short bags.
 /// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
 /// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
 /// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
@@ -79,6 +85,7 @@ enum class ForwardKernel : std::uint8_t {
   kGroupPerBagDedup,
   kGroupPerBagOneLaunch,
   kWarpTileOneHotWideRows,
+  kLaneRows,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
 /// The warp tiles' widest row: 32 pieces of 16 bytes, one per lane of a 32-lane warp (a 64-lane
@@ -107,8 +114,17 @@ Status warp_tile_forward_fits(const TbeProblem& problem);
 inline constexpr std::int64_t kShortBagMeanIndices = 6;
 Status short_bags_forward_fits(const TbeProblem& problem);
 
-/// Where short_bags_forward_fits: one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer
-/// short bags kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).
+/// The wide one-hot tiles' rule (kAuto's kWarpTileOneHotWideRows): one-hot (num_indices <= bags),
+/// pooling sum or mean, 32-bit bag maths, and the widest row past kNarrowRowMaxBytes and at most
+/// kWarpTileWideMaxBytes (half that for 16-bit tables off 16-byte boundaries, read as 8-byte
+/// pieces); otherwise kUnsupported with the reason. One launch covers a mixed layout where the
+/// group per bag runs one launch per width class (docs/embedding.md: dev s2_05 76.2% of copy
+/// against 42.7%, s2_04 D=164 bf16 50.1% against the one-hot tiles' 43.9%).
+Status wide_one_hot_forward_fits(const TbeProblem& problem);
+
+/// Where wide_one_hot_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
+/// one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer short bags
+/// kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);
 
 /// The fitted-groups rule: ok when the widest table's row is exactly G x V units of 16 bytes
@@ -118,8 +134,9 @@ ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);
 Status fitted_groups_forward_fits(const TbeProblem& problem);
 
 /// The forward's selection rule, the one place it is written (kAuto and the TBE op's variant
-/// order both follow it): narrow rows where narrow_rows_forward_fits, else fitted groups where
-/// fitted_groups_forward_fits, else group per bag.
+/// order both follow it): the warp tiles (select_warp_tile_kernel) where wide_one_hot_forward_fits
+/// or short_bags_forward_fits, else narrow rows where narrow_rows_forward_fits, else fitted groups
+/// where fitted_groups_forward_fits, else group per bag.
 ForwardKernel select_forward_kernel(const TbeProblem& problem);
 
 /// output: output_rows() x output_cols() of output_dtype. A forced kernel that does not fit the

@@ -74,7 +74,10 @@ class TbeForwardGpu final : public TbeForwardVariant {
   std::string_view name() const override { return name_; }
   Status can_implement(const TbeProblem& problem, const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
-    if (kernel_ == gpu::ForwardKernel::kWarpTileOneHot) return gpu::short_bags_forward_fits(problem);
+    if (kernel_ == gpu::ForwardKernel::kWarpTileOneHot) {
+      if (gpu::wide_one_hot_forward_fits(problem).is_ok()) return Status::ok();
+      return gpu::short_bags_forward_fits(problem);
+    }
     if (kernel_ == gpu::ForwardKernel::kNarrowRows) return gpu::narrow_rows_forward_fits(problem);
     if (kernel_ == gpu::ForwardKernel::kFittedGroups) return gpu::fitted_groups_forward_fits(problem);
     return Status::ok();
@@ -82,7 +85,7 @@ class TbeForwardGpu final : public TbeForwardVariant {
   Status run(const TbeProblem& problem, const TbeForwardArgs& args, void*,
              const ExecutionContext& context) const override {
     PARITY_ASSIGN_OR_RETURN(const gpu::DeviceTbeLayout* layout, state().layout(problem.layout));
-    // The warp-tile variant runs the warp-tile kernel the rule picks (one-hot or short bags).
+    // The warp-tile variant runs the warp-tile kernel the rule picks (one-hot, wide one-hot or short bags).
     const gpu::ForwardKernel kernel =
         kernel_ == gpu::ForwardKernel::kWarpTileOneHot ? gpu::select_warp_tile_kernel(problem) : kernel_;
     return gpu::tbe_forward(problem, *layout, args.weights, device_batch(args.batch), args.output,

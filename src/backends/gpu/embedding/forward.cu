@@ -35,7 +35,8 @@ bool is_warp_tile(ForwardKernel kernel) {
 }
 
 bool is_narrow_row_candidate(ForwardKernel kernel) {
-  return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight || is_warp_tile(kernel);
+  return kernel == ForwardKernel::kNarrowRowsDeep || kernel == ForwardKernel::kNarrowRowsLight ||
+         kernel == ForwardKernel::kLaneRows || is_warp_tile(kernel);
 }
 
 // Table t's rows start on 16-byte boundaries (its offset and row length in bytes are multiples of
@@ -246,13 +247,36 @@ Status short_bags_forward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+Status wide_one_hot_forward_fits(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(wide_one_hot_tiles_fit(problem));
+  if (problem.num_indices > problem.num_bags()) {
+    return unsupported("wide one-hot tiles: num_indices=", problem.num_indices, " is above one per bag (",
+                       problem.num_bags(), " bags)");
+  }
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  const std::int64_t row_bytes = static_cast<std::int64_t>(problem.layout.max_dim()) * element_bytes;
+  if (row_bytes <= kNarrowRowMaxBytes) {
+    return unsupported("wide one-hot tiles: widest row ", row_bytes, " bytes is narrow (<= ", kNarrowRowMaxBytes,
+                       "); the one-hot tiles take it");
+  }
+  // 16-bit rows off 16-byte boundaries are read as 8-byte pieces: four per lane cover half the bytes.
+  if (element_bytes < 4 && !layout_rows_16_byte_aligned(problem) && row_bytes > kWarpTileWideMaxBytes / 2) {
+    return unsupported("wide one-hot tiles: widest row ", row_bytes, " bytes of 16-bit rows off 16-byte boundaries; "
+                       "needs <= ", kWarpTileWideMaxBytes / 2);
+  }
+  return Status::ok();
+}
+
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
+  if (wide_one_hot_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
                                                    : ForwardKernel::kWarpTileShortBagsLight;
 }
 
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
-  if (short_bags_forward_fits(problem).is_ok()) return select_warp_tile_kernel(problem);
+  if (wide_one_hot_forward_fits(problem).is_ok() || short_bags_forward_fits(problem).is_ok()) {
+    return select_warp_tile_kernel(problem);
+  }
   if (narrow_rows_forward_fits(problem).is_ok()) return ForwardKernel::kNarrowRows;
   if (fitted_groups_forward_fits(problem).is_ok()) return ForwardKernel::kFittedGroups;
   return ForwardKernel::kGroupPerBag;
@@ -287,7 +311,14 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
       kernel = ForwardKernel::kGroupPerBag;
     }
     // The warp tiles kAuto selects (one-hot, light short bags) read 16-bit rows off 16-byte
-    // boundaries as two 8-byte pieces per lane, so they need no fallback.
+    // boundaries as two 8-byte pieces per lane, so they need no fallback. The wide one-hot tiles
+    // read such rows as 8-byte pieces too, but only up to half their 16-byte reach.
+    const std::int64_t row_bytes =
+        static_cast<std::int64_t>(problem.layout.max_dim()) * dtype_size_bytes(problem.weight_dtype);
+    if (kernel == ForwardKernel::kWarpTileOneHotWideRows && !rows_16_byte_aligned(problem, weights) &&
+        problem.weight_dtype != DType::kF32 && row_bytes > kWarpTileWideMaxBytes / 2) {
+      kernel = ForwardKernel::kGroupPerBag;
+    }
   }
   if (kernel == ForwardKernel::kWarpTileOneHotWideRows) {
     PARITY_RETURN_IF_ERROR(wide_one_hot_tiles_fit(problem).with_context("tbe_forward"));

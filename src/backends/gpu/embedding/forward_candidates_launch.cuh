@@ -6,6 +6,7 @@
 #pragma once
 
 #include "backends/gpu/embedding/forward_launch.cuh"
+#include "backends/gpu/embedding/forward_lane_rows_kernel.cuh"
 #include "backends/gpu/embedding/forward_tile_kernel.cuh"
 
 namespace parity::embedding::gpu {
@@ -44,6 +45,31 @@ Status launch_forward_warp_tile(const ForwardParams<IndexT>& params, int max_dim
   return Status::ok();
 }
 
+// Lane rows: a lane owns whole rows of up to kRowPieces 16-byte pieces, kBagsPerLane bags each, so
+// a warp has kBagsPerLane x kWarpSize rows in flight per step; fewer bags per lane for wider rows
+// keep the accumulators within 2 blocks per SM (16-bit: 2 x 4 x 4 bags x 2 pieces = 64 floats).
+template <typename Tag, typename IndexT, int kPieceVecs, int kRowPieces, int kBagsPerLane>
+Status launch_forward_lane_rows_sized(const ForwardParams<IndexT>& params, int sm_count, gpuStream_t stream) {
+  constexpr int kMinBlocksPerSm = 2;
+  constexpr std::int64_t kBagsPerBlock = std::int64_t{kForwardBlockThreads} * kBagsPerLane;
+  const std::int64_t blocks =
+      std::min<std::int64_t>(ceil_div(params.num_bags, kBagsPerBlock), static_cast<std::int64_t>(sm_count) * 32);
+  tbe_forward_lane_rows_kernel<Tag, IndexT, kPieceVecs, kRowPieces, kBagsPerLane, kMinBlocksPerSm>
+      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params);
+  PARITY_GPU_CHECK_LAUNCH(tbe_forward_lane_rows_kernel);
+  return Status::ok();
+}
+
+template <typename Tag, typename IndexT>
+Status launch_forward_lane_rows(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  constexpr int kPieceVecs = std::is_same_v<Tag, F32Tag> ? 1 : 2;
+  const int pieces = (max_dim + 4 * kPieceVecs - 1) / (4 * kPieceVecs);
+  if (pieces <= 2) return launch_forward_lane_rows_sized<Tag, IndexT, kPieceVecs, 2, 4>(params, sm_count, stream);
+  if (pieces <= 4) return launch_forward_lane_rows_sized<Tag, IndexT, kPieceVecs, 4, 2>(params, sm_count, stream);
+  if (pieces <= 8) return launch_forward_lane_rows_sized<Tag, IndexT, kPieceVecs, 8, 1>(params, sm_count, stream);
+  return unsupported("tbe_forward lane rows: ", pieces, " pieces of 16 bytes per row; at most 8");
+}
+
 // Whole-warp groups reading each distinct row of a chunk once (kDedupRows in forward_kernel.cuh):
 // the power-of-two group layout's vecs (16-bit: 16-byte pairs of vecs, rows on 16-byte boundaries,
 // as every candidate) per lane for the widest row, with at least a warp of lanes per bag.
@@ -66,7 +92,7 @@ Status dispatch_forward_dedup(const ForwardParams<IndexT>& params, int max_dim, 
 }  // namespace detail
 
 /// `kernel`: one of the narrow-row candidates (kNarrowRowsDeep, kNarrowRowsLight, kWarpTileOneHot,
-/// kWarpTileOneHotPrefetch, kWarpTileShortBags, kWarpTileShortBagsPrefetch, kWarpTileShortBagsLight:
+/// kWarpTileOneHotPrefetch, kWarpTileShortBags, kWarpTileShortBagsPrefetch, kWarpTileShortBagsLight, kLaneRows:
 /// rows of 16-byte pieces, the widest at most 128 bytes; the warp tiles a warp of pieces) or kGroupPerBagDedup (any row of 16-byte
 /// units: fp32, or 16-bit rows on 16-byte boundaries; pooling sum or mean, checked by the caller).
 /// rows_16_byte_aligned false (16-bit rows off 16-byte boundaries): only kWarpTileOneHot,
@@ -139,6 +165,7 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
       return detail::launch_forward_warp_tile<Tag, IndexT, 4, 2, 2, true, true, true>(params, max_dim, sm_count, stream);
     case ForwardKernel::kWarpTileShortBagsLight:
       return detail::launch_forward_warp_tile<Tag, IndexT, 4, 1, 3, false, true>(params, max_dim, sm_count, stream);
+    case ForwardKernel::kLaneRows: return detail::launch_forward_lane_rows<Tag, IndexT>(params, max_dim, sm_count, stream);
     case ForwardKernel::kGroupPerBagDedup:
       return detail::dispatch_forward_dedup<Tag, IndexT>(params, max_dim, sm_count, stream);
     default: return unsupported("tbe_forward: kernel ", static_cast<int>(kernel), " is not a forward candidate");
