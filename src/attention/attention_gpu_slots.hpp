@@ -49,5 +49,8 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 // The TMA-reduce backward on the pair walk's grid (gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk),
 // listed first: the default backward where it runs.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot();
+// The pair walk with SiLU / sigmoid through tanh.approx (kWgmmaWsTmaReducePairWalkTanh); by name,
+// listed last until measured.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot();
 
 }  // namespace parity::attention::detail

@@ -35,7 +35,8 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   SCOPED_TRACE(parity::testing::seed_trace(seed));
   for (const char* variant :
        {"attention_backward_gpu", "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
-        "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk"}) {
+        "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
+        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh"}) {
     for (int dim : {64, 128}) {
       for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
         SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
@@ -68,10 +69,10 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
 }
 
 // The wgmma backwards with dQ split by columns (every schedule of the warp-specialized ones).
-constexpr const char* kWgmmaBackwards[] = {"attention_backward_gpu_wgmma",
-                                           "attention_backward_gpu_wgmma_ws",
-                                           "attention_backward_gpu_wgmma_ws_dqtma",
-                                           "attention_backward_gpu_wgmma_ws_dqtma_pair_walk"};
+constexpr const char* kWgmmaBackwards[] = {
+    "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
+    "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh"};
 
 // The deterministic wgmma backwards against the fp64 reference on the edge cases (the lockstep
 // kernel's dQ path differs from its atomic mode's: both warpgroups' dS^T, split by columns).
@@ -115,6 +116,10 @@ constexpr const char* kBackwardWgmma = "attention_backward_gpu_wgmma";
 constexpr const char* kBackwardWgmmaWs = "attention_backward_gpu_wgmma_ws";
 constexpr const char* kBackwardWgmmaWsDqTma = "attention_backward_gpu_wgmma_ws_dqtma";
 constexpr const char* kBackwardWgmmaWsDqTmaPairWalk = "attention_backward_gpu_wgmma_ws_dqtma_pair_walk";
+// SiLU / sigmoid through tanh.approx: the reference bounds add its error
+// (attention_gpu_common.cpp).
+constexpr const char* kBackwardWgmmaWsDqTmaPairWalkTanh =
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
@@ -134,7 +139,8 @@ class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
 
 INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
                          ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaWs,
-                                           kBackwardWgmmaWsDqTma, kBackwardWgmmaWsDqTmaPairWalk),
+                                           kBackwardWgmmaWsDqTma, kBackwardWgmmaWsDqTmaPairWalk,
+                                           kBackwardWgmmaWsDqTmaPairWalkTanh),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kBackwardMma) return std::string("mma_sync");

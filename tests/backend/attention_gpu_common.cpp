@@ -60,9 +60,15 @@ Status run_forward_variant(const char* name, const AttentionProblem& p, const At
 // A = sum_j e_ij |v_jy| (/N) (`out_activation`) on top of the other bounds; the rounding then
 // moves it by at most u_out (|a_ij| + e_ij), so the out check becomes
 // |got - ref| <= u_out |ref| + (1 + u_out) (E + u_out M + (1 + u_out) A).
+// The tanh backward (a backward variant named *_tanh) takes the activation's value and derivative
+// from the same tanh.approx sigmoid: the weight error e_ij (above) moves dV_jy by e_ij |dO_iy|
+// (/N), the derivative error e'_ij (tanh_derivative_error) moves dS_ij by e'_ij |dP_ij| and so
+// dQ_ix by alpha e'_ij |dP_ij| |k_jx| (/N) and dK_jx by alpha e'_ij |dP_ij| |q_ix| (/N)
+// (`grad_*_activation`), checked as A above.
 struct Magnitudes {
   std::vector<double> out, grad_q, grad_k, grad_v;
   std::vector<double> out_activation;  // A: zero unless the forward approximates the activation
+  std::vector<double> grad_q_activation, grad_k_activation, grad_v_activation;  // tanh backward
 };
 
 double tanh_activation_error(PointwiseActivation a, double x) {
@@ -72,6 +78,24 @@ double tanh_activation_error(PointwiseActivation a, double x) {
       return std::abs(x) * sigmoid_error;
     case PointwiseActivation::kSigmoid:
       return sigmoid_error;
+    case PointwiseActivation::kGelu:
+    case PointwiseActivation::kRelu:
+      return 0;
+  }
+  return 0;
+}
+
+// The derivative's error when sigma carries e = |tanh(x/2)| 2^-10.987 / 2: d/dsigma of
+// sigma (1 + x (1 - sigma)) is 1 + x (1 - 2 sigma), of sigma (1 - sigma) 1 - 2 sigma; the e^2
+// terms bound the rest (backward_wgmma_kernel.cuh, activation_with_derivative).
+double tanh_derivative_error(PointwiseActivation a, double x) {
+  const double e = std::abs(std::tanh(x / 2)) * std::pow(2.0, -10.987) / 2;
+  const double sigma = 1 / (1 + std::exp(-x));
+  switch (a) {
+    case PointwiseActivation::kSilu:
+      return e * std::abs(1 + x * (1 - 2 * sigma)) + std::abs(x) * e * e;
+    case PointwiseActivation::kSigmoid:
+      return e * std::abs(1 - 2 * sigma) + e * e;
     case PointwiseActivation::kGelu:
     case PointwiseActivation::kRelu:
       return 0;
@@ -119,7 +143,8 @@ double dot(const std::vector<double>& x, std::int64_t x_at, const std::vector<do
 }
 
 Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& ref_out,
-                               const std::vector<double>& ref_lse, bool tanh_activation) {
+                               const std::vector<double>& ref_lse, bool tanh_activation,
+                               bool tanh_backward) {
   const AttentionProblem& p = c.problem;
   const ref::AttentionRefInputs& in = c.inputs;
   const int h_count = p.heads, dqk = p.dim_qk, dv = p.dim_v;
@@ -132,6 +157,9 @@ Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& r
   m.grad_q.assign(c.q_bits.size(), 0);
   m.grad_k.assign(c.k_bits.size(), 0);
   m.grad_v.assign(c.v_bits.size(), 0);
+  m.grad_q_activation.assign(m.grad_q.size(), 0);
+  m.grad_k_activation.assign(m.grad_k.size(), 0);
+  m.grad_v_activation.assign(m.grad_v.size(), 0);
   const auto& kv_offsets = p.cross ? in.kv_offsets : in.q_offsets;
   for (std::int64_t b = 0; b < p.batch; ++b) {
     const std::int64_t q0 = in.q_offsets[b], kv0 = kv_offsets[b];
@@ -151,6 +179,10 @@ Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& r
               softmax || !tanh_activation ? 0 : tanh_activation_error(p.activation, s);
           const double dp = dot(c.grad_out, qi * dv, in.v, kj * dv, dv);
           const double ds = softmax ? weight * (dp - d_i) : derivative_of(p.activation, s) * dp;
+          const bool tanh_grads = !softmax && tanh_backward;
+          const double grad_weight_error = tanh_grads ? tanh_activation_error(p.activation, s) : 0;
+          const double ds_error =
+              tanh_grads ? tanh_derivative_error(p.activation, s) * std::abs(dp) : 0;
           for (int y = 0; y < dv; ++y) {
             m.out[static_cast<std::size_t>(qi * dv + y)] +=
                 std::abs(weight * in.v[static_cast<std::size_t>(kj * dv + y)]) * scale;
@@ -158,12 +190,19 @@ Magnitudes rounding_magnitudes(const JaggedCase& c, const std::vector<double>& r
                 weight_error * std::abs(in.v[static_cast<std::size_t>(kj * dv + y)]) * scale;
             m.grad_v[static_cast<std::size_t>(kj * dv + y)] +=
                 std::abs(weight * c.grad_out[static_cast<std::size_t>(qi * dv + y)]) * scale;
+            m.grad_v_activation[static_cast<std::size_t>(kj * dv + y)] +=
+                grad_weight_error * std::abs(c.grad_out[static_cast<std::size_t>(qi * dv + y)]) *
+                scale;
           }
           for (int x = 0; x < dqk; ++x) {
             m.grad_q[static_cast<std::size_t>(qi * dqk + x)] +=
                 std::abs(ds * in.k[static_cast<std::size_t>(kj * dqk + x)]) * alpha * scale;
             m.grad_k[static_cast<std::size_t>(kj * dqk + x)] +=
                 std::abs(ds * in.q[static_cast<std::size_t>(qi * dqk + x)]) * alpha * scale;
+            m.grad_q_activation[static_cast<std::size_t>(qi * dqk + x)] +=
+                ds_error * std::abs(in.k[static_cast<std::size_t>(kj * dqk + x)]) * alpha * scale;
+            m.grad_k_activation[static_cast<std::size_t>(kj * dqk + x)] +=
+                ds_error * std::abs(in.q[static_cast<std::size_t>(qi * dqk + x)]) * alpha * scale;
           }
         }
       }
@@ -315,7 +354,10 @@ void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward,
   const GpuOutputs o = run_gpu(c, with_backward, false, forward_variant, backward_variant);
   std::vector<double> out, lse;
   ASSERT_TRUE(ref::attention_forward_ref(p, c.inputs, &out, &lse).is_ok());
-  const Magnitudes m = rounding_magnitudes(c, out, lse, forward_is_wgmma(p, forward_variant));
+  const bool tanh_backward = with_backward && backward_variant != nullptr &&
+                             std::string_view(backward_variant).ends_with("_tanh");
+  const Magnitudes m =
+      rounding_magnitudes(c, out, lse, forward_is_wgmma(p, forward_variant), tanh_backward);
   expect_within("out", p.dtype, o.out, out, bounds.out, m.out, &m.out_activation);
   for (std::size_t r = 0; r < lse.size(); ++r) {
     if (std::isinf(lse[r])) {
@@ -330,9 +372,9 @@ void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward,
   std::vector<double> grad_q, grad_k, grad_v;
   ASSERT_TRUE(
       ref::attention_backward_ref(p, c.inputs, c.grad_out, &grad_q, &grad_k, &grad_v).is_ok());
-  expect_within("grad_q", p.dtype, o.grad_q, grad_q, bounds.grad_q, m.grad_q);
-  expect_within("grad_k", p.dtype, o.grad_k, grad_k, bounds.grad_k, m.grad_k);
-  expect_within("grad_v", p.dtype, o.grad_v, grad_v, bounds.grad_v, m.grad_v);
+  expect_within("grad_q", p.dtype, o.grad_q, grad_q, bounds.grad_q, m.grad_q, &m.grad_q_activation);
+  expect_within("grad_k", p.dtype, o.grad_k, grad_k, bounds.grad_k, m.grad_k, &m.grad_k_activation);
+  expect_within("grad_v", p.dtype, o.grad_v, grad_v, bounds.grad_v, m.grad_v, &m.grad_v_activation);
 }
 
 void expect_error(const Status& status, StatusCode code, const std::string& fragment) {

@@ -101,6 +101,9 @@ void install() {
   static const AttentionBackwardGpu backward_wgmma_ws_dqtma_pair_walk(
       "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
       gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk);
+  static const AttentionBackwardGpu backward_wgmma_ws_dqtma_pair_walk_tanh(
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
+      gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkTanh);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
@@ -119,6 +122,8 @@ void install() {
   detail::attention_backward_gpu_wgmma_ws_dqtma_slot().install(&backward_wgmma_ws_dqtma);
   detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot().install(
       &backward_wgmma_ws_dqtma_pair_walk);
+  detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot().install(
+      &backward_wgmma_ws_dqtma_pair_walk_tanh);
 }
 
 }  // namespace parity::attention::gpu_variants

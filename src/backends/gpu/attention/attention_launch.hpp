@@ -51,10 +51,11 @@ Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kern
 // warpgroups are not held in lockstep; same limits, no deterministic mode) and kWgmmaWs
 // (backward_wgmma_ws_kernel.cuh: the same math warp-specialized, a TMA producer warpgroup feeding
 // two consumers; same limits, atomic or deterministic dQ) and kWgmmaWsTmaReduce (the same with dQ
-// added by bulk tensor reduce-adds from shared memory) and kWgmmaWsTmaReducePairWalk (that kernel on
-// the pair walk's grid: a few adjacent blocks per (sequence, head), each walking every k-th kv
+// added by bulk tensor reduce-adds from shared memory) and kWgmmaWsTmaReducePairWalk (that kernel
+// on the pair walk's grid: a few adjacent blocks per (sequence, head), each walking every k-th kv
 // tile, so the q / dO tiles the resident pairs re-read stay in L2; the deterministic mode walks
-// with one block per pair as kWgmmaWsTmaReduce does).
+// with one block per pair as kWgmmaWsTmaReduce does) and kWgmmaWsTmaReducePairWalkTanh (the pair
+// walk with SiLU / sigmoid and their derivatives from one tanh.approx per score, not ex2 + rcp).
 enum class BackwardKernel : int {
   kMmaSync = 0,
   kWgmma = 1,
@@ -62,6 +63,7 @@ enum class BackwardKernel : int {
   kWgmmaWs = 3,
   kWgmmaWsTmaReduce = 4,
   kWgmmaWsTmaReducePairWalk = 5,
+  kWgmmaWsTmaReducePairWalkTanh = 6,
 };
 
 // The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers,

@@ -156,12 +156,17 @@ __device__ inline void store_ds_tile(unsigned char* ds_tile, const std::uint32_t
 // warp's kv rows start at kv_row0, the tile's q columns at q0.
 // Value and derivative of the activation at x = scale s: SiLU and sigmoid from one exp2 and one
 // reciprocal (sigma = 1 / (1 + 2^(-log2e x)); SiLU' = sigma (1 + x (1 - sigma)) = sigma + sigma
-// (x - SiLU)), the others as mask.cuh computes them.
-template <Activation A>
+// (x - SiLU)), the others as mask.cuh computes them. kTanhSigmoid: sigma = 0.5 tanh(x/2) + 0.5
+// from one tanh.approx (one MUFU op instead of two; the forward's tanh_approx). Its error
+// |tanh(x/2)| 2^-10.987 / 2 =: e moves SiLU by |x| e, sigmoid by e, SiLU' by
+// |1 + x (1 - 2 sigma)| e + |x| e^2 and sigmoid' by |1 - 2 sigma| e + e^2 (d/dsigma of each form;
+// the GPU tests add these terms to their dQ, dK, dV bounds).
+template <Activation A, bool kTanhSigmoid = false>
 __device__ inline void activation_with_derivative(float s, float scale, float neg_scale_log2e,
                                                   float& value, float& derivative) {
   if constexpr (A == Activation::kSilu || A == Activation::kSigmoid) {
-    const float sigma = fast_divide(1.0f, 1.0f + fast_exp2(s * neg_scale_log2e));
+    const float sigma = kTanhSigmoid ? fmaf(0.5f, tanh_approx(0.5f * scale * s), 0.5f)
+                                     : fast_divide(1.0f, 1.0f + fast_exp2(s * neg_scale_log2e));
     if constexpr (A == Activation::kSilu) {
       const float x = s * scale;
       value = x * sigma;
@@ -175,7 +180,7 @@ __device__ inline void activation_with_derivative(float s, float scale, float ne
     derivative = activation_derivative<A>(s * scale);
   }
 }
-template <Elem16 E, Activation A>
+template <Elem16 E, Activation A, bool kTanhSigmoid = false>
 __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
                                          std::uint32_t (&pt)[kTileCols / 16][4], float scale,
                                          const SequenceMask& mask, bool masked, int q0,
@@ -189,8 +194,8 @@ __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
       float value[2];
 #pragma unroll
       for (int j = 0; j < 2; ++j)
-        activation_with_derivative<A>(s[n][2 * pair + j], scale, neg_scale_log2e, value[j],
-                                      s[n][2 * pair + j]);
+        activation_with_derivative<A, kTanhSigmoid>(s[n][2 * pair + j], scale, neg_scale_log2e,
+                                                    value[j], s[n][2 * pair + j]);
       // to_a_fragments' order: a[kc][0..1] from C tile 2kc, a[kc][2..3] from C tile 2kc + 1.
       pt[n / 2][2 * (n % 2) + pair] = pack2<E>(value[0], value[1]);
     }
@@ -208,20 +213,24 @@ __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
           pt[n / 2][2 * (n % 2) + pair] &= j == 0 ? 0xffff0000u : 0x0000ffffu;
         }
 }
-template <Elem16 E>
+template <Elem16 E, bool kTanhSigmoid = false>
 __device__ inline void pointwise_weights(Activation activation, float (&s)[kTileCols / 8][4],
                                          std::uint32_t (&pt)[kTileCols / 16][4], float scale,
                                          const SequenceMask& mask, bool masked, int q0,
                                          int kv_row0) {
   switch (activation) {
     case Activation::kSilu:
-      return pointwise_weights<E, Activation::kSilu>(s, pt, scale, mask, masked, q0, kv_row0);
+      return pointwise_weights<E, Activation::kSilu, kTanhSigmoid>(s, pt, scale, mask, masked, q0,
+                                                                   kv_row0);
     case Activation::kGelu:
-      return pointwise_weights<E, Activation::kGelu>(s, pt, scale, mask, masked, q0, kv_row0);
+      return pointwise_weights<E, Activation::kGelu, kTanhSigmoid>(s, pt, scale, mask, masked, q0,
+                                                                   kv_row0);
     case Activation::kRelu:
-      return pointwise_weights<E, Activation::kRelu>(s, pt, scale, mask, masked, q0, kv_row0);
+      return pointwise_weights<E, Activation::kRelu, kTanhSigmoid>(s, pt, scale, mask, masked, q0,
+                                                                   kv_row0);
     case Activation::kSigmoid:
-      return pointwise_weights<E, Activation::kSigmoid>(s, pt, scale, mask, masked, q0, kv_row0);
+      return pointwise_weights<E, Activation::kSigmoid, kTanhSigmoid>(s, pt, scale, mask, masked,
+                                                                      q0, kv_row0);
   }
 }
 
@@ -249,8 +258,9 @@ __device__ inline void softmax_weights(float (&s)[kTileCols / 8][4], const float
 // One step's score half, shared by the wgmma and ws kernels: issues S^T = K Q^T and dP^T = V dO^T,
 // turns S^T into P^T (kept in s: P^T for softmax, act'(alpha S^T) pointwise) and its A fragments,
 // and issues dV += P^T dO. On return dP^T and dV are in flight (wgmma groups); the caller picks how
-// far to wait. `activation` is a constant in the ws kernel (the switch folds away).
-template <Elem16 E, Mode kMode, int kDim>
+// far to wait. `activation` is a constant in the ws kernel (the switch folds away); kTanhSigmoid
+// as in activation_with_derivative.
+template <Elem16 E, Mode kMode, int kDim, bool kTanhSigmoid = false>
 __device__ __forceinline__ void issue_scores_weights_grad_v(
     float (&s)[kTileCols / 8][4], float (&dp)[kTileCols / 8][4],
     std::uint32_t (&pt_frag)[kTileCols / 16][4], float (&dv)[kDim / 8][4], unsigned k_rows,
@@ -267,7 +277,8 @@ __device__ __forceinline__ void issue_scores_weights_grad_v(
     to_a_fragments<E, kTileCols>(pt_frag, s);
   } else {
     (void)lse2;
-    pointwise_weights<E>(activation, s, pt_frag, score_scale, mask, masked, q0, kv_row0);
+    pointwise_weights<E, kTanhSigmoid>(activation, s, pt_frag, score_scale, mask, masked, q0,
+                                       kv_row0);
   }
   issue_accumulate<E, kDim>(dv, pt_frag, do_address);  // dV += P^T dO
 }

@@ -26,7 +26,8 @@
 // tiles that contain them are classified partial, so their P^T and dS^T are masked to zero and
 // their dQ rows receive exact zeros.
 // The pointwise activation is a template parameter (one kernel per activation: no other
-// activation's code costs registers), its value and derivative from one exp2 and one reciprocal.
+// activation's code costs registers), its value and derivative from one exp2 and one reciprocal,
+// or (kTanhSigmoid) from one tanh.approx.
 // Head dims: d_qk = d_v = kDim in {64, 128}.
 #pragma once
 
@@ -213,7 +214,8 @@ __device__ inline void produce_backward_tiles(const AttentionParams& p,
 
 
 // Long on purpose, as the other attention kernels: one body whose phases share registers.
-template <Elem16 E, Mode kMode, Activation kAct, int kDim, GradQStore kStore>
+template <Elem16 E, Mode kMode, Activation kAct, int kDim, GradQStore kStore,
+          bool kTanhSigmoid = false>
 __global__ void __launch_bounds__(kBwdWsThreads, 1)
     attention_backward_wgmma_ws_kernel(const AttentionParams p,
                                        const __grid_constant__ BackwardTmaMaps maps) {
@@ -313,7 +315,7 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         float s[kTileCols / 8][4];   // S^T, then P^T (softmax) or act'(alpha S^T) (pointwise)
         float dp[kTileCols / 8][4];  // dP^T, then dS^T
         std::uint32_t pt_frag[kTileCols / 16][4];
-        issue_scores_weights_grad_v<E, kMode, kDim>(
+        issue_scores_weights_grad_v<E, kMode, kDim, kTanhSigmoid>(
             s, dp, pt_frag, dv, k_rows, v_rows, q_address, do_address, lse2, kAct, score_scale,
             seq.mask, group_class == TileClass::kPartial, q0, kv0 + warp_row0);
         // dP^T and dV landed: P^T's fragments are free before dS^T needs registers (waiting for

@@ -37,11 +37,12 @@ Status backward_tma_maps(const AttentionProblem& problem, const AttentionParams&
   return cuda::encode_matrix32_swizzled(box, maps.grad_q_accum).with_context("grad_q workspace");
 }
 
-template <Elem16 E, kernels::Mode M, kernels::Activation A, int kDim, kernels::GradQStore S>
+template <Elem16 E, kernels::Mode M, kernels::Activation A, int kDim, kernels::GradQStore S,
+          bool kTanhSigmoid>
 Status launch_backward_wgmma_ws_config(const AttentionProblem& problem,
                                        const AttentionParams& params, gpuStream_t stream) {
   constexpr int kShared = kernels::backward_wgmma_ws_shared_bytes<kDim, S>();
-  const auto kernel = kernels::attention_backward_wgmma_ws_kernel<E, M, A, kDim, S>;
+  const auto kernel = kernels::attention_backward_wgmma_ws_kernel<E, M, A, kDim, S, kTanhSigmoid>;
   kernels::BackwardTmaMaps maps{};
   PARITY_RETURN_IF_ERROR((backward_tma_maps<E, kDim>(problem, params, maps)));
   PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
@@ -52,35 +53,37 @@ Status launch_backward_wgmma_ws_config(const AttentionProblem& problem,
   return Status::ok();
 }
 
-template <Elem16 E, kernels::Mode M, kernels::Activation A, kernels::GradQStore S>
+template <Elem16 E, kernels::Mode M, kernels::Activation A, kernels::GradQStore S,
+          bool kTanhSigmoid>
 Status backward_wgmma_ws_dim(const AttentionProblem& problem, const AttentionParams& params,
                              gpuStream_t stream) {
   if (problem.dim_qk == 64)
-    return launch_backward_wgmma_ws_config<E, M, A, 64, S>(problem, params, stream);
-  return launch_backward_wgmma_ws_config<E, M, A, 128, S>(problem, params, stream);
+    return launch_backward_wgmma_ws_config<E, M, A, 64, S, kTanhSigmoid>(problem, params, stream);
+  return launch_backward_wgmma_ws_config<E, M, A, 128, S, kTanhSigmoid>(problem, params, stream);
 }
 
-// One kernel per activation (the softmax kernel ignores it).
-template <Elem16 E, kernels::GradQStore S>
+// One kernel per activation (the softmax kernel ignores it and kTanhSigmoid).
+template <Elem16 E, kernels::GradQStore S, bool kTanhSigmoid>
 Status backward_wgmma_ws_kernel(const AttentionProblem& problem, const AttentionParams& params,
                                 gpuStream_t stream) {
   using kernels::Activation;
   using kernels::Mode;
   if (problem.kind == AttentionKind::kSoftmax)
-    return backward_wgmma_ws_dim<E, Mode::kSoftmax, Activation::kSilu, S>(problem, params, stream);
+    return backward_wgmma_ws_dim<E, Mode::kSoftmax, Activation::kSilu, S, false>(problem, params,
+                                                                                 stream);
   switch (params.activation) {
     case Activation::kSilu:
-      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kSilu, S>(problem, params,
-                                                                               stream);
+      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kSilu, S, kTanhSigmoid>(
+          problem, params, stream);
     case Activation::kGelu:
-      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kGelu, S>(problem, params,
-                                                                               stream);
+      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kGelu, S, kTanhSigmoid>(
+          problem, params, stream);
     case Activation::kRelu:
-      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kRelu, S>(problem, params,
-                                                                               stream);
+      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kRelu, S, kTanhSigmoid>(
+          problem, params, stream);
     case Activation::kSigmoid:
-      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kSigmoid, S>(problem, params,
-                                                                                  stream);
+      return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kSigmoid, S, kTanhSigmoid>(
+          problem, params, stream);
   }
   return unsupported("attention backward wgmma ws: unknown activation");
 }
@@ -94,11 +97,12 @@ Status launch_backward_wgmma_ws_kernels(const AttentionProblem& problem, Attenti
     return unsupported("attention backward wgmma ws: head dims ", problem.dim_qk, "/",
                        problem.dim_v, " have no kernel");
   }
-  constexpr auto kStore = kKernel == WgmmaBackward::kWsTmaReduce
+  constexpr bool kTanhSigmoid = kKernel == WgmmaBackward::kWsTmaReduceTanh;
+  constexpr auto kStore = kKernel == WgmmaBackward::kWsTmaReduce || kTanhSigmoid
                               ? kernels::GradQStore::kTmaReduce
                               : kernels::GradQStore::kAtomic;
   const auto main_kernel = [&]() {
-    return backward_wgmma_ws_kernel<E, kStore>(problem, params, stream);
+    return backward_wgmma_ws_kernel<E, kStore, kTanhSigmoid>(problem, params, stream);
   };
   return launch_backward_steps<E>(problem, params, stream, main_kernel);
 #else

@@ -9,8 +9,9 @@ namespace parity::attention::gpu::detail {
 // The warp-specialized wgmma backward (backward_wgmma_ws_kernel.cuh; one TU per kernel and element
 // type, backward_wgmma_ws*_<type>.cu): same limits, dQ by atomics or bulk tensor reduce-adds.
 enum class WgmmaBackward {
-  kWs,           // TMA producer warpgroup, dQ by vector atomics
-  kWsTmaReduce,  // the same, dQ through shared memory by bulk tensor reduce-adds
+  kWs,               // TMA producer warpgroup, dQ by vector atomics
+  kWsTmaReduce,      // the same, dQ through shared memory by bulk tensor reduce-adds
+  kWsTmaReduceTanh,  // kWsTmaReduce with SiLU / sigmoid from one tanh.approx (not two MUFU ops)
 };
 template <Elem16 E, WgmmaBackward kKernel>
 Status launch_backward_wgmma_ws_kernels(const AttentionProblem& problem, AttentionParams params,
