@@ -257,6 +257,16 @@ bool forward_is_wgmma(const AttentionProblem& p, const char* forward_variant) {
   return choice.is_ok() && is_wgmma(choice->variant->name());
 }
 
+// The backward's activation error: a variant named *_tanh, or the op's own choice when none is
+// named (the tanh pair walk is the default where it runs).
+bool backward_is_tanh(const AttentionProblem& p, const char* backward_variant) {
+  if (backward_variant != nullptr) return std::string_view(backward_variant).ends_with("_tanh");
+  ExecutionContext gpu_context;
+  gpu_context.device = DeviceKind::kGpu;
+  const auto choice = select_variant(attention_backward_variants(), p, gpu_context);
+  return choice.is_ok() && std::string_view(choice->variant->name()).ends_with("_tanh");
+}
+
 }  // namespace
 
 AttentionProblem problem_of(AttentionKind kind, int heads, int dim, std::int64_t max_seq_len,
@@ -354,8 +364,7 @@ void expect_gpu_matches_reference(const JaggedCase& c, bool with_backward,
   const GpuOutputs o = run_gpu(c, with_backward, false, forward_variant, backward_variant);
   std::vector<double> out, lse;
   ASSERT_TRUE(ref::attention_forward_ref(p, c.inputs, &out, &lse).is_ok());
-  const bool tanh_backward = with_backward && backward_variant != nullptr &&
-                             std::string_view(backward_variant).ends_with("_tanh");
+  const bool tanh_backward = with_backward && backward_is_tanh(p, backward_variant);
   const Magnitudes m =
       rounding_magnitudes(c, out, lse, forward_is_wgmma(p, forward_variant), tanh_backward);
   expect_within("out", p.dtype, o.out, out, bounds.out, m.out, &m.out_activation);
