@@ -17,7 +17,8 @@
 #                    ("foundation" for scripts/gpu/bench_foundation.sh), e.g. --only tests,tbe;
 #                    probes (scripts/gpu/*_probe.sh) run only when named, e.g. --only tbe_narrow_probe
 #   --skip-tests     do not run the GPU tests
-#   --piece-timeout  limit for each bench piece and for the tests (default 240 s)
+#   --piece-timeout  limit for each bench piece (default 240 s)
+#   --tests-timeout  limit for the GPU tests (default 360 s: the whole suite takes over 200 s)
 #   --prebuilt DIR   use a build made elsewhere (carried to the device, e.g. build/device, or the
 #                    archive scripts/gpu/pack_prebuilt.sh writes, build/carry/prebuilt.tar.xz) instead
 #                    of configuring and building here; GPU tests then run the test binary directly
@@ -31,6 +32,7 @@ prebuilt=""
 build_targets=""
 skip_tests=0
 piece_timeout=240
+tests_timeout=360
 deadline=570
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -38,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     --only=*) only="${1#--only=}"; shift ;;
     --skip-tests) skip_tests=1; shift ;;
     --piece-timeout) piece_timeout="${2:?--piece-timeout needs seconds}"; shift 2 ;;
+    --tests-timeout) tests_timeout="${2:?--tests-timeout needs seconds}"; shift 2 ;;
     --prebuilt) prebuilt="${2:?--prebuilt needs a build dir}"; shift 2 ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
     --targets) build_targets="${2:?--targets needs target names}"; shift 2 ;;
@@ -89,9 +92,9 @@ record() {  # name status seconds log
 
 # Seconds a piece may take: the piece limit, cut to what is left of the run's deadline.
 time_left() { echo $((deadline - (SECONDS - start_all) - 10)); }
-piece_limit() {
-  local left; left=$(time_left)
-  if (( left < piece_timeout )); then echo "$left"; else echo "$piece_timeout"; fi
+piece_limit() {  # [LIMIT_S], default the piece limit
+  local left limit="${1:-$piece_timeout}"; left=$(time_left)
+  if (( left < limit )); then echo "$left"; else echo "$limit"; fi
 }
 
 # Writes summary.txt, results.tar.gz and foundation_comparison.json into $OUT (after each step).
@@ -158,13 +161,14 @@ failures=0
 if [[ $skip_tests -eq 0 && ( -z "$only" || ",$only," == *",tests,"* ) ]]; then
   t0=$SECONDS
   if [[ -n "$prebuilt" || -n "$build_targets" ]]; then
-    gpu_test_command=("$build_dir/tests/parity_gpu_tests" --gtest_brief=1)
+    # Line-buffered, so a run cut by its time limit still leaves the tests it finished in the log.
+    gpu_test_command=(stdbuf -oL "$build_dir/tests/parity_gpu_tests" --gtest_brief=1)
     # GPU_TESTS_FILTER=PATTERN runs a subset (a gtest filter), e.g. 'AttentionGpu*' for a kernel round.
     [[ -n "${GPU_TESTS_FILTER:-}" ]] && gpu_test_command+=("--gtest_filter=$GPU_TESTS_FILTER")
   else
     gpu_test_command=(ctest --test-dir "$build_dir" -L gpu --output-on-failure)
   fi
-  if timeout "$(piece_limit)" "${gpu_test_command[@]}" > "$stage/gpu_tests.log" 2>&1; then
+  if timeout "$(piece_limit "$tests_timeout")" "${gpu_test_command[@]}" > "$stage/gpu_tests.log" 2>&1; then
     status=ok
   else
     status=FAILED
