@@ -72,6 +72,9 @@ struct DeviceBatch {
 /// in a fixed order), for batches with too few bags to fill the GPU with a group per bag. kAuto
 /// takes it instead of kNarrowRows where narrow_rows_split_parts > 1; forced, it splits at least
 /// in two. Sums are deterministic for a given device (parts follow its SM count).
+/// kWarpTileOneHot runs 4 passes in flight at 4 blocks per SM where the widest row needs at most 4
+/// lanes (rows up to 64 bytes: every pass of a tile at once, a third more tiles resident), else 8
+/// passes at 3 blocks; kWarpTileOneHotEightPasses forces the latter (same sums).
 /// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
 /// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
 /// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
@@ -92,6 +95,7 @@ enum class ForwardKernel : std::uint8_t {
   kWarpTileOneHotWideRows,
   kLaneRows,
   kNarrowRowsSplitBags,
+  kWarpTileOneHotEightPasses,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
 /// The warp tiles' widest row: 32 pieces of 16 bytes, one per lane of a 32-lane warp (a 64-lane

@@ -29,7 +29,8 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
 }
 
 bool is_warp_tile(ForwardKernel kernel) {
-  return kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
+  return kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotEightPasses ||
+         kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
          kernel == ForwardKernel::kWarpTileShortBags || kernel == ForwardKernel::kWarpTileShortBagsPrefetch ||
          kernel == ForwardKernel::kWarpTileShortBagsLight;
 }
