@@ -257,7 +257,8 @@ const std::vector<std::string>& tbe_forward_variant_names() {
       "auto",           "narrow_rows",       "wide_rows",         "fitted_groups",
       "narrow_rows_deep", "narrow_rows_light", "warp_tile_one_hot", "warp_tile_one_hot_prefetch",
       "warp_tile_short_bags", "warp_tile_short_bags_prefetch", "warp_tile_short_bags_light",
-      "wide_rows_dedup", "wide_rows_one_launch", "warp_tile_one_hot_wide_rows", "lane_rows"};
+      "wide_rows_dedup", "wide_rows_one_launch", "warp_tile_one_hot_wide_rows", "lane_rows",
+      "narrow_rows_split_bags", "warp_tile_one_hot_eight_passes"};
   return names;
 }
 

@@ -30,6 +30,7 @@ const std::vector<Candidate>& candidates() {
   static const std::vector<Candidate> list = {{egpu::ForwardKernel::kNarrowRowsDeep, "narrow_rows_deep"},
                                               {egpu::ForwardKernel::kNarrowRowsLight, "narrow_rows_light"},
                                               {egpu::ForwardKernel::kWarpTileOneHot, "warp_tile_one_hot"},
+                                              {egpu::ForwardKernel::kWarpTileOneHotEightPasses, "warp_tile_one_hot_eight_passes"},
                                               {egpu::ForwardKernel::kWarpTileOneHotPrefetch, "warp_tile_one_hot_prefetch"},
                                               {egpu::ForwardKernel::kWarpTileShortBags, "warp_tile_short_bags"},
                                               {egpu::ForwardKernel::kWarpTileShortBagsPrefetch, "warp_tile_short_bags_prefetch"},
@@ -130,6 +131,7 @@ TEST(GpuTbeForwardCandidates, ForcedOnAWideOrMisalignedProblemIsRefusedWithTheRe
   for (const auto& candidate : candidates()) {
     const bool is_warp_tile = std::string(candidate.name).rfind("warp_tile", 0) == 0;
     const bool reads_8_byte_pieces = candidate.kernel == egpu::ForwardKernel::kWarpTileOneHot ||
+                                     candidate.kernel == egpu::ForwardKernel::kWarpTileOneHotEightPasses ||
                                      candidate.kernel == egpu::ForwardKernel::kWarpTileShortBagsLight ||
                                      candidate.kernel == egpu::ForwardKernel::kNarrowRowsDeep;
     const auto too_wide = is_warp_tile ? std::tuple{256, DType::kF32, "1024 bytes"} : std::tuple{64, DType::kF32, "256 bytes"};

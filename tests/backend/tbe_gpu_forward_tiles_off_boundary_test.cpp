@@ -65,7 +65,8 @@ TEST(GpuTbeForwardTilesOffBoundary, EveryWidthLengthPoolingAndDtypeMatchesRefere
       {{300, 164}, {7, 164}}, {{300, 252}, {7, 36}}, {{7, 4}, {300, 64}}};
   int case_number = 0;
   for (egpu::ForwardKernel kernel :
-       {egpu::ForwardKernel::kWarpTileOneHot, egpu::ForwardKernel::kWarpTileShortBagsLight, egpu::ForwardKernel::kAuto}) {
+       {egpu::ForwardKernel::kWarpTileOneHot, egpu::ForwardKernel::kWarpTileOneHotEightPasses,
+        egpu::ForwardKernel::kWarpTileShortBagsLight, egpu::ForwardKernel::kAuto}) {
     for (DType weight_dtype : {DType::kF16, DType::kBF16}) {
       for (const auto& tables : layouts) {
         for (int pooling_factor : {0, 1, 2, 4, 7}) {
@@ -132,8 +133,9 @@ TEST(GpuTbeForwardTilesOffBoundary, OtherCandidatesRefuseRowsOffBoundaries) {
     EXPECT_EQ(status.code(), StatusCode::kUnsupported) << static_cast<int>(kernel);
     EXPECT_NE(status.message().find("16-byte boundaries"), std::string::npos) << status.message();
   }
-  for (egpu::ForwardKernel kernel : {egpu::ForwardKernel::kWarpTileOneHot, egpu::ForwardKernel::kWarpTileShortBagsLight,
-                                     egpu::ForwardKernel::kNarrowRowsDeep, egpu::ForwardKernel::kWarpTileOneHotWideRows}) {
+  for (egpu::ForwardKernel kernel : {egpu::ForwardKernel::kWarpTileOneHot, egpu::ForwardKernel::kWarpTileOneHotEightPasses,
+                                     egpu::ForwardKernel::kWarpTileShortBagsLight, egpu::ForwardKernel::kNarrowRowsDeep,
+                                     egpu::ForwardKernel::kWarpTileOneHotWideRows}) {
     EXPECT_TRUE(testing::forced_forward_status(problem, egpu::ForwardOptions{kernel}).is_ok()) << static_cast<int>(kernel);
   }
 }

@@ -87,6 +87,14 @@ inline Status forced_forward_status(const embedding::TbeProblem& problem, const 
   return embedding::gpu::tbe_forward(problem, *layout, d_weights->data(), inputs.view(), out->data(), options);
 }
 
+// The forced kernel refuses `problem` with kUnsupported and a reason that names `needle`.
+inline void expect_forced_refusal(const embedding::TbeProblem& problem, const embedding::gpu::ForwardOptions& options,
+                                  const std::string& needle) {
+  const Status status = forced_forward_status(problem, options);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+  EXPECT_NE(status.message().find(needle), std::string::npos) << status.message();
+}
+
 // `got` against the fp64 reference: the derived forward tolerance per element, 5 failures shown.
 inline void expect_matches_reference(const embedding::TbeProblem& problem, const embedding::SyntheticBatch& batch,
                                      const std::vector<double>& weights_ref, const std::vector<std::uint8_t>& got) {

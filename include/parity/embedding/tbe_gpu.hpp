@@ -67,6 +67,14 @@ struct DeviceBatch {
 /// lane for rows up to 32 bytes, 2 up to 64, 1 up to 128, every bag's next row loaded at once, so a
 /// warp has up to 128 rows in flight; each lane sizes its loads to its own bag's row (mixed dims in
 /// one launch). For D=16/32 16-bit rows, one-hot or short bags.
+/// kNarrowRowsSplitBags (the narrow-rows rule): narrow rows with a team of 2-32 groups sharing one
+/// bag (part k of the team adds positions k, k + parts, ...; the parts' sums combined by shuffles
+/// in a fixed order), for batches with too few bags to fill the GPU with a group per bag. kAuto
+/// takes it instead of kNarrowRows where narrow_rows_split_parts > 1; forced, it splits at least
+/// in two. Sums are deterministic for a given device (parts follow its SM count).
+/// kWarpTileOneHot runs 4 passes in flight at 4 blocks per SM where the widest row needs at most 4
+/// lanes (rows up to 64 bytes: every pass of a tile at once, a third more tiles resident), else 8
+/// passes at 3 blocks; kWarpTileOneHotEightPasses forces the latter (same sums).
 /// kGroupPerBagDedup (any row size; pooling sum or mean; 16-bit rows on 16-byte boundaries): group
 /// per bag with whole-warp groups that read each distinct row of a chunk of kWarpSize positions
 /// once and add it scaled by its repeats' summed weight (skewed bags; sums differ by rounding).
@@ -86,6 +94,8 @@ enum class ForwardKernel : std::uint8_t {
   kGroupPerBagOneLaunch,
   kWarpTileOneHotWideRows,
   kLaneRows,
+  kNarrowRowsSplitBags,
+  kWarpTileOneHotEightPasses,
 };
 inline constexpr int kNarrowRowMaxBytes = 128;
 /// The warp tiles' widest row: 32 pieces of 16 bytes, one per lane of a 32-lane warp (a 64-lane
@@ -132,6 +142,13 @@ ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);
 /// start on 16-byte boundaries (the weights pointer's own alignment is checked by tbe_forward);
 /// otherwise kUnsupported with the reason.
 Status fitted_groups_forward_fits(const TbeProblem& problem);
+
+/// The split-bags rule (docs/embedding.md, "Split bags"): the parts (groups of lanes per bag, a
+/// power of two) kNarrowRowsSplitBags gives a bag on a device of sm_count SMs; 1 where the
+/// narrow-rows rule fails or no split pays (bags fill two waves of resident groups, or bags average
+/// at most 8 rows, one pass, per part). kAuto (tbe_forward) and the op's narrow-rows variant
+/// take kNarrowRowsSplitBags over kNarrowRows where this is > 1.
+int narrow_rows_split_parts(const TbeProblem& problem, int sm_count);
 
 /// The forward's selection rule, the one place it is written (kAuto and the TBE op's variant
 /// order both follow it): the warp tiles (select_warp_tile_kernel) where wide_one_hot_forward_fits

@@ -168,7 +168,9 @@ Result<KernelChoice> kernel_choice(const std::string& variant) {
       {"warp_tile_short_bags_prefetch", eg::ForwardKernel::kWarpTileShortBagsPrefetch},
       {"warp_tile_short_bags_light", eg::ForwardKernel::kWarpTileShortBagsLight},
       {"warp_tile_one_hot_wide_rows", eg::ForwardKernel::kWarpTileOneHotWideRows},
-      {"lane_rows", eg::ForwardKernel::kLaneRows}};
+      {"lane_rows", eg::ForwardKernel::kLaneRows},
+      {"narrow_rows_split_bags", eg::ForwardKernel::kNarrowRowsSplitBags},
+      {"warp_tile_one_hot_eight_passes", eg::ForwardKernel::kWarpTileOneHotEightPasses}};
   // Wide-row candidates (the backward is the warp-per-chunk one).
   static const std::pair<const char*, eg::ForwardKernel> kWideCandidates[] = {
       {"wide_rows_dedup", eg::ForwardKernel::kGroupPerBagDedup},

@@ -85,9 +85,15 @@ class TbeForwardGpu final : public TbeForwardVariant {
   Status run(const TbeProblem& problem, const TbeForwardArgs& args, void*,
              const ExecutionContext& context) const override {
     PARITY_ASSIGN_OR_RETURN(const gpu::DeviceTbeLayout* layout, state().layout(problem.layout));
-    // The warp-tile variant runs the warp-tile kernel the rule picks (one-hot, wide one-hot or short bags).
-    const gpu::ForwardKernel kernel =
-        kernel_ == gpu::ForwardKernel::kWarpTileOneHot ? gpu::select_warp_tile_kernel(problem) : kernel_;
+    // The warp-tile variant runs the warp-tile kernel the rule picks (one-hot, wide one-hot or short
+    // bags); the narrow-rows variant kAuto's choice where that is narrow rows (split bags or not,
+    // by the device's SM count: gpu::narrow_rows_split_parts).
+    gpu::ForwardKernel kernel = kernel_;
+    if (kernel_ == gpu::ForwardKernel::kWarpTileOneHot) kernel = gpu::select_warp_tile_kernel(problem);
+    if (kernel_ == gpu::ForwardKernel::kNarrowRows &&
+        gpu::select_forward_kernel(problem) == gpu::ForwardKernel::kNarrowRows) {
+      kernel = gpu::ForwardKernel::kAuto;
+    }
     return gpu::tbe_forward(problem, *layout, args.weights, device_batch(args.batch), args.output,
                             gpu::ForwardOptions{kernel}, context.stream);
   }

@@ -29,7 +29,8 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
 }
 
 bool is_warp_tile(ForwardKernel kernel) {
-  return kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
+  return kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotEightPasses ||
+         kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
          kernel == ForwardKernel::kWarpTileShortBags || kernel == ForwardKernel::kWarpTileShortBagsPrefetch ||
          kernel == ForwardKernel::kWarpTileShortBagsLight;
 }
@@ -167,6 +168,13 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
       default: return dispatch_forward_fitted_kernels<F32Tag, IndexT>(params, fitted, sm_count, stream);
     }
   }
+  if (kernel == ForwardKernel::kNarrowRowsSplitBags) {
+    switch (problem.weight_dtype) {
+      case DType::kF16: return dispatch_forward_split_bags_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+      case DType::kBF16: return dispatch_forward_split_bags_kernels<BF16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+      default: return dispatch_forward_split_bags_kernels<F32Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+    }
+  }
   if (kernel == ForwardKernel::kNarrowRows) {
     switch (problem.weight_dtype) {
       case DType::kF16: return dispatch_forward_narrow_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
@@ -273,6 +281,14 @@ ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
                                                    : ForwardKernel::kWarpTileShortBagsLight;
 }
 
+int narrow_rows_split_parts(const TbeProblem& problem, int sm_count) {
+  if (!narrow_rows_forward_fits(problem).is_ok()) return 1;
+  // The piece width as the launch takes it for a 16-byte aligned weights pointer (every DeviceBuffer).
+  const int piece_vecs = problem.weight_dtype != DType::kF32 && layout_rows_16_byte_aligned(problem) ? 2 : 1;
+  const int row_lanes_log2 = detail::narrow_row_lanes_log2(problem.layout.max_dim(), piece_vecs);
+  return detail::split_bag_parts(problem.num_bags(), problem.num_indices, row_lanes_log2, sm_count);
+}
+
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
   if (wide_one_hot_forward_fits(problem).is_ok() || short_bags_forward_fits(problem).is_ok()) {
     return select_warp_tile_kernel(problem);
@@ -319,12 +335,18 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
         problem.weight_dtype != DType::kF32 && row_bytes > kWarpTileWideMaxBytes / 2) {
       kernel = ForwardKernel::kGroupPerBag;
     }
+    // Too few bags to fill the GPU with a group per bag: a team of groups per bag.
+    if (kernel == ForwardKernel::kNarrowRows) {
+      PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
+      if (narrow_rows_split_parts(problem, sm_count) > 1) kernel = ForwardKernel::kNarrowRowsSplitBags;
+    }
   }
   if (kernel == ForwardKernel::kWarpTileOneHotWideRows) {
     PARITY_RETURN_IF_ERROR(wide_one_hot_tiles_fit(problem).with_context("tbe_forward"));
   } else if (is_warp_tile(kernel)) {
     PARITY_RETURN_IF_ERROR(warp_tile_forward_fits(problem).with_context("tbe_forward"));
-  } else if (kernel == ForwardKernel::kNarrowRows || is_narrow_row_candidate(kernel)) {
+  } else if (kernel == ForwardKernel::kNarrowRows || kernel == ForwardKernel::kNarrowRowsSplitBags ||
+             is_narrow_row_candidate(kernel)) {
     PARITY_RETURN_IF_ERROR(narrow_rows_forward_fits(problem).with_context("tbe_forward"));
   }
   if (kernel == ForwardKernel::kGroupPerBagDedup && problem.pooling == PoolingMode::kNone) {

@@ -128,9 +128,21 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
     return detail::launch_forward_warp_tile<Tag, IndexT, 1, 2, kPieceVecs == 1 ? 3 : 2, false, false, false, kPieceVecs,
                                             4, 2>(params, max_dim, sm_count, stream);
   }
+  // One-hot tiles: a tile runs as many passes as its group has lanes (W, the widest row's pieces
+  // rounded up), so where W <= 4 (rows up to 64 bytes) 4 passes in flight hold every pass at once
+  // and the smaller register file (64, no spill under ptxas -v sm_90a, against 80 with 8 passes)
+  // gives 4 blocks per SM instead of 3: a third more tiles resident, and test set 4's 06 (106496
+  // one-hot bags, D=16 bf16: 416 blocks) fits one wave of 528 where 396 left a 20-block second
+  // wave of three dependent round trips. kWarpTileOneHotEightPasses keeps 8 passes at 3 blocks.
+  // W: the widest row's 16-byte pieces (`pieces`; off 16-byte boundaries two 8-byte pieces a lane: the same).
+  const bool one_hot_four_passes = kernel == ForwardKernel::kWarpTileOneHot && pieces <= 4;
   if (!rows_16_byte_aligned) {
     if constexpr (!std::is_same_v<Tag, F32Tag>) {
-      if (kernel == ForwardKernel::kWarpTileOneHot) {
+      if (one_hot_four_passes) {
+        return detail::launch_forward_warp_tile<Tag, IndexT, 1, 4, 4, false, false, false, 1, 2>(params, max_dim, sm_count,
+                                                                                                 stream);
+      }
+      if (kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotEightPasses) {
         return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 3, false, false, false, 1, 2>(params, max_dim, sm_count,
                                                                                                  stream);
       }
@@ -146,7 +158,7 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
         return detail::launch_forward_narrow<Tag, IndexT, 1, 4, 4, 2>(params, lanes_log2, sm_count, stream);
       }
     }
-    return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries (only warp_tile_one_hot, "
+    return unsupported("tbe_forward candidates: 16-bit rows must start on 16-byte boundaries (only warp_tile_one_hot(_eight_passes), "
                        "warp_tile_short_bags_light and narrow_rows_deep read them off)");
   }
   switch (kernel) {
@@ -156,6 +168,9 @@ Status dispatch_forward_candidate_kernels(const gpu_device::ForwardParams<IndexT
     case ForwardKernel::kNarrowRowsLight:
       return detail::launch_forward_narrow<Tag, IndexT, kPieceVecs, 2, 2, 4>(params, row_lanes_log2, sm_count, stream);
     case ForwardKernel::kWarpTileOneHot:
+      if (one_hot_four_passes) return detail::launch_forward_warp_tile<Tag, IndexT, 1, 4, 4>(params, max_dim, sm_count, stream);
+      return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 3>(params, max_dim, sm_count, stream);
+    case ForwardKernel::kWarpTileOneHotEightPasses:
       return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 3>(params, max_dim, sm_count, stream);
     case ForwardKernel::kWarpTileOneHotPrefetch:
       return detail::launch_forward_warp_tile<Tag, IndexT, 1, 8, 2, true>(params, max_dim, sm_count, stream);

@@ -6,6 +6,7 @@
 
 #include "backends/gpu/embedding/forward_kernel.cuh"
 #include "backends/gpu/embedding/forward_narrow_kernel.cuh"
+#include "backends/gpu/embedding/forward_split_bags_kernel.cuh"
 #include "backends/gpu/embedding/launch_common.cuh"
 
 namespace parity::embedding::gpu {
@@ -134,6 +135,63 @@ Status dispatch_forward_narrow_depth(const ForwardParams<IndexT>& params, int ma
   return launch_forward_narrow<Tag, IndexT, kPieceVecs, 2, 4>(params, row_lanes_log2, sm_count, stream);
 }
 
+
+// Split bags (forward_split_bags_kernel.cuh): kSplitRowsPerPass rows in flight per lane at
+// kSplitBlocksPerSm blocks per SM (the kernel's launch bound: <= 64 registers); a team of `parts`
+// groups per bag (split_bag_parts).
+inline constexpr int kSplitRowsPerPass = 8;
+inline constexpr int kSplitBlocksPerSm = 4;
+
+// log2 of a narrow-rows group's lanes: the widest row's pieces of piece_vecs vecs, rounded up to a
+// power of two.
+inline int narrow_row_lanes_log2(int max_dim, int piece_vecs) {
+  const int pieces = (max_dim / 4 + piece_vecs - 1) / piece_vecs;
+  int lanes_log2 = 0;
+  while ((1 << lanes_log2) < pieces) ++lanes_log2;
+  return lanes_log2;
+}
+
+// The split-bags rule (docs/embedding.md, "Split bags"): parts per bag, doubled from 1 while
+//   - a team still fits in a warp (parts < groups per warp),
+//   - the bags' groups fill fewer than two waves of the resident group slots
+//     (bags x parts < 2 x SMs x kSplitBlocksPerSm x warps per block x groups per warp: two waves,
+//     so no slot idles and the last wave's tail is at most half), and
+//   - each part still gets more than a pass of rows (parts x kSplitRowsPerPass < mean bag length).
+// 1: no split pays (enough bags to fill the GPU, or bags too short to share).
+inline int split_bag_parts(std::int64_t bags, std::int64_t num_indices, int row_lanes_log2, int sm_count) {
+  if (bags <= 0) return 1;
+  const std::int64_t groups_per_warp = kWarpSize >> row_lanes_log2;
+  const std::int64_t resident_groups = static_cast<std::int64_t>(sm_count) * kSplitBlocksPerSm *
+                                       (kForwardBlockThreads / kWarpSize) * groups_per_warp;
+  int parts = 1;
+  while (parts < groups_per_warp && bags * parts < 2 * resident_groups &&
+         static_cast<std::int64_t>(parts) * kSplitRowsPerPass * bags < num_indices) {
+    parts *= 2;
+  }
+  return parts;
+}
+
+template <typename Tag, typename IndexT, int kPieceVecs>
+Status launch_forward_split_bags(const ForwardParams<IndexT>& params, int max_dim, int sm_count, gpuStream_t stream) {
+  const int row_lanes_log2 = narrow_row_lanes_log2(max_dim, kPieceVecs);
+  if ((1 << row_lanes_log2) > kWarpSize / 2) {
+    return unsupported("tbe_forward split bags: max_dim=", max_dim, " needs ", 1 << row_lanes_log2,
+                       " lanes per row; two parts need at most half a warp");
+  }
+  // Forced (kAuto takes this kernel only where the rule gives >= 2 parts): at least two parts.
+  const int parts = std::max(2, split_bag_parts(params.num_bags - params.bag_begin, params.num_indices,
+                                                row_lanes_log2, sm_count));
+  int parts_log2 = 0;
+  while ((1 << parts_log2) < parts) ++parts_log2;
+  const std::int64_t teams_per_block = kForwardBlockThreads >> (row_lanes_log2 + parts_log2);
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags - params.bag_begin, teams_per_block),
+                                                     static_cast<std::int64_t>(sm_count) * 32);
+  tbe_forward_narrow_split_bags_kernel<Tag, IndexT, kPieceVecs, kSplitRowsPerPass, kSplitBlocksPerSm>
+      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params, row_lanes_log2, parts_log2);
+  PARITY_GPU_CHECK_LAUNCH(tbe_forward_narrow_split_bags_kernel);
+  return Status::ok();
+}
+
 }  // namespace detail
 
 /// Narrow-rows forward (forward_narrow_kernel.cuh): pooling sum or mean, F*B < 2^32, the widest
@@ -145,6 +203,17 @@ Status dispatch_forward_narrow_kernels(const gpu_device::ForwardParams<IndexT>& 
     if (rows_16_byte_aligned) return detail::dispatch_forward_narrow_depth<Tag, IndexT, 2>(params, max_dim, sm_count, stream);
   }
   return detail::dispatch_forward_narrow_depth<Tag, IndexT, 1>(params, max_dim, sm_count, stream);
+}
+
+/// Split-bags forward (forward_split_bags_kernel.cuh): the narrow-rows rule's shapes; bags
+/// [bag_begin, num_bags), a team of split_bag_parts(...) (at least 2) groups per bag.
+template <typename Tag, typename IndexT>
+Status dispatch_forward_split_bags_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
+                                           bool rows_16_byte_aligned, int sm_count, gpuStream_t stream) {
+  if constexpr (!std::is_same_v<Tag, gpu_device::F32Tag>) {
+    if (rows_16_byte_aligned) return detail::launch_forward_split_bags<Tag, IndexT, 2>(params, max_dim, sm_count, stream);
+  }
+  return detail::launch_forward_split_bags<Tag, IndexT, 1>(params, max_dim, sm_count, stream);
 }
 
 /// The fitted split of the widest row (forward_fitted): G lanes x V units of 16 bytes, or
@@ -207,6 +276,12 @@ extern template Status dispatch_forward_fitted_kernels<gpu_device::F16Tag, std::
 extern template Status dispatch_forward_fitted_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 #endif
 
 }  // namespace parity::embedding::gpu

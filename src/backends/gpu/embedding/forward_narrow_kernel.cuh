@@ -54,6 +54,18 @@ __device__ inline void add_narrow_piece(float4 (&acc)[kPieceVecs], float weight,
   }
 }
 
+__device__ inline float4 scaled_vec(float4 v, float scale) {
+  return make_float4(v.x * scale, v.y * scale, v.z * scale, v.w * scale);
+}
+
+// A bag's output piece: acc scaled by `scale` (1/L for mean pooling, else 1), stored as out_kind.
+template <int kPieceVecs>
+__device__ inline void store_scaled_piece(void* out, std::int64_t element, OutKind kind, float scale,
+                                          const float4 (&acc)[kPieceVecs]) {
+#pragma unroll
+  for (int v = 0; v < kPieceVecs; ++v) store_out_vec(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
+}
+
 // Launch bounds ask for kMinBlocksPerSm blocks per SM (2 by default: <= 128 registers): the row
 // loads in flight per lane are what hides memory latency here, so registers go to them, not to
 // more warps. (The probe's candidates trade the two: 4 x 4 rows at 2 blocks, 2 x 2 at 4.)
@@ -153,15 +165,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           b * p.output_cols + p.layout.feature_out_col[f] + piece_element;
       const float scale =
           (p.pooling == Pool::kMean && length[i] > 0) ? 1.0f / static_cast<float>(length[i]) : 1.0f;
-#pragma unroll
-      for (int v = 0; v < kPieceVecs; ++v) {
-        float4 out = acc[i][v];
-        out.x *= scale;
-        out.y *= scale;
-        out.z *= scale;
-        out.w *= scale;
-        store_out_vec(p.output, out_element + 4 * v, p.out_kind, out);
-      }
+      store_scaled_piece<kPieceVecs>(p.output, out_element, p.out_kind, scale, acc[i]);
     }
   }
 }

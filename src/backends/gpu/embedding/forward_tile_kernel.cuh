@@ -62,14 +62,7 @@ template <typename Tag, int kPieceVecs>
 __device__ inline void store_piece_streaming(void* out, std::int64_t element, OutKind kind, float scale,
                                              const float4 (&acc)[kPieceVecs]) {
 #pragma unroll
-  for (int v = 0; v < kPieceVecs; ++v) {
-    float4 o = acc[v];
-    o.x *= scale;
-    o.y *= scale;
-    o.z *= scale;
-    o.w *= scale;
-    store_out_vec_streaming(out, element + 4 * v, kind, o);
-  }
+  for (int v = 0; v < kPieceVecs; ++v) store_out_vec_streaming(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
 }
 
 // kLeadRows: positions whose indices the lane-per-bag phase loads (1 for one-hot).
