@@ -101,7 +101,8 @@ TEST(GpuTbeBackwardShortChunks, WorkspaceFollowsTheOption) {
   per_index.small_batch_short_chunks = false;
   const auto small = testing::make_problem({{1000, 488}}, 4096, 4096);
   EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small), *egpu::tbe_backward_workspace_bytes(small, per_index));
-  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small, per_index), *egpu::tbe_backward_workspace_bytes(small, long_chunks));
+  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small, per_index),
+            *egpu::tbe_backward_workspace_bytes(small, long_chunks));
   const auto large = testing::make_problem({{1000, 64}}, 1 << 21, 1 << 21);
   EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, long_chunks));
   EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, per_index));
