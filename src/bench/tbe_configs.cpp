@@ -225,12 +225,15 @@ Status apply_types(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
                    "bench tbe: --weighted (per-sample weights) needs --pooling=sum; got pooling=",
                    embedding::pooling_mode_name(spec->pooling));
   const std::string& v = o.backward_variant;
-  PARITY_CHECK_ARG(v == "both" || v == "batched" || v == "row" || v == "atomic_sgd" || v == "short_chunks" ||
-                       v == "long_chunks" || v == "prefetch_state" || v == "no_prefetch_state",
-                   "bench tbe: --backward-variant='", v,
-                   "' is not one of both, batched, row, atomic_sgd, short_chunks, long_chunks, prefetch_state, "
-                   "no_prefetch_state");
+  const auto& backward_names = tbe_backward_variant_names();
+  if (std::find(backward_names.begin(), backward_names.end(), v) == backward_names.end()) {
+    std::string expected;
+    for (const auto& name : backward_names) expected += (expected.empty() ? "" : ", ") + name;
+    return invalid_argument("bench tbe: --backward-variant='", v, "' is not one of ", expected);
+  }
   spec->backward_atomic_sgd = v == "atomic_sgd";
+  spec->backward_small_sort_tiles = v != "large_sort_tiles";
+  spec->backward_small_batch_short_chunks = v != "per_index_short_chunks";
   spec->backward_prefetch_state = v != "no_prefetch_state";
   spec->backward_short_chunks = v != "long_chunks";
   spec->time_batched_updates = v == "both" || v == "batched";
@@ -250,6 +253,14 @@ double TbeBenchSpec::max_zipf() const {
   double alpha = 0;
   for (const auto& draw : feature_draws()) alpha = std::max(alpha, draw.zipf_alpha);
   return alpha;
+}
+
+const std::vector<std::string>& tbe_backward_variant_names() {
+  static const std::vector<std::string> names = {"both",          "batched",        "row",
+                                                 "atomic_sgd",    "short_chunks",   "long_chunks",
+                                                 "prefetch_state", "no_prefetch_state", "large_sort_tiles",
+                                                 "per_index_short_chunks"};
+  return names;
 }
 
 const std::vector<std::string>& tbe_forward_variant_names() {

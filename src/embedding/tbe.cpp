@@ -212,15 +212,25 @@ TbeByteModel tbe_byte_model(const TbeProblem& problem, OptimizerKind optimizer,
 // shorter chunk keeps fewer tables' grad_output rows live at once and more of them in L2 (on C2,
 // C = 128 read ~12% fewer DRAM bytes than 256 and was the fastest; docs/embedding.md). Short
 // chunks: at least ~8192 chunks (about 2.5x the warps an H200 holds at once in the chunk kernel:
-// 132 SMs x 6 blocks x 4 warps), never below 32 positions or a quarter of the widest row
-// (partials <= 32 B per index).
+// 132 SMs x 6 blocks x 4 warps), never below 32 positions, nor below the length that keeps the
+// partials (8 max_dim bytes per chunk) within 32 B per index — or, by default, within 32 MiB when
+// that is more: a small batch of wide rows (test set 4's 09, 196k one-hot indices, D <= 512) was
+// otherwise cut into C = 128-position chunks, 1536 warps walking 128 positions each.
 std::int64_t tbe_backward_chunk_positions(std::int64_t num_indices, int max_dim, BackwardChunkLength length) {
   constexpr std::int64_t kLongChunkMinPositions = 128;
   constexpr std::int64_t kShortChunkTarget = 8192;
   constexpr std::int64_t kShortChunkMinPositions = 32;
+  constexpr std::int64_t kPartialBytesPerIndex = 32;
+  constexpr std::int64_t kSmallBatchPartialBytes = std::int64_t{32} << 20;
   const std::int64_t long_chunk = std::max<std::int64_t>(kLongChunkMinPositions, max_dim);
   if (length == BackwardChunkLength::kLong) return long_chunk;
-  const std::int64_t floor = std::max<std::int64_t>(kShortChunkMinPositions, (max_dim + 3) / 4);
+  std::int64_t partial_floor = (max_dim + 3) / 4;  // 8 max_dim / C <= kPartialBytesPerIndex
+  if (length == BackwardChunkLength::kShort && kPartialBytesPerIndex * num_indices < kSmallBatchPartialBytes) {
+    // Fewest positions per chunk with (num_indices / C) x 8 max_dim <= kSmallBatchPartialBytes.
+    const std::int64_t partial_bytes_per_chunk = 8 * static_cast<std::int64_t>(max_dim);
+    partial_floor = (num_indices * partial_bytes_per_chunk + kSmallBatchPartialBytes - 1) / kSmallBatchPartialBytes;
+  }
+  const std::int64_t floor = std::max(kShortChunkMinPositions, partial_floor);
   return std::max(floor, std::min(long_chunk, (num_indices + kShortChunkTarget - 1) / kShortChunkTarget));
 }
 

@@ -40,8 +40,8 @@ std::int64_t padded_dense_parameters(const model::ModelSpec& spec, std::int64_t 
 // The TBE backward's workspace (src/backends/gpu/embedding/backward.cu, plan_backward): two
 // 8-byte sort-key arrays, the chunk partials of runs crossing chunk boundaries (2 rows of max_dim
 // floats and 16 bytes per chunk of embedding::tbe_backward_chunk_positions, the default short
-// length); the radix-sort digit counts (4 KiB per 4K-key tile at most, < 0.1% of the keys) are
-// left out.
+// length); the radix-sort digit counts (2 KiB per tile: 0.5 B per key, 2 B per key in the 1K-key
+// tiles of sorts of at most 2^20 keys, i.e. at most 2 MiB there) are left out.
 std::int64_t tbe_backward_workspace_bytes(const embedding::TbeLayout& layout, std::int64_t num_indices) {
   const std::int64_t max_dim = layout.max_dim();
   const std::int64_t chunk_positions =

@@ -1,6 +1,7 @@
 // The portable GPU radix sort against std::stable_sort on the sorted bit range: every pass count
-// and digit split (1..9-bit digits), tile-edge sizes, heavy duplicates (one digit per tile) and
-// payload order inside equal keys (stability).
+// and digit split (1..9-bit digits), tile-edge sizes of both tile sizes (1024 keys for sorts of at
+// most 2^20 keys, 4096 otherwise or when small tiles are off), heavy duplicates (one digit per
+// tile) and payload order inside equal keys (stability).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,7 +29,8 @@ std::vector<std::uint64_t> make_keys(std::int64_t count, int begin_bit, int bits
   return keys;
 }
 
-void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bit, int end_bit) {
+void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bit, int end_bit,
+                            bool small_tiles = true) {
   const auto count = static_cast<std::int64_t>(keys.size());
   auto a = gpu::upload(keys);
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
@@ -36,7 +38,7 @@ void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bi
   auto scratch = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(gpu_sort::radix_sort_scratch_bytes(count)));
   ASSERT_TRUE(b.is_ok() && scratch.is_ok());
   auto sorted = gpu_sort::radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), count, begin_bit, end_bit,
-                                          scratch->data(), nullptr);
+                                          scratch->data(), nullptr, small_tiles);
   ASSERT_TRUE(sorted.is_ok()) << sorted.status().to_string();
   const bool in_a = *sorted == a->as<std::uint64_t>();
   auto got = gpu::download<std::uint64_t>(in_a ? *a : *b, keys.size());
@@ -50,7 +52,8 @@ void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bi
   for (std::int64_t i = 0; i < count && first_bad < 0; ++i) {
     if ((*got)[static_cast<std::size_t>(i)] != want[static_cast<std::size_t>(i)]) first_bad = i;
   }
-  EXPECT_EQ(first_bad, -1) << "count=" << count << " bits [" << begin_bit << ", " << end_bit << ")";
+  EXPECT_EQ(first_bad, -1) << "count=" << count << " bits [" << begin_bit << ", " << end_bit << ") small_tiles "
+                           << small_tiles;
 }
 
 TEST(GpuRadixSort, PassCountsSplitTheRangeIntoNearEqualDigitsOfAtMostNineBits) {
@@ -63,6 +66,16 @@ TEST(GpuRadixSort, PassCountsSplitTheRangeIntoNearEqualDigitsOfAtMostNineBits) {
   EXPECT_EQ(gpu_sort::radix_sort_passes(20, 48), 4);
 }
 
+TEST(GpuRadixSort, SmallTilesOnlyUpToTheLimitAndScratchHoldsEither) {
+  EXPECT_EQ(gpu_sort::radix_sort_tile_keys(200000, true), 1024);
+  EXPECT_EQ(gpu_sort::radix_sort_tile_keys(std::int64_t{1} << 20, true), 1024);
+  EXPECT_EQ(gpu_sort::radix_sort_tile_keys((std::int64_t{1} << 20) + 1, true), 4096);
+  EXPECT_EQ(gpu_sort::radix_sort_tile_keys(200000, false), 4096);
+  // 512 digit counts of 4 bytes per tile, plus the digit totals.
+  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(200000), 4 * 512 * ((200000 + 1023) / 1024 + 1));
+  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(std::int64_t{3} << 20), 4 * 512 * ((3 << 20) / 4096 + 1));
+}
+
 TEST(GpuRadixSort, MatchesStableSortOnEveryDigitSplitAndTileEdge) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(31);
@@ -72,11 +85,16 @@ TEST(GpuRadixSort, MatchesStableSortOnEveryDigitSplitAndTileEdge) {
     std::int64_t count;
     int bits;
   };
-  // 4096 keys per tile: sizes around one and several tiles; 1..27 bits = 1..3 passes of 1..9 bits.
-  for (const Case c : {Case{2, 1}, Case{1000, 3}, Case{4095, 9}, Case{4096, 10}, Case{4097, 17}, Case{8191, 18},
-                       Case{100003, 25}, Case{70000, 27}, Case{300000, 12}}) {
-    const int begin_bit = 20;  // positions (< 2^20) below the sorted bits
-    expect_sorted_like_std(make_keys(c.count, begin_bit, c.bits, 0, rng), begin_bit, begin_bit + c.bits);
+  // Sizes around one and several tiles of 1024 and 4096 keys, and both sides of the small-tile
+  // limit (2^20 keys); 1..27 bits = 1..3 passes of 1..9 bits. Each with small tiles on and off.
+  for (const Case c : {Case{2, 1}, Case{1000, 3}, Case{1023, 5}, Case{1024, 9}, Case{1025, 11}, Case{4095, 9},
+                       Case{4096, 10}, Case{4097, 17}, Case{8191, 18}, Case{100003, 25}, Case{70000, 27},
+                       Case{300000, 12}, Case{(1 << 20), 21}, Case{(1 << 20) + 1, 19}}) {
+    const int begin_bit = 22;  // positions (< 2^22) below the sorted bits
+    for (const bool small_tiles : {true, false}) {
+      expect_sorted_like_std(make_keys(c.count, begin_bit, c.bits, 0, rng), begin_bit, begin_bit + c.bits,
+                             small_tiles);
+    }
   }
 }
 

@@ -1,14 +1,16 @@
 // The atomic SGD backward (BackwardKernel::kAtomicSgd, backward_atomic_kernel.cuh) against the
-// fp64 reference: every group width (D 4-2048 fp32), sum / mean / weighted, both index types,
-// one-hot, fixed and varied bags with empties, Zipf 1.2 (hot rows taken hundreds of times), mixed
-// dims; rows the batch does not touch stay bit-identical; the rule's refusals with reasons; and
-// kAuto taking it only with deterministic=false and SGD.
+// fp64 reference: every group width (D 4-2048 fp32; 4-512 fp16 / bf16), sum / mean / weighted,
+// both index types, one-hot, fixed and varied bags with empties, Zipf 1.2 (hot rows taken
+// hundreds of times), mixed dims; rows the batch does not touch stay bit-identical; the rule's
+// refusals with reasons; and kAuto taking it only with deterministic=false, SGD and fp32 weights.
 //
-// Tolerance, derived: a row taken n times gets n fp32 adds, each rounding once to within
-// u32 x |partial sum| <= u32 (|w0| + lr sum|terms|), and each added term lr x scale x psw x g is
-// formed with at most 3 roundings (3 u32 lr |term|). So |got - ref| <= (n + 3) u32 (|w0| + lr G)
-// with G the row element's sum of |terms| (bounded here by the largest such sum over the batch),
-// plus the fp64 reference's own negligible error and one rounding of the stored result (u32 |w|).
+// Tolerance, derived, u the weights dtype's unit roundoff: a row taken n times gets n adds, each
+// rounding once to within u x |partial sum| <= u (|w0| + lr sum|terms|); each added term
+// lr x scale x psw x g is formed with at most 3 fp32 roundings and, for 16-bit rows, rounded once
+// to the row's dtype (u lr |term|; the CAS fallback's fp32 sum before its 16-bit rounding adds
+// u32 per add). So |got - ref| <= (n + 3) u (|w0| + lr G) with G the row element's sum of |terms|
+// (bounded here by the largest such sum over the batch), plus the fp64 reference's own negligible
+// error and one rounding of the stored result (u |w|).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,6 +75,7 @@ void expect_atomic_sgd_matches(const embedding::TbeProblem& problem, const embed
   std::int64_t max_occurrences = 0;
   for (const auto& [row, n] : occurrences) max_occurrences = std::max(max_occurrences, n);
   const double u32 = unit_roundoff(DType::kF32);
+  const double u = unit_roundoff(problem.weight_dtype);
   const double lr_g = testing::gradient_error_bound(problem, sgd, ref_batch, grad) /
                       (static_cast<double>(max_occurrences + 2) * u32);
   int failures = 0;
@@ -85,13 +88,29 @@ void expect_atomic_sgd_matches(const embedding::TbeProblem& problem, const embed
       }
       continue;
     }
-    const double tol = static_cast<double>(max_occurrences + 3) * u32 * (std::abs(weights0[i]) + lr_g) +
-                       u32 * std::abs(state.weights[i]) + 1e-30;
+    const double tol = static_cast<double>(max_occurrences + 3) * u * (std::abs(weights0[i]) + lr_g) +
+                       u * std::abs(state.weights[i]) + 1e-30;
     if (!(std::abs(g - state.weights[i]) <= tol)) {
       ADD_FAILURE() << "weight[" << i << "]=" << g << " want " << state.weights[i] << " tol " << tol;
       ++failures;
     }
   }
+}
+
+// Draws the batch, builds the problem (int32 indices for case numbers 0-1 mod 4, else int64) and
+// checks one atomic step against the reference.
+void expect_case_matches(const std::vector<TableSpec>& tables, const SyntheticBatchOptions& options, int case_number,
+                         DType weight_dtype, PoolingMode pooling) {
+  auto probe = testing::make_problem(tables, 0, 0);
+  const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+  const DType index_dtype = case_number % 4 < 2 ? DType::kI32 : DType::kI64;
+  auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                       index_dtype, weight_dtype, DType::kF32, pooling, options.weighted);
+  SCOPED_TRACE(std::string(dtype_name(weight_dtype)) + " D=" + std::to_string(tables.front().dim) + " L=" +
+               std::to_string(options.pooling_factor) + (options.vary_bag_sizes ? " varied " : " ") +
+               embedding::pooling_mode_name(pooling) + (options.weighted ? " weighted" : "") + " zipf " +
+               std::to_string(options.zipf_alpha));
+  expect_atomic_sgd_matches(problem, batch, options.seed);
 }
 
 TEST(GpuTbeBackwardAtomicSgd, EveryWidthPoolingAndBagShapeMatchesReference) {
@@ -114,15 +133,7 @@ TEST(GpuTbeBackwardAtomicSgd, EveryWidthPoolingAndBagShapeMatchesReference) {
       options.zipf_alpha = case_number % 2 == 0 ? 1.2 : 0.0;
       options.weighted = weighted;
       options.seed = seed + static_cast<std::uint64_t>(case_number);
-      auto probe = testing::make_problem(tables, 0, 0);
-      const auto batch = embedding::make_synthetic_batch(probe.layout, options);
-      const DType index_dtype = case_number % 4 < 2 ? DType::kI32 : DType::kI64;
-      auto problem = testing::make_problem(tables, options.batch_size, static_cast<std::int64_t>(batch.indices.size()),
-                                           index_dtype, DType::kF32, DType::kF32, pooling, weighted);
-      SCOPED_TRACE("D=" + std::to_string(dim) + " bags " + std::to_string(bag_shape) + " " +
-                   embedding::pooling_mode_name(pooling) + (weighted ? " weighted" : "") + " zipf " +
-                   std::to_string(options.zipf_alpha));
-      expect_atomic_sgd_matches(problem, batch, options.seed);
+      expect_case_matches(tables, options, case_number, DType::kF32, pooling);
     }
   }
 }
@@ -144,6 +155,34 @@ TEST(GpuTbeBackwardAtomicSgd, MixedDimsManyBagsMatchReference) {
   expect_atomic_sgd_matches(c.problem, c.batch, seed);
 }
 
+// fp16 and bf16 rows (packed 8-byte adds): every group width up to 512, sum / mean / weighted,
+// both index types, one-hot and varied bags with empties. Rows mostly cold (n small, so the
+// (n + 3) u bound stays tight) with one Zipf 1.1 case for hot rows.
+TEST(GpuTbeBackwardAtomicSgd, SixteenBitRowsMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(574);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  int case_number = 0;
+  for (const DType weight_dtype : {DType::kF16, DType::kBF16}) {
+    for (int dim : {4, 12, 64, 160, 460, 512}) {
+      ++case_number;
+      const int mode = case_number % 3;  // sum, mean, weighted sum
+      const PoolingMode pooling = mode == 1 ? PoolingMode::kMean : PoolingMode::kSum;
+      const bool weighted = mode == 2;
+      const std::vector<TableSpec> tables = {{4000, dim}, {1500, 16}};
+      SyntheticBatchOptions options;
+      options.batch_size = 256;
+      options.pooling_factor = case_number % 2 == 0 ? 1 : 6;
+      options.vary_bag_sizes = case_number % 2 == 1;
+      options.empty_bag_fraction = case_number % 2 == 1 ? 0.1 : 0.0;
+      options.zipf_alpha = case_number % 4 == 3 ? 1.1 : 0.0;
+      options.weighted = weighted;
+      options.seed = seed + static_cast<std::uint64_t>(case_number);
+      expect_case_matches(tables, options, case_number, weight_dtype, pooling);
+    }
+  }
+}
+
 egpu::BackwardOptions auto_options(bool deterministic) {
   egpu::BackwardOptions options;
   options.kernel = egpu::BackwardKernel::kAuto;
@@ -152,8 +191,8 @@ egpu::BackwardOptions auto_options(bool deterministic) {
 }
 
 // kAuto with deterministic=false runs the atomic kernel for SGD on fp32 (against fp64, with no
-// workspace); with deterministic=true, or for another optimiser, it stays on the sorted path,
-// which refuses the missing workspace.
+// workspace); with deterministic=true, for another optimiser or on 16-bit weights it stays on the
+// sorted path, which refuses the missing workspace.
 TEST(GpuTbeBackwardAtomicSgd, AutoTakesItOnlyWhenNotDeterministic) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(573);
@@ -182,7 +221,13 @@ TEST(GpuTbeBackwardAtomicSgd, AutoTakesItOnlyWhenNotDeterministic) {
                                                         d_grad->as<float>(), nullptr, 0, auto_options(true));
   const Status not_sgd = egpu::tbe_backward_fused(problem, *layout, adam, state, inputs.view(), d_grad->as<float>(),
                                                   nullptr, 0, auto_options(false));
-  for (const Status& s : {deterministic, not_sgd}) {
+  auto bf16_problem = problem;
+  bf16_problem.weight_dtype = DType::kBF16;
+  const auto bf16_weights = embedding::make_weights(bf16_problem.layout, DType::kBF16, seed);
+  auto d_bf16_weights = gpu::upload(bf16_weights);
+  const Status bf16 = egpu::tbe_backward_fused(bf16_problem, *layout, sgd, {d_bf16_weights->data(), nullptr, nullptr},
+                                               inputs.view(), d_grad->as<float>(), nullptr, 0, auto_options(false));
+  for (const Status& s : {deterministic, not_sgd, bf16}) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
     EXPECT_NE(s.message().find("workspace_bytes"), std::string::npos) << s.message();
   }
@@ -200,15 +245,14 @@ TEST(GpuTbeBackwardAtomicSgd, RuleRefusesWithTheReason) {
   adam.kind = OptimizerKind::kAdam;
   const Status not_sgd = egpu::atomic_sgd_backward_fits(problem, adam, atomic_options());
   EXPECT_NE(not_sgd.message().find("optimizer=adam"), std::string::npos) << not_sgd.message();
-  const Status bf16 =
-      egpu::atomic_sgd_backward_fits(testing::make_problem({{10, 16}}, 4, 4, DType::kI64, DType::kBF16), sgd,
-                                     atomic_options());
-  EXPECT_NE(bf16.message().find("needs fp32"), std::string::npos) << bf16.message();
+  EXPECT_TRUE(egpu::atomic_sgd_backward_fits(testing::make_problem({{10, 16}}, 4, 4, DType::kI64, DType::kBF16), sgd,
+                                             atomic_options())
+                  .is_ok());
   const Status unpooled = egpu::atomic_sgd_backward_fits(
       testing::make_problem({{10, 16}}, 4, 4, DType::kI64, DType::kF32, DType::kF32, PoolingMode::kNone), sgd,
       atomic_options());
   EXPECT_NE(unpooled.message().find("pooling=none"), std::string::npos) << unpooled.message();
-  for (const Status& s : {deterministic, not_sgd, bf16, unpooled}) EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  for (const Status& s : {deterministic, not_sgd, unpooled}) EXPECT_EQ(s.code(), StatusCode::kUnsupported);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
-// The sorted backward with BackwardOptions::short_chunks (chunks of max(32, D/4, min(max(128, D),
-// N/8192)) positions: here N is small, so 32-122 positions, far shorter than the default) against
-// the fp64 reference for SGD, row-wise Adagrad and Adam: one-hot rows of D=164 bf16 (test set 2's
-// 04) and D 16-488 fp32 (its 05), hot rows whose runs cross many chunks (the combine kernel), and
-// bitwise equality across grid sizes (the chunk length depends on the problem only).
+// The sorted backward with BackwardOptions::short_chunks against the fp64 reference for SGD,
+// row-wise Adagrad and Adam, with both small-batch rules: small_batch_short_chunks (the default;
+// here N is small, so 32 positions) and off (chunks of max(32, D/4, min(max(128, D), N/8192))
+// positions: 32-122), both far shorter than the long length. One-hot rows of D=164 bf16 (test set
+// 2's 04) and D 16-488 fp32 (its 05), hot rows whose runs cross many chunks (the combine kernel),
+// and bitwise equality across grid sizes (the chunk length depends on the problem only).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,9 +25,11 @@ namespace egpu = embedding::gpu;
 // One fused step with short chunks on a grid of `max_grid_blocks` (0 = automatic); the weights after.
 std::vector<std::uint8_t> short_chunk_step(const embedding::TbeProblem& problem, const embedding::OptimizerParams& opt,
                                            const embedding::SyntheticBatch& batch, const std::vector<float>& grad,
-                                           const std::vector<std::uint8_t>& weights, int max_grid_blocks) {
+                                           const std::vector<std::uint8_t>& weights, int max_grid_blocks,
+                                           bool small_batch_short_chunks) {
   egpu::BackwardOptions options;
   options.short_chunks = true;
+  options.small_batch_short_chunks = small_batch_short_chunks;
   options.max_grid_blocks = max_grid_blocks;
   // Sized with the options: the default sizing is too small whenever short chunks are shorter.
   return testing::train_fused(problem, opt, batch, grad, weights, 1, options).weights;
@@ -40,9 +43,12 @@ void expect_short_chunks_match(const embedding::TbeProblem& problem, const embed
   std::vector<double> weights0;
   const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights0);
   const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 7);
-  const auto got = short_chunk_step(problem, opt, batch, grad, weights, 0);
-  EXPECT_EQ(got, short_chunk_step(problem, opt, batch, grad, weights, 7)) << "differs across grid sizes";
-  testing::expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got, 1);
+  for (const bool small_batch : {true, false}) {
+    SCOPED_TRACE(small_batch ? "small_batch_short_chunks" : "per-index partials");
+    const auto got = short_chunk_step(problem, opt, batch, grad, weights, 0, small_batch);
+    EXPECT_EQ(got, short_chunk_step(problem, opt, batch, grad, weights, 7, small_batch)) << "differs across grid sizes";
+    testing::expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got, 1);
+  }
 }
 
 TEST(GpuTbeBackwardShortChunks, OneHotWideRowsAndHotRowsMatchReferenceBitwiseAcrossGrids) {
@@ -84,15 +90,22 @@ TEST(GpuTbeBackwardShortChunks, OneHotWideRowsAndHotRowsMatchReferenceBitwiseAcr
 }
 
 // Needs no device: short chunks (the default) need more workspace than long ones on a small batch
-// of wide rows, and the same on a batch large enough that N/8192 reaches the long length.
+// of wide rows, the small-batch rule more than the per-index one, and all the same on a batch
+// large enough that N/8192 reaches the long length.
 TEST(GpuTbeBackwardShortChunks, WorkspaceFollowsTheOption) {
   EXPECT_TRUE(egpu::BackwardOptions{}.short_chunks);
+  EXPECT_TRUE(egpu::BackwardOptions{}.small_batch_short_chunks);
   egpu::BackwardOptions long_chunks;
   long_chunks.short_chunks = false;
+  egpu::BackwardOptions per_index;
+  per_index.small_batch_short_chunks = false;
   const auto small = testing::make_problem({{1000, 488}}, 4096, 4096);
-  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small), *egpu::tbe_backward_workspace_bytes(small, long_chunks));
+  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small), *egpu::tbe_backward_workspace_bytes(small, per_index));
+  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small, per_index),
+            *egpu::tbe_backward_workspace_bytes(small, long_chunks));
   const auto large = testing::make_problem({{1000, 64}}, 1 << 21, 1 << 21);
   EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, long_chunks));
+  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, per_index));
 }
 
 }  // namespace

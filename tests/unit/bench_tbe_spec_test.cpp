@@ -61,6 +61,15 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   auto long_chunks = tbe_bench_spec("C1", o, 1);
   ASSERT_TRUE(long_chunks.is_ok());
   EXPECT_FALSE(long_chunks->backward_short_chunks);
+  EXPECT_TRUE(long_chunks->backward_small_sort_tiles);
+  o.backward_variant = "large_sort_tiles";
+  auto large_tiles = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(large_tiles.is_ok());
+  EXPECT_FALSE(large_tiles->backward_small_sort_tiles);
+  for (const auto& name : tbe_backward_variant_names()) {
+    o.backward_variant = name;
+    EXPECT_TRUE(tbe_bench_spec("C1", o, 1).is_ok()) << name;
+  }
   o.backward_variant = "atomic";
   auto misspelt = tbe_bench_spec("C1", o, 1);
   ASSERT_FALSE(misspelt.is_ok());

@@ -224,5 +224,39 @@ TEST(TbeApi, ByteModelCountsRowsOutputAndIndices) {
   EXPECT_DOUBLE_EQ(model.bounds_check_bytes, 1600 + 88);
 }
 
+// The GPU backward's chunk length (shared with the memory plan and the cost model): the short
+// length keeps ~8192 chunks, never below 32 positions; its partials (8 max_dim bytes per chunk)
+// stay within 32 B per index on large batches and within 32 MiB on small ones (set 4's 09:
+// 196608 one-hot indices, D <= 512: 32 positions, 25 MiB of partials, where the per-index bound
+// gave 128); kShortPerIndexPartials keeps 32 B per index at every size.
+TEST(TbeApi, BackwardChunkLengthBoundsThePartials) {
+  using embedding::BackwardChunkLength;
+  using embedding::tbe_backward_chunk_positions;
+  EXPECT_EQ(tbe_backward_chunk_positions(196608, 512, BackwardChunkLength::kLong), 512);
+  EXPECT_EQ(tbe_backward_chunk_positions(196608, 512, BackwardChunkLength::kShortPerIndexPartials), 128);
+  EXPECT_EQ(tbe_backward_chunk_positions(196608, 512, BackwardChunkLength::kShort), 32);
+  EXPECT_EQ(tbe_backward_chunk_positions(0, 512, BackwardChunkLength::kShort), 32);
+  EXPECT_EQ(tbe_backward_chunk_positions(0, 512, BackwardChunkLength::kShortPerIndexPartials), 128);
+  // 600k indices of D=2048: 32 MiB of partials needs ceil(600000 x 16384 / 2^25) = 293 positions.
+  EXPECT_EQ(tbe_backward_chunk_positions(600000, 2048, BackwardChunkLength::kShort), 293);
+  // From 2^20 indices on the per-index bound is the larger budget: both short lengths agree.
+  for (const std::int64_t n : {std::int64_t{1} << 20, std::int64_t{5} << 20}) {
+    for (const int dim : {16, 128, 512, 2048}) {
+      EXPECT_EQ(tbe_backward_chunk_positions(n, dim, BackwardChunkLength::kShort),
+                tbe_backward_chunk_positions(n, dim, BackwardChunkLength::kShortPerIndexPartials))
+          << n << " " << dim;
+    }
+  }
+  for (const std::int64_t n : {std::int64_t{1000}, std::int64_t{196608}, std::int64_t{900000}, std::int64_t{3} << 20}) {
+    for (const int dim : {4, 16, 164, 512, 2048}) {
+      const std::int64_t c = tbe_backward_chunk_positions(n, dim, BackwardChunkLength::kShort);
+      const std::int64_t partial_bytes = (n + c - 1) / c * 8 * dim;
+      EXPECT_GE(c, 32);
+      EXPECT_LE(c, std::max<std::int64_t>(128, dim));
+      EXPECT_LE(partial_bytes, std::max<std::int64_t>(32 * n, std::int64_t{32} << 20) + 8 * dim) << n << " " << dim;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity

@@ -125,8 +125,11 @@ void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
   add_bench_flags(cmd, args->timing, TimingFlags::kCountsAndCache, args->request.out);
   cmd->add_option("--backward-variant", o.backward_variant,
                   "Backward kernels timed: both (default), batched (row updates queued), row (one at a time), "
-                  "atomic_sgd (SGD, fp32 weights: atomic adds, not bitwise repeatable), short_chunks (the "
-                  "default chunk length, row updates), long_chunks (chunks of max(128, D) positions)");
+                  "atomic_sgd (SGD, any weights dtype: atomic adds, not bitwise repeatable), short_chunks (the "
+                  "default chunk length, row updates), long_chunks (chunks of max(128, D) positions), prefetch_state / "
+                  "no_prefetch_state (Adagrad / Adam state loads early / late), large_sort_tiles (radix sort in "
+                  "4096-key tiles at every batch size), per_index_short_chunks (short chunks never below D/4 "
+                  "positions: partials <= 32 B per index on small batches too)");
   cmd->add_option("--variant", args->request.variant,
                   "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
                   "fit), narrow_rows, wide_rows, fitted_groups")

@@ -38,13 +38,17 @@ struct TbeBenchSpec {
   bool time_batched_updates = true;  // backward variants timed
   bool time_row_at_a_time = true;
   /// --backward-variant atomic_sgd: the backward (and the step's) is BackwardKernel::kAtomicSgd
-  /// with deterministic=false (SGD, fp32 weights; otherwise the run stops with the rule's reason).
+  /// with deterministic=false (SGD, any weights dtype; otherwise the run stops with the rule's reason).
   bool backward_atomic_sgd = false;
   /// --backward-variant short_chunks: the backward (and the step's) with BackwardOptions::short_chunks.
   bool backward_short_chunks = true;
   /// BackwardOptions::prefetch_element_state (Adagrad / Adam): on unless --backward-variant
   /// no_prefetch_state (prefetch_state names the default explicitly).
   bool backward_prefetch_state = true;
+  /// BackwardOptions::small_sort_tiles: on unless --backward-variant large_sort_tiles.
+  bool backward_small_sort_tiles = true;
+  /// BackwardOptions::small_batch_short_chunks: on unless --backward-variant per_index_short_chunks.
+  bool backward_small_batch_short_chunks = true;
   embedding::OptimizerKind optimizer = embedding::OptimizerKind::kRowwiseAdagrad;
   double bad_fraction = 0;
   /// Each feature's draw (per_feature, or bag_lengths and zipf for all).
@@ -70,7 +74,7 @@ struct TbeBenchOverrides {
   std::string output_dtype;    // --output-dtype fp32|fp16|bf16 (default: the weights dtype)
   std::string index_dtype;     // --index-dtype int32|int64
   std::string optimizer;       // --optimizer sgd|adagrad|rowwise-adagrad|adam
-  std::string backward_variant = "both";  // both, batched (row updates queued), row, atomic_sgd, short_chunks
+  std::string backward_variant = "both";  // one of tbe_backward_variant_names
   std::string layout_file;     // --layout FILE (docs/embedding.md, "Table-layout files")
 };
 
@@ -131,6 +135,9 @@ struct TbeBenchRequest {
   /// bounds check; JSON `forward_variants` holds them all.
   bool forward_only = false;
 };
+/// The --backward-variant names: both, batched, row, atomic_sgd, short_chunks, long_chunks,
+/// prefetch_state, no_prefetch_state, large_sort_tiles, per_index_short_chunks (one run times one).
+const std::vector<std::string>& tbe_backward_variant_names();
 /// Every forward kernel the bench can force: auto, narrow_rows, wide_rows, fitted_groups and the
 /// narrow-row candidates (narrow_rows_deep, narrow_rows_light, warp_tile_one_hot,
 /// warp_tile_one_hot_prefetch, warp_tile_short_bags, warp_tile_short_bags_prefetch,

@@ -122,11 +122,14 @@ std::int64_t optimizer_state1_elements(const TbeLayout& layout, OptimizerKind ki
 std::int64_t optimizer_state2_elements(const TbeLayout& layout, OptimizerKind kind);
 
 /// Positions per chunk of the GPU backward (one warp's work; the chunk partials are 2 rows of
-/// max_dim floats per chunk). kLong: max(128, max_dim). kShort (the default): max(32,
-/// ceil(max_dim / 4), min(long, ceil(num_indices / 8192))), about 8192 chunks where rows allow.
+/// max_dim floats per chunk). kLong: max(128, max_dim). kShort (the default): max(32, P,
+/// min(long, ceil(num_indices / 8192))), about 8192 chunks where rows allow, P the fewest
+/// positions that keep the partials within max(32 B per index, 32 MiB): ceil(max_dim / 4) on
+/// batches of 2^20 indices or more, less on smaller ones. kShortPerIndexPartials: P =
+/// ceil(max_dim / 4) at every size (partials <= 32 B per index; the short length before).
 /// A function of the problem only, so sums do not depend on the launch. Shared by the backward,
 /// the trainer's memory plan and the planner's cost model.
-enum class BackwardChunkLength : std::uint8_t { kShort, kLong };
+enum class BackwardChunkLength : std::uint8_t { kShort, kLong, kShortPerIndexPartials };
 std::int64_t tbe_backward_chunk_positions(std::int64_t num_indices, int max_dim, BackwardChunkLength length);
 
 /// Host view of one batch. `indices` and `offsets` point at index_dtype elements.

@@ -170,9 +170,9 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& layout, con
 /// narrow_rows_backward_fits, else warp per chunk. Both are deterministic; their sums of squares
 /// (row-wise Adagrad) reduce over different lane trees, so they agree to rounding, not bitwise.
 /// kAtomicSgd (only where atomic_sgd_backward_fits): no sort, one launch adding -lr x each
-/// occurrence's gradient to its row with atomic adds; not bitwise reproducible. kAuto takes it
-/// wherever the rule holds, i.e. only with BackwardOptions::deterministic false (the default,
-/// true, keeps the sorted paths).
+/// occurrence's gradient to its row with atomic adds; not bitwise reproducible; 16-bit rows round
+/// at every add. kAuto takes it for fp32 weights wherever the rule holds, i.e. only with
+/// BackwardOptions::deterministic false (the default, true, keeps the sorted paths).
 enum class BackwardKernel : std::uint8_t { kAuto, kWarpPerChunk, kNarrowRows, kAtomicSgd };
 
 /// Ok when the widest table's row is at most kNarrowRowMaxBytes; otherwise kUnsupported with the reason.
@@ -181,7 +181,7 @@ Status narrow_rows_backward_fits(const TbeProblem& problem);
 struct BackwardOptions {
   /// The sorted paths are deterministic by construction (stable sort, fixed chunking, partials
   /// combined in chunk order); kAtomicSgd is not and needs this false. With false, kAuto takes
-  /// kAtomicSgd for SGD on fp32 weights (atomic_sgd_backward_fits).
+  /// kAtomicSgd for SGD on fp32 weights (atomic_sgd_backward_fits; 16-bit weights only when forced).
   bool deterministic = true;
   /// Upper bound on blocks per launch (0 = a few per SM); results do not depend on it.
   int max_grid_blocks = 0;
@@ -199,16 +199,26 @@ struct BackwardOptions {
   /// it measured faster on small batches of wide rows and the same on C2 (docs/embedding.md);
   /// false keeps C = max(128, max_dim).
   bool short_chunks = true;
+  /// With short_chunks: on batches of fewer than 2^20 indices the chunks may be shorter than a
+  /// quarter of the widest row, their partials taking up to 32 MiB in all instead of 32 B per index
+  /// (BackwardChunkLength::kShort), so a small batch of wide rows still spreads over many warps.
+  /// Deterministic either way (the length depends on the problem only); false keeps 32 B per
+  /// index (kShortPerIndexPartials, the short length before). Size the workspace with the options.
+  bool small_batch_short_chunks = true;
   /// Adagrad / Adam on the sorted paths: a finished run's per-element state is loaded together
   /// with its weight row (before the sums) instead of after them, so each update waits on one
   /// memory latency instead of two. Same results either way; other optimisers ignore it. The
   /// default: it measured 3-6% faster steps (docs/embedding.md); false keeps the late loads.
   bool prefetch_element_state = true;
+  /// Sorted paths: the radix sort of a batch of at most 2^20 indices in tiles of 1024 keys (one
+  /// block each) instead of 4096, so a small batch's sort fills the GPU (a 200k-index batch made
+  /// 49 blocks). The sort is stable, so the results are the same bit for bit; false keeps 4096.
+  bool small_sort_tiles = true;
 };
 
-/// The atomic SGD rule: optimizer SGD, fp32 weights, pooling sum or mean, and
-/// options.deterministic false (repeated rows add in arrival order); otherwise kUnsupported with
-/// the reason. Needs no workspace.
+/// The atomic SGD rule: optimizer SGD, pooling sum or mean, and options.deterministic false
+/// (repeated rows add in arrival order); otherwise kUnsupported with the reason. Any weights dtype
+/// (16-bit rows: each occurrence's term is added in the row's precision). Needs no workspace.
 Status atomic_sgd_backward_fits(const TbeProblem& problem, const OptimizerParams& optimizer,
                                 const BackwardOptions& options);
 

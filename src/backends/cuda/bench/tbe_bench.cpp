@@ -79,6 +79,7 @@ Result<Buffers> allocate(const TbeProblem& problem, const TbeBenchSpec& spec, co
   PARITY_RETURN_IF_ERROR(eg::fill_uniform(b.grad.data(), DType::kF32, b.out_elements, seed + 1, 1.0f));
   eg::BackwardOptions sized_for;  // short chunks need more partial slots
   sized_for.short_chunks = spec.backward_short_chunks;
+  sized_for.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
   PARITY_ASSIGN_OR_RETURN(b.ws_bytes, eg::tbe_backward_workspace_bytes(problem, sized_for));
   PARITY_ASSIGN_OR_RETURN(b.ws, DeviceBuffer::allocate(at_least_one(b.ws_bytes)));
   b.bc_bytes = eg::bounds_check_workspace_bytes(problem);
@@ -225,11 +226,15 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   }
   main_options.short_chunks = spec.backward_short_chunks;
   main_options.prefetch_element_state = spec.backward_prefetch_state;
+  main_options.small_sort_tiles = spec.backward_small_sort_tiles;
+  main_options.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
   t.main_batches_row_updates = main_options.batch_row_updates;
   eg::BackwardOptions other_options;
   other_options.batch_row_updates = true;
   other_options.short_chunks = spec.backward_short_chunks;
   other_options.prefetch_element_state = spec.backward_prefetch_state;
+  other_options.small_sort_tiles = spec.backward_small_sort_tiles;
+  other_options.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
   other_options.kernel = kernels.backward;
   auto backward = [&](const eg::BackwardOptions& options, parity::gpu::StreamHandle stream) {
     return eg::tbe_backward_fused(problem, b.layout, opt, training, device_batch, b.grad.as<float>(), b.ws.data(),
@@ -387,6 +392,8 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
   doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
                             : !request.spec.backward_prefetch_state ? "no_prefetch_state"
+                            : !request.spec.backward_small_sort_tiles ? "large_sort_tiles"
+                            : !request.spec.backward_small_batch_short_chunks ? "per_index_short_chunks"
                             : !request.spec.backward_short_chunks ? "long_chunks"
                             : t.main_batches_row_updates        ? "batched_row_updates"
                                                                 : "row_at_a_time";

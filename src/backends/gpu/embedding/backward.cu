@@ -30,7 +30,12 @@ int bits_to_hold(std::int64_t value) {
   return bits;
 }
 
-Result<BackwardPlan> plan_backward(const TbeProblem& problem, bool short_chunks) {
+BackwardChunkLength chunk_length(const BackwardOptions& options) {
+  if (!options.short_chunks) return BackwardChunkLength::kLong;
+  return options.small_batch_short_chunks ? BackwardChunkLength::kShort : BackwardChunkLength::kShortPerIndexPartials;
+}
+
+Result<BackwardPlan> plan_backward(const TbeProblem& problem, BackwardChunkLength chunk_length) {
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
   const std::int64_t n = problem.num_indices;
   PARITY_CHECK_ARG(n < (std::int64_t{1} << 32), "tbe_backward: num_indices=", n, "; expected < 2^32 on the GPU");
@@ -49,8 +54,7 @@ Result<BackwardPlan> plan_backward(const TbeProblem& problem, bool short_chunks)
                        " bits) do not fit one 64-bit sort key");
   }
   const int max_dim = problem.layout.max_dim();
-  plan.chunk_positions = tbe_backward_chunk_positions(
-      n, max_dim, short_chunks ? BackwardChunkLength::kShort : BackwardChunkLength::kLong);
+  plan.chunk_positions = tbe_backward_chunk_positions(n, max_dim, chunk_length);
   plan.num_chunks = ceil_div(n, plan.chunk_positions);
   auto align = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
   std::int64_t at = 0;
@@ -161,7 +165,8 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   PARITY_GPU_CHECK_LAUNCH(tbe_linearize_kernel);
   PARITY_ASSIGN_OR_RETURN(const std::uint64_t* sorted,
                           gpu_sort::radix_sort_keys(keys_a, keys_b, p.num_indices, plan.low_bits,
-                                                    plan.low_bits + plan.row_bits, ws + plan.sort_scratch, stream));
+                                                    plan.low_bits + plan.row_bits, ws + plan.sort_scratch, stream,
+                                                    options.small_sort_tiles));
   p.sorted_keys = sorted;
   if (update.update == Update::kDenseGrad) {
     PARITY_GPU_TRY(gpuMemsetAsync(update.dense_rows, 0xff, sizeof(std::int64_t) * p.num_indices, stream));
@@ -174,7 +179,7 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
 }
 
 // kGroupLanes lanes per bag: the power of two >= the widest row's vecs, at most a warp.
-template <typename IndexT>
+template <typename Tag, typename IndexT>
 Status launch_atomic_sgd(const BackwardParams<IndexT>& p, int sm_count, gpuStream_t stream) {
   const int vecs = p.max_dim / 4;
   auto launch = [&](auto group_lanes) {
@@ -182,7 +187,7 @@ Status launch_atomic_sgd(const BackwardParams<IndexT>& p, int sm_count, gpuStrea
     constexpr int kGroupsPerBlock = kAtomicSgdBlockThreads / kGroupLanes;
     // Resident blocks only (8 of 256 threads per SM); the bag loop strides over the rest.
     const std::int64_t blocks = std::min<std::int64_t>(ceil_div(p.num_bags, kGroupsPerBlock), std::int64_t{8} * sm_count);
-    tbe_backward_atomic_sgd_kernel<IndexT, kGroupLanes>
+    tbe_backward_atomic_sgd_kernel<Tag, IndexT, kGroupLanes>
         <<<static_cast<unsigned>(blocks), kAtomicSgdBlockThreads, 0, stream>>>(p);
     PARITY_GPU_CHECK_LAUNCH(tbe_backward_atomic_sgd_kernel);
     return Status::ok();
@@ -194,6 +199,9 @@ Status launch_atomic_sgd(const BackwardParams<IndexT>& p, int sm_count, gpuStrea
   if (vecs <= 16) return launch(std::integral_constant<int, 16>{});
   return launch(std::integral_constant<int, kWarpSize>{});
 }
+
+// The atomic adds' alignment: a 16-byte vec in fp32, an 8-byte one in fp16 / bf16.
+std::uintptr_t atomic_sgd_weights_alignment(DType weight_dtype) { return weight_dtype == DType::kF32 ? 16 : 8; }
 
 // BackwardKernel::kAtomicSgd: no sort, no workspace; one launch (backward_atomic_kernel.cuh).
 Status run_atomic_sgd(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const UpdateArgs& update,
@@ -211,8 +219,9 @@ Status run_atomic_sgd(const TbeProblem& problem, const DeviceTbeLayout& device_l
                    "tbe_backward: indices, offsets or grad_output is null");
   PARITY_CHECK_ARG(!problem.has_per_sample_weights || batch.per_sample_weights != nullptr,
                    "tbe_backward: has_per_sample_weights is set but per_sample_weights is null");
-  PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(update.state.weights) % 16 == 0,
-                   "tbe_backward atomic sgd: weights pointer is not 16-byte aligned");
+  const std::uintptr_t alignment = atomic_sgd_weights_alignment(problem.weight_dtype);
+  PARITY_CHECK_ARG(reinterpret_cast<std::uintptr_t>(update.state.weights) % alignment == 0,
+                   "tbe_backward atomic sgd: weights pointer is not ", alignment, "-byte aligned");
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   auto s = static_cast<gpuStream_t>(stream);
   auto launch = [&](auto index_type) {
@@ -220,7 +229,11 @@ Status run_atomic_sgd(const TbeProblem& problem, const DeviceTbeLayout& device_l
     p.update = Update::kSgd;
     p.weights = update.state.weights;
     p.learning_rate = update.optimizer->learning_rate;
-    return launch_atomic_sgd(p, sm_count, s);
+    switch (problem.weight_dtype) {
+      case DType::kF16: return launch_atomic_sgd<F16Tag>(p, sm_count, s);
+      case DType::kBF16: return launch_atomic_sgd<BF16Tag>(p, sm_count, s);
+      default: return launch_atomic_sgd<F32Tag>(p, sm_count, s);
+    }
   };
   return problem.index_dtype == DType::kI32 ? launch(std::int32_t{}) : launch(std::int64_t{});
 }
@@ -228,8 +241,12 @@ Status run_atomic_sgd(const TbeProblem& problem, const DeviceTbeLayout& device_l
 // kAuto with deterministic=false: SGD on fp32 weights needs no sort (one launch instead of
 // linearise + radix passes + chunk + combine; test set 2's 00: 0.070 ms step against 0.152), so
 // it takes the atomic path wherever atomic_sgd_backward_fits and the weights are 16-byte aligned.
+// Not on 16-bit weights: each occurrence rounds to the row's precision, so a hot row's updates
+// smaller than half an ulp of the weight vanish one by one where their fp32 sum would not; a
+// caller who accepts that forces kAtomicSgd.
 bool auto_takes_atomic_sgd(const TbeProblem& problem, const UpdateArgs& update, const BackwardOptions& options) {
   return options.kernel == BackwardKernel::kAuto && update.update == Update::kSgd && update.optimizer != nullptr &&
+         problem.weight_dtype == DType::kF32 &&
          reinterpret_cast<std::uintptr_t>(update.state.weights) % 16 == 0 &&
          atomic_sgd_backward_fits(problem, *update.optimizer, options).is_ok();
 }
@@ -240,7 +257,7 @@ Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_lay
   if (options.kernel == BackwardKernel::kAtomicSgd || auto_takes_atomic_sgd(problem, update, options)) {
     return run_atomic_sgd(problem, device_layout, update, batch, grad_output, options, stream);
   }
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, options.short_chunks));
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options)));
   PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
   if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
   PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= plan.total_bytes, "tbe_backward: workspace_bytes=",
@@ -288,10 +305,6 @@ Status atomic_sgd_backward_fits(const TbeProblem& problem, const OptimizerParams
     return unsupported("atomic sgd: optimizer=", optimizer_kind_name(optimizer.kind),
                        "; needs sgd (the only update linear in the gradient)");
   }
-  if (problem.weight_dtype != DType::kF32) {
-    return unsupported("atomic sgd: weights ", dtype_name(problem.weight_dtype),
-                       "; needs fp32 (16-bit weights would round at every add)");
-  }
   if (problem.pooling == PoolingMode::kNone) {
     return unsupported("atomic sgd: pooling=none; needs sum or mean (one grad_output row per bag)");
   }
@@ -307,7 +320,7 @@ Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem) {
 }
 
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem, const BackwardOptions& options) {
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, options.short_chunks));
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options)));
   return plan.total_bytes;
 }
 

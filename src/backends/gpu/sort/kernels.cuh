@@ -13,6 +13,11 @@
 // per key; it then sorts the tile by digit in shared memory and writes it out in tile order, so
 // consecutive threads write consecutive addresses of one digit (coalesced) instead of scattering
 // 8-byte keys. No global atomics. Works for 32- and 64-lane warps.
+//
+// Tiles of 4096 keys, or 1024 for sorts of at most kRadixSmallTileMaxKeys (radix_sort_tile_keys):
+// a 200k-key sort makes 49 tiles of 4096, one block each, so under half of an H200's 132 SMs
+// work and each walks 16 dependent ranking rounds per warp; tiles of 1024 give 4x the blocks and
+// a quarter of the rounds. The sort is stable, so the result is the same for either tile.
 #pragma once
 
 #include "backends/gpu/common/portability.cuh"
@@ -24,6 +29,9 @@ inline constexpr int kRadixMaxDigits = 1 << kRadixMaxDigitBits;
 inline constexpr int kRadixBlockThreads = 256;
 inline constexpr int kRadixItemsPerThread = 16;
 inline constexpr int kRadixTileItems = kRadixBlockThreads * kRadixItemsPerThread;
+inline constexpr int kRadixSmallItemsPerThread = 4;
+inline constexpr int kRadixSmallTileItems = kRadixBlockThreads * kRadixSmallItemsPerThread;
+inline constexpr std::int64_t kRadixSmallTileMaxKeys = std::int64_t{1} << 20;
 
 // Exclusive scan of one value per thread over a block of kThreads (a warp scan by shuffles, then
 // the warp totals in order); returns the thread's exclusive prefix and leaves the block total in
@@ -52,6 +60,7 @@ __device__ inline std::uint32_t block_exclusive_scan(std::uint32_t own, std::uin
   return warps_before + inclusive - own;
 }
 
+template <int kItemsPerThread>
 __global__ void __launch_bounds__(kRadixBlockThreads)
     radix_histogram_kernel(const std::uint64_t* __restrict__ keys, std::int64_t count, int shift,
                            int digit_bits, std::int64_t num_tiles, std::uint32_t* __restrict__ tile_counts) {
@@ -61,17 +70,17 @@ __global__ void __launch_bounds__(kRadixBlockThreads)
   __syncthreads();
   const std::uint64_t mask = (std::uint64_t{1} << digit_bits) - 1;
   const std::int64_t tile = blockIdx.x;
-  const std::int64_t tile_start = tile * kRadixTileItems;
+  const std::int64_t tile_start = tile * (kRadixBlockThreads * kItemsPerThread);
   // Every key of the thread is loaded before the first count: 16 loads in flight per thread
   // instead of 4 (C2, ncu: 22 -> 17 us per pass for 42 MB).
-  std::uint32_t digits[kRadixItemsPerThread];
+  std::uint32_t digits[kItemsPerThread];
 #pragma unroll
-  for (int r = 0; r < kRadixItemsPerThread; ++r) {
+  for (int r = 0; r < kItemsPerThread; ++r) {
     const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kRadixBlockThreads + threadIdx.x;
     digits[r] = i < count ? static_cast<std::uint32_t>((keys[i] >> shift) & mask) : kRadixMaxDigits;
   }
 #pragma unroll
-  for (int r = 0; r < kRadixItemsPerThread; ++r) {
+  for (int r = 0; r < kItemsPerThread; ++r) {
     if (digits[r] < kRadixMaxDigits) atomicAdd(&counts[digits[r]], 1u);  // shared memory only
   }
   __syncthreads();
@@ -106,18 +115,21 @@ __global__ void __launch_bounds__(kRadixDigitScanThreads)
 
 // Long on purpose: one kernel body (rank within the block, then scatter) whose phases share
 // registers and shared memory.
+template <int kItemsPerThread>
 __global__ void __launch_bounds__(kRadixBlockThreads)
     radix_scatter_kernel(const std::uint64_t* __restrict__ keys_in, std::uint64_t* __restrict__ keys_out,
                          std::int64_t count, int shift, int digit_bits, std::int64_t num_tiles,
                          const std::uint32_t* __restrict__ tile_offsets,
                          const std::uint32_t* __restrict__ digit_totals) {
+  constexpr int kTileItems = kRadixBlockThreads * kItemsPerThread;
   constexpr int kWarps = kRadixBlockThreads / kWarpSize;
-  constexpr int kWarpItems = kRadixTileItems / kWarps;  // a warp's contiguous segment of the tile
+  constexpr int kWarpItems = kTileItems / kWarps;  // a warp's contiguous segment of the tile
   constexpr int kRounds = kWarpItems / kWarpSize;
+  static_assert(kWarpItems % kWarpSize == 0, "whole rounds per warp");
   constexpr int kDigitsPerThread = kRadixMaxDigits / kRadixBlockThreads;
   static_assert(kRadixMaxDigits % kRadixBlockThreads == 0, "each thread scans whole digits");
   static_assert(kWarpItems < 65536, "per-warp counts are 16-bit");
-  __shared__ std::uint64_t tile_keys[kRadixTileItems];
+  __shared__ std::uint64_t tile_keys[kTileItems];
   __shared__ std::uint16_t warp_counts[kWarps][kRadixMaxDigits];  // counts, then each warp's start in the digit
   __shared__ std::uint32_t local_start[kRadixMaxDigits];          // digit's start inside the sorted tile
   __shared__ std::uint32_t out_start[kRadixMaxDigits];            // digit's first output index for this tile
@@ -129,7 +141,7 @@ __global__ void __launch_bounds__(kRadixBlockThreads)
   }
   __syncthreads();
   const std::uint64_t mask = (std::uint64_t{1} << digit_bits) - 1;
-  const std::int64_t tile_start = tile * kRadixTileItems;
+  const std::int64_t tile_start = tile * kTileItems;
   const int warp = warp_id();
   const int lane = lane_id();
   const std::int64_t segment = tile_start + static_cast<std::int64_t>(warp) * kWarpItems;

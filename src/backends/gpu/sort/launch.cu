@@ -10,20 +10,44 @@ int radix_sort_passes(int begin_bit, int end_bit) {
   return (end_bit - begin_bit + kRadixMaxDigitBits - 1) / kRadixMaxDigitBits;
 }
 
+int radix_sort_tile_keys(std::int64_t count, bool small_tiles) {
+  return small_tiles && count <= kRadixSmallTileMaxKeys ? kRadixSmallTileItems : kRadixTileItems;
+}
+
 std::int64_t radix_sort_scratch_bytes(std::int64_t count) {
-  const std::int64_t tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
+  const std::int64_t tile_keys = radix_sort_tile_keys(count, true);  // the smaller tile: more tiles
+  const std::int64_t tiles = (count + tile_keys - 1) / tile_keys;
   // digit x tile counts, then the digit totals
   return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixMaxDigits * ((tiles > 0 ? tiles : 1) + 1);
 }
 
+namespace {
+
+template <int kItemsPerThread>
+Status launch_pass(const std::uint64_t* in, std::uint64_t* out, std::int64_t count, int shift, int digit_bits,
+                   std::int64_t num_tiles, std::uint32_t* tile_counts, std::uint32_t* digit_totals, gpuStream_t s) {
+  radix_histogram_kernel<kItemsPerThread><<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
+      in, count, shift, digit_bits, num_tiles, tile_counts);
+  PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
+  radix_digit_scan_kernel<<<1u << digit_bits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
+  PARITY_GPU_CHECK_LAUNCH(radix_digit_scan_kernel);
+  radix_scatter_kernel<kItemsPerThread><<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
+      in, out, count, shift, digit_bits, num_tiles, tile_counts, digit_totals);
+  PARITY_GPU_CHECK_LAUNCH(radix_scatter_kernel);
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
-                                       int begin_bit, int end_bit, void* scratch, void* stream) {
+                                       int begin_bit, int end_bit, void* scratch, void* stream, bool small_tiles) {
   PARITY_CHECK_ARG(count >= 0 && count < (std::int64_t{1} << 32), "radix_sort: count=", count,
                    "; expected [0, 2^32)");
   PARITY_CHECK_ARG(begin_bit >= 0 && begin_bit <= end_bit && end_bit <= 64, "radix_sort: bits [", begin_bit,
                    ", ", end_bit, ") are not a range inside [0, 64)");
   auto s = static_cast<gpuStream_t>(stream);
-  const std::int64_t num_tiles = (count + kRadixTileItems - 1) / kRadixTileItems;
+  const int tile_keys = radix_sort_tile_keys(count, small_tiles);
+  const std::int64_t num_tiles = (count + tile_keys - 1) / tile_keys;
   auto* tile_counts = static_cast<std::uint32_t*>(scratch);
   std::uint32_t* digit_totals = tile_counts + kRadixMaxDigits * (num_tiles > 0 ? num_tiles : 1);
   std::uint64_t* in = keys_a;
@@ -35,14 +59,13 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   for (int pass = 0; pass < passes; ++pass) {
     const int remaining = end_bit - shift;
     const int digit_bits = (remaining + (passes - pass) - 1) / (passes - pass);
-    radix_histogram_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
-        in, count, shift, digit_bits, num_tiles, tile_counts);
-    PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
-    radix_digit_scan_kernel<<<1u << digit_bits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
-    PARITY_GPU_CHECK_LAUNCH(radix_digit_scan_kernel);
-    radix_scatter_kernel<<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
-        in, out, count, shift, digit_bits, num_tiles, tile_counts, digit_totals);
-    PARITY_GPU_CHECK_LAUNCH(radix_scatter_kernel);
+    if (tile_keys == kRadixSmallTileItems) {
+      PARITY_RETURN_IF_ERROR(launch_pass<kRadixSmallItemsPerThread>(in, out, count, shift, digit_bits, num_tiles,
+                                                                    tile_counts, digit_totals, s));
+    } else {
+      PARITY_RETURN_IF_ERROR(launch_pass<kRadixItemsPerThread>(in, out, count, shift, digit_bits, num_tiles,
+                                                               tile_counts, digit_totals, s));
+    }
     std::uint64_t* t = in;
     in = out;
     out = t;
