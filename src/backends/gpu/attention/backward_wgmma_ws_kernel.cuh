@@ -28,6 +28,12 @@
 // The pointwise activation is a template parameter (one kernel per activation: no other
 // activation's code costs registers), its value and derivative from one exp2 and one reciprocal,
 // or (kTanhSigmoid) from one tanh.approx.
+// kOverlapKvTiles shortens the gap between a block's kv tiles: the producer prefetches the next kv
+// tile's K and V into L2 once it has issued the current tile's last Q load (about two q steps
+// ahead), so the next tile's K/V copy reads L2, not HBM; outside the deterministic mode the
+// reducer no longer waits at the end of a kv tile for its reduce-adds to complete (the next q
+// step's wait for the dQ tile to be read protects the shared tile; the kernel's end waits for
+// all), so the dK/dV stores and the next tile's first products start at once.
 // Head dims: d_qk = d_v = kDim in {64, 128}.
 #pragma once
 
@@ -108,6 +114,23 @@ __device__ inline void bulk_wait_group_all() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #endif
 }
+// Bulk tensor prefetch of the box at (column, row) of a 2-D tensor map into L2 (no shared memory,
+// no barrier); rows past the tensor are ignored.
+__device__ inline void tma_prefetch_box_l2(const CUtensorMap* map, int column, int row) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(column), "r"(row)
+               : "memory");
+#endif
+}
+// The kRows x kDim tile of head `head` from global row `row` into L2, box by box (tma_load_tile's).
+template <int kRows, int kDim>
+__device__ inline void tma_prefetch_tile_l2(const CUtensorMap* map, int head, std::int64_t row) {
+#pragma unroll
+  for (int b = 0; b < kDim / 64; ++b)
+    tma_prefetch_box_l2(map, head * kDim + 64 * b, static_cast<int>(row));
+}
 
 // Whether q tile i (64 rows) sees any of the kv tile's 128 rows from kv0: the producer and the
 // consumers walk the same list.
@@ -144,7 +167,9 @@ __device__ inline void store_grad_q_tile(unsigned char* tile, const float (&dq)[
 
 // The producer warpgroup: thread 0 issues the K/V and Q/dO tensor copies, warp 1 (softmax) the
 // row terms; both walk the consumers' list of kv tiles and q tiles. `thread`: 0..127.
-template <Mode kMode, int kDim>
+// kPrefetchNextKv: after a kv tile's last Q load, thread 0 prefetches the block's next kv tile's
+// K and V into L2.
+template <Mode kMode, int kDim, bool kPrefetchNextKv>
 __device__ inline void produce_backward_tiles(const AttentionParams& p,
                                               const ForwardBlock<kDim, kDim>& block,
                                               const BackwardTmaMaps& maps, int thread,
@@ -209,13 +234,22 @@ __device__ inline void produce_backward_tiles(const AttentionParams& p,
         mbarrier_arrive(full_stage);  // release: the stores above are visible to the waiters
       }
     }
+    const int next_tile = tile + p.grid_tiles;
+    if (kPrefetchNextKv && is_copier && next_tile < kv_tile_count) {
+      // Issued about two q steps before the consumers finish this tile: late enough that the
+      // streamed q / dO rows do not evict it first, early enough to cover the HBM latency.
+      const std::int64_t next_row =
+          seq.kv_begin + static_cast<std::int64_t>(next_tile) * kBwdWgmmaRows;
+      tma_prefetch_tile_l2<kBwdWgmmaRows, kDim>(&maps.qkv.k, seq.head, next_row);
+      tma_prefetch_tile_l2<kBwdWgmmaRows, kDim>(&maps.qkv.v, seq.head, next_row);
+    }
   }
 }
 
 
 // Long on purpose, as the other attention kernels: one body whose phases share registers.
 template <Elem16 E, Mode kMode, Activation kAct, int kDim, GradQStore kStore,
-          bool kTanhSigmoid = false>
+          bool kTanhSigmoid = false, bool kOverlapKvTiles = false>
 __global__ void __launch_bounds__(kBwdWsThreads, 1)
     attention_backward_wgmma_ws_kernel(const AttentionParams p,
                                        const __grid_constant__ BackwardTmaMaps maps) {
@@ -255,8 +289,9 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
   const int warpgroup = shfl(static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == 0) {
     registers_decrease<kBwdWsProducerRegisters>();
-    produce_backward_tiles<kMode, kDim>(p, block, maps, static_cast<int>(threadIdx.x), k_tile,
-                                        v_tile, q_tiles, do_tiles, row_terms, barriers);
+    produce_backward_tiles<kMode, kDim, kOverlapKvTiles>(
+        p, block, maps, static_cast<int>(threadIdx.x), k_tile, v_tile, q_tiles, do_tiles, row_terms,
+        barriers);
     return;
   }
   registers_increase<kBwdWsConsumerRegisters>();
@@ -369,8 +404,9 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
       mbarrier_arrive(kv_empty);  // every product that read K and V was waited for
       ++kv_loads;
     }
-    // The adds into one dQ element come in kv-tile order (one block per (sequence, head)).
-    if (is_reducer) bulk_wait_group_all();
+    // The adds into one dQ element come in kv-tile order (one block per (sequence, head)); with
+    // kOverlapKvTiles only where that order is promised (the deterministic mode).
+    if (is_reducer && (!kOverlapKvTiles || p.deterministic)) bulk_wait_group_all();
     store_grad_kv<E, kDim>(p, block, dk, dv, kv0 + warp_row0, grad_k_scale, grad_v_scale);
   }
   if (is_reducer) bulk_wait_group_all();
