@@ -122,7 +122,8 @@ constexpr const char* kBackwardWgmmaWsDqTmaPairWalk = "attention_backward_gpu_wg
 // (attention_gpu_common.cpp).
 constexpr const char* kBackwardWgmmaWsDqTmaPairWalkTanh =
     "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh";
-// The same with the next kv tile's K/V prefetched into L2 and no dQ wait between kv tiles.
+// The same with the next kv tile's K/V prefetched into L2, no dQ wait between kv tiles and dK / dV
+// through shared memory.
 constexpr const char* kBackwardWgmmaWsDqTmaPairWalkOverlapTanh =
     "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh";
 

@@ -58,7 +58,7 @@ Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kern
 // walk with SiLU / sigmoid and their derivatives from one tanh.approx per score, not ex2 + rcp)
 // and kWgmmaWsTmaReducePairWalkOverlapTanh (that one with less idle time between a block's kv
 // tiles: the next kv tile's K and V prefetched into L2, no dQ completion wait between kv tiles
-// outside the deterministic mode).
+// outside the deterministic mode, dK / dV through shared memory with coalesced stores).
 enum class BackwardKernel : int {
   kMmaSync = 0,
   kWgmma = 1,
