@@ -52,5 +52,9 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 // The pair walk with SiLU / sigmoid through tanh.approx (kWgmmaWsTmaReducePairWalkTanh); by name,
 // listed last until measured.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot();
+// The tanh pair walk with the next kv tile's K/V prefetched into L2, no dQ completion wait
+// between kv tiles and dK / dV stored through shared memory (kWgmmaWsTmaReducePairWalkOverlapTanh);
+// by name, listed last until measured.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot();
 
 }  // namespace parity::attention::detail

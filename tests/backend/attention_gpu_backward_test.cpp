@@ -36,7 +36,8 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
   for (const char* variant :
        {"attention_backward_gpu", "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
         "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
-        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh"}) {
+        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
+        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"}) {
     for (int dim : {64, 128}) {
       for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
         SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
@@ -72,7 +73,8 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
 constexpr const char* kWgmmaBackwards[] = {
     "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
     "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
-    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh"};
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"};
 
 // The deterministic wgmma backwards against the fp64 reference on the edge cases (the lockstep
 // kernel's dQ path differs from its atomic mode's: both warpgroups' dS^T, split by columns).
@@ -120,6 +122,10 @@ constexpr const char* kBackwardWgmmaWsDqTmaPairWalk = "attention_backward_gpu_wg
 // (attention_gpu_common.cpp).
 constexpr const char* kBackwardWgmmaWsDqTmaPairWalkTanh =
     "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh";
+// The same with the next kv tile's K/V prefetched into L2, no dQ wait between kv tiles and dK / dV
+// through shared memory.
+constexpr const char* kBackwardWgmmaWsDqTmaPairWalkOverlapTanh =
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
@@ -140,7 +146,8 @@ class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
 INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
                          ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaWs,
                                            kBackwardWgmmaWsDqTma, kBackwardWgmmaWsDqTmaPairWalk,
-                                           kBackwardWgmmaWsDqTmaPairWalkTanh),
+                                           kBackwardWgmmaWsDqTmaPairWalkTanh,
+                                           kBackwardWgmmaWsDqTmaPairWalkOverlapTanh),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kBackwardMma) return std::string("mma_sync");
@@ -255,7 +262,8 @@ TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   EXPECT_TRUE(gpu::can_implement_backward(mixed, gpu::BackwardKernel::kMmaSync).is_ok());
   for (const auto kernel : {gpu::BackwardKernel::kWgmma, gpu::BackwardKernel::kWgmmaWs,
                             gpu::BackwardKernel::kWgmmaWsTmaReduce,
-                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk}) {
+                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk,
+                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh}) {
     expect_error(gpu::can_implement_backward(mixed, kernel), StatusCode::kUnsupported, "d_v=64");
   }
   AttentionProblem wide = p;

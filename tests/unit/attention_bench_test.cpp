@@ -37,7 +37,9 @@ TEST(AttentionBench, BackwardVariantNamesAreChecked) {
                                    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh, "
                                    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk, "
                                    "attention_backward_gpu_wgmma_ws_dqtma, attention_backward_gpu_wgmma, "
-                                   "attention_backward_gpu, attention_backward_gpu_wgmma_ring"),
+                                   "attention_backward_gpu, attention_backward_gpu_wgmma_ring, "
+                                   "attention_backward_gpu_wgmma_ws, "
+                                   "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"),
             std::string::npos)
       << unknown.to_string();
 }

@@ -104,6 +104,9 @@ void install() {
   static const AttentionBackwardGpu backward_wgmma_ws_dqtma_pair_walk_tanh(
       "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
       gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkTanh);
+  static const AttentionBackwardGpu backward_wgmma_ws_dqtma_pair_walk_overlap_tanh(
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh",
+      gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
@@ -124,6 +127,8 @@ void install() {
       &backward_wgmma_ws_dqtma_pair_walk);
   detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot().install(
       &backward_wgmma_ws_dqtma_pair_walk_tanh);
+  detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot().install(
+      &backward_wgmma_ws_dqtma_pair_walk_overlap_tanh);
 }
 
 }  // namespace parity::attention::gpu_variants

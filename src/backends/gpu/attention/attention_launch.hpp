@@ -55,7 +55,10 @@ Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kern
 // on the pair walk's grid: a few adjacent blocks per (sequence, head), each walking every k-th kv
 // tile, so the q / dO tiles the resident pairs re-read stay in L2; the deterministic mode walks
 // with one block per pair as kWgmmaWsTmaReduce does) and kWgmmaWsTmaReducePairWalkTanh (the pair
-// walk with SiLU / sigmoid and their derivatives from one tanh.approx per score, not ex2 + rcp).
+// walk with SiLU / sigmoid and their derivatives from one tanh.approx per score, not ex2 + rcp)
+// and kWgmmaWsTmaReducePairWalkOverlapTanh (that one with less idle time between a block's kv
+// tiles: the next kv tile's K and V prefetched into L2, no dQ completion wait between kv tiles
+// outside the deterministic mode, dK / dV through shared memory with coalesced stores).
 enum class BackwardKernel : int {
   kMmaSync = 0,
   kWgmma = 1,
@@ -64,6 +67,7 @@ enum class BackwardKernel : int {
   kWgmmaWsTmaReduce = 4,
   kWgmmaWsTmaReducePairWalk = 5,
   kWgmmaWsTmaReducePairWalkTanh = 6,
+  kWgmmaWsTmaReducePairWalkOverlapTanh = 7,
 };
 
 // The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers,

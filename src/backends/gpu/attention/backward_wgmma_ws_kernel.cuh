@@ -28,6 +28,14 @@
 // The pointwise activation is a template parameter (one kernel per activation: no other
 // activation's code costs registers), its value and derivative from one exp2 and one reciprocal,
 // or (kTanhSigmoid) from one tanh.approx.
+// kOverlapKvTiles shortens the gap between a block's kv tiles: the producer prefetches the next kv
+// tile's K and V into L2 once it has issued the current tile's last Q load (about two q steps
+// ahead), so the next tile's K/V copy reads L2, not HBM; outside the deterministic mode the
+// reducer no longer waits at the end of a kv tile for its reduce-adds to complete (the next q
+// step's wait for the dQ tile to be read protects the shared tile; the kernel's end waits for
+// all); and dK, dV leave through shared memory (the dS^T and dQ tiles, free between kv tiles:
+// conflict-free 4-byte stores, then 16-byte coalesced global stores, a quarter of the LSU
+// wavefronts of the fragments' scattered 4-byte global stores).
 // Head dims: d_qk = d_v = kDim in {64, 128}.
 #pragma once
 
@@ -108,6 +116,71 @@ __device__ inline void bulk_wait_group_all() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #endif
 }
+// Bulk tensor prefetch of the box at (column, row) of a 2-D tensor map into L2 (no shared memory,
+// no barrier); rows past the tensor are ignored.
+__device__ inline void tma_prefetch_box_l2(const CUtensorMap* map, int column, int row) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(column), "r"(row)
+               : "memory");
+#endif
+}
+// The kRows x kDim tile of head `head` from global row `row` into L2, box by box (tma_load_tile's).
+template <int kRows, int kDim>
+__device__ inline void tma_prefetch_tile_l2(const CUtensorMap* map, int head, std::int64_t row) {
+#pragma unroll
+  for (int b = 0; b < kDim / 64; ++b)
+    tma_prefetch_box_l2(map, head * kDim + 64 * b, static_cast<int>(row));
+}
+
+// The value, opaque to the optimizer: the epilogue's per-store addresses derived from it are
+// formed where they are used, not hoisted out of the kv loop into registers (which spilled
+// 140-236 bytes at d = 128).
+__device__ inline int opaque(int value) {
+  asm volatile("mov.b32 %0, %0;" : "+r"(value));
+  return value;
+}
+__device__ inline std::int64_t opaque(std::int64_t value) {
+  asm volatile("mov.b64 %0, %0;" : "+l"(value));
+  return value;
+}
+
+// Staged dK / dV epilogue (kOverlapKvTiles): this thread's fragments of one warpgroup's 64 x kDim
+// accumulator, scaled and rounded, into a 64-row staging tile (kDim * 2 bytes a row), 16-byte
+// chunk c of row r at chunk c ^ (r % 8): a warp's 8 rows x 16 bytes per store hit distinct banks.
+template <Elem16 E, int kDim>
+__device__ inline void stage_grad_kv_rows(unsigned char* staging, const float (&acc)[kDim / 8][4],
+                                          float scale, int consumer_thread) {
+  const int lane = consumer_thread % kMmaLanes;
+  const int g = lane / 4, t = lane % 4;
+  const int row0 = (consumer_thread / kMmaLanes) * 16 + g;  // row0 % 8 == g
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    unsigned char* const row = staging + (row0 + 8 * half) * (kDim * 2) + 4 * t;
+#pragma unroll
+    for (int n = 0; n < kDim / 8; ++n)
+      *reinterpret_cast<std::uint32_t*>(row + ((n ^ g) << 4)) =
+          pack2<E>(acc[n][2 * half] * scale, acc[n][2 * half + 1] * scale);
+  }
+}
+// The staging tile's first `rows` rows to global rows out_row0.. (stride elements apart, from
+// column `column`), 16 bytes per thread and store: a warp writes two whole 256-byte rows (d = 128).
+template <int kDim>
+__device__ inline void copy_staged_rows(const unsigned char* staging, std::uint16_t* out,
+                                        std::int64_t out_row0, int rows, std::int64_t stride,
+                                        int column, int consumer_thread) {
+  constexpr int kChunks = kDim * 2 / 16;  // 16-byte chunks a row
+#pragma unroll
+  for (int k = 0; k < kWarpgroupRows * kChunks / kWarpgroupThreads; ++k) {
+    const int index = k * kWarpgroupThreads + consumer_thread;
+    const int row = index / kChunks, chunk = index % kChunks;
+    if (row >= rows) continue;  // past the sequence: the next sequence's rows
+    const uint4 value =
+        *reinterpret_cast<const uint4*>(staging + row * (kDim * 2) + ((chunk ^ (row % 8)) << 4));
+    *reinterpret_cast<uint4*>(out + (out_row0 + row) * stride + column + chunk * 8) = value;
+  }
+}
 
 // Whether q tile i (64 rows) sees any of the kv tile's 128 rows from kv0: the producer and the
 // consumers walk the same list.
@@ -144,7 +217,9 @@ __device__ inline void store_grad_q_tile(unsigned char* tile, const float (&dq)[
 
 // The producer warpgroup: thread 0 issues the K/V and Q/dO tensor copies, warp 1 (softmax) the
 // row terms; both walk the consumers' list of kv tiles and q tiles. `thread`: 0..127.
-template <Mode kMode, int kDim>
+// kPrefetchNextKv: after a kv tile's last Q load, thread 0 prefetches the block's next kv tile's
+// K and V into L2.
+template <Mode kMode, int kDim, bool kPrefetchNextKv>
 __device__ inline void produce_backward_tiles(const AttentionParams& p,
                                               const ForwardBlock<kDim, kDim>& block,
                                               const BackwardTmaMaps& maps, int thread,
@@ -209,13 +284,22 @@ __device__ inline void produce_backward_tiles(const AttentionParams& p,
         mbarrier_arrive(full_stage);  // release: the stores above are visible to the waiters
       }
     }
+    const int next_tile = tile + p.grid_tiles;
+    if (kPrefetchNextKv && is_copier && next_tile < kv_tile_count) {
+      // Issued about two q steps before the consumers finish this tile: late enough that the
+      // streamed q / dO rows do not evict it first, early enough to cover the HBM latency.
+      const std::int64_t next_row =
+          seq.kv_begin + static_cast<std::int64_t>(next_tile) * kBwdWgmmaRows;
+      tma_prefetch_tile_l2<kBwdWgmmaRows, kDim>(&maps.qkv.k, seq.head, next_row);
+      tma_prefetch_tile_l2<kBwdWgmmaRows, kDim>(&maps.qkv.v, seq.head, next_row);
+    }
   }
 }
 
 
 // Long on purpose, as the other attention kernels: one body whose phases share registers.
 template <Elem16 E, Mode kMode, Activation kAct, int kDim, GradQStore kStore,
-          bool kTanhSigmoid = false>
+          bool kTanhSigmoid = false, bool kOverlapKvTiles = false>
 __global__ void __launch_bounds__(kBwdWsThreads, 1)
     attention_backward_wgmma_ws_kernel(const AttentionParams p,
                                        const __grid_constant__ BackwardTmaMaps maps) {
@@ -255,8 +339,9 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
   const int warpgroup = shfl(static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == 0) {
     registers_decrease<kBwdWsProducerRegisters>();
-    produce_backward_tiles<kMode, kDim>(p, block, maps, static_cast<int>(threadIdx.x), k_tile,
-                                        v_tile, q_tiles, do_tiles, row_terms, barriers);
+    produce_backward_tiles<kMode, kDim, kOverlapKvTiles>(
+        p, block, maps, static_cast<int>(threadIdx.x), k_tile, v_tile, q_tiles, do_tiles, row_terms,
+        barriers);
     return;
   }
   registers_increase<kBwdWsConsumerRegisters>();
@@ -369,9 +454,35 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
       mbarrier_arrive(kv_empty);  // every product that read K and V was waited for
       ++kv_loads;
     }
-    // The adds into one dQ element come in kv-tile order (one block per (sequence, head)).
-    if (is_reducer) bulk_wait_group_all();
-    store_grad_kv<E, kDim>(p, block, dk, dv, kv0 + warp_row0, grad_k_scale, grad_v_scale);
+    // The adds into one dQ element come in kv-tile order (one block per (sequence, head)); with
+    // kOverlapKvTiles only where that order is promised (the deterministic mode).
+    if (is_reducer && (!kOverlapKvTiles || p.deterministic)) bulk_wait_group_all();
+    if constexpr (kOverlapKvTiles) {
+      // Each warpgroup stages its 64 rows of dK then dV over the dS^T and dQ tiles, once the
+      // reduce-adds read the dQ tile and both warpgroups' dQ products (which read both dS^T
+      // tiles) were waited for.
+      if (is_reducer) bulk_wait_group_read<0>();
+      named_barrier_sync(kBwdWsDsReadyBarrier, kConsumerThreads);
+      constexpr int kStagedBytes = kWarpgroupRows * kDim * 2;  // one warpgroup's dK (or dV)
+      static_assert(4 * kStagedBytes <= 4 * Layout::kDsTileBytes + Layout::kGradQTileBytes,
+                    "dK and dV of both warpgroups fit the dS^T and dQ tiles");
+      unsigned char* const staging =
+          shared_window + (ds_tiles - k_tile) + consumer * 2 * kStagedBytes;
+      stage_grad_kv_rows<E, kDim>(staging, dk, grad_k_scale, opaque(consumer_thread));
+      stage_grad_kv_rows<E, kDim>(staging + kStagedBytes, dv, grad_v_scale,
+                                  opaque(consumer_thread));
+      named_barrier_sync(kBwdWsGradQBarrier0 + consumer, kWarpgroupThreads);
+      const int rows = seq.raw_len_kv - group_kv0;
+      const std::int64_t out_row0 = seq.kv_begin + group_kv0;
+      copy_staged_rows<kDim>(staging, p.grad_k, out_row0, rows, opaque(block.qk_stride),
+                             seq.head * kDim, opaque(consumer_thread));
+      copy_staged_rows<kDim>(staging + kStagedBytes, p.grad_v, out_row0, rows,
+                             opaque(block.v_stride), seq.head * kDim, opaque(consumer_thread));
+      // Both warpgroups read their staging before the next kv tile rewrites the dS^T tiles.
+      named_barrier_sync(kBwdWsDsReadyBarrier, kConsumerThreads);
+    } else {
+      store_grad_kv<E, kDim>(p, block, dk, dv, kv0 + warp_row0, grad_k_scale, grad_v_scale);
+    }
   }
   if (is_reducer) bulk_wait_group_all();
 #else

@@ -197,10 +197,27 @@ Status launch_wgmma_kernel(ForwardKernel kernel, const AttentionProblem& problem
   }
 }
 
+// The warp-specialized backwards (backward_wgmma_ws_kernel.cuh) and, of those, the ones on the
+// pair walk's grid.
+bool is_backward_wgmma_ws(BackwardKernel kernel) {
+  return kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce ||
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk ||
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh ||
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh;
+}
+bool is_backward_pair_walk(BackwardKernel kernel) {
+  return kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk ||
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh ||
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh;
+}
+
 template <detail::Elem16 E>
 Status launch_backward_wgmma_ws(BackwardKernel kernel, const AttentionProblem& problem,
                                 const detail::AttentionParams& params, gpuStream_t stream) {
   using detail::WgmmaBackward;
+  if (kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh)
+    return detail::launch_backward_wgmma_ws_kernels<E, WgmmaBackward::kWsTmaReduceTanhOverlapKvTiles>(
+        problem, params, stream);
   if (kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh)
     return detail::launch_backward_wgmma_ws_kernels<E, WgmmaBackward::kWsTmaReduceTanh>(
         problem, params, stream);
@@ -250,9 +267,7 @@ Status can_implement_backward(const AttentionProblem& problem, BackwardKernel ke
   }
   if (kernel == BackwardKernel::kWgmma || kernel == BackwardKernel::kWgmmaRing)
     return can_implement_backward_wgmma(problem, kernel == BackwardKernel::kWgmmaRing);
-  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce ||
-      kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk ||
-      kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh)
+  if (is_backward_wgmma_ws(kernel))
     return can_implement_backward_wgmma(problem, false);  // the same limits
   return Status::ok();
 }
@@ -356,9 +371,7 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)
   PARITY_GPU_TRY(
       gpuMemsetAsync(params.grad_q_accum, 0, grad_q_accum_bytes(problem), native_stream));
-  if (kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce ||
-      kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk ||
-      kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh) {
+  if (is_backward_wgmma_ws(kernel)) {
     // 128 kv rows a block; one block per (sequence, head) when deterministic (set above) or when
     // the pairs fill the device (the wgmma backward's walking rule). Its dQ split is the
     // deterministic one in every schedule, so params.deterministic stays as asked.
@@ -366,8 +379,7 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
       const int all_slots = tile_slots(problem, detail::kernels::kWgmmaRows);
       PARITY_ASSIGN_OR_RETURN(const int walk_slots, walk_tile_slots(problem, all_slots));
       params.grid_tiles = walk_slots == 1 ? 1 : all_slots;
-      if (kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk ||
-          kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh) {
+      if (is_backward_pair_walk(kernel)) {
         // Every kv tile re-reads the q and dO rows after it (16-bit) and their two fp32 row terms.
         PARITY_ASSIGN_OR_RETURN(
             params.grid_tiles,

@@ -12,6 +12,8 @@ enum class WgmmaBackward {
   kWs,               // TMA producer warpgroup, dQ by vector atomics
   kWsTmaReduce,      // the same, dQ through shared memory by bulk tensor reduce-adds
   kWsTmaReduceTanh,  // kWsTmaReduce with SiLU / sigmoid from one tanh.approx (not two MUFU ops)
+  kWsTmaReduceTanhOverlapKvTiles,  // kWsTmaReduceTanh with the next kv tile's K/V prefetched into
+                                   // L2 and no dQ completion wait between kv tiles
 };
 template <Elem16 E, WgmmaBackward kKernel>
 Status launch_backward_wgmma_ws_kernels(const AttentionProblem& problem, AttentionParams params,
