@@ -174,20 +174,22 @@ const std::vector<const AttentionBackwardVariant*>& attention_backward_variants(
   static const AttentionBackwardCpu cpu;
   // GPU order: the warp-specialized wgmma backward with dQ by TMA reduce-adds on the pair walk's
   // grid where it runs (sm_90a, d_qk = d_v in {64, 128}; 8-17% faster than one block per pair,
-  // run 59; its deterministic mode walks one block per pair), first with SiLU / sigmoid through
-  // tanh.approx (one MUFU op per score: HSTU 3-4% faster, run 63), then with ex2 + rcp, then the
-  // same kernel on the walking grid (its adds come in kv-tile order), measured 3-8% faster than
-  // the lockstep wgmma backward, which follows (the same limits: it serves if the first is ever
-  // refused), then the mma.sync one for everything else (mixed dims, HIP; d = 256 is refused by
-  // all). The ring schedule, the atomic-dQ warp-specialized backward and the tanh pair walk with
-  // overlapped kv tiles come last (by name, A/B).
+  // run 59; its deterministic mode walks one block per pair), with SiLU / sigmoid through
+  // tanh.approx (one MUFU op per score: HSTU 3-4% faster, run 63) and the next kv tile's K/V
+  // prefetched into L2 with no dQ completion wait between kv tiles (3-3.5% faster at N = 2048,
+  // run 66; the deterministic mode keeps the wait), then the same without the overlap, then with
+  // ex2 + rcp, then the same kernel on the walking grid (its adds come in kv-tile order), measured
+  // 3-8% faster than the lockstep wgmma backward, which follows (the same limits: it serves if the
+  // first is ever refused), then the mma.sync one for everything else (mixed dims, HIP; d = 256 is
+  // refused by all). The ring schedule and the atomic-dQ warp-specialized backward come last (by
+  // name, A/B).
   static const std::vector<const AttentionBackwardVariant*> variants = {
-      &cpu, &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot(),
+      &cpu, &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot(),
+      &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_slot(),
       &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot(),
-      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot(),
-      &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot()};
+      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot()};
   return variants;
 }
 

@@ -1,6 +1,6 @@
 // The sorted backward with BackwardOptions::short_chunks against the fp64 reference for SGD,
-// row-wise Adagrad and Adam, with both small-batch rules: small_batch_short_chunks (the default;
-// here N is small, so 32 positions) and off (chunks of max(32, D/4, min(max(128, D), N/8192))
+// row-wise Adagrad and Adam, with both small-batch rules: small_batch_short_chunks (by name;
+// here N is small, so 32 positions) and off, the default (chunks of max(32, D/4, min(max(128, D), N/8192))
 // positions: 32-122), both far shorter than the long length. One-hot rows of D=164 bf16 (test set
 // 2's 04) and D 16-488 fp32 (its 05), hot rows whose runs cross many chunks (the combine kernel),
 // and bitwise equality across grid sizes (the chunk length depends on the problem only).
@@ -90,22 +90,21 @@ TEST(GpuTbeBackwardShortChunks, OneHotWideRowsAndHotRowsMatchReferenceBitwiseAcr
 }
 
 // Needs no device: short chunks (the default) need more workspace than long ones on a small batch
-// of wide rows, the small-batch rule more than the per-index one, and all the same on a batch
-// large enough that N/8192 reaches the long length.
+// of wide rows, the small-batch rule (by name) more than the per-index one (the default), and all
+// the same on a batch large enough that N/8192 reaches the long length.
 TEST(GpuTbeBackwardShortChunks, WorkspaceFollowsTheOption) {
   EXPECT_TRUE(egpu::BackwardOptions{}.short_chunks);
-  EXPECT_TRUE(egpu::BackwardOptions{}.small_batch_short_chunks);
+  EXPECT_FALSE(egpu::BackwardOptions{}.small_batch_short_chunks);
   egpu::BackwardOptions long_chunks;
   long_chunks.short_chunks = false;
-  egpu::BackwardOptions per_index;
-  per_index.small_batch_short_chunks = false;
+  egpu::BackwardOptions small_batch;
+  small_batch.small_batch_short_chunks = true;
   const auto small = testing::make_problem({{1000, 488}}, 4096, 4096);
-  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small), *egpu::tbe_backward_workspace_bytes(small, per_index));
-  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small, per_index),
-            *egpu::tbe_backward_workspace_bytes(small, long_chunks));
+  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small, small_batch), *egpu::tbe_backward_workspace_bytes(small));
+  EXPECT_GT(*egpu::tbe_backward_workspace_bytes(small), *egpu::tbe_backward_workspace_bytes(small, long_chunks));
   const auto large = testing::make_problem({{1000, 64}}, 1 << 21, 1 << 21);
   EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, long_chunks));
-  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, per_index));
+  EXPECT_EQ(*egpu::tbe_backward_workspace_bytes(large), *egpu::tbe_backward_workspace_bytes(large, small_batch));
 }
 
 }  // namespace

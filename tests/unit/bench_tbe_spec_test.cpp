@@ -66,6 +66,11 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   auto large_tiles = tbe_bench_spec("C1", o, 1);
   ASSERT_TRUE(large_tiles.is_ok());
   EXPECT_FALSE(large_tiles->backward_small_sort_tiles);
+  EXPECT_FALSE(large_tiles->backward_small_batch_short_chunks);
+  o.backward_variant = "small_batch_short_chunks";
+  auto small_batch = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(small_batch.is_ok());
+  EXPECT_TRUE(small_batch->backward_small_batch_short_chunks);
   for (const auto& name : tbe_backward_variant_names()) {
     o.backward_variant = name;
     EXPECT_TRUE(tbe_bench_spec("C1", o, 1).is_ok()) << name;

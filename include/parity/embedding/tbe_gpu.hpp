@@ -202,9 +202,10 @@ struct BackwardOptions {
   /// With short_chunks: on batches of fewer than 2^20 indices the chunks may be shorter than a
   /// quarter of the widest row, their partials taking up to 32 MiB in all instead of 32 B per index
   /// (BackwardChunkLength::kShort), so a small batch of wide rows still spreads over many warps.
-  /// Deterministic either way (the length depends on the problem only); false keeps 32 B per
-  /// index (kShortPerIndexPartials, the short length before). Size the workspace with the options.
-  bool small_batch_short_chunks = true;
+  /// Deterministic either way (the length depends on the problem only); false (the default)
+  /// keeps 32 B per index (kShortPerIndexPartials): the shorter chunks measured slower on two of
+  /// the three small batches they change (docs/embedding.md). Size the workspace with the options.
+  bool small_batch_short_chunks = false;
   /// Adagrad / Adam on the sorted paths: a finished run's per-element state is loaded together
   /// with its weight row (before the sums) instead of after them, so each update waits on one
   /// memory latency instead of two. Same results either way; other optimisers ignore it. The

@@ -393,7 +393,7 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
                             : !request.spec.backward_prefetch_state ? "no_prefetch_state"
                             : !request.spec.backward_small_sort_tiles ? "large_sort_tiles"
-                            : !request.spec.backward_small_batch_short_chunks ? "per_index_short_chunks"
+                            : request.spec.backward_small_batch_short_chunks ? "small_batch_short_chunks"
                             : !request.spec.backward_short_chunks ? "long_chunks"
                             : t.main_batches_row_updates        ? "batched_row_updates"
                                                                 : "row_at_a_time";
