@@ -18,6 +18,13 @@ inline double fast_ceil(double x) {
 }
 inline double ceil_div(double a, double b) { return fast_ceil(a / b); }
 
+// One macro tile (tile_m x tile_n x tile_k; each below 2^21) as one key: the unit of a
+// per-tile top-k list (TopKList::kDistinctTiles).
+inline std::uint64_t macro_tile_key(const PreparedCandidate& c) {
+  return (static_cast<std::uint64_t>(c.tile_m) << 42) | (static_cast<std::uint64_t>(c.tile_n) << 21) |
+         static_cast<std::uint64_t>(c.tile_k);
+}
+
 // The model-independent part of a prepared candidate: tile, split and the tie-break intensity.
 inline PreparedCandidate prepare_common(const Candidate& c) {
   PreparedCandidate p;
