@@ -231,12 +231,24 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
 std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                         double* predicted_us, double* cutoff_us) const {
-  // One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
+  return predict_top_tiles_us(problem, prepared, nullptr, count, keep, tie_epsilon, predicted_us,
+                              cutoff_us);
+}
+
+std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
+                                              const PreparedCandidate* prepared,
+                                              const std::uint32_t* tile_of, std::size_t count,
+                                              std::size_t keep, double tie_epsilon,
+                                              double* predicted_us, double* cutoff_us) const {
+  // tile_of == nullptr: `keep` counts configurations. One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
   // have one rounding-free bound that serves as both the coarse and the finer one.
   const bool is_legacy = count > 0 && !prepared[0].uses_tma;
   if (keep == 0 || keep > kMaxPrunedKeep || count < keep) {
     predict_all_us(problem, prepared, count, predicted_us);
-    if (cutoff_us != nullptr) *cutoff_us = exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
+    if (cutoff_us != nullptr) {
+      // Per tile: everything is exact, so every candidate is a candidate for the top.
+      *cutoff_us = tile_of != nullptr ? kInfinity : exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
+    }
     return count;
   }
   const HopperProblemTerms terms = problem_terms(problem);
@@ -262,22 +274,38 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
   }
   // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
   // other candidate whose bound does not already rule it out. best[] holds the smallest exact
-  // predictions so far, ascending.
+  // predictions so far, ascending (per tile: one per tile, its best so far; a tile pushed out
+  // comes back only below the last place, which never rises).
   std::array<double, kMaxPrunedKeep> best{};
+  std::array<std::uint32_t, kMaxPrunedKeep> best_tile{};
   std::size_t filled = 0, exact = 0;
   const auto predict_exact = [&](std::size_t i) {
     const double value = is_legacy ? predict_legacy<false>(terms, prepared[i], nullptr)
                                    : predict<false>(terms, prepared[i], nullptr);
     predicted_us[i] = value;
     ++exact;
-    if (filled < keep || value < best[keep - 1]) {
-      std::size_t at = filled < keep ? filled++ : keep - 1;
-      while (at > 0 && best[at - 1] > value) {
-        best[at] = best[at - 1];
-        --at;
+    const std::uint32_t tile = tile_of != nullptr ? tile_of[i] : 0;
+    std::size_t held = filled;
+    if (tile_of != nullptr) {
+      for (std::size_t j = 0; j < filled; ++j) {
+        if (best_tile[j] == tile) held = j;
       }
-      best[at] = value;
     }
+    std::size_t at = 0;
+    if (held < filled) {
+      if (!(value < best[held])) return;
+      at = held;  // moves up from its tile's place
+    } else {
+      if (filled == keep && !(value < best[keep - 1])) return;
+      at = filled < keep ? filled++ : keep - 1;
+    }
+    while (at > 0 && best[at - 1] > value) {
+      best[at] = best[at - 1];
+      best_tile[at] = best_tile[at - 1];
+      --at;
+    }
+    best[at] = value;
+    best_tile[at] = tile;
   };
   for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
   // Seeds in index order, walked beside i: skipping them costs one comparison per candidate.

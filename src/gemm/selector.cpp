@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model_hopper.hpp"
 #include "model_math.hpp"
 #include "model_origami.hpp"
 
@@ -167,6 +168,10 @@ void Selector::index_tiles(PreparedClass& prepared_class) {
     ++configs_of[at->second];
   }
   prepared_class.tile_count = static_cast<std::uint32_t>(id_of.size());
+  prepared_class.distinct_tile_of.assign(prepared_class.distinct.size(), 0);
+  for (std::size_t i = 0; i < prepared_class.distinct_of.size(); ++i) {
+    prepared_class.distinct_tile_of[prepared_class.distinct_of[i]] = prepared_class.tile_of[i];
+  }
   prepared_class.max_tile_configs =
       configs_of.empty() ? 1 : *std::max_element(configs_of.begin(), configs_of.end());
 }
@@ -198,7 +203,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  PreparedClass prepared_class{prepare_all(problem, candidates), {}, {}, nullptr, {}, 0, 1};
+  PreparedClass prepared_class{prepare_all(problem, candidates), {}, {}, nullptr, {}, {}, 0, 1};
   if (options_.top_k_list == TopKList::kDistinctTiles && top_k > 1) index_tiles(prepared_class);
   return select_prepared(problem, candidates, prepared_class, vendor_top1_index(candidates), top_k);
 }
@@ -265,18 +270,33 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
     for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end, full_list_value);
     return best_us;
   }
-  if (prepared_class.distinct_of.empty()) {
+  const auto* hopper = per_tile ? dynamic_cast<const HopperModel*>(&model_.impl()) : nullptr;
+  if (hopper != nullptr && prepared_class.distinct_of.empty() && !prepared_class.tile_of.empty()) {
+    // Per tile (TopKList::kDistinctTiles): the cutoff counts distinct macro tiles.
+    hopper->predict_top_tiles_us(problem, prepared.data(), prepared_class.tile_of.data(),
+                                 prepared.size(), keep_exact, kTieEpsilon, predicted_.data(),
+                                 &cutoff_us);
+    keep_near_top(0, count, full_list_value);
+  } else if (prepared_class.distinct_of.empty()) {
     model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
                           predicted_.data(), &cutoff_us);
     keep_near_top(0, count, full_list_value);
   } else {
     // Equal candidates share one prediction. The distinct list's cutoff is at least the full
     // list's (its k-th best is no better), so every candidate at or below it is still exact.
+    // Per tile, equal candidates share a tile, so the distinct list's k best tiles are the full
+    // list's.
     const std::vector<PreparedCandidate>& distinct = prepared_class.distinct;
     distinct_predicted_.resize(distinct.size());
-    model_.predict_top_us(problem, distinct.data(), distinct.size(),
-                          std::min(keep_exact, distinct.size()), kTieEpsilon,
-                          distinct_predicted_.data(), &cutoff_us);
+    const std::size_t keep = std::min(keep_exact, distinct.size());
+    if (hopper != nullptr && !prepared_class.distinct_tile_of.empty()) {
+      hopper->predict_top_tiles_us(problem, distinct.data(), prepared_class.distinct_tile_of.data(),
+                                   distinct.size(), keep, kTieEpsilon, distinct_predicted_.data(),
+                                   &cutoff_us);
+    } else {
+      model_.predict_top_us(problem, distinct.data(), distinct.size(), keep, kTieEpsilon,
+                            distinct_predicted_.data(), &cutoff_us);
+    }
     const std::vector<std::uint32_t>& distinct_of = prepared_class.distinct_of;
     keep_near_top(0, count, [&](std::size_t i) { return distinct_predicted_[distinct_of[i]]; });
   }

@@ -100,15 +100,15 @@ class Selector {
   // candidate i (empty when all are distinct). Only the distinct ones are predicted.
   // The AMD model's lists keep `runs` instead: where each run of one macro tile and split begins
   // and its head's tile fields, so a selection bounds one head per run and scans only the runs
-  // predicted exactly. `tile_of[i]`: candidate i's macro tile as a dense id below `tile_count`,
-  // `max_tile_configs` the most candidates of one tile (TopKList::kDistinctTiles only; a per-tile
-  // list then needs no hashing per selection).
+  // predicted exactly. `tile_of[i]`: candidate i's macro tile as a dense id below `tile_count`
+  // (`distinct_tile_of` the same for `distinct`), `max_tile_configs` the most candidates of one
+  // tile (TopKList::kDistinctTiles only; a per-tile list then needs no hashing per selection).
   struct PreparedClass {
     std::vector<PreparedCandidate> prepared;
     std::vector<PreparedCandidate> distinct;
     std::vector<std::uint32_t> distinct_of;
     std::shared_ptr<const OrigamiRunIndex> runs;
-    std::vector<std::uint32_t> tile_of;
+    std::vector<std::uint32_t> tile_of, distinct_tile_of;
     std::uint32_t tile_count = 0;
     std::uint32_t max_tile_configs = 1;
   };
