@@ -273,39 +273,17 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
     seed_index[at] = i;
   }
   // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
-  // other candidate whose bound does not already rule it out. best[] holds the smallest exact
-  // predictions so far, ascending (per tile: one per tile, its best so far; a tile pushed out
-  // comes back only below the last place, which never rises).
-  std::array<double, kMaxPrunedKeep> best{};
-  std::array<std::uint32_t, kMaxPrunedKeep> best_tile{};
-  std::size_t filled = 0, exact = 0;
+  // other candidate whose bound does not already rule it out. `best` holds the smallest exact
+  // predictions so far (per tile: one per tile, at its best so far).
+  thread_local TopValues best;  // reused: no allocation per selection once warm
+  best.reset(keep, tile_of != nullptr);
+  std::size_t exact = 0;
   const auto predict_exact = [&](std::size_t i) {
     const double value = is_legacy ? predict_legacy<false>(terms, prepared[i], nullptr)
                                    : predict<false>(terms, prepared[i], nullptr);
     predicted_us[i] = value;
     ++exact;
-    const std::uint32_t tile = tile_of != nullptr ? tile_of[i] : 0;
-    std::size_t held = filled;
-    if (tile_of != nullptr) {
-      for (std::size_t j = 0; j < filled; ++j) {
-        if (best_tile[j] == tile) held = j;
-      }
-    }
-    std::size_t at = 0;
-    if (held < filled) {
-      if (!(value < best[held])) return;
-      at = held;  // moves up from its tile's place
-    } else {
-      if (filled == keep && !(value < best[keep - 1])) return;
-      at = filled < keep ? filled++ : keep - 1;
-    }
-    while (at > 0 && best[at - 1] > value) {
-      best[at] = best[at - 1];
-      best_tile[at] = best_tile[at - 1];
-      --at;
-    }
-    best[at] = value;
-    best_tile[at] = tile;
+    best.add(tile_of != nullptr ? tile_of[i] : 0, value);
   };
   for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
   // Seeds in index order, walked beside i: skipping them costs one comparison per candidate.
@@ -318,8 +296,8 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
       continue;
     }
     if (predicted_us[i] == kInfinity) continue;
-    if (filled == keep) {
-      const double threshold = std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+    const double threshold = best.cutoff(tie_epsilon);
+    if (threshold != kInfinity) {
       if (predicted_us[i] > threshold) continue;  // stays at its coarse bound
       if (is_legacy) {
         predict_exact(i);
@@ -334,7 +312,7 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
     predict_exact(i);
   }
   if (cutoff_us != nullptr) {
-    *cutoff_us = filled == keep ? std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon)) : kInfinity;
+    *cutoff_us = best.cutoff(tie_epsilon);
   }
   return exact;
 }

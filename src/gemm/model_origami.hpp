@@ -116,6 +116,8 @@ struct OrigamiRunIndex {
   std::vector<int> sizes_m, sizes_n, depths;
   std::size_t count = 0;  // candidates in the list
 };
+struct TopValues;  // model_math.hpp
+
 class OrigamiModel final : public PerformanceModel {
  public:
   OrigamiModel(DeviceParams device, ModelScalars scalars);
@@ -217,7 +219,6 @@ class OrigamiModel final : public PerformanceModel {
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                           const OrigamiRunIndex::Decompositions& run,
                           double* by_decomposition) const;
-  struct TopValues;
   template <typename PredictRun>
   std::size_t seed_tiles(const GemmProblem& problem, const PreparedCandidate* prepared,
                          std::span<const double> bounds,
