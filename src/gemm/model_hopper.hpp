@@ -74,6 +74,13 @@ class HopperModel final : public PerformanceModel {
   std::size_t predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t count, std::size_t keep, double tie_epsilon,
                              double* predicted_us, double* cutoff_us) const override;
+  // The same for a per-tile top-k list (TopKList::kDistinctTiles): `keep` counts distinct macro
+  // tiles (tile_of[i]: candidate i's tile id), each at its best exact value so far, so every tile
+  // whose best can reach the k best tiles or the near-tie group is predicted exactly.
+  std::size_t predict_top_tiles_us(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                   const std::uint32_t* tile_of, std::size_t count,
+                                   std::size_t keep, double tie_epsilon, double* predicted_us,
+                                   double* cutoff_us) const;
   TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
 
  private:

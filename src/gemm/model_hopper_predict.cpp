@@ -231,12 +231,24 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
 std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                         double* predicted_us, double* cutoff_us) const {
-  // One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
+  return predict_top_tiles_us(problem, prepared, nullptr, count, keep, tie_epsilon, predicted_us,
+                              cutoff_us);
+}
+
+std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
+                                              const PreparedCandidate* prepared,
+                                              const std::uint32_t* tile_of, std::size_t count,
+                                              std::size_t keep, double tie_epsilon,
+                                              double* predicted_us, double* cutoff_us) const {
+  // tile_of == nullptr: `keep` counts configurations. One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
   // have one rounding-free bound that serves as both the coarse and the finer one.
   const bool is_legacy = count > 0 && !prepared[0].uses_tma;
   if (keep == 0 || keep > kMaxPrunedKeep || count < keep) {
     predict_all_us(problem, prepared, count, predicted_us);
-    if (cutoff_us != nullptr) *cutoff_us = exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
+    if (cutoff_us != nullptr) {
+      // Per tile: everything is exact, so every candidate is a candidate for the top.
+      *cutoff_us = tile_of != nullptr ? kInfinity : exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
+    }
     return count;
   }
   const HopperProblemTerms terms = problem_terms(problem);
@@ -261,23 +273,17 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
     seed_index[at] = i;
   }
   // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
-  // other candidate whose bound does not already rule it out. best[] holds the smallest exact
-  // predictions so far, ascending.
-  std::array<double, kMaxPrunedKeep> best{};
-  std::size_t filled = 0, exact = 0;
+  // other candidate whose bound does not already rule it out. `best` holds the smallest exact
+  // predictions so far (per tile: one per tile, at its best so far).
+  thread_local TopValues best;  // reused: no allocation per selection once warm
+  best.reset(keep, tile_of != nullptr);
+  std::size_t exact = 0;
   const auto predict_exact = [&](std::size_t i) {
     const double value = is_legacy ? predict_legacy<false>(terms, prepared[i], nullptr)
                                    : predict<false>(terms, prepared[i], nullptr);
     predicted_us[i] = value;
     ++exact;
-    if (filled < keep || value < best[keep - 1]) {
-      std::size_t at = filled < keep ? filled++ : keep - 1;
-      while (at > 0 && best[at - 1] > value) {
-        best[at] = best[at - 1];
-        --at;
-      }
-      best[at] = value;
-    }
+    best.add(tile_of != nullptr ? tile_of[i] : 0, value);
   };
   for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
   // Seeds in index order, walked beside i: skipping them costs one comparison per candidate.
@@ -290,8 +296,8 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
       continue;
     }
     if (predicted_us[i] == kInfinity) continue;
-    if (filled == keep) {
-      const double threshold = std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
+    const double threshold = best.cutoff(tie_epsilon);
+    if (threshold != kInfinity) {
       if (predicted_us[i] > threshold) continue;  // stays at its coarse bound
       if (is_legacy) {
         predict_exact(i);
@@ -306,7 +312,7 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
     predict_exact(i);
   }
   if (cutoff_us != nullptr) {
-    *cutoff_us = filled == keep ? std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon)) : kInfinity;
+    *cutoff_us = best.cutoff(tie_epsilon);
   }
   return exact;
 }

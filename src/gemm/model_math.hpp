@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "parity/gemm/model.hpp"
 
@@ -17,6 +19,67 @@ inline double fast_ceil(double x) {
   return t < x ? t + 1.0 : t;
 }
 inline double ceil_div(double a, double b) { return fast_ceil(a / b); }
+
+// One macro tile (tile_m x tile_n x tile_k; each below 2^21) as one key: the unit of a
+// per-tile top-k list (TopKList::kDistinctTiles).
+inline std::uint64_t macro_tile_key(const PreparedCandidate& c) {
+  return (static_cast<std::uint64_t>(c.tile_m) << 42) | (static_cast<std::uint64_t>(c.tile_n) << 21) |
+         static_cast<std::uint64_t>(c.tile_k);
+}
+
+// A pruned search's `keep` smallest exact predictions so far, ascending (its cutoff is
+// max(keep-th, best x (1 + tie_epsilon))). Per tile, a macro tile holds one place, at
+// its best prediction (a tile pushed out can only come back below the last place, which never
+// rises, so each kept value is its tile's best so far).
+struct TopValues {
+  std::size_t keep = 0;
+  bool per_tile = false;
+  std::vector<double> values;
+  std::vector<std::uint64_t> tiles;  // per value, when per_tile
+
+  void reset(std::size_t keep_places, bool one_per_tile) {
+    keep = keep_places;
+    per_tile = one_per_tile;
+    values.clear();
+    tiles.clear();
+  }
+  double cutoff(double tie_epsilon) const {
+    return values.size() < keep ? std::numeric_limits<double>::infinity()
+                                : std::max(values[keep - 1], values[0] * (1.0 + tie_epsilon));
+  }
+  // Per tile, the best value held for `tile` (+infinity when none or not per tile): a candidate of
+  // that tile above it can neither enter the list nor change the tile's entry.
+  double held(std::uint64_t tile) const {
+    if (!per_tile) return std::numeric_limits<double>::infinity();
+    const auto at = std::find(tiles.begin(), tiles.end(), tile);
+    return at == tiles.end() ? std::numeric_limits<double>::infinity() : values[static_cast<std::size_t>(at - tiles.begin())];
+  }
+  void add(std::uint64_t tile, double value) {
+    if (!per_tile) {
+      if (values.size() < keep || value < values.back()) {
+        values.insert(std::upper_bound(values.begin(), values.end(), value), value);
+        if (values.size() > keep) values.pop_back();
+      }
+      return;
+    }
+    const auto held = std::find(tiles.begin(), tiles.end(), tile);
+    if (held != tiles.end()) {
+      const auto place = held - tiles.begin();
+      if (!(value < values[static_cast<std::size_t>(place)])) return;
+      values.erase(values.begin() + place);
+      tiles.erase(held);
+    } else if (values.size() >= keep && !(value < values.back())) {
+      return;
+    }
+    const auto at = std::upper_bound(values.begin(), values.end(), value) - values.begin();
+    values.insert(values.begin() + at, value);
+    tiles.insert(tiles.begin() + at, tile);
+    if (values.size() > keep) {
+      values.pop_back();
+      tiles.pop_back();
+    }
+  }
+};
 
 // The model-independent part of a prepared candidate: tile, split and the tie-break intensity.
 inline PreparedCandidate prepare_common(const Candidate& c) {

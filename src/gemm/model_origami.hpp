@@ -116,6 +116,8 @@ struct OrigamiRunIndex {
   std::vector<int> sizes_m, sizes_n, depths;
   std::size_t count = 0;  // candidates in the list
 };
+struct TopValues;  // model_math.hpp
+
 class OrigamiModel final : public PerformanceModel {
  public:
   OrigamiModel(DeviceParams device, ModelScalars scalars);
@@ -148,8 +150,11 @@ class OrigamiModel final : public PerformanceModel {
     std::size_t begin = 0, end = 0;
   };
   static OrigamiRunIndex index_runs(const PreparedCandidate* prepared, std::size_t count);
+  // `per_tile`: the cutoff is the `keep`-th best of distinct macro tiles (each tile counted at
+  // its best prediction), for a top-k list of one configuration per tile.
   std::size_t predict_top_runs_us(const GemmProblem& problem, const PreparedCandidate* prepared,
-                                  const OrigamiRunIndex& runs, std::size_t keep, double tie_epsilon,
+                                  const OrigamiRunIndex& runs, std::size_t keep, bool per_tile,
+                                  double tie_epsilon,
                                   double* predicted_us, double* cutoff_us,
                                   std::vector<CandidateRange>& exact_ranges) const;
   const OrigamiHardware& hardware() const { return hw_; }
@@ -201,8 +206,8 @@ class OrigamiModel final : public PerformanceModel {
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                           std::span<const double> bounds, std::span<const std::uint32_t> starts,
                           std::span<const OrigamiRunIndex::Decompositions> summaries,
-                          std::size_t seed, std::size_t keep, double tie_epsilon,
-                          double* predicted_us, double* cutoff_us,
+                          std::size_t seed, std::size_t keep, bool per_tile,
+                          double tie_epsilon, double* predicted_us, double* cutoff_us,
                           std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest,
                           const std::vector<std::uint32_t>* bounded_runs) const;
   // predict_top_us's second stage (a run's bound from each decomposition's launch geometry,
@@ -214,9 +219,16 @@ class OrigamiModel final : public PerformanceModel {
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                           const OrigamiRunIndex::Decompositions& run,
                           double* by_decomposition) const;
+  template <typename PredictRun>
+  std::size_t seed_tiles(const GemmProblem& problem, const PreparedCandidate* prepared,
+                         std::span<const double> bounds,
+                         std::span<const OrigamiRunIndex::Decompositions> summaries,
+                         const std::vector<std::uint32_t>& bounded_runs, const TopValues& best,
+                         PredictRun&& predict_run, std::vector<std::uint8_t>& is_seed,
+                         std::vector<Run>& seeded_rest) const;
   std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t begin, std::size_t end, const bool include[2],
-                             double* predicted_us, std::size_t keep, std::vector<double>& best,
+                             double* predicted_us, TopValues& best,
                              std::vector<CandidateRange>* exact_ranges) const;
   Cycles cycles(double compute_cycles_per_iter, const OrigamiContext& ctx, const MemoryCycles& mem,
                 const EpilogueCycles& epi) const;

@@ -239,6 +239,7 @@ struct OrigamiModel::Run {
   std::uint32_t run;
   bool is_refined;             // bound from the exact launch geometry (second stage)
   double by_decomposition[2];  // refined: each decomposition's bound [is_stream_k]
+  bool is_predicted[2];        // a decomposition already predicted exactly (a per-tile seed's)
 };
 
 OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& problem) const {
@@ -257,13 +258,48 @@ OrigamiModel::TileBoundTerms OrigamiModel::tile_bound_terms(const GemmProblem& p
   return terms;
 }
 
+// Per tile the cutoff is finite only once `keep` tiles are predicted (one run, one tile): the
+// runs already bounded (the grids of least estimate) are seeds, best bound first, each predicted
+// in its decomposition of lesser refined bound only (any exact value of a tile is at or above its
+// best, so the cutoff stays admissible); the other decomposition waits for the heap in
+// `seeded_rest` at its refined bound. Returns the exact predictions made.
+template <typename PredictRun>
+std::size_t OrigamiModel::seed_tiles(const GemmProblem& problem, const PreparedCandidate* prepared,
+                                     std::span<const double> bounds,
+                                     std::span<const OrigamiRunIndex::Decompositions> summaries,
+                                     const std::vector<std::uint32_t>& bounded_runs,
+                                     const TopValues& best, PredictRun&& predict_run,
+                                     std::vector<std::uint8_t>& is_seed,
+                                     std::vector<Run>& seeded_rest) const {
+  std::size_t exact = 0;
+  while (best.values.size() < best.keep) {
+    std::size_t next = bounds.size();
+    for (const std::uint32_t r : bounded_runs) {
+      if (bounds[r] == kInfinity || is_seed[r]) continue;
+      if (next == bounds.size() || bounds[r] < bounds[next]) next = r;
+    }
+    if (next == bounds.size()) break;
+    is_seed[next] = 1;
+    Run run{bounds[next], static_cast<std::uint32_t>(next), true, {kInfinity, kInfinity}, {false, false}};
+    if (refined_bound_us(problem, prepared, summaries[next], run.by_decomposition) == kInfinity) continue;
+    const int first = run.by_decomposition[0] <= run.by_decomposition[1] ? 0 : 1;
+    run.is_predicted[1 - first] = true;  // predict `first` only
+    exact += predict_run(next, run.by_decomposition, run.is_predicted);
+    run.is_predicted[1 - first] = false;
+    run.is_predicted[first] = true;
+    run.bound = run.by_decomposition[1 - first];
+    if (run.bound != kInfinity) seeded_rest.push_back(run);
+  }
+  return exact;
+}
+
 template <typename BoundRest>
 std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                                       std::span<const double> bounds,
                                       std::span<const std::uint32_t> starts,
                                       std::span<const OrigamiRunIndex::Decompositions> summaries,
-                                      std::size_t seed, std::size_t keep, double tie_epsilon,
-                                      double* predicted_us, double* cutoff_us,
+                                      std::size_t seed, std::size_t keep, bool per_tile,
+                                      double tie_epsilon, double* predicted_us, double* cutoff_us,
                                       std::vector<CandidateRange>* exact_ranges,
                                       BoundRest&& bound_rest,
                                       const std::vector<std::uint32_t>* bounded_runs) const {
@@ -272,34 +308,56 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   // launch geometry and pushed back; popped again, it is predicted exactly, one memory stage per
   // geometry.
   ++epilogue_memo.generation;  // a new problem: no earlier epilogue applies
-  thread_local std::vector<double> best;
+  thread_local TopValues best;
   thread_local std::vector<Run> heap;
-  best.clear();
+  best.reset(keep, per_tile);
   heap.clear();
-  const auto cutoff = [&] {
-    return best.size() < keep ? kInfinity : std::max(best[keep - 1], best[0] * (1.0 + tie_epsilon));
-  };
+  const auto cutoff = [&] { return best.cutoff(tie_epsilon); };
   // A refined run predicts only the decompositions whose refined bound is at or below the
-  // cutoff (the others stay at that bound, above every later cutoff too).
-  const auto predict_run = [&](std::size_t run, const double* by_decomposition) {
-    const bool include[2] = {by_decomposition == nullptr || by_decomposition[0] <= cutoff(),
-                             by_decomposition == nullptr || by_decomposition[1] <= cutoff()};
+  // cutoff (the others stay at that bound, above every later cutoff too) and, per tile, at or
+  // below its tile's held best (above it they cannot change the tile's entry).
+  const auto run_limit = [&](std::size_t run) {
+    return std::min(cutoff(), best.held(macro_tile_key(prepared[starts[run]])));
+  };
+  const auto predict_run = [&](std::size_t run, const double* by_decomposition,
+                               const bool* is_predicted) {
+    const double limit = by_decomposition == nullptr ? kInfinity : run_limit(run);
+    bool include[2];
+    for (int s = 0; s < 2; ++s) {
+      include[s] = !(is_predicted != nullptr && is_predicted[s]) &&
+                   (by_decomposition == nullptr || by_decomposition[s] <= limit);
+    }
     return predict_run_us(problem, prepared, starts[run], starts[run + 1], include, predicted_us,
-                          keep, best, exact_ranges);
+                          best, exact_ranges);
   };
   std::size_t exact = 0;
   // Seed: the run of the smallest bound, predicted exactly, usually sets a finite cutoff at once;
   // then only the runs whose bound is at or below it enter the heap (the cutoff never rises, so
   // every other run stays above it). Without a finite cutoff every run enters.
+  thread_local std::vector<std::uint8_t> is_seed;  // per run: predicted before the heap
+  thread_local std::vector<Run> seeded_rest;
+  is_seed.assign(bounds.size(), 0);
+  seeded_rest.clear();
   const bool has_seed = seed < bounds.size() && bounds[seed] != kInfinity;
-  if (has_seed) exact += predict_run(seed, nullptr);
+  const bool seeds_per_tile = per_tile && has_seed && bounded_runs != nullptr && !summaries.empty();
+  if (has_seed && !seeds_per_tile) {
+    exact += predict_run(seed, nullptr, nullptr);
+    is_seed[seed] = 1;
+  }
+  if (seeds_per_tile) {
+    exact += seed_tiles(problem, prepared, bounds, summaries, *bounded_runs, best, predict_run,
+                        is_seed, seeded_rest);
+  }
   const double seed_cutoff = cutoff();
   bound_rest(seed_cutoff);
   const auto enter = [&](std::size_t r) {
-    if (bounds[r] <= seed_cutoff && !(has_seed && r == seed)) {
-      heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false, {0.0, 0.0}});
+    if (bounds[r] <= seed_cutoff && !is_seed[r]) {
+      heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false, {0.0, 0.0}, {false, false}});
     }
   };
+  for (const Run& run : seeded_rest) {
+    if (run.bound <= seed_cutoff) heap.push_back(run);
+  }
   if (bounded_runs != nullptr) {
     for (const std::uint32_t r : *bounded_runs) enter(r);
   } else {
@@ -312,6 +370,10 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
     std::pop_heap(heap.begin(), heap_end, above);
     Run& run = *(heap_end - 1);
     if (run.bound == kInfinity || run.bound > cutoff()) break;
+    if (per_tile && run.bound > run_limit(run.run)) {
+      --heap_end;  // its tile already holds a better value
+      continue;
+    }
     if (!run.is_refined) {
       if (summaries.empty()) {
         // A walk: the members keep their decomposition's bound.
@@ -328,7 +390,7 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
       std::push_heap(heap.begin(), heap_end, above);
       continue;
     }
-    exact += predict_run(run.run, run.by_decomposition);
+    exact += predict_run(run.run, run.by_decomposition, run.is_predicted);
     --heap_end;
   }
   if (cutoff_us != nullptr) *cutoff_us = cutoff();
@@ -381,7 +443,7 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem,
   }
   starts.push_back(static_cast<std::uint32_t>(count));
   return search_runs(
-      problem, prepared, bounds, starts, {}, seed, keep, tie_epsilon, predicted_us, cutoff_us,
+      problem, prepared, bounds, starts, {}, seed, keep, false, tie_epsilon, predicted_us, cutoff_us,
       nullptr, [](double) {}, nullptr);
 }
 
@@ -457,10 +519,30 @@ void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const Origam
   }
 }
 
+namespace {
+
+// The indices of the `count` least finite values other than `skip`, least first.
+const std::vector<std::size_t>& least_estimates(const std::vector<double>& values, std::size_t skip,
+                                         std::size_t count) {
+  thread_local std::vector<std::size_t> least;
+  least.clear();
+  for (std::size_t i = 0; i < values.size() && count > 0; ++i) {
+    if (i == skip || values[i] == kInfinity) continue;
+    if (least.size() == count && !(values[i] < values[least.back()])) continue;
+    const auto at = std::upper_bound(least.begin(), least.end(), values[i],
+                                     [&](double v, std::size_t j) { return v < values[j]; });
+    least.insert(at, i);
+    if (least.size() > count) least.pop_back();
+  }
+  return least;
+}
+
+}  // namespace
+
 std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
                                               const PreparedCandidate* prepared,
                                               const OrigamiRunIndex& index, std::size_t keep,
-                                              double tie_epsilon, double* predicted_us,
+                                              bool per_tile, double tie_epsilon, double* predicted_us,
                                               double* cutoff_us,
                                               std::vector<CandidateRange>& exact_ranges) const {
   exact_ranges.clear();
@@ -470,7 +552,7 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
   if (keep > 0) {
     thread_local ProblemTables tables;
     thread_local std::vector<double> bounds, floors, estimates;
-    thread_local std::vector<std::uint8_t> has_floor;
+    thread_local std::vector<std::uint8_t> has_floor, grid_is_bounded;
     thread_local std::vector<std::uint32_t>
         bounded;  // the runs given a bound (the others are never read)
     thread_local std::vector<GridBound> grids;
@@ -544,16 +626,31 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
         if (bound_of[r] < seed_bound) seed = r, seed_bound = bound_of[r];
       }
     };
-    if (lowest_floor != kInfinity) bound_grid(floor_grid);
+    grid_is_bounded.assign(grid_count, 0);
+    const auto bound_grid_once = [&](std::size_t gi) {
+      floor_at(gi);  // sets the grid's terms
+      grid_is_bounded[gi] = 1;
+      bound_grid(gi);
+    };
+    if (lowest_floor != kInfinity) {
+      bound_grid_once(floor_grid);
+      // Per tile, a finite cutoff needs `keep` tiles: the seeds come from the runs of the
+      // `keep` grids of least estimate (one grid's other MT_K alone are often far slower).
+      if (per_tile) {
+        for (const std::size_t gi : least_estimates(estimates, floor_grid, keep - 1)) {
+          bound_grid_once(gi);
+        }
+      }
+    }
     const auto bound_rest = [&](double seed_cutoff) {
       for (std::size_t gi = 0; gi < grid_count; ++gi) {
-        if (gi != floor_grid && estimate_of[gi] <= seed_cutoff && floor_at(gi) <= seed_cutoff) {
+        if (!grid_is_bounded[gi] && estimate_of[gi] <= seed_cutoff && floor_at(gi) <= seed_cutoff) {
           bound_grid(gi);
         }
       }
     };
     exact = search_runs(problem, prepared, bounds, index.starts, index.decompositions, seed, keep,
-                        tie_epsilon, predicted_us, &cutoff, &exact_ranges, bound_rest, &bounded);
+                        per_tile, tie_epsilon, predicted_us, &cutoff, &exact_ranges, bound_rest, &bounded);
   }
   if (!std::isfinite(cutoff)) {
     // Fewer than `keep` feasible candidates: everything is a candidate for the top.
@@ -616,15 +713,14 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
 std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem,
                                          const PreparedCandidate* prepared, std::size_t begin,
                                          std::size_t end, const bool include[2],
-                                         double* predicted_us, std::size_t keep,
-                                         std::vector<double>& best,
+                                         double* predicted_us, TopValues& best,
                                          std::vector<CandidateRange>* exact_ranges) const {
   // Exact, one context, memory stage and epilogue per launch geometry: within a run (one macro
   // tile and split) the geometry is the decomposition and XCD mapping, so the MFMA variants'
   // groups reuse the first group's stages; a candidate of the same MFMA cycles and occupancy as
   // the last one of its geometry (the WGM variants) reuses its value. Only the decompositions in
   // `include` are predicted, each maximal block of them appended to `exact_ranges`. `best` keeps
-  // the `keep` smallest predictions so far, ascending.
+  // the smallest predictions so far (one per macro tile when it is per tile).
   const double element_bytes = element_bytes_of(problem);
   struct Geometry {
     bool is_ready = false, is_rejected = false;
@@ -635,6 +731,7 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem,
     double last_compute = -1.0, last_decay = -1.0, last_value = 0.0;
   };
   Geometry geometries[4];  // [is_stream_k][is_xcd_contiguous]
+  const std::uint64_t tile = macro_tile_key(prepared[begin]);  // one run, one macro tile
   std::size_t exact = 0;
   std::size_t range_begin = begin;
   for (std::size_t t = begin; t < end; ++t) {
@@ -672,10 +769,7 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem,
     const double value = g.last_value;
     predicted_us[t] = value;
     ++exact;
-    if (best.size() < keep || value < best.back()) {
-      best.insert(std::upper_bound(best.begin(), best.end(), value), value);
-      if (best.size() > keep) best.pop_back();
-    }
+    best.add(tile, value);
   }
   if (exact_ranges != nullptr && range_begin < end) exact_ranges->push_back({range_begin, end});
   return exact;

@@ -367,11 +367,16 @@ std::optional<ProblemScore> score_problem(Selector& selector, const OrigamiRanki
   if (!selection || !ranked) return std::nullopt;
   ProblemScore score;
   score.select_us = repeat_us[kRepeats / 2];
-  std::vector<FullKey> ours_full;
+  // ours_full: the selector's top-k list (one configuration per macro tile by default), what a
+  // user autotunes over; ours_configs: our 10 best configurations, the counterpart of their
+  // top-10 list (a list of configurations) for the overlap and rank figures.
+  std::vector<FullKey> ours_full, ours_configs;
   std::set<TileKey> ours_tiles, their_tiles;
-  for (const RankedCandidate& r : selection->top) {
-    ours_full.push_back(full_key(comparable[r.index]));
-    ours_tiles.insert(tile_key(comparable[r.index]));
+  for (const RankedCandidate& r : selection->top) ours_full.push_back(full_key(comparable[r.index]));
+  for (std::size_t i = 0; i < std::min(kTop, ranked->size()); ++i) {
+    const Candidate& c = comparable[(*ranked)[i].index];
+    ours_configs.push_back(full_key(c));
+    ours_tiles.insert(tile_key(c));
   }
   const FullKey their_top = full_key(theirs.top.front());
   const TileKey their_tile = tile_key(theirs.top.front());
@@ -384,10 +389,10 @@ std::optional<ProblemScore> score_problem(Selector& selector, const OrigamiRanki
   std::vector<double> their_rank_shared, our_rank_shared;
   for (std::size_t i = 0; i < theirs.top.size(); ++i) {
     their_tiles.insert(tile_key(theirs.top[i]));
-    const auto it = std::find(ours_full.begin(), ours_full.end(), full_key(theirs.top[i]));
-    if (it == ours_full.end()) continue;
+    const auto it = std::find(ours_configs.begin(), ours_configs.end(), full_key(theirs.top[i]));
+    if (it == ours_configs.end()) continue;
     their_rank_shared.push_back(static_cast<double>(i));
-    our_rank_shared.push_back(static_cast<double>(it - ours_full.begin()));
+    our_rank_shared.push_back(static_cast<double>(it - ours_configs.begin()));
   }
   score.overlap_exact = static_cast<double>(their_rank_shared.size()) / static_cast<double>(theirs.top.size());
   int tiles_shared = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model_hopper.hpp"
+#include "model_math.hpp"
 #include "model_origami.hpp"
 
 namespace parity::gemm {
@@ -15,6 +17,16 @@ Result<SelectionMode> parse_selection_mode(std::string_view text) {
   if (text == "analytical") return SelectionMode::kAnalytical;
   if (text == "hybrid") return SelectionMode::kHybrid;
   return invalid_argument("gemm select: mode '", text, "' is not one of analytical, hybrid");
+}
+
+std::string_view top_k_list_name(TopKList list) {
+  return list == TopKList::kConfigs ? "configs" : "tiles";
+}
+
+Result<TopKList> parse_top_k_list(std::string_view text) {
+  if (text == "tiles") return TopKList::kDistinctTiles;
+  if (text == "configs") return TopKList::kConfigs;
+  return invalid_argument("gemm: top-k list '", text, "' is not one of tiles, configs");
 }
 
 bool tie_break_before(const PreparedCandidate& a, const PreparedCandidate& b,
@@ -76,6 +88,29 @@ std::size_t vendor_top1_index(std::span<const Candidate> candidates) {
   return Selector::kNoVendorPick;
 }
 
+constexpr std::uint32_t kNoSlot = 0xffffffffu;
+
+// The best of each macro tile among `ranked`, in the order `before` (select's order of its top
+// list): one pass keeps each tile's first candidate; candidates predicted infeasible (+infinity)
+// hold no place. `tile_slot` (per tile id) is all kNoSlot on entry and on return.
+template <typename Before>
+void best_of_each_tile(const std::vector<RankedCandidate>& ranked,
+                       const std::vector<std::uint32_t>& tile_of, const Before& before,
+                       std::vector<RankedCandidate>& tile_best, std::vector<std::uint32_t>& tile_slot) {
+  tile_best.clear();
+  for (const RankedCandidate& r : ranked) {
+    if (!std::isfinite(r.predicted_us)) continue;
+    std::uint32_t& slot = tile_slot[tile_of[r.index]];
+    if (slot == kNoSlot) {
+      slot = static_cast<std::uint32_t>(tile_best.size());
+      tile_best.push_back(r);
+    } else if (before(r, tile_best[slot])) {
+      tile_best[slot] = r;
+    }
+  }
+  for (const RankedCandidate& r : tile_best) tile_slot[tile_of[r.index]] = kNoSlot;
+}
+
 }  // namespace
 
 std::size_t Selector::vendor_pick(const GemmProblem& problem,
@@ -121,6 +156,26 @@ Selector::PreparedClass Selector::group_equal(std::vector<PreparedCandidate> pre
   return out;
 }
 
+void Selector::index_tiles(PreparedClass& prepared_class) {
+  std::unordered_map<std::uint64_t, std::uint32_t> id_of;
+  std::vector<std::uint32_t> configs_of;  // per tile id
+  prepared_class.tile_of.resize(prepared_class.prepared.size());
+  for (std::size_t i = 0; i < prepared_class.prepared.size(); ++i) {
+    const auto next = static_cast<std::uint32_t>(id_of.size());
+    const auto [at, is_new] = id_of.try_emplace(macro_tile_key(prepared_class.prepared[i]), next);
+    if (is_new) configs_of.push_back(0);
+    prepared_class.tile_of[i] = at->second;
+    ++configs_of[at->second];
+  }
+  prepared_class.tile_count = static_cast<std::uint32_t>(id_of.size());
+  prepared_class.distinct_tile_of.assign(prepared_class.distinct.size(), 0);
+  for (std::size_t i = 0; i < prepared_class.distinct_of.size(); ++i) {
+    prepared_class.distinct_tile_of[prepared_class.distinct_of[i]] = prepared_class.tile_of[i];
+  }
+  prepared_class.max_tile_configs =
+      configs_of.empty() ? 1 : *std::max_element(configs_of.begin(), configs_of.end());
+}
+
 Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
   const std::uint64_t key = problem_class_hash(problem_class(problem));
@@ -139,6 +194,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
             OrigamiModel::index_runs(grouped.prepared.data(), grouped.prepared.size()));
       }
     }
+    if (options_.top_k_list == TopKList::kDistinctTiles) index_tiles(grouped);
     it = prepared_by_class_.emplace(key, std::move(grouped)).first;
   }
   return select_prepared(problem, candidates_, it->second, vendor_index_, top_k);
@@ -147,8 +203,9 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  return select_prepared(problem, candidates, PreparedClass{prepare_all(problem, candidates), {}, {}, nullptr},
-                         vendor_top1_index(candidates), top_k);
+  PreparedClass prepared_class{prepare_all(problem, candidates), {}, {}, nullptr, {}, {}, 0, 1};
+  if (options_.top_k_list == TopKList::kDistinctTiles && top_k > 1) index_tiles(prepared_class);
+  return select_prepared(problem, candidates, prepared_class, vendor_top1_index(candidates), top_k);
 }
 
 Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
@@ -182,7 +239,8 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
 }
 
 double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
-                                  const PreparedClass& prepared_class, std::size_t top_k) {
+                                  const PreparedClass& prepared_class, std::size_t keep_exact,
+                                  bool per_tile) {
   // Predict what can matter, then order only the near-tie group and the top-k: the candidates at
   // or below the model's cutoff (everything else is above every one of them).
   const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
@@ -201,7 +259,6 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
     }
   };
   const auto full_list_value = [&](std::size_t i) { return predicted_[i]; };
-  const std::size_t keep_exact = std::min(std::max<std::size_t>(top_k, 1), count);
   if (prepared_class.runs != nullptr) {
     // The AMD lists (thousands of candidates): the model reports the runs it predicted exactly;
     // every other candidate predicts above the cutoff (and is left unwritten), so only those
@@ -209,22 +266,37 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
     const auto& origami = static_cast<const OrigamiModel&>(model_.impl());
     thread_local std::vector<OrigamiModel::CandidateRange> exact_ranges;  // reused across calls
     origami.predict_top_runs_us(problem, prepared.data(), *prepared_class.runs, keep_exact,
-                                kTieEpsilon, predicted_.data(), &cutoff_us, exact_ranges);
+                                per_tile, kTieEpsilon, predicted_.data(), &cutoff_us, exact_ranges);
     for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end, full_list_value);
     return best_us;
   }
-  if (prepared_class.distinct_of.empty()) {
+  const auto* hopper = per_tile ? dynamic_cast<const HopperModel*>(&model_.impl()) : nullptr;
+  if (hopper != nullptr && prepared_class.distinct_of.empty() && !prepared_class.tile_of.empty()) {
+    // Per tile (TopKList::kDistinctTiles): the cutoff counts distinct macro tiles.
+    hopper->predict_top_tiles_us(problem, prepared.data(), prepared_class.tile_of.data(),
+                                 prepared.size(), keep_exact, kTieEpsilon, predicted_.data(),
+                                 &cutoff_us);
+    keep_near_top(0, count, full_list_value);
+  } else if (prepared_class.distinct_of.empty()) {
     model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
                           predicted_.data(), &cutoff_us);
     keep_near_top(0, count, full_list_value);
   } else {
     // Equal candidates share one prediction. The distinct list's cutoff is at least the full
     // list's (its k-th best is no better), so every candidate at or below it is still exact.
+    // Per tile, equal candidates share a tile, so the distinct list's k best tiles are the full
+    // list's.
     const std::vector<PreparedCandidate>& distinct = prepared_class.distinct;
     distinct_predicted_.resize(distinct.size());
-    model_.predict_top_us(problem, distinct.data(), distinct.size(),
-                          std::min(keep_exact, distinct.size()), kTieEpsilon,
-                          distinct_predicted_.data(), &cutoff_us);
+    const std::size_t keep = std::min(keep_exact, distinct.size());
+    if (hopper != nullptr && !prepared_class.distinct_tile_of.empty()) {
+      hopper->predict_top_tiles_us(problem, distinct.data(), prepared_class.distinct_tile_of.data(),
+                                   distinct.size(), keep, kTieEpsilon, distinct_predicted_.data(),
+                                   &cutoff_us);
+    } else {
+      model_.predict_top_us(problem, distinct.data(), distinct.size(), keep, kTieEpsilon,
+                            distinct_predicted_.data(), &cutoff_us);
+    }
     const std::vector<std::uint32_t>& distinct_of = prepared_class.distinct_of;
     keep_near_top(0, count, [&](std::size_t i) { return distinct_predicted_[distinct_of[i]]; });
   }
@@ -238,9 +310,66 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
   PARITY_CHECK_ARG(!candidates.empty(), "gemm select: no candidates to rank for ",
                    problem.describe());
   const std::vector<PreparedCandidate>& prepared = prepared_class.prepared;
-  const double best_us = predict_near_top(problem, candidates.size(), prepared_class, top_k);
+  const std::size_t count = candidates.size();
+  const std::size_t top = std::max<std::size_t>(top_k, 1);
+  const bool per_tile = options_.top_k_list == TopKList::kDistinctTiles && top > 1;
+  std::size_t keep_exact = std::min(top, count);
+  double best_us = predict_near_top(problem, count, prepared_class, keep_exact, per_tile);
   PARITY_CHECK_ARG(std::isfinite(best_us), "gemm select: no feasible candidate for ",
                    problem.describe());
+  if (!per_tile) return order_configs(problem, candidates, prepared, vendor_index, top, best_us);
+  // Every candidate at or below the cutoff is exact, so once they span `top` tiles the best of
+  // each of the `top` best tiles is among them. The AMD run search bounds by distinct tiles; the
+  // other searches bound by configurations, so their cutoff is widened until it does.
+  while (true) {
+    const double limit = best_us * (1.0 + kTieEpsilon);
+    const auto within_ties = tie_order(model_.device().kind, prepared, problem, scratch_.begin(),
+                                       scratch_.end());
+    const auto before = [&](const RankedCandidate& a, const RankedCandidate& b) {
+      const bool a_tied = a.predicted_us <= limit, b_tied = b.predicted_us <= limit;
+      if (a_tied != b_tied) return a_tied;
+      if (a_tied) return within_ties(a, b);
+      return a.predicted_us < b.predicted_us ||
+             (a.predicted_us == b.predicted_us && a.index < b.index);
+    };
+    if (tile_slot_.size() < prepared_class.tile_count) tile_slot_.resize(prepared_class.tile_count, kNoSlot);
+    best_of_each_tile(scratch_, prepared_class.tile_of, before, tile_best_, tile_slot_);
+    if (tile_best_.size() >= top || keep_exact >= count || prepared_class.runs != nullptr) {
+      const std::size_t places = std::min(top, tile_best_.size());
+      std::partial_sort(tile_best_.begin(), tile_best_.begin() + static_cast<std::ptrdiff_t>(places),
+                        tile_best_.end(), before);
+      tile_best_.resize(places);
+      break;
+    }
+    // The k x (most configurations of one tile) best configurations span at least k tiles: one
+    // more search at most.
+    keep_exact = std::max(keep_exact + 1, std::min(count, top * prepared_class.max_tile_configs));
+    keep_exact = std::min(keep_exact, count);
+    best_us = predict_near_top(problem, count, prepared_class, keep_exact, per_tile);
+  }
+  Selection selection;
+  const std::size_t vendor = vendor_pick(problem, prepared, vendor_index, best_us);
+  if (vendor != kNoVendorPick) {
+    // The vendor's pick first, then the other tiles.
+    selection.is_vendor_pick = true;
+    selection.top.push_back({vendor, model_.predict_us(problem, prepared[vendor])});
+    const std::uint64_t vendor_tile = macro_tile_key(prepared[vendor]);
+    for (const RankedCandidate& r : tile_best_) {
+      if (selection.top.size() < top && macro_tile_key(prepared[r.index]) != vendor_tile) {
+        selection.top.push_back(r);
+      }
+    }
+  } else {
+    selection.top = tile_best_;
+  }
+  return finish(problem, candidates, std::move(selection));
+}
+
+Result<Selection> Selector::order_configs(const GemmProblem& problem,
+                                          std::span<const Candidate> candidates,
+                                          const std::vector<PreparedCandidate>& prepared,
+                                          std::size_t vendor_index, std::size_t top_k,
+                                          double best_us) {
   const double limit = best_us * (1.0 + kTieEpsilon);
   const auto tied_end = std::partition(scratch_.begin(), scratch_.end(),
                                        [&](const auto& r) { return r.predicted_us <= limit; });
@@ -271,6 +400,11 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
   } else {
     selection.top.assign(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(keep));
   }
+  return finish(problem, candidates, std::move(selection));
+}
+
+Selection Selector::finish(const GemmProblem& problem, std::span<const Candidate> candidates,
+                           Selection selection) {
   selection.choice = candidates[selection.top.front().index];
   selection.predicted_us = selection.top.front().predicted_us;
   selection.predicted_tflops = problem.flop_count() / (selection.predicted_us * 1e-6) / 1e12;

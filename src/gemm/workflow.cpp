@@ -96,13 +96,14 @@ Result<ShapeSuite> read_calibration_shapes(const std::vector<std::string>& paths
 // ---- select ----
 
 Result<SelectionReport> select_report(const LoadedModel& model, const GemmProblem& problem,
-                                      std::size_t top, bool explain) {
+                                      std::size_t top, bool explain, TopKList top_k_list) {
   PARITY_CHECK_ARG(top >= 1, "gemm select: --top=", top, " must be >= 1");
   ModelledProvider provider(model.device);
   PARITY_ASSIGN_OR_RETURN(const auto space, provider.enumerate(problem));
-  Selector selector = make_selector(model);
+  Selector selector = make_selector(model, SelectorOptions{.top_k_list = top_k_list});
   PARITY_ASSIGN_OR_RETURN(const auto selection, selector.select(problem, space, top));
   SelectionReport report;
+  report.top_k_list = top_k_list;
   report.hw = model.device.name;
   report.problem = problem.describe();
   report.basis = model.device.kind == ModelKind::kOrigami
@@ -129,7 +130,9 @@ std::string to_text(const SelectionReport& report) {
   const SelectionRow& choice = report.top.front();
   out << "  choice: " << choice.short_name << "  predicted " << fixed(choice.predicted_us, 2)
       << " us, " << fixed(choice.predicted_tflops, 1) << " TFLOP/s\n  config: " << choice.config
-      << "\n  top " << report.top.size() << ":\n";
+      << "\n  top " << report.top.size()
+      << (report.top_k_list == TopKList::kConfigs ? " configurations" : " (the best configuration of each macro tile)")
+      << ":\n";
   int rank = 1;
   for (const auto& row : report.top) {
     out << "   " << rank++ << ". " << std::left << std::setw(34) << row.short_name << std::right
@@ -153,6 +156,7 @@ std::string to_json(const SelectionReport& report) {
   out["basis"] = report.basis;
   out["calibration"] = report.calibration;
   out["candidates"] = report.candidates;
+  out["top_k_list"] = std::string(top_k_list_name(report.top_k_list));
   out["top"] = json::array();
   for (const auto& row : report.top) {
     const TimeBreakdown& b = row.breakdown;
@@ -188,9 +192,10 @@ double percentile(std::vector<double> values, double q) {
 }  // namespace
 
 Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, const GemmProblem& base,
-                                                   int samples, std::size_t top) {
+                                                   int samples, std::size_t top,
+                                                   TopKList top_k_list) {
   PARITY_CHECK_ARG(samples >= 100, "gemm select: --latency-samples=", samples, " must be >= 100");
-  Selector selector = make_selector(model);
+  Selector selector = make_selector(model, SelectorOptions{.top_k_list = top_k_list});
   selector.set_candidates(modelled_space(problem_class(base), model.device));
   using Clock = std::chrono::steady_clock;
   SelectionLatency latency;
@@ -285,13 +290,14 @@ std::string to_json(const SelectionLatency& l) {
 // ---- agree ----
 
 Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std::string& origami_csv,
-                                            RankingHalf half) {
+                                            RankingHalf half, TopKList top_k_list) {
   PARITY_ASSIGN_OR_RETURN(const auto model, load_model(source));
   PARITY_CHECK_ARG(model.device.kind == ModelKind::kOrigami, "gemm agree: --hw=", source.hw,
                    " is not an AMD GPU (Origami rankings exist for gfx942/gfx950)");
   AgreementOutcome outcome;
   outcome.hw = model.device.name;
   outcome.rankings_csv = origami_csv;
+  outcome.top_k_list = top_k_list;
   if (outcome.rankings_csv.empty()) {
     outcome.rankings_csv = (hw::resolve_data_dir(source.data_dir) / "reference" / "origami" /
                             (model.device.arch + "_bf16.csv")).string();
@@ -301,7 +307,8 @@ Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std
   // the same (origami_agreement.hpp).
   PARITY_ASSIGN_OR_RETURN(const DeviceParams reference, origami_reference_device(model.device));
   const auto space = origami_reference_space(reference);
-  Selector selector(GemmModel(reference, model.calibration.scalars));
+  Selector selector(GemmModel(reference, model.calibration.scalars),
+                    SelectorOptions{.top_k_list = top_k_list});
   outcome.report = compare_with_origami(selector, rankings, space, half);
   return outcome;
 }
@@ -319,7 +326,8 @@ std::string to_text(const AgreementOutcome& o) {
       << r.spearman_shared_problems << " problems with >= 3 shared); on their 10 configs "
       << fixed(r.spearman_their_top10, 3) << "\n  mean rank we give their top-1: "
       << fixed(r.rank_of_their_top1, 1) << " (0 = our top-1)\n"
-      << "  half: " << ranking_half_name(r.half) << "; their top-1 in our top-5 configs "
+      << "  half: " << ranking_half_name(r.half) << "; their top-1 in our top-5 list ("
+      << (o.top_k_list == TopKList::kConfigs ? "5 best configs" : "one config per tile") << ") "
       << fixed(100 * r.their_top1_in_our_top5, 1) << "%, its macro tile in our 5 best macro tiles "
       << fixed(100 * r.their_top1_tile_in_our_top5_tiles, 1) << "%\n  selection p50 "
       << fixed(r.selection_p50_us, 1) << " us, p99 " << fixed(r.selection_p99_us, 1) << " us\n";
@@ -327,13 +335,14 @@ std::string to_text(const AgreementOutcome& o) {
 }
 
 Result<std::string> agreement_report(const ModelSource& source, const std::string& origami_csv,
-                                     const std::string& half_name, bool is_json) {
+                                     const std::string& half_name, bool is_json,
+                                     TopKList top_k_list) {
   const bool is_both = half_name == "both" && !is_json;
   std::string text;
   for (const std::string& name : is_both ? std::vector<std::string>{"port", "held-out"}
                                          : std::vector<std::string>{half_name}) {
     PARITY_ASSIGN_OR_RETURN(const RankingHalf half, parse_ranking_half(name));
-    PARITY_ASSIGN_OR_RETURN(const AgreementOutcome outcome, agree_with_origami(source, origami_csv, half));
+    PARITY_ASSIGN_OR_RETURN(const AgreementOutcome outcome, agree_with_origami(source, origami_csv, half, top_k_list));
     text += is_json ? to_json(outcome) : to_text(outcome);
   }
   return text;
@@ -353,6 +362,7 @@ std::string to_json(const AgreementOutcome& o) {
               {"spearman_their_top10", r.spearman_their_top10},
               {"mean_rank_of_their_top1", r.rank_of_their_top1},
               {"half", std::string(ranking_half_name(r.half))},
+              {"top_k_list", std::string(top_k_list_name(o.top_k_list))},
               {"their_top1_in_our_top5", r.their_top1_in_our_top5},
               {"their_top1_tile_in_our_top5_tiles", r.their_top1_tile_in_our_top5_tiles},
               {"selection_p50_us", r.selection_p50_us},
@@ -370,12 +380,13 @@ Result<std::string> select_command_report(const SelectSettings& settings) {
                           gemm_problem_from_text(sizes, settings.dtype, settings.layout, settings.epilogue));
   PARITY_ASSIGN_OR_RETURN(const LoadedModel model, load_model(settings.model));
   const auto top = static_cast<std::size_t>(settings.top);
+  PARITY_ASSIGN_OR_RETURN(const TopKList list, parse_top_k_list(settings.top_k_list));
   if (settings.is_latency_report) {
     PARITY_ASSIGN_OR_RETURN(const SelectionLatency latency,
-                            measure_selection_latency(model, problem, settings.latency_samples, top));
+                            measure_selection_latency(model, problem, settings.latency_samples, top, list));
     return settings.is_json ? to_json(latency) : to_text(latency);
   }
-  PARITY_ASSIGN_OR_RETURN(const SelectionReport report, select_report(model, problem, top, settings.is_explained));
+  PARITY_ASSIGN_OR_RETURN(const SelectionReport report, select_report(model, problem, top, settings.is_explained, list));
   return settings.is_json ? to_json(report) : to_text(report);
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "common/gemm_top_k.hpp"
 #include "gemm/model_origami.hpp"
 #include "parity/gemm/model.hpp"
 #include "parity/gemm/origami_agreement.hpp"
@@ -103,8 +104,10 @@ TEST(GemmOrigamiAgreement, ScoresOwnRankingAsFullAgreementAndAForeignTopAsNone) 
     for (const Candidate& c : space) {
       if ((c.tile_m + c.tile_n) * c.tile_k * 2.0 <= kOrigamiTileFootprintBytes) comparable.push_back(c);
     }
-    selector.set_candidates(comparable);
-    const auto selection = selector.select(p, 10);
+    // Our 10 best configurations (Origami's lists are of configurations, not one per tile).
+    Selector configs(selector.model(), SelectorOptions{.top_k_list = TopKList::kConfigs});
+    configs.set_candidates(comparable);
+    const auto selection = configs.select(p, 10);
     ASSERT_TRUE(selection.is_ok());
     for (const RankedCandidate& r : selection.value().top) {
       ours.top.push_back(comparable[r.index]);
@@ -278,16 +281,20 @@ TEST(GemmOrigamiRules, PrunedTopTenEqualsExhaustiveOnThePortHalf) {
     for (const Candidate& c : origami_reference_space(device)) {
       if ((c.tile_m + c.tile_n) * c.tile_k * 2.0 <= kOrigamiTileFootprintBytes) comparable.push_back(c);
     }
-    Selector selector(GemmModel(device, default_scalars(device)));
-    selector.set_candidates(comparable);
-    for (const OrigamiRanking& r : select_half(*rankings, RankingHalf::kPort)) {
-      const auto pruned = selector.select(r.problem, 10);
-      const auto exhaustive = selector.rank(r.problem, comparable);
-      ASSERT_TRUE(pruned.is_ok() && exhaustive.is_ok()) << r.problem_text;
-      ASSERT_EQ(pruned->top.size(), 10u);
-      for (std::size_t i = 0; i < 10; ++i) {
-        EXPECT_EQ(pruned->top[i].index, (*exhaustive)[i].index) << name << " " << r.problem_text << " #" << i;
-        EXPECT_EQ(pruned->top[i].predicted_us, (*exhaustive)[i].predicted_us) << name << " " << r.problem_text;
+    for (const TopKList list : {TopKList::kDistinctTiles, TopKList::kConfigs}) {
+      Selector selector(GemmModel(device, default_scalars(device)), SelectorOptions{.top_k_list = list});
+      selector.set_candidates(comparable);
+      for (const OrigamiRanking& r : select_half(*rankings, RankingHalf::kPort)) {
+        const auto pruned = selector.select(r.problem, 10);
+        const auto exhaustive = selector.rank(r.problem, comparable);
+        ASSERT_TRUE(pruned.is_ok() && exhaustive.is_ok()) << r.problem_text;
+        const auto expected = testing::expected_top_k(*exhaustive, comparable, 10, list);
+        ASSERT_EQ(pruned->top.size(), 10u);
+        ASSERT_EQ(expected.size(), 10u);
+        for (std::size_t i = 0; i < 10; ++i) {
+          EXPECT_EQ(pruned->top[i].index, expected[i].index) << name << " " << r.problem_text << " #" << i;
+          EXPECT_EQ(pruned->top[i].predicted_us, expected[i].predicted_us) << name << " " << r.problem_text;
+        }
       }
     }
   }
@@ -323,7 +330,7 @@ TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
       double walk_cutoff = 0, known_cutoff = 0;
       model->predict_top_us(r.problem, prepared.data(), prepared.size(), kKeep, kTie, walk.data(), &walk_cutoff);
       std::vector<OrigamiModel::CandidateRange> ranges;
-      model->predict_top_runs_us(r.problem, prepared.data(), runs, kKeep, kTie,
+      model->predict_top_runs_us(r.problem, prepared.data(), runs, kKeep, false, kTie,
                                  known.data(), &known_cutoff, ranges);
       EXPECT_EQ(known_cutoff, walk_cutoff) << name << " " << r.problem_text;
       std::vector<bool> is_exact(prepared.size(), false);
@@ -357,7 +364,7 @@ TEST(GemmOrigamiRules, KnownRunsSelectWhatTheWalkSelects) {
   std::vector<double> predicted(2, -1.0);
   double cutoff = 0;
   std::vector<OrigamiModel::CandidateRange> ranges;
-  model->predict_top_runs_us(p, two.data(), runs, 10, 0.01, predicted.data(), &cutoff, ranges);
+  model->predict_top_runs_us(p, two.data(), runs, 10, false, 0.01, predicted.data(), &cutoff, ranges);
   EXPECT_EQ(cutoff, std::numeric_limits<double>::infinity());
   ASSERT_EQ(ranges.size(), 1u);
   EXPECT_EQ(ranges[0].begin, 0u);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <random>
 
+#include "common/gemm_top_k.hpp"
 #include "common/test_support.hpp"
 #include "parity/gemm/calibration.hpp"
 #include "parity/gemm/candidate_space.hpp"
@@ -103,6 +104,7 @@ TEST(GemmSelector, VendorTopOneWinsWithinTheModelsErrorBand) {
     SelectorOptions options;
     options.mode = mode;
     options.vendor_band = band;
+    options.top_k_list = TopKList::kConfigs;  // the two candidates share one macro tile
     Selector selector(GemmModel(h200(), s), options);
     p.alignment_bytes = alignment;
     const auto picked = selector.select(p, candidates, 2);
@@ -137,6 +139,12 @@ TEST(GemmSelector, ModeNamesRoundTrip) {
   EXPECT_FALSE(parse_selection_mode("Hybrid").is_ok());
   EXPECT_FALSE(parse_selection_mode("").is_ok());
   EXPECT_EQ(SelectorOptions{}.mode, SelectionMode::kAnalytical);
+  for (const TopKList list : {TopKList::kDistinctTiles, TopKList::kConfigs}) {
+    const auto parsed = parse_top_k_list(top_k_list_name(list));
+    ASSERT_TRUE(parsed.is_ok());
+    EXPECT_EQ(parsed.value(), list);
+  }
+  EXPECT_EQ(parse_top_k_list("tile").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(GemmSelector, SelectMatchesFullRankingAndReportsThroughput) {
@@ -158,8 +166,10 @@ TEST(GemmSelector, SelectMatchesFullRankingAndReportsThroughput) {
     const auto cached = cached_selector.select(p, 5);
     ASSERT_TRUE(selection.is_ok() && ranking.is_ok() && cached.is_ok());
     EXPECT_EQ(cached->top.front().index, selection->top.front().index) << p.describe();
-    for (std::size_t i = 0; i < 5; ++i) {
-      EXPECT_EQ(selection->top[i].index, (*ranking)[i].index) << p.describe() << " place " << i;
+    const auto expected = testing::expected_top_k(*ranking, space, 5, TopKList::kDistinctTiles);
+    ASSERT_EQ(selection->top.size(), expected.size()) << p.describe();
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(selection->top[i].index, expected[i].index) << p.describe() << " place " << i;
     }
     EXPECT_NEAR(selection->predicted_tflops * 1e12 * selection->predicted_us * 1e-6, p.flop_count(),
                 1e-9 * p.flop_count());
@@ -184,6 +194,8 @@ TEST(GemmSelector, FastPathEqualsTheExhaustiveRankingOnEverySuiteShape) {
     Selector exhaustive(model);
     Selector fast(model);
     fast.set_candidates(space);
+    Selector fast_configs(model, SelectorOptions{.top_k_list = TopKList::kConfigs});
+    fast_configs.set_candidates(space);
     int shapes = 0, misaligned = 0;
     for (const char* file : {"dev", "calibration_extra", "calibration_extra2", "test", "test2",
                              "test3", "test4"}) {
@@ -194,14 +206,18 @@ TEST(GemmSelector, FastPathEqualsTheExhaustiveRankingOnEverySuiteShape) {
         const auto ranking = exhaustive.rank(p, space);
         ASSERT_TRUE(ranking.is_ok()) << p.describe();
         for (const std::size_t top_k : {std::size_t{1}, std::size_t{5}}) {
-          const auto selection = fast.select(p, top_k);
-          ASSERT_TRUE(selection.is_ok()) << p.describe();
-          ASSERT_EQ(selection->top.size(), top_k);
-          for (std::size_t i = 0; i < top_k; ++i) {
-            EXPECT_EQ(selection->top[i].index, (*ranking)[i].index)
-                << file << " " << p.describe() << " place " << i << " calibrated " << calibrated;
-            EXPECT_EQ(selection->top[i].predicted_us, (*ranking)[i].predicted_us)
-                << file << " " << p.describe() << " place " << i;
+          for (const TopKList list : {TopKList::kDistinctTiles, TopKList::kConfigs}) {
+            Selector& selector = list == TopKList::kConfigs ? fast_configs : fast;
+            const auto selection = selector.select(p, top_k);
+            ASSERT_TRUE(selection.is_ok()) << p.describe();
+            const auto expected = testing::expected_top_k(*ranking, space, top_k, list);
+            ASSERT_EQ(selection->top.size(), expected.size()) << p.describe();
+            for (std::size_t i = 0; i < expected.size(); ++i) {
+              EXPECT_EQ(selection->top[i].index, expected[i].index)
+                  << file << " " << p.describe() << " place " << i << " calibrated " << calibrated;
+              EXPECT_EQ(selection->top[i].predicted_us, expected[i].predicted_us)
+                  << file << " " << p.describe() << " place " << i;
+            }
           }
         }
         ++shapes;

@@ -23,6 +23,7 @@ struct GemmOptions {
   bool is_json_output = false;
   std::string mode = "analytical";
   std::string half = "all";
+  std::string top_k_list = "tiles";
   std::string origami_csv;
   gemm::CalibrateRequest calibrate;
   gemm::EvalRequest eval;
@@ -58,8 +59,9 @@ Status run_eval(const GemmOptions& o) {
 }
 
 Status run_agree(const GemmOptions& o) {
-  PARITY_ASSIGN_OR_RETURN(const std::string text,
-                          gemm::agreement_report(model_source(o), o.origami_csv, o.half, o.is_json_output));
+  PARITY_ASSIGN_OR_RETURN(const gemm::TopKList list, gemm::parse_top_k_list(o.top_k_list));
+  PARITY_ASSIGN_OR_RETURN(const std::string text, gemm::agreement_report(model_source(o), o.origami_csv,
+                                                                         o.half, o.is_json_output, list));
   std::cout << text;
   return Status::ok();
 }
@@ -142,6 +144,8 @@ void add_gemm_commands(CLI::App& app, Outcome& outcome) {
   add_common_options(*select, o, "Catalogue GPU (h200, h100_sxm, b200, mi300x, mi350x, ...)");
   add_problem_options(*select, o.select);
   select->add_option("--top", o.select.top, "How many ranked candidates to show (default 5)");
+  select->add_option("--top-k-list", o.select.top_k_list,
+                     "What the top list holds: tiles (default: the best config of each of the best macro tiles) or configs (the best configs)");
   select->add_flag("--json", o.select.is_json, "Print JSON");
   select->add_flag("--explain", o.select.is_explained,
                    "Split each top candidate's predicted time into compute, memory, L2, launch/wave, reduction");
@@ -156,6 +160,8 @@ void add_gemm_commands(CLI::App& app, Outcome& outcome) {
   add_common_options(*agree, o, "mi300x (gfx942) or mi350x (gfx950)");
   agree->add_option("--origami", o.origami_csv, "Rankings CSV (default: <data>/reference/origami/<arch>_bf16.csv)");
   agree->add_option("--half", o.half, "all (default), port, held-out (the seeded split of data/reference/origami/split.csv) or both (text)");
+  agree->add_option("--top-k-list", o.top_k_list,
+                    "The top-5 list scored: tiles (default: the best config of each of the 5 best macro tiles) or configs (the 5 best configs)");
   agree->add_flag("--json", o.is_json_output, "Print JSON");
   agree->callback([options, &outcome] { outcome.status = run_agree(*options); });
   add_gemm_run_commands(gemm, outcome);

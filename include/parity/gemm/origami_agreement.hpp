@@ -54,13 +54,16 @@ struct AgreementReport {
   RankingHalf half = RankingHalf::kAll;
   double top1_exact = 0.0;           // same tile, MI, occupancy and WGM
   double top1_macro_tile = 0.0;      // same macro tile (MT_M, MT_N, MT_K)
+  // Overlap and Spearman figures compare their top-10 with our 10 best configurations (the full
+  // ranking's head); the top-5 figure reads the selector's top-k list (SelectorOptions::top_k_list:
+  // one configuration per macro tile by default).
   double top10_overlap_exact = 0.0;  // mean |ours ∩ theirs| / |theirs| on full configs
   double top10_overlap_macro_tile = 0.0;  // same on distinct macro tiles
   double spearman_shared = 0.0;      // mean Spearman rho on configs in both top-10s (>= 3 shared)
   int spearman_shared_problems = 0;
   double spearman_their_top10 = 0.0; // mean rho between their rank and our latency for their 10
   double rank_of_their_top1 = 0.0;   // mean rank (0-based) our model gives Origami's top-1
-  double their_top1_in_our_top5 = 0.0;             // their top-1 config among our 5 best configs
+  double their_top1_in_our_top5 = 0.0;             // their top-1 config in our top-5 list
   double their_top1_tile_in_our_top5_tiles = 0.0;  // its macro tile among our 5 best macro tiles
   double selection_p50_us = 0.0;     // steady-state selection (median of repeats) per problem
   double selection_p99_us = 0.0;

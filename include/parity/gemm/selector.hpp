@@ -39,8 +39,22 @@ enum class SelectionMode : std::uint8_t { kAnalytical, kHybrid };
 std::string_view selection_mode_name(SelectionMode mode);        // "analytical", "hybrid"
 Result<SelectionMode> parse_selection_mode(std::string_view text);
 
+// What a top-k list holds (Selection::top). A top-k list is for autotuning among k candidates, so
+// by default it spans k macro tiles: the variants of one tile (instruction, occupancy, WGM,
+// cluster, split) are near-duplicates whose times move together, and a miss on one is a miss on
+// all of them.
+//  - kDistinctTiles (the default): the best configuration of each of the k best macro tiles
+//    (tile_m x tile_n x tile_k), in predicted order (the best tile first; fewer than k entries
+//    only when fewer tiles are feasible).
+//  - kConfigs: the k best configurations, whatever their tiles.
+// Both lists start with the same choice: top[0] does not depend on this option.
+enum class TopKList : std::uint8_t { kDistinctTiles, kConfigs };
+std::string_view top_k_list_name(TopKList list);  // "tiles", "configs"
+Result<TopKList> parse_top_k_list(std::string_view text);
+
 struct SelectorOptions {
   SelectionMode mode = SelectionMode::kAnalytical;
+  TopKList top_k_list = TopKList::kDistinctTiles;
   double vendor_band = 0.03;         // hybrid, TMA kernels: relative prediction error band
   double vendor_band_legacy = 1e9;   // hybrid, kernels without TMA: always the vendor's top-1
 };
@@ -54,7 +68,7 @@ struct Selection {
   Candidate choice;
   double predicted_us = 0.0;
   double predicted_tflops = 0.0;
-  std::vector<RankedCandidate> top;  // best first; top[0] is the choice
+  std::vector<RankedCandidate> top;  // best first; top[0] is the choice (see TopKList)
   bool is_vendor_pick = false;       // hybrid: the confidence rule chose the vendor's top-1
 };
 
@@ -68,7 +82,7 @@ class Selector {
   // Ranks an ad-hoc candidate list (prepares its per-candidate constants on every call).
   Result<Selection> select(const GemmProblem& problem, std::span<const Candidate> candidates,
                            std::size_t top_k = 5);
-  // Full ranking (every candidate, best first).
+  // Full ranking (every candidate, best first; variants of one tile are not merged).
   Result<std::vector<RankedCandidate>> rank(const GemmProblem& problem,
                                             std::span<const Candidate> candidates);
 
@@ -86,21 +100,34 @@ class Selector {
   // candidate i (empty when all are distinct). Only the distinct ones are predicted.
   // The AMD model's lists keep `runs` instead: where each run of one macro tile and split begins
   // and its head's tile fields, so a selection bounds one head per run and scans only the runs
-  // predicted exactly.
+  // predicted exactly. `tile_of[i]`: candidate i's macro tile as a dense id below `tile_count`
+  // (`distinct_tile_of` the same for `distinct`), `max_tile_configs` the most candidates of one
+  // tile (TopKList::kDistinctTiles only; a per-tile list then needs no hashing per selection).
   struct PreparedClass {
     std::vector<PreparedCandidate> prepared;
     std::vector<PreparedCandidate> distinct;
     std::vector<std::uint32_t> distinct_of;
     std::shared_ptr<const OrigamiRunIndex> runs;
+    std::vector<std::uint32_t> tile_of, distinct_tile_of;
+    std::uint32_t tile_count = 0;
+    std::uint32_t max_tile_configs = 1;
   };
   static PreparedClass group_equal(std::vector<PreparedCandidate> prepared);
-  // Fills scratch_ with the candidates at or below the model's cutoff (exact predictions) and
-  // returns the best prediction.
+  static void index_tiles(PreparedClass& prepared_class);
+  // Fills scratch_ with the candidates at or below the model's cutoff (exact predictions): that
+  // cutoff is at or above the `keep`-th best prediction (of distinct macro tiles when
+  // `per_tile`, which only the AMD run search honours). Returns the best prediction.
   double predict_near_top(const GemmProblem& problem, std::size_t count,
-                          const PreparedClass& prepared_class, std::size_t top_k);
+                          const PreparedClass& prepared_class, std::size_t keep, bool per_tile);
   Result<Selection> select_prepared(const GemmProblem& problem, std::span<const Candidate> candidates,
                                     const PreparedClass& prepared, std::size_t vendor_index,
                                     std::size_t top_k);
+  // TopKList::kConfigs (and any list of one): orders scratch_'s near-tie group and its top-k.
+  Result<Selection> order_configs(const GemmProblem& problem, std::span<const Candidate> candidates,
+                                  const std::vector<PreparedCandidate>& prepared,
+                                  std::size_t vendor_index, std::size_t top_k, double best_us);
+  static Selection finish(const GemmProblem& problem, std::span<const Candidate> candidates,
+                          Selection selection);
   std::vector<PreparedCandidate> prepare_all(const GemmProblem& problem,
                                              std::span<const Candidate> candidates) const;
   // The index of the vendor's top-1 when the confidence rule takes it over the model's best
@@ -112,7 +139,8 @@ class Selector {
   std::vector<Candidate> candidates_;
   std::size_t vendor_index_ = kNoVendorPick;  // the vendor's top-1 in candidates_, if any
   std::unordered_map<std::uint64_t, PreparedClass> prepared_by_class_;
-  std::vector<RankedCandidate> scratch_;
+  std::vector<RankedCandidate> scratch_, tile_best_;
+  std::vector<std::uint32_t> tile_slot_;  // per tile id: its place in tile_best_, or kNoSlot
   std::vector<double> predicted_, distinct_predicted_;
 };
 

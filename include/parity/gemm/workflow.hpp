@@ -66,10 +66,12 @@ struct SelectionReport {
   std::string calibration;
   std::size_t candidates = 0;
   std::vector<SelectionRow> top;  // best first; top[0] is the choice
+  TopKList top_k_list = TopKList::kDistinctTiles;  // what `top` holds
   bool is_explained = false;      // to_text prints each row's breakdown
 };
 Result<SelectionReport> select_report(const LoadedModel& model, const GemmProblem& problem,
-                                      std::size_t top, bool explain = false);
+                                      std::size_t top, bool explain = false,
+                                      TopKList top_k_list = TopKList::kDistinctTiles);
 std::string to_text(const SelectionReport& report);
 std::string to_json(const SelectionReport& report);
 
@@ -91,7 +93,8 @@ struct SelectionLatency {
   double checksum = 0.0;  // keeps the calls observable
 };
 Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, const GemmProblem& base,
-                                                   int samples, std::size_t top);
+                                                   int samples, std::size_t top,
+                                                   TopKList top_k_list = TopKList::kDistinctTiles);
 std::string to_text(const SelectionLatency& latency);
 std::string to_json(const SelectionLatency& latency);
 
@@ -101,6 +104,7 @@ struct SelectSettings {
   GemmProblem sizes;  // m, n, k, batch, leading dimensions, alignment
   std::string dtype = "bf16", layout = "TN", epilogue = "none";
   int top = 5;  // ranked candidates shown, >= 1
+  std::string top_k_list = "tiles";  // tiles or configs (TopKList)
   bool is_json = false;
   bool is_explained = false;      // each row's predicted-time breakdown
   bool is_latency_report = false;  // measure_selection_latency instead (m = n = k = 4096 when none is given)
@@ -159,18 +163,22 @@ Status write_candidates_csv(const std::filesystem::path& path, const EvaluationR
 struct AgreementOutcome {
   std::string hw;
   std::string rankings_csv;
+  TopKList top_k_list = TopKList::kDistinctTiles;  // what the top-5 figure reads
   AgreementReport report;
 };
 /// `origami_csv` empty: <data>/reference/origami/<arch>_bf16.csv. kInvalidArgument on a non-AMD
 /// device.
 /// `half`: the port half (even problem index), the held-out half (odd) or all (origami_agreement.hpp).
 Result<AgreementOutcome> agree_with_origami(const ModelSource& source, const std::string& origami_csv,
-                                            RankingHalf half = RankingHalf::kAll);
+                                            RankingHalf half = RankingHalf::kAll,
+                                            TopKList top_k_list = TopKList::kDistinctTiles);
 std::string to_text(const AgreementOutcome& outcome);
 std::string to_json(const AgreementOutcome& outcome);
 /// What `gemm agree` prints: `half_name` all, port, held-out, or both (the port half, then the
 /// held-out half; text only, JSON takes one half per run), each outcome as text or JSON.
+/// `top_k_list`: the selector's top-k list the top-5 figure reads (TopKList).
 Result<std::string> agreement_report(const ModelSource& source, const std::string& origami_csv,
-                                     const std::string& half_name, bool is_json);
+                                     const std::string& half_name, bool is_json,
+                                     TopKList top_k_list = TopKList::kDistinctTiles);
 
 }  // namespace parity::gemm
