@@ -37,7 +37,8 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
        {"attention_backward_gpu", "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
         "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
         "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
-        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"}) {
+        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh",
+        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq"}) {
     for (int dim : {64, 128}) {
       for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
         SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
@@ -74,7 +75,8 @@ constexpr const char* kWgmmaBackwards[] = {
     "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
     "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
     "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
-    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"};
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh",
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq"};
 
 // The deterministic wgmma backwards against the fp64 reference on the edge cases (the lockstep
 // kernel's dQ path differs from its atomic mode's: both warpgroups' dS^T, split by columns).
@@ -126,6 +128,10 @@ constexpr const char* kBackwardWgmmaWsDqTmaPairWalkTanh =
 // through shared memory.
 constexpr const char* kBackwardWgmmaWsDqTmaPairWalkOverlapTanh =
     "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh";
+// The same converting dQ to 16 bits in the kernel (arrival counters per q tile), no separate pass:
+// every edge case below also checks that q tiles no kv tile reaches get zeros.
+constexpr const char* kBackwardWgmmaWsDqTmaPairWalkOverlapTanhFusedDq =
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
@@ -147,7 +153,8 @@ INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
                          ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaWs,
                                            kBackwardWgmmaWsDqTma, kBackwardWgmmaWsDqTmaPairWalk,
                                            kBackwardWgmmaWsDqTmaPairWalkTanh,
-                                           kBackwardWgmmaWsDqTmaPairWalkOverlapTanh),
+                                           kBackwardWgmmaWsDqTmaPairWalkOverlapTanh,
+                                           kBackwardWgmmaWsDqTmaPairWalkOverlapTanhFusedDq),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kBackwardMma) return std::string("mma_sync");
@@ -263,7 +270,8 @@ TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   for (const auto kernel : {gpu::BackwardKernel::kWgmma, gpu::BackwardKernel::kWgmmaWs,
                             gpu::BackwardKernel::kWgmmaWsTmaReduce,
                             gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk,
-                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh}) {
+                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh,
+                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ}) {
     expect_error(gpu::can_implement_backward(mixed, kernel), StatusCode::kUnsupported, "d_v=64");
   }
   AttentionProblem wide = p;

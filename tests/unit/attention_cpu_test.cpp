@@ -294,7 +294,8 @@ TEST(AttentionCpu, ForwardOrderPutsThePairWalkFirst) {
 // wgmma backward with dQ by TMA reduce-adds on the pair walk's grid (one block per pair in the
 // deterministic mode) with the tanh.approx activation, the same with ex2 + rcp, the same on the
 // walking grid, the lockstep wgmma one behind it with the same limits, then mma.sync; the ring,
-// atomic-dQ ws and overlapped tanh pair-walk ones by name only.
+// atomic-dQ ws and overlapped tanh pair-walk ones (without and with the fused dQ conversion) by
+// name only.
 TEST(AttentionCpu, BackwardOrderPutsTheTmaReduceWgmmaFirst) {
   std::vector<std::string> names;
   for (const auto* variant : attention_backward_variants()) names.emplace_back(variant->name());
@@ -307,7 +308,8 @@ TEST(AttentionCpu, BackwardOrderPutsTheTmaReduceWgmmaFirst) {
       "attention_backward_gpu",
       "attention_backward_gpu_wgmma_ring",
       "attention_backward_gpu_wgmma_ws",
-      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"};
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh",
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq"};
   EXPECT_EQ(names, expected);
 }
 
