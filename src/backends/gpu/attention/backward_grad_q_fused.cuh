@@ -41,7 +41,8 @@ __global__ void attention_grad_q_arrivals_kernel(const AttentionParams p) {
     const int q_tiles = (seq.mask.len_q + kTileCols - 1) / kTileCols;
     const int raw_q_tiles = (seq.raw_len_q + kTileCols - 1) / kTileCols;
     const int kv_tiles = (seq.raw_len_kv + kBwdWgmmaRows - 1) / kBwdWgmmaRows;
-    for (int i = static_cast<int>(threadIdx.x); i < raw_q_tiles; i += static_cast<int>(blockDim.x)) {
+    for (int i = static_cast<int>(threadIdx.x); i < raw_q_tiles;
+         i += static_cast<int>(blockDim.x)) {
       int arrivals = 0;
       for (int t = 0; i < q_tiles && t < kv_tiles; ++t)
         arrivals += bwd_q_tile_needed(seq.mask, i, t * kBwdWgmmaRows) ? 1 : 0;
@@ -55,7 +56,8 @@ __global__ void attention_grad_q_arrivals_kernel(const AttentionParams p) {
       // No add reaches these rows: grad_q is zero (the separate pass converted zeros).
       const int rows = min(kTileCols, seq.raw_len_q - i * kTileCols);
       const std::int64_t row_chunks = static_cast<std::int64_t>(p.heads) * kDim / 8;
-      auto* out = reinterpret_cast<uint4*>(p.grad_q + (seq.q_begin + i * kTileCols) * p.heads * kDim);
+      auto* out =
+          reinterpret_cast<uint4*>(p.grad_q + (seq.q_begin + i * kTileCols) * p.heads * kDim);
       for (std::int64_t c = 0; c < rows * row_chunks; ++c) out[c] = uint4{0, 0, 0, 0};
     }
   }
@@ -132,8 +134,8 @@ __device__ inline void convert_grad_q_half(const AttentionParams& p, const Block
   for (int k = 0; k < kChunks; ++k) {
     const int index = k * kWarpgroupThreads + consumer_thread;
     const int row = tile * kTileCols + index / kChunksPerRow;
-    const float* source = p.grad_q_accum + (seq.q_begin + row) * stride + column +
-                          8 * (index % kChunksPerRow);
+    const float* source =
+        p.grad_q_accum + (seq.q_begin + row) * stride + column + 8 * (index % kChunksPerRow);
     const bool inside = row < seq.raw_len_q;
     value[k][0] = inside ? __ldcg(reinterpret_cast<const float4*>(source)) : float4{};
     value[k][1] = inside ? __ldcg(reinterpret_cast<const float4*>(source) + 1) : float4{};

@@ -7,6 +7,6 @@
 namespace parity::attention::gpu::detail {
 template Status launch_backward_wgmma_ws_kernels<
     Elem16::kBF16, WgmmaBackward::kWsTmaReduceTanhOverlapKvTilesFusedGradQ>(const AttentionProblem&,
-                                                                          AttentionParams,
-                                                                          gpuStream_t);
+                                                                            AttentionParams,
+                                                                            gpuStream_t);
 }  // namespace parity::attention::gpu::detail
