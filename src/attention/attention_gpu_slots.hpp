@@ -56,5 +56,8 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
 // between kv tiles and dK / dV stored through shared memory (kWgmmaWsTmaReducePairWalkOverlapTanh);
 // by name, listed last until measured.
 parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot();
+// That one converting dQ to 16 bits in the kernel, per q tile by the block that completes it
+// (kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ); by name, listed last until measured.
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq_slot();
 
 }  // namespace parity::attention::detail

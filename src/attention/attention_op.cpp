@@ -148,6 +148,11 @@ parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attenti
       "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh");
   return slot;
 }
+parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs>& attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq_slot() {
+  static parity::detail::GpuSlotVariant<AttentionProblem, AttentionBackwardArgs> slot(
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq");
+  return slot;
+}
 }  // namespace detail
 
 const std::vector<const AttentionForwardVariant*>& attention_forward_variants() {
@@ -182,14 +187,15 @@ const std::vector<const AttentionBackwardVariant*>& attention_backward_variants(
   // 3-8% faster than the lockstep wgmma backward, which follows (the same limits: it serves if the
   // first is ever refused), then the mma.sync one for everything else (mixed dims, HIP; d = 256 is
   // refused by all). The ring schedule and the atomic-dQ warp-specialized backward come last (by
-  // name, A/B).
+  // name, A/B), then the overlapped one with the dQ conversion fused into the kernel (by name).
   static const std::vector<const AttentionBackwardVariant*> variants = {
       &cpu, &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_slot(),
       &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot(),
-      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot()};
+      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot(),
+      &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq_slot()};
   return variants;
 }
 

@@ -37,7 +37,8 @@ TEST(AttentionGpu, DeterministicBackwardIsBitwiseRepeatable) {
        {"attention_backward_gpu", "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
         "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
         "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
-        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"}) {
+        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh",
+        "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq"}) {
     for (int dim : {64, 128}) {
       for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
         SCOPED_TRACE(std::string(variant) + " d " + std::to_string(dim) + " " +
@@ -74,7 +75,8 @@ constexpr const char* kWgmmaBackwards[] = {
     "attention_backward_gpu_wgmma", "attention_backward_gpu_wgmma_ws",
     "attention_backward_gpu_wgmma_ws_dqtma", "attention_backward_gpu_wgmma_ws_dqtma_pair_walk",
     "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh",
-    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh"};
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh",
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq"};
 
 // The deterministic wgmma backwards against the fp64 reference on the edge cases (the lockstep
 // kernel's dQ path differs from its atomic mode's: both warpgroups' dS^T, split by columns).
@@ -126,6 +128,10 @@ constexpr const char* kBackwardWgmmaWsDqTmaPairWalkTanh =
 // through shared memory.
 constexpr const char* kBackwardWgmmaWsDqTmaPairWalkOverlapTanh =
     "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh";
+// The same converting dQ to 16 bits in the kernel (arrival counters per q tile), no separate pass:
+// every edge case below also checks that q tiles no kv tile reaches get zeros.
+constexpr const char* kBackwardWgmmaWsDqTmaPairWalkOverlapTanhFusedDq =
+    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq";
 
 class AttentionGpuBackward : public ::testing::TestWithParam<const char*> {
  protected:
@@ -147,7 +153,8 @@ INSTANTIATE_TEST_SUITE_P(BackwardVariants, AttentionGpuBackward,
                          ::testing::Values(kBackwardMma, kBackwardWgmma, kBackwardWgmmaWs,
                                            kBackwardWgmmaWsDqTma, kBackwardWgmmaWsDqTmaPairWalk,
                                            kBackwardWgmmaWsDqTmaPairWalkTanh,
-                                           kBackwardWgmmaWsDqTmaPairWalkOverlapTanh),
+                                           kBackwardWgmmaWsDqTmaPairWalkOverlapTanh,
+                                           kBackwardWgmmaWsDqTmaPairWalkOverlapTanhFusedDq),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            const std::string name = param_info.param;
                            if (name == kBackwardMma) return std::string("mma_sync");
@@ -252,6 +259,42 @@ TEST(AttentionGpu, WgmmaBackwardOnManySequences) {
   }
 }
 
+// The fused dQ conversion changes neither the adds nor their rounding: in the deterministic mode
+// (adds in kv-tile order) its outputs equal the overlapped kernel's with the separate pass, bit for
+// bit, on every mask case whose q tiles get 0, 1 or many arrivals.
+TEST(AttentionGpu, FusedDqConversionIsBitwiseTheSeparatePass) {
+  PARITY_REQUIRE_GPU();
+  const std::uint64_t seed = parity::testing::test_seed(15209);
+  SCOPED_TRACE(parity::testing::seed_trace(seed));
+  constexpr const char* kSeparate = "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh";
+  constexpr const char* kFused =
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq";
+  for (int dim : {64, 128}) {
+    for (AttentionKind kind : {AttentionKind::kHstu, AttentionKind::kSoftmax}) {
+      SCOPED_TRACE("d " + std::to_string(dim) + " " + std::string(attention_kind_name(kind)));
+      AttentionProblem p = problem_of(kind, 2, dim, 300);
+      p.deterministic = true;
+      ExecutionContext gpu_context;
+      gpu_context.device = DeviceKind::kGpu;
+      const auto runnable = backward_variant_named(kFused, p, gpu_context);
+      if (!runnable.is_ok()) GTEST_SKIP() << runnable.status().to_string();
+      std::vector<JaggedCase> cases;
+      cases.push_back(make_case(p, {0, 1, 127, 129, 63, 65, 128, 257, 300, 330}, {},
+                                {0, 1, 3, 0, 64, 5, 0, 20, 300, 2}, seed));
+      p.max_attn_len = 40;
+      p.contextual_len = 5;
+      cases.push_back(make_case(p, {290, 70, 1}, {}, {}, seed + 1));
+      for (const JaggedCase& c : cases) {
+        const GpuOutputs separate = run_gpu(c, true, true, nullptr, kSeparate);
+        const GpuOutputs fused = run_gpu(c, true, true, nullptr, kFused);
+        EXPECT_EQ(separate.grad_q, fused.grad_q);
+        EXPECT_EQ(separate.grad_k, fused.grad_k);
+        EXPECT_EQ(separate.grad_v, fused.grad_v);
+      }
+    }
+  }
+}
+
 TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   AttentionProblem p = problem_of(AttentionKind::kHstu, 4, 128, 2048);
   p.batch = 2;
@@ -263,7 +306,8 @@ TEST(AttentionGpu, WgmmaBackwardRefusesWithReasons) {
   for (const auto kernel : {gpu::BackwardKernel::kWgmma, gpu::BackwardKernel::kWgmmaWs,
                             gpu::BackwardKernel::kWgmmaWsTmaReduce,
                             gpu::BackwardKernel::kWgmmaWsTmaReducePairWalk,
-                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh}) {
+                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh,
+                            gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ}) {
     expect_error(gpu::can_implement_backward(mixed, kernel), StatusCode::kUnsupported, "d_v=64");
   }
   AttentionProblem wide = p;

@@ -257,14 +257,17 @@ bool forward_is_wgmma(const AttentionProblem& p, const char* forward_variant) {
   return choice.is_ok() && is_wgmma(choice->variant->name());
 }
 
-// The backward's activation error: a variant named *_tanh, or the op's own choice when none is
-// named (the tanh pair walk is the default where it runs).
+// The backward's activation error: a variant named *_tanh or *_tanh_fused_dq, or the op's own
+// choice when none is named (the tanh pair walk is the default where it runs).
+bool names_tanh_backward(std::string_view name) {
+  return name.ends_with("_tanh") || name.ends_with("_tanh_fused_dq");
+}
 bool backward_is_tanh(const AttentionProblem& p, const char* backward_variant) {
-  if (backward_variant != nullptr) return std::string_view(backward_variant).ends_with("_tanh");
+  if (backward_variant != nullptr) return names_tanh_backward(backward_variant);
   ExecutionContext gpu_context;
   gpu_context.device = DeviceKind::kGpu;
   const auto choice = select_variant(attention_backward_variants(), p, gpu_context);
-  return choice.is_ok() && std::string_view(choice->variant->name()).ends_with("_tanh");
+  return choice.is_ok() && names_tanh_backward(choice->variant->name());
 }
 
 }  // namespace

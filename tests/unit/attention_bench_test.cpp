@@ -39,7 +39,8 @@ TEST(AttentionBench, BackwardVariantNamesAreChecked) {
                                    "attention_backward_gpu_wgmma_ws_dqtma_pair_walk, "
                                    "attention_backward_gpu_wgmma_ws_dqtma, attention_backward_gpu_wgmma, "
                                    "attention_backward_gpu, attention_backward_gpu_wgmma_ring, "
-                                   "attention_backward_gpu_wgmma_ws"),
+                                   "attention_backward_gpu_wgmma_ws, "
+                                   "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq"),
             std::string::npos)
       << unknown.to_string();
 }

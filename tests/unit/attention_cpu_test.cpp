@@ -294,7 +294,7 @@ TEST(AttentionCpu, ForwardOrderPutsThePairWalkFirst) {
 // wgmma backward with dQ by TMA reduce-adds on the pair walk's grid (one block per pair in the
 // deterministic mode) with the tanh.approx activation and overlapped kv tiles, the same without
 // the overlap, then with ex2 + rcp, the same on the walking grid, the lockstep wgmma one behind it
-// with the same limits, then mma.sync; the ring and atomic-dQ ws ones by name only.
+// with the same limits, then mma.sync; the ring, atomic-dQ ws and fused-dQ overlapped ones by name only.
 TEST(AttentionCpu, BackwardOrderPutsTheTmaReduceWgmmaFirst) {
   std::vector<std::string> names;
   for (const auto* variant : attention_backward_variants()) names.emplace_back(variant->name());
@@ -307,7 +307,8 @@ TEST(AttentionCpu, BackwardOrderPutsTheTmaReduceWgmmaFirst) {
       "attention_backward_gpu_wgmma",
       "attention_backward_gpu",
       "attention_backward_gpu_wgmma_ring",
-      "attention_backward_gpu_wgmma_ws"};
+      "attention_backward_gpu_wgmma_ws",
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq"};
   EXPECT_EQ(names, expected);
 }
 

@@ -107,6 +107,9 @@ void install() {
   static const AttentionBackwardGpu backward_wgmma_ws_dqtma_pair_walk_overlap_tanh(
       "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh",
       gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh);
+  static const AttentionBackwardGpu backward_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq(
+      "attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq",
+      gpu::BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ);
   detail::attention_forward_gpu_slot().install(&forward);
   detail::attention_forward_gpu_rows128_slot().install(&forward_rows128);
   detail::attention_forward_gpu_wgmma_slot().install(&forward_wgmma);
@@ -129,6 +132,8 @@ void install() {
       &backward_wgmma_ws_dqtma_pair_walk_tanh);
   detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot().install(
       &backward_wgmma_ws_dqtma_pair_walk_overlap_tanh);
+  detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq_slot().install(
+      &backward_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq);
 }
 
 }  // namespace parity::attention::gpu_variants

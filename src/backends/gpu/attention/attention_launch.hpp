@@ -58,7 +58,10 @@ Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kern
 // walk with SiLU / sigmoid and their derivatives from one tanh.approx per score, not ex2 + rcp)
 // and kWgmmaWsTmaReducePairWalkOverlapTanh (that one with less idle time between a block's kv
 // tiles: the next kv tile's K and V prefetched into L2, no dQ completion wait between kv tiles
-// outside the deterministic mode, dK / dV through shared memory with coalesced stores).
+// outside the deterministic mode, dK / dV through shared memory with coalesced stores) and
+// kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ (that one converting dQ to 16 bits in the kernel:
+// the block whose reduce-adds complete a q tile, counted against the tile's arrivals, writes it;
+// no separate conversion pass).
 enum class BackwardKernel : int {
   kMmaSync = 0,
   kWgmma = 1,
@@ -68,6 +71,7 @@ enum class BackwardKernel : int {
   kWgmmaWsTmaReducePairWalk = 5,
   kWgmmaWsTmaReducePairWalkTanh = 6,
   kWgmmaWsTmaReducePairWalkOverlapTanh = 7,
+  kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ = 8,
 };
 
 // The backward's extra limits on top of can_implement (head dims whose dK/dV fit in registers,

@@ -39,6 +39,7 @@
 // Head dims: d_qk = d_v = kDim in {64, 128}.
 #pragma once
 
+#include "backends/gpu/attention/backward_grad_q_fused.cuh"
 #include "backends/gpu/attention/backward_wgmma_kernel.cuh"
 
 namespace parity::gpu_device::attention {
@@ -66,7 +67,7 @@ struct BackwardTmaMaps {
   CUtensorMap grad_q_accum;
 };
 
-template <int kDim, GradQStore kStore>
+template <int kDim, GradQStore kStore, bool kFusedGradQ = false>
 struct BwdWsLayout {
   static constexpr int kKvTileBytes = kBwdWgmmaRows * kDim * 2;
   static constexpr int kQTileBytes = kTileCols * kDim * 2;
@@ -74,17 +75,18 @@ struct BwdWsLayout {
   static constexpr int kGradQTileBytes = kStore == GradQStore::kTmaReduce ? kTileCols * kDim * 4 : 0;
   static constexpr int kRowTermsBytes = kBwdWsStages * 2 * kTileCols * 4;
   static constexpr int kBarrierBytes = (2 + 2 * kBwdWsStages) * 8;
+  static constexpr int kFusedBytes = kFusedGradQ ? kFusedGradQStateBytes : 0;
   // K, V; the Q and dO stages; two buffers x two warpgroups' dS^T; the dQ tile; row terms; the
-  // mbarriers; the slack to align the window to 1024 bytes.
+  // mbarriers; the reducers' arrival bookkeeping; the slack to align the window to 1024 bytes.
   static constexpr int kSharedBytes = 2 * kKvTileBytes + 2 * kBwdWsStages * kQTileBytes +
                                       4 * kDsTileBytes + kGradQTileBytes + kRowTermsBytes +
-                                      kBarrierBytes + kSharedAlignBytes;
+                                      kBarrierBytes + kFusedBytes + kSharedAlignBytes;
   static_assert(kSharedBytes <= kMaxSharedOptInBytes, "the shared memory of one block");
 };
 
-template <int kDim, GradQStore kStore>
+template <int kDim, GradQStore kStore, bool kFusedGradQ = false>
 constexpr int backward_wgmma_ws_shared_bytes() {
-  return BwdWsLayout<kDim, kStore>::kSharedBytes;
+  return BwdWsLayout<kDim, kStore, kFusedGradQ>::kSharedBytes;
 }
 
 // Bulk tensor reduce-add of the shared box at `source` into the 2-D fp32 tensor at (column, row);
@@ -180,13 +182,6 @@ __device__ inline void copy_staged_rows(const unsigned char* staging, std::uint1
         *reinterpret_cast<const uint4*>(staging + row * (kDim * 2) + ((chunk ^ (row % 8)) << 4));
     *reinterpret_cast<uint4*>(out + (out_row0 + row) * stride + column + chunk * 8) = value;
   }
-}
-
-// Whether q tile i (64 rows) sees any of the kv tile's 128 rows from kv0: the producer and the
-// consumers walk the same list.
-__device__ inline bool bwd_q_tile_needed(const SequenceMask& mask, int i, int kv0) {
-  return mask.classify(i * kTileCols, (i + 1) * kTileCols, kv0, kv0 + kBwdWgmmaRows) !=
-         TileClass::kEmpty;
 }
 
 // Writes this thread's dQ fragments (64 q rows x columns [64 c, 64 c + 64)) into the fp32 dQ tile:
@@ -299,11 +294,12 @@ __device__ inline void produce_backward_tiles(const AttentionParams& p,
 
 // Long on purpose, as the other attention kernels: one body whose phases share registers.
 template <Elem16 E, Mode kMode, Activation kAct, int kDim, GradQStore kStore,
-          bool kTanhSigmoid = false, bool kOverlapKvTiles = false>
+          bool kTanhSigmoid = false, bool kOverlapKvTiles = false, bool kFusedGradQ = false>
 __global__ void __launch_bounds__(kBwdWsThreads, 1)
     attention_backward_wgmma_ws_kernel(const AttentionParams p,
                                        const __grid_constant__ BackwardTmaMaps maps) {
-  using Layout = BwdWsLayout<kDim, kStore>;
+  using Layout = BwdWsLayout<kDim, kStore, kFusedGradQ>;
+  static_assert(!kFusedGradQ || kStore == GradQStore::kTmaReduce, "dQ fused into the reduce-adds");
   static_assert(kDim == 64 || kDim == 128, "the wgmma backward takes d_qk = d_v in {64, 128}");
   static_assert(kWarpSize == kMmaLanes, "warpgroups are 4 warps of 32 lanes");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -319,6 +315,7 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
   const unsigned barriers = row_terms_address + Layout::kRowTermsBytes;
   const unsigned kv_full = barriers, kv_empty = barriers + 8;
   const unsigned q_full = barriers + 16, q_empty = q_full + kBwdWsStages * 8;
+  const unsigned fused_address = barriers + Layout::kBarrierBytes;  // kFusedGradQ
   unsigned char* const shared_window = shared_bytes + (k_tile - base);
   auto* const row_terms = reinterpret_cast<float*>(shared_window + (row_terms_address - k_tile));
   constexpr int kConsumerThreads = 2 * kWarpgroupThreads;
@@ -358,6 +355,25 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
   const int kv_tile_count = (seq.raw_len_kv + kBwdWgmmaRows - 1) / kBwdWgmmaRows;
   const bool has_grad_q_columns = consumer < kDim / 64;
   const bool is_reducer = kStore == GradQStore::kTmaReduce && consumer_thread == 0;
+  // kFusedGradQ (backward_grad_q_fused.cuh): this warpgroup's reducer counts its adds into the
+  // arrival counters and the warpgroup converts the q tiles it completes.
+  // Formed at each use from an opaque offset: hoisted out of the kv loop, the state's and the
+  // conversion's addresses cost registers the products need (spills at d = 128).
+  const auto fused_state = [&]() {
+    return reinterpret_cast<FusedGradQState*>(
+               shared_window + opaque(static_cast<int>(fused_address - k_tile))) +
+           consumer;
+  };
+  const bool is_fused_reducer = kFusedGradQ && is_reducer && has_grad_q_columns;
+  if (is_fused_reducer) {
+    FusedGradQState* const fused = fused_state();
+    const ForwardSlot grid_slot = forward_grid_slot(static_cast<std::int64_t>(blockIdx.x),
+                                                    p.batch * p.heads, p.grid_tiles,
+                                                    p.q_tiles_fastest);
+    fused->counter_base =
+        grad_q_counter_base(p, grid_slot.sequence_head / p.heads, seq.q_begin, seq.head, consumer);
+    fused->pending[0] = fused->pending[1] = fused->convert = -1;
+  }
   int kv_loads = 0, position = 0, ds_steps = 0;
 
   for (int tile = block.slot; tile < kv_tile_count; tile += p.grid_tiles) {
@@ -394,6 +410,7 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         for (int k = 0; k < Layout::kDsTileBytes / (16 * kWarpgroupThreads); ++k)
           *reinterpret_cast<uint4*>(ds_tile_pointer + (k * kWarpgroupThreads + consumer_thread) *
                                                           16) = uint4{0, 0, 0, 0};
+        if (is_fused_reducer) retire_grad_q_adds<1>(p, fused_state());
       } else {
         const float* lse2 = row_terms + (slot.stage * 2) * kTileCols;
         const float* row_dot = row_terms + (slot.stage * 2 + 1) * kTileCols;
@@ -403,6 +420,8 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         issue_scores_weights_grad_v<E, kMode, kDim, kTanhSigmoid>(
             s, dp, pt_frag, dv, k_rows, v_rows, q_address, do_address, lse2, kAct, score_scale,
             seq.mask, group_class == TileClass::kPartial, q0, kv0 + warp_row0);
+        // The oldest dQ adds' arrival, while the tensor cores run the products above.
+        if (is_fused_reducer) retire_grad_q_adds<1>(p, fused_state());
         // dP^T and dV landed: P^T's fragments are free before dS^T needs registers (waiting for
         // dP^T alone left P^T live and spilled at d = 128; the other consumer's products keep
         // the tensor cores busy meanwhile).
@@ -435,6 +454,8 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
           unsigned char* const grad_q_pointer = shared_window + (grad_q_tile - k_tile);
           store_grad_q_tile(grad_q_pointer, dq, consumer);
           fence_generic_to_async_shared();
+          // Read before the barrier: the reducer rewrites it in the next step, after the barrier.
+          const int convert_tile = kFusedGradQ ? fused_state()->convert : -1;
           named_barrier_sync(kBwdWsGradQBarrier0 + consumer, kWarpgroupThreads);
           if (is_reducer) {
 #pragma unroll
@@ -446,7 +467,11 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
                                  static_cast<int>(seq.q_begin + q0));
             }
             bulk_commit_group();
+            if (is_fused_reducer) fused_state()->pending[1] = i;  // retired two steps later
           }
+          if (kFusedGradQ && convert_tile >= 0)
+            convert_grad_q_half<E, kDim>(p, seq, convert_tile, consumer, grad_k_scale,
+                                         opaque(consumer_thread));
         }
       }
     }
@@ -485,6 +510,18 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
     }
   }
   if (is_reducer) bulk_wait_group_all();
+  if constexpr (kFusedGradQ) {
+    // The two newest groups (complete now): their arrivals, and the tiles they complete.
+    for (int k = 0; has_grad_q_columns && k < 2; ++k) {
+      if (is_fused_reducer) retire_grad_q_adds<0>(p, fused_state());
+      named_barrier_sync(kBwdWsGradQBarrier0 + consumer, kWarpgroupThreads);
+      const int convert_tile = fused_state()->convert;
+      named_barrier_sync(kBwdWsGradQBarrier0 + consumer, kWarpgroupThreads);
+      if (convert_tile >= 0)
+        convert_grad_q_half<E, kDim>(p, seq, convert_tile, consumer, grad_k_scale,
+                                     opaque(consumer_thread));
+    }
+  }
 #else
   // Not an sm_90a binary: the host never launches this body (can_implement_backward refuses).
   (void)p;

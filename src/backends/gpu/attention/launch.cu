@@ -25,6 +25,20 @@ std::size_t grad_q_accum_bytes(const AttentionProblem& problem) {
                   sizeof(float));
 }
 
+std::size_t row_terms_bytes(const AttentionProblem& problem) {
+  return problem.kind == AttentionKind::kSoftmax
+             ? align_up(2 * static_cast<std::size_t>(problem.total_q) * problem.heads * sizeof(float))
+             : 0;
+}
+
+// The dQ arrival counters of the fused-conversion backward (backward_grad_q_fused.cuh), after the
+// row terms; small (4 bytes per head and 32 q rows), so every backward's workspace includes them.
+std::size_t grad_q_counter_bytes(const AttentionProblem& problem) {
+  const auto slots = static_cast<std::size_t>(
+      detail::kernels::grad_q_counter_slots(problem.total_q, problem.batch));
+  return align_up(slots * problem.heads * detail::kernels::kGradQHalves * sizeof(int));
+}
+
 Activation kernel_activation(PointwiseActivation activation) {
   switch (activation) {
     case PointwiseActivation::kSilu:
@@ -203,18 +217,23 @@ bool is_backward_wgmma_ws(BackwardKernel kernel) {
   return kernel == BackwardKernel::kWgmmaWs || kernel == BackwardKernel::kWgmmaWsTmaReduce ||
          kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk ||
          kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh ||
-         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh;
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh ||
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ;
 }
 bool is_backward_pair_walk(BackwardKernel kernel) {
   return kernel == BackwardKernel::kWgmmaWsTmaReducePairWalk ||
          kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkTanh ||
-         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh;
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh ||
+         kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ;
 }
 
 template <detail::Elem16 E>
 Status launch_backward_wgmma_ws(BackwardKernel kernel, const AttentionProblem& problem,
                                 const detail::AttentionParams& params, gpuStream_t stream) {
   using detail::WgmmaBackward;
+  if (kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanhFusedGradQ)
+    return detail::launch_backward_wgmma_ws_kernels<
+        E, WgmmaBackward::kWsTmaReduceTanhOverlapKvTilesFusedGradQ>(problem, params, stream);
   if (kernel == BackwardKernel::kWgmmaWsTmaReducePairWalkOverlapTanh)
     return detail::launch_backward_wgmma_ws_kernels<E, WgmmaBackward::kWsTmaReduceTanhOverlapKvTiles>(
         problem, params, stream);
@@ -273,11 +292,7 @@ Status can_implement_backward(const AttentionProblem& problem, BackwardKernel ke
 }
 
 std::size_t backward_workspace_bytes(const AttentionProblem& problem) {
-  const std::size_t row_terms =
-      problem.kind == AttentionKind::kSoftmax
-          ? align_up(2 * static_cast<std::size_t>(problem.total_q) * problem.heads * sizeof(float))
-          : 0;
-  return grad_q_accum_bytes(problem) + row_terms;
+  return grad_q_accum_bytes(problem) + row_terms_bytes(problem) + grad_q_counter_bytes(problem);
 }
 
 Status can_implement_forward(const AttentionProblem& problem, ForwardKernel kernel) {
@@ -366,6 +381,9 @@ Status backward(const AttentionProblem& problem, const AttentionBackwardArgs& ar
   params.grad_q_accum = static_cast<float*>(workspace);
   params.row_terms = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) +
                                               grad_q_accum_bytes(problem));
+  params.grad_q_counters = reinterpret_cast<int*>(static_cast<unsigned char*>(workspace) +
+                                                  grad_q_accum_bytes(problem) +
+                                                  row_terms_bytes(problem));
   params.deterministic = problem.deterministic;
   if (problem.deterministic)
     params.grid_tiles = 1;  // one block walks all kv tiles of its (sequence, head)

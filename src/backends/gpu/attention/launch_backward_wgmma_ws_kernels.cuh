@@ -38,14 +38,20 @@ Status backward_tma_maps(const AttentionProblem& problem, const AttentionParams&
 }
 
 template <Elem16 E, kernels::Mode M, kernels::Activation A, int kDim, kernels::GradQStore S,
-          bool kTanhSigmoid, bool kOverlapKvTiles>
+          bool kTanhSigmoid, bool kOverlapKvTiles, bool kFusedGradQ>
 Status launch_backward_wgmma_ws_config(const AttentionProblem& problem,
                                        const AttentionParams& params, gpuStream_t stream) {
-  constexpr int kShared = kernels::backward_wgmma_ws_shared_bytes<kDim, S>();
-  const auto kernel =
-      kernels::attention_backward_wgmma_ws_kernel<E, M, A, kDim, S, kTanhSigmoid, kOverlapKvTiles>;
+  constexpr int kShared = kernels::backward_wgmma_ws_shared_bytes<kDim, S, kFusedGradQ>();
+  const auto kernel = kernels::attention_backward_wgmma_ws_kernel<E, M, A, kDim, S, kTanhSigmoid,
+                                                                  kOverlapKvTiles, kFusedGradQ>;
   kernels::BackwardTmaMaps maps{};
   PARITY_RETURN_IF_ERROR((backward_tma_maps<E, kDim>(problem, params, maps)));
+  if constexpr (kFusedGradQ) {
+    // The arrival counters (and the grad_q rows no add reaches, zeroed) before the kernel counts.
+    const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>(params.batch, 1, 65535));
+    kernels::attention_grad_q_arrivals_kernel<kDim><<<blocks, 128, 0, stream>>>(params);
+    PARITY_GPU_CHECK_LAUNCH(attention_grad_q_arrivals_kernel);
+  }
   PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                      gpuFuncAttributeMaxDynamicSharedMemorySize, kShared));
   kernel<<<static_cast<unsigned>(grid_blocks(params)), kernels::kBwdWsThreads, kShared, stream>>>(
@@ -55,39 +61,40 @@ Status launch_backward_wgmma_ws_config(const AttentionProblem& problem,
 }
 
 template <Elem16 E, kernels::Mode M, kernels::Activation A, kernels::GradQStore S,
-          bool kTanhSigmoid, bool kOverlapKvTiles>
+          bool kTanhSigmoid, bool kOverlapKvTiles, bool kFusedGradQ>
 Status backward_wgmma_ws_dim(const AttentionProblem& problem, const AttentionParams& params,
                              gpuStream_t stream) {
   if (problem.dim_qk == 64)
-    return launch_backward_wgmma_ws_config<E, M, A, 64, S, kTanhSigmoid, kOverlapKvTiles>(
-        problem, params, stream);
-  return launch_backward_wgmma_ws_config<E, M, A, 128, S, kTanhSigmoid, kOverlapKvTiles>(
-      problem, params, stream);
+    return launch_backward_wgmma_ws_config<E, M, A, 64, S, kTanhSigmoid, kOverlapKvTiles,
+                                           kFusedGradQ>(problem, params, stream);
+  return launch_backward_wgmma_ws_config<E, M, A, 128, S, kTanhSigmoid, kOverlapKvTiles,
+                                         kFusedGradQ>(problem, params, stream);
 }
 
 // One kernel per activation (the softmax kernel ignores it and kTanhSigmoid; it takes
-// kOverlapKvTiles).
-template <Elem16 E, kernels::GradQStore S, bool kTanhSigmoid, bool kOverlapKvTiles>
+// kOverlapKvTiles and kFusedGradQ).
+template <Elem16 E, kernels::GradQStore S, bool kTanhSigmoid, bool kOverlapKvTiles,
+          bool kFusedGradQ>
 Status backward_wgmma_ws_kernel(const AttentionProblem& problem, const AttentionParams& params,
                                 gpuStream_t stream) {
   using kernels::Activation;
   using kernels::Mode;
   if (problem.kind == AttentionKind::kSoftmax)
-    return backward_wgmma_ws_dim<E, Mode::kSoftmax, Activation::kSilu, S, false, kOverlapKvTiles>(
-        problem, params, stream);
+    return backward_wgmma_ws_dim<E, Mode::kSoftmax, Activation::kSilu, S, false, kOverlapKvTiles,
+                                 kFusedGradQ>(problem, params, stream);
   switch (params.activation) {
     case Activation::kSilu:
       return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kSilu, S, kTanhSigmoid,
-                                   kOverlapKvTiles>(problem, params, stream);
+                                   kOverlapKvTiles, kFusedGradQ>(problem, params, stream);
     case Activation::kGelu:
       return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kGelu, S, kTanhSigmoid,
-                                   kOverlapKvTiles>(problem, params, stream);
+                                   kOverlapKvTiles, kFusedGradQ>(problem, params, stream);
     case Activation::kRelu:
       return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kRelu, S, kTanhSigmoid,
-                                   kOverlapKvTiles>(problem, params, stream);
+                                   kOverlapKvTiles, kFusedGradQ>(problem, params, stream);
     case Activation::kSigmoid:
       return backward_wgmma_ws_dim<E, Mode::kPointwise, Activation::kSigmoid, S, kTanhSigmoid,
-                                   kOverlapKvTiles>(problem, params, stream);
+                                   kOverlapKvTiles, kFusedGradQ>(problem, params, stream);
   }
   return unsupported("attention backward wgmma ws: unknown activation");
 }
@@ -101,16 +108,19 @@ Status launch_backward_wgmma_ws_kernels(const AttentionProblem& problem, Attenti
     return unsupported("attention backward wgmma ws: head dims ", problem.dim_qk, "/",
                        problem.dim_v, " have no kernel");
   }
-  constexpr bool kOverlapKvTiles = kKernel == WgmmaBackward::kWsTmaReduceTanhOverlapKvTiles;
+  constexpr bool kFusedGradQ = kKernel == WgmmaBackward::kWsTmaReduceTanhOverlapKvTilesFusedGradQ;
+  constexpr bool kOverlapKvTiles =
+      kKernel == WgmmaBackward::kWsTmaReduceTanhOverlapKvTiles || kFusedGradQ;
   constexpr bool kTanhSigmoid = kKernel == WgmmaBackward::kWsTmaReduceTanh || kOverlapKvTiles;
   constexpr auto kStore = kKernel == WgmmaBackward::kWsTmaReduce || kTanhSigmoid
                               ? kernels::GradQStore::kTmaReduce
                               : kernels::GradQStore::kAtomic;
   const auto main_kernel = [&]() {
-    return backward_wgmma_ws_kernel<E, kStore, kTanhSigmoid, kOverlapKvTiles>(problem, params,
-                                                                              stream);
+    return backward_wgmma_ws_kernel<E, kStore, kTanhSigmoid, kOverlapKvTiles, kFusedGradQ>(
+        problem, params, stream);
   };
-  return launch_backward_steps<E>(problem, params, stream, main_kernel);
+  // The fused kernel writes grad_q itself: no conversion pass after it.
+  return launch_backward_steps<E>(problem, params, stream, main_kernel, !kFusedGradQ);
 #else
   (void)problem;
   (void)params;

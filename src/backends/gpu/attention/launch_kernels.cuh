@@ -85,10 +85,12 @@ Status backward_mode(int dim_qk, int dim_v, const AttentionParams& params, gpuSt
 }
 
 // Row terms (softmax), the main kernel (`main_kernel()`, a Status), then grad_q from the fp32
-// accumulator (zeroed by the caller, launch.cu): the steps every backward kernel shares.
+// accumulator (zeroed by the caller, launch.cu) unless the main kernel wrote it (convert_grad_q
+// false): the steps every backward kernel shares.
 template <Elem16 E, typename MainKernel>
 Status launch_backward_steps(const AttentionProblem& problem, const AttentionParams& params,
-                             gpuStream_t stream, const MainKernel& main_kernel) {
+                             gpuStream_t stream, const MainKernel& main_kernel,
+                             bool convert_grad_q = true) {
   if (problem.kind == AttentionKind::kSoftmax) {
     const Status row_terms = problem.dim_v == 64 ? launch_row_terms<E, 64>(params, stream)
                                                  : launch_row_terms<E, 128>(params, stream);
@@ -96,7 +98,7 @@ Status launch_backward_steps(const AttentionProblem& problem, const AttentionPar
   }
   PARITY_RETURN_IF_ERROR(main_kernel());
   const std::int64_t count = params.total_q * params.heads * problem.dim_qk;
-  if (count == 0) return Status::ok();
+  if (count == 0 || !convert_grad_q) return Status::ok();
   const float scale = problem.kind == AttentionKind::kSoftmax
                           ? params.alpha
                           : params.alpha * params.inv_max_seq_len;
