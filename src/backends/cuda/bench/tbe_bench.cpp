@@ -50,6 +50,16 @@ struct Buffers {
 
 std::size_t at_least_one(std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(n, 1)); }
 
+// The spec's backward choices as the library's options (kernel and row batching: per timing).
+eg::BackwardOptions backward_options_of(const TbeBenchSpec& spec) {
+  eg::BackwardOptions options;
+  options.short_chunks = spec.backward_short_chunks;
+  options.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
+  options.small_sort_tiles = spec.backward_small_sort_tiles;
+  options.prefetch_element_state = spec.backward_prefetch_state;
+  return options;
+}
+
 Result<Buffers> allocate(const TbeProblem& problem, const TbeBenchSpec& spec, const SyntheticBatch& batch,
                          const std::vector<std::int64_t>& bad_indices, std::uint64_t seed) {
   const auto& layout = problem.layout;
@@ -77,10 +87,8 @@ Result<Buffers> allocate(const TbeProblem& problem, const TbeBenchSpec& spec, co
                                                         dtype_size_bytes(problem.output_dtype)));
   PARITY_ASSIGN_OR_RETURN(b.grad, DeviceBuffer::allocate(static_cast<std::size_t>(b.out_elements) * 4));
   PARITY_RETURN_IF_ERROR(eg::fill_uniform(b.grad.data(), DType::kF32, b.out_elements, seed + 1, 1.0f));
-  eg::BackwardOptions sized_for;  // short chunks need more partial slots
-  sized_for.short_chunks = spec.backward_short_chunks;
-  sized_for.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
-  PARITY_ASSIGN_OR_RETURN(b.ws_bytes, eg::tbe_backward_workspace_bytes(problem, sized_for));
+  // Short chunks need more partial slots: the workspace follows the spec's backward options.
+  PARITY_ASSIGN_OR_RETURN(b.ws_bytes, eg::tbe_backward_workspace_bytes(problem, backward_options_of(spec)));
   PARITY_ASSIGN_OR_RETURN(b.ws, DeviceBuffer::allocate(at_least_one(b.ws_bytes)));
   b.bc_bytes = eg::bounds_check_workspace_bytes(problem);
   PARITY_ASSIGN_OR_RETURN(b.bc_ws, DeviceBuffer::allocate(static_cast<std::size_t>(b.bc_bytes)));
@@ -217,24 +225,14 @@ Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Bu
   }, timing));
   // Backward variants (tbe_gpu.hpp BackwardOptions): the default updates rows one at a time; the
   // batched-update kernel is timed beside it when both are asked for. `main` is what the step uses.
-  eg::BackwardOptions main_options;
+  eg::BackwardOptions main_options = backward_options_of(spec);
   main_options.batch_row_updates = !spec.time_row_at_a_time;
-  main_options.kernel = kernels.backward;
-  if (spec.backward_atomic_sgd) {  // not bitwise reproducible: asked for explicitly
-    main_options.kernel = eg::BackwardKernel::kAtomicSgd;
-    main_options.deterministic = false;
-  }
-  main_options.short_chunks = spec.backward_short_chunks;
-  main_options.prefetch_element_state = spec.backward_prefetch_state;
-  main_options.small_sort_tiles = spec.backward_small_sort_tiles;
-  main_options.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
+  // Atomic SGD is not bitwise reproducible: only when asked for explicitly.
+  main_options.kernel = spec.backward_atomic_sgd ? eg::BackwardKernel::kAtomicSgd : kernels.backward;
+  main_options.deterministic = !spec.backward_atomic_sgd;
   t.main_batches_row_updates = main_options.batch_row_updates;
-  eg::BackwardOptions other_options;
+  eg::BackwardOptions other_options = backward_options_of(spec);
   other_options.batch_row_updates = true;
-  other_options.short_chunks = spec.backward_short_chunks;
-  other_options.prefetch_element_state = spec.backward_prefetch_state;
-  other_options.small_sort_tiles = spec.backward_small_sort_tiles;
-  other_options.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
   other_options.kernel = kernels.backward;
   auto backward = [&](const eg::BackwardOptions& options, parity::gpu::StreamHandle stream) {
     return eg::tbe_backward_fused(problem, b.layout, opt, training, device_batch, b.grad.as<float>(), b.ws.data(),
