@@ -122,6 +122,44 @@ TEST(GpuTbeForwardCandidates, BatchesPastOneGridStrideMatchReference) {
   }
 }
 
+// The one-hot tiles read position b's index beside bag b's offsets and keep it only where bag b
+// starts at b and is not empty. Hand-built offsets put both outcomes in one warp: positional bags,
+// then an empty bag and a two-index bag that shift every later bag off its position, then a bag
+// that starts at its own position again, over a row pattern where a wrong guess reads another row.
+TEST(GpuTbeForwardCandidates, OneHotPositionalGuessFallsBackWhereBagsShift) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(444);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  constexpr int kBatch = 70;  // two warp tiles and a partial third
+  embedding::SyntheticBatch batch;
+  batch.offsets.push_back(0);
+  for (int bag = 0; bag < kBatch; ++bag) {
+    const int length = bag == 9 ? 0 : bag == 17 ? 2 : bag == 40 ? 3 : 1;  // 9: empty, 17: two, 40: three
+    for (int u = 0; u < length; ++u) {
+      const auto position = static_cast<std::int64_t>(batch.indices.size());
+      batch.indices.push_back((position * 37 + 11) % 300);
+      batch.per_sample_weights.push_back(0.5f + static_cast<float>(position % 7) * 0.25f);
+    }
+    batch.offsets.push_back(static_cast<std::int64_t>(batch.indices.size()));
+  }
+  const std::vector<std::tuple<egpu::ForwardKernel, const char*, int>> one_hot_tiles = {
+      {egpu::ForwardKernel::kWarpTileOneHot, "warp_tile_one_hot", 16},
+      {egpu::ForwardKernel::kWarpTileOneHotEightPasses, "warp_tile_one_hot_eight_passes", 16},
+      {egpu::ForwardKernel::kWarpTileOneHotWideRows, "warp_tile_one_hot_wide_rows", 160}};
+  for (const auto& [kernel, name, dim] : one_hot_tiles) {
+    for (DType weight_dtype : {DType::kF32, DType::kBF16}) {
+      for (bool weighted : {false, true}) {
+        auto problem = testing::make_problem({{300, dim}}, kBatch, static_cast<std::int64_t>(batch.indices.size()),
+                                             DType::kI32, weight_dtype, DType::kF32, PoolingMode::kSum, weighted);
+        SCOPED_TRACE(std::string(name) + " " + std::string(dtype_name(weight_dtype)) + (weighted ? " weighted" : ""));
+        embedding::SyntheticBatch case_batch = batch;  // the reference applies any weights it is given
+        if (!weighted) case_batch.per_sample_weights.clear();
+        expect_forward_matches(problem, case_batch, seed, egpu::ForwardOptions{kernel});
+      }
+    }
+  }
+}
+
 // Forced where they do not apply: rows over 128 bytes for the narrow rows, over 512 for the warp
 // tiles (each rule's reason) and 16-bit rows off 16-byte boundaries (D = 4 fp16: 8-byte rows),
 // which the one-hot and light short-bag tiles read as 8-byte pieces (tested in

@@ -7,7 +7,8 @@
 // same offsets and index per lane, and its group width follows the widest table, so a narrower
 // table's rows leave lanes idle (C7: D=16 beside D=32). Here a warp takes a tile of kWarpSize bags:
 //   1. lane-per-bag phase: lane l reads bag l's two offsets (coalesced: the warp's offsets are
-//      contiguous), the indices of its first kLeadRows positions (and their per-sample weights),
+//      contiguous; one-hot tiles read position l's index beside them, the usual one-hot layout),
+//      the indices of its first kLeadRows positions (and their per-sample weights),
 //      and works out its row pointers, output element, and scale (32-bit position arithmetic);
 //   2. piece phase: the group width W is the tile's own widest row in 16-byte pieces rounded up to
 //      a power of two (bags of a feature are contiguous, so a tile nearly always holds one
@@ -128,6 +129,21 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         weight[u] = next_weight[u];
       }
       load_offsets(tile + total_warps, next_start, next_end);
+    } else if constexpr (kLeadRows == 1) {
+      // One-hot batches hold bag b's only index at position b: read it beside the offsets (one
+      // dependent round trip fewer); a bag that starts elsewhere loads its own.
+      const std::int64_t bag = tile * kWarpSize + lane;
+      const bool guess_live = bag < p.num_indices;
+      const std::int64_t guess_index = guess_live ? static_cast<std::int64_t>(p.indices[bag]) : 0;
+      const float guess_weight =
+          guess_live && p.per_sample_weights != nullptr ? p.per_sample_weights[bag] : 1.0f;
+      load_offsets(tile, start, end);
+      if (start == bag && end > start) {
+        index[0] = guess_index;
+        weight[0] = guess_weight;
+      } else {
+        load_lead(start, end, index, weight);
+      }
     } else {
       load_offsets(tile, start, end);
       load_lead(start, end, index, weight);
