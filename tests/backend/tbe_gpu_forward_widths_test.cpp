@@ -112,5 +112,30 @@ TEST(GpuTbeForwardWidths, ShortBagRuleCoversRowsUpTo512Bytes) {
   EXPECT_TRUE(egpu::short_bags_forward_fits(misaligned).is_ok());
 }
 
+// Needs no device. Mixed dims past 128 bytes, enough bags and short ones: the wide one-hot tiles
+// ahead of every other rule; each condition's edge, with the reason where it is refused.
+TEST(GpuTbeForwardWidths, MixedWidthShortBagsTakeTheWideTiles) {
+  const std::int64_t bags_per_feature = egpu::kMixedWideShortBagsMinBags / 2;  // 2 features: exactly the minimum
+  const std::int64_t max_indices = egpu::kMixedWideShortBagsMeanIndices * 2 * bags_per_feature;
+  const auto mixed = testing::make_problem({{100, 16}, {100, 256}}, bags_per_feature, max_indices);
+  EXPECT_TRUE(egpu::mixed_wide_short_bags_forward_fits(mixed).is_ok());
+  EXPECT_EQ(egpu::select_forward_kernel(mixed), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  // 5 per bag and rows of at most 512 bytes would otherwise take the light short-bag tiles.
+  const auto mixed_short = testing::make_problem({{100, 16}, {100, 40}}, bags_per_feature, 5 * 2 * bags_per_feature);
+  EXPECT_EQ(egpu::select_forward_kernel(mixed_short), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  auto expect_refused = [](const embedding::TbeProblem& problem, const std::string& reason) {
+    const Status status = egpu::mixed_wide_short_bags_forward_fits(problem);
+    EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+    EXPECT_NE(status.message().find(reason), std::string::npos) << status.message();
+    EXPECT_NE(egpu::select_forward_kernel(problem), egpu::ForwardKernel::kWarpTileOneHotWideRows) << reason;
+  };
+  expect_refused(testing::make_problem({{100, 16}, {100, 256}}, bags_per_feature, max_indices + 1), "above 16");
+  expect_refused(testing::make_problem({{100, 16}, {100, 256}}, bags_per_feature - 1, 8 * bags_per_feature),
+                 "needs >= 32768");
+  expect_refused(testing::make_problem({{100, 256}, {200, 256}}, bags_per_feature, max_indices), "every feature");
+  expect_refused(testing::make_problem({{100, 16}, {100, 32}}, bags_per_feature, max_indices), "narrow");
+  expect_refused(testing::make_problem({{100, 16}, {100, 1024}}, bags_per_feature, max_indices), "2048");
+}
+
 }  // namespace
 }  // namespace parity

@@ -40,7 +40,8 @@ struct DeviceBatch {
 /// piece of a row and several rows in flight per lane (docs/embedding.md). kFittedGroups: group per
 /// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
 /// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: the warp-tile
-/// kernel (kWarpTileOneHot; kWarpTileOneHotWideRows for one-hot rows past kNarrowRowMaxBytes:
+/// kernel (kWarpTileOneHotWideRows wherever mixed_wide_short_bags_forward_fits; kWarpTileOneHot;
+/// kWarpTileOneHotWideRows for one-hot rows past kNarrowRowMaxBytes:
 /// wide_one_hot_forward_fits) wherever short_bags_forward_fits or wide_one_hot_forward_fits, else
 /// narrow rows wherever
 /// narrow_rows_forward_fits (kWarpTileShortBagsLight instead where bags average more than one
@@ -131,6 +132,17 @@ Status short_bags_forward_fits(const TbeProblem& problem);
 /// group per bag runs one launch per width class (docs/embedding.md: dev s2_05 76.2% of copy
 /// against 42.7%, s2_04 D=164 bf16 50.1% against the one-hot tiles' 43.9%).
 Status wide_one_hot_forward_fits(const TbeProblem& problem);
+
+/// The mixed-width short-bags rule (kAuto's kWarpTileOneHotWideRows ahead of every other rule):
+/// tables of more than one dim, the widest row past kNarrowRowMaxBytes and within the wide one-hot
+/// tiles' reach, at least kMixedWideShortBagsMinBags bags averaging at most
+/// kMixedWideShortBagsMeanIndices indices; otherwise kUnsupported with the reason. The tiles'
+/// tail walks such bags a row pair at a time, and one launch sizes each tile to its own row where
+/// the group per bag runs a launch per width class (development sets 1-5, run 70: 1.2-1.5x on six
+/// such layouts; slower on uniform dims and below ~25k bags, which the rule leaves out).
+inline constexpr std::int64_t kMixedWideShortBagsMinBags = 32768;
+inline constexpr std::int64_t kMixedWideShortBagsMeanIndices = 16;
+Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem);
 
 /// Where wide_one_hot_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
 /// one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer short bags

@@ -275,6 +275,28 @@ Status wide_one_hot_forward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(wide_one_hot_tiles_fit(problem));
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  const std::int64_t row_bytes = static_cast<std::int64_t>(problem.layout.max_dim()) * element_bytes;
+  if (row_bytes <= kNarrowRowMaxBytes) {
+    return unsupported("mixed-width short bags: widest row ", row_bytes, " bytes is narrow (<= ", kNarrowRowMaxBytes,
+                       "); the narrow-row kernels take it");
+  }
+  const int first_dim = problem.layout.feature_dim(0);
+  bool mixed = false;
+  for (int f = 1; f < problem.layout.num_features() && !mixed; ++f) mixed = problem.layout.feature_dim(f) != first_dim;
+  if (!mixed) return unsupported("mixed-width short bags: every feature has dim ", first_dim);
+  if (problem.num_bags() < kMixedWideShortBagsMinBags) {
+    return unsupported("mixed-width short bags: ", problem.num_bags(), " bags; needs >= ", kMixedWideShortBagsMinBags);
+  }
+  if (problem.num_indices > kMixedWideShortBagsMeanIndices * problem.num_bags()) {
+    return unsupported("mixed-width short bags: num_indices=", problem.num_indices, " is above ",
+                       kMixedWideShortBagsMeanIndices, " per bag on average (", problem.num_bags(), " bags)");
+  }
+  return Status::ok();
+}
+
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
   if (wide_one_hot_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
@@ -290,6 +312,7 @@ int narrow_rows_split_parts(const TbeProblem& problem, int sm_count) {
 }
 
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
+  if (mixed_wide_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (wide_one_hot_forward_fits(problem).is_ok() || short_bags_forward_fits(problem).is_ok()) {
     return select_warp_tile_kernel(problem);
   }
