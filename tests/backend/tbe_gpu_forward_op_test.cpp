@@ -69,6 +69,14 @@ TEST(GpuTbeForwardOp, SelectsWhatTheRuleSelectsOnEveryRowSize) {
       }
     }
   }
+  // Mixed widths past 128 bytes in a batch past kMixedWideShortBagsMinBags bags, 5 indices per
+  // bag: the mixed-width short-bags rule, through the warp-tile variant.
+  for (DType weight_dtype : {DType::kF32, DType::kBF16}) {
+    const std::int64_t batch = egpu::kMixedWideShortBagsMinBags / 2;
+    const auto problem = testing::make_problem({{10, 16}, {10, 256}}, batch, 5 * 2 * batch, DType::kI64, weight_dtype);
+    EXPECT_EQ(egpu::select_forward_kernel(problem), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+    EXPECT_EQ(op_choice(problem), "tbe_forward_gpu_warp_tile") << dtype_name(weight_dtype);
+  }
   // Each rule's branch was taken (the test can tell a rule that never fires).
   EXPECT_GT(fitted, 0);
   EXPECT_GT(narrow, 0);

@@ -144,7 +144,8 @@ inline constexpr std::int64_t kMixedWideShortBagsMinBags = 32768;
 inline constexpr std::int64_t kMixedWideShortBagsMeanIndices = 16;
 Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem);
 
-/// Where wide_one_hot_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
+/// Where mixed_wide_short_bags_forward_fits or wide_one_hot_forward_fits: kWarpTileOneHotWideRows.
+/// Else, where short_bags_forward_fits:
 /// one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer short bags
 /// kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);

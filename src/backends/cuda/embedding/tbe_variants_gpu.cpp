@@ -76,6 +76,7 @@ class TbeForwardGpu final : public TbeForwardVariant {
     PARITY_RETURN_IF_ERROR(require_gpu(context));
     if (kernel_ == gpu::ForwardKernel::kWarpTileOneHot) {
       if (gpu::wide_one_hot_forward_fits(problem).is_ok()) return Status::ok();
+      if (gpu::mixed_wide_short_bags_forward_fits(problem).is_ok()) return Status::ok();
       return gpu::short_bags_forward_fits(problem);
     }
     if (kernel_ == gpu::ForwardKernel::kNarrowRows) return gpu::narrow_rows_forward_fits(problem);

@@ -255,6 +255,20 @@ Status short_bags_forward_fits(const TbeProblem& problem) {
   return Status::ok();
 }
 
+namespace {
+// 16-bit rows off 16-byte boundaries are read as 8-byte pieces: four per lane cover half the
+// wide tiles' reach.
+Status wide_tiles_reach_off_boundary(const TbeProblem& problem, const char* rule) {
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  const std::int64_t row_bytes = static_cast<std::int64_t>(problem.layout.max_dim()) * element_bytes;
+  if (element_bytes < 4 && !layout_rows_16_byte_aligned(problem) && row_bytes > kWarpTileWideMaxBytes / 2) {
+    return unsupported(rule, ": widest row ", row_bytes, " bytes of 16-bit rows off 16-byte boundaries; needs <= ",
+                       kWarpTileWideMaxBytes / 2);
+  }
+  return Status::ok();
+}
+}  // namespace
+
 Status wide_one_hot_forward_fits(const TbeProblem& problem) {
   PARITY_RETURN_IF_ERROR(wide_one_hot_tiles_fit(problem));
   if (problem.num_indices > problem.num_bags()) {
@@ -267,12 +281,7 @@ Status wide_one_hot_forward_fits(const TbeProblem& problem) {
     return unsupported("wide one-hot tiles: widest row ", row_bytes, " bytes is narrow (<= ", kNarrowRowMaxBytes,
                        "); the one-hot tiles take it");
   }
-  // 16-bit rows off 16-byte boundaries are read as 8-byte pieces: four per lane cover half the bytes.
-  if (element_bytes < 4 && !layout_rows_16_byte_aligned(problem) && row_bytes > kWarpTileWideMaxBytes / 2) {
-    return unsupported("wide one-hot tiles: widest row ", row_bytes, " bytes of 16-bit rows off 16-byte boundaries; "
-                       "needs <= ", kWarpTileWideMaxBytes / 2);
-  }
-  return Status::ok();
+  return wide_tiles_reach_off_boundary(problem, "wide one-hot tiles");
 }
 
 Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
@@ -294,10 +303,11 @@ Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
     return unsupported("mixed-width short bags: num_indices=", problem.num_indices, " is above ",
                        kMixedWideShortBagsMeanIndices, " per bag on average (", problem.num_bags(), " bags)");
   }
-  return Status::ok();
+  return wide_tiles_reach_off_boundary(problem, "mixed-width short bags");
 }
 
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
+  if (mixed_wide_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (wide_one_hot_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
                                                    : ForwardKernel::kWarpTileShortBagsLight;
@@ -312,8 +322,8 @@ int narrow_rows_split_parts(const TbeProblem& problem, int sm_count) {
 }
 
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
-  if (mixed_wide_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
-  if (wide_one_hot_forward_fits(problem).is_ok() || short_bags_forward_fits(problem).is_ok()) {
+  if (mixed_wide_short_bags_forward_fits(problem).is_ok() || wide_one_hot_forward_fits(problem).is_ok() ||
+      short_bags_forward_fits(problem).is_ok()) {
     return select_warp_tile_kernel(problem);
   }
   if (narrow_rows_forward_fits(problem).is_ok()) return ForwardKernel::kNarrowRows;
