@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "backends/gpu/embedding/backward_kernels.cuh"
+#include "backends/gpu/embedding/backward_chunk_kernels.cuh"
 #include "backends/gpu/embedding/launch_common.cuh"
 
 namespace parity::embedding::gpu {
