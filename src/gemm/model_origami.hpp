@@ -100,12 +100,14 @@ struct OrigamiRunIndex {
     bool is_feasible = false;  // has a feasible run
   };
   // Per decomposition [is_stream_k]: the run's first candidate of it, its smallest MFMA cycles
-  // and largest occupancy (what the refined bound needs).
+  // and largest occupancy (what the refined bound needs); and the run's macro tile key, so a
+  // per-tile search reads no candidate to find it.
   struct Decompositions {
     static constexpr std::uint32_t kNone = ~std::uint32_t{0};
     std::uint32_t first[2] = {kNone, kNone};
     double lightest[2] = {0, 0};
     int occupancy[2] = {0, 0};
+    std::uint64_t tile = 0;
   };
   std::vector<Head> heads;
   std::vector<Decompositions> decompositions;  // per run

@@ -22,14 +22,17 @@ namespace {
 // through MT_M, MT_N, the workgroup count and the reduction kind, and the refined and exact
 // stages ask for the same few many times (a grid's data-parallel one is the same for every MT_K
 // and XCD mapping). Direct-mapped; a new search starts a new generation instead of clearing.
+// The slot is a multiplicative hash of the whole key: tile sizes are multiples of 16, so a sum
+// of small multiples modulo the slot count left most slots unused and evicted within a search.
 struct EpilogueMemo {
+  static constexpr int kSlotBits = 7;
   struct Entry {
     std::uint64_t generation = 0;
     std::uint64_t tile_m = 0, tile_n = 0, workgroups = 0;
     bool is_parallel_reduction = false;
     EpilogueCycles value;
   };
-  std::array<Entry, 64> entries;
+  std::array<Entry, std::size_t{1} << kSlotBits> entries;
   std::uint64_t generation = 0;
 };
 thread_local EpilogueMemo epilogue_memo;
@@ -40,9 +43,10 @@ void OrigamiModel::begin_epilogue_memo() { ++epilogue_memo.generation; }
 
 EpilogueCycles OrigamiModel::memo_epilogue_terms(const GemmProblem& problem,
                                                  const OrigamiContext& x) const {
-  const std::size_t slot =
-      (x.tile_m * 7 + x.tile_n * 13 + x.workgroups * 5 + (x.is_parallel_reduction ? 1 : 0)) %
-      epilogue_memo.entries.size();
+  const std::uint64_t key = (x.tile_m << 48) ^ (x.tile_n << 32) ^ (x.workgroups << 1) ^
+                           (x.is_parallel_reduction ? 1 : 0);
+  const auto slot = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >>
+                                             (64 - EpilogueMemo::kSlotBits));
   EpilogueMemo::Entry& e = epilogue_memo.entries[slot];
   if (e.generation != epilogue_memo.generation || e.tile_m != x.tile_m || e.tile_n != x.tile_n ||
       e.workgroups != x.workgroups || e.is_parallel_reduction != x.is_parallel_reduction) {
@@ -104,6 +108,7 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
 OrigamiRunIndex::Decompositions OrigamiModel::summarize_run(const PreparedCandidate* prepared,
                                                             std::size_t begin, std::size_t end) {
   OrigamiRunIndex::Decompositions d;
+  d.tile = macro_tile_key(prepared[begin]);
   for (std::size_t t = begin; t < end; ++t) {
     const OrigamiTerms& o = prepared[t].origami;
     const int s = o.is_stream_k ? 1 : 0;

@@ -49,8 +49,13 @@ struct OrigamiModel::RunSearch {
   // A refined run predicts only the decompositions whose refined bound is at or below the
   // cutoff (the others stay at that bound, above every later cutoff too) and, per tile, at or
   // below its tile's held best (above it they cannot change the tile's entry).
+  // Per tile the run's key comes from its summary: reading it from the candidate is a cache miss
+  // per popped run.
   double run_limit(std::size_t run) const {
-    return std::min(cutoff(), best.held(macro_tile_key(prepared[starts[run]])));
+    if (!per_tile) return cutoff();  // held() is +infinity
+    const std::uint64_t tile =
+        summaries.empty() ? macro_tile_key(prepared[starts[run]]) : summaries[run].tile;
+    return std::min(cutoff(), best.held(tile));
   }
   std::size_t predict_run(std::size_t run, const double* by_decomposition,
                           const bool* is_predicted);
