@@ -254,7 +254,9 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
   const HopperProblemTerms terms = problem_terms(problem);
   // Pass 1: every candidate's coarse bound; remember the `keep` smallest (ascending) as seeds.
   // (Seeding by the finer bound instead computed it for ~60 of 256 candidates per aligned shape
-  // and cost more than the tighter seeds saved.)
+  // and cost more than the tighter seeds saved.) Per tile the seeds are `keep` distinct tiles,
+  // each at its smallest bound: seeds of fewer tiles left the cutoff infinite, and every
+  // candidate exact, until the walk had met `keep` tiles.
   std::array<double, kMaxPrunedKeep> seed_bound{};
   std::array<std::size_t, kMaxPrunedKeep> seed_index{};
   std::size_t seeds = 0;
@@ -263,7 +265,14 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
         is_legacy ? legacy_bound_us(terms, prepared[i]) : coarse_bound_us(terms, prepared[i]);
     predicted_us[i] = bound;
     if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
-    std::size_t at = seeds < keep ? seeds++ : keep - 1;
+    std::size_t at = seeds;  // the slot this bound takes before moving up
+    if (tile_of != nullptr) {
+      std::size_t same_tile = 0;
+      while (same_tile < seeds && tile_of[seed_index[same_tile]] != tile_of[i]) ++same_tile;
+      if (same_tile < seeds && seed_bound[same_tile] <= bound) continue;
+      at = same_tile;  // replaces its tile's larger bound, if any
+    }
+    if (at == seeds) at = seeds < keep ? seeds++ : keep - 1;
     while (at > 0 && seed_bound[at - 1] > bound) {
       seed_bound[at] = seed_bound[at - 1];
       seed_index[at] = seed_index[at - 1];

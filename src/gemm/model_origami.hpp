@@ -100,12 +100,14 @@ struct OrigamiRunIndex {
     bool is_feasible = false;  // has a feasible run
   };
   // Per decomposition [is_stream_k]: the run's first candidate of it, its smallest MFMA cycles
-  // and largest occupancy (what the refined bound needs).
+  // and largest occupancy (what the refined bound needs); and the run's macro tile key, so a
+  // per-tile search reads no candidate to find it.
   struct Decompositions {
     static constexpr std::uint32_t kNone = ~std::uint32_t{0};
     std::uint32_t first[2] = {kNone, kNone};
     double lightest[2] = {0, 0};
     int occupancy[2] = {0, 0};
+    std::uint64_t tile = 0;
   };
   std::vector<Head> heads;
   std::vector<Decompositions> decompositions;  // per run
@@ -169,10 +171,13 @@ class OrigamiModel final : public PerformanceModel {
   // The epilogue's store and in-kernel reduction cycles and the separate reduction kernel: one
   // launch geometry, whatever the instruction or occupancy.
   EpilogueCycles epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
-  // The same through a per-search memo (model_origami_select.cpp): only inside search_runs.
+  // The same through a per-search memo (model_origami_runs.cpp): only inside search_runs, which
+  // starts it for its problem with begin_epilogue_memo().
   EpilogueCycles memo_epilogue_terms(const GemmProblem& problem, const OrigamiContext& ctx) const;
-  // predict_top_us's first stage: a bound for every candidate of one run (macro tile, split and
-  // MT_K) from the problem's terms, the output grid's (GridBound) and MT_K's (DepthBound).
+  static void begin_epilogue_memo();
+  // predict_top_us's first stage (model_origami_bounds.hpp): a bound for every candidate of one
+  // run (macro tile, split and MT_K) from the problem's terms, the output grid's (GridBound) and
+  // MT_K's (DepthBound).
   struct TileBoundTerms;
   struct GridBound;
   struct DepthBound;
@@ -202,6 +207,10 @@ class OrigamiModel final : public PerformanceModel {
   // the runs not yet bounded that can reach that cutoff. `bounded_runs`, when given, lists every
   // run with a bound (after bound_rest); the others are never read. Null: every run has one.
   struct Run;
+  // search_runs's state (seeds, heap, best values) and predict_top_runs_us's per-grid state
+  // (estimates, floors, run bounds), each with its stages as members.
+  struct RunSearch;
+  struct GridPruning;
   template <typename BoundRest>
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                           std::span<const double> bounds, std::span<const std::uint32_t> starts,
@@ -219,13 +228,6 @@ class OrigamiModel final : public PerformanceModel {
   double refined_bound_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                           const OrigamiRunIndex::Decompositions& run,
                           double* by_decomposition) const;
-  template <typename PredictRun>
-  std::size_t seed_tiles(const GemmProblem& problem, const PreparedCandidate* prepared,
-                         std::span<const double> bounds,
-                         std::span<const OrigamiRunIndex::Decompositions> summaries,
-                         const std::vector<std::uint32_t>& bounded_runs, const TopValues& best,
-                         PredictRun&& predict_run, std::vector<std::uint8_t>& is_seed,
-                         std::vector<Run>& seeded_rest) const;
   std::size_t predict_run_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                              std::size_t begin, std::size_t end, const bool include[2],
                              double* predicted_us, TopValues& best,

@@ -1,6 +1,6 @@
 // Constants and small helpers of the Origami port shared by its translation units
-// (model_origami.cpp: launch geometry, tile latency; model_origami_select.cpp: the pruned
-// selection). Internal header.
+// (model_origami.cpp: launch geometry, tile latency; model_origami_select.cpp,
+// model_origami_bounds.hpp and model_origami_runs.cpp: the pruned selection). Internal header.
 #pragma once
 
 #include <array>

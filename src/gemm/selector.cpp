@@ -238,7 +238,7 @@ Result<std::vector<RankedCandidate>> Selector::rank(const GemmProblem& problem,
   return ranked;
 }
 
-double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
+Selector::NearTop Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
                                   const PreparedClass& prepared_class, std::size_t keep_exact,
                                   bool per_tile) {
   // Predict what can matter, then order only the near-tie group and the top-k: the candidates at
@@ -268,7 +268,7 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
     origami.predict_top_runs_us(problem, prepared.data(), *prepared_class.runs, keep_exact,
                                 per_tile, kTieEpsilon, predicted_.data(), &cutoff_us, exact_ranges);
     for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end, full_list_value);
-    return best_us;
+    return {best_us, cutoff_us};
   }
   const auto* hopper = per_tile ? dynamic_cast<const HopperModel*>(&model_.impl()) : nullptr;
   if (hopper != nullptr && prepared_class.distinct_of.empty() && !prepared_class.tile_of.empty()) {
@@ -300,7 +300,7 @@ double Selector::predict_near_top(const GemmProblem& problem, std::size_t count,
     const std::vector<std::uint32_t>& distinct_of = prepared_class.distinct_of;
     keep_near_top(0, count, [&](std::size_t i) { return distinct_predicted_[distinct_of[i]]; });
   }
-  return best_us;
+  return {best_us, cutoff_us};
 }
 
 Result<Selection> Selector::select_prepared(const GemmProblem& problem,
@@ -314,7 +314,8 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
   const std::size_t top = std::max<std::size_t>(top_k, 1);
   const bool per_tile = options_.top_k_list == TopKList::kDistinctTiles && top > 1;
   std::size_t keep_exact = std::min(top, count);
-  double best_us = predict_near_top(problem, count, prepared_class, keep_exact, per_tile);
+  NearTop near_top = predict_near_top(problem, count, prepared_class, keep_exact, per_tile);
+  double best_us = near_top.best_us;
   PARITY_CHECK_ARG(std::isfinite(best_us), "gemm select: no feasible candidate for ",
                    problem.describe());
   if (!per_tile) return order_configs(problem, candidates, prepared, vendor_index, top, best_us);
@@ -334,7 +335,9 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
     };
     if (tile_slot_.size() < prepared_class.tile_count) tile_slot_.resize(prepared_class.tile_count, kNoSlot);
     best_of_each_tile(scratch_, prepared_class.tile_of, before, tile_best_, tile_slot_);
-    if (tile_best_.size() >= top || keep_exact >= count || prepared_class.runs != nullptr) {
+    // An infinite cutoff left every candidate exact in scratch_: a wider search adds no tile.
+    if (tile_best_.size() >= top || keep_exact >= count || prepared_class.runs != nullptr ||
+        !std::isfinite(near_top.cutoff_us)) {
       const std::size_t places = std::min(top, tile_best_.size());
       std::partial_sort(tile_best_.begin(), tile_best_.begin() + static_cast<std::ptrdiff_t>(places),
                         tile_best_.end(), before);
@@ -345,7 +348,8 @@ Result<Selection> Selector::select_prepared(const GemmProblem& problem,
     // more search at most.
     keep_exact = std::max(keep_exact + 1, std::min(count, top * prepared_class.max_tile_configs));
     keep_exact = std::min(keep_exact, count);
-    best_us = predict_near_top(problem, count, prepared_class, keep_exact, per_tile);
+    near_top = predict_near_top(problem, count, prepared_class, keep_exact, per_tile);
+    best_us = near_top.best_us;
   }
   Selection selection;
   const std::size_t vendor = vendor_pick(problem, prepared, vendor_index, best_us);

@@ -114,10 +114,15 @@ class Selector {
   };
   static PreparedClass group_equal(std::vector<PreparedCandidate> prepared);
   static void index_tiles(PreparedClass& prepared_class);
+  // The best prediction of a near-top search and its cutoff (+infinity: every candidate is
+  // exact, so no wider search can add one).
+  struct NearTop {
+    double best_us, cutoff_us;
+  };
   // Fills scratch_ with the candidates at or below the model's cutoff (exact predictions): that
   // cutoff is at or above the `keep`-th best prediction (of distinct macro tiles when
-  // `per_tile`, which only the AMD run search honours). Returns the best prediction.
-  double predict_near_top(const GemmProblem& problem, std::size_t count,
+  // `per_tile`, which only the AMD run search honours).
+  NearTop predict_near_top(const GemmProblem& problem, std::size_t count,
                           const PreparedClass& prepared_class, std::size_t keep, bool per_tile);
   Result<Selection> select_prepared(const GemmProblem& problem, std::span<const Candidate> candidates,
                                     const PreparedClass& prepared, std::size_t vendor_index,
