@@ -67,4 +67,50 @@ Result<std::vector<NamedGemmShape>> gemm_bench_shapes(const std::string& shapes_
   return shapes;
 }
 
+Result<GemmBenchRequest> gemm_bench_request_from_settings(const GemmBenchSettings& settings) {
+  PARITY_CHECK_ARG(settings.library == "cublaslt" || settings.library == "cublas", "bench gemm: --library='",
+                   settings.library, "' is not one of cublaslt, cublas");
+  GemmBenchRequest request;
+  PARITY_ASSIGN_OR_RETURN(request.dtype, parse_gemm_dtype(settings.dtype));
+  PARITY_ASSIGN_OR_RETURN(request.shapes,
+                          gemm_bench_shapes(settings.shapes, settings.m, settings.n, settings.k, request.dtype));
+  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench gemm", settings.timing));
+  request.use_cublas = settings.library == "cublas";
+  request.cublas_workspace_bytes = settings.cublas_workspace_bytes;
+  request.out = settings.out;
+  return request;
+}
+
+Result<GemmRunRequest> gemm_run_request_from_settings(const GemmRunSettings& settings) {
+  PARITY_RETURN_IF_ERROR(validate_measure_counts(settings.options, "gemm run"));
+  GemmRunRequest request;
+  auto problem = gemm_problem_from_text(settings.sizes, settings.dtype, settings.layout);
+  if (!problem.is_ok()) return problem.status().with_context("gemm run");
+  request.problem = *problem;
+  PARITY_ASSIGN_OR_RETURN(request.model, load_model(with_data_dir(settings.model, settings.data_dir)));
+  request.options = settings.options;
+  request.out = settings.out;
+  return request;
+}
+
+Result<SuiteMeasureRequest> suite_measure_request_from_settings(const SuiteMeasureSettings& settings,
+                                                                std::string& selector_warning) {
+  PARITY_RETURN_IF_ERROR(validate_measure_counts(settings.options, "gemm measure"));
+  SuiteMeasureRequest request = settings.request;
+  request.options = settings.options;
+  request.out = settings.out;
+  PARITY_ASSIGN_OR_RETURN(request.dtype, parse_gemm_dtype(settings.dtype));
+  PARITY_RETURN_IF_ERROR(validate(request));
+  PARITY_RETURN_IF_ERROR(read_shape_suite(request.shapes).status());
+  // The selector is optional here: without it the file still holds the oracle data set.
+  auto model = load_model(with_data_dir(settings.model, settings.data_dir));
+  if (model.is_ok()) {
+    request.model = *model;
+  } else {
+    selector_warning =
+        "gemm measure: no selector (" + model.status().to_string() + "); selector picks are not timed\n";
+  }
+  return request;
+}
+
 }  // namespace parity::gemm

@@ -18,7 +18,14 @@
 #include "parity/bench/device_timing.hpp"
 #endif
 
+namespace parity::embedding {
+class TbeLayout;
+}  // namespace parity::embedding
+
 namespace parity::bench {
+
+struct TbeBenchSpec;
+struct TbeForwardBandwidth;
 
 /// This process's argv, read back from /proc/self/cmdline (empty where /proc is unavailable).
 std::vector<std::string> process_command_line();
@@ -74,5 +81,10 @@ nlohmann::json results_document(const std::string& benchmark, nlohmann::json pro
 
 /// The HBM copy measurement as a results-file fragment (no provenance; the caller adds it).
 nlohmann::json hbm_measurement_json(const HbmMeasurement& measurement);
+
+/// `bench tbe`'s results fragments: each feature's table, rows, dim and draw; the forward
+/// bandwidth against the copy measured in the same call, with the targets.
+nlohmann::json tbe_feature_draws_json(const TbeBenchSpec& spec, const embedding::TbeLayout& layout);
+nlohmann::json tbe_forward_bandwidth_json(const TbeForwardBandwidth& fwd, const HbmMeasurement& copy);
 
 }  // namespace parity::bench

@@ -273,6 +273,12 @@ const std::vector<std::string>& tbe_forward_variant_names() {
   return names;
 }
 
+std::string tbe_forward_variant_list_text() {
+  std::string text;
+  for (const auto& name : tbe_forward_variant_names()) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
 Result<std::vector<std::string>> parse_tbe_forward_variants(const std::string& list) {
   std::vector<std::string> variants;
   std::size_t begin = 0;
@@ -281,9 +287,8 @@ Result<std::vector<std::string>> parse_tbe_forward_variants(const std::string& l
     const std::string name = list.substr(begin, comma - begin);
     const auto& known = tbe_forward_variant_names();
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      std::string expected;
-      for (const auto& k : known) expected += (expected.empty() ? "" : ", ") + k;
-      return invalid_argument("bench tbe: --forward-variant='", list, "': '", name, "' is not one of ", expected);
+      return invalid_argument("bench tbe: --forward-variant='", list, "': '", name, "' is not one of ",
+                              tbe_forward_variant_list_text());
     }
     PARITY_CHECK_ARG(std::find(variants.begin(), variants.end(), name) == variants.end(),
                      "bench tbe: --forward-variant='", list, "': '", name, "' is named twice");

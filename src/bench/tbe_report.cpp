@@ -1,10 +1,12 @@
 // `bench tbe`'s forward report (include/parity/bench/tbe_bench.hpp): achieved bandwidth under the
 // every-lookup and unique-row byte models, the ratio to the copy measured in the same call, and
-// issue 13's targets by row size, combined over mixed row sizes.
+// issue 13's targets by row size, combined over mixed row sizes; the results-file fragments of
+// the features' draws and the forward bandwidth (bench/results_json.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <map>
 
+#include "bench/results_json.hpp"
 #include "core/text_format.hpp"
 #include "parity/bench/hbm.hpp"
 #include "parity/bench/tbe_bench.hpp"
@@ -62,6 +64,39 @@ std::string TbeForwardBandwidth::describe() const {
                       counts_unique_rows ? "unique-row, Zipf alpha > 1.05" : "every-lookup",
                       100 * evaluated_ratio, target_met ? "met" : "NOT met");
   return text;
+}
+
+nlohmann::json tbe_feature_draws_json(const TbeBenchSpec& spec, const embedding::TbeLayout& layout) {
+  nlohmann::json features = nlohmann::json::array();
+  const auto draws = spec.feature_draws();
+  for (int f = 0; f < layout.num_features(); ++f) {
+    const int t = layout.table_of_feature()[f];
+    std::string table = spec.table_names.empty() ? std::string("t") : spec.table_names[t];
+    if (spec.table_names.empty()) table += std::to_string(t);  // (not "t" + ...: GCC 12 -Wrestrict)
+    features.push_back({{"table", table},
+                        {"rows", layout.tables()[t].num_rows},
+                        {"dim", layout.tables()[t].dim},
+                        {"bag_lengths", draws[f].bag_lengths.describe()},
+                        {"zipf_alpha", draws[f].zipf_alpha}});
+  }
+  return features;
+}
+
+nlohmann::json tbe_forward_bandwidth_json(const TbeForwardBandwidth& fwd, const HbmMeasurement& copy) {
+  return {{"every_lookup_tbps", fwd.every_lookup_tbps},
+          {"unique_rows_tbps", fwd.unique_rows_tbps},
+          {"copy_tbps", fwd.copy_tbps},
+          {"copy_method", copy.ceiling().method},
+          {"copy_total_bytes", copy.total_bytes},
+          {"copy_median_ms", copy.ceiling().stats.median_ms},
+          {"every_lookup_ratio_to_copy", fwd.every_lookup_ratio},
+          {"unique_rows_ratio_to_copy", fwd.unique_rows_ratio},
+          {"target_ratio_to_copy", fwd.target_fraction},
+          {"evaluated_byte_model", fwd.counts_unique_rows ? "unique_rows" : "every_lookup"},
+          {"evaluated_ratio_to_copy", fwd.evaluated_ratio},
+          {"target_met", fwd.target_met},
+          {"targets", "forward >= 70% of copy for rows >= 256 B, >= 60% for 129-255 B, >= 50% for <= 128 B "
+                      "(bytes-weighted harmonic mean over mixed rows); unique-row model when Zipf alpha > 1.05"}};
 }
 
 }  // namespace parity::bench

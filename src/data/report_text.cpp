@@ -1,4 +1,6 @@
 // What data generation and Criteo conversion wrote, as text (parity/data/dataset.hpp, criteo.hpp).
+#include <chrono>
+
 #include "core/text_format.hpp"
 #include "parity/data/criteo.hpp"
 #include "parity/data/dataset.hpp"
@@ -34,6 +36,28 @@ std::string criteo_report_text(const std::string& out_dir, const CriteoConvertRe
                   static_cast<double>(report.lines) / elapsed_seconds / 1e6);
   for (const BadLine& bad : report.first_bad_lines) text += "bad line: " + bad.reason + "\n";
   return text;
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+Result<std::string> generate_synthetic_report(const DatasetSchema& schema, const std::string& model_name,
+                                              const SyntheticOptions& options, const std::string& out_dir) {
+  const auto start = std::chrono::steady_clock::now();
+  PARITY_ASSIGN_OR_RETURN(const SyntheticReport report, generate_synthetic(schema, options, out_dir));
+  return synthetic_report_text(out_dir, model_name, schema, options, report, seconds_since(start));
+}
+
+Result<std::string> convert_criteo_report(const std::string& tsv, const DatasetSchema& schema,
+                                          const std::string& out_dir, const CriteoConvertOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  PARITY_ASSIGN_OR_RETURN(const CriteoConvertReport report, convert_criteo(tsv, schema, out_dir, options));
+  return criteo_report_text(out_dir, report, seconds_since(start));
 }
 
 }  // namespace parity::data

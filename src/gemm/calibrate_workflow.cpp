@@ -201,4 +201,10 @@ std::string to_text(const CalibrateOutcome& outcome) {
   return out.str();
 }
 
+Result<std::string> calibrate_command_report(CalibrateRequest request, const std::string& mode) {
+  PARITY_ASSIGN_OR_RETURN(request.selector.mode, parse_selection_mode(mode));
+  PARITY_ASSIGN_OR_RETURN(const CalibrateOutcome outcome, calibrate(request));
+  return to_text(outcome);
+}
+
 }  // namespace parity::gemm

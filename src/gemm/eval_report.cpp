@@ -141,4 +141,10 @@ std::string eval_summary_text(const EvaluationReport& report, const std::string&
   return out.str();
 }
 
+Result<std::string> eval_command_report(EvalRequest request, const std::string& mode) {
+  PARITY_ASSIGN_OR_RETURN(request.selector.mode, parse_selection_mode(mode));
+  PARITY_ASSIGN_OR_RETURN(const EvaluationReport report, evaluate(request));
+  return eval_summary_text(report, request.out_dir);
+}
+
 }  // namespace parity::gemm

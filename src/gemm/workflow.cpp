@@ -348,6 +348,13 @@ Result<std::string> agreement_report(const ModelSource& source, const std::strin
   return text;
 }
 
+Result<std::string> agreement_command_report(const ModelSource& source, const std::string& origami_csv,
+                                             const std::string& half_name, bool is_json,
+                                             const std::string& top_k_list) {
+  PARITY_ASSIGN_OR_RETURN(const TopKList list, parse_top_k_list(top_k_list));
+  return agreement_report(source, origami_csv, half_name, is_json, list);
+}
+
 std::string to_json(const AgreementOutcome& o) {
   const AgreementReport& r = o.report;
   return json{{"hw", o.hw},

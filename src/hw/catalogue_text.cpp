@@ -107,4 +107,33 @@ std::string hardware_compare_text(const HardwareSpec& a, const HardwareSpec& b) 
   return out.str();
 }
 
+namespace {
+
+std::optional<std::filesystem::path> data_dir_of(const std::string& data_dir) {
+  if (data_dir.empty()) return std::nullopt;
+  return std::filesystem::path(data_dir);
+}
+
+}  // namespace
+
+Result<std::string> catalogue_list_report(const std::string& data_dir) {
+  PARITY_ASSIGN_OR_RETURN(const std::vector<HardwareSpec> catalogue,
+                          load_catalogue(catalogue_dir(data_dir_of(data_dir))));
+  return catalogue_table_text(catalogue);
+}
+
+Result<std::string> hardware_show_report(std::string_view name, bool is_json, const std::string& data_dir) {
+  PARITY_ASSIGN_OR_RETURN(const HardwareSpec spec, find_hardware(name, data_dir_of(data_dir)));
+  return is_json ? hardware_spec_json_text(spec) : hardware_spec_text(spec);
+}
+
+Result<std::string> hardware_compare_report(std::string_view a_name, std::string_view b_name,
+                                            const std::string& data_dir) {
+  PARITY_ASSIGN_OR_RETURN(const std::vector<HardwareSpec> catalogue,
+                          load_catalogue(catalogue_dir(data_dir_of(data_dir))));
+  PARITY_ASSIGN_OR_RETURN(const HardwareSpec a, find_hardware(a_name, catalogue));
+  PARITY_ASSIGN_OR_RETURN(const HardwareSpec b, find_hardware(b_name, catalogue));
+  return hardware_compare_text(a, b);
+}
+
 }  // namespace parity::hw

@@ -383,4 +383,15 @@ Status write_validation_json(const ValidationReport& report, const std::string& 
   return bench::write_json_file(path, document);
 }
 
+Result<ValidationRequest> validation_request_from_settings(const ValidationSettings& settings) {
+  ValidationRequest request;
+  request.options = settings.options;
+  PARITY_ASSIGN_OR_RETURN(request.options.device, parse_device_kind(settings.device));
+  if (!settings.data_dir.empty()) request.options.data_dir = std::filesystem::path(settings.data_dir);
+  PARITY_RETURN_IF_ERROR(request.options.validate());
+  PARITY_ASSIGN_OR_RETURN(request.configs,
+                          validation_configs(request.options.device, settings.configs, settings.configs_file));
+  return request;
+}
+
 }  // namespace parity::plan

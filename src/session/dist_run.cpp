@@ -90,6 +90,26 @@ Status run_distributed_train(TrainOptions options, const DistTrainSettings& sett
   return run_gpu_train(std::move(options), settings, backend, report);
 }
 
+Status run_train_command(const TrainRun& run, const std::function<void(const TrainProgress&)>& on_progress,
+                         const DistRunReport& report) {
+  if (!run.plan.empty() && !run.distributed) {
+    return unsupported("--plan ", run.plan, ": applying a plan is not wired into train yet; pass --batch "
+                       "and set precision/activation_checkpointing in the spec");
+  }
+  PARITY_ASSIGN_OR_RETURN(TrainOptions options, train_options_from_settings(run.settings));
+  options.on_progress = on_progress;
+  PARITY_CHECK_ARG(run.distributed || run.backend == "mpi", "--backend: only with --distributed");
+  if (run.distributed) {
+    DistTrainSettings dist = run.dist;
+    dist.plan = run.plan;
+    return run_distributed_train(options, dist, run.backend, report);
+  }
+  report.print(train_start_text(options));
+  PARITY_ASSIGN_OR_RETURN(const TrainSummary summary, train(options));
+  report.on_summary(summary);
+  return Status::ok();
+}
+
 Status run_distributed_step_bench(const model::ModelSpec& spec, const StepBenchOptions& options,
                                   std::string_view backend, std::string_view flag, int rounds,
                                   const std::string& out, const std::function<void(const std::string&)>& print) {
@@ -103,6 +123,13 @@ Status run_distributed_step_bench(const model::ModelSpec& spec, const StepBenchO
   PARITY_RETURN_IF_ERROR(write_dist_step_bench_json(report, spec, options, out));
   print("wrote " + out + "\n");
   return Status::ok();
+}
+
+Status run_step_bench_command(const StepBenchRun& run, const std::function<void(const std::string&)>& print) {
+  PARITY_ASSIGN_OR_RETURN(const model::ModelSpec spec, model::load_spec(run.settings.model, run.settings.overrides));
+  PARITY_ASSIGN_OR_RETURN(const StepBenchOptions options, step_bench_options_from_settings(run.settings));
+  if (!run.comm.empty()) return run_distributed_step_bench(spec, options, run.comm, "--comm", run.rounds, run.out, print);
+  return run_step_bench(spec, options, run.out, print);
 }
 
 }  // namespace parity::train

@@ -10,6 +10,7 @@
 #include "core/device_hooks.hpp"
 #include "nn/gemm_cache.hpp"
 #include "parity/core/rng.hpp"
+#include "parity/train/report_text.hpp"
 #include "train/dlrm_model.hpp"
 
 namespace parity::train {
@@ -254,6 +255,16 @@ Status write_step_bench_json(const StepBenchReport& report, const StepBenchOptio
                            {"phase_ms", phases},
                            {"step_ms", report.breakdown_step_ms}};
   return bench::write_json_file(path, document);
+}
+
+Status run_step_bench(const model::ModelSpec& spec, const StepBenchOptions& options, const std::string& out,
+                      const std::function<void(const std::string&)>& print) {
+  PARITY_ASSIGN_OR_RETURN(const StepBenchReport report, benchmark_training_step(spec, options));
+  print(step_bench_text(report, options));
+  if (out.empty()) return Status::ok();
+  PARITY_RETURN_IF_ERROR(write_step_bench_json(report, options, out));
+  print("wrote " + out + "\n");
+  return Status::ok();
 }
 
 }  // namespace parity::train

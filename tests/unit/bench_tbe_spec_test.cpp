@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/results_json.hpp"
 #include "parity/bench/tbe_bench.hpp"
 
 namespace parity::bench {
@@ -302,6 +303,38 @@ TEST(TbeBenchSpec, ForwardVariantListParsesStrictly) {
         << parsed.status().message();
     EXPECT_NE(parsed.status().message().find(needle), std::string::npos) << parsed.status().message();
   }
+}
+
+// The results-file fragments `bench tbe` writes: one entry per feature (t<N> without layout
+// names), and the forward bandwidth with the evaluated byte model and the copy it is compared to.
+TEST(TbeBenchSpec, ResultsFragmentsNameFeaturesAndTheEvaluatedModel) {
+  auto spec = tbe_bench_spec("C1", {}, 1);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().to_string();
+  auto problem = tbe_bench_problem(*spec);
+  ASSERT_TRUE(problem.is_ok()) << problem.status().to_string();
+  const nlohmann::json features = tbe_feature_draws_json(*spec, problem->layout);
+  ASSERT_EQ(features.size(), static_cast<std::size_t>(problem->layout.num_features()));
+  EXPECT_EQ(features[0]["table"], "t0");
+  EXPECT_EQ(features[0]["rows"], problem->layout.tables()[0].num_rows);
+  EXPECT_EQ(features[0]["dim"], problem->layout.tables()[0].dim);
+
+  TbeForwardBandwidth forward;
+  forward.every_lookup_tbps = 2.0;
+  forward.copy_tbps = 4.0;
+  forward.every_lookup_ratio = 0.5;
+  forward.evaluated_ratio = 0.5;
+  forward.target_fraction = 0.7;
+  HbmMeasurement copy;
+  copy.total_bytes = 1024;
+  copy.kernel.method = "copy_kernel_vectorized_16B";
+  copy.kernel.median_tbps = 4.0;
+  copy.kernel.stats.median_ms = 0.25;
+  const nlohmann::json bandwidth = tbe_forward_bandwidth_json(forward, copy);
+  EXPECT_EQ(bandwidth["evaluated_byte_model"], "every_lookup");
+  EXPECT_EQ(bandwidth["copy_method"], "copy_kernel_vectorized_16B");
+  EXPECT_EQ(bandwidth["copy_total_bytes"], 1024);
+  EXPECT_DOUBLE_EQ(bandwidth["copy_median_ms"].get<double>(), 0.25);
+  EXPECT_EQ(bandwidth["target_met"], false);
 }
 
 }  // namespace

@@ -48,5 +48,33 @@ TEST(HwCatalogueText, ShowAndCompareNameEveryField) {
   EXPECT_EQ(compare.find("0.00\u00d7"), std::string::npos);
 }
 
+// The reports `parity hw list | show | compare` print: the text functions over the catalogue of
+// the data directory given (the shipped one here), errors for unknown names.
+TEST(HwCatalogueText, CommandReportsReadTheGivenDataDir) {
+  const std::string data_dir = shipped_hardware_dir().parent_path().string();
+  auto catalogue = load_catalogue(shipped_hardware_dir());
+  ASSERT_TRUE(catalogue.is_ok()) << catalogue.status().to_string();
+  auto h200 = find_hardware("h200", *catalogue);
+  auto mi300x = find_hardware("mi300x", *catalogue);
+  ASSERT_TRUE(h200.is_ok() && mi300x.is_ok());
+
+  auto list = catalogue_list_report(data_dir);
+  ASSERT_TRUE(list.is_ok()) << list.status().to_string();
+  EXPECT_EQ(*list, catalogue_table_text(*catalogue));
+  auto show = hardware_show_report("H200", false, data_dir);
+  ASSERT_TRUE(show.is_ok()) << show.status().to_string();
+  EXPECT_EQ(*show, hardware_spec_text(*h200));
+  auto show_json = hardware_show_report("h200", true, data_dir);
+  ASSERT_TRUE(show_json.is_ok()) << show_json.status().to_string();
+  EXPECT_EQ(*show_json, hardware_spec_json_text(*h200));
+  auto compare = hardware_compare_report("h200", "mi300x", data_dir);
+  ASSERT_TRUE(compare.is_ok()) << compare.status().to_string();
+  EXPECT_EQ(*compare, hardware_compare_text(*h200, *mi300x));
+
+  EXPECT_EQ(hardware_show_report("no_such_gpu", false, data_dir).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(hardware_compare_report("h200", "no_such_gpu", data_dir).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(catalogue_list_report((std::filesystem::path(data_dir) / "missing").string()).is_ok());
+}
+
 }  // namespace
 }  // namespace parity::hw

@@ -25,47 +25,21 @@
 namespace parity::cli {
 namespace {
 
-struct HbmArgs {
-  std::string bytes_text = std::to_string(bench::kDefaultHbmTotalBytes);
-  bench::TimingSettings timing;
-  std::string out;
-};
-
-Status run_bench_hbm(const HbmArgs& args) {
-  PARITY_ASSIGN_OR_RETURN(const std::int64_t total_bytes, bench::parse_hbm_total_bytes("bench hbm", args.bytes_text));
-  PARITY_ASSIGN_OR_RETURN(const bench::TimingOptions options,
-                          bench::timing_options_from_settings("bench hbm", args.timing));
-  return run_on_cuda_device("bench hbm", [&] { return bench::run_hbm_bench(total_bytes, options, args.out); });
-}
-
 void add_bench_hbm(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<HbmArgs>();
+  auto args = std::make_shared<bench::HbmBenchSettings>();
   auto* cmd = bench.add_subcommand("hbm", "Device memory bandwidth: D2D copy, bytes read + written, L2 flushed");
-  cmd->add_option("--bytes", args->bytes_text, "bytes read + written per copy (e.g. 4GiB, 512MiB, 1e9); far above L2");
+  cmd->add_option("--bytes", args->total_bytes, "bytes read + written per copy (e.g. 4GiB, 512MiB, 1e9); far above L2");
   add_bench_flags(cmd, args->timing, TimingFlags::kAll, args->out);
-  cmd->callback([args, &outcome] { outcome.status = run_bench_hbm(*args); });
-}
-
-struct BenchGemmArgs {
-  gemm::GemmBenchRequest request;  // the rest from the flags below
-  std::int64_t m = 0, n = 0, k = 0;
-  std::string dtype = "bf16";
-  std::string shapes;
-  bench::TimingSettings timing;
-  std::string library = "cublaslt";
-};
-
-Status run_bench_gemm(const BenchGemmArgs& args) {
-  gemm::GemmBenchRequest request = args.request;
-  PARITY_ASSIGN_OR_RETURN(request.dtype, gemm::parse_gemm_dtype(args.dtype));
-  PARITY_ASSIGN_OR_RETURN(request.shapes, gemm::gemm_bench_shapes(args.shapes, args.m, args.n, args.k, request.dtype));
-  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench gemm", args.timing));
-  request.use_cublas = args.library == "cublas";
-  return run_on_cuda_device("bench gemm", [&] { return gemm::run_gemm_bench(request, print_flushed); });
+  cmd->callback([args, &outcome] {
+    outcome.status = run_on_cuda_device("bench hbm", bench::hbm_bench_request_from_settings(*args),
+                                        [](const auto& r) {
+                                          return bench::run_hbm_bench(r.total_bytes, r.timing, r.out);
+                                        });
+  });
 }
 
 void add_bench_gemm(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<BenchGemmArgs>();
+  auto args = std::make_shared<gemm::GemmBenchSettings>();
   auto* cmd =
       bench.add_subcommand("gemm", "GEMM with cuBLASLt's default choice: checked, then timed with the L2 flushed");
   cmd->add_option("--m", args->m, "rows of C");
@@ -73,37 +47,21 @@ void add_bench_gemm(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--k", args->k, "reduction length");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
   cmd->add_option("--shapes", args->shapes, "CSV of shapes (name,m,n,k[,...]) instead of --m/--n/--k");
-  add_bench_flags(cmd, args->timing, TimingFlags::kAll, args->request.out);
+  add_bench_flags(cmd, args->timing, TimingFlags::kAll, args->out);
   cmd->add_option("--library", args->library,
                   "cublaslt: cuBLASLt's heuristic top-1 (default); cublas: cublasGemmEx, the call torch's "
                   "default BLAS backend makes")
       ->check(CLI::IsMember({"cublaslt", "cublas"}));
-  cmd->add_option("--cublas-workspace-bytes", args->request.cublas_workspace_bytes,
+  cmd->add_option("--cublas-workspace-bytes", args->cublas_workspace_bytes,
                   "workspace of the cuBLAS handle with --library cublas (cuBLAS's choice depends on it)");
-  cmd->callback([args, &outcome] { outcome.status = run_bench_gemm(*args); });
-}
-
-struct BenchTbeArgs {
-  bench::TbeBenchRequest request;  // seed, out, variant, forward_only; the rest from the flags below
-  std::string config;
-  bench::TbeBenchOverrides overrides;
-  bench::TimingSettings timing;
-  std::string forward_variants;
-};
-
-Status run_bench_tbe(const BenchTbeArgs& args) {
-  bench::TbeBenchRequest request = args.request;
-  PARITY_ASSIGN_OR_RETURN(request.spec, bench::tbe_bench_spec(args.config, args.overrides, request.seed));
-  PARITY_RETURN_IF_ERROR(bench::tbe_bench_problem(request.spec).status());
-  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench tbe", args.timing));
-  if (!args.forward_variants.empty()) {
-    PARITY_ASSIGN_OR_RETURN(request.forward_variants, bench::parse_tbe_forward_variants(args.forward_variants));
-  }
-  return run_on_cuda_device("bench tbe", [&] { return bench::run_tbe_bench(request); });
+  cmd->callback([args, &outcome] {
+    outcome.status = run_on_cuda_device("bench gemm", gemm::gemm_bench_request_from_settings(*args),
+                                        [](const auto& request) { return gemm::run_gemm_bench(request, print_flushed); });
+  });
 }
 
 void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<BenchTbeArgs>();
+  auto args = std::make_shared<bench::TbeBenchSettings>();
   auto& o = args->overrides;
   auto* cmd = bench.add_subcommand("tbe", "Table-batched embeddings: forward, fwd+bwd+optimizer, bounds check (GPU)");
   cmd->add_option("--config", args->config, "Named configuration: C1..C7, BC or D1..D7 (docs/embedding.md)");
@@ -134,34 +92,20 @@ void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
                   "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
                   "fit), narrow_rows, wide_rows, fitted_groups")
       ->check(CLI::IsMember({"auto", "narrow_rows", "wide_rows", "fitted_groups"}));
-  std::string forward_names;  // the library's list, so the help never falls behind a new kernel
-  for (const auto& name : bench::tbe_forward_variant_names()) forward_names += (forward_names.empty() ? "" : ", ") + name;
+  // The library's list, so the help never falls behind a new kernel.
   cmd->add_option("--forward-variant", args->forward_variants,
-                  "Forward kernels also timed, each checked first: a list of " + forward_names);
+                  "Forward kernels also timed, each checked first: a list of " + bench::tbe_forward_variant_list_text());
   cmd->add_flag("--forward-only", args->request.forward_only,
                 "Time only the forward kernels (--variant and --forward-variant): no backward, step or bounds check");
   add_seed_option(cmd, args->request.seed, "Seed of the synthetic batch and weights");
-  cmd->callback([args, &outcome] { outcome.status = run_bench_tbe(*args); });
-}
-
-struct BenchAttentionArgs {
-  bench::AttentionBenchRequest request;  // the rest from the flags below
-  std::string config;
-  bench::AttentionBenchOverrides overrides;
-  bench::TimingSettings timing;
-};
-
-Status run_bench_attention(const BenchAttentionArgs& args) {
-  bench::AttentionBenchRequest request = args.request;
-  PARITY_ASSIGN_OR_RETURN(request.cases, bench::attention_bench_cases(args.config, args.overrides));
-  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench attention", args.timing));
-  PARITY_RETURN_IF_ERROR(bench::validate_attention_bench_request(request));
-  return run_on_cuda_device("bench attention",
-                            [&] { return bench::run_attention_bench(request, bench::gpu_bench_device()); });
+  cmd->callback([args, &outcome] {
+    outcome.status = run_on_cuda_device("bench tbe", bench::tbe_bench_request_from_settings(*args),
+                                        [](const auto& request) { return bench::run_tbe_bench(request); });
+  });
 }
 
 void add_bench_attention(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<BenchAttentionArgs>();
+  auto args = std::make_shared<bench::AttentionBenchSettings>();
   auto& o = args->overrides;
   auto& r = args->request;
   auto* cmd = bench.add_subcommand("attention", "Jagged attention (HSTU, softmax/JFA, GDPA): forward, backward (GPU)");
@@ -193,28 +137,15 @@ void add_bench_attention(CLI::App& bench, Outcome& outcome) {
                   "Backward variants timed beside the default, comma-separated (e.g. "
                   "attention_backward_gpu,attention_backward_gpu_wgmma)")
       ->delimiter(',');
-  cmd->callback([args, &outcome] { outcome.status = run_bench_attention(*args); });
-}
-
-struct BenchInteractionArgs {
-  bench::InteractionBenchRequest request;  // the rest from the flags below
-  std::string dtype = "bf16";
-  bench::TimingSettings timing;
-};
-
-Status run_bench_interaction(const BenchInteractionArgs& args) {
-  bench::InteractionBenchRequest request = args.request;
-  auto dtype = parse_dtype(args.dtype);
-  if (!dtype.is_ok()) return invalid_argument("bench interaction: --dtype: ", dtype.status().message());
-  request.dtype = *dtype;
-  PARITY_ASSIGN_OR_RETURN(request.timing, bench::timing_options_from_settings("bench interaction", args.timing));
-  PARITY_RETURN_IF_ERROR(bench::validate_interaction_bench_request(request));
-  return run_on_cuda_device("bench interaction",
-                            [&] { return bench::run_interaction_bench(request, bench::gpu_bench_device()); });
+  cmd->callback([args, &outcome] {
+    outcome.status = run_on_cuda_device(
+        "bench attention", bench::attention_bench_request_from_settings(*args),
+        [](const auto& request) { return bench::run_attention_bench(request, bench::gpu_bench_device()); });
+  });
 }
 
 void add_bench_interaction(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<BenchInteractionArgs>();
+  auto args = std::make_shared<bench::InteractionBenchSettings>();
   auto& r = args->request;
   auto* cmd = bench.add_subcommand("interaction", "Dot interaction forward and backward, every GPU variant (GPU)");
   cmd->add_option("--batch", r.batch, "Samples B");
@@ -225,30 +156,15 @@ void add_bench_interaction(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--check-samples", r.checked_samples, "Samples checked against fp64 before timing");
   add_bench_flags(cmd, args->timing, TimingFlags::kAll, r.out);
   add_seed_option(cmd, r.seed, "Seed of the inputs");
-  cmd->callback([args, &outcome] { outcome.status = run_bench_interaction(*args); });
-}
-
-struct BenchGemmRunArgs {
-  bench::GemmRunBenchRequest request;  // model, batch size, the oracle, hardware, out
-  std::string dtype = "bf16";
-  bench::TimingSettings timing{.warmup = 10, .reps = 30};
-  bool no_oracle = false;
-  std::string gemm_choice = "measured";
-};
-
-Status run_bench_gemm_run(const BenchGemmRunArgs& args) {
-  bench::GemmRunBenchRequest request = args.request;
-  PARITY_ASSIGN_OR_RETURN(request.dtype, gemm::parse_gemm_dtype(args.dtype));
-  PARITY_ASSIGN_OR_RETURN(request.options.timing, bench::timing_options_from_settings("bench gemm-run", args.timing));
-  request.options.measure_oracle = !args.no_oracle;
-  PARITY_ASSIGN_OR_RETURN(request.options.gemm_choice, parse_gemm_choice(args.gemm_choice));
-  PARITY_RETURN_IF_ERROR(bench::gemm_run_bench_problems(request).status());
-  return run_on_cuda_device("bench gemm-run",
-                            [&] { return bench::run_gemm_run_bench_report(request, print_flushed); });
+  cmd->callback([args, &outcome] {
+    outcome.status = run_on_cuda_device(
+        "bench interaction", bench::interaction_bench_request_from_settings(*args),
+        [](const auto& request) { return bench::run_interaction_bench(request, bench::gpu_bench_device()); });
+  });
 }
 
 void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<BenchGemmRunArgs>();
+  auto args = std::make_shared<bench::GemmRunBenchSettings>();
   auto& r = args->request;
   auto* cmd = bench.add_subcommand("gemm-run", "DLRM dense-layer GEMMs through gemm::Gemm::run vs the oracle");
   cmd->add_option("--model", r.model, "all, dlrm-kaggle or dlrm-v2");
@@ -257,9 +173,13 @@ void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   add_bench_flags(cmd, args->timing, TimingFlags::kCounts, r.out);
   cmd->add_option("--gemm-choice", args->gemm_choice,
                   "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic");
-  cmd->add_flag("--no-oracle", args->no_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
+  cmd->add_flag("--no-oracle", args->skip_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
   cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models");
-  cmd->callback([args, &outcome] { outcome.status = run_bench_gemm_run(*args); });
+  cmd->callback([args, &outcome] {
+    outcome.status = run_on_cuda_device(
+        "bench gemm-run", bench::gemm_run_bench_request_from_settings(*args),
+        [](const auto& request) { return bench::run_gemm_run_bench_report(request, print_flushed); });
+  });
 }
 
 }  // namespace

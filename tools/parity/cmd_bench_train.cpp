@@ -5,7 +5,6 @@
 // in nccl-tests conventions (checked, then timed; algbw/busbw), results JSON, and the planner's
 // alpha-beta calibration (--calibration-out, or --fit-from RESULTS.json without running); rank 0
 // prints (parity/comm/bench_run.hpp).
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -13,35 +12,8 @@
 #include "flags.hpp"
 #include "parity/comm/bench_run.hpp"
 #include "parity/train/dist_run.hpp"
-#include "parity/train/report_text.hpp"
-#include "parity/train/step_bench.hpp"
-#include "parity/train/train_settings.hpp"
 
 namespace parity::cli {
-namespace {
-
-struct BenchTrainArgs {
-  train::StepBenchSettings settings;
-  std::string out;
-  std::string comm;  // empty: the single-process benchmark
-  int rounds = 5;
-};
-
-Status run_bench_train(const BenchTrainArgs& args) {
-  PARITY_ASSIGN_OR_RETURN(const model::ModelSpec spec, model::load_spec(args.settings.model, args.settings.overrides));
-  PARITY_ASSIGN_OR_RETURN(const train::StepBenchOptions options, train::step_bench_options_from_settings(args.settings));
-  if (!args.comm.empty()) {
-    return train::run_distributed_step_bench(spec, options, args.comm, "--comm", args.rounds, args.out, print_flushed);
-  }
-  PARITY_ASSIGN_OR_RETURN(const auto report, train::benchmark_training_step(spec, options));
-  std::fputs(train::step_bench_text(report, options).c_str(), stdout);
-  if (args.out.empty()) return Status::ok();
-  PARITY_RETURN_IF_ERROR(train::write_step_bench_json(report, options, args.out));
-  std::printf("wrote %s\n", args.out.c_str());
-  return Status::ok();
-}
-
-}  // namespace
 
 void add_bench_comm_command(CLI::App& bench, Outcome& outcome) {
   auto run = std::make_shared<comm::CommBenchRun>();
@@ -68,7 +40,7 @@ void add_bench_comm_command(CLI::App& bench, Outcome& outcome) {
 }
 
 void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
-  auto args = std::make_shared<BenchTrainArgs>();
+  auto args = std::make_shared<train::StepBenchRun>();
   train::StepBenchSettings& settings = args->settings;
   auto* cmd = bench.add_subcommand("train", "Training-step throughput of a model (synthetic batch, medians)");
   cmd->add_option("--model", settings.model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file");
@@ -95,7 +67,7 @@ void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
                   "nccl or local: the distributed step on this communicator's ranks against the single-process "
                   "step (one rank), alternating rounds");
   cmd->add_option("--rounds", args->rounds, "--comm: alternating rounds the timed steps are split into");
-  cmd->callback([args, &outcome] { outcome.status = run_bench_train(*args); });
+  cmd->callback([args, &outcome] { outcome.status = train::run_step_bench_command(*args, print_flushed); });
 }
 
 }  // namespace parity::cli

@@ -1,11 +1,10 @@
 // `parity data generate` (synthetic dataset for a model) and `parity data convert-criteo` (Criteo
 // TSV to the binary layout): parse, call parity::data, print what was written. docs/data.md.
-#include <chrono>
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "parity/core/parse.hpp"
 #include "parity/data/criteo.hpp"
 #include "parity/model/spec.hpp"
@@ -27,21 +26,11 @@ Result<data::DatasetSchema> schema_of(const DataOptions& options) {
   return model::dataset_schema(spec);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 Status run_generate(const DataOptions& options) {
   PARITY_ASSIGN_OR_RETURN(const data::DatasetSchema schema, schema_of(options));
   PARITY_ASSIGN_OR_RETURN(const data::SyntheticOptions synthetic,
                           data::synthetic_options_from_settings(options.synthetic));
-  const auto start = std::chrono::steady_clock::now();
-  PARITY_ASSIGN_OR_RETURN(const data::SyntheticReport report,
-                          data::generate_synthetic(schema, synthetic, options.out));
-  std::fputs(data::synthetic_report_text(options.out, options.model, schema, synthetic, report, seconds_since(start))
-                 .c_str(),
-             stdout);
-  return Status::ok();
+  return print_report(data::generate_synthetic_report(schema, options.model, synthetic, options.out));
 }
 
 Status run_convert(const DataOptions& options) {
@@ -50,11 +39,7 @@ Status run_convert(const DataOptions& options) {
   convert.eval_tsv = options.eval_tsv;
   PARITY_ASSIGN_OR_RETURN(convert.max_bad_lines,
                           parse_int64(options.max_bad_lines, "--max-bad-lines", 0));
-  const auto start = std::chrono::steady_clock::now();
-  PARITY_ASSIGN_OR_RETURN(const data::CriteoConvertReport report,
-                          data::convert_criteo(options.tsv, schema, options.out, convert));
-  std::fputs(data::criteo_report_text(options.out, report, seconds_since(start)).c_str(), stdout);
-  return Status::ok();
+  return print_report(data::convert_criteo_report(options.tsv, schema, options.out, convert));
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // text or JSON. The analytical GEMM selector on any catalogue GPU (CPU only), its calibration from
 // measurements, its evaluation against measured oracles and its agreement with AMD Origami's
 // published rankings. Bad input is exit code 2 naming the parameter.
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,36 +33,24 @@ gemm::ModelSource model_source(const GemmOptions& o) { return gemm::with_data_di
 Status run_select(const GemmOptions& o) {
   gemm::SelectSettings settings = o.select;
   settings.model = model_source(o);
-  PARITY_ASSIGN_OR_RETURN(const std::string text, gemm::select_command_report(settings));
-  std::cout << text;
-  return Status::ok();
+  return print_report(gemm::select_command_report(settings));
 }
 
 Status run_calibrate(const GemmOptions& o) {
   gemm::CalibrateRequest request = o.calibrate;
   request.model = model_source(o);
-  PARITY_ASSIGN_OR_RETURN(request.selector.mode, gemm::parse_selection_mode(o.mode));
-  auto outcome = gemm::calibrate(request);
-  if (!outcome) return outcome.status();
-  std::cout << gemm::to_text(*outcome);
-  return Status::ok();
+  return print_report(gemm::calibrate_command_report(request, o.mode));
 }
 
 Status run_eval(const GemmOptions& o) {
   gemm::EvalRequest request = o.eval;
   request.model = model_source(o);
-  PARITY_ASSIGN_OR_RETURN(request.selector.mode, gemm::parse_selection_mode(o.mode));
-  PARITY_ASSIGN_OR_RETURN(const auto report, gemm::evaluate(request));
-  std::cout << gemm::eval_summary_text(report, request.out_dir);
-  return Status::ok();
+  return print_report(gemm::eval_command_report(request, o.mode));
 }
 
 Status run_agree(const GemmOptions& o) {
-  PARITY_ASSIGN_OR_RETURN(const gemm::TopKList list, gemm::parse_top_k_list(o.top_k_list));
-  PARITY_ASSIGN_OR_RETURN(const std::string text, gemm::agreement_report(model_source(o), o.origami_csv,
-                                                                         o.half, o.is_json_output, list));
-  std::cout << text;
-  return Status::ok();
+  return print_report(
+      gemm::agreement_command_report(model_source(o), o.origami_csv, o.half, o.is_json_output, o.top_k_list));
 }
 
 void add_problem_options(CLI::App& command, gemm::SelectSettings& o) {

@@ -14,58 +14,15 @@
 namespace parity::cli {
 namespace {
 
-struct CommonArgs {
-  std::string data_dir;
-  gemm::ModelSource model{"h200", std::nullopt, ""};
-  gemm::MeasureOptions options;
-  std::string out;
-};
-
-struct RunArgs : CommonArgs {
-  gemm::GemmProblem sizes;  // m, n, k
-  std::string dtype = "bf16";
-  std::string layout = "TN";
-};
-
-struct MeasureArgs : CommonArgs {
-  gemm::SuiteMeasureRequest request;
-  std::string dtype = "bf16";
-};
-
-gemm::ModelSource source_of(const CommonArgs& args) { return gemm::with_data_dir(args.model, args.data_dir); }
-
-Status run_gemm_run(const RunArgs& args) {
-  PARITY_RETURN_IF_ERROR(gemm::validate_measure_counts(args.options, "gemm run"));
-  gemm::GemmRunRequest request;
-  auto problem = gemm::gemm_problem_from_text(args.sizes, args.dtype, args.layout);
-  if (!problem.is_ok()) return problem.status().with_context("gemm run");
-  request.problem = *problem;
-  PARITY_ASSIGN_OR_RETURN(request.model, gemm::load_model(source_of(args)));
-  request.options = args.options;
-  request.out = args.out;
-  return run_on_cuda_device("gemm run", [&] { return gemm::run_selected_gemm(request); });
+Status run_gemm_measure(const gemm::SuiteMeasureSettings& settings) {
+  std::string selector_warning;
+  auto request = gemm::suite_measure_request_from_settings(settings, selector_warning);
+  if (request.is_ok() && !selector_warning.empty()) std::fputs(selector_warning.c_str(), stderr);
+  return run_on_cuda_device("gemm measure", request,
+                            [](const auto& checked) { return gemm::measure_gemm_suite(checked, print_flushed); });
 }
 
-Status run_gemm_measure(const MeasureArgs& args) {
-  PARITY_RETURN_IF_ERROR(gemm::validate_measure_counts(args.options, "gemm measure"));
-  gemm::SuiteMeasureRequest request = args.request;
-  request.options = args.options;
-  request.out = args.out;
-  PARITY_ASSIGN_OR_RETURN(request.dtype, gemm::parse_gemm_dtype(args.dtype));
-  PARITY_RETURN_IF_ERROR(gemm::validate(request));
-  PARITY_RETURN_IF_ERROR(gemm::read_shape_suite(request.shapes).status());
-  // The selector is optional here: without it the file still holds the oracle data set.
-  auto model = gemm::load_model(source_of(args));
-  if (model.is_ok()) {
-    request.model = *model;
-  } else {
-    std::fprintf(stderr, "gemm measure: no selector (%s); selector picks are not timed\n",
-                 model.status().to_string().c_str());
-  }
-  return run_on_cuda_device("gemm measure", [&] { return gemm::measure_gemm_suite(request, print_flushed); });
-}
-
-void add_common(CLI::App* cmd, CommonArgs& args) {
+void add_common(CLI::App* cmd, gemm::GemmMeasureSettings& args) {
   cmd->add_option("--hw", args.model.hw, "catalogue name of this GPU, for the selector's model");
   add_data_dir_option(cmd, args.data_dir);
   cmd->add_option("--reps", args.options.repetitions, "timed repetitions per candidate (one per interleaved round)");
@@ -76,7 +33,7 @@ void add_common(CLI::App* cmd, CommonArgs& args) {
 }  // namespace
 
 void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome) {
-  auto run_args = std::make_shared<RunArgs>();
+  auto run_args = std::make_shared<gemm::GemmRunSettings>();
   auto* run = gemm.add_subcommand("run", "Run the selector's choice on this GPU (cuBLASLt): measured vs "
                                          "predicted, with cuBLASLt's heuristic top-1 beside it");
   run->add_option("--m", run_args->sizes.m, "rows of C")->required();
@@ -86,12 +43,14 @@ void add_gemm_run_commands(CLI::App& gemm, Outcome& outcome) {
   run->add_option("--layout", run_args->layout, "TN, NN, NT or TT (op(A) then op(B))");
   run->add_option("--out", run_args->out, "write the result JSON (with provenance) to FILE");
   add_common(run, *run_args);
-  run->callback([run_args, &outcome] { outcome.status = run_gemm_run(*run_args); });
+  run->callback([run_args, &outcome] {
+    outcome.status = run_on_cuda_device("gemm run", gemm::gemm_run_request_from_settings(*run_args),
+                                        [](const auto& request) { return gemm::run_selected_gemm(request); });
+  });
 
-  auto measure_args = std::make_shared<MeasureArgs>();
+  auto measure_args = std::make_shared<gemm::SuiteMeasureSettings>();
   auto& r = measure_args->request;
   auto& o = measure_args->options;
-  o.min_timed_ms = 2.0;
   auto* measure = gemm.add_subcommand(
       "measure", "Oracle data set: time the pruned cuBLASLt space + heuristic's 8 + selector's top-3 per shape");
   measure->add_option("--shapes", r.shapes, "CSV of shapes (name,m,n,k[,...])")->required();

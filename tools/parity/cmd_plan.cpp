@@ -55,29 +55,20 @@ void add_common_options(CLI::App& command, PlanCliOptions& options) {
 }
 
 struct ValidateArgs {
-  plan::ValidationOptions options;  // hardware, steps, predict-only; the rest from the flags below
-  std::string device = "gpu";
-  std::string configs;  // empty: the default list for the device
-  std::string configs_file;
+  plan::ValidationSettings settings;
   std::string out;
-  std::string data_dir;
 };
 
 Status run_validate(const ValidateArgs& args) {
-  plan::ValidationOptions options = args.options;
-  PARITY_ASSIGN_OR_RETURN(options.device, parse_device_kind(args.device));
-  if (!args.data_dir.empty()) options.data_dir = std::filesystem::path(args.data_dir);
-  PARITY_RETURN_IF_ERROR(options.validate());
-  PARITY_ASSIGN_OR_RETURN(const std::vector<plan::ValidationConfig> configs,
-                          plan::validation_configs(options.device, args.configs, args.configs_file));
-  if (options.device == DeviceKind::kGpu && !options.predict_only) {
+  PARITY_ASSIGN_OR_RETURN(const plan::ValidationRequest request, plan::validation_request_from_settings(args.settings));
+  if (request.needs_gpu()) {
     const Status device = require_cuda_device("plan validate");
     if (!device.is_ok()) {
       return unsupported(device.message(), "; `parity plan validate --device cpu` runs the CPU trainer on "
                                             "tiny-sized configurations (the pipeline, not a GPU validation)");
     }
   }
-  PARITY_ASSIGN_OR_RETURN(const plan::ValidationReport report, plan::validate_plans(configs, options));
+  PARITY_ASSIGN_OR_RETURN(const plan::ValidationReport report, plan::validate_plans(request.configs, request.options));
   std::cout << plan::validation_report_text(report);
   if (!args.out.empty()) {
     PARITY_RETURN_IF_ERROR(plan::write_validation_json(report, args.out));
@@ -89,17 +80,17 @@ Status run_validate(const ValidateArgs& args) {
 CLI::App* add_validate(CLI::App& plan, Outcome& outcome) {
   auto args = std::make_shared<ValidateArgs>();
   auto* cmd = plan.add_subcommand("validate", "Planner predictions vs the trainer's measured step time and peak memory");
-  cmd->add_option("--device", args->device, "gpu (default; needs a CUDA device) or cpu (tiny configurations)");
-  cmd->add_option("--hw", args->options.hardware, "catalogue GPU the planner predicts for (default h200)");
-  cmd->add_option("--configs", args->configs,
+  cmd->add_option("--device", args->settings.device, "gpu (default; needs a CUDA device) or cpu (tiny configurations)");
+  cmd->add_option("--hw", args->settings.options.hardware, "catalogue GPU the planner predicts for (default h200)");
+  cmd->add_option("--configs", args->settings.configs,
                   "MODEL:BATCH:PRECISION:CHECKPOINTING[:OPTIMIZER][,...] (default: the device's list)");
-  cmd->add_option("--configs-file", args->configs_file,
+  cmd->add_option("--configs-file", args->settings.configs_file,
                   "a validation-set file, one configuration per line (e.g. bench/plan/validation_set_1.txt)");
-  cmd->add_option("--warmup", args->options.warmup_steps, "warm-up steps per configuration (default 3)");
-  cmd->add_option("--steps", args->options.timed_steps, "timed steps per configuration (default 10)");
+  cmd->add_option("--warmup", args->settings.options.warmup_steps, "warm-up steps per configuration (default 3)");
+  cmd->add_option("--steps", args->settings.options.timed_steps, "timed steps per configuration (default 10)");
   cmd->add_option("--out", args->out, "write the results JSON here");
-  add_data_dir_option(cmd, args->data_dir);
-  cmd->add_flag("--predict-only", args->options.predict_only,
+  add_data_dir_option(cmd, args->settings.data_dir);
+  cmd->add_flag("--predict-only", args->settings.options.predict_only,
                 "print the planner's predictions (and phases) without running the trainer");
   cmd->callback([args, &outcome] { outcome.status = run_validate(*args); });
   return cmd;

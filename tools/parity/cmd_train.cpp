@@ -11,19 +11,9 @@
 #include "flags.hpp"
 #include "parity/train/dist_run.hpp"
 #include "parity/train/report_text.hpp"
-#include "parity/train/train_settings.hpp"
-#include "parity/train/trainer.hpp"
 
 namespace parity::cli {
 namespace {
-
-struct TrainFlags {
-  train::TrainSettings settings;
-  std::string plan;
-  bool distributed = false;
-  std::string backend = "mpi";  // --distributed: mpi (CPU ranks), nccl (GPU ranks), local
-  train::DistTrainSettings dist;
-};
 
 // train::ProgressText on stderr: a bar on a terminal, plain lines when it is a file or a pipe.
 class ProgressPrinter {
@@ -45,41 +35,25 @@ class ProgressPrinter {
                                                          : train::ProgressText::Style::kPlainLines};
 };
 
-void print_summary(const train::TrainSummary& summary) { std::fputs(train::summary_text(summary).c_str(), stdout); }
-
-Status run_train(const TrainFlags& flags) {
-  if (!flags.plan.empty() && !flags.distributed) {
-    return unsupported("--plan ", flags.plan, ": applying a plan is not wired into train yet; pass --batch "
-                       "and set precision/activation_checkpointing in the spec");
-  }
-  PARITY_ASSIGN_OR_RETURN(train::TrainOptions options, train::train_options_from_settings(flags.settings));
+Status run_train(const train::TrainRun& run) {
   auto printer = std::make_shared<ProgressPrinter>();
-  options.on_progress = [printer](const train::TrainProgress& progress) { (*printer)(progress); };
-  PARITY_CHECK_ARG(flags.distributed || flags.backend == "mpi", "--backend: only with --distributed");
-  if (flags.distributed) {
-    train::DistTrainSettings dist = flags.dist;
-    dist.plan = flags.plan;
-    train::DistRunReport report;
-    report.print = print_flushed;
-    report.on_summary = [printer](const train::TrainSummary& summary) {
-      printer->end_bar();
-      print_summary(summary);
-    };
-    report.on_peer_lost = exit_without_finalize;
-    return train::run_distributed_train(options, dist, flags.backend, report);
-  }
-  print_flushed(train::train_start_text(options));
-  auto summary = train::train(options);
-  printer->end_bar();
-  if (!summary.is_ok()) return summary.status();
-  print_summary(*summary);
-  return Status::ok();
+  train::DistRunReport report;
+  report.print = print_flushed;
+  report.on_summary = [printer](const train::TrainSummary& summary) {
+    printer->end_bar();
+    std::fputs(train::summary_text(summary).c_str(), stdout);
+  };
+  report.on_peer_lost = exit_without_finalize;
+  const Status status =
+      train::run_train_command(run, [printer](const train::TrainProgress& progress) { (*printer)(progress); }, report);
+  printer->end_bar();  // a run that failed ends its bar before the error (one that ended already did)
+  return status;
 }
 
 }  // namespace
 
 void add_train_command(CLI::App& app, Outcome& outcome) {
-  auto flags = std::make_shared<TrainFlags>();
+  auto flags = std::make_shared<train::TrainRun>();
   train::TrainSettings& settings = flags->settings;
   auto* cmd = app.add_subcommand("train", "Train a DLRM-family model on the CPU or a GPU (NE/AUC, checkpoints, metrics)");
   cmd->add_option("--model", settings.model, "preset (tiny, dlrm-kaggle, dlrm-v2) or a JSON spec file")->required();

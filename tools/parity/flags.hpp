@@ -74,6 +74,13 @@ inline void print_flushed(const std::string& text) {
   std::fflush(stdout);
 }
 
+/// A report the library returned, on stdout; an error is returned unprinted.
+inline Status print_report(const Result<std::string>& report) {
+  PARITY_RETURN_IF_ERROR(report.status());
+  std::fputs(report->c_str(), stdout);
+  return Status::ok();
+}
+
 /// kUnsupported (exit 3) when this build has no CUDA backend or no device is visible.
 inline Status require_cuda_device(const std::string& command) {
 #ifdef PARITY_HAS_CUDA
@@ -85,14 +92,17 @@ inline Status require_cuda_device(const std::string& command) {
 #endif
 }
 
-/// A device-measuring command after its arguments are checked: require_cuda_device, then `run`
-/// (returning the report text) printed. In a build without CUDA `run` is never called, so it may
-/// name functions only parity_gpu defines (the lambda's body is then never emitted).
-template <typename Run>
-Status run_on_cuda_device(const std::string& command, Run&& run) {
+/// A device-measuring command from the request the library built from its settings: the
+/// request's error first (an input error, exit 2, in every build), then require_cuda_device, then
+/// `run(request)` (returning the report text) printed. In a build without CUDA `run` is never
+/// called, so it may name functions only parity_gpu defines (a generic lambda's body is then
+/// never instantiated).
+template <typename Request, typename Run>
+Status run_on_cuda_device(const std::string& command, const Result<Request>& request, Run&& run) {
+  PARITY_RETURN_IF_ERROR(request.status());
   PARITY_RETURN_IF_ERROR(require_cuda_device(command));
 #ifdef PARITY_HAS_CUDA
-  PARITY_ASSIGN_OR_RETURN(const std::string report, run());
+  PARITY_ASSIGN_OR_RETURN(const std::string report, run(*request));
   print_flushed(report);
 #else
   (void)run;

@@ -109,6 +109,16 @@ Status check_attention_backward_variants(const std::vector<std::string>& names);
 /// ("bench attention: --check-rows=0 must be >= 1"). CPU code, before any device.
 Status validate_attention_bench_request(const AttentionBenchRequest& request);
 
+/// `parity bench attention` as a command line or a binding gives it.
+struct AttentionBenchSettings {
+  AttentionBenchRequest request;  // seed, checked rows, out, variants; cases and timing from below
+  std::string config;             // a named configuration (empty: the overrides' free shape)
+  AttentionBenchOverrides overrides;
+  TimingSettings timing;
+};
+/// The checked request (cases, timing, validate_attention_bench_request); CPU code, before any device.
+Result<AttentionBenchRequest> attention_bench_request_from_settings(const AttentionBenchSettings& settings);
+
 /// Runs every case on device 0; returns the printed report. kInternal when a forward check fails
 /// (nothing wrong is timed); kUnsupported when this build has no GPU backend.
 Result<std::string> run_attention_bench(const AttentionBenchRequest& request, const AttentionBenchDevice& device);

@@ -85,6 +85,16 @@ struct GemmRunBenchRequest {
 // CPU: checks the request (kInvalidArgument naming the field) and lists its problems.
 Result<std::vector<GemmRunBenchProblem>> gemm_run_bench_problems(
     const GemmRunBenchRequest& request);
+// `parity bench gemm-run` as a command line or a binding gives it (names as text).
+struct GemmRunBenchSettings {
+  GemmRunBenchRequest request;  // model, batch size, hardware, out; the rest from the fields below
+  std::string dtype = "bf16";   // bf16, fp16 or fp32 (run as TF32)
+  TimingSettings timing{.warmup = 10, .reps = 30};
+  bool skip_oracle = false;              // GemmRunBenchOptions::measure_oracle off
+  std::string gemm_choice = "measured";  // parse_gemm_choice
+};
+// CPU: the checked request (kInvalidArgument naming the flag); its problems listed once as a check.
+Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBenchSettings& settings);
 // parity_gpu: runs them, hands `print` one table line per GEMM as it finishes, writes the JSON
 // (provenance, method, one row per GEMM, clocks) and returns the closing text.
 Result<std::string> run_gemm_run_bench_report(const GemmRunBenchRequest& request,

@@ -125,6 +125,18 @@ struct GemmBenchRequest {
   std::uint64_t cublas_workspace_bytes = 32ull << 20;
   std::string out;  // results JSON with provenance (empty: none)
 };
+/// `parity bench gemm` as a command line or a binding gives it (dtype and library as text).
+struct GemmBenchSettings {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string shapes;  // suite CSV instead of m x n x k
+  std::string dtype = "bf16";
+  bench::TimingSettings timing;
+  std::string library = "cublaslt";  // or "cublas" (GemmBenchRequest::use_cublas)
+  std::uint64_t cublas_workspace_bytes = 32ull << 20;
+  std::string out;
+};
+/// The checked request with its shapes (CPU, before any device; kInvalidArgument naming the flag).
+Result<GemmBenchRequest> gemm_bench_request_from_settings(const GemmBenchSettings& settings);
 /// Times every shape (parity_gpu); `print` gets the table lines as they are produced.
 Result<std::string> run_gemm_bench(const GemmBenchRequest& request,
                                    const std::function<void(const std::string&)>& print);

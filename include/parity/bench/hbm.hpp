@@ -26,6 +26,21 @@ Status validate_hbm_total_bytes(std::int64_t total_bytes);
 /// The copy size as text ("4GiB"), parsed and validated; errors name `command` and --bytes.
 Result<std::int64_t> parse_hbm_total_bytes(const std::string& command, const std::string& text);
 
+/// `parity bench hbm` as a command line or a binding gives it (the copy size as text).
+struct HbmBenchSettings {
+  std::string total_bytes = std::to_string(kDefaultHbmTotalBytes);  // --bytes: "4GiB", "1e9", ...
+  TimingSettings timing;
+  std::string out;  // results JSON with provenance (empty: none)
+};
+/// What run_hbm_bench takes, checked.
+struct HbmBenchRequest {
+  std::int64_t total_bytes = kDefaultHbmTotalBytes;
+  TimingOptions timing;
+  std::string out;
+};
+/// The checked request (CPU, before any device); errors name "bench hbm" and the flag.
+Result<HbmBenchRequest> hbm_bench_request_from_settings(const HbmBenchSettings& settings);
+
 /// bytes / (ms * 1e-3) / 1e12; 0 when ms <= 0.
 double bandwidth_tbps(double bytes, double ms);
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parity/bench/device_timing.hpp"
+#include "parity/bench/hbm.hpp"
 #include "parity/core/status.hpp"
 
 namespace parity::bench {
@@ -18,6 +19,16 @@ struct HwProbeRequest {
   std::string out;      // calibration file; empty: <data dir>/calibration/<device>.json
   std::string results;  // results JSON; empty: none
 };
+
+/// `parity hw probe` as a command line or a binding gives it (the copy size as text).
+struct HwProbeSettings {
+  std::string copy_total_bytes = std::to_string(kDefaultHbmTotalBytes);  // --bytes: "4GiB", ...
+  TimingSettings timing{.warmup = 10, .reps = 30};
+  std::string out;
+  std::string results;
+};
+/// The checked request (CPU, before any device); errors name "hw probe" and the flag.
+Result<HwProbeRequest> hw_probe_request_from_settings(const HwProbeSettings& settings);
 
 /// Returns the printed report. Model parameters fitted earlier into an existing calibration
 /// file are kept.

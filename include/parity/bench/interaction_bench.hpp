@@ -34,6 +34,15 @@ struct InteractionBenchRequest {
 /// Validates the request (kInvalidArgument naming the field); CPU code, before any device.
 Status validate_interaction_bench_request(const InteractionBenchRequest& request);
 
+/// `parity bench interaction` as a command line or a binding gives it (the dtype as text).
+struct InteractionBenchSettings {
+  InteractionBenchRequest request;  // dtype and timing from the fields below
+  std::string dtype = "bf16";       // bf16 or fp32
+  TimingSettings timing;
+};
+/// The checked request (CPU, before any device); errors name "bench interaction" and the flag.
+Result<InteractionBenchRequest> interaction_bench_request_from_settings(const InteractionBenchSettings& settings);
+
 /// Runs every applicable GPU variant on device 0; returns the printed report. kInternal when a
 /// check fails (that variant is not timed); kUnsupported without a GPU backend.
 Result<std::string> run_interaction_bench(const InteractionBenchRequest& request,

@@ -146,6 +146,19 @@ const std::vector<std::string>& tbe_forward_variant_names();
 /// A comma-separated list of those names (no empty entries, no repeats), or kInvalidArgument
 /// naming the flag and the entry.
 Result<std::vector<std::string>> parse_tbe_forward_variants(const std::string& list);
+/// `parity bench tbe` as a command line or a binding gives it.
+struct TbeBenchSettings {
+  TbeBenchRequest request;  // seed, out, variant, forward_only; spec and timing from the fields below
+  std::string config;       // a name of tbe_bench_config_names (empty: a layout file or free shapes)
+  TbeBenchOverrides overrides;
+  TimingSettings timing;
+  std::string forward_variants;  // comma-separated (parse_tbe_forward_variants)
+};
+/// The checked request (CPU, before any device): the spec and its problem, the timing, the forward
+/// variants; kInvalidArgument naming the flag.
+Result<TbeBenchRequest> tbe_bench_request_from_settings(const TbeBenchSettings& settings);
+/// "a, b, c": the forward variant names for a help text.
+std::string tbe_forward_variant_list_text();
 /// Runs the whole benchmark on device 0 (parity_gpu); returns the printed report. kInternal when
 /// the forward check or the bounds-check count fails (nothing wrong is timed).
 Result<std::string> run_tbe_bench(const TbeBenchRequest& request);

@@ -73,6 +73,9 @@ Result<CriteoConvertReport> convert_criteo(const std::string& tsv, const Dataset
 /// What a conversion wrote: lines, samples, bad lines, MB and rate, then each reported bad line.
 std::string criteo_report_text(const std::string& out_dir, const CriteoConvertReport& report,
                                double elapsed_seconds);
+/// `parity data convert-criteo` as one call: convert_criteo, timed, then criteo_report_text.
+Result<std::string> convert_criteo_report(const std::string& tsv, const DatasetSchema& schema,
+                                          const std::string& out_dir, const CriteoConvertOptions& options);
 
 /// A BatchReader parsing `tsv` as it streams (num_samples() is -1; seek re-reads from the start).
 Result<std::unique_ptr<BatchReader>> open_criteo_tsv(const std::string& tsv,

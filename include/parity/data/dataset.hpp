@@ -143,5 +143,8 @@ Result<SyntheticReport> generate_synthetic(const DatasetSchema& schema,
 std::string synthetic_report_text(const std::string& out_dir, const std::string& model_name,
                                   const DatasetSchema& schema, const SyntheticOptions& options,
                                   const SyntheticReport& report, double elapsed_seconds);
+/// `parity data generate` as one call: generate_synthetic, timed, then synthetic_report_text.
+Result<std::string> generate_synthetic_report(const DatasetSchema& schema, const std::string& model_name,
+                                              const SyntheticOptions& options, const std::string& out_dir);
 
 }  // namespace parity::data

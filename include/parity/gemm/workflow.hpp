@@ -139,6 +139,9 @@ struct CalibrateOutcome {
 /// asked, fits and writes the calibration file with its provenance.
 Result<CalibrateOutcome> calibrate(const CalibrateRequest& request);
 std::string to_text(const CalibrateOutcome& outcome);
+/// What `gemm calibrate` prints: `mode` (parse_selection_mode) for the cross-validation's
+/// selector, then calibrate's outcome as text.
+Result<std::string> calibrate_command_report(CalibrateRequest request, const std::string& mode);
 
 // ---- eval ----
 struct EvalRequest {
@@ -155,6 +158,9 @@ struct EvalRequest {
 /// out_dir.
 Result<EvaluationReport> evaluate(const EvalRequest& request);
 std::string eval_summary_text(const EvaluationReport& report, const std::string& out_dir);
+/// What `gemm eval` prints: `mode` (parse_selection_mode) for the written per-shape report, then
+/// evaluate's summary text.
+Result<std::string> eval_command_report(EvalRequest request, const std::string& mode);
 /// The per-candidate CSV `evaluate` writes (the residual analyses read it).
 Status write_candidates_csv(const std::filesystem::path& path, const EvaluationReport& report,
                             const std::vector<MeasuredShape>& shapes);
@@ -180,5 +186,9 @@ std::string to_json(const AgreementOutcome& outcome);
 Result<std::string> agreement_report(const ModelSource& source, const std::string& origami_csv,
                                      const std::string& half_name, bool is_json,
                                      TopKList top_k_list = TopKList::kDistinctTiles);
+/// The same with the top-k list as text (parse_top_k_list: tiles or configs), as `gemm agree` gives it.
+Result<std::string> agreement_command_report(const ModelSource& source, const std::string& origami_csv,
+                                             const std::string& half_name, bool is_json,
+                                             const std::string& top_k_list);
 
 }  // namespace parity::gemm

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "parity/core/status.hpp"
 #include "parity/hw/hardware_spec.hpp"
 
 namespace parity::hw {
@@ -21,5 +23,13 @@ std::string hardware_spec_text(const HardwareSpec& spec);
 
 /// Two GPUs side by side with the ratio a/b of every field (catalogue values are > 0).
 std::string hardware_compare_text(const HardwareSpec& a, const HardwareSpec& b);
+
+// What `parity hw list | show | compare` print, the catalogue read from `data_dir` (empty:
+// resolve_data_dir's order). Errors: a bad catalogue file, an unknown name (kNotFound).
+Result<std::string> catalogue_list_report(const std::string& data_dir);
+/// `is_json`: the entry as catalogue JSON (hardware_spec_json_text), else hardware_spec_text.
+Result<std::string> hardware_show_report(std::string_view name, bool is_json, const std::string& data_dir);
+Result<std::string> hardware_compare_report(std::string_view a_name, std::string_view b_name,
+                                            const std::string& data_dir);
 
 }  // namespace parity::hw

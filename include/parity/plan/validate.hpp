@@ -58,6 +58,24 @@ struct ValidationOptions {
   Status validate() const;
 };
 
+/// `parity plan validate` as a command line or a binding gives it (names and paths as text).
+struct ValidationSettings {
+  ValidationOptions options;  // hardware, steps, predict-only; device and data_dir from below
+  std::string device = "gpu";  // gpu or cpu (parse_device_kind)
+  std::string configs;         // empty: the device's defaults (validation_configs)
+  std::string configs_file;
+  std::string data_dir;  // empty: the default data directory
+};
+/// What validate_plans takes, checked.
+struct ValidationRequest {
+  ValidationOptions options;
+  std::vector<ValidationConfig> configs;
+  /// The trainer runs on a GPU: the caller checks that one is visible first.
+  bool needs_gpu() const { return options.device == DeviceKind::kGpu && !options.predict_only; }
+};
+/// The checked options and configurations (CPU, before any device; errors name the flag).
+Result<ValidationRequest> validation_request_from_settings(const ValidationSettings& settings);
+
 struct ValidationRow {
   ValidationConfig config;
   bool is_measured = false;  // false: the trainer failed (error says why)

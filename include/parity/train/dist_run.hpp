@@ -12,6 +12,7 @@
 #include "parity/model/spec.hpp"
 #include "parity/train/dist_setup.hpp"
 #include "parity/train/step_bench.hpp"
+#include "parity/train/train_settings.hpp"
 #include "parity/train/trainer.hpp"
 
 namespace parity::train {
@@ -36,11 +37,36 @@ std::string rank_context(int rank, int size);
 Status run_distributed_train(TrainOptions options, const DistTrainSettings& settings, std::string_view backend,
                              const DistRunReport& report);
 
+/// `parity train` as a command line or a binding gives it.
+struct TrainRun {
+  TrainSettings settings;
+  std::string plan;             // a plan from `parity plan`: --distributed only (its table-wise placement)
+  bool distributed = false;
+  std::string backend = "mpi";  // distributed: mpi (CPU ranks), nccl (GPU ranks) or local
+  DistTrainSettings dist;       // its plan from `plan`
+};
+/// Checks the run (a plan without --distributed is kUnsupported; --backend needs --distributed),
+/// then trains: run_distributed_train, or train() in this process with `report.print` given the
+/// start line and `report.on_summary` the summary. `on_progress`: TrainOptions::on_progress.
+Status run_train_command(const TrainRun& run, const std::function<void(const TrainProgress&)>& on_progress,
+                         const DistRunReport& report);
+
 /// `parity bench train --comm`: benchmark_distributed_step on the ranks of backend "nccl" (GPU
 /// ranks) or "local" (one CPU rank); rank 0 prints its text and, with `out`, writes the JSON and
 /// prints "wrote OUT". `flag` names the setting that chose the backend in errors.
 Status run_distributed_step_bench(const model::ModelSpec& spec, const StepBenchOptions& options,
                                   std::string_view backend, std::string_view flag, int rounds,
                                   const std::string& out, const std::function<void(const std::string&)>& print);
+
+/// `parity bench train` as a command line or a binding gives it.
+struct StepBenchRun {
+  StepBenchSettings settings;
+  std::string out;   // results JSON (empty: none)
+  std::string comm;  // empty: the single-process benchmark (run_step_bench); nccl or local: --comm
+  int rounds = 5;    // --comm: alternating rounds the timed steps are split into
+};
+/// The spec and options from run.settings, then run_step_bench, or run_distributed_step_bench on
+/// run.comm (errors name --comm); `print` gets the text.
+Status run_step_bench_command(const StepBenchRun& run, const std::function<void(const std::string&)>& print);
 
 }  // namespace parity::train

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,5 +73,9 @@ data::Batch synthetic_step_batch(const model::ModelSpec& spec, const StepBenchOp
 Result<StepBenchReport> benchmark_training_step(const model::ModelSpec& spec, const StepBenchOptions& options);
 // One JSON results file (provenance, options, per-step times); kIoError naming the path.
 Status write_step_bench_json(const StepBenchReport& report, const StepBenchOptions& options, const std::string& path);
+/// `parity bench train` in this process: benchmark_training_step, then `print` gets its text
+/// (step_bench_text) and, with `out`, "wrote OUT" once the JSON is written.
+Status run_step_bench(const model::ModelSpec& spec, const StepBenchOptions& options, const std::string& out,
+                      const std::function<void(const std::string&)>& print);
 
 }  // namespace parity::train

@@ -310,39 +310,6 @@ struct RunFacts {
   TbeForwardBandwidth forward;
 };
 
-json feature_draws_json(const TbeBenchSpec& spec, const TbeLayout& layout) {
-  json features = json::array();
-  const auto draws = spec.feature_draws();
-  for (int f = 0; f < layout.num_features(); ++f) {
-    const int t = layout.table_of_feature()[f];
-    std::string table = spec.table_names.empty() ? std::string("t") : spec.table_names[t];
-    if (spec.table_names.empty()) table += std::to_string(t);  // (not "t" + ...: GCC 12 -Wrestrict)
-    features.push_back({{"table", table},
-                        {"rows", layout.tables()[t].num_rows},
-                        {"dim", layout.tables()[t].dim},
-                        {"bag_lengths", draws[f].bag_lengths.describe()},
-                        {"zipf_alpha", draws[f].zipf_alpha}});
-  }
-  return features;
-}
-
-json forward_bandwidth_json(const TbeForwardBandwidth& fwd, const HbmMeasurement& copy) {
-  return {{"every_lookup_tbps", fwd.every_lookup_tbps},
-          {"unique_rows_tbps", fwd.unique_rows_tbps},
-          {"copy_tbps", fwd.copy_tbps},
-          {"copy_method", copy.ceiling().method},
-          {"copy_total_bytes", copy.total_bytes},
-          {"copy_median_ms", copy.ceiling().stats.median_ms},
-          {"every_lookup_ratio_to_copy", fwd.every_lookup_ratio},
-          {"unique_rows_ratio_to_copy", fwd.unique_rows_ratio},
-          {"target_ratio_to_copy", fwd.target_fraction},
-          {"evaluated_byte_model", fwd.counts_unique_rows ? "unique_rows" : "every_lookup"},
-          {"evaluated_ratio_to_copy", fwd.evaluated_ratio},
-          {"target_met", fwd.target_met},
-          {"targets", "forward >= 70% of copy for rows >= 256 B, >= 60% for 129-255 B, >= 50% for <= 128 B "
-                      "(bytes-weighted harmonic mean over mixed rows); unique-row model when Zipf alpha > 1.05"}};
-}
-
 json config_json(const TbeBenchRequest& request, const TbeProblem& problem, const RunFacts& facts) {
   const auto& spec = request.spec;
   const auto& layout = problem.layout;
@@ -355,7 +322,7 @@ json config_json(const TbeBenchRequest& request, const TbeProblem& problem, cons
                    {"batch_size", problem.batch_size},
                    {"num_features", layout.num_features()},
                    {"bag_lengths", spec.per_feature.empty() ? spec.bag_lengths.describe() : "per feature"},
-                   {"features", feature_draws_json(spec, layout)},
+                   {"features", tbe_feature_draws_json(spec, layout)},
                    {"pooling", pooling_mode_name(problem.pooling)},
                    {"per_sample_weights", problem.has_per_sample_weights},
                    {"output_dtype", std::string(dtype_name(problem.output_dtype))},
@@ -386,7 +353,7 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["forward"] = timed(t.forward, bytes.forward_bytes);
   doc["forward"]["fbgemm_convention_tbps"] = facts.fbgemm_forward_bytes / (t.forward.median_ms * 1e-3) / 1e12;
   doc["forward"]["unique_rows_bytes"] = bytes.forward_unique_rows_bytes;
-  doc["forward_bandwidth"] = forward_bandwidth_json(facts.forward, facts.copy);
+  doc["forward_bandwidth"] = tbe_forward_bandwidth_json(facts.forward, facts.copy);
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
   doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
                             : !request.spec.backward_prefetch_state ? "no_prefetch_state"
@@ -489,7 +456,7 @@ Result<json> time_forward_variants(const TbeBenchRequest& request, const TbeProb
     variants[name] = timed(stats, facts.bytes.forward_bytes);
     variants[name]["max_abs_err"] = check.max_err;
     variants[name]["tolerance"] = check.tolerance;
-    variants[name]["forward_bandwidth"] = forward_bandwidth_json(bandwidth, facts.copy);
+    variants[name]["forward_bandwidth"] = tbe_forward_bandwidth_json(bandwidth, facts.copy);
     *text += format_text("  forward %-22s median %9.4f ms  %7.3f TB/s every lookup  %5.1f%% of copy (%s, target %.0f%%)\n",
                          name.c_str(), stats.median_ms, bandwidth.every_lookup_tbps, 100 * bandwidth.evaluated_ratio,
                          bandwidth.counts_unique_rows ? "unique rows" : "every lookup",
