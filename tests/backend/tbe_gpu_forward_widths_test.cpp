@@ -131,7 +131,7 @@ TEST(GpuTbeForwardWidths, MixedWidthShortBagsTakeTheWideTiles) {
   };
   expect_refused(testing::make_problem({{100, 16}, {100, 256}}, bags_per_feature, max_indices + 1), "above 16");
   expect_refused(testing::make_problem({{100, 16}, {100, 256}}, bags_per_feature - 1, 8 * bags_per_feature),
-                 "needs >= 32768");
+                 "needs >= 65536");
   expect_refused(testing::make_problem({{100, 256}, {200, 256}}, bags_per_feature, max_indices), "every feature");
   expect_refused(testing::make_problem({{100, 16}, {100, 32}}, bags_per_feature, max_indices), "narrow");
   expect_refused(testing::make_problem({{100, 16}, {100, 1024}}, bags_per_feature, max_indices), "2048");

@@ -138,9 +138,10 @@ Status wide_one_hot_forward_fits(const TbeProblem& problem);
 /// tiles' reach, at least kMixedWideShortBagsMinBags bags averaging at most
 /// kMixedWideShortBagsMeanIndices indices; otherwise kUnsupported with the reason. The tiles'
 /// tail walks such bags a row pair at a time, and one launch sizes each tile to its own row where
-/// the group per bag runs a launch per width class (development sets 1-5, run 70: 1.2-1.5x on six
-/// such layouts; slower on uniform dims and below ~25k bags, which the rule leaves out).
-inline constexpr std::int64_t kMixedWideShortBagsMinBags = 32768;
+/// the group per bag runs a launch per width class (development sets 1-5, run 70: 1.2-1.5x on five
+/// such layouts of 131k-655k bags; slower on uniform dims, 2-6x slower below ~25k bags, and 1.8x
+/// slower on test set 6's 05, 49k bags of fp16 D 32/64/480, run 71: the rule starts at 65536).
+inline constexpr std::int64_t kMixedWideShortBagsMinBags = 65536;
 inline constexpr std::int64_t kMixedWideShortBagsMeanIndices = 16;
 Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem);
 
