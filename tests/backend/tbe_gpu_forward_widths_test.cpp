@@ -94,8 +94,29 @@ TEST(GpuTbeForwardWidths, ShortBagRuleCoversRowsUpTo512Bytes) {
   EXPECT_EQ(egpu::select_forward_kernel(one_hot_44), egpu::ForwardKernel::kWarpTileOneHotWideRows);
   const auto one_hot_32 = testing::make_problem({{100, 32}, {100, 16}}, 8, 16);
   EXPECT_EQ(egpu::select_forward_kernel(one_hot_32), egpu::ForwardKernel::kWarpTileOneHot);
+  // Short bags of at most 4 on average (3 here) take the light short-bag tiles (one pass).
   const auto short_128 = testing::make_problem({{100, 128}}, 8, 24);
   EXPECT_EQ(egpu::select_forward_kernel(short_128), egpu::ForwardKernel::kWarpTileShortBagsLight);
+  // Past 4 (5 here), fp32 takes the wide tiles (fp32_short_bags_forward_fits), 16-bit stays on the
+  // light tiles; exactly 4 per bag and one-hot stay off the rule, with the reason.
+  const std::int64_t past_four = (egpu::kFp32ShortBagsMinMeanIndices + 1) * 8;
+  const auto five_128 = testing::make_problem({{100, 128}}, 8, past_four);
+  EXPECT_TRUE(egpu::fp32_short_bags_forward_fits(five_128).is_ok());
+  EXPECT_EQ(egpu::select_forward_kernel(five_128), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  const auto five_narrow = testing::make_problem({{100, 16}, {100, 32}}, 8, past_four);
+  EXPECT_EQ(egpu::select_forward_kernel(five_narrow), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  const auto five_bf16 = testing::make_problem({{100, 128}}, 8, past_four, DType::kI64, DType::kBF16);
+  const Status not_fp32 = egpu::fp32_short_bags_forward_fits(five_bf16);
+  EXPECT_NE(not_fp32.message().find("not fp32"), std::string::npos) << not_fp32.message();
+  EXPECT_EQ(egpu::select_forward_kernel(five_bf16), egpu::ForwardKernel::kWarpTileShortBagsLight);
+  const auto four_128 = testing::make_problem({{100, 128}}, 8, egpu::kFp32ShortBagsMinMeanIndices * 8);
+  const Status at_four = egpu::fp32_short_bags_forward_fits(four_128);
+  EXPECT_NE(at_four.message().find("at most 4 per bag"), std::string::npos) << at_four.message();
+  EXPECT_EQ(egpu::select_forward_kernel(four_128), egpu::ForwardKernel::kWarpTileShortBagsLight);
+  EXPECT_EQ(egpu::fp32_short_bags_forward_fits(one_hot_32).code(), StatusCode::kUnsupported);
+  const Status unpooled = egpu::fp32_short_bags_forward_fits(testing::make_problem(
+      {{100, 128}}, 8, past_four, DType::kI64, DType::kF32, DType::kF32, embedding::PoolingMode::kNone));
+  EXPECT_EQ(unpooled.code(), StatusCode::kUnsupported);
   const auto long_128 = testing::make_problem({{100, 128}}, 8, 80);
   EXPECT_EQ(egpu::select_forward_kernel(long_128), egpu::ForwardKernel::kGroupPerBag);
   const auto wide = testing::make_problem({{100, 132}}, 8, 8);
@@ -120,7 +141,7 @@ TEST(GpuTbeForwardWidths, MixedWidthShortBagsTakeTheWideTiles) {
   const auto mixed = testing::make_problem({{100, 16}, {100, 256}}, bags_per_feature, max_indices);
   EXPECT_TRUE(egpu::mixed_wide_short_bags_forward_fits(mixed).is_ok());
   EXPECT_EQ(egpu::select_forward_kernel(mixed), egpu::ForwardKernel::kWarpTileOneHotWideRows);
-  // 5 per bag and rows of at most 512 bytes would otherwise take the light short-bag tiles.
+  // 5 per bag and rows of at most 512 bytes: 16-bit tables would otherwise take the light short-bag tiles.
   const auto mixed_short = testing::make_problem({{100, 16}, {100, 40}}, bags_per_feature, 5 * 2 * bags_per_feature);
   EXPECT_EQ(egpu::select_forward_kernel(mixed_short), egpu::ForwardKernel::kWarpTileOneHotWideRows);
   auto expect_refused = [](const embedding::TbeProblem& problem, const std::string& reason) {

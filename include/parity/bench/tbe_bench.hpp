@@ -47,6 +47,8 @@ struct TbeBenchSpec {
   bool backward_prefetch_state = true;
   /// BackwardOptions::small_sort_tiles: on unless --backward-variant large_sort_tiles.
   bool backward_small_sort_tiles = true;
+  /// BackwardOptions::sort_histogram_in_linearize: on unless --backward-variant separate_sort_histogram.
+  bool backward_sort_histogram_in_linearize = true;
   /// BackwardOptions::small_batch_short_chunks: off unless --backward-variant small_batch_short_chunks.
   bool backward_small_batch_short_chunks = false;
   embedding::OptimizerKind optimizer = embedding::OptimizerKind::kRowwiseAdagrad;

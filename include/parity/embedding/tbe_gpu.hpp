@@ -145,8 +145,19 @@ inline constexpr std::int64_t kMixedWideShortBagsMinBags = 65536;
 inline constexpr std::int64_t kMixedWideShortBagsMeanIndices = 16;
 Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem);
 
-/// Where mixed_wide_short_bags_forward_fits or wide_one_hot_forward_fits: kWarpTileOneHotWideRows.
-/// Else, where short_bags_forward_fits:
+/// The fp32 short-bags rule (kAuto's kWarpTileOneHotWideRows inside the short-bags rule): fp32
+/// weights, short_bags_forward_fits, more than kFp32ShortBagsMinMeanIndices indices per bag on
+/// average, and the wide tiles' reach; otherwise kUnsupported with the reason. The light
+/// short-bag tiles hold four rows in flight per lane in one pass, so bags past four rows take a
+/// second pass; the wide tiles walk them without one. Development A/B (run 72, one call): fp32
+/// bags of 5 (s3_04, s4_01) and U[0, 10] (C7) 1.21-1.50x faster on the wide tiles, bags of 4
+/// (s2_00, D4) 7-10% slower; 16-bit short bags were 0.95-1.63x slower on them, so they keep the
+/// light tiles.
+inline constexpr std::int64_t kFp32ShortBagsMinMeanIndices = 4;
+Status fp32_short_bags_forward_fits(const TbeProblem& problem);
+
+/// Where mixed_wide_short_bags_forward_fits, wide_one_hot_forward_fits or
+/// fp32_short_bags_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
 /// one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer short bags
 /// kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);
@@ -229,6 +240,10 @@ struct BackwardOptions {
   /// block each) instead of 4096, so a small batch's sort fills the GPU (a 200k-index batch made
   /// 49 blocks). The sort is stable, so the results are the same bit for bit; false keeps 4096.
   bool small_sort_tiles = true;
+  /// Sorted paths: the keys are written by sort tile, counting the sort's first digit per tile on
+  /// the way, so the sort skips its first histogram pass (a read of every key); false writes them
+  /// by bag and keeps that pass. The same keys, so the same results bit for bit.
+  bool sort_histogram_in_linearize = true;
 };
 
 /// The atomic SGD rule: optimizer SGD, pooling sum or mean, and options.deterministic false

@@ -56,6 +56,7 @@ eg::BackwardOptions backward_options_of(const TbeBenchSpec& spec) {
   options.short_chunks = spec.backward_short_chunks;
   options.small_batch_short_chunks = spec.backward_small_batch_short_chunks;
   options.small_sort_tiles = spec.backward_small_sort_tiles;
+  options.sort_histogram_in_linearize = spec.backward_sort_histogram_in_linearize;
   options.prefetch_element_state = spec.backward_prefetch_state;
   return options;
 }
@@ -358,6 +359,7 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
                             : !request.spec.backward_prefetch_state ? "no_prefetch_state"
                             : !request.spec.backward_small_sort_tiles ? "large_sort_tiles"
+                            : !request.spec.backward_sort_histogram_in_linearize ? "separate_sort_histogram"
                             : request.spec.backward_small_batch_short_chunks ? "small_batch_short_chunks"
                             : !request.spec.backward_short_chunks ? "long_chunks"
                             : t.main_batches_row_updates        ? "batched_row_updates"

@@ -7,6 +7,7 @@
 
 #include "backends/gpu/embedding/backward_atomic_kernel.cuh"
 #include "backends/gpu/embedding/backward_chunk.cuh"
+#include "backends/gpu/embedding/linearize_tiles_kernel.cuh"
 #include "backends/gpu/sort/radix_sort.hpp"
 
 namespace parity::embedding::gpu {
@@ -103,6 +104,39 @@ BackwardParams<IndexT> batch_params(const TbeProblem& problem, const DeviceTbeLa
   return p;
 }
 
+// The keys in position order, by bag (tbe_linearize_kernel) or, counting the sort's first digit
+// per tile on the way, by sort tile (tbe_linearize_tiles_kernel). kGroupLanes lanes per bag: the
+// power of two >= the mean bag length, at most kLinearizeMaxGroupLanes.
+template <typename IndexT>
+Status launch_linearize(const BackwardParams<IndexT>& p, std::uint64_t* keys, const gpu_sort::RadixFirstPass& first,
+                        bool count_first_digit, std::int64_t grid_cap, gpuStream_t stream) {
+  auto launch = [&](auto group_lanes) {
+    constexpr int kGroupLanes = decltype(group_lanes)::value;
+    if (count_first_digit) {
+      const auto blocks = static_cast<unsigned>(first.num_tiles);
+      if (first.tile_keys == kRadixSmallTileItems) {
+        tbe_linearize_tiles_kernel<IndexT, kRadixSmallItemsPerThread, kGroupLanes>
+            <<<blocks, kLinearizeBlockThreads, 0, stream>>>(p, keys, first.digit_bits, first.num_tiles, first.tile_counts);
+      } else {
+        tbe_linearize_tiles_kernel<IndexT, kRadixItemsPerThread, kGroupLanes>
+            <<<blocks, kLinearizeBlockThreads, 0, stream>>>(p, keys, first.digit_bits, first.num_tiles, first.tile_counts);
+      }
+      PARITY_GPU_CHECK_LAUNCH(tbe_linearize_tiles_kernel);
+      return Status::ok();
+    }
+    constexpr int kGroupsPerBlock = kLinearizeBlockThreads / kGroupLanes;
+    const std::int64_t blocks = std::min(ceil_div(p.num_bags, kGroupsPerBlock), grid_cap);
+    tbe_linearize_kernel<IndexT, kGroupLanes><<<static_cast<unsigned>(blocks), kLinearizeBlockThreads, 0, stream>>>(p, keys);
+    PARITY_GPU_CHECK_LAUNCH(tbe_linearize_kernel);
+    return Status::ok();
+  };
+  const std::int64_t mean_bag_length = ceil_div(p.num_indices, p.num_bags);
+  if (mean_bag_length <= 1) return launch(std::integral_constant<int, 1>{});
+  if (mean_bag_length <= 2) return launch(std::integral_constant<int, 2>{});
+  if (mean_bag_length <= 4) return launch(std::integral_constant<int, 4>{});
+  return launch(std::integral_constant<int, kLinearizeMaxGroupLanes>{});
+}
+
 template <typename IndexT>
 Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
                       const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
@@ -146,27 +180,16 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
 
   auto* keys_a = reinterpret_cast<std::uint64_t*>(ws + plan.keys_a);
   auto* keys_b = reinterpret_cast<std::uint64_t*>(ws + plan.keys_b);
-  const std::int64_t mean_bag_length = ceil_div(p.num_indices, p.num_bags);
-  auto linearize = [&](auto group_lanes) {
-    constexpr int kGroupLanes = decltype(group_lanes)::value;
-    constexpr int kGroupsPerBlock = kLinearizeBlockThreads / kGroupLanes;
-    const std::int64_t blocks = std::min(ceil_div(p.num_bags, kGroupsPerBlock), grid_cap);
-    tbe_linearize_kernel<IndexT, kGroupLanes><<<static_cast<unsigned>(blocks), kLinearizeBlockThreads, 0, stream>>>(p, keys_a);
-  };
-  if (mean_bag_length <= 1) {
-    linearize(std::integral_constant<int, 1>{});
-  } else if (mean_bag_length <= 2) {
-    linearize(std::integral_constant<int, 2>{});
-  } else if (mean_bag_length <= 4) {
-    linearize(std::integral_constant<int, 4>{});
-  } else {
-    linearize(std::integral_constant<int, kLinearizeMaxGroupLanes>{});
-  }
-  PARITY_GPU_CHECK_LAUNCH(tbe_linearize_kernel);
+  const int begin_bit = plan.low_bits;
+  const int end_bit = plan.low_bits + plan.row_bits;
+  const gpu_sort::RadixFirstPass first_pass =
+      gpu_sort::radix_sort_first_pass(p.num_indices, begin_bit, end_bit, ws + plan.sort_scratch, options.small_sort_tiles);
+  const bool count_in_linearize = options.sort_histogram_in_linearize && p.num_indices > 1;
+  PARITY_RETURN_IF_ERROR(launch_linearize(p, keys_a, first_pass, count_in_linearize, grid_cap, stream));
   PARITY_ASSIGN_OR_RETURN(const std::uint64_t* sorted,
-                          gpu_sort::radix_sort_keys(keys_a, keys_b, p.num_indices, plan.low_bits,
-                                                    plan.low_bits + plan.row_bits, ws + plan.sort_scratch, stream,
-                                                    options.small_sort_tiles));
+                          gpu_sort::radix_sort_keys(keys_a, keys_b, p.num_indices, begin_bit, end_bit,
+                                                    ws + plan.sort_scratch, stream, options.small_sort_tiles,
+                                                    count_in_linearize));
   p.sorted_keys = sorted;
   if (update.update == Update::kDenseGrad) {
     PARITY_GPU_TRY(gpuMemsetAsync(update.dense_rows, 0xff, sizeof(std::int64_t) * p.num_indices, stream));

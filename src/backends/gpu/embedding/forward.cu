@@ -306,9 +306,23 @@ Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
   return wide_tiles_reach_off_boundary(problem, "mixed-width short bags");
 }
 
+Status fp32_short_bags_forward_fits(const TbeProblem& problem) {
+  if (problem.weight_dtype != DType::kF32) {
+    return unsupported("fp32 short bags: weights are ", dtype_name(problem.weight_dtype), ", not fp32");
+  }
+  PARITY_RETURN_IF_ERROR(short_bags_forward_fits(problem));
+  if (problem.num_indices <= kFp32ShortBagsMinMeanIndices * problem.num_bags()) {
+    return unsupported("fp32 short bags: num_indices=", problem.num_indices, " is at most ",
+                       kFp32ShortBagsMinMeanIndices, " per bag on average (", problem.num_bags(),
+                       " bags); the light short-bag tiles read that in one pass");
+  }
+  return wide_one_hot_tiles_fit(problem);
+}
+
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
   if (mixed_wide_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (wide_one_hot_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
+  if (fp32_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
                                                    : ForwardKernel::kWarpTileShortBagsLight;
 }

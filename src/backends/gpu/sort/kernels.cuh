@@ -21,17 +21,10 @@
 #pragma once
 
 #include "backends/gpu/common/portability.cuh"
+#include "backends/gpu/sort/radix_constants.hpp"
 
 namespace parity::gpu_device {
 
-inline constexpr int kRadixMaxDigitBits = 9;
-inline constexpr int kRadixMaxDigits = 1 << kRadixMaxDigitBits;
-inline constexpr int kRadixBlockThreads = 256;
-inline constexpr int kRadixItemsPerThread = 16;
-inline constexpr int kRadixTileItems = kRadixBlockThreads * kRadixItemsPerThread;
-inline constexpr int kRadixSmallItemsPerThread = 4;
-inline constexpr int kRadixSmallTileItems = kRadixBlockThreads * kRadixSmallItemsPerThread;
-inline constexpr std::int64_t kRadixSmallTileMaxKeys = std::int64_t{1} << 20;
 
 // Exclusive scan of one value per thread over a block of kThreads (a warp scan by shuffles, then
 // the warp totals in order); returns the thread's exclusive prefix and leaves the block total in

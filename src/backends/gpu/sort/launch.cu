@@ -23,12 +23,35 @@ std::int64_t radix_sort_scratch_bytes(std::int64_t count) {
 
 namespace {
 
+// Width of pass `pass` of `passes` with `remaining` bits left: near-equal, the first ones wider.
+int pass_digit_bits(int remaining, int passes, int pass) {
+  return (remaining + (passes - pass) - 1) / (passes - pass);
+}
+
+}  // namespace
+
+RadixFirstPass radix_sort_first_pass(std::int64_t count, int begin_bit, int end_bit, void* scratch,
+                                     bool small_tiles) {
+  RadixFirstPass first;
+  first.tile_keys = radix_sort_tile_keys(count, small_tiles);
+  first.num_tiles = (count + first.tile_keys - 1) / first.tile_keys;
+  const int passes = radix_sort_passes(begin_bit, end_bit);
+  first.digit_bits = passes > 0 ? pass_digit_bits(end_bit - begin_bit, passes, 0) : 0;
+  first.tile_counts = static_cast<std::uint32_t*>(scratch);
+  return first;
+}
+
+namespace {
+
 template <int kItemsPerThread>
 Status launch_pass(const std::uint64_t* in, std::uint64_t* out, std::int64_t count, int shift, int digit_bits,
-                   std::int64_t num_tiles, std::uint32_t* tile_counts, std::uint32_t* digit_totals, gpuStream_t s) {
-  radix_histogram_kernel<kItemsPerThread><<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
-      in, count, shift, digit_bits, num_tiles, tile_counts);
-  PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
+                   std::int64_t num_tiles, std::uint32_t* tile_counts, std::uint32_t* digit_totals,
+                   bool counts_given, gpuStream_t s) {
+  if (!counts_given) {
+    radix_histogram_kernel<kItemsPerThread><<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
+        in, count, shift, digit_bits, num_tiles, tile_counts);
+    PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
+  }
   radix_digit_scan_kernel<<<1u << digit_bits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
   PARITY_GPU_CHECK_LAUNCH(radix_digit_scan_kernel);
   radix_scatter_kernel<kItemsPerThread><<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
@@ -40,7 +63,8 @@ Status launch_pass(const std::uint64_t* in, std::uint64_t* out, std::int64_t cou
 }  // namespace
 
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
-                                       int begin_bit, int end_bit, void* scratch, void* stream, bool small_tiles) {
+                                       int begin_bit, int end_bit, void* scratch, void* stream, bool small_tiles,
+                                       bool first_counts_given) {
   PARITY_CHECK_ARG(count >= 0 && count < (std::int64_t{1} << 32), "radix_sort: count=", count,
                    "; expected [0, 2^32)");
   PARITY_CHECK_ARG(begin_bit >= 0 && begin_bit <= end_bit && end_bit <= 64, "radix_sort: bits [", begin_bit,
@@ -58,13 +82,14 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   int shift = begin_bit;
   for (int pass = 0; pass < passes; ++pass) {
     const int remaining = end_bit - shift;
-    const int digit_bits = (remaining + (passes - pass) - 1) / (passes - pass);
+    const int digit_bits = pass_digit_bits(remaining, passes, pass);
+    const bool counts_given = first_counts_given && pass == 0;
     if (tile_keys == kRadixSmallTileItems) {
       PARITY_RETURN_IF_ERROR(launch_pass<kRadixSmallItemsPerThread>(in, out, count, shift, digit_bits, num_tiles,
-                                                                    tile_counts, digit_totals, s));
+                                                                    tile_counts, digit_totals, counts_given, s));
     } else {
       PARITY_RETURN_IF_ERROR(launch_pass<kRadixItemsPerThread>(in, out, count, shift, digit_bits, num_tiles,
-                                                               tile_counts, digit_totals, s));
+                                                               tile_counts, digit_totals, counts_given, s));
     }
     std::uint64_t* t = in;
     in = out;

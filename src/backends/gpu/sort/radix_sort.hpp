@@ -18,11 +18,25 @@ int radix_sort_tile_keys(std::int64_t count, bool small_tiles);
 /// Scratch for the per-tile digit counts, in bytes (enough for either tile size).
 std::int64_t radix_sort_scratch_bytes(std::int64_t count);
 
+/// The first pass's shape, for a caller that counts its digits per tile while writing the keys:
+/// keys per tile (one block each), the digit width, the tiles, and where the digit-major counts
+/// go (counts[digit * num_tiles + tile], every digit of every tile) inside the scratch.
+struct RadixFirstPass {
+  int tile_keys = 0;
+  int digit_bits = 0;
+  std::int64_t num_tiles = 0;
+  std::uint32_t* tile_counts = nullptr;
+};
+RadixFirstPass radix_sort_first_pass(std::int64_t count, int begin_bit, int end_bit, void* scratch,
+                                     bool small_tiles);
+
 /// Sorts keys_a[0:count) using keys_b as the ping-pong buffer; returns the buffer that holds the
 /// result (keys_a after an even number of passes, keys_b after an odd one). count < 2^32.
 /// small_tiles: radix_sort_tile_keys (false keeps 4096-key tiles at every size).
+/// first_counts_given: the caller wrote the first pass's tile counts (radix_sort_first_pass), so
+/// the sort skips that pass's histogram launch.
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
                                        int begin_bit, int end_bit, void* scratch, void* stream,
-                                       bool small_tiles = true);
+                                       bool small_tiles = true, bool first_counts_given = false);
 
 }  // namespace parity::gpu_sort
