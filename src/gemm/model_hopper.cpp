@@ -139,15 +139,16 @@ void HopperModel::prepare_bounds(const ProblemClass& key, PreparedCandidate& p) 
   h.inv_tile_k = 1.0 / tk;
   h.inv_split_k = 1.0 / p.split_k;
   h.inv_usable_sms = 1.0 / h.usable_sms;
-  h.tiles_per_output = p.split_k / (tm * tn);
+  h.min_grid_m = h.cluster_m;
+  h.min_grid_n = h.cluster_n;
+  h.splits = p.split_k;
   h.wave_fixed_us = scalars_.tile_overhead_us;
   h.split_fixed_us = is_split ? scalars_.splitk_overhead_us : 0.0;
   h.reduce_bytes_per_output = is_split ? p.split_k * 4.0 + c_bytes : 0.0;
   const double dram_bw = device_.hbm_bytes_per_s * scalars_.dram_efficiency * 1e-6;  // bytes/us
-  h.min_l2_us_per_flop =
-      p.l2_bytes_per_iter / (2.0 * tm * tn * tk) / (dram_bw * scalars_.l2_bandwidth_ratio);
-  h.full_wave_compute_us_per_k = h.compute_us_per_iter / (p.split_k * tk);
-  h.min_compute_us_per_k = h.full_wave_compute_us_per_k / (1.0 + scalars_.tail_boost);
+  h.l2_us_per_iter = p.l2_bytes_per_iter / (dram_bw * scalars_.l2_bandwidth_ratio);
+  h.min_exposed_store_us =
+      h.store_bytes_per_tile * scalars_.bw_saturation * device_.num_sms / dram_bw;
 }
 
 PreparedCandidate HopperModel::prepare(const ProblemClass& key, const Candidate& c) const {
@@ -198,12 +199,13 @@ HopperProblemTerms HopperModel::problem_terms(const GemmProblem& problem) const 
   // Inter-wave reuse: the fraction of A and B the L2 can keep between the waves that re-read it.
   t.operand_bytes = t.batch * (t.m * t.k + t.k * t.n) * in_bytes;
   t.reuse = std::min(1.0, kL2UsableFraction * device_.l2_bytes_per_domain / t.operand_bytes);
-  t.reuse_operand_us = t.reuse * t.operand_bytes * t.inv_dram_bw;
+  const double window_floor_bytes = (t.batch * t.m + t.n) * t.k * in_bytes;
+  t.operand_floor_us =
+      (t.reuse * t.operand_bytes + (1.0 - t.reuse) * window_floor_bytes) * t.inv_dram_bw;
+  t.window_us_per_byte = (1.0 - t.reuse) * t.inv_dram_bw;
   t.saturating_sms = scalars_.bw_saturation * device_.num_sms;
-  t.flops = 2.0 * t.m * t.n * t.k * t.batch;
   t.outputs = t.batch * t.m * t.n;
   t.output_us_per_byte = t.outputs * t.inv_dram_bw;
-  t.inv_max_boost = 1.0 / (1.0 + scalars_.tail_boost);
   return t;
 }
 

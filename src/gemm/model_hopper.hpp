@@ -14,11 +14,15 @@ namespace parity::gemm {
 struct HopperProblemTerms {
   double m = 0, n = 0, k = 0, batch = 1, out_bytes = 2;
   double inv_dram_bw = 0, inv_l2_bw = 0, reuse = 0, operand_bytes = 0, saturating_sms = 0;
-  // The bounds' per-problem products, hoisted out of the per-candidate loop: 2 M N K batch,
-  // M N batch output elements, their DRAM time per byte of each, and 1 / (1 + tail_boost).
-  double flops = 0, outputs = 0, output_us_per_byte = 0, inv_max_boost = 1;
-  // DRAM time of the operand bytes that the L2 cannot keep between waves (reuse x operand bytes).
-  double reuse_operand_us = 0;
+  // The bounds' per-problem products, hoisted out of the per-candidate loop: M N batch output
+  // elements and their DRAM time per byte of each.
+  double outputs = 0, output_us_per_byte = 0;
+  // DRAM time of the operand bytes every grid reads at least (the bounds' DRAM floor): the exact
+  // term's compulsory part, reuse x operand bytes, plus its window re-reads, (1 - reuse) x window
+  // bytes, which over all waves cover at least (batch M + N) x K operand elements.
+  double operand_floor_us = 0;
+  // (1 - reuse) / DRAM bandwidth: the finer bound's per-tile share of the window floor.
+  double window_us_per_byte = 0;
   // The last tile counts computed for this problem, keyed by the tile and cluster extents and the
   // K step: candidate lists run through one tile shape at a time (clusters, variants, splits), so
   // most candidates reuse the previous one's counts instead of recomputing the roundings.

@@ -141,41 +141,58 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
 // noticeable share of the bound itself.
 [[gnu::always_inline]] inline double HopperModel::lower_bound_us(const HopperProblemTerms& t,
                                                                  const PreparedCandidate& p) const {
-  // predict without the window re-reads, store exposure and the finer window terms, and with the
-  // largest tail boost: every
-  // wave's K-loop is at least max(its compute, its L2 -> SM time) per iteration (the same products
-  // as the exact wave), the exposed fill at least a wave's min(L2 time, compute), and every
-  // dropped term is >= 0. A slightly shrunk sum absorbs the different order of additions.
+  // predict without the window's raster shape: every wave's K-loop is at least the 4-norm of its
+  // compute and L2 -> SM time per iteration (the same products as the exact wave), the exposed
+  // fill at least a wave's min(L2 time, compute), and every dropped term is >= 0. A slightly
+  // shrunk sum absorbs the different order of additions.
   const HopperTerms& c = p.hopper;
   const HopperGrid grid = hopper_grid(t, p);
   const double iters = grid.iters;
   const double full_waves = fast_floor(grid.tiles * c.inv_usable_sms + kGuard);
   const double last_wave_tiles = grid.tiles - full_waves * c.usable_sms;
-  const double has_last_wave = last_wave_tiles > 0 ? 1.0 : 0.0;
-  const double l2_us_per_tile = p.l2_bytes_per_iter * t.inv_l2_bw;
-  const double full_l2_us = full_waves > 0 ? c.usable_sms * l2_us_per_tile : 0.0;
-  const double last_l2_us = last_wave_tiles * l2_us_per_tile;
-  const double full_iter_us = std::max(c.compute_us_per_iter, full_l2_us);
-  // Each wave's K-loop and cooperative epilogue cost at least max(iters x max(compute, L2),
-  // iters x compute + epilogue).
-  const double last_compute_us = c.compute_us_per_iter * t.inv_max_boost;
-  const double last_iter_us = std::max(last_compute_us, last_l2_us);
-  // Each wave's K-loop also streams at least its tiles' share of the exact DRAM term's compulsory
-  // part (reuse x operand bytes over all tiles) and their outputs, at the wave's bandwidth
-  // fraction; the window re-reads ((1 - reuse) x window bytes >= 0) are dropped.
+  const bool has_last_wave = last_wave_tiles > 0;
+  const double full_l2_us = full_waves > 0 ? c.usable_sms * c.l2_us_per_iter : 0.0;
+  const double last_l2_us = last_wave_tiles * c.l2_us_per_iter;
+  const double full_iter_us = compute_l2_norm(c.compute_us_per_iter, full_l2_us);
+  // The last wave's boost, as predict computes it.
+  const double last_compute_us =
+      c.compute_us_per_iter /
+      (1.0 + scalars_.tail_boost * (1.0 - last_wave_tiles * c.inv_usable_sms));
+  const double last_iter_us = compute_l2_norm(last_compute_us, last_l2_us);
+  // Each wave streams at least its tiles' share of the compulsory reads (reuse x operand bytes
+  // over all tiles), of the window re-reads ((1 - reuse) x window bytes: a wave's window holds at
+  // least tm / grid_n + tn / grid_rows operand rows per tile) and their outputs, at the wave's
+  // bandwidth fraction.
+  const double window_us_per_tile =
+      t.window_us_per_byte * iters *
+      (c.a_bytes_per_row_iter / grid.grid_n + c.b_bytes_per_col_iter / (grid.grid_m * t.batch));
   const double dram_us_per_tile =
-      (t.reuse * t.operand_bytes / grid.tiles + c.store_bytes_per_tile) * t.inv_dram_bw;
+      (t.reuse * t.operand_bytes / grid.tiles + c.store_bytes_per_tile) * t.inv_dram_bw +
+      window_us_per_tile;
   const double full_dram_us = c.usable_sms * dram_us_per_tile * c.full_wave_inv_bw_fraction;
   const double last_dram_us = dram_us_per_tile * std::max(last_wave_tiles, t.saturating_sms);
-  const double full_loop_us = std::max(
-      {iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us, full_dram_us});
-  const double last_loop_us = std::max(
-      {iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us, last_dram_us});
-  const double total_us = scalars_.launch_us + (full_waves + has_last_wave) * c.wave_fixed_us +
-                          full_waves * full_loop_us + has_last_wave * last_loop_us +
-                          std::max(std::min(full_l2_us, c.compute_us_per_iter),
-                                   std::min(last_l2_us, last_compute_us)) +
-                          c.split_fixed_us + t.output_us_per_byte * c.reduce_bytes_per_output;
+  // Each wave's K-loop and cooperative epilogue cost at least max(iters x 4-norm, iters x compute
+  // + epilogue); a ping-pong tile max(K-loop, epilogue).
+  const double full_loop_us =
+      std::max({iters * full_iter_us, iters * c.compute_us_per_iter + c.exposed_epilogue_us,
+                full_dram_us, c.pingpong_epilogue_us});
+  const double last_loop_us =
+      std::max({iters * last_iter_us, iters * last_compute_us + c.exposed_epilogue_us,
+                last_dram_us, c.pingpong_epilogue_us});
+  // The last wave's store is exposed beyond what its memory-bound K-loop paid: that wave's K-loop
+  // and store cost at least iters x compute + store.
+  const double store_us =
+      c.store_bytes_per_tile * t.inv_dram_bw *
+      (has_last_wave ? std::max(last_wave_tiles, t.saturating_sms)
+                     : c.usable_sms * c.full_wave_inv_bw_fraction);
+  const double exposed_store_us =
+      has_last_wave ? std::max(0.0, iters * last_compute_us + store_us - last_loop_us)
+                    : std::max(0.0, iters * c.compute_us_per_iter + store_us - full_loop_us);
+  const double total_us =
+      scalars_.launch_us + (full_waves + (has_last_wave ? 1.0 : 0.0)) * c.wave_fixed_us +
+      full_waves * full_loop_us + (has_last_wave ? last_loop_us : 0.0) + exposed_store_us +
+      std::max(std::min(full_l2_us, c.compute_us_per_iter), std::min(last_l2_us, last_compute_us)) +
+      c.split_fixed_us + t.output_us_per_byte * c.reduce_bytes_per_output;
   return total_us * kCoarseRoundingMargin;
 }
 
@@ -209,20 +226,37 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
 
 [[gnu::always_inline]] inline double HopperModel::coarse_bound_us(const HopperProblemTerms& t,
                                                                   const PreparedCandidate& p) const {
-  // Launch; the fewest waves the output allows, each a boosted K-loop with its fixed costs; the
-  // L2 time; the split-K reduction: one rounding, no tile counts.
+  // Launch; the fewest tiles the grid allows, as waves of K-loops at their boosted rates with
+  // their fixed costs; the L2 time; the DRAM floor; the split-K reduction: no grid roundings.
   if (!p.is_feasible) return kInfinity;
   const HopperTerms& c = p.hopper;
-  const double waves = fast_ceil(t.outputs * c.tiles_per_output * c.inv_usable_sms - kGuard);
-  const double compute_us = t.k * (std::max(0.0, waves - 1.0) * c.full_wave_compute_us_per_k +
-                                   c.min_compute_us_per_k);
-  // Per wave max(memory, compute + cooperative epilogue): the sums bound the sum of the maxima.
-  // DRAM, summed over the waves: the exact term's compulsory part (reuse x operand bytes) and
-  // every tile's output (tiles >= outputs x tiles per output), at no more than full bandwidth.
+  // Iterations per tile: ceil(K / (split tk)) <= ceil(ceil(K / split) / tk).
+  const double iters = fast_ceil(t.k * c.inv_split_k * c.inv_tile_k - kGuard);
+  // Tile rows >= max(M / tm, cluster_m), columns likewise: narrow outputs pay their padding.
+  const double tiles = std::max(t.m * c.inv_tile_m, c.min_grid_m) *
+                       std::max(t.n * c.inv_tile_n, c.min_grid_n) * t.batch * c.splits;
+  // A grid's K-loop time, counted in full waves (the last one at its boosted rate 1 / (1 +
+  // tail_boost (1 - busy))), never falls when tiles are added, so the fewest tiles bound it; the
+  // guard keeps a whole number of waves from gaining a boosted one.
+  const double waves_exact = tiles * c.inv_usable_sms - kGuard;
+  const double full_waves = fast_floor(waves_exact);
+  const double busy_fraction = waves_exact - full_waves;
+  const bool has_last_wave = busy_fraction > 0;
+  const double waves = has_last_wave ? full_waves + 1.0 : full_waves;
+  const double boosted_wave =
+      has_last_wave ? 1.0 / (1.0 + scalars_.tail_boost * (1.0 - busy_fraction)) : 0.0;
+  const double compute_us = iters * c.compute_us_per_iter * (full_waves + boosted_wave);
+  // Per wave max(memory, compute + cooperative epilogue, ping-pong epilogue): the sums bound the
+  // sum of the maxima. The last wave's K-loop and exposed store cost at least its compute plus a
+  // store at no more than saturating_sms tiles' share of the bandwidth. DRAM, summed over the
+  // waves: the operand floor and every tile's output, at the waves' bandwidth fractions.
   const double dram_us =
-      t.reuse_operand_us + t.output_us_per_byte * c.tiles_per_output * c.store_bytes_per_tile;
-  const double loop_us = std::max(
-      {compute_us + waves * c.exposed_epilogue_us, t.flops * c.min_l2_us_per_flop, dram_us});
+      t.operand_floor_us + std::max(tiles, t.saturating_sms) * c.store_bytes_per_tile * t.inv_dram_bw;
+  // L2, summed over the waves: every tile-iteration's L2 -> SM time.
+  const double loop_us =
+      std::max({compute_us + waves * c.exposed_epilogue_us +
+                    std::max(0.0, c.min_exposed_store_us - c.exposed_epilogue_us),
+                waves * c.pingpong_epilogue_us, tiles * iters * c.l2_us_per_iter, dram_us});
   return (scalars_.launch_us + waves * c.wave_fixed_us + loop_us + c.split_fixed_us +
           t.output_us_per_byte * c.reduce_bytes_per_output) *
          kCoarseRoundingMargin;

@@ -112,14 +112,17 @@ struct HopperTerms {
   int usable_sms = 0;                // SMs that can host this cluster shape at once
   int cluster_m = 1, cluster_n = 1;  // the grid is padded to whole clusters
   double inv_cluster_m = 1.0, inv_cluster_n = 1.0;
-  // predict_top_us's coarse lower bound (no tile counts): waves >= ceil(M N batch x
-  // tiles_per_output / SMs), each at least one K-loop (the last one boosted) plus the cooperative
-  // epilogue, and the fixed per-wave cost; the L2 -> SM time per flop; the split-K kernel's fixed
-  // cost and DRAM bytes per output element (0 without a split).
-  double tiles_per_output = 0.0;
-  double min_compute_us_per_k = 0.0;        // boosted (a partial wave)
-  double full_wave_compute_us_per_k = 0.0;  // unboosted (every wave before the last)
-  double min_l2_us_per_flop = 0.0;
+  // predict_top_us's coarse lower bound (no grid roundings): tiles >= max(cluster_m, M / tm) x
+  // max(cluster_n, N / tn) x batch x split (a grid launches whole clusters), in waves of
+  // usable_sms, each at least one K-loop (the last one boosted by its busy fraction) plus the
+  // cooperative epilogue, and the fixed per-wave cost; the L2 -> SM time of every tile-iteration;
+  // the split-K kernel's fixed cost and DRAM bytes per output element (0 without a split).
+  double min_grid_m = 1.0, min_grid_n = 1.0;
+  double splits = 1.0;
+  double l2_us_per_iter = 0.0;  // L2 -> SM time of one tile's K-iteration
+  // The last wave's exposed store at the least bandwidth a wave gets (bw_saturation x SMs tiles'
+  // share): one tile's output bytes x saturating SMs / DRAM bandwidth.
+  double min_exposed_store_us = 0.0;
   double wave_fixed_us = 0.0;
   double split_fixed_us = 0.0;
   double reduce_bytes_per_output = 0.0;
