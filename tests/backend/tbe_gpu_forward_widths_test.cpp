@@ -103,7 +103,7 @@ TEST(GpuTbeForwardWidths, ShortBagRuleCoversRowsUpTo512Bytes) {
   const auto five_128 = testing::make_problem({{100, 128}}, 8, past_four);
   EXPECT_TRUE(egpu::fp32_short_bags_forward_fits(five_128).is_ok());
   EXPECT_EQ(egpu::select_forward_kernel(five_128), egpu::ForwardKernel::kWarpTileOneHotWideRows);
-  const auto five_narrow = testing::make_problem({{100, 16}, {100, 32}}, 8, past_four);
+  const auto five_narrow = testing::make_problem({{100, 16}, {100, 32}}, 8, 2 * past_four);  // 16 bags
   EXPECT_EQ(egpu::select_forward_kernel(five_narrow), egpu::ForwardKernel::kWarpTileOneHotWideRows);
   const auto five_bf16 = testing::make_problem({{100, 128}}, 8, past_four, DType::kI64, DType::kBF16);
   const Status not_fp32 = egpu::fp32_short_bags_forward_fits(five_bf16);
