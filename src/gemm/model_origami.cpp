@@ -43,8 +43,9 @@ U64 k_split_aware_grid(U64 cus, U64 tiles, U64 iters_per_tile, U64 tile_k, doubl
       const U64 grid = static_cast<U64>(static_cast<double>(tiles) / (static_cast<double>(min_even) + fraction) + 0.5);
       if (grid == 0) continue;
       const U64 per_cta = div_up(tiles * iters_per_tile, grid);
-      const double fragment_bytes = static_cast<double>(per_cta % iters_per_tile * tile_k) * element_bytes;
-      if (fragment_bytes > 0 && std::fmod(fragment_bytes, 128.0) != 0) continue;
+      // Whole elements of whole bytes: an integer remainder tests what fmod(bytes, 128) did.
+      const U64 fragment_bytes = per_cta % iters_per_tile * tile_k * static_cast<U64>(element_bytes);
+      if (fragment_bytes % 128 != 0) continue;
       if (grid <= cus) return grid;
     }
     return cus;

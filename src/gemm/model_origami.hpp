@@ -207,6 +207,7 @@ class OrigamiModel final : public PerformanceModel {
   // the runs not yet bounded that can reach that cutoff. `bounded_runs`, when given, lists every
   // run with a bound (after bound_rest); the others are never read. Null: every run has one.
   struct Run;
+  struct HeapEntry;
   // search_runs's state (seeds, heap, best values) and predict_top_runs_us's per-grid state
   // (estimates, floors, run bounds), each with its stages as members.
   struct RunSearch;

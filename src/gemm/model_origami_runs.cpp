@@ -132,14 +132,16 @@ double OrigamiModel::refined_bound_us(const GemmProblem& problem, const Prepared
   // mapping the launch geometry depends only on the macro tile, split and decomposition.
   const double element_bytes = element_bytes_of(problem);
   double run_bound = kInfinity;
+  double l2 = -1.0;  // one macro tile: both decompositions' L2 cycles are equal
   for (int s = 0; s < 2; ++s) {
     double bound = kInfinity;
     if (run.first[s] != OrigamiRunIndex::Decompositions::kNone) {
       OrigamiContext x = context(problem, prepared[run.first[s]], Mapping::kSkip);
       if (!is_rejected(x, element_bytes)) {
         const U64 waves_per_cu = div_up(x.grid_m * x.grid_n * x.batch * x.splits, hw_.num_cus);
+        if (l2 < 0.0) l2 = l2_cycles(hw_, x, element_bytes);
         MemoryCycles floor;
-        floor.l2 = l2_cycles(hw_, x, element_bytes);
+        floor.l2 = l2;
         floor.dram = kDramLatencyCycles;
         floor.total = std::max(floor.l2, floor.dram);
         x.occupancy_factor = occupancy_decay(
@@ -167,15 +169,25 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem,
   // the smallest predictions so far (one per macro tile when it is per tile).
   const double element_bytes = element_bytes_of(problem);
   struct Geometry {
-    bool is_ready = false, is_rejected = false;
+    bool is_rejected;
     OrigamiContext x;
     MemoryCycles mem;
     EpilogueCycles epi;
-    U64 waves_per_cu = 0;
-    double last_compute = -1.0, last_decay = -1.0, last_value = 0.0;
+    U64 waves_per_cu;
+    double last_compute, last_decay, last_value;
   };
-  Geometry geometries[4];  // [is_stream_k][is_xcd_contiguous]
+  // [is_stream_k][is_xcd_contiguous], each set up when first used: a run uses one or two, and
+  // zeroing all four cost more than a geometry's setup.
+  union Slot {
+    Slot() {}
+    Geometry g;
+  };
+  Slot slots[4];
+  bool is_ready[4] = {false, false, false, false};
   const std::uint64_t tile = macro_tile_key(prepared[begin]);  // one run, one macro tile
+  // Per tile, a value at or above one this run already offered cannot change `best` (its tile
+  // holds that value or better, or lost its place to k better tiles): not offered again.
+  double offered = kInfinity;
   std::size_t exact = 0;
   std::size_t range_begin = begin;
   for (std::size_t t = begin; t < end; ++t) {
@@ -185,12 +197,13 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem,
       range_begin = t + 1;
       continue;
     }
-    Geometry& g =
-        geometries[(c.origami.is_stream_k ? 2 : 0) + (c.origami.is_xcd_contiguous ? 1 : 0)];
-    if (!g.is_ready) {
-      g.is_ready = true;
+    const int slot = (c.origami.is_stream_k ? 2 : 0) + (c.origami.is_xcd_contiguous ? 1 : 0);
+    Geometry& g = slots[slot].g;
+    if (!is_ready[slot]) {
+      is_ready[slot] = true;
       g.x = context(problem, c, Mapping::kPredict);
       g.is_rejected = is_rejected(g.x, element_bytes);
+      g.last_compute = g.last_decay = -1.0;
       if (!g.is_rejected) {
         g.mem = memory_cycles(hw_, g.x, element_bytes);
         g.epi = memo_epilogue_terms(problem, g.x);
@@ -213,7 +226,10 @@ std::size_t OrigamiModel::predict_run_us(const GemmProblem& problem,
     const double value = g.last_value;
     predicted_us[t] = value;
     ++exact;
-    best.add(tile, value);
+    if (!best.per_tile || value < offered) {
+      best.add(tile, value);
+      offered = value;
+    }
   }
   if (exact_ranges != nullptr && range_begin < end) exact_ranges->push_back({range_begin, end});
   return exact;

@@ -27,6 +27,15 @@ struct OrigamiModel::Run {
   bool is_predicted[2];        // a decomposition already predicted exactly (a per-tile seed's)
 };
 
+// The heap holds 16-byte entries (a sift moves each several times); a refined run's other
+// fields wait in RunSearch::refined.
+struct OrigamiModel::HeapEntry {
+  static constexpr std::uint32_t kUnrefined = ~std::uint32_t{0};
+  double bound;
+  std::uint32_t run;
+  std::uint32_t refined;  // into RunSearch::refined, or kUnrefined
+};
+
 // One search_runs call: the problem and its runs, the smallest predictions so far (`best`, whose
 // cutoff is max(keep-th best, best x (1 + tie_epsilon))), the heap and the seeds.
 struct OrigamiModel::RunSearch {
@@ -41,9 +50,11 @@ struct OrigamiModel::RunSearch {
   double* predicted_us;
   std::vector<CandidateRange>* exact_ranges;
   TopValues& best;
-  std::vector<Run>& heap;
+  std::vector<HeapEntry>& heap;
   std::vector<std::uint8_t>& is_seed;  // per run: predicted before the heap
-  std::vector<Run>& seeded_rest;       // per tile: a seed's decomposition not predicted yet
+  // The refined runs: per tile first the seeds' decompositions not predicted yet, then each
+  // run the heap refines.
+  std::vector<Run>& refined;
 
   double cutoff() const { return best.cutoff(tie_epsilon); }
   // A refined run predicts only the decompositions whose refined bound is at or below the
@@ -96,7 +107,7 @@ std::size_t OrigamiModel::RunSearch::predict_seeds(
 // runs already bounded (the grids of least estimate) are seeds, best bound first, each predicted
 // in its decomposition of lesser refined bound only (any exact value of a tile is at or above its
 // best, so the cutoff stays admissible); the other decomposition waits for the heap in
-// `seeded_rest` at its refined bound. Returns the exact predictions made.
+// `refined` at its refined bound. Returns the exact predictions made.
 std::size_t OrigamiModel::RunSearch::seed_tiles(const std::vector<std::uint32_t>& bounded_runs) {
   std::size_t exact = 0;
   while (best.values.size() < best.keep) {
@@ -115,7 +126,7 @@ std::size_t OrigamiModel::RunSearch::seed_tiles(const std::vector<std::uint32_t>
     run.is_predicted[1 - first] = false;
     run.is_predicted[first] = true;
     run.bound = run.by_decomposition[1 - first];
-    if (run.bound != kInfinity) seeded_rest.push_back(run);
+    if (run.bound != kInfinity) refined.push_back(run);
   }
   return exact;
 }
@@ -126,11 +137,13 @@ void OrigamiModel::RunSearch::fill_heap(double seed_cutoff,
                                         const std::vector<std::uint32_t>* bounded_runs) {
   const auto enter = [&](std::size_t r) {
     if (bounds[r] <= seed_cutoff && !is_seed[r]) {
-      heap.push_back({bounds[r], static_cast<std::uint32_t>(r), false, {0.0, 0.0}, {false, false}});
+      heap.push_back({bounds[r], static_cast<std::uint32_t>(r), HeapEntry::kUnrefined});
     }
   };
-  for (const Run& run : seeded_rest) {
-    if (run.bound <= seed_cutoff) heap.push_back(run);
+  for (std::size_t i = 0; i < refined.size(); ++i) {
+    if (refined[i].bound <= seed_cutoff) {
+      heap.push_back({refined[i].bound, refined[i].run, static_cast<std::uint32_t>(i)});
+    }
   }
   if (bounded_runs != nullptr) {
     for (const std::uint32_t r : *bounded_runs) enter(r);
@@ -159,23 +172,28 @@ void OrigamiModel::RunSearch::refine(Run& run) {
 // popped first is refined per launch geometry and pushed back; popped again, it is predicted
 // exactly, one memory stage per geometry. Returns the exact predictions made.
 std::size_t OrigamiModel::RunSearch::pop_runs() {
-  const auto above = [](const Run& a, const Run& b) { return a.bound > b.bound; };
+  const auto above = [](const HeapEntry& a, const HeapEntry& b) { return a.bound > b.bound; };
   std::make_heap(heap.begin(), heap.end(), above);
   std::size_t exact = 0;
   auto heap_end = heap.end();
   while (heap_end != heap.begin()) {
     std::pop_heap(heap.begin(), heap_end, above);
-    Run& run = *(heap_end - 1);
-    if (run.bound == kInfinity || run.bound > cutoff()) break;
-    if (per_tile && run.bound > run_limit(run.run)) {
+    HeapEntry& entry = *(heap_end - 1);
+    if (entry.bound == kInfinity || entry.bound > cutoff()) break;
+    if (per_tile && entry.bound > run_limit(entry.run)) {
       --heap_end;  // its tile already holds a better value
       continue;
     }
-    if (!run.is_refined) {
+    if (entry.refined == HeapEntry::kUnrefined) {
+      entry.refined = static_cast<std::uint32_t>(refined.size());
+      Run& run = refined.emplace_back(
+          Run{entry.bound, entry.run, false, {0.0, 0.0}, {false, false}});
       refine(run);
+      entry.bound = run.bound;
       std::push_heap(heap.begin(), heap_end, above);
       continue;
     }
+    const Run& run = refined[entry.refined];
     exact += predict_run(run.run, run.by_decomposition, run.is_predicted);
     --heap_end;
   }
@@ -194,14 +212,15 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
                                       const std::vector<std::uint32_t>* bounded_runs) const {
   begin_epilogue_memo();  // a new problem: no earlier epilogue applies
   thread_local TopValues best;  // reused: no allocation per selection once warm
-  thread_local std::vector<Run> heap, seeded_rest;
+  thread_local std::vector<HeapEntry> heap;
+  thread_local std::vector<Run> refined;
   thread_local std::vector<std::uint8_t> is_seed;
   best.reset(keep, per_tile);
   heap.clear();
   is_seed.assign(bounds.size(), 0);
-  seeded_rest.clear();
+  refined.clear();
   RunSearch search{*this,       problem,      prepared, bounds, starts,  summaries,  per_tile,
-                   tie_epsilon, predicted_us, exact_ranges, best, heap, is_seed, seeded_rest};
+                   tie_epsilon, predicted_us, exact_ranges, best, heap, is_seed, refined};
   std::size_t exact = search.predict_seeds(seed, bounded_runs);
   const double seed_cutoff = search.cutoff();
   bound_rest(seed_cutoff);
