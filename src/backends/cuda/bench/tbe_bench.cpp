@@ -210,6 +210,24 @@ Result<KernelChoice> kernel_choice(const std::string& variant) {
   return choice;
 }
 
+// The kernel kAuto runs for `problem`, by its --forward-variant name, so a report says which kernel
+// its default figure is (narrow rows split their bags where narrow_rows_split_parts gives >= 2).
+std::string auto_forward_kernel_name(const TbeProblem& problem) {
+  const eg::ForwardKernel kernel = eg::select_forward_kernel(problem);
+  if (kernel == eg::ForwardKernel::kNarrowRows) {
+    const auto properties = parity::gpu::device_properties();
+    const int sm_count = properties.is_ok() ? properties->sm_count : 0;
+    return sm_count > 0 && eg::narrow_rows_split_parts(problem, sm_count) > 1 ? "narrow_rows_split_bags" : "narrow_rows";
+  }
+  if (kernel == eg::ForwardKernel::kGroupPerBag) return "wide_rows";
+  if (kernel == eg::ForwardKernel::kFittedGroups) return "fitted_groups";
+  for (const auto& name : tbe_forward_variant_names()) {
+    auto choice = kernel_choice(name);
+    if (choice.is_ok() && choice->forward.kernel == kernel) return name;
+  }
+  return "auto";
+}
+
 // Every timing, in the order the recorded runs used (each reads the L2 state the previous left).
 Result<Timings> time_all(const TbeProblem& problem, const TbeBenchSpec& spec, Buffers& b, const TimingOptions& timing,
                          MemoryWatch& memory, const KernelChoice& kernels) {
@@ -481,11 +499,13 @@ Result<std::string> forward_only_report(const TbeBenchRequest& request, const Tb
   doc["config"] = config_json(request, problem, facts);
   doc["cache"] = cache_mode_name(request.timing.cache);
   doc["forward_only"] = true;
-  std::string text = format_text("bench tbe %s (forward only): B=%lld, N=%lld, U=%lld, max_dim %d, %s weights, copy %.3f TB/s\n",
+  const std::string auto_kernel = auto_forward_kernel_name(problem);
+  doc["forward_auto_kernel"] = auto_kernel;
+  std::string text = format_text("bench tbe %s (forward only): B=%lld, N=%lld, U=%lld, max_dim %d, %s weights, copy %.3f TB/s, auto = %s\n",
                                  request.spec.name.c_str(), static_cast<long long>(problem.batch_size),
                                  static_cast<long long>(problem.num_indices), static_cast<long long>(facts.unique_rows),
                                  problem.layout.max_dim(), std::string(dtype_name(problem.weight_dtype)).c_str(),
-                                 facts.copy.ceiling().median_tbps);
+                                 facts.copy.ceiling().median_tbps, auto_kernel.c_str());
   PARITY_ASSIGN_OR_RETURN(doc["forward_variants"],
                           time_forward_variants(forward_request, problem, batch, b, facts, n_per_feature, &text));
   DeviceClocks clocks_after;
@@ -558,7 +578,10 @@ Result<std::string> run_tbe_bench(const TbeBenchRequest& request) {
                                        facts.copy.ceiling().median_tbps);
   json doc = results_json(request, problem, b, t, facts);
   doc["variant"] = request.variant;
-  std::string text = report_text(request, problem, b, t, facts) + "kernels: " + request.variant + "\n";
+  const std::string auto_kernel = auto_forward_kernel_name(problem);
+  doc["forward_auto_kernel"] = auto_kernel;
+  std::string text = report_text(request, problem, b, t, facts) + "kernels: " + request.variant +
+                     (request.variant == "auto" ? " (forward: " + auto_kernel + ")" : std::string()) + "\n";
   if (!request.forward_variants.empty()) {
     PARITY_ASSIGN_OR_RETURN(doc["forward_variants"],
                             time_forward_variants(request, problem, batch, b, facts, n_per_feature, &text));
