@@ -343,6 +343,9 @@ Result<embedding::TbeProblem> tbe_bench_problem(const TbeBenchSpec& spec) {
   problem.index_dtype = spec.index_dtype;
   problem.pooling = spec.pooling;
   problem.has_per_sample_weights = spec.weighted;
+  for (const auto& draw : spec.feature_draws()) {  // the layout's lengths bound every bag it draws
+    problem.max_bag_length_hint = std::max<std::int64_t>(problem.max_bag_length_hint, draw.bag_lengths.max_length);
+  }
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("bench tbe"));
   embedding::SyntheticBatchOptions options;
   options.batch_size = spec.batch;

@@ -99,6 +99,8 @@ Status TbeProblem::validate() const {
   PARITY_CHECK_ARG(layout.num_tables() >= 1, "tbe: layout has no tables; build it with TbeLayout::create");
   PARITY_CHECK_ARG(batch_size >= 0, "tbe: batch_size=", batch_size, "; expected >= 0");
   PARITY_CHECK_ARG(num_indices >= 0, "tbe: num_indices=", num_indices, "; expected >= 0");
+  PARITY_CHECK_ARG(max_bag_length_hint >= 0, "tbe: max_bag_length_hint=", max_bag_length_hint,
+                   "; expected >= 0 (0 = unknown)");
   PARITY_CHECK_ARG(index_dtype == DType::kI32 || index_dtype == DType::kI64, "tbe: index_dtype=",
                    dtype_name(index_dtype), "; expected int32 or int64");
   PARITY_CHECK_ARG(index_dtype == DType::kI64 || num_indices <= 2147483647LL, "tbe: num_indices=",

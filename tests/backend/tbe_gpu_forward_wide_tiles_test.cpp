@@ -3,8 +3,8 @@
 // (one lane per bag up to a whole warp of four 16-byte pieces), 16-bit D 8-1024 on 16-byte
 // boundaries and D 4-508 off them (8-byte pieces: three per lane up to D=384, as D=164, test set
 // 2's 04; four past it, as D=508), mixed widths in one launch (test set 2's 05
-// shape: D 32/16/488/256 fp32), bag lengths 0 (all empty), 1, 2 and 7 (tiles walking their bags
-// from position 0, two rows a step) with empty bags, every pooled mode, both index types, two
+// shape: D 32/16/488/256 fp32), bag lengths 0 (all empty), 1, 2, 7 and U[0, 40] (tiles walking their
+// bags from position 0, two rows a step) with empty bags, every pooled mode, both index types, two
 // output dtypes; a batch over several grid strides; and the refusals with their reasons.
 #include <gtest/gtest.h>
 
@@ -58,6 +58,28 @@ TEST(GpuTbeForwardWideTiles, MixedWidthsManyBagsMatchReference) {
   testing::expect_forward_matches(c.problem, c.batch, seed, kWideTiles);
   ASSERT_EQ(egpu::select_forward_kernel(c.problem), egpu::ForwardKernel::kWarpTileOneHotWideRows);
   testing::expect_forward_matches(c.problem, c.batch, seed, egpu::ForwardOptions{});
+}
+
+// The many-bags rule's shape: 131072 bags of lengths U[0, 40] (tiles walking long tails two rows a
+// step) over fp16 rows of 136 bytes (off 16-byte boundaries) and 400, through kAuto with the length
+// bound given (many_bags_forward_fits) and forced.
+TEST(GpuTbeForwardWideTiles, ManyLongBagsMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(583);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{5000, 68}, {700, 68}, {3000, 200}, {40, 200}};
+  SyntheticBatchOptions options;
+  options.batch_size = egpu::kManyBagsMinBags / 4;
+  options.pooling_factor = 20;
+  options.vary_bag_sizes = true;  // U[0, 40]
+  options.zipf_alpha = 0.9;
+  options.seed = seed;
+  auto c = testing::make_synthetic_case(tables, options, DType::kI32);
+  c.problem.weight_dtype = DType::kF16;
+  c.problem.max_bag_length_hint = 2 * options.pooling_factor;
+  ASSERT_EQ(egpu::select_forward_kernel(c.problem), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  testing::expect_forward_matches(c.problem, c.batch, seed, egpu::ForwardOptions{});
+  testing::expect_forward_matches(c.problem, c.batch, seed, kWideTiles);
 }
 
 // Rows past four pieces per lane (2 KB; 1 KB for 16-bit rows off 16-byte boundaries) and pooling

@@ -158,5 +158,40 @@ TEST(GpuTbeForwardWidths, MixedWidthShortBagsTakeTheWideTiles) {
   expect_refused(testing::make_problem({{100, 16}, {100, 1024}}, bags_per_feature, max_indices), "2048");
 }
 
+// Needs no device. Many bags of known, bounded length over rows past 128 bytes that the fitted
+// groups do not take: the wide tiles where the group per bag would run; each edge, with the reason.
+TEST(GpuTbeForwardWidths, ManyBoundedBagsTakeTheWideTiles) {
+  const std::int64_t batch = egpu::kManyBagsMinBags / 4;  // 4 features: exactly the minimum
+  auto problem_of = [&](int dim, std::int64_t batch_size, std::int64_t hint, DType weight_dtype = DType::kF32) {
+    auto problem = testing::make_problem({{100, dim}, {100, dim}, {100, dim}, {100, dim}}, batch_size,
+                                         20 * 4 * batch_size, DType::kI32, weight_dtype);
+    problem.max_bag_length_hint = hint;
+    return problem;
+  };
+  const auto many = problem_of(128, batch, egpu::kManyBagsMaxBagLength);  // 512-byte rows, bags of 20
+  EXPECT_EQ(egpu::select_forward_kernel(problem_of(128, batch, 0)), egpu::ForwardKernel::kGroupPerBag);
+  EXPECT_TRUE(egpu::many_bags_forward_fits(many).is_ok());
+  EXPECT_EQ(egpu::select_forward_kernel(many), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  // 16-bit rows off 16-byte boundaries (D=68 fp16: 136 bytes) within half the reach.
+  EXPECT_EQ(egpu::select_forward_kernel(problem_of(68, batch, 32, DType::kF16)),
+            egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  auto expect_refused = [](const embedding::TbeProblem& problem, const std::string& reason) {
+    const Status status = egpu::many_bags_forward_fits(problem);
+    EXPECT_EQ(status.code(), StatusCode::kUnsupported) << reason;
+    EXPECT_NE(status.message().find(reason), std::string::npos) << status.message();
+    EXPECT_NE(egpu::select_forward_kernel(problem), egpu::ForwardKernel::kWarpTileOneHotWideRows) << reason;
+  };
+  expect_refused(problem_of(128, batch, 0), "max_bag_length_hint=0");
+  expect_refused(problem_of(128, batch, egpu::kManyBagsMaxBagLength + 1), "max_bag_length_hint=41");
+  expect_refused(problem_of(128, batch - 1, 20), "needs >= 131072");
+  expect_refused(problem_of(96, batch, 20), "fitted groups");  // 384 bytes: 3 x 8 units
+  expect_refused(problem_of(32, batch, 20), "narrow");
+  expect_refused(problem_of(1024, batch, 20), "2048");
+  // A negative hint is bad input for the problem itself.
+  const Status bad = problem_of(128, batch, -1).validate();
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("max_bag_length_hint=-1"), std::string::npos) << bad.message();
+}
+
 }  // namespace
 }  // namespace parity

@@ -90,6 +90,10 @@ struct TbeProblem {
   DType output_dtype = DType::kF32;   // fp32, fp16, bf16 (gradients are always fp32)
   PoolingMode pooling = PoolingMode::kSum;
   bool has_per_sample_weights = false;
+  /// The longest bag any feature may hold, when the caller knows it (its multi-hot sizes); 0 =
+  /// unknown. Only kernel selection reads it (kernels whose tail walks a bag serially are chosen
+  /// only under a known bound); results never depend on it.
+  std::int64_t max_bag_length_hint = 0;
 
   std::int64_t num_bags() const { return static_cast<std::int64_t>(layout.num_features()) * batch_size; }
   std::int64_t num_offsets() const { return num_bags() + 1; }

@@ -156,7 +156,21 @@ Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem);
 inline constexpr std::int64_t kFp32ShortBagsMinMeanIndices = 4;
 Status fp32_short_bags_forward_fits(const TbeProblem& problem);
 
-/// Where mixed_wide_short_bags_forward_fits, wide_one_hot_forward_fits or
+/// The many-bags rule (kAuto's kWarpTileOneHotWideRows where the group per bag would run): rows
+/// past kNarrowRowMaxBytes within the wide tiles' reach that do not fit the fitted groups, at
+/// least kManyBagsMinBags bags, and TbeProblem::max_bag_length_hint known and at most
+/// kManyBagsMaxBagLength; otherwise kUnsupported with the reason. One launch sizes each tile to
+/// its own row and keeps a warp's bags' rows in flight where a group per bag idles lanes
+/// (development sweep, run 74: 72 synthetic layouts of fp32 / fp16 / bf16 D 68-200, 131k-524k
+/// bags of 8-40: 0.35-1.01x the group per bag's time, 16-bit off 16-byte boundaries gaining most;
+/// C2 0.88x, C6 0.38x). Long bags are walked a row pair at a time: C3 (DLRMv2 multi-hot sizes up
+/// to 100) ran 1.6x slower, and 33k bags of 20-40 1.1-1.35x slower, hence the bounds; the fitted
+/// groups (D3, D5) stay faster.
+inline constexpr std::int64_t kManyBagsMinBags = 131072;
+inline constexpr std::int64_t kManyBagsMaxBagLength = 40;
+Status many_bags_forward_fits(const TbeProblem& problem);
+
+/// Where mixed_wide_short_bags_forward_fits, many_bags_forward_fits, wide_one_hot_forward_fits or
 /// fp32_short_bags_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
 /// one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer short bags
 /// kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).

@@ -77,6 +77,7 @@ class TbeForwardGpu final : public TbeForwardVariant {
     if (kernel_ == gpu::ForwardKernel::kWarpTileOneHot) {
       if (gpu::wide_one_hot_forward_fits(problem).is_ok()) return Status::ok();
       if (gpu::mixed_wide_short_bags_forward_fits(problem).is_ok()) return Status::ok();
+      if (gpu::many_bags_forward_fits(problem).is_ok()) return Status::ok();
       return gpu::short_bags_forward_fits(problem);
     }
     if (kernel_ == gpu::ForwardKernel::kNarrowRows) return gpu::narrow_rows_forward_fits(problem);

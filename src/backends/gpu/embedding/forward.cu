@@ -284,14 +284,22 @@ Status wide_one_hot_forward_fits(const TbeProblem& problem) {
   return wide_tiles_reach_off_boundary(problem, "wide one-hot tiles");
 }
 
-Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
+namespace {
+// The wide tiles' reach for rows past kNarrowRowMaxBytes (narrow rows have their own kernels).
+Status wide_tiles_fit_past_narrow(const TbeProblem& problem, const char* rule) {
   PARITY_RETURN_IF_ERROR(wide_one_hot_tiles_fit(problem));
   const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
   const std::int64_t row_bytes = static_cast<std::int64_t>(problem.layout.max_dim()) * element_bytes;
   if (row_bytes <= kNarrowRowMaxBytes) {
-    return unsupported("mixed-width short bags: widest row ", row_bytes, " bytes is narrow (<= ", kNarrowRowMaxBytes,
+    return unsupported(rule, ": widest row ", row_bytes, " bytes is narrow (<= ", kNarrowRowMaxBytes,
                        "); the narrow-row kernels take it");
   }
+  return Status::ok();
+}
+}  // namespace
+
+Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(wide_tiles_fit_past_narrow(problem, "mixed-width short bags"));
   const int first_dim = problem.layout.feature_dim(0);
   bool mixed = false;
   for (int f = 1; f < problem.layout.num_features() && !mixed; ++f) mixed = problem.layout.feature_dim(f) != first_dim;
@@ -319,8 +327,24 @@ Status fp32_short_bags_forward_fits(const TbeProblem& problem) {
   return wide_one_hot_tiles_fit(problem);
 }
 
+Status many_bags_forward_fits(const TbeProblem& problem) {
+  PARITY_RETURN_IF_ERROR(wide_tiles_fit_past_narrow(problem, "many bags"));
+  if (fitted_groups_forward_fits(problem).is_ok()) {
+    return unsupported("many bags: max_dim=", problem.layout.max_dim(), " fits the fitted groups, which take it");
+  }
+  if (problem.num_bags() < kManyBagsMinBags) {
+    return unsupported("many bags: ", problem.num_bags(), " bags; needs >= ", kManyBagsMinBags);
+  }
+  if (problem.max_bag_length_hint < 1 || problem.max_bag_length_hint > kManyBagsMaxBagLength) {
+    return unsupported("many bags: max_bag_length_hint=", problem.max_bag_length_hint, "; needs a known bound in [1, ",
+                       kManyBagsMaxBagLength, "] (the tiles walk a bag's tail serially)");
+  }
+  return wide_tiles_reach_off_boundary(problem, "many bags");
+}
+
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
   if (mixed_wide_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
+  if (many_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (wide_one_hot_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (fp32_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
@@ -337,7 +361,7 @@ int narrow_rows_split_parts(const TbeProblem& problem, int sm_count) {
 
 ForwardKernel select_forward_kernel(const TbeProblem& problem) {
   if (mixed_wide_short_bags_forward_fits(problem).is_ok() || wide_one_hot_forward_fits(problem).is_ok() ||
-      short_bags_forward_fits(problem).is_ok()) {
+      short_bags_forward_fits(problem).is_ok() || many_bags_forward_fits(problem).is_ok()) {
     return select_warp_tile_kernel(problem);
   }
   if (narrow_rows_forward_fits(problem).is_ok()) return ForwardKernel::kNarrowRows;
