@@ -76,7 +76,7 @@ parity::detail::GpuSlotVariant<TbeProblem, TbeBackwardArgs>& tbe_backward_fused_
 const std::vector<const TbeForwardVariant*>& tbe_forward_variants() {
   static const TbeForwardCpu cpu;
   // The order of gpu::select_forward_kernel: warp tiles (can_implement: mixed_wide_short_bags_forward_fits,
-  // wide_one_hot_forward_fits or short_bags_forward_fits),
+  // wide_one_hot_forward_fits, short_bags_forward_fits or many_bags_forward_fits),
   // narrow rows (narrow_rows_forward_fits), fitted groups (fitted_groups_forward_fits), then group
   // per bag for every shape.
   static const std::vector<const TbeForwardVariant*> variants = {

@@ -39,13 +39,13 @@ struct DeviceBatch {
 /// kNarrowRows: rows of <= kNarrowRowMaxBytes, several bags per warp with each lane one 16-byte
 /// piece of a row and several rows in flight per lane (docs/embedding.md). kFittedGroups: group per
 /// bag with groups of 4-16 lanes holding 3 or 5 16-byte units each, for widest rows of exactly that
-/// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto: the warp-tile
-/// kernel (kWarpTileOneHotWideRows wherever mixed_wide_short_bags_forward_fits; kWarpTileOneHot;
-/// kWarpTileOneHotWideRows for one-hot rows past kNarrowRowMaxBytes:
-/// wide_one_hot_forward_fits) wherever short_bags_forward_fits or wide_one_hot_forward_fits, else
-/// narrow rows wherever
-/// narrow_rows_forward_fits (kWarpTileShortBagsLight instead where bags average more than one
-/// index: select_warp_tile_kernel), else fitted groups where they fit, else group per bag.
+/// many units (192-1280 bytes, e.g. D=96 fp32 or D=160 fp16; no idle lanes). kAuto
+/// (select_forward_kernel): the warp-tile kernel select_warp_tile_kernel picks wherever
+/// mixed_wide_short_bags_forward_fits, wide_one_hot_forward_fits, short_bags_forward_fits or
+/// many_bags_forward_fits holds (kWarpTileOneHotWideRows for the mixed-width, one-hot wide, fp32
+/// short-bag and many-bag rules; else kWarpTileOneHot for one-hot batches, kWarpTileShortBagsLight
+/// for other short bags), else narrow rows wherever narrow_rows_forward_fits, else fitted groups
+/// where they fit, else group per bag.
 /// Candidates for narrow rows (the narrow-rows rule; 16-bit rows must start on 16-byte
 /// boundaries), selectable for measurement (`parity bench tbe --forward-variant`):
 /// kNarrowRowsDeep (4 bags x 4 rows in flight per group; also 16-bit rows off 16-byte boundaries,
