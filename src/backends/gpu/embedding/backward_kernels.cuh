@@ -54,6 +54,23 @@ struct BackwardParams {
 inline constexpr int kLinearizeBlockThreads = 256;
 inline constexpr int kLinearizeMaxGroupLanes = 8;
 
+// Key of position `pos` of bag `bag` whose global row is `row`; position keys record the bag beside
+// them. Shared by both linearise kernels so their keys are the same.
+template <typename IndexT>
+__device__ inline std::uint64_t linearized_key(const BackwardParams<IndexT>& p, std::uint64_t row, std::int64_t bag,
+                                               std::int64_t pos) {
+  if (p.key_holds_bag) return (row << p.low_bits) | static_cast<std::uint64_t>(bag);
+  p.bag_of_position[pos] = static_cast<std::uint32_t>(bag);
+  return (row << p.low_bits) | static_cast<std::uint64_t>(pos);
+}
+
+// Key of a position outside every bag: the sentinel row (never read past the row: no low part).
+template <typename IndexT>
+__device__ inline std::uint64_t outside_bag_key(const BackwardParams<IndexT>& p, std::int64_t pos) {
+  if (!p.key_holds_bag) p.bag_of_position[pos] = 0;
+  return p.sentinel_row << p.low_bits;
+}
+
 // Writes key = (global_row << low_bits) | low, low = the bag (key_holds_bag) or the position with
 // the bag of every position stored beside it; positions outside every bag (before offsets[0] or
 // after offsets[F*B]) get the sentinel row. Keys are written in position order and the sort is
@@ -76,12 +93,7 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
     const std::uint64_t base = static_cast<std::uint64_t>(p.layout.feature_row_base[f]);
     for (std::int64_t pos = start + group_lane; pos < end; pos += kGroupLanes) {
       const std::uint64_t row = base + static_cast<std::uint64_t>(static_cast<std::int64_t>(p.indices[pos]));
-      if (p.key_holds_bag) {
-        keys[pos] = (row << p.low_bits) | static_cast<std::uint64_t>(bag);
-      } else {
-        keys[pos] = (row << p.low_bits) | static_cast<std::uint64_t>(pos);
-        p.bag_of_position[pos] = static_cast<std::uint32_t>(bag);
-      }
+      keys[pos] = linearized_key(p, row, bag, pos);
     }
     // Uncovered head and tail (offsets are trusted after the bounds check; this keeps keys defined).
     std::int64_t lo = 0, hi = 0;
@@ -90,10 +102,7 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
       lo = end;
       hi = p.num_indices;
     }
-    for (std::int64_t pos = lo + group_lane; pos < hi; pos += kGroupLanes) {
-      keys[pos] = p.sentinel_row << p.low_bits;  // never read past the row: no low part needed
-      if (!p.key_holds_bag) p.bag_of_position[pos] = 0;
-    }
+    for (std::int64_t pos = lo + group_lane; pos < hi; pos += kGroupLanes) keys[pos] = outside_bag_key(p, pos);
   }
 }
 

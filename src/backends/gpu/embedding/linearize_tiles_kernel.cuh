@@ -31,6 +31,20 @@ __device__ inline std::int64_t last_bag_starting_at_or_before(const IndexT* offs
   return lo;
 }
 
+// The bag in [first_bag, last_bag] holding `pos` by binary search of the offsets, or -1 where none
+// does (a bag holds pos only if its range contains it).
+template <typename IndexT>
+__device__ inline std::int64_t searched_bag_of(const IndexT* offsets, std::int64_t first_bag, std::int64_t last_bag,
+                                               std::int64_t pos) {
+  std::int64_t lo = first_bag, hi = last_bag + 1;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (static_cast<std::int64_t>(offsets[mid]) <= pos) lo = mid; else hi = mid;
+  }
+  const bool inside = static_cast<std::int64_t>(offsets[lo]) <= pos && pos < static_cast<std::int64_t>(offsets[lo + 1]);
+  return inside ? lo : -1;
+}
+
 // Bags that reach one tile, beyond which a block searches each position's bag in the offsets
 // instead of marking every bag's positions in shared memory (many empty bags in one tile).
 inline constexpr int kLinearizeTileMaxMarkedBags = 2 * kRadixTileItems;
@@ -87,30 +101,16 @@ __global__ void __launch_bounds__(kLinearizeBlockThreads)
       const std::int32_t rel = slot_bag[pos - tile_start];
       bag = rel < 0 ? -1 : first_bag + rel;
     } else {
-      // Binary search of the tile's bag range; a bag holds pos only if its range contains it.
-      std::int64_t lo = first_bag, hi = last_bag + 1;
-      while (hi - lo > 1) {
-        const std::int64_t mid = lo + (hi - lo) / 2;
-        if (static_cast<std::int64_t>(p.offsets[mid]) <= pos) lo = mid; else hi = mid;
-      }
-      const bool inside = static_cast<std::int64_t>(p.offsets[lo]) <= pos &&
-                          pos < static_cast<std::int64_t>(p.offsets[lo + 1]);
-      bag = inside ? lo : -1;
+      bag = searched_bag_of(p.offsets, first_bag, last_bag, pos);
     }
     std::uint64_t key;
     if (bag < 0) {
-      key = p.sentinel_row << p.low_bits;  // never read past the row: no low part needed
-      if (!p.key_holds_bag) p.bag_of_position[pos] = 0;
+      key = outside_bag_key(p, pos);
     } else {
       const auto f = static_cast<int>(static_cast<std::uint32_t>(bag) / batch_size);
       const std::uint64_t row = static_cast<std::uint64_t>(p.layout.feature_row_base[f]) +
                                 static_cast<std::uint64_t>(static_cast<std::int64_t>(tile_indices[r]));
-      if (p.key_holds_bag) {
-        key = (row << p.low_bits) | static_cast<std::uint64_t>(bag);
-      } else {
-        key = (row << p.low_bits) | static_cast<std::uint64_t>(pos);
-        p.bag_of_position[pos] = static_cast<std::uint32_t>(bag);
-      }
+      key = linearized_key(p, row, bag, pos);
     }
     keys[pos] = key;
     atomicAdd(&counts[(key >> p.low_bits) & digit_mask], 1u);  // shared memory only

@@ -70,9 +70,11 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   PARITY_CHECK_ARG(begin_bit >= 0 && begin_bit <= end_bit && end_bit <= 64, "radix_sort: bits [", begin_bit,
                    ", ", end_bit, ") are not a range inside [0, 64)");
   auto s = static_cast<gpuStream_t>(stream);
-  const int tile_keys = radix_sort_tile_keys(count, small_tiles);
-  const std::int64_t num_tiles = (count + tile_keys - 1) / tile_keys;
-  auto* tile_counts = static_cast<std::uint32_t*>(scratch);
+  // The same tile shape a caller counting the first pass's digits was given.
+  const RadixFirstPass first = radix_sort_first_pass(count, begin_bit, end_bit, scratch, small_tiles);
+  const int tile_keys = first.tile_keys;
+  const std::int64_t num_tiles = first.num_tiles;
+  std::uint32_t* tile_counts = first.tile_counts;
   std::uint32_t* digit_totals = tile_counts + kRadixMaxDigits * (num_tiles > 0 ? num_tiles : 1);
   std::uint64_t* in = keys_a;
   std::uint64_t* out = keys_b;
