@@ -221,6 +221,11 @@ Status apply_types(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
     spec->pooling = o.pooling == "sum" ? embedding::PoolingMode::kSum : embedding::PoolingMode::kMean;
   }
   if (o.weighted) spec->weighted = true;
+  if (!o.row_stride.empty()) {
+    PARITY_CHECK_ARG(o.row_stride == "aligned" || o.row_stride == "packed", "bench tbe: --row-stride='", o.row_stride,
+                     "' is not one of aligned, packed");
+    spec->aligned_row_strides = o.row_stride == "aligned";
+  }
   PARITY_CHECK_ARG(!spec->weighted || spec->pooling == embedding::PoolingMode::kSum,
                    "bench tbe: --weighted (per-sample weights) needs --pooling=sum; got pooling=",
                    embedding::pooling_mode_name(spec->pooling));
@@ -335,7 +340,9 @@ Result<TbeBenchSpec> tbe_bench_spec(const std::string& config, const TbeBenchOve
 }
 
 Result<embedding::TbeProblem> tbe_bench_problem(const TbeBenchSpec& spec) {
-  PARITY_ASSIGN_OR_RETURN(embedding::TbeLayout layout, embedding::TbeLayout::create(spec.tables, spec.table_of_feature));
+  const auto tables =
+      spec.aligned_row_strides ? embedding::with_aligned_row_strides(spec.tables, spec.weight_dtype) : spec.tables;
+  PARITY_ASSIGN_OR_RETURN(embedding::TbeLayout layout, embedding::TbeLayout::create(tables, spec.table_of_feature));
   embedding::TbeProblem problem{layout};
   problem.batch_size = spec.batch;
   problem.weight_dtype = spec.weight_dtype;

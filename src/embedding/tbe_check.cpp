@@ -156,7 +156,7 @@ TbeCheckRow compare_tbe_update(const std::string& path, const TbeCheckProblem& c
   for (const auto& [global_row, g] : row_g) {
     int t = 0;
     while (t + 1 < layout.num_tables() && layout.row_base(t + 1) <= global_row) ++t;
-    const std::int64_t first = layout.weights_offset(t) + (global_row - layout.row_base(t)) * layout.tables()[t].dim;
+    const std::int64_t first = layout.weights_offset(t) + (global_row - layout.row_base(t)) * layout.row_stride(t);
     const auto& abs_g = row_abs_g.at(global_row);
     const std::int64_t n = occurrences[global_row];
     const RowBound rb = row_bound(g, abs_g, n, opt.eps);

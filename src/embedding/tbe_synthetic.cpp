@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::int64_t kMaxZipfRows = std::int64_t{1} << 53;  // ranks exact in a double
 constexpr int kMaxBagLength = 1000000;
+constexpr double kPaddingSentinel = 1024.0;  // exact in fp16 and bf16, far above any weight
 
 // log1p(t) / t and expm1(t) / t, both -> 1 as t -> 0: H and H^-1 stay accurate for alpha near 1.
 double log1p_over(double t) { return std::abs(t) > 1e-8 ? std::log1p(t) / t : 1.0 - t / 2.0; }
@@ -221,8 +222,13 @@ std::vector<std::uint8_t> make_weights(const TbeLayout& layout, DType dtype, std
     const double scale = 1.0 / std::sqrt(static_cast<double>(layout.tables()[t].dim));
     const std::int64_t begin = layout.weights_offset(t);
     const std::int64_t end = layout.weights_offset(t + 1);
+    const std::int64_t dim = layout.tables()[t].dim, stride = layout.row_stride(t);
     for (std::int64_t i = begin; i < end; ++i) {
-      const auto v = static_cast<float>(rng.normal() * scale);
+      // Padding (past dim in a padded row, or before the next table's aligned start) holds a
+      // value no lookup may see: a kernel that reads it fails the reference comparison.
+      const bool padding = (i - begin) % stride >= dim || (i - begin) / stride >= layout.tables()[t].num_rows;
+      const double normal = rng.normal();
+      const auto v = static_cast<float>(padding ? kPaddingSentinel : normal * scale);
       if (dtype == DType::kF32) {
         std::memcpy(bytes.data() + 4 * i, &v, 4);
       } else {

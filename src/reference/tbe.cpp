@@ -29,7 +29,7 @@ std::vector<double> tbe_forward(const TbeProblem& problem, const std::vector<dou
       const std::int64_t end = batch.offsets[bag + 1];
       for (std::int64_t p = start; p < end; ++p) {
         const double w = weighted ? batch.per_sample_weights[p] : 1.0;
-        const std::int64_t row = layout.weights_offset(t) + batch.indices[p] * dim;
+        const std::int64_t row = layout.weights_offset(t) + batch.indices[p] * layout.row_stride(t);
         for (int j = 0; j < dim; ++j) {
           const double v = w * weights[row + j];
           if (problem.pooling == PoolingMode::kNone) {
@@ -91,7 +91,7 @@ void tbe_backward_fused(const TbeProblem& problem, const OptimizerParams& opt, T
     while (layout.row_base(t + 1) <= global_row) ++t;
     const std::int64_t r = global_row - layout.row_base(t);
     const int dim = layout.tables()[t].dim;
-    const std::int64_t base = layout.weights_offset(t) + r * dim;
+    const std::int64_t base = layout.weights_offset(t) + r * layout.row_stride(t);
     double* w = &state.weights[base];
     switch (opt.kind) {
       case OptimizerKind::kSgd:

@@ -18,18 +18,6 @@ using embedding::PoolingMode;
 using embedding::TableSpec;
 using embedding::WeightDecayMode;
 
-embedding::SyntheticBatch batch_for(const embedding::TbeProblem& probe, std::int64_t batch_size, std::uint64_t seed,
-                                    bool weighted) {
-  embedding::SyntheticBatchOptions options;
-  options.batch_size = batch_size;
-  options.pooling_factor = 5;
-  options.vary_bag_sizes = true;
-  options.empty_bag_fraction = 0.1;
-  options.weighted = weighted;
-  options.seed = seed;
-  return embedding::make_synthetic_batch(probe.layout, options);
-}
-
 TEST(TbeCpu, ForwardMatchesReferenceForEveryPoolingAndDtype) {
   const auto seed = testing::test_seed(601);
   SCOPED_TRACE(testing::seed_trace(seed));
@@ -40,7 +28,7 @@ TEST(TbeCpu, ForwardMatchesReferenceForEveryPoolingAndDtype) {
                                                   ? std::vector<TableSpec>{{30, 12}, {40, 12}}
                                                   : std::vector<TableSpec>{{30, 4}, {40, 12}, {5, 132}, {3, 2048}};
         auto probe = testing::make_problem(tables, 0, 0);
-        const auto batch = batch_for(probe, 19, seed, weighted);
+        const auto batch = testing::varied_batch(probe, 19, seed, weighted);
         const DType index_dtype = weighted ? DType::kI32 : DType::kI64;
         auto problem = testing::make_problem(tables, 19, static_cast<std::int64_t>(batch.indices.size()), index_dtype,
                                              wt, wt, pooling, weighted);
@@ -78,7 +66,7 @@ TEST(TbeCpu, FusedBackwardMatchesReferenceForEveryOptimizer) {
                             std::pair{OptimizerKind::kRowwiseAdagrad, WeightDecayMode::kL2},
                             std::pair{OptimizerKind::kRowwiseAdagrad, WeightDecayMode::kDecoupled},
                             std::pair{OptimizerKind::kAdam, WeightDecayMode::kNone}}) {
-    const auto batch = batch_for(probe, 17, seed, true);
+    const auto batch = testing::varied_batch(probe, 17, seed, true);
     auto problem = testing::make_problem(tables, 17, static_cast<std::int64_t>(batch.indices.size()), DType::kI64,
                                          DType::kF32, DType::kF32, PoolingMode::kMean, true);
     const auto opt = testing::optimizer_for(kind, mode);

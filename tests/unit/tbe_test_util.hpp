@@ -41,6 +41,19 @@ struct SyntheticCase {
   embedding::TbeProblem problem;
   embedding::SyntheticBatch batch;
 };
+// Bags of 5 on average, lengths varied, 10% empty; per-sample weights when `weighted`.
+inline embedding::SyntheticBatch varied_batch(const embedding::TbeProblem& probe, std::int64_t batch_size,
+                                             std::uint64_t seed, bool weighted) {
+  embedding::SyntheticBatchOptions options;
+  options.batch_size = batch_size;
+  options.pooling_factor = 5;
+  options.vary_bag_sizes = true;
+  options.empty_bag_fraction = 0.1;
+  options.weighted = weighted;
+  options.seed = seed;
+  return embedding::make_synthetic_batch(probe.layout, options);
+}
+
 inline SyntheticCase make_synthetic_case(const std::vector<embedding::TableSpec>& tables,
                                          const embedding::SyntheticBatchOptions& options, DType index_dtype) {
   auto batch = embedding::make_synthetic_batch(make_problem(tables, 0, 0).layout, options);

@@ -79,6 +79,8 @@ void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--weights-dtype,--dtype", o.weight_dtype, "Weights dtype: fp32, fp16, bf16");
   cmd->add_option("--output-dtype", o.output_dtype, "Output dtype: fp32 or bf16 (default: the weights dtype)");
   cmd->add_option("--index-dtype", o.index_dtype, "int32 or int64");
+  cmd->add_option("--row-stride", o.row_stride,
+                  "aligned (default: rows padded where that saves DRAM fetches, e.g. 56-byte rows to 64) or packed");
   cmd->add_option("--optimizer", o.optimizer, "sgd, adagrad, rowwise-adagrad, adam");
   add_bench_flags(cmd, args->timing, TimingFlags::kCountsAndCache, args->request.out);
   cmd->add_option("--backward-variant", o.backward_variant,

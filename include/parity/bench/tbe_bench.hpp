@@ -35,6 +35,8 @@ struct TbeBenchSpec {
   DType index_dtype = DType::kI64;
   embedding::PoolingMode pooling = embedding::PoolingMode::kSum;
   bool weighted = false;  // per-sample weights (sum pooling only)
+  /// Rows at embedding::aligned_row_stride (the default), or packed (--row-stride packed).
+  bool aligned_row_strides = true;
   bool time_batched_updates = true;  // backward variants timed
   bool time_row_at_a_time = true;
   /// --backward-variant atomic_sgd: the backward (and the step's) is BackwardKernel::kAtomicSgd
@@ -77,6 +79,7 @@ struct TbeBenchOverrides {
   std::string index_dtype;     // --index-dtype int32|int64
   std::string optimizer;       // --optimizer sgd|adagrad|rowwise-adagrad|adam
   std::string backward_variant = "both";  // one of tbe_backward_variant_names
+  std::string row_stride;      // --row-stride aligned|packed
   std::string layout_file;     // --layout FILE (docs/embedding.md, "Table-layout files")
 };
 

@@ -114,11 +114,12 @@ Status tbe_forward(const TbeProblem& problem, const void* weights, const TbeBatc
       const std::int64_t b = bag % problem.batch_size;
       const int dim = layout.feature_dim(f);
       const std::int64_t table_offset = layout.weights_offset(layout.table_of_feature()[f]);
+      const std::int64_t row_stride = layout.feature_row_stride(f);
       const auto [start, end] = bag_range(problem, batch, bag);
       std::fill(acc.begin(), acc.end(), 0.0f);
       for (std::int64_t p = start; p < end; ++p) {
         const float w = problem.has_per_sample_weights ? batch.per_sample_weights[p] : 1.0f;
-        const std::int64_t row = table_offset + load_index(batch.indices, problem.index_dtype, p) * dim;
+        const std::int64_t row = table_offset + load_index(batch.indices, problem.index_dtype, p) * row_stride;
         if (problem.pooling == PoolingMode::kNone) {
           for (int j = 0; j < dim; ++j) {
             store_element(output, problem.output_dtype, p * cols + j,
@@ -183,7 +184,7 @@ Status tbe_backward_fused(const TbeProblem& problem, const OptimizerParams& opt,
     const auto it = std::upper_bound(layout.row_bases().begin(), layout.row_bases().end(), global_row);
     const int t = static_cast<int>(it - layout.row_bases().begin()) - 1;
     const int dim = layout.tables()[t].dim;
-    const std::int64_t base = layout.weights_offset(t) + (global_row - layout.row_base(t)) * dim;
+    const std::int64_t base = layout.weights_offset(t) + (global_row - layout.row_base(t)) * layout.row_stride(t);
     const float* g = grads.data() + r * max_dim;
     switch (opt.kind) {
       case OptimizerKind::kSgd:

@@ -126,7 +126,7 @@ Result<ForwardCheck> check_forward(const TbeProblem& problem, const SyntheticBat
     const std::int64_t length = batch.offsets[bag + 1] - batch.offsets[bag];
     const double mean_scale = problem.pooling == PoolingMode::kMean && length > 0 ? 1.0 / static_cast<double>(length) : 1.0;
     for (std::int64_t p = batch.offsets[bag]; p < batch.offsets[bag + 1]; ++p) {
-      const std::int64_t element = layout.weights_offset(layout.table_of_feature()[f]) + batch.indices[p] * dim;
+      const std::int64_t element = layout.weights_offset(layout.table_of_feature()[f]) + batch.indices[p] * layout.feature_row_stride(f);
       PARITY_RETURN_IF_ERROR(b.weights.copy_to_host(row.data(), row.size(), static_cast<std::size_t>(element) * w_size));
       const double scale = mean_scale * (problem.has_per_sample_weights ? batch.per_sample_weights[p] : 1.0);
       for (int j = 0; j < dim; ++j) {
@@ -337,6 +337,8 @@ json config_json(const TbeBenchRequest& request, const TbeProblem& problem, cons
                    {"rows_first_table", layout.tables()[0].num_rows},
                    {"total_rows", layout.total_rows()},
                    {"max_dim", layout.max_dim()},
+                   {"row_stride", layout.is_packed() ? "packed" : "aligned"},
+                   {"weight_elements", layout.total_weight_elements()},
                    {"total_output_dim", layout.total_output_dim()},
                    {"batch_size", problem.batch_size},
                    {"num_features", layout.num_features()},
@@ -441,6 +443,12 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
   }
   text += format_text("  %-26s median %9.4f ms\n", "  floor: tiny kernel", t.tiny_read.median_ms);
   const double n = static_cast<double>(problem.num_indices);
+  if (!problem.layout.is_packed()) {
+    std::int64_t packed_elements = 0;
+    for (const auto& table : problem.layout.tables()) packed_elements += table.num_rows * table.dim;
+    text += format_text("  rows padded to aligned strides: weights %.1f%% above packed\n",
+                        100.0 * (static_cast<double>(problem.layout.total_weight_elements()) / packed_elements - 1.0));
+  }
   text += format_text("  workspace %.1f B/index, peak device memory %.2f GB\n",
                       n > 0 ? static_cast<double>(b.ws_bytes) / n : 0.0, facts.peak_device_bytes / 1e9);
   return text;

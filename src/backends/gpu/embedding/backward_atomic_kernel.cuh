@@ -108,6 +108,7 @@ __global__ void __launch_bounds__(kAtomicSgdBlockThreads) tbe_backward_atomic_sg
     const auto f = static_cast<int>(bag / p.batch_size);
     const std::int64_t b = bag - static_cast<std::int64_t>(f) * p.batch_size;
     const auto dim = static_cast<int>(p.layout.feature_dim[f]);
+    const std::int64_t row_stride = p.layout.feature_row_stride[f];
     auto* table = weights + p.layout.feature_weights_offset[f];
     const float* grad_row = p.grad_output + b * p.output_cols + p.layout.feature_out_col[f];
     const float scale =
@@ -130,7 +131,7 @@ __global__ void __launch_bounds__(kAtomicSgdBlockThreads) tbe_backward_atomic_sg
 #pragma unroll
         for (int u = 0; u < kAtomicSgdPositionsInFlight; ++u) {
           if (index[u] < 0) continue;
-          atomic_add_row_vec<Tag>(table + index[u] * dim + element,
+          atomic_add_row_vec<Tag>(table + index[u] * row_stride + element,
                                   make_float4(weight[u] * g.x, weight[u] * g.y, weight[u] * g.z, weight[u] * g.w));
         }
       }

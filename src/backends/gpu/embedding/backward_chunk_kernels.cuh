@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
         if (my_row != sentinel) {
           int feature = 0;
           occurrence_grad(p, static_cast<std::int64_t>(key & low_mask), &my_grad_offset, &my_scale, &my_dim, &feature);
-          my_base = p.layout.feature_weights_offset[feature] + (my_row - p.layout.feature_row_base[feature]) * my_dim;
+          my_base = p.layout.feature_weights_offset[feature] + (my_row - p.layout.feature_row_base[feature]) * p.layout.feature_row_stride[feature];
         }
       }
       std::int64_t row_after = shfl_down(my_row, 1);

@@ -348,7 +348,7 @@ __device__ inline void apply_row_update(const BackwardParams<IndexT>& p, std::in
     }
   }
   const int dim = static_cast<int>(p.layout.table_dim[lo]);
-  const std::int64_t base = p.layout.table_weights_offset[lo] + (global_row - p.layout.table_row_base[lo]) * dim;
+  const std::int64_t base = p.layout.table_weights_offset[lo] + (global_row - p.layout.table_row_base[lo]) * p.layout.table_row_stride[lo];
   const auto* row_weights = static_cast<const typename Tag::Storage*>(p.weights) + base;
   float4 w[kVecsPerLane];
 #pragma unroll

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
     const std::int64_t bag = p.bag_begin + warp_global * kGroupsPerWarp + lane / kGroupLanes;
     const bool active = bag < p.num_bags;
     std::int64_t start = 0, end = 0, weights_offset = 0, out_col = 0, b = 0;
-    int dim = 0;
+    int dim = 0, row_stride = 0;
     if (active) {
       const auto f = static_cast<int>(bag / p.batch_size);
       b = bag - static_cast<std::int64_t>(f) * p.batch_size;
@@ -80,6 +80,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
       weights_offset = p.layout.feature_weights_offset[f];
       out_col = p.layout.feature_out_col[f];
       dim = static_cast<int>(p.layout.feature_dim[f]);
+      row_stride = static_cast<int>(p.layout.feature_row_stride[f]);
     }
     const int vecs = dim / 4;
     const std::int64_t length = end - start;
@@ -133,7 +134,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads)
           const bool live = (j + u) < (kDedupRows ? distinct_rows : in_chunk) && (j + u) < kGroupLanes;
           row_weight[u] = live ? row_weight[u] : 0.0f;
           row_position[u] = start + chunk + j + u;
-          const Storage* row = weights + weights_offset + index * dim;
+          const Storage* row = weights + weights_offset + index * row_stride;
           if constexpr (kPaired) {
 #pragma unroll
             for (int k = 0; k < kVecsPerLane; k += 2) {

@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     bool live[kBagsPerLane];
     std::uint32_t start[kBagsPerLane];
     int length[kBagsPerLane];
-    int dim[kBagsPerLane];
+    int dim[kBagsPerLane], row_stride[kBagsPerLane];
     const Storage* table[kBagsPerLane];
     std::int64_t out[kBagsPerLane];
     int max_length = 0;
@@ -52,6 +52,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       length[j] = last > first ? static_cast<int>(last - first) : 0;  // a decreasing pair reads as empty
       max_length = max_length > length[j] ? max_length : length[j];
       dim[j] = 0;
+      row_stride[j] = 0;
       table[j] = weights;
       out[j] = 0;
       if (live[j]) {
@@ -59,6 +60,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         const auto b = static_cast<std::int64_t>(static_cast<std::uint32_t>(bag) -
                                                  static_cast<std::uint32_t>(f) * batch_size);
         dim[j] = static_cast<int>(p.layout.feature_dim[f]);
+        row_stride[j] = static_cast<int>(p.layout.feature_row_stride[f]);
         table[j] = weights + p.layout.feature_weights_offset[f];
         out[j] = b * p.output_cols + p.layout.feature_out_col[f];
       }
@@ -81,7 +83,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         const bool has_row = step < length[j];
         const std::uint32_t position = start[j] + static_cast<std::uint32_t>(step);
         const Storage* row =
-            has_row ? table[j] + static_cast<std::int64_t>(p.indices[position]) * dim[j] : nullptr;
+            has_row ? table[j] + static_cast<std::int64_t>(p.indices[position]) * row_stride[j] : nullptr;
         row_weight[j] = !has_row ? 0.0f : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
 #pragma unroll
         for (int k = 0; k < kRowPieces; ++k) {

@@ -95,19 +95,19 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
        warp_global * bags_per_warp < p.num_bags; warp_global += total_warps) {
     const std::int64_t first_bag = warp_global * bags_per_warp + group;
     // Per bag: its first position, length, and this lane's piece of the table's row 0 with the
-    // table's dim (dim 0: no piece here, or no bag, so nothing is loaded or stored). Positions in
+    // row stride (0: no piece here, or no bag, so nothing is loaded or stored). Positions in
     // 32 bits (N < 2^31, checked on the host): registers are what limits the bags in flight.
     int start[kBagsPerGroup];
     int length[kBagsPerGroup];
     const Storage* table_piece[kBagsPerGroup];
-    int dim[kBagsPerGroup];
+    int row_stride[kBagsPerGroup];  // 0: no piece here, or no bag
     int max_length = 0;
 #pragma unroll
     for (int i = 0; i < kBagsPerGroup; ++i) {
       const std::int64_t bag = first_bag + static_cast<std::int64_t>(i) * groups_per_warp;
       start[i] = 0;
       length[i] = 0;
-      dim[i] = 0;
+      row_stride[i] = 0;
       table_piece[i] = weights;
       if (bag < p.num_bags) {
         const auto f = static_cast<int>(static_cast<std::uint32_t>(bag) / batch_size);
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         start[i] = s;
         length[i] = e > s ? e - s : 0;  // a decreasing pair reads as empty, never negative
         const int table_dim = static_cast<int>(p.layout.feature_dim[f]);
-        dim[i] = piece_element < table_dim ? table_dim : 0;
+        row_stride[i] = piece_element < table_dim ? static_cast<int>(p.layout.feature_row_stride[f]) : 0;
         table_piece[i] = weights + p.layout.feature_weights_offset[f] + piece_element;
         max_length = length[i] > max_length ? length[i] : max_length;
       }
@@ -142,8 +142,8 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           row_weight[i][u] =
               !live ? 0.0f
                     : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
-          rows[i][u] = live && dim[i] > 0
-                           ? *reinterpret_cast<const Piece*>(table_piece[i] + index * dim[i])
+          rows[i][u] = live && row_stride[i] > 0
+                           ? *reinterpret_cast<const Piece*>(table_piece[i] + index * row_stride[i])
                            : zero_narrow_piece<Tag, kPieceVecs>();
         }
       }
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
 
 #pragma unroll
     for (int i = 0; i < kBagsPerGroup; ++i) {
-      if (dim[i] == 0) continue;
+      if (row_stride[i] == 0) continue;
       const std::int64_t bag = first_bag + static_cast<std::int64_t>(i) * groups_per_warp;
       const auto f = static_cast<int>(static_cast<std::uint32_t>(bag) / batch_size);
       const std::int64_t b = bag - static_cast<std::int64_t>(f) * p.batch_size;

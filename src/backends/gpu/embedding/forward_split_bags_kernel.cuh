@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     const std::int64_t bag = p.bag_begin + warp_global * teams_per_warp + team;
     int start = 0;
     int length = 0;
-    int dim = 0;  // 0: no piece of a row here, or no bag: nothing loaded or stored
+    int row_stride = 0;  // 0: no piece of a row here, or no bag: nothing loaded or stored
     int feature = 0;
     const Storage* table_piece = weights;
     if (bag < p.num_bags) {
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       const auto end = static_cast<int>(p.offsets[bag + 1]);
       length = end > start ? end - start : 0;  // a decreasing pair reads as empty
       const int table_dim = static_cast<int>(p.layout.feature_dim[feature]);
-      dim = piece_element < table_dim ? table_dim : 0;
+      row_stride = piece_element < table_dim ? static_cast<int>(p.layout.feature_row_stride[feature]) : 0;
       table_piece = weights + p.layout.feature_weights_offset[feature] + piece_element;
     }
     float4 acc[kPieceVecs];
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         const auto position = static_cast<std::uint32_t>(start) + static_cast<std::uint32_t>(q);
         const std::int64_t index = live ? static_cast<std::int64_t>(p.indices[position]) : 0;
         row_weight[u] = !live ? 0.0f : (p.per_sample_weights != nullptr ? p.per_sample_weights[position] : 1.0f);
-        rows[u] = live && dim > 0 ? *reinterpret_cast<const Piece*>(table_piece + index * dim)
+        rows[u] = live && row_stride > 0 ? *reinterpret_cast<const Piece*>(table_piece + index * row_stride)
                                   : zero_narrow_piece<Tag, kPieceVecs>();
       }
 #pragma unroll
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       }
     }
 
-    if (part == 0 && dim > 0) {
+    if (part == 0 && row_stride > 0) {
       const std::int64_t b = bag - static_cast<std::int64_t>(feature) * p.batch_size;
       const std::int64_t out_element = b * p.output_cols + p.layout.feature_out_col[feature] + piece_element;
       const float scale = (p.pooling == Pool::kMean && length > 0) ? 1.0f / static_cast<float>(length) : 1.0f;

@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     const std::int64_t my_bag = tile * kWarpSize + lane;
     const int my_start = start;
     const int my_length = end > start ? end - start : 0;
-    int my_dim = 0;
+    int my_dim = 0, my_row_stride = 0;
     const Storage* my_table = weights;
     std::int64_t my_out = 0;
     if (my_bag < p.num_bags) {
@@ -159,6 +159,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       const auto b = static_cast<std::int64_t>(static_cast<std::uint32_t>(my_bag) -
                                                static_cast<std::uint32_t>(f) * batch_size);
       my_dim = static_cast<int>(p.layout.feature_dim[f]);
+      my_row_stride = static_cast<int>(p.layout.feature_row_stride[f]);
       my_table = weights + p.layout.feature_weights_offset[f];
       my_out = b * p.output_cols + p.layout.feature_out_col[f];
     }
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
 #pragma unroll
     for (int u = 0; u < kLeadRows; ++u) {
       my_weight[u] = weight[u];
-      my_rows[u] = u < my_length ? my_table + index[u] * my_dim : nullptr;
+      my_rows[u] = u < my_length ? my_table + index[u] * my_row_stride : nullptr;
     }
     const bool tile_has_tail = warp_reduce_max(my_length) > kLeadRows;  // warp-uniform
     // The tile's group width: its widest row's pieces over kLanePieces, rounded up to a power of
@@ -251,7 +252,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     constexpr int kTailPasses = kLeadRows == 1 ? 1 : (8 / kTailRows > 0 ? 8 / kTailRows : 1);
     if constexpr (kPrefetchNext) load_lead(next_start, next_end, next_index, next_weight);
     for (int pass0 = 0; pass0 < passes; pass0 += kTailPasses) {
-      int dim[kTailPasses], length[kTailPasses], start[kTailPasses];
+      int dim[kTailPasses], row_stride[kTailPasses], length[kTailPasses], start[kTailPasses];
       const Storage* table[kTailPasses];
       float4 acc[kTailPasses][kLanePieces][kPieceVecs];
       int steps = 0;
@@ -260,6 +261,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
         const bool pass_live = pass0 + q < passes;
         const int src = source_lane(pass_live ? pass0 + q : 0);
         dim[q] = shfl(my_dim, src);
+        row_stride[q] = shfl(my_row_stride, src);
         length[q] = pass_live ? shfl(my_length, src) : 0;
         start[q] = shfl(my_start, src);
         table[q] = reinterpret_cast<const Storage*>(shfl(reinterpret_cast<unsigned long long>(my_table), src));
@@ -286,7 +288,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
             for (int k = 0; k < kLanePieces; ++k) {
               const int element = piece_element + k * lane_piece_stride;
               tail[q][u][k] = live && element < dim[q]
-                                  ? *reinterpret_cast<const Piece*>(table[q] + index * dim[q] + element)
+                                  ? *reinterpret_cast<const Piece*>(table[q] + index * row_stride[q] + element)
                                   : zero_narrow_piece<Tag, kPieceVecs>();
             }
           }

@@ -151,6 +151,10 @@ struct LayoutView {
   const std::int64_t* table_row_base;
   const std::int64_t* table_weights_offset;
   const std::int64_t* table_dim;
+  // Elements from one row to the next (dim unless the layout pads rows: TableSpec::row_stride);
+  // every row address is offset + row * stride, every row length dim.
+  const std::int64_t* feature_row_stride;
+  const std::int64_t* table_row_stride;
   int num_features;
   int num_tables;
 };

@@ -19,6 +19,8 @@ Result<DeviceTbeLayout> DeviceTbeLayout::create(const TbeLayout& layout) {
   for (int t = 0; t <= num_tables; ++t) packed.push_back(layout.row_base(t));
   for (int t = 0; t < num_tables; ++t) packed.push_back(layout.weights_offset(t));
   for (int t = 0; t < num_tables; ++t) packed.push_back(layout.tables()[t].dim);
+  for (int f = 0; f < num_features; ++f) packed.push_back(layout.feature_row_stride(f));
+  for (int t = 0; t < num_tables; ++t) packed.push_back(layout.row_stride(t));
   DeviceTbeLayout device_layout;
   PARITY_ASSIGN_OR_RETURN(device_layout.buffer_, parity::gpu::upload(packed));
   device_layout.num_features_ = num_features;
@@ -38,6 +40,8 @@ gpu_device::LayoutView make_layout_view(const DeviceTbeLayout& device_layout, co
   view.table_row_base = base + 5 * num_features + 1;
   view.table_weights_offset = view.table_row_base + num_tables + 1;
   view.table_dim = view.table_weights_offset + num_tables;
+  view.feature_row_stride = view.table_dim + num_tables;
+  view.table_row_stride = view.feature_row_stride + num_features;
   view.num_features = num_features;
   view.num_tables = num_tables;
   return view;
