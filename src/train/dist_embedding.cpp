@@ -100,6 +100,7 @@ embedding::TbeProblem EmbeddingShard::problem(std::int64_t batch_size) const {
   problem.weight_dtype = spec_.embedding.weight_dtype;
   problem.output_dtype = output_dtype_;
   problem.pooling = pooling_;
+  problem.max_bag_length_hint = spec_.max_ids_per_sample();  // kernel selection only
   return problem;
 }
 

@@ -283,6 +283,7 @@ embedding::TbeProblem DlrmModel::tbe_problem(std::int64_t batch_size) const {
   problem.weight_dtype = spec_.embedding.weight_dtype;
   problem.output_dtype = act_dtype_;
   problem.pooling = spec_.embedding.pooling;
+  problem.max_bag_length_hint = spec_.max_ids_per_sample();  // kernel selection only
   return problem;
 }
 

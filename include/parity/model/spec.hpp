@@ -7,6 +7,7 @@
 // D_bottom the bottom MLP's output width, B batch size.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -102,6 +103,13 @@ struct ModelSpec {
   Status validate() const;
 
   int num_features() const { return static_cast<int>(embedding.features.size()); }
+  /// The longest bag any feature holds (its ids per sample, a fixed count): the TBE problem's
+  /// max_bag_length_hint.
+  int max_ids_per_sample() const {
+    int longest = 0;
+    for (const auto& feature : embedding.features) longest = std::max(longest, feature.ids_per_sample);
+    return longest;
+  }
   int bottom_output_dim() const { return bottom_mlp.empty() ? 0 : bottom_mlp.back(); }
   /// Width of the pooled embeddings: sum over features of their table's dim.
   std::int64_t pooled_embedding_dim() const;
