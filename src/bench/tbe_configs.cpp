@@ -275,7 +275,7 @@ const std::vector<std::string>& tbe_forward_variant_names() {
       "narrow_rows_deep", "narrow_rows_light", "warp_tile_one_hot", "warp_tile_one_hot_prefetch",
       "warp_tile_short_bags", "warp_tile_short_bags_prefetch", "warp_tile_short_bags_light",
       "wide_rows_dedup", "wide_rows_one_launch", "warp_tile_one_hot_wide_rows", "lane_rows",
-      "narrow_rows_split_bags", "warp_tile_one_hot_eight_passes"};
+      "narrow_rows_split_bags", "warp_tile_one_hot_eight_passes", "auto_feature_major_tiles", "auto_sample_major_tiles"};
   return names;
 }
 

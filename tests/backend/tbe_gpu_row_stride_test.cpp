@@ -1,6 +1,6 @@
 // Padded row strides on the GPU (TableSpec::row_stride, docs/embedding.md "Row stride"): every
 // forward kernel that accepts a padded layout, forced, and the fused backward's kernels, against
-// the fp64 reference on the same layout. make_weights fills the padding with a sentinel (1024):
+// the fp64 reference on the same layout; the warp tiles' bag orders (ForwardOptions::tile_order). make_weights fills the padding with a sentinel (1024):
 // a kernel addressing rows by dim instead of the stride reads it into an output or writes it.
 #include <gtest/gtest.h>
 
@@ -151,6 +151,44 @@ TEST(GpuTbeRowStride, FusedBackwardOnPaddedRowsMatchesReferenceAndLeavesPadding)
     const auto sgd = testing::optimizer_for(OptimizerKind::kSgd, WeightDecayMode::kNone);
     const auto trained = testing::train_fused(problem, sgd, batch, grad, weights, 1, atomic);
     expect_padding_untouched(problem, weights0, trained.weights, "atomic sgd " + std::string(dtype_name(dtype)));
+  }
+}
+
+// Needs no device: kAuto keeps feature-major tiles only where every feature's output columns fill
+// whole 32-byte sectors (a shared sector would be written half by each of two far-apart tiles).
+TEST(GpuTbeTileOrder, RuleKeepsFeatureMajorOnWholeSectors) {
+  const auto whole = [](std::vector<TableSpec> tables, DType out) {
+    return egpu::output_sectors_whole(testing::make_problem(std::move(tables), 8, 8, DType::kI64, DType::kBF16, out));
+  };
+  EXPECT_TRUE(whole({{10, 32}, {10, 64}}, DType::kBF16));   // 64 and 128 bytes
+  EXPECT_FALSE(whole({{10, 28}, {10, 32}}, DType::kBF16));  // 56 bytes: the next feature shares a sector
+  EXPECT_FALSE(whole({{10, 40}}, DType::kBF16));            // 80-byte rows: a row ends mid-sector
+  EXPECT_TRUE(whole({{10, 48}}, DType::kBF16));             // 96 bytes: three whole sectors
+  EXPECT_TRUE(whole({{10, 8}, {10, 16}}, DType::kF32));     // 32 and 64 bytes
+  EXPECT_FALSE(whole({{10, 28}}, DType::kF32));             // 112 bytes
+}
+
+// Both tile orders, forced, on features that end inside a sector and on whole sectors, with a
+// batch of 61 (tiles across samples and features, a partial last tile): the same outputs against
+// the reference (the padded D=28 rows also take the 16-byte pieces).
+TEST(GpuTbeTileOrder, FeatureAndSampleMajorTilesMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(623);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  int case_number = 0;
+  for (const auto& tables : {embedding::with_aligned_row_strides({{300, 28}, {200, 28}, {50, 12}}, DType::kBF16),
+                             std::vector<TableSpec>{{300, 32}, {200, 64}}}) {
+    for (egpu::TileOrder order : {egpu::TileOrder::kFeatureMajor, egpu::TileOrder::kSampleMajor}) {
+      for (egpu::ForwardKernel kernel : {egpu::ForwardKernel::kAuto, egpu::ForwardKernel::kWarpTileOneHot,
+                                         egpu::ForwardKernel::kWarpTileShortBagsLight, egpu::ForwardKernel::kLaneRows}) {
+        for (int pooling_factor : {1, 3}) {
+          testing::expect_forward_case_matches(tables, DType::kBF16, pooling_factor, ++case_number, seed,
+                                               egpu::ForwardOptions{kernel, order},
+                                               "order " + std::to_string(static_cast<int>(order)) + " kernel " +
+                                                   std::to_string(static_cast<int>(kernel)));
+        }
+      }
+    }
   }
 }
 

@@ -105,9 +105,25 @@ inline constexpr int kWarpTileMaxBytes = 512;
 /// kWarpTileOneHotWideRows' widest row: four 16-byte pieces per lane of a 32-lane warp.
 inline constexpr int kWarpTileWideMaxBytes = 2048;
 
+/// Which bags a warp tile of the warp-tile kernels holds. kFeatureMajor: 32 consecutive bags of
+/// the feature-major batch (one feature, consecutive samples). kSampleMajor: 32 consecutive
+/// (sample, feature) pairs, so one store instruction writes adjacent features' columns of one
+/// output row. kAuto: sample-major where some feature's output columns end inside a 32-byte
+/// sector (output_sectors_whole is false): there the feature-major tiles leave each sector half
+/// written by two tiles far apart in time, which costs the DRAM a read-modify-write (ncu, run 77:
+/// a one-hot bf16 D=28 forward over 31 features read 215 MB and wrote 141 MB for 130 MB of rows
+/// and 114 MB of output, 2.1x D=32's time; over one feature, its rows contiguous, it ran as fast
+/// as D=32).
+enum class TileOrder : std::uint8_t { kAuto, kFeatureMajor, kSampleMajor };
+
 struct ForwardOptions {
   ForwardKernel kernel = ForwardKernel::kAuto;
+  TileOrder tile_order = TileOrder::kAuto;
 };
+
+/// Every feature's dim and output column offset, in output bytes, a multiple of 32 (and the
+/// output row too): kAuto keeps feature-major tiles.
+bool output_sectors_whole(const TbeProblem& problem);
 
 /// The narrow-rows rule: ok when the widest table's row (max_dim x weight bytes) is at most
 /// kNarrowRowMaxBytes, pooling is sum or mean and F*B < 2^32; otherwise kUnsupported with the reason.

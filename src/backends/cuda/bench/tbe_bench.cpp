@@ -204,6 +204,9 @@ Result<KernelChoice> kernel_choice(const std::string& variant) {
   } else if (variant == "fitted_groups") {
     choice.forward.kernel = eg::ForwardKernel::kFittedGroups;
     choice.backward = eg::BackwardKernel::kWarpPerChunk;
+  } else if (variant == "auto_feature_major_tiles" || variant == "auto_sample_major_tiles") {
+    choice.forward.tile_order =
+        variant == "auto_sample_major_tiles" ? eg::TileOrder::kSampleMajor : eg::TileOrder::kFeatureMajor;
   } else if (variant != "auto") {
     return invalid_argument("bench tbe: --variant='", variant, "' is not a forward variant (tbe_forward_variant_names)");
   }
@@ -447,7 +450,7 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
     std::int64_t packed_elements = 0;
     for (const auto& table : problem.layout.tables()) packed_elements += table.num_rows * table.dim;
     text += format_text("  rows padded to aligned strides: weights %.1f%% above packed\n",
-                        100.0 * (static_cast<double>(problem.layout.total_weight_elements()) / packed_elements - 1.0));
+                        100.0 * (static_cast<double>(problem.layout.total_weight_elements()) / static_cast<double>(packed_elements) - 1.0));
   }
   text += format_text("  workspace %.1f B/index, peak device memory %.2f GB\n",
                       n > 0 ? static_cast<double>(b.ws_bytes) / n : 0.0, facts.peak_device_bytes / 1e9);

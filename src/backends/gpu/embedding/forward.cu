@@ -28,6 +28,24 @@ bool rows_16_byte_aligned(const TbeProblem& problem, const void* weights) {
   return reinterpret_cast<std::uintptr_t>(weights) % 16 == 0 && layout_rows_16_byte_aligned(problem);
 }
 
+// Every row can be read as whole 16-byte pieces: each table's offset and row stride in bytes are
+// multiples of 16, so a row off 16-byte boundaries in a padded layout (D=28 bf16 at a 32-element
+// stride) ends its last piece in its own padding. The warp tiles read such rows so (and store only
+// the row's vectors): one 16-byte load a piece instead of two 8-byte ones, which the DRAM serves as
+// separate 32-byte requests (run 76: D=28 one-hot at twice D=32's time with padded rows).
+bool layout_rows_16_byte_pieces(const TbeProblem& problem) {
+  const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
+  for (int t = 0; t < problem.layout.num_tables(); ++t) {
+    if ((problem.layout.weights_offset(t) * element_bytes) % 16 != 0) return false;
+    if ((static_cast<std::int64_t>(problem.layout.row_stride(t)) * element_bytes) % 16 != 0) return false;
+  }
+  return true;
+}
+
+bool rows_16_byte_pieces(const TbeProblem& problem, const void* weights) {
+  return reinterpret_cast<std::uintptr_t>(weights) % 16 == 0 && layout_rows_16_byte_pieces(problem);
+}
+
 bool is_warp_tile(ForwardKernel kernel) {
   return kernel == ForwardKernel::kWarpTileOneHot || kernel == ForwardKernel::kWarpTileOneHotEightPasses ||
          kernel == ForwardKernel::kWarpTileOneHotPrefetch ||
@@ -118,7 +136,8 @@ bool is_forward_candidate(ForwardKernel kernel) {
 
 template <typename IndexT>
 Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const void* weights,
-                     const DeviceBatch& batch, void* output, ForwardKernel kernel, gpuStream_t stream) {
+                     const DeviceBatch& batch, void* output, ForwardKernel kernel, bool sample_major_tiles,
+                     gpuStream_t stream) {
   PARITY_ASSIGN_OR_RETURN(const int sm_count, current_sm_count());
   ForwardParams<IndexT> params{};
   params.layout = make_layout_view(device_layout, problem.layout);
@@ -135,15 +154,21 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
   params.num_bags = problem.num_bags();
   params.num_indices = problem.num_indices;
   params.output_cols = problem.output_cols();
+  params.sample_major_tiles = sample_major_tiles ? 1 : 0;
   const int max_dim = problem.layout.max_dim();
   const bool aligned = rows_16_byte_aligned(problem, weights);
   if (is_forward_candidate(kernel)) {
+    // The warp tiles mask their stores per vector, so they take 16-byte pieces wherever the
+    // layout's strides allow; the other candidates need rows of whole pieces.
+    const bool tile_aligned = is_warp_tile(kernel) || kernel == ForwardKernel::kWarpTileOneHotWideRows
+                                  ? rows_16_byte_pieces(problem, weights)
+                                  : aligned;
     switch (problem.weight_dtype) {
       case DType::kF16:
-        return dispatch_forward_candidate_kernels<F16Tag, IndexT>(params, max_dim, kernel, aligned, sm_count, stream);
+        return dispatch_forward_candidate_kernels<F16Tag, IndexT>(params, max_dim, kernel, tile_aligned, sm_count, stream);
       case DType::kBF16:
-        return dispatch_forward_candidate_kernels<BF16Tag, IndexT>(params, max_dim, kernel, aligned, sm_count, stream);
-      default: return dispatch_forward_candidate_kernels<F32Tag, IndexT>(params, max_dim, kernel, aligned, sm_count, stream);
+        return dispatch_forward_candidate_kernels<BF16Tag, IndexT>(params, max_dim, kernel, tile_aligned, sm_count, stream);
+      default: return dispatch_forward_candidate_kernels<F32Tag, IndexT>(params, max_dim, kernel, tile_aligned, sm_count, stream);
     }
   }
   // kernel: already resolved by tbe_forward (never kAuto here).
@@ -231,6 +256,18 @@ Status wide_one_hot_tiles_fit(const TbeProblem& problem) {
 }
 }  // namespace
 
+bool output_sectors_whole(const TbeProblem& problem) {
+  constexpr std::int64_t kSectorBytes = 32;
+  const auto out_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.output_dtype));
+  if ((problem.output_cols() * out_bytes) % kSectorBytes != 0) return false;  // rows start on sectors
+  if (problem.pooling == PoolingMode::kNone) return (problem.layout.max_dim() * out_bytes) % kSectorBytes == 0;
+  for (int f = 0; f < problem.layout.num_features(); ++f) {
+    if ((problem.layout.output_column_offset(f) * out_bytes) % kSectorBytes != 0) return false;
+    if ((static_cast<std::int64_t>(problem.layout.feature_dim(f)) * out_bytes) % kSectorBytes != 0) return false;
+  }
+  return true;
+}
+
 Status narrow_rows_forward_fits(const TbeProblem& problem) {
   PARITY_RETURN_IF_ERROR(narrow_rows_backward_fits(problem));  // the row-bytes rule
   return pooled_32_bit_fits(problem, "narrow rows");
@@ -261,7 +298,7 @@ namespace {
 Status wide_tiles_reach_off_boundary(const TbeProblem& problem, const char* rule) {
   const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(problem.weight_dtype));
   const std::int64_t row_bytes = static_cast<std::int64_t>(problem.layout.max_dim()) * element_bytes;
-  if (element_bytes < 4 && !layout_rows_16_byte_aligned(problem) && row_bytes > kWarpTileWideMaxBytes / 2) {
+  if (element_bytes < 4 && !layout_rows_16_byte_pieces(problem) && row_bytes > kWarpTileWideMaxBytes / 2) {
     return unsupported(rule, ": widest row ", row_bytes, " bytes of 16-bit rows off 16-byte boundaries; needs <= ",
                        kWarpTileWideMaxBytes / 2);
   }
@@ -402,7 +439,7 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
     // read such rows as 8-byte pieces too, but only up to half their 16-byte reach.
     const std::int64_t row_bytes =
         static_cast<std::int64_t>(problem.layout.max_dim()) * dtype_size_bytes(problem.weight_dtype);
-    if (kernel == ForwardKernel::kWarpTileOneHotWideRows && !rows_16_byte_aligned(problem, weights) &&
+    if (kernel == ForwardKernel::kWarpTileOneHotWideRows && !rows_16_byte_pieces(problem, weights) &&
         problem.weight_dtype != DType::kF32 && row_bytes > kWarpTileWideMaxBytes / 2) {
       kernel = ForwardKernel::kGroupPerBag;
     }
@@ -424,10 +461,12 @@ Status tbe_forward(const TbeProblem& problem, const DeviceTbeLayout& device_layo
     return unsupported("tbe_forward dedup: pooling=none writes one output row per index; needs sum or mean");
   }
   auto s = static_cast<gpuStream_t>(stream);
+  const bool sample_major = options.tile_order == TileOrder::kSampleMajor ||
+                            (options.tile_order == TileOrder::kAuto && !output_sectors_whole(problem));
   if (problem.index_dtype == DType::kI32) {
-    return forward_typed<std::int32_t>(problem, device_layout, weights, batch, output, kernel, s);
+    return forward_typed<std::int32_t>(problem, device_layout, weights, batch, output, kernel, sample_major, s);
   }
-  return forward_typed<std::int64_t>(problem, device_layout, weights, batch, output, kernel, s);
+  return forward_typed<std::int64_t>(problem, device_layout, weights, batch, output, kernel, sample_major, s);
 }
 
 }  // namespace parity::embedding::gpu

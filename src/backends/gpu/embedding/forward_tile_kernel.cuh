@@ -59,11 +59,15 @@ __device__ inline void store_out_vec_streaming(void* out, std::int64_t element, 
   }
 }
 
+// The piece's first `elements_left` / 4 vectors (all where the row goes on past it): a 16-byte
+// piece of a padded 16-bit row may end in the padding (its last 4 elements), which is never stored.
 template <typename Tag, int kPieceVecs>
 __device__ inline void store_piece_streaming(void* out, std::int64_t element, OutKind kind, float scale,
-                                             const float4 (&acc)[kPieceVecs]) {
+                                             const float4 (&acc)[kPieceVecs], int elements_left) {
 #pragma unroll
-  for (int v = 0; v < kPieceVecs; ++v) store_out_vec_streaming(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
+  for (int v = 0; v < kPieceVecs; ++v) {
+    if (4 * v < elements_left) store_out_vec_streaming(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
+  }
 }
 
 // kLeadRows: positions whose indices the lane-per-bag phase loads (1 for one-hot).
@@ -88,9 +92,18 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
   const auto* weights = static_cast<const Storage*>(p.weights);
   const auto batch_size = static_cast<std::uint32_t>(p.batch_size);
 
+  // The bag at tile position q (tile t holds q in [32 t, 32 t + 32)): q itself (feature-major),
+  // or sample q / F's feature q % F (sample-major, ForwardParams::sample_major_tiles): a bijection
+  // of [0, F*B), so liveness stays q < num_bags. F*B < 2^32 (pooled_32_bit_fits).
+  const auto features = static_cast<std::uint32_t>(p.layout.num_features);
+  auto bag_at = [&](std::int64_t q) -> std::int64_t {
+    if (p.sample_major_tiles == 0 || q >= p.num_bags) return q;
+    const auto position = static_cast<std::uint32_t>(q);
+    return static_cast<std::int64_t>(position % features) * p.batch_size + position / features;
+  };
   // This lane's bag of tile t: its offsets, then the indices and weights of its lead positions.
   auto load_offsets = [&](std::int64_t t, int& start, int& end) {
-    const std::int64_t bag = t * kWarpSize + lane;
+    const std::int64_t bag = bag_at(t * kWarpSize + lane);
     start = bag < p.num_bags ? static_cast<int>(p.offsets[bag]) : 0;
     end = bag < p.num_bags ? static_cast<int>(p.offsets[bag + 1]) : 0;
   };
@@ -132,7 +145,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
     } else if constexpr (kLeadRows == 1) {
       // One-hot batches hold bag b's only index at position b: read it beside the offsets (one
       // dependent round trip fewer); a bag that starts elsewhere loads its own.
-      const std::int64_t bag = tile * kWarpSize + lane;
+      const std::int64_t bag = bag_at(tile * kWarpSize + lane);
       const bool guess_live = bag < p.num_indices;
       const std::int64_t guess_index = guess_live ? static_cast<std::int64_t>(p.indices[bag]) : 0;
       const float guess_weight =
@@ -148,7 +161,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       load_offsets(tile, start, end);
       load_lead(start, end, index, weight);
     }
-    const std::int64_t my_bag = tile * kWarpSize + lane;
+    const std::int64_t my_bag = bag_at(tile * kWarpSize + lane);
     const int my_start = start;
     const int my_length = end > start ? end - start : 0;
     int my_dim = 0, my_row_stride = 0;
@@ -238,7 +251,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
 #pragma unroll
             for (int k = 0; k < kLanePieces; ++k) {
               const int element = piece_element + k * lane_piece_stride;
-              if (element < dim) store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[k]);
+              if (element < dim) store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[k], dim - element);
             }
           }
         }
@@ -316,7 +329,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           for (int k = 0; k < kLanePieces; ++k) {
             const int element = piece_element + k * lane_piece_stride;
             if (element < dim[q]) {
-              store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[q][k]);
+              store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[q][k], dim[q] - element);
             }
           }
         }

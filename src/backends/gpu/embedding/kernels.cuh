@@ -178,6 +178,8 @@ struct ForwardParams {
   // First bag of the launch: a run of features of one row-width class (group-per-bag kernel
   // only; every other forward kernel needs 0).
   std::int64_t bag_begin;
+  // The warp tiles' bag order: feature-major (0) or sample-major (1); ForwardOptions::tile_order.
+  int sample_major_tiles;
 };
 
 inline constexpr int kForwardBlockThreads = 256;
