@@ -80,11 +80,16 @@ class HopperModel final : public PerformanceModel {
                              double* predicted_us, double* cutoff_us) const override;
   // The same for a per-tile top-k list (TopKList::kDistinctTiles): `keep` counts distinct macro
   // tiles (tile_of[i]: candidate i's tile id), each at its best exact value so far, so every tile
-  // whose best can reach the k best tiles or the near-tie group is predicted exactly.
+  // whose best can reach the k best tiles or the near-tie group is predicted exactly; a
+  // candidate above its tile's best and above the near-tie group may stay at a bound (above that
+  // best) even below the cutoff. tile_of == nullptr: `keep` counts configurations, as
+  // predict_top_us. `exact_indices` (when given) receives the candidates predicted exactly: every
+  // other one is above the cutoff or, per tile, never its tile's best.
   std::size_t predict_top_tiles_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                    const std::uint32_t* tile_of, std::size_t count,
                                    std::size_t keep, double tie_epsilon, double* predicted_us,
-                                   double* cutoff_us) const;
+                                   double* cutoff_us,
+                                   std::vector<std::uint32_t>* exact_indices) const;
   TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
 
  private:

@@ -266,19 +266,24 @@ std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const Prepar
                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                         double* predicted_us, double* cutoff_us) const {
   return predict_top_tiles_us(problem, prepared, nullptr, count, keep, tie_epsilon, predicted_us,
-                              cutoff_us);
+                              cutoff_us, nullptr);
 }
 
 std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
                                               const PreparedCandidate* prepared,
                                               const std::uint32_t* tile_of, std::size_t count,
                                               std::size_t keep, double tie_epsilon,
-                                              double* predicted_us, double* cutoff_us) const {
+                                              double* predicted_us, double* cutoff_us,
+                                              std::vector<std::uint32_t>* exact_indices) const {
   // tile_of == nullptr: `keep` counts configurations. One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
   // have one rounding-free bound that serves as both the coarse and the finer one.
   const bool is_legacy = count > 0 && !prepared[0].uses_tma;
+  if (exact_indices != nullptr) exact_indices->clear();
   if (keep == 0 || keep > kMaxPrunedKeep || count < keep) {
     predict_all_us(problem, prepared, count, predicted_us);
+    if (exact_indices != nullptr) {
+      for (std::size_t i = 0; i < count; ++i) exact_indices->push_back(static_cast<std::uint32_t>(i));
+    }
     if (cutoff_us != nullptr) {
       // Per tile: everything is exact, so every candidate is a candidate for the top.
       *cutoff_us = tile_of != nullptr ? kInfinity : exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
@@ -294,11 +299,12 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
   std::array<double, kMaxPrunedKeep> seed_bound{};
   std::array<std::size_t, kMaxPrunedKeep> seed_index{};
   std::size_t seeds = 0;
+  double seed_limit = kInfinity;  // a bound enters the seeds only below it (+infinity never does)
   for (std::size_t i = 0; i < count; ++i) {
     const double bound =
         is_legacy ? legacy_bound_us(terms, prepared[i]) : coarse_bound_us(terms, prepared[i]);
     predicted_us[i] = bound;
-    if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
+    if (!(bound < seed_limit)) continue;
     std::size_t at = seeds;  // the slot this bound takes before moving up
     if (tile_of != nullptr) {
       std::size_t same_tile = 0;
@@ -314,6 +320,7 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
     }
     seed_bound[at] = bound;
     seed_index[at] = i;
+    if (seeds == keep) seed_limit = seed_bound[keep - 1];
   }
   // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
   // other candidate whose bound does not already rule it out. `best` holds the smallest exact
@@ -327,32 +334,40 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
     predicted_us[i] = value;
     ++exact;
     best.add(tile_of != nullptr ? tile_of[i] : 0, value);
+    if (exact_indices != nullptr) exact_indices->push_back(static_cast<std::uint32_t>(i));
   };
   for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
-  // Seeds in index order, walked beside i: skipping them costs one comparison per candidate.
+  // Seeds in index order, walked beside i: skipping them costs a comparison per candidate at or
+  // below the cutoff.
   std::array<std::size_t, kMaxPrunedKeep> seeds_in_order = seed_index;
   std::sort(seeds_in_order.begin(), seeds_in_order.begin() + static_cast<std::ptrdiff_t>(seeds));
   std::size_t next_seed = 0;
+  // The cutoff moves only when an exact prediction enters `best`.
+  double threshold = best.cutoff(tie_epsilon);
   for (std::size_t i = 0; i < count; ++i) {
-    if (next_seed < seeds && seeds_in_order[next_seed] == i) {
-      ++next_seed;
-      continue;
-    }
-    if (predicted_us[i] == kInfinity) continue;
-    const double threshold = best.cutoff(tie_epsilon);
-    if (threshold != kInfinity) {
-      if (predicted_us[i] > threshold) continue;  // stays at its coarse bound
-      if (is_legacy) {
-        predict_exact(i);
-        continue;
-      }
+    // Most candidates stop here: a finite cutoff also drops the infeasible ones (+infinity).
+    if (predicted_us[i] > threshold || predicted_us[i] == kInfinity) continue;
+    while (next_seed < seeds && seeds_in_order[next_seed] < i) ++next_seed;
+    if (next_seed < seeds && seeds_in_order[next_seed] == i) continue;  // predicted already
+    if (threshold != kInfinity && !is_legacy) {
+      // Per tile, a candidate above its tile's held best and above the near-tie group can change
+      // neither its tile's entry nor the list: it stays at its bound (above that best, so never
+      // its tile's choice), even below the cutoff. (Kernels without TMA: their exact prediction
+      // costs less than the lookup.)
+      const double limit =
+          tile_of == nullptr
+              ? threshold
+              : std::min(threshold, std::max(best.held(tile_of[i]),
+                                             best.values[0] * (1.0 + tie_epsilon)));
+      if (predicted_us[i] > limit) continue;
       const double bound = lower_bound_us(terms, prepared[i]);
-      if (bound > threshold) {
+      if (bound > limit) {
         predicted_us[i] = bound;  // stays at the finer bound
         continue;
       }
     }
     predict_exact(i);
+    threshold = best.cutoff(tie_epsilon);
   }
   if (cutoff_us != nullptr) {
     *cutoff_us = best.cutoff(tie_epsilon);

@@ -270,13 +270,19 @@ Selector::NearTop Selector::predict_near_top(const GemmProblem& problem, std::si
     for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end, full_list_value);
     return {best_us, cutoff_us};
   }
-  const auto* hopper = per_tile ? dynamic_cast<const HopperModel*>(&model_.impl()) : nullptr;
-  if (hopper != nullptr && prepared_class.distinct_of.empty() && !prepared_class.tile_of.empty()) {
-    // Per tile (TopKList::kDistinctTiles): the cutoff counts distinct macro tiles.
-    hopper->predict_top_tiles_us(problem, prepared.data(), prepared_class.tile_of.data(),
+  const auto* hopper = dynamic_cast<const HopperModel*>(&model_.impl());
+  if (hopper != nullptr && prepared_class.distinct_of.empty() &&
+      (!per_tile || !prepared_class.tile_of.empty())) {
+    // The model lists the candidates it predicted exactly: every other one is above the cutoff
+    // (or, per tile, never its tile's choice), so only those are scanned. Per tile
+    // (TopKList::kDistinctTiles) the cutoff counts distinct macro tiles.
+    thread_local std::vector<std::uint32_t> exact_indices;  // reused across calls
+    hopper->predict_top_tiles_us(problem, prepared.data(),
+                                 per_tile ? prepared_class.tile_of.data() : nullptr,
                                  prepared.size(), keep_exact, kTieEpsilon, predicted_.data(),
-                                 &cutoff_us);
-    keep_near_top(0, count, full_list_value);
+                                 &cutoff_us, &exact_indices);
+    for (const std::uint32_t i : exact_indices) keep_near_top(i, i + 1, full_list_value);
+    return {best_us, cutoff_us};
   } else if (prepared_class.distinct_of.empty()) {
     model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
                           predicted_.data(), &cutoff_us);
@@ -289,10 +295,10 @@ Selector::NearTop Selector::predict_near_top(const GemmProblem& problem, std::si
     const std::vector<PreparedCandidate>& distinct = prepared_class.distinct;
     distinct_predicted_.resize(distinct.size());
     const std::size_t keep = std::min(keep_exact, distinct.size());
-    if (hopper != nullptr && !prepared_class.distinct_tile_of.empty()) {
+    if (hopper != nullptr && per_tile && !prepared_class.distinct_tile_of.empty()) {
       hopper->predict_top_tiles_us(problem, distinct.data(), prepared_class.distinct_tile_of.data(),
                                    distinct.size(), keep, kTieEpsilon, distinct_predicted_.data(),
-                                   &cutoff_us);
+                                   &cutoff_us, nullptr);
     } else {
       model_.predict_top_us(problem, distinct.data(), distinct.size(), keep, kTieEpsilon,
                             distinct_predicted_.data(), &cutoff_us);
