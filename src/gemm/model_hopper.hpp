@@ -5,6 +5,9 @@
 // limits. Internal header: users go through PerformanceModel / make_model.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "model_math.hpp"
 #include "parity/gemm/model.hpp"
 
@@ -67,6 +70,16 @@ inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandida
   return {memo.grid_m, memo.grid_n, memo.grid_m * memo.grid_n * t.batch * p.split_k, memo.iters};
 }
 
+// The candidates of a prepared TMA list grouped by macro tile and split (a tile's cluster shapes),
+// for the pruned search: a group's floor terms take each member's extreme in the direction that
+// lowers coarse_bound_us (fewest padded tiles, most usable SMs, least compute and L2 time per
+// iteration, least fixed and per-byte costs), so their coarse bound is at or below every member's.
+struct HopperGroupIndex {
+  std::vector<PreparedCandidate> floor_terms;  // per group
+  std::vector<std::uint32_t> member_begin;     // group g: members[member_begin[g] .. [g + 1])
+  std::vector<std::uint32_t> members;          // candidate indices, ascending within a group
+};
+
 class HopperModel final : public PerformanceModel {
  public:
   using PerformanceModel::PerformanceModel;
@@ -84,12 +97,15 @@ class HopperModel final : public PerformanceModel {
   // candidate above its tile's best and above the near-tie group may stay at a bound (above that
   // best) even below the cutoff. tile_of == nullptr: `keep` counts configurations, as
   // predict_top_us. `exact_indices` (when given) receives the candidates predicted exactly: every
-  // other one is above the cutoff or, per tile, never its tile's best.
+  // other one is above the cutoff or, per tile, never its tile's best. `groups` (from
+  // index_groups on this list; used with exact_indices only) bounds a group of cluster shapes
+  // at once: the members of a group whose floor is above the cutoff are left unwritten.
   std::size_t predict_top_tiles_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                    const std::uint32_t* tile_of, std::size_t count,
                                    std::size_t keep, double tie_epsilon, double* predicted_us,
-                                   double* cutoff_us,
-                                   std::vector<std::uint32_t>* exact_indices) const;
+                                   double* cutoff_us, std::vector<std::uint32_t>* exact_indices,
+                                   const HopperGroupIndex* groups) const;
+  static HopperGroupIndex index_groups(const PreparedCandidate* prepared, std::size_t count);
   TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
 
  private:
@@ -112,6 +128,7 @@ class HopperModel final : public PerformanceModel {
   // Kernels without TMA: one bound serves as both the coarse and the finer one.
   double legacy_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
   double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
+  struct TopSearch;  // predict_top_tiles_us's state and stages
 };
 
 }  // namespace parity::gemm

@@ -262,11 +262,185 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
          kCoarseRoundingMargin;
 }
 
+namespace {
+
+// The `keep` smallest bounds offered so far, ascending; per tile `keep` distinct tiles, each at
+// its smallest bound (seeds of fewer tiles left the cutoff infinite, and every candidate exact,
+// until the walk had met `keep` tiles).
+struct Seeds {
+  std::array<double, kMaxPrunedKeep> bound{};
+  std::array<std::size_t, kMaxPrunedKeep> index{};
+  std::array<std::uint32_t, kMaxPrunedKeep> tile{};
+  std::size_t count = 0, keep = 0;
+  bool per_tile = false;
+  double limit = kInfinity;  // a bound enters only below it (+infinity never does)
+
+  void offer(double value, std::size_t at_index, std::uint32_t at_tile) {
+    if (!(value < limit)) return;
+    std::size_t at = count;  // the slot this bound takes before moving up
+    if (per_tile) {
+      std::size_t same_tile = 0;
+      while (same_tile < count && tile[same_tile] != at_tile) ++same_tile;
+      if (same_tile < count && bound[same_tile] <= value) return;
+      at = same_tile;  // replaces its tile's larger bound, if any
+    }
+    if (at == count) at = count < keep ? count++ : keep - 1;
+    while (at > 0 && bound[at - 1] > value) {
+      bound[at] = bound[at - 1];
+      index[at] = index[at - 1];
+      tile[at] = tile[at - 1];
+      --at;
+    }
+    bound[at] = value;
+    index[at] = at_index;
+    tile[at] = at_tile;
+    if (count == keep) limit = bound[keep - 1];
+  }
+};
+
+}  // namespace
+
+// One pruned search: the problem's terms, the list, the best exact values so far and the cutoff.
+struct HopperModel::TopSearch {
+  const HopperModel& model;
+  const HopperProblemTerms& terms;
+  const PreparedCandidate* prepared;
+  const std::uint32_t* tile_of;  // nullptr: `keep` counts configurations
+  bool is_legacy;
+  double tie_epsilon;
+  double* predicted_us;
+  std::vector<std::uint32_t>* exact_indices;
+  TopValues& best;
+  std::size_t exact = 0;
+  double threshold = kInfinity;  // best's cutoff: it moves only when an exact value enters
+  std::array<std::size_t, kMaxPrunedKeep> seeds{};
+  std::size_t seed_count = 0;
+  std::uint8_t* is_seed;  // per candidate; all 0 again once the search ends (forget_seeds)
+
+  double coarse_bound(std::size_t i) const {
+    return is_legacy ? model.legacy_bound_us(terms, prepared[i])
+                     : model.coarse_bound_us(terms, prepared[i]);
+  }
+  void predict_exact(std::size_t i) {
+    const double value = is_legacy ? model.predict_legacy<false>(terms, prepared[i], nullptr)
+                                   : model.predict<false>(terms, prepared[i], nullptr);
+    predicted_us[i] = value;
+    ++exact;
+    best.add(tile_of != nullptr ? tile_of[i] : 0, value);
+    if (exact_indices != nullptr) exact_indices->push_back(static_cast<std::uint32_t>(i));
+    threshold = best.cutoff(tie_epsilon);
+  }
+  void predict_seeds(const Seeds& chosen) {
+    seed_count = chosen.count;
+    for (std::size_t s = 0; s < seed_count; ++s) {
+      seeds[s] = chosen.index[s];
+      is_seed[seeds[s]] = 1;
+      predict_exact(seeds[s]);
+    }
+  }
+  void forget_seeds() {
+    for (std::size_t s = 0; s < seed_count; ++s) is_seed[seeds[s]] = 0;
+  }
+  // Per tile, a candidate above its tile's held best and above the near-tie group can change
+  // neither its tile's entry nor the list: it may stay at a bound above that best (never its
+  // tile's choice), even below the cutoff.
+  double tile_limit(std::uint32_t tile) const {
+    return std::min(threshold, std::max(best.held(tile), best.values[0] * (1.0 + tie_epsilon)));
+  }
+  // Candidate i, its coarse bound in predicted_us[i]: dropped at that bound, else at its finer
+  // bound, else predicted exactly (a seed is predicted already).
+  void visit(std::size_t i) {
+    if (predicted_us[i] > threshold || predicted_us[i] == kInfinity) return;
+    if (threshold != kInfinity && !is_legacy) {
+      // (Kernels without TMA skip the tile's limit: their exact prediction costs less.)
+      const double limit = tile_of == nullptr ? threshold : tile_limit(tile_of[i]);
+      if (predicted_us[i] > limit || is_seed[i]) return;
+      const double bound = model.lower_bound_us(terms, prepared[i]);
+      if (bound > limit) {
+        predicted_us[i] = bound;  // stays at the finer bound
+        return;
+      }
+    } else if (is_seed[i]) {
+      return;
+    }
+    predict_exact(i);
+  }
+  void search_candidates(std::size_t count, std::size_t keep);
+  void search_groups(const HopperGroupIndex& groups, std::size_t keep);
+};
+
+// Every candidate's coarse bound; the `keep` smallest (per tile: of `keep` tiles) are the seeds,
+// predicted exactly first (a tight cutoff early); then every other candidate is visited.
+// (Seeding by the finer bound instead computed it for ~60 of 256 candidates per aligned shape
+// and cost more than the tighter seeds saved.)
+void HopperModel::TopSearch::search_candidates(std::size_t count, std::size_t keep) {
+  Seeds chosen{.count = 0, .keep = keep, .per_tile = tile_of != nullptr};
+  for (std::size_t i = 0; i < count; ++i) {
+    predicted_us[i] = coarse_bound(i);
+    chosen.offer(predicted_us[i], i, tile_of != nullptr ? tile_of[i] : 0);
+  }
+  predict_seeds(chosen);
+  for (std::size_t i = 0; i < count; ++i) visit(i);
+}
+
+// The same over groups of one macro tile and split: every group's floor first (one coarse bound
+// for its cluster shapes); the seeds are the least coarse bound of each of the `keep` groups of
+// least floor (per tile: of `keep` tiles); then a group's members are bounded and visited only
+// when its floor is at or below the cutoff. The other members are left unwritten.
+void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::size_t keep) {
+  const std::size_t group_count = groups.floor_terms.size();
+  const std::uint32_t* const members = groups.members.data();
+  const std::uint32_t* const member_begin = groups.member_begin.data();
+  thread_local std::vector<double> floors;  // reused: no allocation per selection once warm
+  thread_local std::vector<std::uint8_t> is_bounded;
+  floors.resize(group_count);
+  is_bounded.assign(group_count, 0);
+  Seeds chosen_groups{.count = 0, .keep = keep, .per_tile = tile_of != nullptr};
+  for (std::size_t g = 0; g < group_count; ++g) {
+    floors[g] = model.coarse_bound_us(terms, groups.floor_terms[g]);
+    chosen_groups.offer(floors[g], g, tile_of != nullptr ? tile_of[members[member_begin[g]]] : 0);
+  }
+  const auto bound_members = [&](std::size_t g) {
+    is_bounded[g] = 1;
+    for (std::uint32_t m = member_begin[g]; m < member_begin[g + 1]; ++m) {
+      predicted_us[members[m]] = coarse_bound(members[m]);
+    }
+  };
+  // One seed per chosen group: its member of least coarse bound (the groups hold distinct tiles
+  // when per tile).
+  Seeds chosen{.count = 0, .keep = chosen_groups.count, .per_tile = false};
+  for (std::size_t s = 0; s < chosen_groups.count; ++s) {
+    const std::size_t g = chosen_groups.index[s];
+    bound_members(g);
+    std::size_t least = members[member_begin[g]];
+    for (std::uint32_t m = member_begin[g] + 1; m < member_begin[g + 1]; ++m) {
+      if (predicted_us[members[m]] < predicted_us[least]) least = members[m];
+    }
+    if (predicted_us[least] != kInfinity) chosen.offer(predicted_us[least], least, 0);
+  }
+  predict_seeds(chosen);
+  // The groups that can reach the cutoff, in ascending floor: the cutoff and the tiles' held
+  // values tighten sooner, and the walk ends at the first floor above the cutoff.
+  thread_local std::vector<std::pair<double, std::uint32_t>> open;
+  open.clear();
+  for (std::size_t g = 0; g < group_count; ++g) {
+    if (floors[g] <= threshold && floors[g] != kInfinity) open.push_back({floors[g], static_cast<std::uint32_t>(g)});
+  }
+  std::sort(open.begin(), open.end());
+  for (const auto& [floor, g] : open) {
+    if (floor > threshold) break;
+    // Per tile: every member above its tile's limit stays unwritten.
+    if (tile_of != nullptr && floor > tile_limit(tile_of[members[member_begin[g]]])) continue;
+    if (!is_bounded[g]) bound_members(g);
+    for (std::uint32_t m = member_begin[g]; m < member_begin[g + 1]; ++m) visit(members[m]);
+  }
+}
+
 std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                         double* predicted_us, double* cutoff_us) const {
   return predict_top_tiles_us(problem, prepared, nullptr, count, keep, tie_epsilon, predicted_us,
-                              cutoff_us, nullptr);
+                              cutoff_us, nullptr, nullptr);
 }
 
 std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
@@ -274,8 +448,9 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
                                               const std::uint32_t* tile_of, std::size_t count,
                                               std::size_t keep, double tie_epsilon,
                                               double* predicted_us, double* cutoff_us,
-                                              std::vector<std::uint32_t>* exact_indices) const {
-  // tile_of == nullptr: `keep` counts configurations. One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
+                                              std::vector<std::uint32_t>* exact_indices,
+                                              const HopperGroupIndex* groups) const {
+  // One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
   // have one rounding-free bound that serves as both the coarse and the finer one.
   const bool is_legacy = count > 0 && !prepared[0].uses_tma;
   if (exact_indices != nullptr) exact_indices->clear();
@@ -291,88 +466,75 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
     return count;
   }
   const HopperProblemTerms terms = problem_terms(problem);
-  // Pass 1: every candidate's coarse bound; remember the `keep` smallest (ascending) as seeds.
-  // (Seeding by the finer bound instead computed it for ~60 of 256 candidates per aligned shape
-  // and cost more than the tighter seeds saved.) Per tile the seeds are `keep` distinct tiles,
-  // each at its smallest bound: seeds of fewer tiles left the cutoff infinite, and every
-  // candidate exact, until the walk had met `keep` tiles.
-  std::array<double, kMaxPrunedKeep> seed_bound{};
-  std::array<std::size_t, kMaxPrunedKeep> seed_index{};
-  std::size_t seeds = 0;
-  double seed_limit = kInfinity;  // a bound enters the seeds only below it (+infinity never does)
-  for (std::size_t i = 0; i < count; ++i) {
-    const double bound =
-        is_legacy ? legacy_bound_us(terms, prepared[i]) : coarse_bound_us(terms, prepared[i]);
-    predicted_us[i] = bound;
-    if (!(bound < seed_limit)) continue;
-    std::size_t at = seeds;  // the slot this bound takes before moving up
-    if (tile_of != nullptr) {
-      std::size_t same_tile = 0;
-      while (same_tile < seeds && tile_of[seed_index[same_tile]] != tile_of[i]) ++same_tile;
-      if (same_tile < seeds && seed_bound[same_tile] <= bound) continue;
-      at = same_tile;  // replaces its tile's larger bound, if any
-    }
-    if (at == seeds) at = seeds < keep ? seeds++ : keep - 1;
-    while (at > 0 && seed_bound[at - 1] > bound) {
-      seed_bound[at] = seed_bound[at - 1];
-      seed_index[at] = seed_index[at - 1];
-      --at;
-    }
-    seed_bound[at] = bound;
-    seed_index[at] = i;
-    if (seeds == keep) seed_limit = seed_bound[keep - 1];
-  }
-  // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
-  // other candidate whose bound does not already rule it out. `best` holds the smallest exact
-  // predictions so far (per tile: one per tile, at its best so far).
   thread_local TopValues best;  // reused: no allocation per selection once warm
   best.reset(keep, tile_of != nullptr);
-  std::size_t exact = 0;
-  const auto predict_exact = [&](std::size_t i) {
-    const double value = is_legacy ? predict_legacy<false>(terms, prepared[i], nullptr)
-                                   : predict<false>(terms, prepared[i], nullptr);
-    predicted_us[i] = value;
-    ++exact;
-    best.add(tile_of != nullptr ? tile_of[i] : 0, value);
-    if (exact_indices != nullptr) exact_indices->push_back(static_cast<std::uint32_t>(i));
-  };
-  for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
-  // Seeds in index order, walked beside i: skipping them costs a comparison per candidate at or
-  // below the cutoff.
-  std::array<std::size_t, kMaxPrunedKeep> seeds_in_order = seed_index;
-  std::sort(seeds_in_order.begin(), seeds_in_order.begin() + static_cast<std::ptrdiff_t>(seeds));
-  std::size_t next_seed = 0;
-  // The cutoff moves only when an exact prediction enters `best`.
-  double threshold = best.cutoff(tie_epsilon);
+  thread_local std::vector<std::uint8_t> is_seed;
+  if (is_seed.size() < count) is_seed.resize(count, 0);
+  TopSearch search{*this,        terms, prepared, tile_of, is_legacy, tie_epsilon, predicted_us,
+                   exact_indices, best,  0,        kInfinity, {},   0,           is_seed.data()};
+  // The groups leave members unwritten: only a caller that reads the exact list may use them.
+  if (groups != nullptr && exact_indices != nullptr && !is_legacy &&
+      groups->members.size() == count) {
+    search.search_groups(*groups, keep);
+  } else {
+    search.search_candidates(count, keep);
+  }
+  search.forget_seeds();
+  if (cutoff_us != nullptr) *cutoff_us = search.threshold;
+  return search.exact;
+}
+
+namespace {
+
+// The terms coarse_bound_us grows with, taken at their least over a group's members (the inverse
+// of the usable SMs: the most SMs; the cluster extents: the fewest padded tiles).
+constexpr double HopperTerms::*kLowestInGroup[] = {
+    &HopperTerms::min_grid_m,           &HopperTerms::min_grid_n,
+    &HopperTerms::inv_usable_sms,       &HopperTerms::compute_us_per_iter,
+    &HopperTerms::l2_us_per_iter,       &HopperTerms::min_exposed_store_us,
+    &HopperTerms::exposed_epilogue_us,  &HopperTerms::pingpong_epilogue_us,
+    &HopperTerms::store_bytes_per_tile, &HopperTerms::wave_fixed_us,
+    &HopperTerms::split_fixed_us,       &HopperTerms::reduce_bytes_per_output};
+
+}  // namespace
+
+HopperGroupIndex HopperModel::index_groups(const PreparedCandidate* prepared, std::size_t count) {
+  // Members of one macro tile and split; the floor terms take each member's extreme in the
+  // direction that lowers coarse_bound_us (it grows with the padded tile count, the wave count
+  // per usable SM, the compute and L2 time per iteration and every fixed or per-byte term).
+  HopperGroupIndex index;
+  std::vector<std::uint32_t> group_of(count);
+  std::vector<std::uint32_t> sizes;
   for (std::size_t i = 0; i < count; ++i) {
-    // Most candidates stop here: a finite cutoff also drops the infeasible ones (+infinity).
-    if (predicted_us[i] > threshold || predicted_us[i] == kInfinity) continue;
-    while (next_seed < seeds && seeds_in_order[next_seed] < i) ++next_seed;
-    if (next_seed < seeds && seeds_in_order[next_seed] == i) continue;  // predicted already
-    if (threshold != kInfinity && !is_legacy) {
-      // Per tile, a candidate above its tile's held best and above the near-tie group can change
-      // neither its tile's entry nor the list: it stays at its bound (above that best, so never
-      // its tile's choice), even below the cutoff. (Kernels without TMA: their exact prediction
-      // costs less than the lookup.)
-      const double limit =
-          tile_of == nullptr
-              ? threshold
-              : std::min(threshold, std::max(best.held(tile_of[i]),
-                                             best.values[0] * (1.0 + tie_epsilon)));
-      if (predicted_us[i] > limit) continue;
-      const double bound = lower_bound_us(terms, prepared[i]);
-      if (bound > limit) {
-        predicted_us[i] = bound;  // stays at the finer bound
-        continue;
-      }
+    const PreparedCandidate& c = prepared[i];
+    std::size_t g = 0;
+    while (g < index.floor_terms.size() &&
+           !(macro_tile_key(index.floor_terms[g]) == macro_tile_key(c) &&
+             index.floor_terms[g].split_k == c.split_k)) {
+      ++g;
     }
-    predict_exact(i);
-    threshold = best.cutoff(tie_epsilon);
+    if (g == index.floor_terms.size()) {
+      index.floor_terms.push_back(c);
+      sizes.push_back(0);
+    }
+    group_of[i] = static_cast<std::uint32_t>(g);
+    ++sizes[g];
+    PreparedCandidate& floor = index.floor_terms[g];
+    floor.is_feasible = floor.is_feasible || c.is_feasible;
+    for (double HopperTerms::*term : kLowestInGroup) {
+      floor.hopper.*term = std::min(floor.hopper.*term, c.hopper.*term);
+    }
   }
-  if (cutoff_us != nullptr) {
-    *cutoff_us = best.cutoff(tie_epsilon);
+  index.member_begin.assign(sizes.size() + 1, 0);
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    index.member_begin[g + 1] = index.member_begin[g] + sizes[g];
   }
-  return exact;
+  index.members.resize(count);
+  std::vector<std::uint32_t> fill(index.member_begin.begin(), index.member_begin.end() - 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    index.members[fill[group_of[i]]++] = static_cast<std::uint32_t>(i);
+  }
+  return index;
 }
 
 }  // namespace parity::gemm

@@ -187,6 +187,10 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
     PreparedClass grouped;
     if (model_.device().kind == ModelKind::kHopper) {
       grouped = group_equal(std::move(prepared));
+      if (grouped.distinct_of.empty() && dynamic_cast<const HopperModel*>(&model_.impl()) != nullptr) {
+        grouped.hopper_groups = std::make_shared<const HopperGroupIndex>(
+            HopperModel::index_groups(grouped.prepared.data(), grouped.prepared.size()));
+      }
     } else {
       grouped.prepared = std::move(prepared);
       if (dynamic_cast<const OrigamiModel*>(&model_.impl()) != nullptr) {
@@ -203,7 +207,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  PreparedClass prepared_class{prepare_all(problem, candidates), {}, {}, nullptr, {}, {}, 0, 1};
+  PreparedClass prepared_class{prepare_all(problem, candidates), {}, {}, nullptr, {}, {}, 0, 1, nullptr};
   if (options_.top_k_list == TopKList::kDistinctTiles && top_k > 1) index_tiles(prepared_class);
   return select_prepared(problem, candidates, prepared_class, vendor_top1_index(candidates), top_k);
 }
@@ -280,7 +284,7 @@ Selector::NearTop Selector::predict_near_top(const GemmProblem& problem, std::si
     hopper->predict_top_tiles_us(problem, prepared.data(),
                                  per_tile ? prepared_class.tile_of.data() : nullptr,
                                  prepared.size(), keep_exact, kTieEpsilon, predicted_.data(),
-                                 &cutoff_us, &exact_indices);
+                                 &cutoff_us, &exact_indices, prepared_class.hopper_groups.get());
     for (const std::uint32_t i : exact_indices) keep_near_top(i, i + 1, full_list_value);
     return {best_us, cutoff_us};
   } else if (prepared_class.distinct_of.empty()) {
@@ -298,7 +302,7 @@ Selector::NearTop Selector::predict_near_top(const GemmProblem& problem, std::si
     if (hopper != nullptr && per_tile && !prepared_class.distinct_tile_of.empty()) {
       hopper->predict_top_tiles_us(problem, distinct.data(), prepared_class.distinct_tile_of.data(),
                                    distinct.size(), keep, kTieEpsilon, distinct_predicted_.data(),
-                                   &cutoff_us, nullptr);
+                                   &cutoff_us, nullptr, nullptr);
     } else {
       model_.predict_top_us(problem, distinct.data(), distinct.size(), keep, kTieEpsilon,
                             distinct_predicted_.data(), &cutoff_us);
