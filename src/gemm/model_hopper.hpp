@@ -5,6 +5,7 @@
 // limits. Internal header: users go through PerformanceModel / make_model.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +39,18 @@ struct HopperProblemTerms {
 };
 
 constexpr double kGridGuard = 1e-9;
+
+// One K-iteration of a wave: the 4-norm of its compute and L2 -> SM time.
+inline double compute_l2_norm(double compute_us, double l2_us) {
+  const double c2 = compute_us * compute_us, l2 = l2_us * l2_us;
+  return std::sqrt(std::sqrt(c2 * c2 + l2 * l2));
+}
+
+// What the coarse bound shares across a macro tile and split: K iterations per tile and the
+// unrounded tile rows and columns (M / tm, N / tn).
+struct HopperCoarseShape {
+  double iters, rows, cols;
+};
 
 struct HopperGrid {
   double grid_m, grid_n, tiles, iters;
@@ -128,6 +141,9 @@ class HopperModel final : public PerformanceModel {
   // Kernels without TMA: one bound serves as both the coarse and the finer one.
   double legacy_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
   double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
+  double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c,
+                         const HopperCoarseShape& shape) const;
+  static HopperCoarseShape coarse_shape(const HopperProblemTerms& terms, const PreparedCandidate& c);
   struct TopSearch;  // predict_top_tiles_us's state and stages
 };
 

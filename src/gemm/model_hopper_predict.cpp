@@ -1,6 +1,7 @@
 // HopperModel's per-problem prediction, its explanation and the pruned top-k search.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -14,11 +15,8 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxPrunedKeep = 16;
 constexpr double kCoarseRoundingMargin = 1.0 - 1e-12;
 constexpr double kGuard = 1e-9;
-
-inline double compute_l2_norm(double compute_us, double l2_us) {
-  const double c2 = compute_us * compute_us, l2 = l2_us * l2_us;
-  return std::sqrt(std::sqrt(c2 * c2 + l2 * l2));
-}
+// The grouped search sorts its groups by keys whose low bits are the group: at most 2^16 groups.
+constexpr std::uint64_t kGroupMask = (std::uint64_t{1} << 16) - 1;
 
 // One wave's inputs: `active` concurrent tiles of `active_splits` K-splits over a window of
 // rows_used x cols_used tile positions.
@@ -153,7 +151,8 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   const bool has_last_wave = last_wave_tiles > 0;
   const double full_l2_us = full_waves > 0 ? c.usable_sms * c.l2_us_per_iter : 0.0;
   const double last_l2_us = last_wave_tiles * c.l2_us_per_iter;
-  const double full_iter_us = compute_l2_norm(c.compute_us_per_iter, full_l2_us);
+  // Prepared: the 4-norm of compute and full_l2_us (read only when there is a full wave).
+  const double full_iter_us = c.full_wave_iter_us;
   // The last wave's boost, as predict computes it.
   const double last_compute_us =
       c.compute_us_per_iter /
@@ -224,17 +223,29 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   return (scalars_.launch_us + std::max(compute_us, dram_us) + reduce_us) * kCoarseRoundingMargin;
 }
 
+[[gnu::always_inline]] inline HopperCoarseShape HopperModel::coarse_shape(
+    const HopperProblemTerms& t, const PreparedCandidate& p) {
+  const HopperTerms& c = p.hopper;
+  // Iterations per tile: ceil(K / (split tk)) <= ceil(ceil(K / split) / tk).
+  return {fast_ceil(t.k * c.inv_split_k * c.inv_tile_k - kGuard), t.m * c.inv_tile_m,
+          t.n * c.inv_tile_n};
+}
+
 [[gnu::always_inline]] inline double HopperModel::coarse_bound_us(const HopperProblemTerms& t,
                                                                   const PreparedCandidate& p) const {
+  return coarse_bound_us(t, p, coarse_shape(t, p));
+}
+
+[[gnu::always_inline]] inline double HopperModel::coarse_bound_us(
+    const HopperProblemTerms& t, const PreparedCandidate& p, const HopperCoarseShape& shape) const {
   // Launch; the fewest tiles the grid allows, as waves of K-loops at their boosted rates with
   // their fixed costs; the L2 time; the DRAM floor; the split-K reduction: no grid roundings.
   if (!p.is_feasible) return kInfinity;
   const HopperTerms& c = p.hopper;
-  // Iterations per tile: ceil(K / (split tk)) <= ceil(ceil(K / split) / tk).
-  const double iters = fast_ceil(t.k * c.inv_split_k * c.inv_tile_k - kGuard);
+  const double iters = shape.iters;
   // Tile rows >= max(M / tm, cluster_m), columns likewise: narrow outputs pay their padding.
-  const double tiles = std::max(t.m * c.inv_tile_m, c.min_grid_m) *
-                       std::max(t.n * c.inv_tile_n, c.min_grid_n) * t.batch * c.splits;
+  const double tiles = std::max(shape.rows, c.min_grid_m) * std::max(shape.cols, c.min_grid_n) *
+                       t.batch * c.splits;
   // A grid's K-loop time, counted in full waves (the last one at its boosted rate 1 / (1 +
   // tail_boost (1 - busy))), never falls when tiles are added, so the fewest tiles bound it; the
   // guard keeps a whole number of waves from gaining a boosted one.
@@ -252,10 +263,13 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   // waves: the operand floor and every tile's output, at the waves' bandwidth fractions.
   const double dram_us =
       t.operand_floor_us + std::max(tiles, t.saturating_sms) * c.store_bytes_per_tile * t.inv_dram_bw;
-  // L2, summed over the waves: every tile-iteration's L2 -> SM time.
+  // L2, summed over the waves: every tile-iteration's L2 -> SM time. A full wave's K-loop is at
+  // least the 4-norm of its compute and L2 -> SM time per iteration (this count of waves stays
+  // non-decreasing in the tiles: the norm is at least the compute a boosted wave would add).
   const double loop_us =
       std::max({compute_us + waves * c.exposed_epilogue_us +
                     std::max(0.0, c.min_exposed_store_us - c.exposed_epilogue_us),
+                iters * (full_waves * c.full_wave_iter_us + boosted_wave * c.compute_us_per_iter),
                 waves * c.pingpong_epilogue_us, tiles * iters * c.l2_us_per_iter, dram_us});
   return (scalars_.launch_us + waves * c.wave_fixed_us + loop_us + c.split_fixed_us +
           t.output_us_per_byte * c.reduce_bytes_per_output) *
@@ -317,7 +331,7 @@ struct HopperModel::TopSearch {
   std::size_t seed_count = 0;
   std::uint8_t* is_seed;  // per candidate; all 0 again once the search ends (forget_seeds)
 
-  double coarse_bound(std::size_t i) const {
+  [[gnu::always_inline]] double coarse_bound(std::size_t i) const {
     return is_legacy ? model.legacy_bound_us(terms, prepared[i])
                      : model.coarse_bound_us(terms, prepared[i]);
   }
@@ -348,8 +362,9 @@ struct HopperModel::TopSearch {
     return std::min(threshold, std::max(best.held(tile), best.values[0] * (1.0 + tie_epsilon)));
   }
   // Candidate i, its coarse bound in predicted_us[i]: dropped at that bound, else at its finer
-  // bound, else predicted exactly (a seed is predicted already).
-  void visit(std::size_t i) {
+  // bound, else predicted exactly (a seed is predicted already). Inlined: called for every
+  // candidate, the call cost a noticeable share of the visit.
+  [[gnu::always_inline]] void visit(std::size_t i) {
     if (predicted_us[i] > threshold || predicted_us[i] == kInfinity) return;
     if (threshold != kInfinity && !is_legacy) {
       // (Kernels without TMA skip the tile's limit: their exact prediction costs less.)
@@ -401,9 +416,11 @@ void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::
     chosen_groups.offer(floors[g], g, tile_of != nullptr ? tile_of[members[member_begin[g]]] : 0);
   }
   const auto bound_members = [&](std::size_t g) {
+    // One macro tile and split: the members share the bound's iterations and tile extents.
     is_bounded[g] = 1;
+    const HopperCoarseShape shape = coarse_shape(terms, groups.floor_terms[g]);
     for (std::uint32_t m = member_begin[g]; m < member_begin[g + 1]; ++m) {
-      predicted_us[members[m]] = coarse_bound(members[m]);
+      predicted_us[members[m]] = model.coarse_bound_us(terms, prepared[members[m]], shape);
     }
   };
   // One seed per chosen group: its member of least coarse bound (the groups hold distinct tiles
@@ -421,13 +438,19 @@ void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::
   predict_seeds(chosen);
   // The groups that can reach the cutoff, in ascending floor: the cutoff and the tiles' held
   // values tighten sooner, and the walk ends at the first floor above the cutoff.
-  thread_local std::vector<std::pair<double, std::uint32_t>> open;
+  // Keys are the floors' bits (positive doubles order as their bits) with the group in the low
+  // bits: one integer sort (floors within 2^-36 of each other may swap, which moves no cutoff).
+  thread_local std::vector<std::uint64_t> open;
   open.clear();
   for (std::size_t g = 0; g < group_count; ++g) {
-    if (floors[g] <= threshold && floors[g] != kInfinity) open.push_back({floors[g], static_cast<std::uint32_t>(g)});
+    if (floors[g] <= threshold && floors[g] != kInfinity) {
+      open.push_back((std::bit_cast<std::uint64_t>(floors[g]) & ~kGroupMask) | g);
+    }
   }
   std::sort(open.begin(), open.end());
-  for (const auto& [floor, g] : open) {
+  for (const std::uint64_t key : open) {
+    const std::size_t g = key & kGroupMask;
+    const double floor = floors[g];
     if (floor > threshold) break;
     // Per tile: every member above its tile's limit stays unwritten.
     if (tile_of != nullptr && floor > tile_limit(tile_of[members[member_begin[g]]])) continue;
@@ -474,7 +497,7 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
                    exact_indices, best,  0,        kInfinity, {},   0,           is_seed.data()};
   // The groups leave members unwritten: only a caller that reads the exact list may use them.
   if (groups != nullptr && exact_indices != nullptr && !is_legacy &&
-      groups->members.size() == count) {
+      groups->members.size() == count && groups->floor_terms.size() <= kGroupMask + 1) {
     search.search_groups(*groups, keep);
   } else {
     search.search_candidates(count, keep);
@@ -494,7 +517,8 @@ constexpr double HopperTerms::*kLowestInGroup[] = {
     &HopperTerms::l2_us_per_iter,       &HopperTerms::min_exposed_store_us,
     &HopperTerms::exposed_epilogue_us,  &HopperTerms::pingpong_epilogue_us,
     &HopperTerms::store_bytes_per_tile, &HopperTerms::wave_fixed_us,
-    &HopperTerms::split_fixed_us,       &HopperTerms::reduce_bytes_per_output};
+    &HopperTerms::split_fixed_us,       &HopperTerms::reduce_bytes_per_output,
+    &HopperTerms::full_wave_iter_us};
 
 }  // namespace
 
