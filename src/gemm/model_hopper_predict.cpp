@@ -412,7 +412,10 @@ void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::
   is_bounded.assign(group_count, 0);
   Seeds chosen_groups{.count = 0, .keep = keep, .per_tile = tile_of != nullptr};
   for (std::size_t g = 0; g < group_count; ++g) {
-    floors[g] = model.coarse_bound_us(terms, groups.floor_terms[g]);
+    // Without its low bits (lower still, and a sort key below).
+    floors[g] = std::bit_cast<double>(
+        std::bit_cast<std::uint64_t>(model.coarse_bound_us(terms, groups.floor_terms[g])) &
+        ~kGroupMask);
     chosen_groups.offer(floors[g], g, tile_of != nullptr ? tile_of[members[member_begin[g]]] : 0);
   }
   const auto bound_members = [&](std::size_t g) {
@@ -438,13 +441,13 @@ void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::
   predict_seeds(chosen);
   // The groups that can reach the cutoff, in ascending floor: the cutoff and the tiles' held
   // values tighten sooner, and the walk ends at the first floor above the cutoff.
-  // Keys are the floors' bits (positive doubles order as their bits) with the group in the low
-  // bits: one integer sort (floors within 2^-36 of each other may swap, which moves no cutoff).
+  // Keys are the floors' bits (positive doubles order as their bits; the floors' low bits are
+  // clear) with the group in the low bits: one integer sort.
   thread_local std::vector<std::uint64_t> open;
   open.clear();
   for (std::size_t g = 0; g < group_count; ++g) {
     if (floors[g] <= threshold && floors[g] != kInfinity) {
-      open.push_back((std::bit_cast<std::uint64_t>(floors[g]) & ~kGroupMask) | g);
+      open.push_back(std::bit_cast<std::uint64_t>(floors[g]) | g);
     }
   }
   std::sort(open.begin(), open.end());
