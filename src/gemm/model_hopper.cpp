@@ -147,6 +147,7 @@ void HopperModel::prepare_bounds(const ProblemClass& key, PreparedCandidate& p) 
   h.reduce_bytes_per_output = is_split ? p.split_k * 4.0 + c_bytes : 0.0;
   const double dram_bw = device_.hbm_bytes_per_s * scalars_.dram_efficiency * 1e-6;  // bytes/us
   h.l2_us_per_iter = p.l2_bytes_per_iter / (dram_bw * scalars_.l2_bandwidth_ratio);
+  h.full_wave_iter_us = compute_l2_norm(h.compute_us_per_iter, h.usable_sms * h.l2_us_per_iter);
   h.min_exposed_store_us =
       h.store_bytes_per_tile * scalars_.bw_saturation * device_.num_sms / dram_bw;
 }

@@ -5,6 +5,10 @@
 // limits. Internal header: users go through PerformanceModel / make_model.
 #pragma once
 
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
 #include "model_math.hpp"
 #include "parity/gemm/model.hpp"
 
@@ -35,6 +39,18 @@ struct HopperProblemTerms {
 };
 
 constexpr double kGridGuard = 1e-9;
+
+// One K-iteration of a wave: the 4-norm of its compute and L2 -> SM time.
+inline double compute_l2_norm(double compute_us, double l2_us) {
+  const double c2 = compute_us * compute_us, l2 = l2_us * l2_us;
+  return std::sqrt(std::sqrt(c2 * c2 + l2 * l2));
+}
+
+// What the coarse bound shares across a macro tile and split: K iterations per tile and the
+// unrounded tile rows and columns (M / tm, N / tn).
+struct HopperCoarseShape {
+  double iters, rows, cols;
+};
 
 struct HopperGrid {
   double grid_m, grid_n, tiles, iters;
@@ -67,6 +83,16 @@ inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandida
   return {memo.grid_m, memo.grid_n, memo.grid_m * memo.grid_n * t.batch * p.split_k, memo.iters};
 }
 
+// The candidates of a prepared TMA list grouped by macro tile and split (a tile's cluster shapes),
+// for the pruned search: a group's floor terms take each member's extreme in the direction that
+// lowers coarse_bound_us (fewest padded tiles, most usable SMs, least compute and L2 time per
+// iteration, least fixed and per-byte costs), so their coarse bound is at or below every member's.
+struct HopperGroupIndex {
+  std::vector<PreparedCandidate> floor_terms;  // per group
+  std::vector<std::uint32_t> member_begin;     // group g: members[member_begin[g] .. [g + 1])
+  std::vector<std::uint32_t> members;          // candidate indices, ascending within a group
+};
+
 class HopperModel final : public PerformanceModel {
  public:
   using PerformanceModel::PerformanceModel;
@@ -80,11 +106,19 @@ class HopperModel final : public PerformanceModel {
                              double* predicted_us, double* cutoff_us) const override;
   // The same for a per-tile top-k list (TopKList::kDistinctTiles): `keep` counts distinct macro
   // tiles (tile_of[i]: candidate i's tile id), each at its best exact value so far, so every tile
-  // whose best can reach the k best tiles or the near-tie group is predicted exactly.
+  // whose best can reach the k best tiles or the near-tie group is predicted exactly; a
+  // candidate above its tile's best and above the near-tie group may stay at a bound (above that
+  // best) even below the cutoff. tile_of == nullptr: `keep` counts configurations, as
+  // predict_top_us. `exact_indices` (when given) receives the candidates predicted exactly: every
+  // other one is above the cutoff or, per tile, never its tile's best. `groups` (from
+  // index_groups on this list; used with exact_indices only) bounds a group of cluster shapes
+  // at once: the members of a group whose floor is above the cutoff are left unwritten.
   std::size_t predict_top_tiles_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                    const std::uint32_t* tile_of, std::size_t count,
                                    std::size_t keep, double tie_epsilon, double* predicted_us,
-                                   double* cutoff_us) const;
+                                   double* cutoff_us, std::vector<std::uint32_t>* exact_indices,
+                                   const HopperGroupIndex* groups) const;
+  static HopperGroupIndex index_groups(const PreparedCandidate* prepared, std::size_t count);
   TimeBreakdown explain(const GemmProblem& problem, const PreparedCandidate& prepared) const override;
 
  private:
@@ -107,6 +141,10 @@ class HopperModel final : public PerformanceModel {
   // Kernels without TMA: one bound serves as both the coarse and the finer one.
   double legacy_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
   double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c) const;
+  double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c,
+                         const HopperCoarseShape& shape) const;
+  static HopperCoarseShape coarse_shape(const HopperProblemTerms& terms, const PreparedCandidate& c);
+  struct TopSearch;  // predict_top_tiles_us's state and stages
 };
 
 }  // namespace parity::gemm

@@ -1,6 +1,7 @@
 // HopperModel's per-problem prediction, its explanation and the pruned top-k search.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -14,11 +15,8 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxPrunedKeep = 16;
 constexpr double kCoarseRoundingMargin = 1.0 - 1e-12;
 constexpr double kGuard = 1e-9;
-
-inline double compute_l2_norm(double compute_us, double l2_us) {
-  const double c2 = compute_us * compute_us, l2 = l2_us * l2_us;
-  return std::sqrt(std::sqrt(c2 * c2 + l2 * l2));
-}
+// The grouped search sorts its groups by keys whose low bits are the group: at most 2^16 groups.
+constexpr std::uint64_t kGroupMask = (std::uint64_t{1} << 16) - 1;
 
 // One wave's inputs: `active` concurrent tiles of `active_splits` K-splits over a window of
 // rows_used x cols_used tile positions.
@@ -153,7 +151,8 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   const bool has_last_wave = last_wave_tiles > 0;
   const double full_l2_us = full_waves > 0 ? c.usable_sms * c.l2_us_per_iter : 0.0;
   const double last_l2_us = last_wave_tiles * c.l2_us_per_iter;
-  const double full_iter_us = compute_l2_norm(c.compute_us_per_iter, full_l2_us);
+  // Prepared: the 4-norm of compute and full_l2_us (read only when there is a full wave).
+  const double full_iter_us = c.full_wave_iter_us;
   // The last wave's boost, as predict computes it.
   const double last_compute_us =
       c.compute_us_per_iter /
@@ -224,17 +223,29 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   return (scalars_.launch_us + std::max(compute_us, dram_us) + reduce_us) * kCoarseRoundingMargin;
 }
 
+[[gnu::always_inline]] inline HopperCoarseShape HopperModel::coarse_shape(
+    const HopperProblemTerms& t, const PreparedCandidate& p) {
+  const HopperTerms& c = p.hopper;
+  // Iterations per tile: ceil(K / (split tk)) <= ceil(ceil(K / split) / tk).
+  return {fast_ceil(t.k * c.inv_split_k * c.inv_tile_k - kGuard), t.m * c.inv_tile_m,
+          t.n * c.inv_tile_n};
+}
+
 [[gnu::always_inline]] inline double HopperModel::coarse_bound_us(const HopperProblemTerms& t,
                                                                   const PreparedCandidate& p) const {
+  return coarse_bound_us(t, p, coarse_shape(t, p));
+}
+
+[[gnu::always_inline]] inline double HopperModel::coarse_bound_us(
+    const HopperProblemTerms& t, const PreparedCandidate& p, const HopperCoarseShape& shape) const {
   // Launch; the fewest tiles the grid allows, as waves of K-loops at their boosted rates with
   // their fixed costs; the L2 time; the DRAM floor; the split-K reduction: no grid roundings.
   if (!p.is_feasible) return kInfinity;
   const HopperTerms& c = p.hopper;
-  // Iterations per tile: ceil(K / (split tk)) <= ceil(ceil(K / split) / tk).
-  const double iters = fast_ceil(t.k * c.inv_split_k * c.inv_tile_k - kGuard);
+  const double iters = shape.iters;
   // Tile rows >= max(M / tm, cluster_m), columns likewise: narrow outputs pay their padding.
-  const double tiles = std::max(t.m * c.inv_tile_m, c.min_grid_m) *
-                       std::max(t.n * c.inv_tile_n, c.min_grid_n) * t.batch * c.splits;
+  const double tiles = std::max(shape.rows, c.min_grid_m) * std::max(shape.cols, c.min_grid_n) *
+                       t.batch * c.splits;
   // A grid's K-loop time, counted in full waves (the last one at its boosted rate 1 / (1 +
   // tail_boost (1 - busy))), never falls when tiles are added, so the fewest tiles bound it; the
   // guard keeps a whole number of waves from gaining a boosted one.
@@ -252,33 +263,228 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   // waves: the operand floor and every tile's output, at the waves' bandwidth fractions.
   const double dram_us =
       t.operand_floor_us + std::max(tiles, t.saturating_sms) * c.store_bytes_per_tile * t.inv_dram_bw;
-  // L2, summed over the waves: every tile-iteration's L2 -> SM time.
+  // L2, summed over the waves: every tile-iteration's L2 -> SM time. A full wave's K-loop is at
+  // least the 4-norm of its compute and L2 -> SM time per iteration (this count of waves stays
+  // non-decreasing in the tiles: the norm is at least the compute a boosted wave would add).
   const double loop_us =
       std::max({compute_us + waves * c.exposed_epilogue_us +
                     std::max(0.0, c.min_exposed_store_us - c.exposed_epilogue_us),
+                iters * (full_waves * c.full_wave_iter_us + boosted_wave * c.compute_us_per_iter),
                 waves * c.pingpong_epilogue_us, tiles * iters * c.l2_us_per_iter, dram_us});
   return (scalars_.launch_us + waves * c.wave_fixed_us + loop_us + c.split_fixed_us +
           t.output_us_per_byte * c.reduce_bytes_per_output) *
          kCoarseRoundingMargin;
 }
 
+namespace {
+
+// The `keep` smallest bounds offered so far, ascending; per tile `keep` distinct tiles, each at
+// its smallest bound (seeds of fewer tiles left the cutoff infinite, and every candidate exact,
+// until the walk had met `keep` tiles).
+struct Seeds {
+  std::array<double, kMaxPrunedKeep> bound{};
+  std::array<std::size_t, kMaxPrunedKeep> index{};
+  std::array<std::uint32_t, kMaxPrunedKeep> tile{};
+  std::size_t count = 0, keep = 0;
+  bool per_tile = false;
+  double limit = kInfinity;  // a bound enters only below it (+infinity never does)
+
+  void offer(double value, std::size_t at_index, std::uint32_t at_tile) {
+    if (!(value < limit)) return;
+    std::size_t at = count;  // the slot this bound takes before moving up
+    if (per_tile) {
+      std::size_t same_tile = 0;
+      while (same_tile < count && tile[same_tile] != at_tile) ++same_tile;
+      if (same_tile < count && bound[same_tile] <= value) return;
+      at = same_tile;  // replaces its tile's larger bound, if any
+    }
+    if (at == count) at = count < keep ? count++ : keep - 1;
+    while (at > 0 && bound[at - 1] > value) {
+      bound[at] = bound[at - 1];
+      index[at] = index[at - 1];
+      tile[at] = tile[at - 1];
+      --at;
+    }
+    bound[at] = value;
+    index[at] = at_index;
+    tile[at] = at_tile;
+    if (count == keep) limit = bound[keep - 1];
+  }
+};
+
+}  // namespace
+
+// One pruned search: the problem's terms, the list, the best exact values so far and the cutoff.
+struct HopperModel::TopSearch {
+  const HopperModel& model;
+  const HopperProblemTerms& terms;
+  const PreparedCandidate* prepared;
+  const std::uint32_t* tile_of;  // nullptr: `keep` counts configurations
+  bool is_legacy;
+  double tie_epsilon;
+  double* predicted_us;
+  std::vector<std::uint32_t>* exact_indices;
+  TopValues& best;
+  std::size_t exact = 0;
+  double threshold = kInfinity;  // best's cutoff: it moves only when an exact value enters
+  std::array<std::size_t, kMaxPrunedKeep> seeds{};
+  std::size_t seed_count = 0;
+  std::uint8_t* is_seed;  // per candidate; all 0 again once the search ends (forget_seeds)
+
+  [[gnu::always_inline]] double coarse_bound(std::size_t i) const {
+    return is_legacy ? model.legacy_bound_us(terms, prepared[i])
+                     : model.coarse_bound_us(terms, prepared[i]);
+  }
+  void predict_exact(std::size_t i) {
+    const double value = is_legacy ? model.predict_legacy<false>(terms, prepared[i], nullptr)
+                                   : model.predict<false>(terms, prepared[i], nullptr);
+    predicted_us[i] = value;
+    ++exact;
+    best.add(tile_of != nullptr ? tile_of[i] : 0, value);
+    if (exact_indices != nullptr) exact_indices->push_back(static_cast<std::uint32_t>(i));
+    threshold = best.cutoff(tie_epsilon);
+  }
+  void predict_seeds(const Seeds& chosen) {
+    seed_count = chosen.count;
+    for (std::size_t s = 0; s < seed_count; ++s) {
+      seeds[s] = chosen.index[s];
+      is_seed[seeds[s]] = 1;
+      predict_exact(seeds[s]);
+    }
+  }
+  void forget_seeds() {
+    for (std::size_t s = 0; s < seed_count; ++s) is_seed[seeds[s]] = 0;
+  }
+  // Per tile, a candidate above its tile's held best and above the near-tie group can change
+  // neither its tile's entry nor the list: it may stay at a bound above that best (never its
+  // tile's choice), even below the cutoff.
+  double tile_limit(std::uint32_t tile) const {
+    return std::min(threshold, std::max(best.held(tile), best.values[0] * (1.0 + tie_epsilon)));
+  }
+  // Candidate i, its coarse bound in predicted_us[i]: dropped at that bound, else at its finer
+  // bound, else predicted exactly (a seed is predicted already). Inlined: called for every
+  // candidate, the call cost a noticeable share of the visit.
+  [[gnu::always_inline]] void visit(std::size_t i) {
+    if (predicted_us[i] > threshold || predicted_us[i] == kInfinity) return;
+    if (threshold != kInfinity && !is_legacy) {
+      // (Kernels without TMA skip the tile's limit: their exact prediction costs less.)
+      const double limit = tile_of == nullptr ? threshold : tile_limit(tile_of[i]);
+      if (predicted_us[i] > limit || is_seed[i]) return;
+      const double bound = model.lower_bound_us(terms, prepared[i]);
+      if (bound > limit) {
+        predicted_us[i] = bound;  // stays at the finer bound
+        return;
+      }
+    } else if (is_seed[i]) {
+      return;
+    }
+    predict_exact(i);
+  }
+  void search_candidates(std::size_t count, std::size_t keep);
+  void search_groups(const HopperGroupIndex& groups, std::size_t keep);
+};
+
+// Every candidate's coarse bound; the `keep` smallest (per tile: of `keep` tiles) are the seeds,
+// predicted exactly first (a tight cutoff early); then every other candidate is visited.
+// (Seeding by the finer bound instead computed it for ~60 of 256 candidates per aligned shape
+// and cost more than the tighter seeds saved.)
+void HopperModel::TopSearch::search_candidates(std::size_t count, std::size_t keep) {
+  Seeds chosen{.count = 0, .keep = keep, .per_tile = tile_of != nullptr};
+  for (std::size_t i = 0; i < count; ++i) {
+    predicted_us[i] = coarse_bound(i);
+    chosen.offer(predicted_us[i], i, tile_of != nullptr ? tile_of[i] : 0);
+  }
+  predict_seeds(chosen);
+  for (std::size_t i = 0; i < count; ++i) visit(i);
+}
+
+// The same over groups of one macro tile and split: every group's floor first (one coarse bound
+// for its cluster shapes); the seeds are the least coarse bound of each of the `keep` groups of
+// least floor (per tile: of `keep` tiles); then a group's members are bounded and visited only
+// when its floor is at or below the cutoff. The other members are left unwritten.
+void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::size_t keep) {
+  const std::size_t group_count = groups.floor_terms.size();
+  const std::uint32_t* const members = groups.members.data();
+  const std::uint32_t* const member_begin = groups.member_begin.data();
+  thread_local std::vector<double> floors;  // reused: no allocation per selection once warm
+  thread_local std::vector<std::uint8_t> is_bounded;
+  floors.resize(group_count);
+  is_bounded.assign(group_count, 0);
+  Seeds chosen_groups{.count = 0, .keep = keep, .per_tile = tile_of != nullptr};
+  for (std::size_t g = 0; g < group_count; ++g) {
+    // Without its low bits (lower still, and a sort key below).
+    floors[g] = std::bit_cast<double>(
+        std::bit_cast<std::uint64_t>(model.coarse_bound_us(terms, groups.floor_terms[g])) &
+        ~kGroupMask);
+    chosen_groups.offer(floors[g], g, tile_of != nullptr ? tile_of[members[member_begin[g]]] : 0);
+  }
+  const auto bound_members = [&](std::size_t g) {
+    // One macro tile and split: the members share the bound's iterations and tile extents.
+    is_bounded[g] = 1;
+    const HopperCoarseShape shape = coarse_shape(terms, groups.floor_terms[g]);
+    for (std::uint32_t m = member_begin[g]; m < member_begin[g + 1]; ++m) {
+      predicted_us[members[m]] = model.coarse_bound_us(terms, prepared[members[m]], shape);
+    }
+  };
+  // One seed per chosen group: its member of least coarse bound (the groups hold distinct tiles
+  // when per tile).
+  Seeds chosen{.count = 0, .keep = chosen_groups.count, .per_tile = false};
+  for (std::size_t s = 0; s < chosen_groups.count; ++s) {
+    const std::size_t g = chosen_groups.index[s];
+    bound_members(g);
+    std::size_t least = members[member_begin[g]];
+    for (std::uint32_t m = member_begin[g] + 1; m < member_begin[g + 1]; ++m) {
+      if (predicted_us[members[m]] < predicted_us[least]) least = members[m];
+    }
+    if (predicted_us[least] != kInfinity) chosen.offer(predicted_us[least], least, 0);
+  }
+  predict_seeds(chosen);
+  // The groups that can reach the cutoff, in ascending floor: the cutoff and the tiles' held
+  // values tighten sooner, and the walk ends at the first floor above the cutoff.
+  // Keys are the floors' bits (positive doubles order as their bits; the floors' low bits are
+  // clear) with the group in the low bits: one integer sort.
+  thread_local std::vector<std::uint64_t> open;
+  open.clear();
+  for (std::size_t g = 0; g < group_count; ++g) {
+    if (floors[g] <= threshold && floors[g] != kInfinity) {
+      open.push_back(std::bit_cast<std::uint64_t>(floors[g]) | g);
+    }
+  }
+  std::sort(open.begin(), open.end());
+  for (const std::uint64_t key : open) {
+    const std::size_t g = key & kGroupMask;
+    const double floor = floors[g];
+    if (floor > threshold) break;
+    // Per tile: every member above its tile's limit stays unwritten.
+    if (tile_of != nullptr && floor > tile_limit(tile_of[members[member_begin[g]]])) continue;
+    if (!is_bounded[g]) bound_members(g);
+    for (std::uint32_t m = member_begin[g]; m < member_begin[g + 1]; ++m) visit(members[m]);
+  }
+}
+
 std::size_t HopperModel::predict_top_us(const GemmProblem& problem, const PreparedCandidate* prepared,
                                         std::size_t count, std::size_t keep, double tie_epsilon,
                                         double* predicted_us, double* cutoff_us) const {
   return predict_top_tiles_us(problem, prepared, nullptr, count, keep, tie_epsilon, predicted_us,
-                              cutoff_us);
+                              cutoff_us, nullptr, nullptr);
 }
 
 std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
                                               const PreparedCandidate* prepared,
                                               const std::uint32_t* tile_of, std::size_t count,
                                               std::size_t keep, double tie_epsilon,
-                                              double* predicted_us, double* cutoff_us) const {
-  // tile_of == nullptr: `keep` counts configurations. One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
+                                              double* predicted_us, double* cutoff_us,
+                                              std::vector<std::uint32_t>* exact_indices,
+                                              const HopperGroupIndex* groups) const {
+  // One alignment class per list: all candidates run with TMA or none does. Kernels without TMA
   // have one rounding-free bound that serves as both the coarse and the finer one.
   const bool is_legacy = count > 0 && !prepared[0].uses_tma;
+  if (exact_indices != nullptr) exact_indices->clear();
   if (keep == 0 || keep > kMaxPrunedKeep || count < keep) {
     predict_all_us(problem, prepared, count, predicted_us);
+    if (exact_indices != nullptr) {
+      for (std::size_t i = 0; i < count; ++i) exact_indices->push_back(static_cast<std::uint32_t>(i));
+    }
     if (cutoff_us != nullptr) {
       // Per tile: everything is exact, so every candidate is a candidate for the top.
       *cutoff_us = tile_of != nullptr ? kInfinity : exact_cutoff_us(predicted_us, count, keep, tie_epsilon);
@@ -286,78 +492,76 @@ std::size_t HopperModel::predict_top_tiles_us(const GemmProblem& problem,
     return count;
   }
   const HopperProblemTerms terms = problem_terms(problem);
-  // Pass 1: every candidate's coarse bound; remember the `keep` smallest (ascending) as seeds.
-  // (Seeding by the finer bound instead computed it for ~60 of 256 candidates per aligned shape
-  // and cost more than the tighter seeds saved.) Per tile the seeds are `keep` distinct tiles,
-  // each at its smallest bound: seeds of fewer tiles left the cutoff infinite, and every
-  // candidate exact, until the walk had met `keep` tiles.
-  std::array<double, kMaxPrunedKeep> seed_bound{};
-  std::array<std::size_t, kMaxPrunedKeep> seed_index{};
-  std::size_t seeds = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double bound =
-        is_legacy ? legacy_bound_us(terms, prepared[i]) : coarse_bound_us(terms, prepared[i]);
-    predicted_us[i] = bound;
-    if (bound == kInfinity || (seeds == keep && bound >= seed_bound[keep - 1])) continue;
-    std::size_t at = seeds;  // the slot this bound takes before moving up
-    if (tile_of != nullptr) {
-      std::size_t same_tile = 0;
-      while (same_tile < seeds && tile_of[seed_index[same_tile]] != tile_of[i]) ++same_tile;
-      if (same_tile < seeds && seed_bound[same_tile] <= bound) continue;
-      at = same_tile;  // replaces its tile's larger bound, if any
-    }
-    if (at == seeds) at = seeds < keep ? seeds++ : keep - 1;
-    while (at > 0 && seed_bound[at - 1] > bound) {
-      seed_bound[at] = seed_bound[at - 1];
-      seed_index[at] = seed_index[at - 1];
-      --at;
-    }
-    seed_bound[at] = bound;
-    seed_index[at] = i;
-  }
-  // Pass 2: the most promising candidates exactly first (a tight threshold early), then every
-  // other candidate whose bound does not already rule it out. `best` holds the smallest exact
-  // predictions so far (per tile: one per tile, at its best so far).
   thread_local TopValues best;  // reused: no allocation per selection once warm
   best.reset(keep, tile_of != nullptr);
-  std::size_t exact = 0;
-  const auto predict_exact = [&](std::size_t i) {
-    const double value = is_legacy ? predict_legacy<false>(terms, prepared[i], nullptr)
-                                   : predict<false>(terms, prepared[i], nullptr);
-    predicted_us[i] = value;
-    ++exact;
-    best.add(tile_of != nullptr ? tile_of[i] : 0, value);
-  };
-  for (std::size_t s = 0; s < seeds; ++s) predict_exact(seed_index[s]);
-  // Seeds in index order, walked beside i: skipping them costs one comparison per candidate.
-  std::array<std::size_t, kMaxPrunedKeep> seeds_in_order = seed_index;
-  std::sort(seeds_in_order.begin(), seeds_in_order.begin() + static_cast<std::ptrdiff_t>(seeds));
-  std::size_t next_seed = 0;
+  thread_local std::vector<std::uint8_t> is_seed;
+  if (is_seed.size() < count) is_seed.resize(count, 0);
+  TopSearch search{*this,        terms, prepared, tile_of, is_legacy, tie_epsilon, predicted_us,
+                   exact_indices, best,  0,        kInfinity, {},   0,           is_seed.data()};
+  // The groups leave members unwritten: only a caller that reads the exact list may use them.
+  if (groups != nullptr && exact_indices != nullptr && !is_legacy &&
+      groups->members.size() == count && groups->floor_terms.size() <= kGroupMask + 1) {
+    search.search_groups(*groups, keep);
+  } else {
+    search.search_candidates(count, keep);
+  }
+  search.forget_seeds();
+  if (cutoff_us != nullptr) *cutoff_us = search.threshold;
+  return search.exact;
+}
+
+namespace {
+
+// The terms coarse_bound_us grows with, taken at their least over a group's members (the inverse
+// of the usable SMs: the most SMs; the cluster extents: the fewest padded tiles).
+constexpr double HopperTerms::*kLowestInGroup[] = {
+    &HopperTerms::min_grid_m,           &HopperTerms::min_grid_n,
+    &HopperTerms::inv_usable_sms,       &HopperTerms::compute_us_per_iter,
+    &HopperTerms::l2_us_per_iter,       &HopperTerms::min_exposed_store_us,
+    &HopperTerms::exposed_epilogue_us,  &HopperTerms::pingpong_epilogue_us,
+    &HopperTerms::store_bytes_per_tile, &HopperTerms::wave_fixed_us,
+    &HopperTerms::split_fixed_us,       &HopperTerms::reduce_bytes_per_output,
+    &HopperTerms::full_wave_iter_us};
+
+}  // namespace
+
+HopperGroupIndex HopperModel::index_groups(const PreparedCandidate* prepared, std::size_t count) {
+  // Members of one macro tile and split; the floor terms take each member's extreme in the
+  // direction that lowers coarse_bound_us (it grows with the padded tile count, the wave count
+  // per usable SM, the compute and L2 time per iteration and every fixed or per-byte term).
+  HopperGroupIndex index;
+  std::vector<std::uint32_t> group_of(count);
+  std::vector<std::uint32_t> sizes;
   for (std::size_t i = 0; i < count; ++i) {
-    if (next_seed < seeds && seeds_in_order[next_seed] == i) {
-      ++next_seed;
-      continue;
+    const PreparedCandidate& c = prepared[i];
+    std::size_t g = 0;
+    while (g < index.floor_terms.size() &&
+           !(macro_tile_key(index.floor_terms[g]) == macro_tile_key(c) &&
+             index.floor_terms[g].split_k == c.split_k)) {
+      ++g;
     }
-    if (predicted_us[i] == kInfinity) continue;
-    const double threshold = best.cutoff(tie_epsilon);
-    if (threshold != kInfinity) {
-      if (predicted_us[i] > threshold) continue;  // stays at its coarse bound
-      if (is_legacy) {
-        predict_exact(i);
-        continue;
-      }
-      const double bound = lower_bound_us(terms, prepared[i]);
-      if (bound > threshold) {
-        predicted_us[i] = bound;  // stays at the finer bound
-        continue;
-      }
+    if (g == index.floor_terms.size()) {
+      index.floor_terms.push_back(c);
+      sizes.push_back(0);
     }
-    predict_exact(i);
+    group_of[i] = static_cast<std::uint32_t>(g);
+    ++sizes[g];
+    PreparedCandidate& floor = index.floor_terms[g];
+    floor.is_feasible = floor.is_feasible || c.is_feasible;
+    for (double HopperTerms::*term : kLowestInGroup) {
+      floor.hopper.*term = std::min(floor.hopper.*term, c.hopper.*term);
+    }
   }
-  if (cutoff_us != nullptr) {
-    *cutoff_us = best.cutoff(tie_epsilon);
+  index.member_begin.assign(sizes.size() + 1, 0);
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    index.member_begin[g + 1] = index.member_begin[g] + sizes[g];
   }
-  return exact;
+  index.members.resize(count);
+  std::vector<std::uint32_t> fill(index.member_begin.begin(), index.member_begin.end() - 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    index.members[fill[group_of[i]]++] = static_cast<std::uint32_t>(i);
+  }
+  return index;
 }
 
 }  // namespace parity::gemm

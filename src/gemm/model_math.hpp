@@ -54,30 +54,44 @@ struct TopValues {
     const auto at = std::find(tiles.begin(), tiles.end(), tile);
     return at == tiles.end() ? std::numeric_limits<double>::infinity() : values[static_cast<std::size_t>(at - tiles.begin())];
   }
+  // Insertion by moving the larger values up one place (no vector insert or erase: a search
+  // adds dozens of values); equal values keep their order, as an upper_bound insertion would.
   void add(std::uint64_t tile, double value) {
-    if (!per_tile) {
-      if (values.size() < keep || value < values.back()) {
-        values.insert(std::upper_bound(values.begin(), values.end(), value), value);
-        if (values.size() > keep) values.pop_back();
+    if (keep == 0) return;
+    std::size_t at = values.size();
+    if (per_tile) {
+      const auto held_at = std::find(tiles.begin(), tiles.end(), tile);
+      if (held_at != tiles.end()) {
+        at = static_cast<std::size_t>(held_at - tiles.begin());
+        if (!(value < values[at])) return;
+        // The tile's entry moves down to the value's place; the list keeps its length.
+      } else if (at >= keep) {
+        if (!(value < values.back())) return;
+        at = keep - 1;  // the last place's value leaves the list
+      } else {
+        values.push_back(value);
+        tiles.push_back(tile);
       }
+      while (at > 0 && values[at - 1] > value) {
+        values[at] = values[at - 1];
+        tiles[at] = tiles[at - 1];
+        --at;
+      }
+      values[at] = value;
+      tiles[at] = tile;
       return;
     }
-    const auto held = std::find(tiles.begin(), tiles.end(), tile);
-    if (held != tiles.end()) {
-      const auto place = held - tiles.begin();
-      if (!(value < values[static_cast<std::size_t>(place)])) return;
-      values.erase(values.begin() + place);
-      tiles.erase(held);
-    } else if (values.size() >= keep && !(value < values.back())) {
-      return;
+    if (at >= keep) {
+      if (!(value < values.back())) return;
+      at = keep - 1;
+    } else {
+      values.push_back(value);
     }
-    const auto at = std::upper_bound(values.begin(), values.end(), value) - values.begin();
-    values.insert(values.begin() + at, value);
-    tiles.insert(tiles.begin() + at, tile);
-    if (values.size() > keep) {
-      values.pop_back();
-      tiles.pop_back();
+    while (at > 0 && values[at - 1] > value) {
+      values[at] = values[at - 1];
+      --at;
     }
+    values[at] = value;
   }
 };
 

@@ -175,10 +175,11 @@ namespace {
 
 // The worst epilogue over interior, N-edge, M-edge (scalar path) and corner tiles, before the
 // occupancy factor (compute_epilogue_latency); `reduce` receives the in-kernel split reduction.
+// Its roundings are of non-negative values below 2^53: fast_ceil / fast_floor, no libm call.
 double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, double out_bytes,
                        double* reduce) {
   const double tm = static_cast<double>(x.tile_m), tn = static_cast<double>(x.tile_n);
-  const double vector = std::max(1.0, std::floor(kStoreVectorBytes / out_bytes));
+  const double vector = std::max(1.0, fast_floor(kStoreVectorBytes / out_bytes));
   // Stores stream at DRAM bandwidth shared by every active workgroup; the split reduction's
   // partial reads are shared by the finishing workgroups (one per tile).
   const double per_cu_store_bw = hw.dram_bytes_per_cycle * x.read_bw_fraction / static_cast<double>(x.active_cus);
@@ -188,13 +189,13 @@ double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, doubl
     const double elements = m * n;
     double check = 0.0;
     if (is_scalar) {
-      check = std::ceil(elements / kLanes) * kBoundsCheckCycles;
+      check = fast_ceil(elements / kLanes) * kBoundsCheckCycles;
     } else if (m != tm || n != tn) {
-      check = std::ceil(elements / (kLanes * vector)) * kBoundsCheckCycles;
+      check = fast_ceil(elements / (kLanes * vector)) * kBoundsCheckCycles;
     }
     // D is column-major: n column segments of m elements, each whole 128-byte lines.
     const double elem_bytes = in_kernel_reduce ? kPartialBytes : out_bytes;
-    const double store_bytes = n * std::ceil(m * elem_bytes / 128.0) * 128.0;
+    const double store_bytes = n * fast_ceil(m * elem_bytes / 128.0) * 128.0;
     const double store = store_bytes * (is_scalar ? kScalarStorePenalty : 1.0) / per_cu_store_bw;
     double r = 0.0;
     if (in_kernel_reduce) {
@@ -240,9 +241,9 @@ double epilogue_cycles(const OrigamiHardware& hw, const OrigamiContext& x, doubl
 // reads every split's fp32 partial and writes the output at DRAM bandwidth; partials still in L2
 // (or MALL, 64 x L2) are read up to 10x (3x) faster with every CU busy.
 double parallel_reduction_cycles(const OrigamiHardware& hw, const OrigamiContext& x, double out_bytes) {
-  const double vector = std::max(1.0, std::floor(4.0 / out_bytes));
+  const double vector = std::max(1.0, fast_floor(4.0 / out_bytes));
   const double elements = static_cast<double>(x.m) * static_cast<double>(x.n) * static_cast<double>(x.batch);
-  const U64 workgroups = static_cast<U64>(std::ceil(elements / (kReduceThreads * vector)));
+  const U64 workgroups = static_cast<U64>(fast_ceil(elements / (kReduceThreads * vector)));
   const U64 active = std::min(workgroups, hw.num_cus);
   const double waves = static_cast<double>(div_up(workgroups, hw.num_cus));
   const double bw = std::max(hw.dram_bytes_per_cycle * hw.bandwidth_fraction(active), 1e-12);

@@ -5,6 +5,7 @@
 // model_origami_memory.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -23,8 +24,12 @@ struct OrigamiHardware {
   bool has_mall = true;
   double cycles_per_us = 1.0;
   // Achievable bandwidth fraction with `active` CUs (Origami compute_mem_bw_from_occupancy):
-  // 1 above the CU count, else min(1, q2 a^2 + q1 a + q0).
-  double bandwidth_fraction(std::uint64_t active) const;
+  // 1 above the CU count, else min(1, q2 a^2 + q1 a + q0). Inline: two calls per launch geometry.
+  double bandwidth_fraction(std::uint64_t active) const {
+    if (active > num_cus) return 1.0;
+    const double a = static_cast<double>(active);
+    return std::min(q2 * a * a + q1 * a + q0, 1.0);
+  }
 };
 
 // Origami's workgroup mapping: XCD chunk, XCD remap (NUM_XCD = contiguous blocks per XCD,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "model_math.hpp"
 #include "model_origami.hpp"
 #include "model_origami_terms.hpp"
 
@@ -60,12 +61,6 @@ void unique_mn(U64 g_fast, U64 g_slow, U64 wgm, U64 first, U64 last, U64* fast, 
 }
 
 }  // namespace
-
-double OrigamiHardware::bandwidth_fraction(std::uint64_t active) const {
-  if (active > num_cus) return 1.0;
-  const double a = static_cast<double>(active);
-  return std::min(q2 * a * a + q1 * a + q0, 1.0);
-}
 
 UniqueTiles count_unique_range(const UniqueTiles& grid, std::int64_t wgm, U64 start, U64 count) {
   UniqueTiles unique;
@@ -246,7 +241,7 @@ namespace {
 // lines (TN: K-contiguous rows).
 double tile_bytes_per_iter(std::uint64_t rows, const OrigamiContext& ctx, double element_bytes) {
   const double line_elements = kL2LineBytes / element_bytes;
-  const double k_elements = std::ceil(static_cast<double>(ctx.tile_k) / line_elements) * line_elements;
+  const double k_elements = fast_ceil(static_cast<double>(ctx.tile_k) / line_elements) * line_elements;
   return static_cast<double>(rows) * k_elements * element_bytes;
 }
 

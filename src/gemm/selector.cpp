@@ -187,6 +187,10 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
     PreparedClass grouped;
     if (model_.device().kind == ModelKind::kHopper) {
       grouped = group_equal(std::move(prepared));
+      if (grouped.distinct_of.empty() && dynamic_cast<const HopperModel*>(&model_.impl()) != nullptr) {
+        grouped.hopper_groups = std::make_shared<const HopperGroupIndex>(
+            HopperModel::index_groups(grouped.prepared.data(), grouped.prepared.size()));
+      }
     } else {
       grouped.prepared = std::move(prepared);
       if (dynamic_cast<const OrigamiModel*>(&model_.impl()) != nullptr) {
@@ -203,7 +207,7 @@ Result<Selection> Selector::select(const GemmProblem& problem, std::size_t top_k
 Result<Selection> Selector::select(const GemmProblem& problem,
                                    std::span<const Candidate> candidates, std::size_t top_k) {
   PARITY_RETURN_IF_ERROR(problem.validate());
-  PreparedClass prepared_class{prepare_all(problem, candidates), {}, {}, nullptr, {}, {}, 0, 1};
+  PreparedClass prepared_class{prepare_all(problem, candidates), {}, {}, nullptr, {}, {}, 0, 1, nullptr};
   if (options_.top_k_list == TopKList::kDistinctTiles && top_k > 1) index_tiles(prepared_class);
   return select_prepared(problem, candidates, prepared_class, vendor_top1_index(candidates), top_k);
 }
@@ -270,13 +274,19 @@ Selector::NearTop Selector::predict_near_top(const GemmProblem& problem, std::si
     for (const auto& range : exact_ranges) keep_near_top(range.begin, range.end, full_list_value);
     return {best_us, cutoff_us};
   }
-  const auto* hopper = per_tile ? dynamic_cast<const HopperModel*>(&model_.impl()) : nullptr;
-  if (hopper != nullptr && prepared_class.distinct_of.empty() && !prepared_class.tile_of.empty()) {
-    // Per tile (TopKList::kDistinctTiles): the cutoff counts distinct macro tiles.
-    hopper->predict_top_tiles_us(problem, prepared.data(), prepared_class.tile_of.data(),
+  const auto* hopper = dynamic_cast<const HopperModel*>(&model_.impl());
+  if (hopper != nullptr && prepared_class.distinct_of.empty() &&
+      (!per_tile || !prepared_class.tile_of.empty())) {
+    // The model lists the candidates it predicted exactly: every other one is above the cutoff
+    // (or, per tile, never its tile's choice), so only those are scanned. Per tile
+    // (TopKList::kDistinctTiles) the cutoff counts distinct macro tiles.
+    thread_local std::vector<std::uint32_t> exact_indices;  // reused across calls
+    hopper->predict_top_tiles_us(problem, prepared.data(),
+                                 per_tile ? prepared_class.tile_of.data() : nullptr,
                                  prepared.size(), keep_exact, kTieEpsilon, predicted_.data(),
-                                 &cutoff_us);
-    keep_near_top(0, count, full_list_value);
+                                 &cutoff_us, &exact_indices, prepared_class.hopper_groups.get());
+    for (const std::uint32_t i : exact_indices) keep_near_top(i, i + 1, full_list_value);
+    return {best_us, cutoff_us};
   } else if (prepared_class.distinct_of.empty()) {
     model_.predict_top_us(problem, prepared.data(), prepared.size(), keep_exact, kTieEpsilon,
                           predicted_.data(), &cutoff_us);
@@ -289,10 +299,10 @@ Selector::NearTop Selector::predict_near_top(const GemmProblem& problem, std::si
     const std::vector<PreparedCandidate>& distinct = prepared_class.distinct;
     distinct_predicted_.resize(distinct.size());
     const std::size_t keep = std::min(keep_exact, distinct.size());
-    if (hopper != nullptr && !prepared_class.distinct_tile_of.empty()) {
+    if (hopper != nullptr && per_tile && !prepared_class.distinct_tile_of.empty()) {
       hopper->predict_top_tiles_us(problem, distinct.data(), prepared_class.distinct_tile_of.data(),
                                    distinct.size(), keep, kTieEpsilon, distinct_predicted_.data(),
-                                   &cutoff_us);
+                                   &cutoff_us, nullptr, nullptr);
     } else {
       model_.predict_top_us(problem, distinct.data(), distinct.size(), keep, kTieEpsilon,
                             distinct_predicted_.data(), &cutoff_us);

@@ -120,6 +120,8 @@ struct HopperTerms {
   double min_grid_m = 1.0, min_grid_n = 1.0;
   double splits = 1.0;
   double l2_us_per_iter = 0.0;  // L2 -> SM time of one tile's K-iteration
+  // One K-iteration of a full wave: the 4-norm of compute and usable_sms x l2_us_per_iter.
+  double full_wave_iter_us = 0.0;
   // The last wave's exposed store at the least bandwidth a wave gets (bw_saturation x SMs tiles'
   // share): one tile's output bytes x saturating SMs / DRAM bandwidth.
   double min_exposed_store_us = 0.0;

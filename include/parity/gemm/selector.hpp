@@ -24,6 +24,7 @@ namespace parity::gemm {
 inline constexpr double kTieEpsilon = 0.01;
 
 struct OrigamiRunIndex;  // the AMD model's runs of one prepared list (internal)
+struct HopperGroupIndex;  // the Hopper model's groups of cluster shapes of one list (internal)
 
 // Two named modes.
 //  - kAnalytical (the default): the model's ranking alone; no vendor query is needed, so the
@@ -111,6 +112,9 @@ class Selector {
     std::vector<std::uint32_t> tile_of, distinct_tile_of;
     std::uint32_t tile_count = 0;
     std::uint32_t max_tile_configs = 1;
+    // The Hopper model's TMA lists: the cluster shapes of each macro tile and split as one group,
+    // bounded together by the pruned search.
+    std::shared_ptr<const HopperGroupIndex> hopper_groups;
   };
   static PreparedClass group_equal(std::vector<PreparedCandidate> prepared);
   static void index_tiles(PreparedClass& prepared_class);
