@@ -154,18 +154,24 @@ TEST(GpuTbeRowStride, FusedBackwardOnPaddedRowsMatchesReferenceAndLeavesPadding)
   }
 }
 
-// Needs no device: kAuto keeps feature-major tiles only where every feature's output columns fill
-// whole 32-byte sectors (a shared sector would be written half by each of two far-apart tiles).
-TEST(GpuTbeTileOrder, RuleKeepsFeatureMajorOnWholeSectors) {
-  const auto whole = [](std::vector<TableSpec> tables, DType out) {
-    return egpu::output_sectors_whole(testing::make_problem(std::move(tables), 8, 8, DType::kI64, DType::kBF16, out));
+// Needs no device: kAuto takes sample-major tiles where every feature has one dim (a tile over
+// mixed dims would size its group to the widest) and the output columns end inside sectors or
+// the batch is one-hot.
+TEST(GpuTbeTileOrder, RuleTakesSampleMajorOnOneDim) {
+  const auto pays = [](std::vector<TableSpec> tables, std::vector<int> features, std::int64_t indices_per_bag) {
+    auto layout = embedding::TbeLayout::create(std::move(tables), std::move(features));
+    EXPECT_TRUE(layout.is_ok());
+    embedding::TbeProblem problem{*layout};
+    problem.batch_size = 8;
+    problem.num_indices = indices_per_bag * problem.num_bags();
+    problem.output_dtype = DType::kBF16;
+    return egpu::sample_major_tiles_pay(problem);
   };
-  EXPECT_TRUE(whole({{10, 32}, {10, 64}}, DType::kBF16));   // 64 and 128 bytes
-  EXPECT_FALSE(whole({{10, 28}, {10, 32}}, DType::kBF16));  // 56 bytes: the next feature shares a sector
-  EXPECT_FALSE(whole({{10, 40}}, DType::kBF16));            // 80-byte rows: a row ends mid-sector
-  EXPECT_TRUE(whole({{10, 48}}, DType::kBF16));             // 96 bytes: three whole sectors
-  EXPECT_TRUE(whole({{10, 8}, {10, 16}}, DType::kF32));     // 32 and 64 bytes
-  EXPECT_FALSE(whole({{10, 28}}, DType::kF32));             // 112 bytes
+  EXPECT_TRUE(pays({{10, 28}, {20, 28}, {30, 28}}, {}, 4));  // 56-byte output columns: off sectors
+  EXPECT_TRUE(pays({{10, 32}}, {0, 0}, 1));                   // whole sectors, one-hot; a shared table
+  EXPECT_FALSE(pays({{10, 32}}, {0, 0}, 4));                  // whole sectors, short bags
+  EXPECT_FALSE(pays({{10, 28}}, {}, 1));                      // one feature: its samples are adjacent
+  EXPECT_FALSE(pays({{10, 16}, {10, 32}}, {}, 1));            // mixed dims
 }
 
 // Both tile orders, forced, on features that end inside a sector and on whole sectors, with a
@@ -180,7 +186,8 @@ TEST(GpuTbeTileOrder, FeatureAndSampleMajorTilesMatchReference) {
                              std::vector<TableSpec>{{300, 32}, {200, 64}}}) {
     for (egpu::TileOrder order : {egpu::TileOrder::kFeatureMajor, egpu::TileOrder::kSampleMajor}) {
       for (egpu::ForwardKernel kernel : {egpu::ForwardKernel::kAuto, egpu::ForwardKernel::kWarpTileOneHot,
-                                         egpu::ForwardKernel::kWarpTileShortBagsLight, egpu::ForwardKernel::kLaneRows}) {
+                                         egpu::ForwardKernel::kWarpTileShortBagsLight,
+                                         egpu::ForwardKernel::kWarpTileOneHotWideRows}) {
         for (int pooling_factor : {1, 3}) {
           testing::expect_forward_case_matches(tables, DType::kBF16, pooling_factor, ++case_number, seed,
                                                egpu::ForwardOptions{kernel, order},

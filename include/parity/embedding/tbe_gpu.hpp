@@ -108,12 +108,15 @@ inline constexpr int kWarpTileWideMaxBytes = 2048;
 /// Which bags a warp tile of the warp-tile kernels holds. kFeatureMajor: 32 consecutive bags of
 /// the feature-major batch (one feature, consecutive samples). kSampleMajor: 32 consecutive
 /// (sample, feature) pairs, so one store instruction writes adjacent features' columns of one
-/// output row. kAuto: sample-major where some feature's output columns end inside a 32-byte
-/// sector (output_sectors_whole is false): there the feature-major tiles leave each sector half
-/// written by two tiles far apart in time, which costs the DRAM a read-modify-write (ncu, run 77:
-/// a one-hot bf16 D=28 forward over 31 features read 215 MB and wrote 141 MB for 130 MB of rows
-/// and 114 MB of output, 2.1x D=32's time; over one feature, its rows contiguous, it ran as fast
-/// as D=32).
+/// output row. kAuto: sample-major where every feature has one dim and either some feature's
+/// output columns end inside a 32-byte sector or the batch is one-hot (sample_major_tiles_pay).
+/// Where a feature's output columns end inside a 32-byte sector, feature-major tiles leave each
+/// such sector half written by two tiles far apart in time, which costs the DRAM a
+/// read-modify-write (ncu, run 77: a one-hot bf16 D=28 forward over 31 features read 215 MB and
+/// wrote 141 MB for 130 MB of rows and 114 MB of output, 2.1x D=32's time; sample-major 2.4x
+/// faster); on whole sectors one-hot batches still gained 9-12% and short bags of fp32 D=32 lost
+/// 17%. Over mixed dims a tile's group is sized to its widest feature, and sample-major tiles ran
+/// 12-48% slower there (run 77).
 enum class TileOrder : std::uint8_t { kAuto, kFeatureMajor, kSampleMajor };
 
 struct ForwardOptions {
@@ -121,9 +124,10 @@ struct ForwardOptions {
   TileOrder tile_order = TileOrder::kAuto;
 };
 
-/// Every feature's dim and output column offset, in output bytes, a multiple of 32 (and the
-/// output row too): kAuto keeps feature-major tiles.
-bool output_sectors_whole(const TbeProblem& problem);
+/// kAuto's tile order: sample-major when there are several features, all of one dim, and either
+/// some feature's output columns end inside a 32-byte sector or no bag holds more than one index
+/// on average (num_indices <= bags).
+bool sample_major_tiles_pay(const TbeProblem& problem);
 
 /// The narrow-rows rule: ok when the widest table's row (max_dim x weight bytes) is at most
 /// kNarrowRowMaxBytes, pooling is sum or mean and F*B < 2^32; otherwise kUnsupported with the reason.
