@@ -348,7 +348,7 @@ struct OrigamiModel::GridPruning {
   }
   std::size_t estimate_grids();
   double floor_at(std::size_t gi);
-  void bound_grid(std::size_t gi);
+  void bound_grid(std::size_t gi, double limit = kInfinity);
   void bound_grid_once(std::size_t gi);
   void bound_seed_grids(std::size_t estimate_grid, std::size_t keep, bool per_tile);
   void bound_rest(double seed_cutoff);
@@ -402,8 +402,10 @@ double OrigamiModel::GridPruning::floor_at(std::size_t gi) {
   return floors[gi];
 }
 
-// Each feasible run of the grid (whose terms are set): its bound, and the seed if least.
-void OrigamiModel::GridPruning::bound_grid(std::size_t gi) {
+// Each feasible run of the grid (whose terms are set): its bound, and the seed if least. Only
+// the runs at or below `limit` are listed in `bounded` (a run above the seeds' cutoff never
+// enters the heap).
+void OrigamiModel::GridPruning::bound_grid(std::size_t gi, double limit) {
   const OrigamiRunIndex::Head* const heads = index->heads.data();
   const DepthBound* const depth_of = tables.depths.data();
   double* const bound_of = bounds.data();
@@ -412,7 +414,7 @@ void OrigamiModel::GridPruning::bound_grid(std::size_t gi) {
     const OrigamiRunIndex::Head head = heads[r];
     if (!head.is_feasible) continue;
     bound_of[r] = model->run_bound_us(terms, grids[gi], depth_of[head.depth]);
-    bounded.push_back(r);
+    if (bound_of[r] <= limit) bounded.push_back(r);
     if (bound_of[r] < seed_bound) seed = r, seed_bound = bound_of[r];
   }
 }
@@ -455,7 +457,7 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
 void OrigamiModel::GridPruning::bound_rest(double seed_cutoff) {
   for (std::size_t gi = 0; gi < index->grids.size(); ++gi) {
     if (!is_bounded[gi] && estimates[gi] <= seed_cutoff && floor_at(gi) <= seed_cutoff) {
-      bound_grid(gi);
+      bound_grid(gi, seed_cutoff);
     }
   }
 }
