@@ -334,7 +334,7 @@ struct OrigamiModel::GridPruning {
   ProblemTables tables;
   std::vector<GridBound> grids;
   std::vector<double> floors, estimates;
-  std::vector<std::uint8_t> has_floor, is_bounded;  // per grid
+  std::vector<std::uint8_t> has_terms, has_floor, is_bounded;  // per grid
   std::vector<double> bounds;          // per run; read only for the runs in `bounded`
   std::vector<std::uint32_t> bounded;  // the runs given a bound (the others are never read)
   std::size_t seed = 0;                // the run of the least bound (heads.size(): none yet)
@@ -347,6 +347,7 @@ struct OrigamiModel::GridPruning {
             tables.padding_upto[g.depth_max]};
   }
   std::size_t estimate_grids();
+  void set_terms(std::size_t gi);
   double floor_at(std::size_t gi);
   void bound_grid(std::size_t gi, double limit = kInfinity);
   void bound_grid_once(std::size_t gi);
@@ -364,6 +365,7 @@ void OrigamiModel::GridPruning::start(const OrigamiModel& selecting, const GemmP
   grids.resize(grid_count);
   floors.resize(grid_count);
   estimates.resize(grid_count);
+  has_terms.assign(grid_count, 0);
   has_floor.assign(grid_count, 0);
   is_bounded.assign(grid_count, 0);
   bounds.resize(runs.heads.size());
@@ -390,14 +392,21 @@ std::size_t OrigamiModel::GridPruning::estimate_grids() {
   return estimate_grid;
 }
 
+// The grid's terms (GridBound), the first time.
+void OrigamiModel::GridPruning::set_terms(std::size_t gi) {
+  if (has_terms[gi]) return;
+  has_terms[gi] = 1;
+  const OrigamiRunIndex::Grid& g = index->grids[gi];
+  grids[gi] = model->grid_bound(terms, index->sizes_m[g.m], index->sizes_n[g.n], g.split,
+                                tables.tiles_m[g.m], tables.tiles_n[g.n]);
+}
+
 // The grid's floor, setting its terms the first time.
 double OrigamiModel::GridPruning::floor_at(std::size_t gi) {
   if (!has_floor[gi]) {
     has_floor[gi] = 1;
-    const OrigamiRunIndex::Grid& g = index->grids[gi];
-    grids[gi] = model->grid_bound(terms, index->sizes_m[g.m], index->sizes_n[g.n], g.split,
-                                  tables.tiles_m[g.m], tables.tiles_n[g.n]);
-    floors[gi] = model->grid_floor_us(terms, grids[gi], depths_of(g));
+    set_terms(gi);
+    floors[gi] = model->grid_floor_us(terms, grids[gi], depths_of(index->grids[gi]));
   }
   return floors[gi];
 }
@@ -453,12 +462,15 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
   }
 }
 
-// Once the seeds have set the cutoff: the runs of every other grid whose floor can reach it.
+// Once the seeds have set the cutoff: the runs of every other grid whose estimate (and floor,
+// where known) can reach it. A floor is not computed for this: past the estimate it rarely
+// rules a grid out, and a run bound above the cutoff keeps its run out of the heap anyway.
 void OrigamiModel::GridPruning::bound_rest(double seed_cutoff) {
   for (std::size_t gi = 0; gi < index->grids.size(); ++gi) {
-    if (!is_bounded[gi] && estimates[gi] <= seed_cutoff && floor_at(gi) <= seed_cutoff) {
-      bound_grid(gi, seed_cutoff);
-    }
+    if (is_bounded[gi] || estimates[gi] > seed_cutoff) continue;
+    if (has_floor[gi] && floors[gi] > seed_cutoff) continue;
+    set_terms(gi);
+    bound_grid(gi, seed_cutoff);
   }
 }
 
