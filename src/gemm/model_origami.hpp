@@ -208,23 +208,24 @@ class OrigamiModel final : public PerformanceModel {
   // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
   // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`
   // is not empty, the refined bound's inputs summaries[r]; `seed` is the run
-  // of the smallest bound so far; once it is predicted, bound_rest(cutoff) writes the bounds of
-  // the runs not yet bounded that can reach that cutoff. `bounded_runs`, when given, lists every
-  // run with a bound (after bound_rest); the others are never read. Null: every run has one.
+  // of the smallest bound so far. `bounded_runs`, when given, lists every run with a bound; the
+  // others are never read (null: every run has one). With `pruning` (over an OrigamiRunIndex)
+  // the grids not yet bounded enter the heap at their estimate once the seed is predicted, and a
+  // popped grid's runs are bounded then (listed in `bounded_runs`).
   struct Run;
   struct HeapEntry;
   // search_runs's state (seeds, heap, best values) and predict_top_runs_us's per-grid state
   // (estimates, floors, run bounds), each with its stages as members.
   struct RunSearch;
   struct GridPruning;
-  template <typename BoundRest>
   std::size_t search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                           std::span<const double> bounds, std::span<const std::uint32_t> starts,
                           std::span<const OrigamiRunIndex::Decompositions> summaries,
                           std::size_t seed, std::size_t keep, bool per_tile,
                           double tie_epsilon, double* predicted_us, double* cutoff_us,
-                          std::vector<CandidateRange>* exact_ranges, BoundRest&& bound_rest,
-                          const std::vector<std::uint32_t>* bounded_runs) const;
+                          std::vector<CandidateRange>* exact_ranges,
+                          const std::vector<std::uint32_t>* bounded_runs,
+                          GridPruning* pruning) const;
   // predict_top_us's second stage (a run's bound from each decomposition's launch geometry,
   // each written to by_decomposition[is_stream_k] when given) and third (exact predictions of a
   // run, folding them into `best`). `summaries` (per run, from the index) may be empty: then

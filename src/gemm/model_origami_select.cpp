@@ -31,9 +31,10 @@ struct OrigamiModel::Run {
 // fields wait in RunSearch::refined.
 struct OrigamiModel::HeapEntry {
   static constexpr std::uint32_t kUnrefined = ~std::uint32_t{0};
+  static constexpr std::uint32_t kGrid = kUnrefined - 1;  // `run` is an output grid, unbounded
   double bound;
   std::uint32_t run;
-  std::uint32_t refined;  // into RunSearch::refined, or kUnrefined
+  std::uint32_t refined;  // into RunSearch::refined, kUnrefined or kGrid
 };
 
 // One search_runs call: the problem and its runs, the smallest predictions so far (`best`, whose
@@ -55,6 +56,7 @@ struct OrigamiModel::RunSearch {
   // The refined runs: per tile first the seeds' decompositions not predicted yet, then each
   // run the heap refines.
   std::vector<Run>& refined;
+  GridPruning* pruning;  // over an OrigamiRunIndex: grids enter the heap before their runs
 
   double cutoff() const { return best.cutoff(tie_epsilon); }
   // A refined run predicts only the decompositions whose refined bound is at or below the
@@ -73,6 +75,8 @@ struct OrigamiModel::RunSearch {
   std::size_t predict_seeds(std::size_t seed, const std::vector<std::uint32_t>* bounded_runs);
   std::size_t seed_tiles(const std::vector<std::uint32_t>& bounded_runs);
   void fill_heap(double seed_cutoff, const std::vector<std::uint32_t>* bounded_runs);
+  void enter_grids(double seed_cutoff);
+  std::size_t enter_grid_runs(std::uint32_t grid, std::size_t heap_size);
   void refine(Run& run);
   std::size_t pop_runs();
 };
@@ -175,13 +179,18 @@ std::size_t OrigamiModel::RunSearch::pop_runs() {
   const auto above = [](const HeapEntry& a, const HeapEntry& b) { return a.bound > b.bound; };
   std::make_heap(heap.begin(), heap.end(), above);
   std::size_t exact = 0;
-  auto heap_end = heap.end();
-  while (heap_end != heap.begin()) {
-    std::pop_heap(heap.begin(), heap_end, above);
-    HeapEntry& entry = *(heap_end - 1);
+  std::size_t heap_size = heap.size();  // the heap is heap[0, heap_size); the rest is popped
+  while (heap_size != 0) {
+    std::pop_heap(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(heap_size), above);
+    HeapEntry& entry = heap[heap_size - 1];
     if (entry.bound == kInfinity || entry.bound > cutoff()) break;
+    if (entry.refined == HeapEntry::kGrid) {
+      heap_size = enter_grid_runs(entry.run, heap_size - 1);
+      continue;
+    }
+    const auto heap_end = heap.begin() + static_cast<std::ptrdiff_t>(heap_size);
     if (per_tile && entry.bound > run_limit(entry.run)) {
-      --heap_end;  // its tile already holds a better value
+      --heap_size;  // its tile already holds a better value
       continue;
     }
     if (entry.refined == HeapEntry::kUnrefined) {
@@ -195,12 +204,11 @@ std::size_t OrigamiModel::RunSearch::pop_runs() {
     }
     const Run& run = refined[entry.refined];
     exact += predict_run(run.run, run.by_decomposition, run.is_predicted);
-    --heap_end;
+    --heap_size;
   }
   return exact;
 }
 
-template <typename BoundRest>
 std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const PreparedCandidate* prepared,
                                       std::span<const double> bounds,
                                       std::span<const std::uint32_t> starts,
@@ -208,8 +216,8 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
                                       std::size_t seed, std::size_t keep, bool per_tile,
                                       double tie_epsilon, double* predicted_us, double* cutoff_us,
                                       std::vector<CandidateRange>* exact_ranges,
-                                      BoundRest&& bound_rest,
-                                      const std::vector<std::uint32_t>* bounded_runs) const {
+                                      const std::vector<std::uint32_t>* bounded_runs,
+                                      GridPruning* pruning) const {
   begin_epilogue_memo();  // a new problem: no earlier epilogue applies
   thread_local TopValues best;  // reused: no allocation per selection once warm
   thread_local std::vector<HeapEntry> heap;
@@ -219,12 +227,13 @@ std::size_t OrigamiModel::search_runs(const GemmProblem& problem, const Prepared
   heap.clear();
   is_seed.assign(bounds.size(), 0);
   refined.clear();
-  RunSearch search{*this,       problem,      prepared, bounds, starts,  summaries,  per_tile,
-                   tie_epsilon, predicted_us, exact_ranges, best, heap, is_seed, refined};
+  RunSearch search{*this,       problem,      prepared,     bounds, starts, summaries, per_tile,
+                   tie_epsilon, predicted_us, exact_ranges, best,   heap,   is_seed,   refined,
+                   pruning};
   std::size_t exact = search.predict_seeds(seed, bounded_runs);
   const double seed_cutoff = search.cutoff();
-  bound_rest(seed_cutoff);
   search.fill_heap(seed_cutoff, bounded_runs);
+  if (pruning != nullptr) search.enter_grids(seed_cutoff);
   exact += search.pop_runs();
   if (cutoff_us != nullptr) *cutoff_us = search.cutoff();
   return exact;
@@ -277,7 +286,7 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem,
   starts.push_back(static_cast<std::uint32_t>(count));
   return search_runs(
       problem, prepared, bounds, starts, {}, seed, keep, false, tie_epsilon, predicted_us, cutoff_us,
-      nullptr, [](double) {}, nullptr);
+      nullptr, nullptr, nullptr);
 }
 
 void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const OrigamiRunIndex& index,
@@ -352,7 +361,6 @@ struct OrigamiModel::GridPruning {
   void bound_grid(std::size_t gi, double limit = kInfinity);
   void bound_grid_once(std::size_t gi);
   void bound_seed_grids(std::size_t estimate_grid, std::size_t keep, bool per_tile);
-  void bound_rest(double seed_cutoff);
 };
 
 void OrigamiModel::GridPruning::start(const OrigamiModel& selecting, const GemmProblem& problem,
@@ -462,16 +470,38 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
   }
 }
 
-// Once the seeds have set the cutoff: the runs of every other grid whose estimate (and floor,
-// where known) can reach it. A floor is not computed for this: past the estimate it rarely
-// rules a grid out, and a run bound above the cutoff keeps its run out of the heap anyway.
-void OrigamiModel::GridPruning::bound_rest(double seed_cutoff) {
-  for (std::size_t gi = 0; gi < index->grids.size(); ++gi) {
-    if (is_bounded[gi] || estimates[gi] > seed_cutoff) continue;
-    if (has_floor[gi] && floors[gi] > seed_cutoff) continue;
-    set_terms(gi);
-    bound_grid(gi, seed_cutoff);
+// Once the seeds have set the cutoff: every other grid whose estimate (and floor, where known)
+// can reach it enters the heap at that value, at or below each of its run bounds; its runs are
+// bounded only when it is popped, against the cutoff then (most grids never are).
+void OrigamiModel::RunSearch::enter_grids(double seed_cutoff) {
+  const GridPruning& grids = *pruning;
+  for (std::size_t gi = 0; gi < grids.estimates.size(); ++gi) {
+    if (grids.is_bounded[gi] || grids.estimates[gi] > seed_cutoff) continue;
+    const double floor = grids.has_floor[gi] ? grids.floors[gi] : grids.estimates[gi];
+    if (floor > seed_cutoff) continue;
+    heap.push_back({floor, static_cast<std::uint32_t>(gi), HeapEntry::kGrid});
   }
+}
+
+// A popped grid (heap[heap_size], out of the heap): its runs at or below the cutoff enter the
+// heap. Returns the heap's new size.
+std::size_t OrigamiModel::RunSearch::enter_grid_runs(std::uint32_t grid, std::size_t heap_size) {
+  const auto above = [](const HeapEntry& a, const HeapEntry& b) { return a.bound > b.bound; };
+  const std::size_t first = pruning->bounded.size();
+  pruning->set_terms(grid);
+  pruning->bound_grid(grid, cutoff());
+  for (std::size_t i = first; i < pruning->bounded.size(); ++i) {
+    const std::uint32_t r = pruning->bounded[i];
+    const HeapEntry entry{bounds[r], r, HeapEntry::kUnrefined};
+    if (heap_size < heap.size()) {
+      heap[heap_size] = entry;
+    } else {
+      heap.push_back(entry);
+    }
+    ++heap_size;
+    std::push_heap(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(heap_size), above);
+  }
+  return heap_size;
 }
 
 std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
@@ -492,7 +522,7 @@ std::size_t OrigamiModel::predict_top_runs_us(const GemmProblem& problem,
     exact = search_runs(
         problem, prepared, pruning.bounds, index.starts, index.decompositions, pruning.seed, keep,
         per_tile, tie_epsilon, predicted_us, &cutoff, &exact_ranges,
-        [&pruning](double seed_cutoff) { pruning.bound_rest(seed_cutoff); }, &pruning.bounded);
+        &pruning.bounded, &pruning);
   }
   if (!std::isfinite(cutoff)) {
     // Fewer than `keep` feasible candidates: everything is a candidate for the top.
