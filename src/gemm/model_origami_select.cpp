@@ -472,14 +472,26 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
 
 // Once the seeds have set the cutoff: every other grid whose estimate (and floor, where known)
 // can reach it enters the heap at that value, at or below each of its run bounds; its runs are
-// bounded only when it is popped, against the cutoff then (most grids never are).
+// bounded only when it is popped, against the cutoff then (most grids never are). Per tile the
+// cutoff falls slowly (k distinct tiles) and most such grids are popped: their runs at or below
+// the seeds' cutoff enter at once (fewer heap moves).
 void OrigamiModel::RunSearch::enter_grids(double seed_cutoff) {
-  const GridPruning& grids = *pruning;
+  GridPruning& grids = *pruning;
   for (std::size_t gi = 0; gi < grids.estimates.size(); ++gi) {
     if (grids.is_bounded[gi] || grids.estimates[gi] > seed_cutoff) continue;
     const double floor = grids.has_floor[gi] ? grids.floors[gi] : grids.estimates[gi];
     if (floor > seed_cutoff) continue;
-    heap.push_back({floor, static_cast<std::uint32_t>(gi), HeapEntry::kGrid});
+    if (!per_tile) {
+      heap.push_back({floor, static_cast<std::uint32_t>(gi), HeapEntry::kGrid});
+      continue;
+    }
+    const std::size_t first = grids.bounded.size();
+    grids.set_terms(gi);
+    grids.bound_grid(gi, seed_cutoff);
+    for (std::size_t i = first; i < grids.bounded.size(); ++i) {
+      const std::uint32_t r = grids.bounded[i];
+      heap.push_back({bounds[r], r, HeapEntry::kUnrefined});
+    }
   }
 }
 
