@@ -148,6 +148,12 @@ Result<TbeLayout> TbeLayout::create(std::vector<TableSpec> tables, std::vector<i
   return layout;
 }
 
+double TbeLayout::padding_fraction() const {
+  std::int64_t packed_elements = 0;
+  for (const TableSpec& table : tables_) packed_elements += table.num_rows * table.dim;
+  return static_cast<double>(total_weight_elements()) / static_cast<double>(packed_elements) - 1.0;
+}
+
 Status TbeProblem::validate() const {
   PARITY_CHECK_ARG(layout.num_tables() >= 1, "tbe: layout has no tables; build it with TbeLayout::create");
   PARITY_CHECK_ARG(batch_size >= 0, "tbe: batch_size=", batch_size, "; expected >= 0");

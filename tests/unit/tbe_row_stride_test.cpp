@@ -47,6 +47,7 @@ TEST(TbeRowStride, LayoutAlignsPaddedTablesAndNamesBadStrides) {
   EXPECT_EQ(layout->weights_offset(2), 32 + 10 * 32);
   EXPECT_EQ(layout->total_weight_elements(), 32 + 320 + 40);
   EXPECT_EQ(layout->total_output_dim(), 4 + 28 + 8);  // outputs never see the padding
+  EXPECT_DOUBLE_EQ(layout->padding_fraction(), 392.0 / 332.0 - 1.0);  // 12 + 280 + 40 packed
   auto packed = embedding::TbeLayout::create({{3, 4}, {10, 28, 28}});
   ASSERT_TRUE(packed.is_ok());
   EXPECT_TRUE(packed->is_packed());

@@ -87,6 +87,8 @@ class TbeLayout {
   const std::vector<std::int64_t>& weights_offsets() const { return weights_offsets_; }
   const std::vector<std::int64_t>& row_bases() const { return row_bases_; }
   const std::vector<std::int64_t>& output_column_offsets() const { return output_column_offsets_; }
+  /// The weights' elements over the packed layout's, less 1: what the padded row strides cost.
+  double padding_fraction() const;
 
  private:
   std::vector<TableSpec> tables_;

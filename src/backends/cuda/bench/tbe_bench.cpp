@@ -446,12 +446,8 @@ std::string report_text(const TbeBenchRequest& request, const TbeProblem& proble
   }
   text += format_text("  %-26s median %9.4f ms\n", "  floor: tiny kernel", t.tiny_read.median_ms);
   const double n = static_cast<double>(problem.num_indices);
-  if (!problem.layout.is_packed()) {
-    std::int64_t packed_elements = 0;
-    for (const auto& table : problem.layout.tables()) packed_elements += table.num_rows * table.dim;
-    text += format_text("  rows padded to aligned strides: weights %.1f%% above packed\n",
-                        100.0 * (static_cast<double>(problem.layout.total_weight_elements()) / static_cast<double>(packed_elements) - 1.0));
-  }
+  if (!problem.layout.is_packed())
+    text += format_text("  rows padded: weights %.1f%% above packed\n", 100.0 * problem.layout.padding_fraction());
   text += format_text("  workspace %.1f B/index, peak device memory %.2f GB\n",
                       n > 0 ? static_cast<double>(b.ws_bytes) / n : 0.0, facts.peak_device_bytes / 1e9);
   return text;
