@@ -191,18 +191,20 @@ Status forward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_la
       default: return dispatch_forward_fitted_kernels<F32Tag, IndexT>(params, fitted, sm_count, stream);
     }
   }
+  // The narrow rows mask their stores per vector too: 16-byte pieces wherever the strides allow.
+  const bool pieces = rows_16_byte_pieces(problem, weights);
   if (kernel == ForwardKernel::kNarrowRowsSplitBags) {
     switch (problem.weight_dtype) {
-      case DType::kF16: return dispatch_forward_split_bags_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
-      case DType::kBF16: return dispatch_forward_split_bags_kernels<BF16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
-      default: return dispatch_forward_split_bags_kernels<F32Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+      case DType::kF16: return dispatch_forward_split_bags_kernels<F16Tag, IndexT>(params, max_dim, pieces, sm_count, stream);
+      case DType::kBF16: return dispatch_forward_split_bags_kernels<BF16Tag, IndexT>(params, max_dim, pieces, sm_count, stream);
+      default: return dispatch_forward_split_bags_kernels<F32Tag, IndexT>(params, max_dim, pieces, sm_count, stream);
     }
   }
   if (kernel == ForwardKernel::kNarrowRows) {
     switch (problem.weight_dtype) {
-      case DType::kF16: return dispatch_forward_narrow_kernels<F16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
-      case DType::kBF16: return dispatch_forward_narrow_kernels<BF16Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
-      default: return dispatch_forward_narrow_kernels<F32Tag, IndexT>(params, max_dim, aligned, sm_count, stream);
+      case DType::kF16: return dispatch_forward_narrow_kernels<F16Tag, IndexT>(params, max_dim, pieces, sm_count, stream);
+      case DType::kBF16: return dispatch_forward_narrow_kernels<BF16Tag, IndexT>(params, max_dim, pieces, sm_count, stream);
+      default: return dispatch_forward_narrow_kernels<F32Tag, IndexT>(params, max_dim, pieces, sm_count, stream);
     }
   }
   switch (problem.weight_dtype) {
@@ -402,7 +404,7 @@ ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
 int narrow_rows_split_parts(const TbeProblem& problem, int sm_count) {
   if (!narrow_rows_forward_fits(problem).is_ok()) return 1;
   // The piece width as the launch takes it for a 16-byte aligned weights pointer (every DeviceBuffer).
-  const int piece_vecs = problem.weight_dtype != DType::kF32 && layout_rows_16_byte_aligned(problem) ? 2 : 1;
+  const int piece_vecs = problem.weight_dtype != DType::kF32 && layout_rows_16_byte_pieces(problem) ? 2 : 1;
   const int row_lanes_log2 = detail::narrow_row_lanes_log2(problem.layout.max_dim(), piece_vecs);
   return detail::split_bag_parts(problem.num_bags(), problem.num_indices, row_lanes_log2, sm_count);
 }

@@ -195,12 +195,13 @@ Status launch_forward_split_bags(const ForwardParams<IndexT>& params, int max_di
 }  // namespace detail
 
 /// Narrow-rows forward (forward_narrow_kernel.cuh): pooling sum or mean, F*B < 2^32, the widest
-/// row <= kWarpSize pieces (checked by the caller's can_implement rule).
+/// row <= kWarpSize pieces (checked by the caller's can_implement rule). rows_16_byte_pieces:
+/// every table's offset and row stride are 16-byte multiples (stores are masked per vector).
 template <typename Tag, typename IndexT>
 Status dispatch_forward_narrow_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
-                                       bool rows_16_byte_aligned, int sm_count, gpuStream_t stream) {
+                                       bool rows_16_byte_pieces, int sm_count, gpuStream_t stream) {
   if constexpr (!std::is_same_v<Tag, gpu_device::F32Tag>) {
-    if (rows_16_byte_aligned) return detail::dispatch_forward_narrow_depth<Tag, IndexT, 2>(params, max_dim, sm_count, stream);
+    if (rows_16_byte_pieces) return detail::dispatch_forward_narrow_depth<Tag, IndexT, 2>(params, max_dim, sm_count, stream);
   }
   return detail::dispatch_forward_narrow_depth<Tag, IndexT, 1>(params, max_dim, sm_count, stream);
 }
@@ -209,9 +210,9 @@ Status dispatch_forward_narrow_kernels(const gpu_device::ForwardParams<IndexT>& 
 /// [bag_begin, num_bags), a team of split_bag_parts(...) (at least 2) groups per bag.
 template <typename Tag, typename IndexT>
 Status dispatch_forward_split_bags_kernels(const gpu_device::ForwardParams<IndexT>& params, int max_dim,
-                                           bool rows_16_byte_aligned, int sm_count, gpuStream_t stream) {
+                                           bool rows_16_byte_pieces, int sm_count, gpuStream_t stream) {
   if constexpr (!std::is_same_v<Tag, gpu_device::F32Tag>) {
-    if (rows_16_byte_aligned) return detail::launch_forward_split_bags<Tag, IndexT, 2>(params, max_dim, sm_count, stream);
+    if (rows_16_byte_pieces) return detail::launch_forward_split_bags<Tag, IndexT, 2>(params, max_dim, sm_count, stream);
   }
   return detail::launch_forward_split_bags<Tag, IndexT, 1>(params, max_dim, sm_count, stream);
 }
@@ -264,24 +265,24 @@ extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int32_t
 extern template Status dispatch_forward_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_narrow_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_narrow_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_narrow_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
 extern template Status dispatch_forward_fitted_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, FittedGroups fitted, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_split_bags_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_split_bags_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_split_bags_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_split_bags_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_split_bags_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
-extern template Status dispatch_forward_split_bags_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_aligned, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F32Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F32Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::F16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::BF16Tag, std::int32_t>(const gpu_device::ForwardParams<std::int32_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
+extern template Status dispatch_forward_split_bags_kernels<gpu_device::BF16Tag, std::int64_t>(const gpu_device::ForwardParams<std::int64_t>&, int max_dim, bool rows_16_byte_pieces, int sm_count, gpuStream_t stream);
 #endif
 
 }  // namespace parity::embedding::gpu

@@ -1,7 +1,9 @@
 // TBE forward for narrow rows (widest table's row <= 128 bytes); legend in kernels.cuh.
 //
 // A row is cut into pieces of kPieceVecs vecs: 16 bytes (one fp32 vec, or two 16-bit vecs when
-// every 16-bit row starts on a 16-byte boundary) or 8 bytes (16-bit rows that do not). A group of
+// every 16-bit row can be read as 16-byte pieces: its table's offset and row stride are 16-byte
+// multiples, so a padded row's last piece may end in its own padding and stores only the row's
+// vectors) or 8 bytes (16-bit rows that cannot). A group of
 // row_lanes lanes (the power of two >= the widest table's pieces; a launch argument, so one kernel
 // serves every width) holds one bag, lane i of the group piece i, and a warp holds
 // kWarpSize / row_lanes groups side by side: at D = 16 fp32 a warp pools 8 bags at once instead of
@@ -58,12 +60,16 @@ __device__ inline float4 scaled_vec(float4 v, float scale) {
   return make_float4(v.x * scale, v.y * scale, v.z * scale, v.w * scale);
 }
 
-// A bag's output piece: acc scaled by `scale` (1/L for mean pooling, else 1), stored as out_kind.
+// A bag's output piece: acc scaled by `scale` (1/L for mean pooling, else 1), stored as out_kind;
+// only its first `elements_left` / 4 vectors (all where the row goes on past it): a 16-byte piece
+// of a padded 16-bit row may end in the padding (its last 4 elements), which is never stored.
 template <int kPieceVecs>
 __device__ inline void store_scaled_piece(void* out, std::int64_t element, OutKind kind, float scale,
-                                          const float4 (&acc)[kPieceVecs]) {
+                                          const float4 (&acc)[kPieceVecs], int elements_left) {
 #pragma unroll
-  for (int v = 0; v < kPieceVecs; ++v) store_out_vec(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
+  for (int v = 0; v < kPieceVecs; ++v) {
+    if (4 * v < elements_left) store_out_vec(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
+  }
 }
 
 // Launch bounds ask for kMinBlocksPerSm blocks per SM (2 by default: <= 128 registers): the row
@@ -165,7 +171,8 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           b * p.output_cols + p.layout.feature_out_col[f] + piece_element;
       const float scale =
           (p.pooling == Pool::kMean && length[i] > 0) ? 1.0f / static_cast<float>(length[i]) : 1.0f;
-      store_scaled_piece<kPieceVecs>(p.output, out_element, p.out_kind, scale, acc[i]);
+      store_scaled_piece<kPieceVecs>(p.output, out_element, p.out_kind, scale, acc[i],
+                                     static_cast<int>(p.layout.feature_dim[f]) - piece_element);
     }
   }
 }

@@ -94,7 +94,8 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
       const std::int64_t b = bag - static_cast<std::int64_t>(feature) * p.batch_size;
       const std::int64_t out_element = b * p.output_cols + p.layout.feature_out_col[feature] + piece_element;
       const float scale = (p.pooling == Pool::kMean && length > 0) ? 1.0f / static_cast<float>(length) : 1.0f;
-      store_scaled_piece<kPieceVecs>(p.output, out_element, p.out_kind, scale, acc);
+      store_scaled_piece<kPieceVecs>(p.output, out_element, p.out_kind, scale, acc,
+                                     static_cast<int>(p.layout.feature_dim[feature]) - piece_element);
     }
   }
 }
