@@ -275,6 +275,25 @@ __global__ void __launch_bounds__(kChunkBlockThreads, (kChunkMinBlocks<kVecsPerL
 
 inline constexpr int kCombineBlockThreads = 256;
 
+// The first chunk from `first` on whose head piece is not `row` (num_chunks if none): the end of
+// the chunks the run crosses, tested by the whole block kCombineBlockThreads chunks at a time. A
+// hot row's run crosses hundreds of chunks (Zipf 1.03: ~700), where a serial walk was one
+// dependent load per chunk (set 9's 02: the combine took 75 of the step's 243 us). Every thread of
+// the block calls it (it synchronises).
+__device__ inline std::int64_t combine_run_end(const std::int64_t* slot_rows, std::int64_t num_chunks,
+                                               std::int64_t first, std::int64_t row, int* first_other) {
+  for (std::int64_t base = first;; base += kCombineBlockThreads) {
+    if (threadIdx.x == 0) *first_other = kCombineBlockThreads;
+    __syncthreads();
+    const std::int64_t c = base + static_cast<std::int64_t>(threadIdx.x);
+    if (c >= num_chunks || slot_rows[c * 2] != row) atomicMin(first_other, static_cast<int>(threadIdx.x));
+    __syncthreads();
+    const int found = *first_other;
+    __syncthreads();  // every thread has read it before thread 0 resets it
+    if (found < kCombineBlockThreads) return base + found;
+  }
+}
+
 // One block per run that starts in chunk c and crosses its end: adds the tail piece of c and the
 // head pieces of the following chunks. Strands split the pieces (piece k to strand k % strands),
 // then strand sums are added in strand order: a fixed tree for a given max_dim.
@@ -284,18 +303,23 @@ __global__ void __launch_bounds__(kCombineBlockThreads)
   extern __shared__ float4 combine_shared[];  // strands x vec_slots
   const int vec_slots = kVecsPerLane * kWarpSize;        // >= max_dim / 4
   const int strands = kCombineBlockThreads / vec_slots > 0 ? kCombineBlockThreads / vec_slots : 1;
+  __shared__ int first_other;  // combine_run_end's block-wide result
   const int tid = static_cast<int>(threadIdx.x);
   for (std::int64_t chunk = blockIdx.x; chunk < p.num_chunks; chunk += gridDim.x) {
     const std::int64_t row = p.slot_rows[chunk * 2 + 1];
     if (row < 0) continue;  // uniform across the block
+    // Most runs end in the next chunk: one load (the same address for every thread, so the branch
+    // is uniform) decides that without the block-wide search.
     std::int64_t last = chunk + 1;
-    while (last < p.num_chunks && p.slot_rows[last * 2] == row) ++last;
+    if (last < p.num_chunks && p.slot_rows[last * 2] == row) {
+      last = combine_run_end(p.slot_rows, p.num_chunks, last + 1, row, &first_other);
+    }
     const std::int64_t pieces = last - chunk;  // tail of `chunk` + heads of chunk+1 .. last-1
     // Each thread: strand s, vec slots v = tid % vec_slots (+ vec_slots*... when strands == 1).
     const int strand = tid / vec_slots < strands ? tid / vec_slots : strands;
     for (int v = tid % vec_slots; v < vec_slots && strand < strands; v += (strands == 1 ? kCombineBlockThreads : vec_slots)) {
-      // Four independent partial sums keep four loads in flight on long (hot-row) runs; they are
-      // added in a fixed order, so the result still depends only on the pieces and `strands`.
+      // Eight loads in flight into four partial sums on long (hot-row) runs; they are added in a
+      // fixed order, so the result still depends only on the pieces and `strands`.
       float4 part[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) part[q] = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -305,12 +329,12 @@ __global__ void __launch_bounds__(kCombineBlockThreads)
       };
       if (v * 4 < p.max_dim) {
         std::int64_t k = strand;
-        for (; k + 3 * strands < pieces; k += 4 * strands) {
-          float4 loaded[4];
+        for (; k + 7 * strands < pieces; k += 8 * strands) {
+          float4 loaded[8];
 #pragma unroll
-          for (int q = 0; q < 4; ++q) loaded[q] = piece(k + q * strands);
+          for (int q = 0; q < 8; ++q) loaded[q] = piece(k + q * strands);
 #pragma unroll
-          for (int q = 0; q < 4; ++q) fma_vec(part[q], 1.0f, loaded[q]);
+          for (int q = 0; q < 8; ++q) fma_vec(part[q % 4], 1.0f, loaded[q]);
         }
         for (; k < pieces; k += strands) fma_vec(part[0], 1.0f, piece(k));
       }
