@@ -19,6 +19,21 @@ inline double fast_ceil(double x) {
   return t < x ? t + 1.0 : t;
 }
 inline double ceil_div(double a, double b) { return fast_ceil(a / b); }
+// fast_ceil's and fast_floor's values for x = 0 or 2^-60 <= x < 2^52 without a conversion or a
+// compare, so that a loop of them vectorises on baseline x86-64 (under the default
+// -ftrapping-math GCC keeps a compare's select as a branch): r = x + 2^52 - 2^52 is the nearest
+// integer, and (x - r) 2^80 is exact, 0 or at least 1 in size, so clamped to [0, 1] it is the
+// step between r and the ceil (or floor).
+inline double rounded_nonnegative(double x) { return (x + 0x1p52) - 0x1p52; }
+inline double step_above_zero(double d) { return std::min(1.0, std::max(0.0, d * 0x1p80)); }
+inline double ceil_nonnegative(double x) {
+  const double r = rounded_nonnegative(x);
+  return r + step_above_zero(x - r);
+}
+inline double floor_nonnegative(double x) {
+  const double r = rounded_nonnegative(x);
+  return r - step_above_zero(r - x);
+}
 
 // One macro tile (tile_m x tile_n x tile_k; each below 2^21) as one key: the unit of a
 // per-tile top-k list (TopKList::kDistinctTiles).

@@ -121,6 +121,13 @@ struct OrigamiRunIndex {
   // Grid g's runs are grid_runs[grid_run_begin[g] .. grid_run_begin[g + 1]).
   std::vector<std::uint32_t> grid_run_begin, grid_runs;
   std::vector<int> sizes_m, sizes_n, depths;
+  // The grids' fields as columns of doubles, so the estimates' loop over every grid vectorises:
+  // MT_M, MT_N, max(1, split), the smallest and largest MT_K of the feasible runs, and 0
+  // (feasible) or +infinity (no feasible run).
+  struct GridColumns {
+    std::vector<double> tile_m, tile_n, split_k, tk_min, tk_max, infeasible;
+  };
+  GridColumns grid_columns;
   std::size_t count = 0;  // candidates in the list
 };
 struct TopValues;  // model_math.hpp
@@ -201,9 +208,12 @@ class OrigamiModel final : public PerformanceModel {
   double grid_floor_us(const TileBoundTerms& terms, const GridBound& grid,
                        const GridDepths& depths) const;
   // Cheaper and lower still: at or below grid_floor_us from the grid's tile counts alone (which
-  // grids' terms and floors a search computes at all).
-  double grid_tile_count_floor_us(const TileBoundTerms& terms, int tile_m, int tile_n, int split,
-                                  double grid_m, double grid_n, const GridDepths& depths) const;
+  // grids' terms and floors a search computes at all), for every grid of the index at once
+  // (+infinity for a grid without a feasible run); padding_min per grid from the problem's
+  // tables (ProblemTables::grid_padding).
+  void grid_tile_count_floors_us(const TileBoundTerms& terms,
+                                 const OrigamiRunIndex::GridColumns& grids,
+                                 const double* padding_min, double* floors_us) const;
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
   // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
   // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`

@@ -45,7 +45,7 @@ namespace parity::gemm {
 struct OrigamiModel::TileBoundTerms {
   double m = 0, n = 0, k = 0, batch = 0, cus = 0, out_bytes = 0, mnk = 0, type_factor = 0;
   double element_bytes = 0;
-  // grid_tile_count_floor_us's per-problem factors: MFMA cycles per MT_M MT_N MT_K at the fastest
+  // grid_tile_count_floors_us's per-problem factors: MFMA cycles per MT_M MT_N MT_K at the fastest
   // native instruction, L2 cycles per row element of one tile's operands across the CUs.
   double compute_cycles_per_mnk = 0, l2_cycles_per_row_element = 0;
 };
@@ -75,9 +75,10 @@ struct OrigamiModel::DepthBound {
 };
 
 // The per-problem tables of a search over an OrigamiRunIndex: output tile counts per distinct
-// MT_M and MT_N, the MT_K terms per distinct MT_K, and the padding floor per MT_K.
+// MT_M and MT_N, the MT_K terms per distinct MT_K, the padding floor per MT_K and per grid (at
+// its largest MT_K: a column for the estimates' loop).
 struct OrigamiModel::ProblemTables {
-  std::vector<double> tiles_m, tiles_n, padding_upto;
+  std::vector<double> tiles_m, tiles_n, padding_upto, grid_padding;
   std::vector<DepthBound> depths;
 };
 
@@ -193,36 +194,6 @@ inline double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBou
                       kWorkgroupSetupCycles + kLoopCyclesPerIter * (iters_plus_one - 1.0);
   // The floor's own rounding differs from the run bounds': a relative 1e-9 below absorbs it.
   return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin * (1.0 - 1e-9);
-}
-
-// inline: called for every grid of every selection (a call costs ~30 of its ~90 instructions).
-inline double OrigamiModel::grid_tile_count_floor_us(const TileBoundTerms& t, int tile_m,
-                                                     int tile_n, int split, double grid_m,
-                                                     double grid_n, const GridDepths& d) const {
-  using namespace origami_terms;  // the port's constants and helpers
-  // At or below grid_floor_us from the tile counts and the MT_K range alone (no decay or
-  // stores): its split and span with CUs / tiles unrounded (>= max_grid_split); the memory
-  // weight min(1, 1.5 x decay) >= 1.5 x 0.95^8 > 0.99.
-  const double tm = tile_m, tn = tile_n;
-  const double tk_min = d.smallest->tile_k, tk_max = d.largest->tile_k;
-  const double tiles = grid_m * grid_n * t.batch;
-  const double split_k = std::max(1.0, static_cast<double>(split));
-  const double grid_split = t.cus / tiles;
-  const double ms = std::max(split_k, std::min(grid_split, d.smallest->k_tiles_over_8));
-  const double span =
-      std::max(split_k * tk_max, std::min(grid_split * tk_max, (t.k + tk_max) / 8.0));
-  const double etp = grid_m * tm * grid_n * tn * std::max(t.k, tk_min) / t.mnk;
-  const double k_span = std::max(t.k / ms, 2.0 * tk_min);
-  const double iters_plus_one = std::max(t.k / span, 2.0);
-  const double compute = etp * tm * tn * t.compute_cycles_per_mnk * k_span;
-  const double row_elements = std::max(k_span, kL2LineBytes * iters_plus_one / t.element_bytes);
-  const double memory = etp * 0.99 *
-                        std::max((tm + tn) * t.l2_cycles_per_row_element * row_elements,
-                                 kDramLatencyCycles * iters_plus_one);
-  const double tile = std::max(compute, memory) + kEpilogueWeight * d.padding_min +
-                      kWorkgroupSetupCycles + kLoopCyclesPerIter * (iters_plus_one - 1.0);
-  // A relative 1e-6 below absorbs the two computations' different rounding.
-  return ceil_div(tiles, t.cus) * tile / hw_.cycles_per_us * kRoundingMargin * (1.0 - 1e-6);
 }
 
 }  // namespace parity::gemm

@@ -102,6 +102,15 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
     if (!grid.is_feasible || tile_k > index.depths[grid.depth_max]) grid.depth_max = head.depth;
     grid.is_feasible = true;
   }
+  OrigamiRunIndex::GridColumns& columns = index.grid_columns;
+  for (const OrigamiRunIndex::Grid& g : index.grids) {
+    columns.tile_m.push_back(index.sizes_m[g.m]);
+    columns.tile_n.push_back(index.sizes_n[g.n]);
+    columns.split_k.push_back(std::max(1.0, static_cast<double>(g.split)));
+    columns.tk_min.push_back(index.depths[g.depth_min]);
+    columns.tk_max.push_back(index.depths[g.depth_max]);
+    columns.infeasible.push_back(g.is_feasible ? 0.0 : kInfinity);
+  }
   return index;
 }
 

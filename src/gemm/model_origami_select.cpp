@@ -310,6 +310,9 @@ void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const Origam
       }
     }
   }
+  tables.grid_padding.resize(index.grids.size());
+  for (std::size_t gi = 0; gi < index.grids.size(); ++gi)
+    tables.grid_padding[gi] = tables.padding_upto[index.grids[gi].depth_max];
 }
 
 namespace {
@@ -385,15 +388,12 @@ void OrigamiModel::GridPruning::start(const OrigamiModel& selecting, const GemmP
 // Every grid's estimate; returns the grid of the least (grids.size(): none is feasible).
 std::size_t OrigamiModel::GridPruning::estimate_grids() {
   const std::size_t grid_count = index->grids.size();
-  double* const estimate_of = estimates.data();
+  const double* const estimate_of = estimates.data();
+  model->grid_tile_count_floors_us(terms, index->grid_columns, tables.grid_padding.data(),
+                                   estimates.data());
   std::size_t estimate_grid = grid_count;
   for (std::size_t gi = 0; gi < grid_count; ++gi) {
-    const OrigamiRunIndex::Grid& g = index->grids[gi];
-    estimate_of[gi] = kInfinity;
-    if (!g.is_feasible) continue;
-    estimate_of[gi] = model->grid_tile_count_floor_us(
-        terms, index->sizes_m[g.m], index->sizes_n[g.n], g.split, tables.tiles_m[g.m],
-        tables.tiles_n[g.n], depths_of(g));
+    if (!index->grids[gi].is_feasible) continue;
     if (estimate_grid == grid_count || estimate_of[gi] < estimate_of[estimate_grid])
       estimate_grid = gi;
   }

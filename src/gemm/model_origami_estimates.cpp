@@ -1,0 +1,63 @@
+// The grids' estimates (grid_tile_count_floors_us): one loop over every grid of a run index,
+// for every selection on AMD. Its own translation unit for -fno-trapping-math (CMakeLists.txt):
+// under the default GCC keeps each std::max of computed values as a branch, as the operations
+// in its arms might trap, and the loop does not vectorise; the values are the same either way
+// (the operations and their order do not change, only which of them may run speculatively).
+// Each grid's MT_M and MT_N tile counts and MT_K splits are rounded here (ceil_nonnegative,
+// floor_nonnegative: the problem tables' values) rather than gathered.
+#include <algorithm>
+#include <cstddef>
+
+#include "model_math.hpp"
+#include "model_origami.hpp"
+#include "model_origami_bounds.hpp"
+#include "model_origami_terms.hpp"
+
+namespace parity::gemm {
+
+using namespace origami_terms;  // the port's shared constants and helpers (internal header)
+
+void OrigamiModel::grid_tile_count_floors_us(const TileBoundTerms& terms,
+                                             const OrigamiRunIndex::GridColumns& grids,
+                                             const double* padding_min, double* floors_us) const {
+  // At or below grid_floor_us from the tile counts and the MT_K range alone (no decay or
+  // stores): its split and span with CUs / tiles unrounded (>= max_grid_split); the memory
+  // weight min(1, 1.5 x decay) >= 1.5 x 0.95^8 > 0.99.
+  const TileBoundTerms t = terms;  // a copy: the loop's stores cannot alias it
+  const std::size_t grid_count = grids.tile_m.size();
+  const double* const tile_m = grids.tile_m.data();
+  const double* const tile_n = grids.tile_n.data();
+  const double* const split_of = grids.split_k.data();
+  const double* const tk_min_of = grids.tk_min.data();
+  const double* const tk_max_of = grids.tk_max.data();
+  const double* const infeasible = grids.infeasible.data();
+  const double cycles_per_us = hw_.cycles_per_us;
+  for (std::size_t gi = 0; gi < grid_count; ++gi) {
+    const double tm = tile_m[gi], tn = tile_n[gi];
+    const double tk_min = tk_min_of[gi], tk_max = tk_max_of[gi];
+    const double grid_m = ceil_nonnegative(t.m / tm), grid_n = ceil_nonnegative(t.n / tn);
+    const double k_tiles_over_8 = floor_nonnegative(ceil_nonnegative(t.k / tk_min) / 8.0);
+    const double tiles = grid_m * grid_n * t.batch;
+    const double split_k = split_of[gi];
+    const double grid_split = t.cus / tiles;
+    const double ms = std::max(split_k, std::min(grid_split, k_tiles_over_8));
+    const double span =
+        std::max(split_k * tk_max, std::min(grid_split * tk_max, (t.k + tk_max) / 8.0));
+    const double etp = grid_m * tm * grid_n * tn * std::max(t.k, tk_min) / t.mnk;
+    const double k_span = std::max(t.k / ms, 2.0 * tk_min);
+    const double iters_plus_one = std::max(t.k / span, 2.0);
+    const double compute = etp * tm * tn * t.compute_cycles_per_mnk * k_span;
+    const double row_elements = std::max(k_span, kL2LineBytes * iters_plus_one / t.element_bytes);
+    const double memory = etp * 0.99 *
+                          std::max((tm + tn) * t.l2_cycles_per_row_element * row_elements,
+                                   kDramLatencyCycles * iters_plus_one);
+    const double tile = std::max(compute, memory) + kEpilogueWeight * padding_min[gi] +
+                        kWorkgroupSetupCycles + kLoopCyclesPerIter * (iters_plus_one - 1.0);
+    // A relative 1e-6 below absorbs the two computations' different rounding.
+    const double floor_us = ceil_nonnegative(tiles / t.cus) * tile / cycles_per_us *
+                            kRoundingMargin * (1.0 - 1e-6);
+    floors_us[gi] = std::max(floor_us, infeasible[gi]);  // +infinity without a feasible run
+  }
+}
+
+}  // namespace parity::gemm
