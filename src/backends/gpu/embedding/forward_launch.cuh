@@ -136,11 +136,14 @@ Status dispatch_forward_narrow_depth(const ForwardParams<IndexT>& params, int ma
 }
 
 
-// Split bags (forward_split_bags_kernel.cuh): kSplitRowsPerPass rows in flight per lane at
-// kSplitBlocksPerSm blocks per SM (the kernel's launch bound: <= 64 registers); a team of `parts`
-// groups per bag (split_bag_parts).
+// Split bags (forward_split_bags_kernel.cuh): kSplitRowsPerPass rows in flight per lane in blocks
+// of kSplitBlockThreads, kSplitBlocksPerSm per SM (the kernel's launch bound: <= 64 registers); a
+// team of `parts` groups per bag (split_bag_parts). A block holds its SM slot until its longest
+// bag is done, so varied bag lengths (U[0, 2L]) idle the slots of its finished warps: small blocks
+// free them sooner.
 inline constexpr int kSplitRowsPerPass = 8;
-inline constexpr int kSplitBlocksPerSm = 4;
+inline constexpr int kSplitBlockThreads = 64;
+inline constexpr int kSplitBlocksPerSm = 16;
 
 // log2 of a narrow-rows group's lanes: the widest row's pieces of piece_vecs vecs, rounded up to a
 // power of two.
@@ -162,7 +165,7 @@ inline int split_bag_parts(std::int64_t bags, std::int64_t num_indices, int row_
   if (bags <= 0) return 1;
   const std::int64_t groups_per_warp = kWarpSize >> row_lanes_log2;
   const std::int64_t resident_groups = static_cast<std::int64_t>(sm_count) * kSplitBlocksPerSm *
-                                       (kForwardBlockThreads / kWarpSize) * groups_per_warp;
+                                       (kSplitBlockThreads / kWarpSize) * groups_per_warp;
   int parts = 1;
   while (parts < groups_per_warp && bags * parts < 2 * resident_groups &&
          static_cast<std::int64_t>(parts) * kSplitRowsPerPass * bags < num_indices) {
@@ -183,11 +186,11 @@ Status launch_forward_split_bags(const ForwardParams<IndexT>& params, int max_di
                                                 row_lanes_log2, sm_count));
   int parts_log2 = 0;
   while ((1 << parts_log2) < parts) ++parts_log2;
-  const std::int64_t teams_per_block = kForwardBlockThreads >> (row_lanes_log2 + parts_log2);
+  const std::int64_t teams_per_block = kSplitBlockThreads >> (row_lanes_log2 + parts_log2);
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(params.num_bags - params.bag_begin, teams_per_block),
-                                                     static_cast<std::int64_t>(sm_count) * 32);
-  tbe_forward_narrow_split_bags_kernel<Tag, IndexT, kPieceVecs, kSplitRowsPerPass, kSplitBlocksPerSm>
-      <<<static_cast<unsigned>(blocks), kForwardBlockThreads, 0, stream>>>(params, row_lanes_log2, parts_log2);
+                                                     static_cast<std::int64_t>(sm_count) * 32 * (kForwardBlockThreads / kSplitBlockThreads));
+  tbe_forward_narrow_split_bags_kernel<Tag, IndexT, kPieceVecs, kSplitRowsPerPass, kSplitBlockThreads, kSplitBlocksPerSm>
+      <<<static_cast<unsigned>(blocks), kSplitBlockThreads, 0, stream>>>(params, row_lanes_log2, parts_log2);
   PARITY_GPU_CHECK_LAUNCH(tbe_forward_narrow_split_bags_kernel);
   return Status::ok();
 }

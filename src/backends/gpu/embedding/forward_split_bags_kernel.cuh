@@ -18,11 +18,11 @@
 
 namespace parity::gpu_device {
 
-// kRowsPerPass rows of one 16-byte (or 8-byte) piece in flight per lane; kMinBlocksPerSm 4
-// (<= 64 registers; ptxas -v sm_90a: 56-64, no spills): with one bag per team the accumulators
-// are one piece, not kBagsPerGroup of them.
-template <typename Tag, typename IndexT, int kPieceVecs, int kRowsPerPass, int kMinBlocksPerSm>
-__global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
+// kRowsPerPass rows of one 16-byte (or 8-byte) piece in flight per lane; kBlockThreads x
+// kMinBlocksPerSm threads per SM at <= 64 registers (ptxas -v sm_90a: 56-64, no spills): with one
+// bag per team the accumulators are one piece, not kBagsPerGroup of them.
+template <typename Tag, typename IndexT, int kPieceVecs, int kRowsPerPass, int kBlockThreads, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
     tbe_forward_narrow_split_bags_kernel(ForwardParams<IndexT> p, int row_lanes_log2, int parts_log2) {
   static_assert(kPieceVecs == 1 || (kPieceVecs == 2 && !std::is_same_v<Tag, F32Tag>),
                 "two-vec pieces are 16 bytes of 16-bit weights");
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
   const int team = lane >> team_lanes_log2;
   const int part = (lane >> row_lanes_log2) & (parts - 1);
   const int piece_element = (lane & ((1 << row_lanes_log2) - 1)) * kPieceElements;
-  const std::int64_t warps_per_block = kForwardBlockThreads / kWarpSize;
+  const std::int64_t warps_per_block = kBlockThreads / kWarpSize;
   const std::int64_t total_warps = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
   const auto* weights = static_cast<const Storage*>(p.weights);
   const auto batch_size = static_cast<std::uint32_t>(p.batch_size);  // F*B < 2^32 (host check)
