@@ -158,6 +158,39 @@ TEST(GpuTbeForwardWidths, MixedWidthShortBagsTakeTheWideTiles) {
   expect_refused(testing::make_problem({{100, 16}, {100, 1024}}, bags_per_feature, max_indices), "2048");
 }
 
+// Needs no device. One-hot 16-bit rows of 129-512 bytes read as 16-byte pieces with a 16-bit output
+// take the one-hot tiles ahead of the wide ones; an fp32 output, rows off 16-byte boundaries, mixed
+// dims, bags past one-hot and rows past 512 bytes stay off the rule, with the reason.
+TEST(GpuTbeForwardWidths, OneHot16BitRowsTakeTheOneHotTiles) {
+  auto one_hot = [](std::vector<TableSpec> tables, DType weights, DType output, std::int64_t per_bag = 1) {
+    const auto batch = static_cast<std::int64_t>(64);
+    return testing::make_problem(tables, batch, per_bag * batch * static_cast<std::int64_t>(tables.size()), DType::kI64,
+                                 weights, output);
+  };
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    for (int dim : {72, 128, 192, 256}) {
+      const auto problem = one_hot({{100, dim}, {100, dim}}, dtype, dtype);
+      EXPECT_TRUE(egpu::one_hot_16_bit_tiles_forward_fits(problem).is_ok()) << "D=" << dim;
+      EXPECT_EQ(egpu::select_forward_kernel(problem), egpu::ForwardKernel::kWarpTileOneHot) << "D=" << dim;
+    }
+  }
+  auto expect_refused = [](const embedding::TbeProblem& problem, const std::string& reason) {
+    const Status status = egpu::one_hot_16_bit_tiles_forward_fits(problem);
+    EXPECT_EQ(status.code(), StatusCode::kUnsupported) << reason;
+    EXPECT_NE(status.message().find(reason), std::string::npos) << status.message();
+  };
+  const auto fp32_output = one_hot({{100, 128}, {100, 128}}, DType::kF16, DType::kF32);
+  expect_refused(fp32_output, "output fp32");
+  EXPECT_EQ(egpu::select_forward_kernel(fp32_output), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  const auto off_boundary = one_hot({{100, 164}, {100, 164}}, DType::kBF16, DType::kBF16);
+  expect_refused(off_boundary, "off 16-byte boundaries");
+  EXPECT_EQ(egpu::select_forward_kernel(off_boundary), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  expect_refused(one_hot({{100, 128}, {100, 256}}, DType::kF16, DType::kF16), "dims 128 and 256");
+  expect_refused(one_hot({{100, 128}}, DType::kF16, DType::kF16, 2), "above one per bag");
+  expect_refused(one_hot({{100, 264}}, DType::kF16, DType::kF16), "row 528 bytes");
+  expect_refused(one_hot({{100, 64}}, DType::kF16, DType::kF16), "row 128 bytes");
+}
+
 // Needs no device. Many bags of known, bounded length over rows past 128 bytes that the fitted
 // groups do not take: the wide tiles where the group per bag would run; each edge, with the reason.
 TEST(GpuTbeForwardWidths, ManyBoundedBagsTakeTheWideTiles) {

@@ -153,6 +153,14 @@ Status short_bags_forward_fits(const TbeProblem& problem);
 /// against 42.7%, s2_04 D=164 bf16 50.1% against the one-hot tiles' 43.9%).
 Status wide_one_hot_forward_fits(const TbeProblem& problem);
 
+/// The one-hot tiles' rule for 16-bit rows past kNarrowRowMaxBytes (select_warp_tile_kernel takes
+/// kWarpTileOneHot where it holds, ahead of the wide tiles): one-hot, every feature of one dim, 16-bit
+/// weights and output, rows of at most kWarpTileMaxBytes read as 16-byte pieces; otherwise
+/// kUnsupported with the reason. There a warp per 32 bags beat the wide one-hot tiles (fp16 D=128
+/// 0.82-0.87x the time, bf16 D=256 0.89x, bf16 D=192 1.01x; an fp32 output kept the wide tiles
+/// ahead, 1.03x: docs/embedding.md).
+Status one_hot_16_bit_tiles_forward_fits(const TbeProblem& problem);
+
 /// The mixed-width short-bags rule (kAuto's kWarpTileOneHotWideRows ahead of every other rule):
 /// tables of more than one dim, the widest row past kNarrowRowMaxBytes and within the wide one-hot
 /// tiles' reach, at least kMixedWideShortBagsMinBags bags averaging at most
@@ -190,8 +198,9 @@ inline constexpr std::int64_t kManyBagsMinBags = 131072;
 inline constexpr std::int64_t kManyBagsMaxBagLength = 40;
 Status many_bags_forward_fits(const TbeProblem& problem);
 
-/// Where mixed_wide_short_bags_forward_fits, many_bags_forward_fits, wide_one_hot_forward_fits or
-/// fp32_short_bags_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
+/// Where mixed_wide_short_bags_forward_fits: kWarpTileOneHotWideRows; where
+/// one_hot_16_bit_tiles_forward_fits: kWarpTileOneHot; where many_bags_forward_fits,
+/// wide_one_hot_forward_fits or fp32_short_bags_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
 /// one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer short bags
 /// kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);

@@ -392,8 +392,34 @@ Status many_bags_forward_fits(const TbeProblem& problem) {
   return wide_tiles_reach_off_boundary(problem, "many bags");
 }
 
+Status one_hot_16_bit_tiles_forward_fits(const TbeProblem& problem) {
+  const char* rule = "one-hot 16-bit tiles";
+  if (problem.weight_dtype == DType::kF32 || problem.output_dtype == DType::kF32) {
+    return unsupported(rule, ": weights ", dtype_name(problem.weight_dtype), ", output ",
+                       dtype_name(problem.output_dtype), "; needs 16-bit both");
+  }
+  if (problem.num_indices > problem.num_bags()) {
+    return unsupported(rule, ": num_indices=", problem.num_indices, " is above one per bag (", problem.num_bags(),
+                       " bags)");
+  }
+  const int dim = problem.layout.feature_dim(0);
+  for (int f = 1; f < problem.layout.num_features(); ++f) {
+    if (problem.layout.feature_dim(f) != dim) return unsupported(rule, ": features of dims ", dim, " and ", problem.layout.feature_dim(f));
+  }
+  const std::int64_t row_bytes = static_cast<std::int64_t>(dim) * dtype_size_bytes(problem.weight_dtype);
+  if (row_bytes <= kNarrowRowMaxBytes || row_bytes > kWarpTileMaxBytes) {
+    return unsupported(rule, ": row ", row_bytes, " bytes (dim=", dim, "); needs ", kNarrowRowMaxBytes + 1, "-",
+                       kWarpTileMaxBytes);
+  }
+  if (!layout_rows_16_byte_pieces(problem)) {
+    return unsupported(rule, ": rows of ", row_bytes, " bytes off 16-byte boundaries (a table offset or row stride)");
+  }
+  return pooled_32_bit_fits(problem, rule);
+}
+
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
   if (mixed_wide_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
+  if (one_hot_16_bit_tiles_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHot;
   if (many_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (wide_one_hot_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (fp32_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;

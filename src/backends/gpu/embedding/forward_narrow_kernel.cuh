@@ -66,6 +66,9 @@ __device__ inline float4 scaled_vec(float4 v, float scale) {
 template <int kPieceVecs>
 __device__ inline void store_scaled_piece(void* out, std::int64_t element, OutKind kind, float scale,
                                           const float4 (&acc)[kPieceVecs], int elements_left) {
+  if constexpr (kPieceVecs == 2) {
+    if (store_16_bit_pair(out, element, kind, scaled_vec(acc[0], scale), scaled_vec(acc[1], scale), elements_left)) return;
+  }
 #pragma unroll
   for (int v = 0; v < kPieceVecs; ++v) {
     if (4 * v < elements_left) store_out_vec(out, element + 4 * v, kind, scaled_vec(acc[v], scale));

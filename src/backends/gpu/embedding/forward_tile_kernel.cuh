@@ -33,29 +33,13 @@ namespace parity::gpu_device {
 inline constexpr int kWarpLog2 = kWarpSize == 64 ? 6 : 5;
 static_assert((1 << kWarpLog2) == kWarpSize, "kWarpLog2 is log2 of the lane count");
 
-// A store of data this kernel never reads again (st.global.cs on CUDA: evict-first), so the
-// output stream does not push the rows still to be gathered out of L2.
-template <typename T>
-__device__ inline void store_streaming(T* ptr, T value) {
-#if defined(PARITY_GPU_CUDA)
-  __stcs(ptr, value);
-#else
-  *ptr = value;
-#endif
-}
-
 __device__ inline void store_out_vec_streaming(void* out, std::int64_t element, OutKind kind, float4 v) {
   switch (kind) {
     case OutKind::kF32: store_streaming(reinterpret_cast<float4*>(static_cast<float*>(out) + element), v); break;
     case OutKind::kF16:
-    case OutKind::kBF16: {
-      auto cvt = [kind](float x) -> std::uint32_t {
-        return kind == OutKind::kF16 ? float_to_fp16(x) : float_to_bf16(x);
-      };
-      const uint2 raw = make_uint2(cvt(v.x) | (cvt(v.y) << 16), cvt(v.z) | (cvt(v.w) << 16));
-      store_streaming(reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + element), raw);
+    case OutKind::kBF16:
+      store_streaming(reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + element), packed_16_bit_vec(kind, v));
       break;
-    }
   }
 }
 
@@ -64,6 +48,12 @@ __device__ inline void store_out_vec_streaming(void* out, std::int64_t element, 
 template <typename Tag, int kPieceVecs>
 __device__ inline void store_piece_streaming(void* out, std::int64_t element, OutKind kind, float scale,
                                              const float4 (&acc)[kPieceVecs], int elements_left) {
+  if constexpr (kPieceVecs == 2) {
+    if (store_16_bit_pair<true>(out, element, kind, scaled_vec(acc[0], scale), scaled_vec(acc[1], scale),
+                                elements_left)) {
+      return;
+    }
+  }
 #pragma unroll
   for (int v = 0; v < kPieceVecs; ++v) {
     if (4 * v < elements_left) store_out_vec_streaming(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
