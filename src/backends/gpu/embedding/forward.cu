@@ -270,12 +270,18 @@ bool output_sectors_whole(const TbeProblem& problem) {
 }
 }  // namespace
 
-bool sample_major_tiles_pay(const TbeProblem& problem) {
-  const auto& layout = problem.layout;
-  if (layout.num_features() < 2) return false;
+namespace {
+// The first feature whose dim differs from feature 0's; -1 where every feature has one dim.
+int first_feature_of_another_dim(const TbeLayout& layout) {
   for (int f = 1; f < layout.num_features(); ++f) {
-    if (layout.feature_dim(f) != layout.feature_dim(0)) return false;
+    if (layout.feature_dim(f) != layout.feature_dim(0)) return f;
   }
+  return -1;
+}
+}  // namespace
+
+bool sample_major_tiles_pay(const TbeProblem& problem) {
+  if (problem.layout.num_features() < 2 || first_feature_of_another_dim(problem.layout) >= 0) return false;
   // On whole sectors only one-hot batches gained (run 77: one-hot D=32 bf16 0.91x the time; short
   // bags of fp32 D=32 rows, D4, 1.17x).
   return !output_sectors_whole(problem) || problem.num_indices <= problem.num_bags();
@@ -350,10 +356,9 @@ Status wide_tiles_fit_past_narrow(const TbeProblem& problem, const char* rule) {
 
 Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
   PARITY_RETURN_IF_ERROR(wide_tiles_fit_past_narrow(problem, "mixed-width short bags"));
-  const int first_dim = problem.layout.feature_dim(0);
-  bool mixed = false;
-  for (int f = 1; f < problem.layout.num_features() && !mixed; ++f) mixed = problem.layout.feature_dim(f) != first_dim;
-  if (!mixed) return unsupported("mixed-width short bags: every feature has dim ", first_dim);
+  if (first_feature_of_another_dim(problem.layout) < 0) {
+    return unsupported("mixed-width short bags: every feature has dim ", problem.layout.feature_dim(0));
+  }
   if (problem.num_bags() < kMixedWideShortBagsMinBags) {
     return unsupported("mixed-width short bags: ", problem.num_bags(), " bags; needs >= ", kMixedWideShortBagsMinBags);
   }
@@ -403,8 +408,8 @@ Status one_hot_16_bit_tiles_forward_fits(const TbeProblem& problem) {
                        " bags)");
   }
   const int dim = problem.layout.feature_dim(0);
-  for (int f = 1; f < problem.layout.num_features(); ++f) {
-    if (problem.layout.feature_dim(f) != dim) return unsupported(rule, ": features of dims ", dim, " and ", problem.layout.feature_dim(f));
+  if (const int other = first_feature_of_another_dim(problem.layout); other >= 0) {
+    return unsupported(rule, ": features of dims ", dim, " and ", problem.layout.feature_dim(other));
   }
   const std::int64_t row_bytes = static_cast<std::int64_t>(dim) * dtype_size_bytes(problem.weight_dtype);
   if (row_bytes <= kNarrowRowMaxBytes || row_bytes > kWarpTileMaxBytes) {

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
 #pragma unroll
       for (int k = 0; k < kRowPieces; ++k) {
         const int element = k * kPieceElements;
-        if (element < dim[j]) store_piece_streaming<Tag, kPieceVecs>(p.output, out[j] + element, p.out_kind, scale, acc[j][k], dim[j] - element);
+        if (element < dim[j]) store_scaled_piece<kPieceVecs, true>(p.output, out[j] + element, p.out_kind, scale, acc[j][k], dim[j] - element);
       }
     }
   }

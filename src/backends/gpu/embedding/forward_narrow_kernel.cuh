@@ -60,18 +60,22 @@ __device__ inline float4 scaled_vec(float4 v, float scale) {
   return make_float4(v.x * scale, v.y * scale, v.z * scale, v.w * scale);
 }
 
-// A bag's output piece: acc scaled by `scale` (1/L for mean pooling, else 1), stored as out_kind;
-// only its first `elements_left` / 4 vectors (all where the row goes on past it): a 16-byte piece
-// of a padded 16-bit row may end in the padding (its last 4 elements), which is never stored.
-template <int kPieceVecs>
+// A bag's output piece: acc scaled by `scale` (1/L for mean pooling, else 1), stored as out_kind
+// (kStreaming: store_output's); only its first `elements_left` / 4 vectors (all where the row goes
+// on past it): a 16-byte piece of a padded 16-bit row may end in the padding (its last 4
+// elements), which is never stored.
+template <int kPieceVecs, bool kStreaming = false>
 __device__ inline void store_scaled_piece(void* out, std::int64_t element, OutKind kind, float scale,
                                           const float4 (&acc)[kPieceVecs], int elements_left) {
   if constexpr (kPieceVecs == 2) {
-    if (store_16_bit_pair(out, element, kind, scaled_vec(acc[0], scale), scaled_vec(acc[1], scale), elements_left)) return;
+    if (store_16_bit_pair<kStreaming>(out, element, kind, scaled_vec(acc[0], scale), scaled_vec(acc[1], scale),
+                                      elements_left)) {
+      return;
+    }
   }
 #pragma unroll
   for (int v = 0; v < kPieceVecs; ++v) {
-    if (4 * v < elements_left) store_out_vec(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
+    if (4 * v < elements_left) store_out_vec<kStreaming>(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
   }
 }
 

@@ -33,33 +33,6 @@ namespace parity::gpu_device {
 inline constexpr int kWarpLog2 = kWarpSize == 64 ? 6 : 5;
 static_assert((1 << kWarpLog2) == kWarpSize, "kWarpLog2 is log2 of the lane count");
 
-__device__ inline void store_out_vec_streaming(void* out, std::int64_t element, OutKind kind, float4 v) {
-  switch (kind) {
-    case OutKind::kF32: store_streaming(reinterpret_cast<float4*>(static_cast<float*>(out) + element), v); break;
-    case OutKind::kF16:
-    case OutKind::kBF16:
-      store_streaming(reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + element), packed_16_bit_vec(kind, v));
-      break;
-  }
-}
-
-// The piece's first `elements_left` / 4 vectors (all where the row goes on past it): a 16-byte
-// piece of a padded 16-bit row may end in the padding (its last 4 elements), which is never stored.
-template <typename Tag, int kPieceVecs>
-__device__ inline void store_piece_streaming(void* out, std::int64_t element, OutKind kind, float scale,
-                                             const float4 (&acc)[kPieceVecs], int elements_left) {
-  if constexpr (kPieceVecs == 2) {
-    if (store_16_bit_pair<true>(out, element, kind, scaled_vec(acc[0], scale), scaled_vec(acc[1], scale),
-                                elements_left)) {
-      return;
-    }
-  }
-#pragma unroll
-  for (int v = 0; v < kPieceVecs; ++v) {
-    if (4 * v < elements_left) store_out_vec_streaming(out, element + 4 * v, kind, scaled_vec(acc[v], scale));
-  }
-}
-
 // kLeadRows: positions whose indices the lane-per-bag phase loads (1 for one-hot).
 // kPassesInFlight: passes whose lead rows are loaded together (kPassesInFlight * kLeadRows 16-byte
 // loads in flight per lane). kPrefetchNext: software-pipelined tiles (see below).
@@ -241,7 +214,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
 #pragma unroll
             for (int k = 0; k < kLanePieces; ++k) {
               const int element = piece_element + k * lane_piece_stride;
-              if (element < dim) store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[k], dim - element);
+              if (element < dim) store_scaled_piece<kPieceVecs, true>(p.output, out + element, p.out_kind, scale, acc[k], dim - element);
             }
           }
         }
@@ -319,7 +292,7 @@ __global__ void __launch_bounds__(kForwardBlockThreads, kMinBlocksPerSm)
           for (int k = 0; k < kLanePieces; ++k) {
             const int element = piece_element + k * lane_piece_stride;
             if (element < dim[q]) {
-              store_piece_streaming<Tag, kPieceVecs>(p.output, out + element, p.out_kind, scale, acc[q][k], dim[q] - element);
+              store_scaled_piece<kPieceVecs, true>(p.output, out + element, p.out_kind, scale, acc[q][k], dim[q] - element);
             }
           }
         }

@@ -131,42 +131,40 @@ __device__ inline uint2 packed_16_bit_vec(OutKind kind, float4 v) {
   return make_uint2(cvt(v.x) | (cvt(v.y) << 16), cvt(v.z) | (cvt(v.w) << 16));
 }
 
-// A store of data this kernel never reads again (st.global.cs on CUDA: evict-first), so the
-// output stream does not push the rows still to be gathered out of L2.
-template <typename T>
-__device__ inline void store_streaming(T* ptr, T value) {
+// kStreaming: a store of data this kernel never reads again (st.global.cs on CUDA: evict-first),
+// so the output stream does not push the rows still to be gathered out of L2 (the warp tiles').
+template <bool kStreaming, typename T>
+__device__ inline void store_output(T* ptr, T value) {
 #if defined(PARITY_GPU_CUDA)
-  __stcs(ptr, value);
-#else
-  *ptr = value;
+  if constexpr (kStreaming) {
+    __stcs(ptr, value);
+    return;
+  }
 #endif
+  *ptr = value;
 }
 
 // Two vectors of a 16-bit output (kind fp16 or bf16) as one 16-byte store where they are whole
 // (elements_left >= 8) and the address is on 16 bytes: a 16-byte piece of 16-bit weights pooled to
 // a 16-bit output otherwise went out as two 8-byte stores (run 81: one-hot bf16 D=512 rows in the
-// wide one-hot tiles 159 -> 130 us, fp16 D=128 234 -> 187 us). Returns false where it did not store. kStreaming:
-// through store_streaming (the warp tiles' output).
-template <bool kStreaming = false>
+// wide one-hot tiles 159 -> 130 us, fp16 D=128 234 -> 187 us). Returns false where it did not store.
+template <bool kStreaming>
 __device__ inline bool store_16_bit_pair(void* out, std::int64_t element, OutKind kind, float4 first,
                                          float4 second, int elements_left) {
   auto* target = static_cast<std::uint16_t*>(out) + element;
   if (kind == OutKind::kF32 || elements_left < 8 || reinterpret_cast<std::uintptr_t>(target) % 16 != 0) return false;
   const uint2 low = packed_16_bit_vec(kind, first), high = packed_16_bit_vec(kind, second);
-  const uint4 pair = make_uint4(low.x, low.y, high.x, high.y);
-  if constexpr (kStreaming) {
-    store_streaming(reinterpret_cast<uint4*>(target), pair);
-  } else {
-    *reinterpret_cast<uint4*>(target) = pair;
-  }
+  store_output<kStreaming>(reinterpret_cast<uint4*>(target), make_uint4(low.x, low.y, high.x, high.y));
   return true;
 }
 
+template <bool kStreaming = false>
 __device__ inline void store_out_vec(void* out, std::int64_t element, OutKind kind, float4 v) {
-  switch (kind) {
-    case OutKind::kF32: store_row_vec<F32Tag>(static_cast<float*>(out) + element, v); break;
-    case OutKind::kF16: store_row_vec<F16Tag>(static_cast<std::uint16_t*>(out) + element, v); break;
-    case OutKind::kBF16: store_row_vec<BF16Tag>(static_cast<std::uint16_t*>(out) + element, v); break;
+  if (kind == OutKind::kF32) {
+    store_output<kStreaming>(reinterpret_cast<float4*>(static_cast<float*>(out) + element), v);
+  } else {
+    store_output<kStreaming>(reinterpret_cast<uint2*>(static_cast<std::uint16_t*>(out) + element),
+                             packed_16_bit_vec(kind, v));
   }
 }
 
