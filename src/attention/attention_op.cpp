@@ -182,20 +182,22 @@ const std::vector<const AttentionBackwardVariant*>& attention_backward_variants(
   // run 59; its deterministic mode walks one block per pair), with SiLU / sigmoid through
   // tanh.approx (one MUFU op per score: HSTU 3-4% faster, run 63) and the next kv tile's K/V
   // prefetched into L2 with no dQ completion wait between kv tiles (3-3.5% faster at N = 2048,
-  // run 66; the deterministic mode keeps the wait), then the same without the overlap, then with
+  // run 66; the deterministic mode keeps the wait), first with each (sequence, head)'s last block
+  // converting its dQ rows (no separate pass: HSTU 4.6% / 1.6% faster at N = 2048 / 4096, jagged
+  // flash 0.7-0.9% slower, run 83), then with the separate pass, then without the overlap, then with
   // ex2 + rcp, then the same kernel on the walking grid (its adds come in kv-tile order), measured
   // 3-8% faster than the lockstep wgmma backward, which follows (the same limits: it serves if the
   // first is ever refused), then the mma.sync one for everything else (mixed dims, HIP; d = 256 is
   // refused by all). The ring schedule and the atomic-dQ warp-specialized backward come last (by
-  // name, A/B), then the overlapped one with the dQ conversion fused into the kernel (by name).
+  // name, A/B).
   static const std::vector<const AttentionBackwardVariant*> variants = {
-      &cpu, &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot(),
+      &cpu, &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq_slot(),
+      &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_tanh_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_slot(),
       &detail::attention_backward_gpu_wgmma_ws_dqtma_slot(),
       &detail::attention_backward_gpu_wgmma_slot(), &detail::attention_backward_gpu_slot(),
-      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot(),
-      &detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq_slot()};
+      &detail::attention_backward_gpu_wgmma_ring_slot(), &detail::attention_backward_gpu_wgmma_ws_slot()};
   return variants;
 }
 

@@ -1,15 +1,16 @@
 // dQ conversion fused into the warp-specialized TMA-reduce backward (kFusedGradQ of
 // backward_wgmma_ws_kernel.cuh), instead of the separate fp32 -> 16-bit pass over the workspace.
-// Each (sequence, head, 64-row q tile, 64-column half of dQ) has an arrival counter, set by
-// attention_grad_q_arrivals_kernel before the backward to the number of kv tiles whose dQ
-// reduce-adds reach the tile (the same bwd_q_tile_needed walk the kernel takes, so exact for every
-// mask). A reducer thread counts an add down only once the bulk group that carried it completed
-// (its global writes performed), after a generic <- async proxy fence, with an acq_rel atomic; the
-// reducer that counts a tile to zero has seen every other add (release/acquire through the
-// counter) and its warpgroup converts the fp32 tile (L2 reads) into grad_q. The reducer retires a
-// step's adds two steps later (wait_group 1: the newest group may still be in flight), so it rarely
-// waits. q tiles that no kv tile reaches, and rows past a truncated sequence's end, are zeroed by
-// the arrivals kernel. NVIDIA sm_90a only (as the kernel).
+// Each (sequence, head) has one arrival counter in the workspace, zeroed before the kernel. A
+// block's end, after its reducers' bulk groups completed (wait_group 0) and a generic <- async
+// proxy fence, synchronises its consumers and one thread adds 1 to its pair's counter with an
+// acq_rel atomic (the release covers the adds the barrier ordered before it, as a CTA-wide
+// semaphore does). The block that brings the count to the pair's block count (p.grid_tiles) has
+// acquired every other block's release: every add into the pair's dQ rows is visible, and its two
+// consumer warpgroups convert the rows (fp32 from the workspace through L2, times the scale, into
+// 16-bit grad_q), whose lines were reduced into a moment ago by the pair's adjacent blocks. Rows
+// no add reaches hold the memset's zeros, so every row of the pair is written, as by the separate
+// pass. The conversion runs on the last block's SM only, while the other SMs go on with the next
+// blocks. NVIDIA sm_90a only (as the kernel).
 #pragma once
 
 #include <cstdint>
@@ -17,51 +18,6 @@
 #include "backends/gpu/attention/backward_wgmma_kernel.cuh"
 
 namespace parity::gpu_device::attention {
-
-// Whether q tile i (64 rows) sees any of the kv tile's 128 rows from kv0: the producer, the
-// consumers and the arrivals kernel walk the same list.
-__device__ inline bool bwd_q_tile_needed(const SequenceMask& mask, int i, int kv0) {
-  return mask.classify(i * kTileCols, (i + 1) * kTileCols, kv0, kv0 + kBwdWgmmaRows) !=
-         TileClass::kEmpty;
-}
-
-// Counter of (sequence, head, tile 0, half); tile i's is i x heads x kGradQHalves further
-// (grad_q_counter_slots, params.cuh).
-__device__ inline std::int64_t grad_q_counter_base(const AttentionParams& p, std::int64_t sequence,
-                                                   std::int64_t q_begin, int head, int half) {
-  return ((q_begin / kTileCols + sequence) * p.heads + head) * kGradQHalves + half;
-}
-
-// One block per sequence (grid-strided): thread per q tile counts the kv tiles that reach it into
-// its counters (all heads and halves), or zeroes the tile's grad_q rows where none does.
-template <int kDim>
-__global__ void attention_grad_q_arrivals_kernel(const AttentionParams p) {
-  for (std::int64_t b = blockIdx.x; b < p.batch; b += gridDim.x) {
-    const BlockSequence seq = block_sequence(p, b * p.heads);  // the mask is the same per head
-    const int q_tiles = (seq.mask.len_q + kTileCols - 1) / kTileCols;
-    const int raw_q_tiles = (seq.raw_len_q + kTileCols - 1) / kTileCols;
-    const int kv_tiles = (seq.raw_len_kv + kBwdWgmmaRows - 1) / kBwdWgmmaRows;
-    for (int i = static_cast<int>(threadIdx.x); i < raw_q_tiles;
-         i += static_cast<int>(blockDim.x)) {
-      int arrivals = 0;
-      for (int t = 0; i < q_tiles && t < kv_tiles; ++t)
-        arrivals += bwd_q_tile_needed(seq.mask, i, t * kBwdWgmmaRows) ? 1 : 0;
-      if (arrivals > 0) {
-        for (int h = 0; h < p.heads; ++h)
-          for (int half = 0; half < kGradQHalves; ++half)
-            p.grad_q_counters[grad_q_counter_base(p, b, seq.q_begin, h, half) +
-                              static_cast<std::int64_t>(i) * p.heads * kGradQHalves] = arrivals;
-        continue;
-      }
-      // No add reaches these rows: grad_q is zero (the separate pass converted zeros).
-      const int rows = min(kTileCols, seq.raw_len_q - i * kTileCols);
-      const std::int64_t row_chunks = static_cast<std::int64_t>(p.heads) * kDim / 8;
-      auto* out =
-          reinterpret_cast<uint4*>(p.grad_q + (seq.q_begin + i * kTileCols) * p.heads * kDim);
-      for (std::int64_t c = 0; c < rows * row_chunks; ++c) out[c] = uint4{0, 0, 0, 0};
-    }
-  }
-}
 
 // Until at most kPending of this thread's newest bulk groups are incomplete (the older ones'
 // global writes performed).
@@ -89,68 +45,41 @@ __device__ inline int atomic_add_acq_rel_gpu(int* address, int value) {
   return old;
 }
 
-// One reducer's bookkeeping, in shared memory (no registers across the kv loop): its counters'
-// base, the q tiles of its two newest bulk groups (-1: none; [0] the older), and the tile its
-// warpgroup converts this step (-1: none).
-struct FusedGradQState {
-  std::int64_t counter_base;
-  int pending[2];
-  int convert;
-  int unused;
-};
-inline constexpr int kFusedGradQStateBytes = 2 * static_cast<int>(sizeof(FusedGradQState));
-
-// The reducer: retires its oldest pending group once at most kPending newer ones are in flight,
-// and records in state->convert whether its warpgroup converts that tile.
-template <int kPending>
-__device__ inline void retire_grad_q_adds(const AttentionParams& p, FusedGradQState* state) {
-  bulk_wait_group_complete<kPending>();
-  const int tile = state->pending[0];
-  state->pending[0] = state->pending[1];
-  state->pending[1] = -1;
-  int convert = -1;
-  if (tile >= 0) {
-    fence_async_to_generic_global();
-    int* const counter = p.grad_q_counters + state->counter_base +
-                         static_cast<std::int64_t>(tile) * p.heads * kGradQHalves;
-    if (atomic_add_acq_rel_gpu(counter, -1) == 1) convert = tile;  // every other add is visible
-  }
-  state->convert = convert;
-}
-
-// The warpgroup's 128 threads: rows [64 tile, 64 tile + 64) of the sequence (past its raw end:
-// the next sequence's, skipped) and dQ columns [64 half, 64 half + 64) of the head, fp32 from the
-// workspace (L2: ld.cg, never a stale L1 line) times `scale` into 16-bit grad_q. Per thread four
-// 16-byte stores of 8 columns each, all loads issued first.
-template <Elem16 E, int kDim>
-__device__ inline void convert_grad_q_half(const AttentionParams& p, const BlockSequence& seq,
-                                           int tile, int half, float scale, int consumer_thread) {
-  constexpr int kChunksPerRow = 64 / 8;
-  constexpr int kChunks = kTileCols * kChunksPerRow / kWarpgroupThreads;  // 4
+// The pair's dQ rows [0, raw_len_q) x the head's kDim columns, fp32 from the workspace (ld.cg: L2,
+// never a stale L1 line) times `scale` into 16-bit grad_q, by kThreads threads (`thread` in
+// [0, kThreads)): consecutive threads take consecutive 8-column chunks of a row (coalesced), and
+// each issues kChunksInFlight chunks' loads before any store, so an SM keeps
+// kThreads x kChunksInFlight x 32 bytes in flight.
+template <Elem16 E, int kDim, int kThreads>
+__device__ inline void convert_pair_grad_q(const AttentionParams& p, const BlockSequence& seq,
+                                           float scale, int thread) {
+  constexpr int kChunksPerRow = kDim / 8;
+  constexpr int kChunksInFlight = 8;
   const std::int64_t stride = static_cast<std::int64_t>(p.heads) * kDim;
-  const std::int64_t column = static_cast<std::int64_t>(seq.head) * kDim + 64 * half;
-  float4 value[kChunks][2];
+  const std::int64_t column0 = static_cast<std::int64_t>(seq.head) * kDim;
+  const int chunks = seq.raw_len_q * kChunksPerRow;
+  for (int base = 0; base < chunks; base += kThreads * kChunksInFlight) {
+    float4 value[kChunksInFlight][2];
 #pragma unroll
-  for (int k = 0; k < kChunks; ++k) {
-    const int index = k * kWarpgroupThreads + consumer_thread;
-    const int row = tile * kTileCols + index / kChunksPerRow;
-    const float* source =
-        p.grad_q_accum + (seq.q_begin + row) * stride + column + 8 * (index % kChunksPerRow);
-    const bool inside = row < seq.raw_len_q;
-    value[k][0] = inside ? __ldcg(reinterpret_cast<const float4*>(source)) : float4{};
-    value[k][1] = inside ? __ldcg(reinterpret_cast<const float4*>(source) + 1) : float4{};
-  }
+    for (int k = 0; k < kChunksInFlight; ++k) {
+      const int chunk = base + k * kThreads + thread;
+      const float* source = p.grad_q_accum + (seq.q_begin + chunk / kChunksPerRow) * stride +
+                            column0 + 8 * (chunk % kChunksPerRow);
+      const bool inside = chunk < chunks;
+      value[k][0] = inside ? __ldcg(reinterpret_cast<const float4*>(source)) : float4{};
+      value[k][1] = inside ? __ldcg(reinterpret_cast<const float4*>(source) + 1) : float4{};
+    }
 #pragma unroll
-  for (int k = 0; k < kChunks; ++k) {
-    const int index = k * kWarpgroupThreads + consumer_thread;
-    const int row = tile * kTileCols + index / kChunksPerRow;
-    if (row >= seq.raw_len_q) continue;
-    const uint4 packed{pack2<E>(value[k][0].x * scale, value[k][0].y * scale),
-                       pack2<E>(value[k][0].z * scale, value[k][0].w * scale),
-                       pack2<E>(value[k][1].x * scale, value[k][1].y * scale),
-                       pack2<E>(value[k][1].z * scale, value[k][1].w * scale)};
-    *reinterpret_cast<uint4*>(p.grad_q + (seq.q_begin + row) * stride + column +
-                              8 * (index % kChunksPerRow)) = packed;
+    for (int k = 0; k < kChunksInFlight; ++k) {
+      const int chunk = base + k * kThreads + thread;
+      if (chunk >= chunks) continue;
+      const uint4 packed{pack2<E>(value[k][0].x * scale, value[k][0].y * scale),
+                         pack2<E>(value[k][0].z * scale, value[k][0].w * scale),
+                         pack2<E>(value[k][1].x * scale, value[k][1].y * scale),
+                         pack2<E>(value[k][1].z * scale, value[k][1].w * scale)};
+      *reinterpret_cast<uint4*>(p.grad_q + (seq.q_begin + chunk / kChunksPerRow) * stride +
+                                column0 + 8 * (chunk % kChunksPerRow)) = packed;
+    }
   }
 }
 

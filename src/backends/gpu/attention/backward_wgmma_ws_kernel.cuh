@@ -58,6 +58,13 @@ inline constexpr int kGradQBoxColumns = 32;  // fp32 columns per 128-byte swizzl
 
 enum class GradQStore { kAtomic, kTmaReduce };
 
+// Whether q tile i (64 rows) sees any of the kv tile's 128 rows from kv0: the producer and the
+// consumers walk the same list.
+__device__ inline bool bwd_q_tile_needed(const SequenceMask& mask, int i, int kv0) {
+  return mask.classify(i * kTileCols, (i + 1) * kTileCols, kv0, kv0 + kBwdWgmmaRows) !=
+         TileClass::kEmpty;
+}
+
 // The tensor maps (2-D [rows, heads x d] views, 128-byte swizzle): Q and dO boxes of 64 rows,
 // K and V boxes of 128 rows (64 16-bit columns each); the fp32 dQ workspace in boxes of 64 rows x
 // 32 columns (kTmaReduce only).
@@ -75,9 +82,9 @@ struct BwdWsLayout {
   static constexpr int kGradQTileBytes = kStore == GradQStore::kTmaReduce ? kTileCols * kDim * 4 : 0;
   static constexpr int kRowTermsBytes = kBwdWsStages * 2 * kTileCols * 4;
   static constexpr int kBarrierBytes = (2 + 2 * kBwdWsStages) * 8;
-  static constexpr int kFusedBytes = kFusedGradQ ? kFusedGradQStateBytes : 0;
+  static constexpr int kFusedBytes = kFusedGradQ ? 16 : 0;  // the last-block flag
   // K, V; the Q and dO stages; two buffers x two warpgroups' dS^T; the dQ tile; row terms; the
-  // mbarriers; the reducers' arrival bookkeeping; the slack to align the window to 1024 bytes.
+  // mbarriers; the fused conversion's flag; the slack to align the window to 1024 bytes.
   static constexpr int kSharedBytes = 2 * kKvTileBytes + 2 * kBwdWsStages * kQTileBytes +
                                       4 * kDsTileBytes + kGradQTileBytes + kRowTermsBytes +
                                       kBarrierBytes + kFusedBytes + kSharedAlignBytes;
@@ -355,25 +362,6 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
   const int kv_tile_count = (seq.raw_len_kv + kBwdWgmmaRows - 1) / kBwdWgmmaRows;
   const bool has_grad_q_columns = consumer < kDim / 64;
   const bool is_reducer = kStore == GradQStore::kTmaReduce && consumer_thread == 0;
-  // kFusedGradQ (backward_grad_q_fused.cuh): this warpgroup's reducer counts its adds into the
-  // arrival counters and the warpgroup converts the q tiles it completes.
-  // Formed at each use from an opaque offset: hoisted out of the kv loop, the state's and the
-  // conversion's addresses cost registers the products need (spills at d = 128).
-  const auto fused_state = [&]() {
-    return reinterpret_cast<FusedGradQState*>(
-               shared_window + opaque(static_cast<int>(fused_address - k_tile))) +
-           consumer;
-  };
-  const bool is_fused_reducer = kFusedGradQ && is_reducer && has_grad_q_columns;
-  if (is_fused_reducer) {
-    FusedGradQState* const fused = fused_state();
-    const ForwardSlot grid_slot = forward_grid_slot(static_cast<std::int64_t>(blockIdx.x),
-                                                    p.batch * p.heads, p.grid_tiles,
-                                                    p.q_tiles_fastest);
-    fused->counter_base =
-        grad_q_counter_base(p, grid_slot.sequence_head / p.heads, seq.q_begin, seq.head, consumer);
-    fused->pending[0] = fused->pending[1] = fused->convert = -1;
-  }
   int kv_loads = 0, position = 0, ds_steps = 0;
 
   for (int tile = block.slot; tile < kv_tile_count; tile += p.grid_tiles) {
@@ -410,7 +398,6 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         for (int k = 0; k < Layout::kDsTileBytes / (16 * kWarpgroupThreads); ++k)
           *reinterpret_cast<uint4*>(ds_tile_pointer + (k * kWarpgroupThreads + consumer_thread) *
                                                           16) = uint4{0, 0, 0, 0};
-        if (is_fused_reducer) retire_grad_q_adds<1>(p, fused_state());
       } else {
         const float* lse2 = row_terms + (slot.stage * 2) * kTileCols;
         const float* row_dot = row_terms + (slot.stage * 2 + 1) * kTileCols;
@@ -420,8 +407,6 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
         issue_scores_weights_grad_v<E, kMode, kDim, kTanhSigmoid>(
             s, dp, pt_frag, dv, k_rows, v_rows, q_address, do_address, lse2, kAct, score_scale,
             seq.mask, group_class == TileClass::kPartial, q0, kv0 + warp_row0);
-        // The oldest dQ adds' arrival, while the tensor cores run the products above.
-        if (is_fused_reducer) retire_grad_q_adds<1>(p, fused_state());
         // dP^T and dV landed: P^T's fragments are free before dS^T needs registers (waiting for
         // dP^T alone left P^T live and spilled at d = 128; the other consumer's products keep
         // the tensor cores busy meanwhile).
@@ -454,8 +439,6 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
           unsigned char* const grad_q_pointer = shared_window + (grad_q_tile - k_tile);
           store_grad_q_tile(grad_q_pointer, dq, consumer);
           fence_generic_to_async_shared();
-          // Read before the barrier: the reducer rewrites it in the next step, after the barrier.
-          const int convert_tile = kFusedGradQ ? fused_state()->convert : -1;
           named_barrier_sync(kBwdWsGradQBarrier0 + consumer, kWarpgroupThreads);
           if (is_reducer) {
 #pragma unroll
@@ -467,11 +450,7 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
                                  static_cast<int>(seq.q_begin + q0));
             }
             bulk_commit_group();
-            if (is_fused_reducer) fused_state()->pending[1] = i;  // retired two steps later
           }
-          if (kFusedGradQ && convert_tile >= 0)
-            convert_grad_q_half<E, kDim>(p, seq, convert_tile, consumer, grad_k_scale,
-                                         opaque(consumer_thread));
         }
       }
     }
@@ -511,15 +490,21 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
   }
   if (is_reducer) bulk_wait_group_all();
   if constexpr (kFusedGradQ) {
-    // The two newest groups (complete now): their arrivals, and the tiles they complete.
-    for (int k = 0; has_grad_q_columns && k < 2; ++k) {
-      if (is_fused_reducer) retire_grad_q_adds<0>(p, fused_state());
-      named_barrier_sync(kBwdWsGradQBarrier0 + consumer, kWarpgroupThreads);
-      const int convert_tile = fused_state()->convert;
-      named_barrier_sync(kBwdWsGradQBarrier0 + consumer, kWarpgroupThreads);
-      if (convert_tile >= 0)
-        convert_grad_q_half<E, kDim>(p, seq, convert_tile, consumer, grad_k_scale,
-                                     opaque(consumer_thread));
+    // backward_grad_q_fused.cuh: the block's adds are performed; the pair's last block converts.
+    if (is_reducer) fence_async_to_generic_global();
+    named_barrier_sync(kBwdWsDsReadyBarrier, kConsumerThreads);
+    int* const is_last_block = reinterpret_cast<int*>(shared_window + (fused_address - k_tile));
+    if (consumer == 0 && consumer_thread == 0) {
+      const ForwardSlot grid_slot = forward_grid_slot(static_cast<std::int64_t>(blockIdx.x),
+                                                      p.batch * p.heads, p.grid_tiles,
+                                                      p.q_tiles_fastest);
+      *is_last_block =
+          atomic_add_acq_rel_gpu(p.grad_q_counters + grid_slot.sequence_head, 1) == p.grid_tiles - 1;
+    }
+    named_barrier_sync(kBwdWsDsReadyBarrier, kConsumerThreads);
+    if (*is_last_block) {
+      convert_pair_grad_q<E, kDim, kConsumerThreads>(p, seq, grad_k_scale,
+                                                     consumer * kWarpgroupThreads + consumer_thread);
     }
   }
 #else

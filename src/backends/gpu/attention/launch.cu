@@ -32,11 +32,9 @@ std::size_t row_terms_bytes(const AttentionProblem& problem) {
 }
 
 // The dQ arrival counters of the fused-conversion backward (backward_grad_q_fused.cuh), after the
-// row terms; small (4 bytes per head and 32 q rows), so every backward's workspace includes them.
+// row terms: one per (sequence, head), so every backward's workspace includes them.
 std::size_t grad_q_counter_bytes(const AttentionProblem& problem) {
-  const auto slots = static_cast<std::size_t>(
-      detail::kernels::grad_q_counter_slots(problem.total_q, problem.batch));
-  return align_up(slots * problem.heads * detail::kernels::kGradQHalves * sizeof(int));
+  return align_up(static_cast<std::size_t>(problem.batch) * problem.heads * sizeof(int));
 }
 
 Activation kernel_activation(PointwiseActivation activation) {

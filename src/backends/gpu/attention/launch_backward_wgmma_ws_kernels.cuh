@@ -47,10 +47,10 @@ Status launch_backward_wgmma_ws_config(const AttentionProblem& problem,
   kernels::BackwardTmaMaps maps{};
   PARITY_RETURN_IF_ERROR((backward_tma_maps<E, kDim>(problem, params, maps)));
   if constexpr (kFusedGradQ) {
-    // The arrival counters (and the grad_q rows no add reaches, zeroed) before the kernel counts.
-    const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>(params.batch, 1, 65535));
-    kernels::attention_grad_q_arrivals_kernel<kDim><<<blocks, 128, 0, stream>>>(params);
-    PARITY_GPU_CHECK_LAUNCH(attention_grad_q_arrivals_kernel);
+    // One arrival counter per (sequence, head), zero before the blocks count (backward_grad_q_fused.cuh).
+    PARITY_GPU_TRY(gpuMemsetAsync(params.grad_q_counters, 0,
+                                  static_cast<std::size_t>(params.batch) * params.heads * sizeof(int),
+                                  stream));
   }
   PARITY_GPU_TRY(gpuFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                      gpuFuncAttributeMaxDynamicSharedMemorySize, kShared));

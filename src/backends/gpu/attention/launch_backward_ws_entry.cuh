@@ -14,8 +14,9 @@ enum class WgmmaBackward {
   kWsTmaReduceTanh,  // kWsTmaReduce with SiLU / sigmoid from one tanh.approx (not two MUFU ops)
   kWsTmaReduceTanhOverlapKvTiles,  // kWsTmaReduceTanh with the next kv tile's K/V prefetched into
                                    // L2 and no dQ completion wait between kv tiles
-  kWsTmaReduceTanhOverlapKvTilesFusedGradQ,  // that one converting dQ to 16 bits itself, tile by
-                                             // tile (backward_grad_q_fused.cuh), no separate pass
+  kWsTmaReduceTanhOverlapKvTilesFusedGradQ,  // that one with each (sequence, head)'s last block
+                                             // converting its dQ rows to 16 bits
+                                             // (backward_grad_q_fused.cuh), no separate pass
 };
 template <Elem16 E, WgmmaBackward kKernel>
 Status launch_backward_wgmma_ws_kernels(const AttentionProblem& problem, AttentionParams params,

@@ -59,23 +59,13 @@ struct AttentionParams {
   const std::uint16_t* grad_out = nullptr;  // [total_q, heads, dim_v]
   float* row_terms = nullptr;     // softmax: [heads][total_q] lse*log2e, then [heads][total_q] dO.O
   float* grad_q_accum = nullptr;  // [total_q, heads, dim_qk] fp32, zeroed before the backward
-  int* grad_q_counters = nullptr;  // dQ arrival counters (backward_grad_q_fused.cuh), workspace
+  int* grad_q_counters = nullptr;  // [batch x heads] dQ arrivals (backward_grad_q_fused.cuh)
   std::uint16_t* grad_q = nullptr;
   std::uint16_t* grad_k = nullptr;
   std::uint16_t* grad_v = nullptr;
   bool deterministic = false;  // one block per (sequence, head) walks its kv tiles in order
   std::int64_t total_q = 0;
 };
-
-// dQ arrival counters (backward_grad_q_fused.cuh): one per 64 dQ columns of a q tile; those of
-// sequence b start at tile slot q_begin / 64 + b (a sequence of L rows has at most ceil(L / 64)
-// tiles, so the next sequence's slots never overlap): total_q / 64 + batch + 1 slots, each of
-// heads x kGradQHalves counters.
-inline constexpr int kGradQHalves = 2;
-PARITY_ATTENTION_HOST_DEVICE constexpr std::int64_t grad_q_counter_slots(std::int64_t total_q,
-                                                                         std::int64_t batch) {
-  return total_q / kTileCols + batch + 1;
-}
 
 // The sequence and head a block works on, its row ranges and mask.
 struct BlockSequence {
