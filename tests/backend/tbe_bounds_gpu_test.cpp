@@ -31,22 +31,28 @@ struct BoundsRun {
   std::vector<std::int64_t> indices, offsets;
 };
 
-// shift_elements > 0 places the indices that many elements past a 256-byte aligned allocation,
-// so the kernel's 16-byte vector loads are off (the scalar path is checked too).
+// shift_elements > 0 places the indices (offsets_shift_elements: the offsets) that many elements
+// past a 256-byte aligned allocation, so the kernel's 16-byte vector loads are off (the scalar
+// paths are checked too).
 BoundsRun gpu_bounds_check(const TbeProblem& problem, BoundsCheckMode mode, const std::vector<std::int64_t>& indices,
-                           const std::vector<std::int64_t>& offsets, int shift_elements = 0) {
+                           const std::vector<std::int64_t>& offsets, int shift_elements = 0,
+                           int offsets_shift_elements = 0) {
   auto layout = egpu::DeviceTbeLayout::create(problem.layout);
   std::vector<std::int64_t> shifted(static_cast<std::size_t>(shift_elements), 0);
   shifted.insert(shifted.end(), indices.begin(), indices.end());
+  std::vector<std::int64_t> shifted_offsets(static_cast<std::size_t>(offsets_shift_elements), 0);
+  shifted_offsets.insert(shifted_offsets.end(), offsets.begin(), offsets.end());
   auto d_indices = gpu::upload(embedding::pack_indices(shifted, problem.index_dtype));
-  auto d_offsets = gpu::upload(embedding::pack_indices(offsets, problem.index_dtype));
+  auto d_offsets = gpu::upload(embedding::pack_indices(shifted_offsets, problem.index_dtype));
   const std::size_t width = dtype_size_bytes(problem.index_dtype);
   void* indices_ptr = static_cast<std::uint8_t*>(d_indices->data()) + width * static_cast<std::size_t>(shift_elements);
+  void* offsets_ptr =
+      static_cast<std::uint8_t*>(d_offsets->data()) + width * static_cast<std::size_t>(offsets_shift_elements);
   const auto ws_bytes = egpu::bounds_check_workspace_bytes(problem);
   auto ws = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(ws_bytes));
-  const Status launched = egpu::bounds_check(problem, *layout, mode, indices_ptr, d_offsets->data(), ws->data(), ws_bytes);
+  const Status launched = egpu::bounds_check(problem, *layout, mode, indices_ptr, offsets_ptr, ws->data(), ws_bytes);
   EXPECT_TRUE(launched.is_ok()) << launched.to_string();
-  auto report = egpu::read_bounds_check_report(problem, mode, indices_ptr, d_offsets->data(), ws->data());
+  auto report = egpu::read_bounds_check_report(problem, mode, indices_ptr, offsets_ptr, ws->data());
   EXPECT_TRUE(report.is_ok()) << report.status().to_string();
   BoundsRun run{*report, {}, {}};
   auto raw_all = *gpu::download<std::uint8_t>(*d_indices, shifted.size() * width);
@@ -54,7 +60,9 @@ BoundsRun gpu_bounds_check(const TbeProblem& problem, BoundsCheckMode mode, cons
   for (std::size_t b = 0; b < width * static_cast<std::size_t>(shift_elements); ++b) {
     EXPECT_EQ(raw_all[b], 0) << "bounds check wrote before the indices";
   }
-  auto raw_o = *gpu::download<std::uint8_t>(*d_offsets, offsets.size() * width);
+  auto raw_o_all = *gpu::download<std::uint8_t>(*d_offsets, shifted_offsets.size() * width);
+  std::vector<std::uint8_t> raw_o(raw_o_all.begin() + static_cast<std::ptrdiff_t>(width * offsets_shift_elements),
+                                  raw_o_all.end());
   auto unpack = [&](const std::vector<std::uint8_t>& raw, std::size_t count) {
     std::vector<std::int64_t> v(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -353,6 +361,57 @@ TEST(GpuTbeBoundsCheck, SplitRolesFindDeepBadOffsetsFillEverySlotAndTakeEmptyBat
     EXPECT_EQ(empty.report.bad_offsets, 0);
     EXPECT_FALSE(empty.report.last_offset_fixed);
     EXPECT_EQ(empty.offsets, empty_offsets);
+  }
+}
+
+// Decreasing offsets planted at a warp's first entry, inside a warp, in a tile's second entry, in
+// the last entries and at random are counted and the first reported as the reference does, in
+// both widths, with the offsets array aligned and not, and the fix mode repairs the offsets as the
+// reference.
+TEST(GpuTbeBoundsCheck, DecreasingOffsetsAnywhereMatchTheReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(414);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  const std::vector<TableSpec> tables = {{1000, 4}, {5000, 4}};
+  const std::int64_t batch_size = 200003;  // 400007 offsets: several tiles per block, an odd count
+  const auto clean = bounds_check_batch(tables, batch_size, seed);
+  const auto entries = static_cast<std::int64_t>(clean.offsets.size());
+  std::mt19937_64 rng(seed);
+  // Each set: the positions made lower than their predecessor.
+  const std::vector<std::vector<std::int64_t>> plantings = {
+      {4096},                      // a block's first thread
+      {4104},                      // inside a warp
+      {4099, 1},                   // the second entry too
+      {entries - 2, entries - 5},  // the last entries
+      {}};                         // random, below
+  for (std::size_t set = 0; set < plantings.size(); ++set) {
+    std::vector<std::int64_t> positions = plantings[set];
+    if (positions.empty()) {
+      for (int k = 0; k < 40; ++k) positions.push_back(1 + static_cast<std::int64_t>(rng() % (entries - 2)));
+    }
+    auto damaged = clean.offsets;
+    for (const std::int64_t p : positions) {
+      damaged[static_cast<std::size_t>(p)] = damaged[static_cast<std::size_t>(p - 1)] - 1 - static_cast<std::int64_t>(rng() % 3);
+    }
+    for (DType dtype : {DType::kI32, DType::kI64}) {
+      const auto problem = testing::make_problem(tables, batch_size, static_cast<std::int64_t>(clean.indices.size()), dtype);
+      for (int offsets_shift : {0, 1}) {
+        for (BoundsCheckMode mode : {BoundsCheckMode::kError, BoundsCheckMode::kFix}) {
+          SCOPED_TRACE("set " + std::to_string(set) + (dtype == DType::kI64 ? " int64" : " int32") + " shift " +
+                       std::to_string(offsets_shift) + (mode == BoundsCheckMode::kFix ? " fix" : " error"));
+          auto ref_indices = clean.indices, ref_offsets = damaged;
+          const auto want = ref::tbe_bounds_check(problem, mode, ref_indices, ref_offsets);
+          ASSERT_GT(want.bad_offsets, 0);
+          const auto got = gpu_bounds_check(problem, mode, clean.indices, damaged, 0, offsets_shift);
+          EXPECT_EQ(got.report.bad_offsets, want.bad_offsets);
+          EXPECT_EQ(got.report.first_bad_offset_position, want.first_bad_offset_position);
+          EXPECT_EQ(got.report.first_bad_offset_value, want.first_bad_offset_value);
+          if (mode == BoundsCheckMode::kFix) {
+            EXPECT_EQ(got.offsets, ref_offsets);
+          }
+        }
+      }
+    }
   }
 }
 
