@@ -39,6 +39,8 @@ struct HopperProblemTerms {
 };
 
 constexpr double kGridGuard = 1e-9;
+// The coarse bounds are shrunk by this: it absorbs their different order of additions.
+constexpr double kCoarseRoundingMargin = 1.0 - 1e-12;
 
 // One K-iteration of a wave: the 4-norm of its compute and L2 -> SM time.
 inline double compute_l2_norm(double compute_us, double l2_us) {
@@ -91,6 +93,16 @@ struct HopperGroupIndex {
   std::vector<PreparedCandidate> floor_terms;  // per group
   std::vector<std::uint32_t> member_begin;     // group g: members[member_begin[g] .. [g + 1])
   std::vector<std::uint32_t> members;          // candidate indices, ascending within a group
+  // The floor terms coarse_bound_us reads, as columns of doubles so that the floors' loop over
+  // every group vectorises (model_hopper_floors.cpp); infeasible: 0, or +infinity for a group
+  // without a feasible member.
+  struct FloorColumns {
+    std::vector<double> inv_split_k, inv_tile_k, inv_tile_m, inv_tile_n, min_grid_m, min_grid_n,
+        splits, inv_usable_sms, compute_us_per_iter, exposed_epilogue_us, min_exposed_store_us,
+        full_wave_iter_us, pingpong_epilogue_us, l2_us_per_iter, store_bytes_per_tile,
+        wave_fixed_us, split_fixed_us, reduce_bytes_per_output, infeasible;
+  };
+  FloorColumns columns;
 };
 
 class HopperModel final : public PerformanceModel {
@@ -144,6 +156,13 @@ class HopperModel final : public PerformanceModel {
   double coarse_bound_us(const HopperProblemTerms& terms, const PreparedCandidate& c,
                          const HopperCoarseShape& shape) const;
   static HopperCoarseShape coarse_shape(const HopperProblemTerms& terms, const PreparedCandidate& c);
+  // coarse_bound_us of every group's floor terms at once (model_hopper_floors.cpp), the same
+  // operations in the same order: the same values.
+  void group_floors_us(const HopperProblemTerms& terms,
+                       const HopperGroupIndex::FloorColumns& groups, double* floors_us) const;
+  static void group_floors_loop(const HopperProblemTerms& terms,
+                                const HopperGroupIndex::FloorColumns& groups, double launch_us,
+                                double tail_boost, double* floors_us);
   struct TopSearch;  // predict_top_tiles_us's state and stages
 };
 

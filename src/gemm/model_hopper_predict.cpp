@@ -13,7 +13,6 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxPrunedKeep = 16;
-constexpr double kCoarseRoundingMargin = 1.0 - 1e-12;
 constexpr double kGuard = 1e-9;
 // The grouped search sorts its groups by keys whose low bits are the group: at most 2^16 groups.
 constexpr std::uint64_t kGroupMask = (std::uint64_t{1} << 16) - 1;
@@ -411,11 +410,10 @@ void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::
   floors.resize(group_count);
   is_bounded.assign(group_count, 0);
   Seeds chosen_groups{.count = 0, .keep = keep, .per_tile = tile_of != nullptr};
+  model.group_floors_us(terms, groups.columns, floors.data());
   for (std::size_t g = 0; g < group_count; ++g) {
     // Without its low bits (lower still, and a sort key below).
-    floors[g] = std::bit_cast<double>(
-        std::bit_cast<std::uint64_t>(model.coarse_bound_us(terms, groups.floor_terms[g])) &
-        ~kGroupMask);
+    floors[g] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(floors[g]) & ~kGroupMask);
     chosen_groups.offer(floors[g], g, tile_of != nullptr ? tile_of[members[member_begin[g]]] : 0);
   }
   const auto bound_members = [&](std::size_t g) {
@@ -560,6 +558,32 @@ HopperGroupIndex HopperModel::index_groups(const PreparedCandidate* prepared, st
   std::vector<std::uint32_t> fill(index.member_begin.begin(), index.member_begin.end() - 1);
   for (std::size_t i = 0; i < count; ++i) {
     index.members[fill[group_of[i]]++] = static_cast<std::uint32_t>(i);
+  }
+  HopperGroupIndex::FloorColumns& columns = index.columns;
+  for (const PreparedCandidate& floor : index.floor_terms) {
+    const HopperTerms& c = floor.hopper;
+    for (const auto& [column, value] : {
+             std::pair{&columns.inv_split_k, c.inv_split_k},
+             {&columns.inv_tile_k, c.inv_tile_k},
+             {&columns.inv_tile_m, c.inv_tile_m},
+             {&columns.inv_tile_n, c.inv_tile_n},
+             {&columns.min_grid_m, c.min_grid_m},
+             {&columns.min_grid_n, c.min_grid_n},
+             {&columns.splits, c.splits},
+             {&columns.inv_usable_sms, c.inv_usable_sms},
+             {&columns.compute_us_per_iter, c.compute_us_per_iter},
+             {&columns.exposed_epilogue_us, c.exposed_epilogue_us},
+             {&columns.min_exposed_store_us, c.min_exposed_store_us},
+             {&columns.full_wave_iter_us, c.full_wave_iter_us},
+             {&columns.pingpong_epilogue_us, c.pingpong_epilogue_us},
+             {&columns.l2_us_per_iter, c.l2_us_per_iter},
+             {&columns.store_bytes_per_tile, c.store_bytes_per_tile},
+             {&columns.wave_fixed_us, c.wave_fixed_us},
+             {&columns.split_fixed_us, c.split_fixed_us},
+             {&columns.reduce_bytes_per_output, c.reduce_bytes_per_output},
+             {&columns.infeasible, floor.is_feasible ? 0.0 : 1.0}}) {
+      column->push_back(value);
+    }
   }
   return index;
 }

@@ -214,6 +214,11 @@ class OrigamiModel final : public PerformanceModel {
   void grid_tile_count_floors_us(const TileBoundTerms& terms,
                                  const OrigamiRunIndex::GridColumns& grids,
                                  const double* padding_min, double* floors_us) const;
+  // Its loop, cloned for AVX2 (model_origami_estimates.cpp).
+  static void tile_count_floors_us(const TileBoundTerms& terms,
+                                   const OrigamiRunIndex::GridColumns& grids,
+                                   const double* padding_min, double cycles_per_us,
+                                   double* floors_us);
   // predict_top_us's search over runs (bounded by the first stage): pops them in ascending bound,
   // refines, predicts exactly; appends the exact ranges when `exact_ranges` is given. Run r has
   // the first-stage bound bounds[r], candidates [starts[r], starts[r + 1]) and, when `summaries`

@@ -57,6 +57,9 @@ struct OrigamiModel::GridBound {
   // Padded output elements (grid_m MT_M x grid_n MT_N), MFMA cycles per unit of MT_K at the
   // fastest native instruction, L2 cycles per byte of an operand row's K extent.
   double padded_mn = 0, compute_cycles_per_k = 0, l2_cycles_per_row_byte = 0;
+  // run_bound_us's per-grid factors: the padding waste per unit of padded K (padded_mn / MNK)
+  // and the microseconds per tile cycle over the timesteps, margin included.
+  double etp_per_padded_k = 0, us_per_tile_cycle = 0;
 };
 
 // What the grid floor needs of a grid's MT_K values: the smallest's and largest's terms, and a
@@ -114,6 +117,8 @@ inline OrigamiModel::GridBound OrigamiModel::grid_bound(const TileBoundTerms& t,
   g.padded_mn = grid_m * tm * grid_n * tn;
   g.compute_cycles_per_k = 2.0 * tm * tn * min_cycles_per_flop_ * t.type_factor;
   g.l2_cycles_per_row_byte = (tm + tn) * t.cus / hw_.l2_bytes_per_cycle;
+  g.etp_per_padded_k = g.padded_mn / t.mnk;
+  g.us_per_tile_cycle = g.timesteps / hw_.cycles_per_us * kRoundingMargin;
   const double waves = std::max(ceil_div(tiles * split_k, t.cus), g.timesteps);
   g.decay = occupancy_decay(static_cast<U64>(std::min(waves, static_cast<double>(kMaxOccupancy))));
   // Stores: at least the output bytes of the largest tile kind that exists (min(MT, size) per
@@ -157,13 +162,14 @@ inline double OrigamiModel::run_bound_us(const TileBoundTerms& t, const GridBoun
   const double tk = d.tile_k;
   const double max_split = std::max(g.split_k, std::min(g.max_grid_split, d.k_tiles_over_8));
   const double iters = std::max(ceil_div(t.k, max_split * tk) - 1.0, 1.0);
-  const double etp = g.padded_mn * d.padded_k / t.mnk;
+  const double etp = g.etp_per_padded_k * d.padded_k;
   const double lm = std::max(g.l2_cycles_per_row_byte * d.k_line_bytes, kDramLatencyCycles);
   const double lc = g.compute_cycles_per_k * tk;
   const double tile = iters * std::max(lc, lm) * etp + kPrologueWeight * lm * etp * g.decay +
                       kEpilogueWeight * ((lc * etp + g.stores) * g.decay + d.padding) +
                       kWorkgroupSetupCycles + kLoopCyclesPerIter * iters;
-  return g.timesteps * tile / hw_.cycles_per_us * kRoundingMargin;
+  // Reassociated from timesteps x tile / clock x margin: a few ulps, far inside the margin.
+  return tile * g.us_per_tile_cycle;
 }
 
 inline double OrigamiModel::grid_floor_us(const TileBoundTerms& t, const GridBound& g,
