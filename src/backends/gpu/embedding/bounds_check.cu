@@ -40,13 +40,14 @@ Result<BoundsGrid> bounds_check_grid(const TbeProblem& problem) {
   // Roles are balanced by weighted tiles, not bytes (kBoundsOffsetsTileWeight): split by bytes,
   // the offsets blocks of C2 with int32 indices finished last (18.7 -> 24.6 us).
   const std::int64_t entries = problem.num_offsets();
-  const std::int64_t offsets_tiles = std::max<std::int64_t>(1, ceil_div(entries, kBoundsTileItems));
-  const std::int64_t index_tile_items =
-      bounds_index_tile_items(problem.index_dtype == DType::kI32 ? sizeof(std::int32_t) : sizeof(std::int64_t));
+  const std::size_t index_bytes = problem.index_dtype == DType::kI32 ? sizeof(std::int32_t) : sizeof(std::int64_t);
+  const std::int64_t offsets_tile_items = bounds_offsets_tile_items(index_bytes);
+  const std::int64_t offsets_tiles = std::max<std::int64_t>(1, ceil_div(entries, offsets_tile_items));
+  const std::int64_t index_tile_items = bounds_index_tile_items(index_bytes);
   const std::int64_t index_tiles = std::max<std::int64_t>(1, ceil_div(problem.num_indices, index_tile_items));
   BoundsGrid grid;
   grid.blocks = static_cast<int>(std::clamp<std::int64_t>(
-      std::max(offsets_tiles, ceil_div(problem.num_indices, kBoundsTileItems)), 1, resident));
+      std::max(offsets_tiles, ceil_div(problem.num_indices, offsets_tile_items)), 1, resident));
   if (offsets_tiles + index_tiles <= resident) {
     grid.offset_blocks = static_cast<int>(offsets_tiles);
     grid.index_blocks = static_cast<int>(index_tiles);

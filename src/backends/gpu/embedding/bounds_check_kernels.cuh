@@ -14,13 +14,23 @@ namespace parity::gpu_device {
 // 2 x 512 threads 20.3 us, 4 x 256 19.6, 8 x 128 18.8, 16 x 64 19.1 (int32 indices 17.5 / 17.7 /
 // 18.9 for the last three); 256 x 6 per SM (40 registers) spilled.
 inline constexpr int kBoundsBlockThreads = 128;
-// 8 offsets in flight per thread: ncu showed 16 int64 positions per thread at 115 registers, one
-// block per SM and five serial tiles per thread at 39% of DRAM bandwidth (C2 25.6 -> 23.5 us).
-inline constexpr int kBoundsItemsPerThread = 8;
+// Offsets in flight per thread: 48 bytes (12 int32 or 6 int64 entries; 64 spilled int32 entries
+// at the 64-register budget), each entry's predecessor from the previous lane (a shuffle) or, for
+// a warp's first lane, from the previous warp's last lane through shared memory: no second load
+// per entry, and int32 entries held as 32-bit values, so an offsets block of a one-hot layout (as
+// many offsets as indices) takes one DRAM round trip, not two (8 int64-held entries a tile before). (ncu once showed 16 int64 positions per thread with a second load
+// each at 115 registers, one block per SM and five serial tiles per thread at 39% of DRAM
+// bandwidth.)
+inline constexpr int bounds_offsets_items_per_thread(std::size_t index_bytes) {
+  return static_cast<int>(48 / index_bytes);
+}
+inline constexpr int kBoundsMaxOffsetsItemsPerThread = bounds_offsets_items_per_thread(4);
+inline constexpr std::int64_t bounds_offsets_tile_items(std::size_t index_bytes) {
+  return std::int64_t{kBoundsBlockThreads} * bounds_offsets_items_per_thread(index_bytes);
+}
 // Indices tiles: 16-byte vectors per thread per tile (two tiles held: current and upcoming).
 inline constexpr int kBoundsVecsPerThread = 4;
 inline constexpr int kBoundsMinBlocksPerSm = 8;
-inline constexpr std::int64_t kBoundsTileItems = std::int64_t{kBoundsBlockThreads} * kBoundsItemsPerThread;
 // Indices per tile of the indices pass: kBoundsVecsPerThread 16-byte vectors per thread.
 inline constexpr std::int64_t bounds_index_tile_items(std::size_t index_bytes) {
   return std::int64_t{kBoundsBlockThreads} * kBoundsVecsPerThread * static_cast<std::int64_t>(16 / index_bytes);
@@ -103,31 +113,59 @@ __device__ inline BlockSlice block_slice(std::int64_t count, int block, int bloc
   return {begin < count ? begin : count, begin + items_per_block < count ? begin + items_per_block : count};
 }
 
+// Shared memory of the offsets role: per tile parity, each warp's last lane's entries.
+inline constexpr int kBoundsWarpsPerBlock = kBoundsBlockThreads / kWarpSize;
+inline constexpr int kBoundsOffsetsWarpLastEntries = 2 * kBoundsWarpsPerBlock * kBoundsMaxOffsetsItemsPerThread;
+
 // Offsets check of the block's slice of the F*B+1 entries; thread 0 writes the block's slot.
 template <typename IndexT>
 __device__ void check_offsets_slice(const IndexT* __restrict__ offsets, std::int64_t num_bags,
                                     std::int64_t num_indices, BlockSlice slice, BoundsSlot* __restrict__ slots,
-                                    std::int64_t* scratch, int* last_bad) {
+                                    std::int64_t* scratch, std::int64_t* warp_last /* kBoundsOffsetsWarpLastEntries */,
+                                    int* last_bad) {
   if (threadIdx.x == 0) *last_bad = 0;
   __syncthreads();
   std::int64_t count = 0, position = kNoPosition, value = 0;
-  // Tiles of kBoundsItemsPerThread x block positions: every load of a tile is issued before the
-  // first check, so a thread keeps that many loads in flight instead of one.
-  for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += kBoundsTileItems) {
-    std::int64_t current[kBoundsItemsPerThread], previous[kBoundsItemsPerThread];
+  const int lane = lane_id();
+  const int warp = warp_id();
+  // Tiles of kItems x block positions: every load of a tile is issued before the
+  // first check, so a thread keeps that many loads in flight instead of one. Entry i of row r is
+  // thread t's (i = tile_start + r x block + t); its predecessor is the previous lane's entry of
+  // the row, the previous warp's last lane's (shared memory), or for thread 0 the last thread's
+  // entry of the row before (row 0: the entry before the tile, loaded).
+  constexpr int kItems = bounds_offsets_items_per_thread(sizeof(IndexT));
+  constexpr std::int64_t kTileItems = bounds_offsets_tile_items(sizeof(IndexT));
+  int parity = 0;
+  for (std::int64_t tile_start = slice.begin; tile_start < slice.end; tile_start += kTileItems, parity ^= 1) {
+    IndexT current[kItems];  // 32-bit entries stay 32-bit: half the registers
 #pragma unroll
-    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+    for (int r = 0; r < kItems; ++r) {
       const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
       // Read once, evict-first, as the indices (int32 indices: 17.5 -> 17.4 us after a memset flush).
-      current[r] = i < slice.end ? static_cast<std::int64_t>(load_read_once(offsets + i)) : 0;
-      previous[r] = i > 0 && i < slice.end ? static_cast<std::int64_t>(offsets[i - 1]) : 0;
+      current[r] = i < slice.end ? load_read_once(offsets + i) : IndexT{0};
     }
+    const std::int64_t before_tile =
+        threadIdx.x == 0 && tile_start > 0 ? static_cast<std::int64_t>(offsets[tile_start - 1]) : 0;
+    std::int64_t* const tile_last = warp_last + parity * kBoundsWarpsPerBlock * kItems;
+    if (lane == kWarpSize - 1) {
 #pragma unroll
-    for (int r = 0; r < kBoundsItemsPerThread; ++r) {
+      for (int r = 0; r < kItems; ++r) tile_last[warp * kItems + r] = static_cast<std::int64_t>(current[r]);
+    }
+    __syncthreads();  // one per tile: the next tile writes the other parity's entries
+#pragma unroll
+    for (int r = 0; r < kItems; ++r) {
       const std::int64_t i = tile_start + static_cast<std::int64_t>(r) * kBoundsBlockThreads + threadIdx.x;
+      // Every lane shuffles (the loop is warp-uniform) before any lane skips.
+      const std::int64_t from_left = static_cast<std::int64_t>(shfl(current[r], lane > 0 ? lane - 1 : 0));
       if (i >= slice.end) continue;
-      const std::int64_t o = current[r];
-      const bool bad = o < 0 || o > num_indices || (i > 0 && o < previous[r]) || (i == num_bags && o != num_indices);
+      std::int64_t previous = from_left;
+      if (lane == 0) {
+        previous = warp > 0   ? tile_last[(warp - 1) * kItems + r]
+                   : r > 0    ? tile_last[(kBoundsWarpsPerBlock - 1) * kItems + r - 1]
+                              : before_tile;
+      }
+      const auto o = static_cast<std::int64_t>(current[r]);
+      const bool bad = o < 0 || o > num_indices || (i > 0 && o < previous) || (i == num_bags && o != num_indices);
       if (i == num_bags && o != num_indices) *last_bad = 1;  // one thread sees the last entry
       if (bad) {
         ++count;
@@ -152,9 +190,10 @@ __global__ void __launch_bounds__(kBoundsBlockThreads, kBoundsMinBlocksPerSm)
     bounds_check_offsets_kernel(const IndexT* __restrict__ offsets, std::int64_t num_bags, std::int64_t num_indices,
                                 BoundsSlot* __restrict__ slots) {
   __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+  __shared__ std::int64_t warp_last[kBoundsOffsetsWarpLastEntries];
   __shared__ int last_bad;
   check_offsets_slice(offsets, num_bags, num_indices, block_slice(num_bags + 1, blockIdx.x, gridDim.x), slots,
-                      scratch, &last_bad);
+                      scratch, warp_last, &last_bad);
 }
 
 // Fix mode only, one block: offsets := running max of clamp(offsets, 0, N), last := N. Returns at
@@ -400,11 +439,12 @@ __global__ void __launch_bounds__(kBoundsBlockThreads, kBoundsMinBlocksPerSm)
                               int offset_blocks, bool vector_loads, BoundsSlot* __restrict__ slots) {
   extern __shared__ std::int64_t boundaries[];  // bounds_check_shared_bytes(num_features)
   __shared__ std::int64_t scratch[3 * kBoundsBlockThreads / kWarpSize];
+  __shared__ std::int64_t warp_last[kBoundsOffsetsWarpLastEntries];
   __shared__ int last_bad;
   const int block = static_cast<int>(blockIdx.x);
   if (block < offset_blocks) {  // block-uniform
     check_offsets_slice(offsets, num_bags, num_indices, block_slice(num_bags + 1, block, offset_blocks), slots,
-                        scratch, &last_bad);
+                        scratch, warp_last, &last_bad);
     if (threadIdx.x == 0) {
       slots[block].bad_indices = 0;
       slots[block].first_bad_index_position = kNoPosition;
