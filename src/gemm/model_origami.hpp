@@ -121,6 +121,7 @@ struct OrigamiRunIndex {
   // Grid g's runs are grid_runs[grid_run_begin[g] .. grid_run_begin[g + 1]).
   std::vector<std::uint32_t> grid_run_begin, grid_runs;
   std::vector<int> sizes_m, sizes_n, depths;
+  std::vector<std::uint8_t> depth_order;  // into depths, ascending MT_K
   // The grids' fields as columns of doubles, so the estimates' loop over every grid vectorises:
   // MT_M, MT_N, max(1, split), the smallest and largest MT_K of the feasible runs, and 0
   // (feasible) or +infinity (no feasible run).

@@ -102,6 +102,11 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
     if (!grid.is_feasible || tile_k > index.depths[grid.depth_max]) grid.depth_max = head.depth;
     grid.is_feasible = true;
   }
+  index.depth_order.resize(index.depths.size());
+  for (std::size_t i = 0; i < index.depths.size(); ++i)
+    index.depth_order[i] = static_cast<std::uint8_t>(i);
+  std::sort(index.depth_order.begin(), index.depth_order.end(),
+            [&](std::uint8_t a, std::uint8_t b) { return index.depths[a] < index.depths[b]; });
   OrigamiRunIndex::GridColumns& columns = index.grid_columns;
   for (const OrigamiRunIndex::Grid& g : index.grids) {
     columns.tile_m.push_back(index.sizes_m[g.m]);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -301,14 +302,13 @@ void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const Origam
   for (std::size_t i = 0; i < tables.depths.size(); ++i)
     tables.depths[i] = depth_bound(terms, index.depths[i]);
   // padding_upto[i]: the smallest padding penalty of any MT_K <= depths[i] (a grid's floor takes
-  // it at its largest MT_K: at or below the penalty of each of its runs).
-  tables.padding_upto.assign(tables.depths.size(), kInfinity);
-  for (std::size_t i = 0; i < tables.depths.size(); ++i) {
-    for (std::size_t j = 0; j < tables.depths.size(); ++j) {
-      if (index.depths[j] <= index.depths[i]) {
-        tables.padding_upto[i] = std::min(tables.padding_upto[i], tables.depths[j].padding);
-      }
-    }
+  // it at its largest MT_K: at or below the penalty of each of its runs), a running minimum in
+  // ascending MT_K (the index's MT_K values are distinct).
+  tables.padding_upto.resize(tables.depths.size());
+  double padding_least = kInfinity;
+  for (const std::uint8_t i : index.depth_order) {
+    padding_least = std::min(padding_least, tables.depths[i].padding);
+    tables.padding_upto[i] = padding_least;
   }
   tables.grid_padding.resize(index.grids.size());
   for (std::size_t gi = 0; gi < index.grids.size(); ++gi)
@@ -346,7 +346,11 @@ struct OrigamiModel::GridPruning {
   ProblemTables tables;
   std::vector<GridBound> grids;
   std::vector<double> floors, estimates;
-  std::vector<std::uint8_t> has_terms, has_floor, is_bounded;  // per grid
+  // Per grid, what enter_grids tests against the seeds' cutoff in one load: its estimate, or the
+  // larger of its estimate and floor once the floor is known, or NaN once its runs are bounded
+  // (they enter the heap themselves): NaN fails the test even when the cutoff is +infinity.
+  std::vector<double> entry_tests;
+  std::vector<std::uint8_t> has_terms, has_floor;  // per grid
   std::vector<double> bounds;          // per run; read only for the runs in `bounded`
   std::vector<std::uint32_t> bounded;  // the runs given a bound (the others are never read)
   std::size_t seed = 0;                // the run of the least bound (heads.size(): none yet)
@@ -376,26 +380,30 @@ void OrigamiModel::GridPruning::start(const OrigamiModel& selecting, const GemmP
   grids.resize(grid_count);
   floors.resize(grid_count);
   estimates.resize(grid_count);
+  entry_tests.resize(grid_count);
   has_terms.assign(grid_count, 0);
   has_floor.assign(grid_count, 0);
-  is_bounded.assign(grid_count, 0);
   bounds.resize(runs.heads.size());
   bounded.clear();
   seed = runs.heads.size();
   seed_bound = kInfinity;
 }
 
-// Every grid's estimate; returns the grid of the least (grids.size(): none is feasible).
+// Every grid's estimate; returns the first grid of the least (grids.size(): none is feasible).
+// An infeasible grid's estimate is +infinity and a feasible one's finite, so the least finite
+// estimate is the least feasible one's.
 std::size_t OrigamiModel::GridPruning::estimate_grids() {
   const std::size_t grid_count = index->grids.size();
   const double* const estimate_of = estimates.data();
+  double* const entry_test_of = entry_tests.data();
   model->grid_tile_count_floors_us(terms, index->grid_columns, tables.grid_padding.data(),
                                    estimates.data());
   std::size_t estimate_grid = grid_count;
+  double least = kInfinity;
   for (std::size_t gi = 0; gi < grid_count; ++gi) {
-    if (!index->grids[gi].is_feasible) continue;
-    if (estimate_grid == grid_count || estimate_of[gi] < estimate_of[estimate_grid])
-      estimate_grid = gi;
+    const double estimate = estimate_of[gi];
+    entry_test_of[gi] = estimate;
+    if (estimate < least) least = estimate, estimate_grid = gi;
   }
   return estimate_grid;
 }
@@ -415,6 +423,7 @@ double OrigamiModel::GridPruning::floor_at(std::size_t gi) {
     has_floor[gi] = 1;
     set_terms(gi);
     floors[gi] = model->grid_floor_us(terms, grids[gi], depths_of(index->grids[gi]));
+    entry_tests[gi] = std::max(estimates[gi], floors[gi]);
   }
   return floors[gi];
 }
@@ -438,7 +447,7 @@ void OrigamiModel::GridPruning::bound_grid(std::size_t gi, double limit) {
 
 void OrigamiModel::GridPruning::bound_grid_once(std::size_t gi) {
   floor_at(gi);  // sets the grid's terms
-  is_bounded[gi] = 1;
+  entry_tests[gi] = std::numeric_limits<double>::quiet_NaN();
   bound_grid(gi);
 }
 
@@ -453,8 +462,9 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
   double lowest_floor = kInfinity;
   if (estimate_grid != grid_count) {
     const double probe = floor_at(estimate_grid);
+    const double* const estimate_of = estimates.data();  // floor_at writes no estimate
     for (std::size_t gi = 0; gi < grid_count; ++gi) {
-      if (estimates[gi] <= probe && floor_at(gi) < lowest_floor) {
+      if (estimate_of[gi] <= probe && floor_at(gi) < lowest_floor) {
         floor_grid = gi, lowest_floor = floors[gi];
       }
     }
@@ -477,10 +487,11 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
 // the seeds' cutoff enter at once (fewer heap moves).
 void OrigamiModel::RunSearch::enter_grids(double seed_cutoff) {
   GridPruning& grids = *pruning;
-  for (std::size_t gi = 0; gi < grids.estimates.size(); ++gi) {
-    if (grids.is_bounded[gi] || grids.estimates[gi] > seed_cutoff) continue;
+  const double* const entry_test_of = grids.entry_tests.data();
+  const std::size_t grid_count = grids.entry_tests.size();
+  for (std::size_t gi = 0; gi < grid_count; ++gi) {
+    if (!(entry_test_of[gi] <= seed_cutoff)) continue;  // NaN: bounded already
     const double floor = grids.has_floor[gi] ? grids.floors[gi] : grids.estimates[gi];
-    if (floor > seed_cutoff) continue;
     if (!per_tile) {
       heap.push_back({floor, static_cast<std::uint32_t>(gi), HeapEntry::kGrid});
       continue;
