@@ -317,19 +317,31 @@ void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const Origam
 
 namespace {
 
-// The indices of the `count` least finite values other than `skip`, least first.
+// The indices of the `count` least finite values other than `skip`, least first (of equal
+// values the first). One compare per value once `count` are held: `limit` is the largest held
+// (+infinity until then, which no value passes); an insertion shifts the few held ones.
 const std::vector<std::size_t>& least_estimates(const std::vector<double>& values, std::size_t skip,
                                          std::size_t count) {
   thread_local std::vector<std::size_t> least;
-  least.clear();
+  thread_local std::vector<double> least_values;
+  least.resize(count);
+  least_values.resize(count);
+  std::size_t held = 0;
+  double limit = kInfinity;
+  const double* const value_of = values.data();
   for (std::size_t i = 0; i < values.size() && count > 0; ++i) {
-    if (i == skip || values[i] == kInfinity) continue;
-    if (least.size() == count && !(values[i] < values[least.back()])) continue;
-    const auto at = std::upper_bound(least.begin(), least.end(), values[i],
-                                     [&](double v, std::size_t j) { return v < values[j]; });
-    least.insert(at, i);
-    if (least.size() > count) least.pop_back();
+    const double value = value_of[i];
+    if (!(value < limit) || i == skip) continue;
+    std::size_t at = held < count ? held++ : count - 1;  // the last slot, or one more
+    for (; at > 0 && value < least_values[at - 1]; --at) {
+      least_values[at] = least_values[at - 1];
+      least[at] = least[at - 1];
+    }
+    least_values[at] = value;
+    least[at] = i;
+    if (held == count) limit = least_values[count - 1];
   }
+  least.resize(held);
   return least;
 }
 
