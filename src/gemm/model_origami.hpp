@@ -215,7 +215,7 @@ class OrigamiModel final : public PerformanceModel {
   void grid_tile_count_floors_us(const TileBoundTerms& terms,
                                  const OrigamiRunIndex::GridColumns& grids,
                                  const double* padding_min, double* floors_us) const;
-  // Its loop, cloned for AVX2 (model_origami_estimates.cpp).
+  // Its loop, compiled for AVX2 and for baseline x86-64 (model_origami_estimates.cpp).
   static void tile_count_floors_us(const TileBoundTerms& terms,
                                    const OrigamiRunIndex::GridColumns& grids,
                                    const double* padding_min, double cycles_per_us,
