@@ -9,7 +9,6 @@
 // each rounding compare-free: ceil_nonnegative, floor_nonnegative, SSE2 has no rounding
 // instruction). Both roundings are exact on the loop's operands, so the values are the same.
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 
 #include "model_math.hpp"
@@ -23,19 +22,10 @@ using namespace origami_terms;  // the port's shared constants and helpers (inte
 
 namespace {
 
-// ceil and floor of the loop's operands (0, or at least 2^-21 and below 2^52: a size over a tile
-// size, a tile count over the CUs), where both forms are exact.
-struct CompareFreeRounding {
-  [[gnu::always_inline]] static double ceil(double x) { return ceil_nonnegative(x); }
-  [[gnu::always_inline]] static double floor(double x) { return floor_nonnegative(x); }
-};
-struct InstructionRounding {  // only inlined into the AVX2 loop: roundpd there
-  [[gnu::always_inline]] static double ceil(double x) { return std::ceil(x); }
-  [[gnu::always_inline]] static double floor(double x) { return std::floor(x); }
-};
-
-// The loop itself. Without FMA contraction (the avx2 target does not enable FMA) every lane of
-// either compilation computes the same operations in the same order: bit-identical values.
+// The loop itself (its roundings exact on its operands: 0, or at least 2^-21 and below 2^52, a
+// size over a tile size, a tile count over the CUs). Without FMA contraction (the avx2 target
+// does not enable FMA) every lane of either compilation computes the same operations in the
+// same order: bit-identical values.
 // (Terms: OrigamiModel::TileBoundTerms, deduced: a private member type.)
 template <class Rounding, class Terms>
 [[gnu::always_inline]] inline void tile_count_floors_loop(
