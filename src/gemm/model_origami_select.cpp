@@ -80,6 +80,13 @@ struct OrigamiModel::RunSearch {
   std::size_t enter_grid_runs(std::uint32_t grid, std::size_t heap_size);
   void refine(Run& run);
   std::size_t pop_runs();
+  // The heap's root changed (any bound) or is removed: one sift down, not a pop and a push.
+  void sift_down_root(std::size_t heap_size);
+  std::size_t remove_root(std::size_t heap_size) {
+    heap[0] = heap[heap_size - 1];
+    sift_down_root(heap_size - 1);
+    return heap_size - 1;
+  }
 };
 
 std::size_t OrigamiModel::RunSearch::predict_run(std::size_t run, const double* by_decomposition,
@@ -173,39 +180,52 @@ void OrigamiModel::RunSearch::refine(Run& run) {
   run.is_refined = true;
 }
 
-// Runs in ascending bound from a min-heap (only the few below the cutoff are popped). A run
-// popped first is refined per launch geometry and pushed back; popped again, it is predicted
-// exactly, one memory stage per geometry. Returns the exact predictions made.
+void OrigamiModel::RunSearch::sift_down_root(std::size_t heap_size) {
+  HeapEntry* const h = heap.data();
+  const HeapEntry moving = h[0];
+  std::size_t at = 0;
+  for (std::size_t child = 1; child < heap_size; child = 2 * at + 1) {
+    if (child + 1 < heap_size && h[child + 1].bound < h[child].bound) ++child;
+    if (!(h[child].bound < moving.bound)) break;
+    h[at] = h[child];
+    at = child;
+  }
+  h[at] = moving;
+}
+
+// Runs in ascending bound from a min-heap (only the few below the cutoff are taken), read at its
+// root. A run taken first is refined per launch geometry and sifted down at its refined bound;
+// taken again, it is predicted exactly, one memory stage per geometry, and removed. Of entries of
+// equal bound either may be taken first: one that the fallen cutoff then leaves has exact values
+// at or above that bound, above the cutoff, which cannot enter the list. Returns the exact
+// predictions made.
 std::size_t OrigamiModel::RunSearch::pop_runs() {
   const auto above = [](const HeapEntry& a, const HeapEntry& b) { return a.bound > b.bound; };
   std::make_heap(heap.begin(), heap.end(), above);
   std::size_t exact = 0;
-  std::size_t heap_size = heap.size();  // the heap is heap[0, heap_size); the rest is popped
+  std::size_t heap_size = heap.size();  // the heap is heap[0, heap_size); the rest is unused
   while (heap_size != 0) {
-    std::pop_heap(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(heap_size), above);
-    HeapEntry& entry = heap[heap_size - 1];
-    if (entry.bound == kInfinity || entry.bound > cutoff()) break;
-    if (entry.refined == HeapEntry::kGrid) {
-      heap_size = enter_grid_runs(entry.run, heap_size - 1);
+    HeapEntry& root = heap[0];
+    if (root.bound == kInfinity || root.bound > cutoff()) break;
+    if (root.refined == HeapEntry::kGrid) {
+      heap_size = enter_grid_runs(root.run, heap_size);
       continue;
     }
-    const auto heap_end = heap.begin() + static_cast<std::ptrdiff_t>(heap_size);
-    if (per_tile && entry.bound > run_limit(entry.run)) {
-      --heap_size;  // its tile already holds a better value
+    if (per_tile && root.bound > run_limit(root.run)) {
+      heap_size = remove_root(heap_size);  // its tile already holds a better value
       continue;
     }
-    if (entry.refined == HeapEntry::kUnrefined) {
-      entry.refined = static_cast<std::uint32_t>(refined.size());
-      Run& run = refined.emplace_back(
-          Run{entry.bound, entry.run, false, {0.0, 0.0}, {false, false}});
+    if (root.refined == HeapEntry::kUnrefined) {
+      root.refined = static_cast<std::uint32_t>(refined.size());
+      Run& run = refined.emplace_back(Run{root.bound, root.run, false, {0.0, 0.0}, {false, false}});
       refine(run);
-      entry.bound = run.bound;
-      std::push_heap(heap.begin(), heap_end, above);
+      root.bound = run.bound;
+      sift_down_root(heap_size);
       continue;
     }
-    const Run& run = refined[entry.refined];
+    const Run& run = refined[root.refined];
     exact += predict_run(run.run, run.by_decomposition, run.is_predicted);
-    --heap_size;
+    heap_size = remove_root(heap_size);
   }
   return exact;
 }
@@ -524,16 +544,22 @@ void OrigamiModel::RunSearch::enter_grids(double seed_cutoff) {
   }
 }
 
-// A popped grid (heap[heap_size], out of the heap): its runs at or below the cutoff enter the
-// heap. Returns the heap's new size.
+// The grid at the heap's root: its runs at or below the cutoff enter the heap, the first in the
+// grid's place (one sift down), or the grid is removed. Returns the heap's new size.
 std::size_t OrigamiModel::RunSearch::enter_grid_runs(std::uint32_t grid, std::size_t heap_size) {
   const auto above = [](const HeapEntry& a, const HeapEntry& b) { return a.bound > b.bound; };
   const std::size_t first = pruning->bounded.size();
   pruning->set_terms(grid);
   pruning->bound_grid(grid, cutoff());
+  if (first == pruning->bounded.size()) return remove_root(heap_size);
   for (std::size_t i = first; i < pruning->bounded.size(); ++i) {
     const std::uint32_t r = pruning->bounded[i];
     const HeapEntry entry{bounds[r], r, HeapEntry::kUnrefined};
+    if (i == first) {
+      heap[0] = entry;
+      sift_down_root(heap_size);
+      continue;
+    }
     if (heap_size < heap.size()) {
       heap[heap_size] = entry;
     } else {
