@@ -86,17 +86,19 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
                            c.is_feasible});
   }
   index.starts.push_back(static_cast<std::uint32_t>(count));
-  // Each grid's runs (a counting sort by grid) and the MT_K range of its feasible ones.
+  // Each grid's feasible runs (a counting sort by grid) and their MT_K range.
   index.grid_run_begin.assign(index.grids.size() + 1, 0);
-  for (const auto& head : index.heads) ++index.grid_run_begin[head.grid + 1];
+  for (const auto& head : index.heads) {
+    if (head.is_feasible) ++index.grid_run_begin[head.grid + 1];
+  }
   for (std::size_t g = 0; g < index.grids.size(); ++g)
     index.grid_run_begin[g + 1] += index.grid_run_begin[g];
-  index.grid_runs.resize(index.heads.size());
+  index.grid_runs.resize(index.grid_run_begin.back());
   std::vector<std::uint32_t> fill(index.grid_run_begin.begin(), index.grid_run_begin.end() - 1);
   for (std::size_t r = 0; r < index.heads.size(); ++r) {
     const auto& head = index.heads[r];
-    index.grid_runs[fill[head.grid]++] = static_cast<std::uint32_t>(r);
     if (!head.is_feasible) continue;
+    index.grid_runs[fill[head.grid]++] = {static_cast<std::uint32_t>(r), head.depth};
     OrigamiRunIndex::Grid& grid = index.grids[head.grid];
     const int tile_k = index.depths[head.depth];
     if (!grid.is_feasible || tile_k < index.depths[grid.depth_min]) grid.depth_min = head.depth;

@@ -441,17 +441,20 @@ double OrigamiModel::GridPruning::floor_at(std::size_t gi) {
 // the runs at or below `limit` are listed in `bounded` (a run above the seeds' cutoff never
 // enters the heap).
 void OrigamiModel::GridPruning::bound_grid(std::size_t gi, double limit) {
-  const OrigamiRunIndex::Head* const heads = index->heads.data();
+  const OrigamiRunIndex::GridRun* const runs = index->grid_runs.data();
   const DepthBound* const depth_of = tables.depths.data();
   double* const bound_of = bounds.data();
+  const GridBound& grid = grids[gi];
+  std::size_t least_run = seed;
+  double least = seed_bound;
   for (std::uint32_t i = index->grid_run_begin[gi]; i < index->grid_run_begin[gi + 1]; ++i) {
-    const std::uint32_t r = index->grid_runs[i];
-    const OrigamiRunIndex::Head head = heads[r];
-    if (!head.is_feasible) continue;
-    bound_of[r] = model->run_bound_us(terms, grids[gi], depth_of[head.depth]);
-    if (bound_of[r] <= limit) bounded.push_back(r);
-    if (bound_of[r] < seed_bound) seed = r, seed_bound = bound_of[r];
+    const std::uint32_t r = runs[i].run;
+    const double bound = model->run_bound_us(terms, grid, depth_of[runs[i].depth]);
+    bound_of[r] = bound;
+    if (bound <= limit) bounded.push_back(r);
+    if (bound < least) least_run = r, least = bound;
   }
+  seed = least_run, seed_bound = least;
 }
 
 void OrigamiModel::GridPruning::bound_grid_once(std::size_t gi) {
