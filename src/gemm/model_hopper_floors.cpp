@@ -6,8 +6,11 @@
 // rounding one vroundpd, and for baseline x86-64, each rounding compare-free (ceil_nonnegative,
 // floor_nonnegative; SSE2 has no rounding instruction). On the loop's operands (at least
 // 1/2048 - guard and 1/SMs - guard, below 2^52) both equal fast_ceil's and fast_floor's values.
+// Each floor's low 16 bits are cleared in the loop (the search's sort keys, kGroupMask).
 #include <algorithm>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 
 #include "model_hopper.hpp"
@@ -58,7 +61,8 @@ template <class Rounding>
                              g.split_fixed_us[i] +
                              t.output_us_per_byte * g.reduce_bytes_per_output[i]) *
                             kCoarseRoundingMargin;
-    floors_us[i] = g.infeasible[i] > 0.0 ? kInfinity : bound_us;
+    const double floor_us = g.infeasible[i] > 0.0 ? kInfinity : bound_us;
+    floors_us[i] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(floor_us) & ~kGroupMask);
   }
 }
 
