@@ -39,6 +39,9 @@ struct HopperProblemTerms {
 };
 
 constexpr double kGridGuard = 1e-9;
+// The grouped search sorts its groups by keys whose low bits are the group: at most 2^16 groups.
+// The group floors leave these bits clear (lower still, and a sort key).
+constexpr std::uint64_t kGroupMask = (std::uint64_t{1} << 16) - 1;
 // The coarse bounds are shrunk by this: it absorbs their different order of additions.
 constexpr double kCoarseRoundingMargin = 1.0 - 1e-12;
 

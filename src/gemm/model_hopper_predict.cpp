@@ -14,8 +14,6 @@ namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxPrunedKeep = 16;
 constexpr double kGuard = 1e-9;
-// The grouped search sorts its groups by keys whose low bits are the group: at most 2^16 groups.
-constexpr std::uint64_t kGroupMask = (std::uint64_t{1} << 16) - 1;
 
 // One wave's inputs: `active` concurrent tiles of `active_splits` K-splits over a window of
 // rows_used x cols_used tile positions.
@@ -412,8 +410,6 @@ void HopperModel::TopSearch::search_groups(const HopperGroupIndex& groups, std::
   Seeds chosen_groups{.count = 0, .keep = keep, .per_tile = tile_of != nullptr};
   model.group_floors_us(terms, groups.columns, floors.data());
   for (std::size_t g = 0; g < group_count; ++g) {
-    // Without its low bits (lower still, and a sort key below).
-    floors[g] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(floors[g]) & ~kGroupMask);
     chosen_groups.offer(floors[g], g, tile_of != nullptr ? tile_of[members[member_begin[g]]] : 0);
   }
   const auto bound_members = [&](std::size_t g) {

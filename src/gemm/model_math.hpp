@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -34,6 +35,18 @@ inline double floor_nonnegative(double x) {
   const double r = rounded_nonnegative(x);
   return r - step_above_zero(r - x);
 }
+// The two forms of a vectorised loop's roundings, as template arguments: compare-free for
+// baseline x86-64 (SSE2 has no rounding instruction), std::ceil / std::floor for a loop compiled
+// for AVX2 (one vroundpd each). Both give fast_ceil's and fast_floor's values for x = 0 or
+// 2^-60 <= x < 2^52.
+struct CompareFreeRounding {
+  [[gnu::always_inline]] static double ceil(double x) { return ceil_nonnegative(x); }
+  [[gnu::always_inline]] static double floor(double x) { return floor_nonnegative(x); }
+};
+struct InstructionRounding {
+  [[gnu::always_inline]] static double ceil(double x) { return std::ceil(x); }
+  [[gnu::always_inline]] static double floor(double x) { return std::floor(x); }
+};
 
 // One macro tile (tile_m x tile_n x tile_k; each below 2^21) as one key: the unit of a
 // per-tile top-k list (TopKList::kDistinctTiles).

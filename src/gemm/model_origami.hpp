@@ -118,9 +118,15 @@ struct OrigamiRunIndex {
   std::vector<Decompositions> decompositions;  // per run
   std::vector<std::uint32_t> starts;  // run r is [starts[r], starts[r + 1]); one more than heads
   std::vector<Grid> grids;
-  // Grid g's runs are grid_runs[grid_run_begin[g] .. grid_run_begin[g + 1]).
-  std::vector<std::uint32_t> grid_run_begin, grid_runs;
+  // Grid g's feasible runs, ascending, are grid_runs[grid_run_begin[g] .. grid_run_begin[g + 1]),
+  // each with its MT_K (into depths): a grid's run bounds read nothing else of the index.
+  struct GridRun {
+    std::uint32_t run = 0, depth = 0;
+  };
+  std::vector<std::uint32_t> grid_run_begin;
+  std::vector<GridRun> grid_runs;
   std::vector<int> sizes_m, sizes_n, depths;
+  std::vector<std::uint8_t> depth_order;  // into depths, ascending MT_K
   // The grids' fields as columns of doubles, so the estimates' loop over every grid vectorises:
   // MT_M, MT_N, max(1, split), the smallest and largest MT_K of the feasible runs, and 0
   // (feasible) or +infinity (no feasible run).
@@ -214,7 +220,7 @@ class OrigamiModel final : public PerformanceModel {
   void grid_tile_count_floors_us(const TileBoundTerms& terms,
                                  const OrigamiRunIndex::GridColumns& grids,
                                  const double* padding_min, double* floors_us) const;
-  // Its loop, cloned for AVX2 (model_origami_estimates.cpp).
+  // Its loop, compiled for AVX2 and for baseline x86-64 (model_origami_estimates.cpp).
   static void tile_count_floors_us(const TileBoundTerms& terms,
                                    const OrigamiRunIndex::GridColumns& grids,
                                    const double* padding_min, double cycles_per_us,

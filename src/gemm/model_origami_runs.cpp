@@ -1,6 +1,7 @@
 // The Origami model's per-run stages of the pruned selection (model_origami_select.cpp): the
-// run index of a prepared list, a run's summary and refined bound per launch geometry, and the
-// exact predictions of a run, which share one memory stage and epilogue per geometry.
+// run index of a prepared list and a problem's tables over it, a run's summary and refined bound
+// per launch geometry, and the exact predictions of a run, which share one memory stage and
+// epilogue per geometry.
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -85,23 +86,30 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
                            c.is_feasible});
   }
   index.starts.push_back(static_cast<std::uint32_t>(count));
-  // Each grid's runs (a counting sort by grid) and the MT_K range of its feasible ones.
+  // Each grid's feasible runs (a counting sort by grid) and their MT_K range.
   index.grid_run_begin.assign(index.grids.size() + 1, 0);
-  for (const auto& head : index.heads) ++index.grid_run_begin[head.grid + 1];
+  for (const auto& head : index.heads) {
+    if (head.is_feasible) ++index.grid_run_begin[head.grid + 1];
+  }
   for (std::size_t g = 0; g < index.grids.size(); ++g)
     index.grid_run_begin[g + 1] += index.grid_run_begin[g];
-  index.grid_runs.resize(index.heads.size());
+  index.grid_runs.resize(index.grid_run_begin.back());
   std::vector<std::uint32_t> fill(index.grid_run_begin.begin(), index.grid_run_begin.end() - 1);
   for (std::size_t r = 0; r < index.heads.size(); ++r) {
     const auto& head = index.heads[r];
-    index.grid_runs[fill[head.grid]++] = static_cast<std::uint32_t>(r);
     if (!head.is_feasible) continue;
+    index.grid_runs[fill[head.grid]++] = {static_cast<std::uint32_t>(r), head.depth};
     OrigamiRunIndex::Grid& grid = index.grids[head.grid];
     const int tile_k = index.depths[head.depth];
     if (!grid.is_feasible || tile_k < index.depths[grid.depth_min]) grid.depth_min = head.depth;
     if (!grid.is_feasible || tile_k > index.depths[grid.depth_max]) grid.depth_max = head.depth;
     grid.is_feasible = true;
   }
+  index.depth_order.resize(index.depths.size());
+  for (std::size_t i = 0; i < index.depths.size(); ++i)
+    index.depth_order[i] = static_cast<std::uint8_t>(i);
+  std::sort(index.depth_order.begin(), index.depth_order.end(),
+            [&](std::uint8_t a, std::uint8_t b) { return index.depths[a] < index.depths[b]; });
   OrigamiRunIndex::GridColumns& columns = index.grid_columns;
   for (const OrigamiRunIndex::Grid& g : index.grids) {
     columns.tile_m.push_back(index.sizes_m[g.m]);
@@ -112,6 +120,33 @@ OrigamiRunIndex OrigamiModel::index_runs(const PreparedCandidate* prepared, std:
     columns.infeasible.push_back(g.is_feasible ? 0.0 : kInfinity);
   }
   return index;
+}
+
+void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const OrigamiRunIndex& index,
+                                       ProblemTables& tables) {
+  tables.tiles_m.resize(index.sizes_m.size());
+  tables.tiles_n.resize(index.sizes_n.size());
+  tables.depths.resize(index.depths.size());
+  for (std::size_t i = 0; i < tables.tiles_m.size(); ++i)
+    tables.tiles_m[i] = ceil_div(terms.m, index.sizes_m[i]);
+  for (std::size_t i = 0; i < tables.tiles_n.size(); ++i)
+    tables.tiles_n[i] = ceil_div(terms.n, index.sizes_n[i]);
+  for (std::size_t i = 0; i < tables.depths.size(); ++i)
+    tables.depths[i] = depth_bound(terms, index.depths[i]);
+  // padding_upto[i]: the smallest padding penalty of any MT_K <= depths[i] (a grid's floor takes
+  // it at its largest MT_K: at or below the penalty of each of its runs), a running minimum in
+  // ascending MT_K (the index's MT_K values are distinct).
+  tables.padding_upto.resize(tables.depths.size());
+  double padding_least = kInfinity;
+  for (const std::uint8_t i : index.depth_order) {
+    padding_least = std::min(padding_least, tables.depths[i].padding);
+    tables.padding_upto[i] = padding_least;
+  }
+  tables.grid_padding.resize(index.grids.size());
+  const std::size_t grid_count = index.grids.size();
+#pragma GCC unroll 4
+  for (std::size_t gi = 0; gi < grid_count; ++gi)  // a gather: unrolled, fewer loop instructions
+    tables.grid_padding[gi] = tables.padding_upto[index.grids[gi].depth_max];
 }
 
 OrigamiRunIndex::Decompositions OrigamiModel::summarize_run(const PreparedCandidate* prepared,

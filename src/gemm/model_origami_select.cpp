@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -79,6 +80,13 @@ struct OrigamiModel::RunSearch {
   std::size_t enter_grid_runs(std::uint32_t grid, std::size_t heap_size);
   void refine(Run& run);
   std::size_t pop_runs();
+  // The heap's root changed (any bound) or is removed: one sift down, not a pop and a push.
+  void sift_down_root(std::size_t heap_size);
+  std::size_t remove_root(std::size_t heap_size) {
+    heap[0] = heap[heap_size - 1];
+    sift_down_root(heap_size - 1);
+    return heap_size - 1;
+  }
 };
 
 std::size_t OrigamiModel::RunSearch::predict_run(std::size_t run, const double* by_decomposition,
@@ -172,39 +180,52 @@ void OrigamiModel::RunSearch::refine(Run& run) {
   run.is_refined = true;
 }
 
-// Runs in ascending bound from a min-heap (only the few below the cutoff are popped). A run
-// popped first is refined per launch geometry and pushed back; popped again, it is predicted
-// exactly, one memory stage per geometry. Returns the exact predictions made.
+void OrigamiModel::RunSearch::sift_down_root(std::size_t heap_size) {
+  HeapEntry* const h = heap.data();
+  const HeapEntry moving = h[0];
+  std::size_t at = 0;
+  for (std::size_t child = 1; child < heap_size; child = 2 * at + 1) {
+    if (child + 1 < heap_size && h[child + 1].bound < h[child].bound) ++child;
+    if (!(h[child].bound < moving.bound)) break;
+    h[at] = h[child];
+    at = child;
+  }
+  h[at] = moving;
+}
+
+// Runs in ascending bound from a min-heap (only the few below the cutoff are taken), read at its
+// root. A run taken first is refined per launch geometry and sifted down at its refined bound;
+// taken again, it is predicted exactly, one memory stage per geometry, and removed. Of entries of
+// equal bound either may be taken first: one that the fallen cutoff then leaves has exact values
+// at or above that bound, above the cutoff, which cannot enter the list. Returns the exact
+// predictions made.
 std::size_t OrigamiModel::RunSearch::pop_runs() {
   const auto above = [](const HeapEntry& a, const HeapEntry& b) { return a.bound > b.bound; };
   std::make_heap(heap.begin(), heap.end(), above);
   std::size_t exact = 0;
-  std::size_t heap_size = heap.size();  // the heap is heap[0, heap_size); the rest is popped
+  std::size_t heap_size = heap.size();  // the heap is heap[0, heap_size); the rest is unused
   while (heap_size != 0) {
-    std::pop_heap(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(heap_size), above);
-    HeapEntry& entry = heap[heap_size - 1];
-    if (entry.bound == kInfinity || entry.bound > cutoff()) break;
-    if (entry.refined == HeapEntry::kGrid) {
-      heap_size = enter_grid_runs(entry.run, heap_size - 1);
+    HeapEntry& root = heap[0];
+    if (root.bound == kInfinity || root.bound > cutoff()) break;
+    if (root.refined == HeapEntry::kGrid) {
+      heap_size = enter_grid_runs(root.run, heap_size);
       continue;
     }
-    const auto heap_end = heap.begin() + static_cast<std::ptrdiff_t>(heap_size);
-    if (per_tile && entry.bound > run_limit(entry.run)) {
-      --heap_size;  // its tile already holds a better value
+    if (per_tile && root.bound > run_limit(root.run)) {
+      heap_size = remove_root(heap_size);  // its tile already holds a better value
       continue;
     }
-    if (entry.refined == HeapEntry::kUnrefined) {
-      entry.refined = static_cast<std::uint32_t>(refined.size());
-      Run& run = refined.emplace_back(
-          Run{entry.bound, entry.run, false, {0.0, 0.0}, {false, false}});
+    if (root.refined == HeapEntry::kUnrefined) {
+      root.refined = static_cast<std::uint32_t>(refined.size());
+      Run& run = refined.emplace_back(Run{root.bound, root.run, false, {0.0, 0.0}, {false, false}});
       refine(run);
-      entry.bound = run.bound;
-      std::push_heap(heap.begin(), heap_end, above);
+      root.bound = run.bound;
+      sift_down_root(heap_size);
       continue;
     }
-    const Run& run = refined[entry.refined];
+    const Run& run = refined[root.refined];
     exact += predict_run(run.run, run.by_decomposition, run.is_predicted);
-    --heap_size;
+    heap_size = remove_root(heap_size);
   }
   return exact;
 }
@@ -289,47 +310,33 @@ std::size_t OrigamiModel::predict_top_us(const GemmProblem& problem,
       nullptr, nullptr, nullptr);
 }
 
-void OrigamiModel::fill_problem_tables(const TileBoundTerms& terms, const OrigamiRunIndex& index,
-                                       ProblemTables& tables) {
-  tables.tiles_m.resize(index.sizes_m.size());
-  tables.tiles_n.resize(index.sizes_n.size());
-  tables.depths.resize(index.depths.size());
-  for (std::size_t i = 0; i < tables.tiles_m.size(); ++i)
-    tables.tiles_m[i] = ceil_div(terms.m, index.sizes_m[i]);
-  for (std::size_t i = 0; i < tables.tiles_n.size(); ++i)
-    tables.tiles_n[i] = ceil_div(terms.n, index.sizes_n[i]);
-  for (std::size_t i = 0; i < tables.depths.size(); ++i)
-    tables.depths[i] = depth_bound(terms, index.depths[i]);
-  // padding_upto[i]: the smallest padding penalty of any MT_K <= depths[i] (a grid's floor takes
-  // it at its largest MT_K: at or below the penalty of each of its runs).
-  tables.padding_upto.assign(tables.depths.size(), kInfinity);
-  for (std::size_t i = 0; i < tables.depths.size(); ++i) {
-    for (std::size_t j = 0; j < tables.depths.size(); ++j) {
-      if (index.depths[j] <= index.depths[i]) {
-        tables.padding_upto[i] = std::min(tables.padding_upto[i], tables.depths[j].padding);
-      }
-    }
-  }
-  tables.grid_padding.resize(index.grids.size());
-  for (std::size_t gi = 0; gi < index.grids.size(); ++gi)
-    tables.grid_padding[gi] = tables.padding_upto[index.grids[gi].depth_max];
-}
-
 namespace {
 
-// The indices of the `count` least finite values other than `skip`, least first.
+// The indices of the `count` least finite values other than `skip`, least first (of equal
+// values the first). One compare per value once `count` are held: `limit` is the largest held
+// (+infinity until then, which no value passes); an insertion shifts the few held ones.
 const std::vector<std::size_t>& least_estimates(const std::vector<double>& values, std::size_t skip,
                                          std::size_t count) {
   thread_local std::vector<std::size_t> least;
-  least.clear();
+  thread_local std::vector<double> least_values;
+  least.resize(count);
+  least_values.resize(count);
+  std::size_t held = 0;
+  double limit = kInfinity;
+  const double* const value_of = values.data();
   for (std::size_t i = 0; i < values.size() && count > 0; ++i) {
-    if (i == skip || values[i] == kInfinity) continue;
-    if (least.size() == count && !(values[i] < values[least.back()])) continue;
-    const auto at = std::upper_bound(least.begin(), least.end(), values[i],
-                                     [&](double v, std::size_t j) { return v < values[j]; });
-    least.insert(at, i);
-    if (least.size() > count) least.pop_back();
+    const double value = value_of[i];
+    if (!(value < limit) || i == skip) continue;
+    std::size_t at = held < count ? held++ : count - 1;  // the last slot, or one more
+    for (; at > 0 && value < least_values[at - 1]; --at) {
+      least_values[at] = least_values[at - 1];
+      least[at] = least[at - 1];
+    }
+    least_values[at] = value;
+    least[at] = i;
+    if (held == count) limit = least_values[count - 1];
   }
+  least.resize(held);
   return least;
 }
 
@@ -346,7 +353,11 @@ struct OrigamiModel::GridPruning {
   ProblemTables tables;
   std::vector<GridBound> grids;
   std::vector<double> floors, estimates;
-  std::vector<std::uint8_t> has_terms, has_floor, is_bounded;  // per grid
+  // Per grid, what enter_grids tests against the seeds' cutoff in one load: its estimate, or the
+  // larger of its estimate and floor once the floor is known, or NaN once its runs are bounded
+  // (they enter the heap themselves): NaN fails the test even when the cutoff is +infinity.
+  std::vector<double> entry_tests;
+  std::vector<std::uint8_t> has_terms, has_floor;  // per grid
   std::vector<double> bounds;          // per run; read only for the runs in `bounded`
   std::vector<std::uint32_t> bounded;  // the runs given a bound (the others are never read)
   std::size_t seed = 0;                // the run of the least bound (heads.size(): none yet)
@@ -376,26 +387,32 @@ void OrigamiModel::GridPruning::start(const OrigamiModel& selecting, const GemmP
   grids.resize(grid_count);
   floors.resize(grid_count);
   estimates.resize(grid_count);
+  entry_tests.resize(grid_count);
   has_terms.assign(grid_count, 0);
   has_floor.assign(grid_count, 0);
-  is_bounded.assign(grid_count, 0);
   bounds.resize(runs.heads.size());
   bounded.clear();
   seed = runs.heads.size();
   seed_bound = kInfinity;
 }
 
-// Every grid's estimate; returns the grid of the least (grids.size(): none is feasible).
+// Every grid's estimate; returns the first grid of the least (grids.size(): none is feasible).
+// An infeasible grid's estimate is +infinity and a feasible one's finite, so the least finite
+// estimate is the least feasible one's.
 std::size_t OrigamiModel::GridPruning::estimate_grids() {
   const std::size_t grid_count = index->grids.size();
   const double* const estimate_of = estimates.data();
+  double* const entry_test_of = entry_tests.data();
   model->grid_tile_count_floors_us(terms, index->grid_columns, tables.grid_padding.data(),
                                    estimates.data());
   std::size_t estimate_grid = grid_count;
+  double least = kInfinity;
+  // (This pass and the other per-grid ones are unrolled: fewer loop instructions per grid.)
+#pragma GCC unroll 4
   for (std::size_t gi = 0; gi < grid_count; ++gi) {
-    if (!index->grids[gi].is_feasible) continue;
-    if (estimate_grid == grid_count || estimate_of[gi] < estimate_of[estimate_grid])
-      estimate_grid = gi;
+    const double estimate = estimate_of[gi];
+    entry_test_of[gi] = estimate;
+    if (estimate < least) least = estimate, estimate_grid = gi;
   }
   return estimate_grid;
 }
@@ -415,6 +432,7 @@ double OrigamiModel::GridPruning::floor_at(std::size_t gi) {
     has_floor[gi] = 1;
     set_terms(gi);
     floors[gi] = model->grid_floor_us(terms, grids[gi], depths_of(index->grids[gi]));
+    entry_tests[gi] = std::max(estimates[gi], floors[gi]);
   }
   return floors[gi];
 }
@@ -423,22 +441,25 @@ double OrigamiModel::GridPruning::floor_at(std::size_t gi) {
 // the runs at or below `limit` are listed in `bounded` (a run above the seeds' cutoff never
 // enters the heap).
 void OrigamiModel::GridPruning::bound_grid(std::size_t gi, double limit) {
-  const OrigamiRunIndex::Head* const heads = index->heads.data();
+  const OrigamiRunIndex::GridRun* const runs = index->grid_runs.data();
   const DepthBound* const depth_of = tables.depths.data();
   double* const bound_of = bounds.data();
+  const GridBound& grid = grids[gi];
+  std::size_t least_run = seed;
+  double least = seed_bound;
   for (std::uint32_t i = index->grid_run_begin[gi]; i < index->grid_run_begin[gi + 1]; ++i) {
-    const std::uint32_t r = index->grid_runs[i];
-    const OrigamiRunIndex::Head head = heads[r];
-    if (!head.is_feasible) continue;
-    bound_of[r] = model->run_bound_us(terms, grids[gi], depth_of[head.depth]);
-    if (bound_of[r] <= limit) bounded.push_back(r);
-    if (bound_of[r] < seed_bound) seed = r, seed_bound = bound_of[r];
+    const std::uint32_t r = runs[i].run;
+    const double bound = model->run_bound_us(terms, grid, depth_of[runs[i].depth]);
+    bound_of[r] = bound;
+    if (bound <= limit) bounded.push_back(r);
+    if (bound < least) least_run = r, least = bound;
   }
+  seed = least_run, seed_bound = least;
 }
 
 void OrigamiModel::GridPruning::bound_grid_once(std::size_t gi) {
   floor_at(gi);  // sets the grid's terms
-  is_bounded[gi] = 1;
+  entry_tests[gi] = std::numeric_limits<double>::quiet_NaN();
   bound_grid(gi);
 }
 
@@ -453,8 +474,10 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
   double lowest_floor = kInfinity;
   if (estimate_grid != grid_count) {
     const double probe = floor_at(estimate_grid);
+    const double* const estimate_of = estimates.data();  // floor_at writes no estimate
+#pragma GCC unroll 4
     for (std::size_t gi = 0; gi < grid_count; ++gi) {
-      if (estimates[gi] <= probe && floor_at(gi) < lowest_floor) {
+      if (estimate_of[gi] <= probe && floor_at(gi) < lowest_floor) {
         floor_grid = gi, lowest_floor = floors[gi];
       }
     }
@@ -477,10 +500,12 @@ void OrigamiModel::GridPruning::bound_seed_grids(std::size_t estimate_grid, std:
 // the seeds' cutoff enter at once (fewer heap moves).
 void OrigamiModel::RunSearch::enter_grids(double seed_cutoff) {
   GridPruning& grids = *pruning;
-  for (std::size_t gi = 0; gi < grids.estimates.size(); ++gi) {
-    if (grids.is_bounded[gi] || grids.estimates[gi] > seed_cutoff) continue;
+  const double* const entry_test_of = grids.entry_tests.data();
+  const std::size_t grid_count = grids.entry_tests.size();
+#pragma GCC unroll 4
+  for (std::size_t gi = 0; gi < grid_count; ++gi) {
+    if (!(entry_test_of[gi] <= seed_cutoff)) continue;  // NaN: bounded already
     const double floor = grids.has_floor[gi] ? grids.floors[gi] : grids.estimates[gi];
-    if (floor > seed_cutoff) continue;
     if (!per_tile) {
       heap.push_back({floor, static_cast<std::uint32_t>(gi), HeapEntry::kGrid});
       continue;
@@ -495,16 +520,22 @@ void OrigamiModel::RunSearch::enter_grids(double seed_cutoff) {
   }
 }
 
-// A popped grid (heap[heap_size], out of the heap): its runs at or below the cutoff enter the
-// heap. Returns the heap's new size.
+// The grid at the heap's root: its runs at or below the cutoff enter the heap, the first in the
+// grid's place (one sift down), or the grid is removed. Returns the heap's new size.
 std::size_t OrigamiModel::RunSearch::enter_grid_runs(std::uint32_t grid, std::size_t heap_size) {
   const auto above = [](const HeapEntry& a, const HeapEntry& b) { return a.bound > b.bound; };
   const std::size_t first = pruning->bounded.size();
   pruning->set_terms(grid);
   pruning->bound_grid(grid, cutoff());
+  if (first == pruning->bounded.size()) return remove_root(heap_size);
   for (std::size_t i = first; i < pruning->bounded.size(); ++i) {
     const std::uint32_t r = pruning->bounded[i];
     const HeapEntry entry{bounds[r], r, HeapEntry::kUnrefined};
+    if (i == first) {
+      heap[0] = entry;
+      sift_down_root(heap_size);
+      continue;
+    }
     if (heap_size < heap.size()) {
       heap[heap_size] = entry;
     } else {
