@@ -35,10 +35,12 @@ inline constexpr int kBoundsMinBlocksPerSm = 8;
 inline constexpr std::int64_t bounds_index_tile_items(std::size_t index_bytes) {
   return std::int64_t{kBoundsBlockThreads} * kBoundsVecsPerThread * static_cast<std::int64_t>(16 / index_bytes);
 }
-// The host gives an offsets tile (two scalar loads per entry, one tile in flight) the weight of
-// this many indices tiles (16-byte vectors, two tiles in flight) when it splits the blocks
-// between the roles: measured side by side, weight 1 left the offsets blocks finishing last
-// (C2 flush-clean 18.1 us, int32 indices 17.2), 2 and 3 gave 17.3 / 17.2 and 17.2 / 16.5.
+// The host gives an offsets tile (one tile in flight) the weight of this many indices tiles
+// (16-byte vectors, two tiles in flight) when it splits the blocks between the roles. Measured
+// side by side with tiles of 8 entries and two scalar loads each: weight 1 left the offsets blocks
+// finishing last (C2 flush-clean 18.1 us, int32 indices 17.2), 2 and 3 gave 17.3 / 17.2 and
+// 17.2 / 16.5; kept for the 48-byte tiles (run 83: C2 0.94x its floor, the one-hot layouts' offsets
+// blocks one tile each).
 inline constexpr int kBoundsOffsetsTileWeight = 3;
 inline constexpr int kBoundsMaxSharedBoundaries = 2048;
 // Feature boundaries (F + 1) and row counts (F) are staged in dynamic shared memory sized to the
