@@ -14,13 +14,13 @@ namespace parity::gpu_device {
 // 2 x 512 threads 20.3 us, 4 x 256 19.6, 8 x 128 18.8, 16 x 64 19.1 (int32 indices 17.5 / 17.7 /
 // 18.9 for the last three); 256 x 6 per SM (40 registers) spilled.
 inline constexpr int kBoundsBlockThreads = 128;
-// Offsets in flight per thread: 48 bytes (12 int32 or 6 int64 entries; 64 spilled int32 entries
-// at the 64-register budget), each entry's predecessor from the previous lane (a shuffle) or, for
-// a warp's first lane, from the previous warp's last lane through shared memory: no second load
-// per entry, and int32 entries held as 32-bit values, so an offsets block of a one-hot layout (as
-// many offsets as indices) takes one DRAM round trip, not two (8 int64-held entries a tile before). (ncu once showed 16 int64 positions per thread with a second load
-// each at 115 registers, one block per SM and five serial tiles per thread at 39% of DRAM
-// bandwidth.)
+// Offsets in flight per thread: 48 bytes (12 int32 or 6 int64 entries; 64 bytes spilled int32
+// entries at the 64-register budget), each entry's predecessor from the previous lane (a shuffle)
+// or, for a warp's first lane, from the previous warp's last lane through shared memory: no second
+// load per entry, and int32 entries held as 32-bit values, so an offsets block of a one-hot layout
+// (as many offsets as indices) takes one DRAM round trip, not two (8 int64-held entries a tile
+// with a second load each before; ncu once showed 16 such entries per thread at 115 registers,
+// one block per SM and five serial tiles per thread at 39% of DRAM bandwidth).
 inline constexpr int bounds_offsets_items_per_thread(std::size_t index_bytes) {
   return static_cast<int>(48 / index_bytes);
 }
@@ -130,8 +130,8 @@ __device__ void check_offsets_slice(const IndexT* __restrict__ offsets, std::int
   std::int64_t count = 0, position = kNoPosition, value = 0;
   const int lane = lane_id();
   const int warp = warp_id();
-  // Tiles of kItems x block positions: every load of a tile is issued before the
-  // first check, so a thread keeps that many loads in flight instead of one. Entry i of row r is
+  // Tiles of kItems x block positions: every load of a tile is issued before the first check, so
+  // a thread keeps that many loads in flight instead of one. Entry i of row r is
   // thread t's (i = tile_start + r x block + t); its predecessor is the previous lane's entry of
   // the row, the previous warp's last lane's (shared memory), or for thread 0 the last thread's
   // entry of the row before (row 0: the entry before the tile, loaded).
