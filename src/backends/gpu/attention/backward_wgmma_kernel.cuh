@@ -89,17 +89,16 @@ __device__ inline void issue_grad_q(float (&dq)[8][4], unsigned ds_address,
                                     unsigned k_rows_address, int c) {
   constexpr unsigned kDsBlockBytes = kRows * kSwizzleRowBytes;
   constexpr unsigned kKBlockBytes = kBwdWgmmaRows * kSwizzleRowBytes;
+  const std::uint64_t a0 = swizzled_descriptor(ds_address, kDsBlockBytes, kSwizzleAtomBytes);
+  const std::uint64_t b0 = swizzled_descriptor(
+      k_rows_address + static_cast<unsigned>(c) * kKBlockBytes, kKBlockBytes, kSwizzleAtomBytes);
   wgmma_fence_operands(dq);
   wgmma_fence();
 #pragma unroll
   for (int kc = 0; kc < kRows / 16; ++kc) {
     const unsigned step_bytes = static_cast<unsigned>(kc) * 16 * kSwizzleRowBytes;
-    const std::uint64_t a =
-        swizzled_descriptor(ds_address + step_bytes, kDsBlockBytes, kSwizzleAtomBytes);
-    const std::uint64_t b = swizzled_descriptor(
-        k_rows_address + static_cast<unsigned>(c) * kKBlockBytes + step_bytes, kKBlockBytes,
-        kSwizzleAtomBytes);
-    wgmma_m64n64k16_ss_mn_major<E>(dq, a, b, kc > 0 ? 1 : 0);
+    wgmma_m64n64k16_ss_mn_major<E>(dq, descriptor_plus(a0, step_bytes),
+                                   descriptor_plus(b0, step_bytes), kc > 0 ? 1 : 0);
   }
   wgmma_commit_group();
 }
@@ -180,12 +179,56 @@ __device__ inline void activation_with_derivative(float s, float scale, float ne
     derivative = activation_derivative<A>(s * scale);
   }
 }
+// Under a plain causal mask (mask.plain_causal()), this thread's kv rows (kv_row0 + g, + 8) are
+// seen by the q columns [lo, hi) (plain_causal_mask.hpp), here relative to the lane's first
+// column q0 + 2t, so each score of the mask pass compares its constant offset n * 8 + j.
+struct KvRowsSeen {
+  int lo[2], hi[2];
+};
+__device__ inline KvRowsSeen plain_causal_kv_rows_seen(const SequenceMask& mask, int q0,
+                                                       int kv_row0) {
+  const int g = mma_lane() / 4, t = mma_lane() % 4;
+  const PlainCausalLengths lengths = mask.plain_causal_lengths();
+  KvRowsSeen seen;
+#pragma unroll
+  for (int pair = 0; pair < 2; ++pair) {
+    const int kv_row = kv_row0 + g + 8 * pair;
+    seen.lo[pair] = kv_row - q0 - 2 * t;
+    seen.hi[pair] = causal_column_seen_end(lengths, kv_row) - q0 - 2 * t;
+  }
+  return seen;
+}
+__device__ inline bool kv_row_seen(const KvRowsSeen& seen, int pair, int offset) {
+  return offset >= seen.lo[pair] && offset < seen.hi[pair];
+}
+// Calls hide(n, e) for every score s[n][e] of this thread's S^T tile (kv rows from kv_row0, q
+// columns from q0) that the mask hides. One loop per form under one branch: a select per score
+// would compute both.
+template <typename Hide>
+__device__ inline void for_each_hidden_score(const SequenceMask& mask, int q0, int kv_row0,
+                                             Hide&& hide) {
+  if (mask.plain_causal()) {
+    const KvRowsSeen seen = plain_causal_kv_rows_seen(mask, q0, kv_row0);
+#pragma unroll
+    for (int n = 0; n < kTileCols / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (!kv_row_seen(seen, e / 2, n * 8 + (e % 2))) hide(n, e);
+    return;
+  }
+  const int g = mma_lane() / 4, t = mma_lane() % 4;
+#pragma unroll
+  for (int n = 0; n < kTileCols / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (!mask.valid(q0 + n * 8 + 2 * t + (e % 2), kv_row0 + g + (e / 2) * 8)) hide(n, e);
+}
+
 template <Elem16 E, Activation A, bool kTanhSigmoid = false>
 __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
                                          std::uint32_t (&pt)[kTileCols / 16][4], float scale,
                                          const SequenceMask& mask, bool masked, int q0,
                                          int kv_row0) {
-  const int g = mma_lane() / 4, t = mma_lane() % 4;
   const float neg_scale_log2e = -scale * kLog2e;
 #pragma unroll
   for (int n = 0; n < kTileCols / 8; ++n) {
@@ -201,17 +244,11 @@ __device__ inline void pointwise_weights(float (&s)[kTileCols / 8][4],
     }
   }
   if (!masked) return;  // as in softmax_weights: the mask pass only on partial tiles
-#pragma unroll
-  for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-    for (int pair = 0; pair < 2; ++pair)
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-        if (!mask.valid(q0 + n * 8 + 2 * t + j, kv_row0 + g + 8 * pair)) {
-          s[n][2 * pair + j] = 0.0f;
-          // pack2 puts its first value in the low half.
-          pt[n / 2][2 * (n % 2) + pair] &= j == 0 ? 0xffff0000u : 0x0000ffffu;
-        }
+  for_each_hidden_score(mask, q0, kv_row0, [&](int n, int e) {
+    s[n][e] = 0.0f;
+    // pack2 puts its first value in the low half.
+    pt[n / 2][2 * (n % 2) + e / 2] &= e % 2 == 0 ? 0xffff0000u : 0x0000ffffu;
+  });
 }
 template <Elem16 E, bool kTanhSigmoid = false>
 __device__ inline void pointwise_weights(Activation activation, float (&s)[kTileCols / 8][4],
@@ -241,18 +278,14 @@ __device__ inline void pointwise_weights(Activation activation, float (&s)[kTile
 __device__ inline void softmax_weights(float (&s)[kTileCols / 8][4], const float* lse2,
                                        float score_scale, const SequenceMask& mask, bool masked,
                                        int q0, int kv_row0) {
-  const int g = mma_lane() / 4, t = mma_lane() % 4;
+  const int t = mma_lane() % 4;
 #pragma unroll
   for (int n = 0; n < kTileCols / 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       s[n][e] = fast_exp2(s[n][e] * score_scale - lse2[n * 8 + 2 * t + (e % 2)]);
   if (!masked) return;
-#pragma unroll
-  for (int n = 0; n < kTileCols / 8; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (!mask.valid(q0 + n * 8 + 2 * t + (e % 2), kv_row0 + g + (e / 2) * 8)) s[n][e] = 0.0f;
+  for_each_hidden_score(mask, q0, kv_row0, [&](int n, int e) { s[n][e] = 0.0f; });
 }
 
 // One step's score half, shared by the wgmma and ws kernels: issues S^T = K Q^T and dP^T = V dO^T,

@@ -65,6 +65,21 @@ __device__ inline bool bwd_q_tile_needed(const SequenceMask& mask, int i, int kv
          TileClass::kEmpty;
 }
 
+// Under the plain causal mask (plain_causal_mask.hpp) the kv rows up to last_kv_row are all seen
+// by the q rows [last_kv_row, end): a q tile inside that range is full for them, known without
+// classify (two per step, about a hundred instructions on the consumers' path). Empty otherwise.
+struct FullQRows {
+  int begin = 0, end = 0;
+  __device__ bool covers(int q0) const { return q0 >= begin && q0 + kTileCols <= end; }
+};
+__device__ inline FullQRows plain_causal_full_q_rows(const SequenceMask& mask, int last_kv_row) {
+  FullQRows rows;
+  if (!mask.plain_causal()) return rows;
+  rows.begin = last_kv_row;
+  rows.end = causal_column_seen_end(mask.plain_causal_lengths(), last_kv_row);
+  return rows;
+}
+
 // The tensor maps (2-D [rows, heads x d] views, 128-byte swizzle): Q and dO boxes of 64 rows,
 // K and V boxes of 128 rows (64 16-bit columns each); the fp32 dQ workspace in boxes of 64 rows x
 // 32 columns (kTmaReduce only).
@@ -143,17 +158,9 @@ __device__ inline void tma_prefetch_tile_l2(const CUtensorMap* map, int head, st
     tma_prefetch_box_l2(map, head * kDim + 64 * b, static_cast<int>(row));
 }
 
-// The value, opaque to the optimizer: the epilogue's per-store addresses derived from it are
-// formed where they are used, not hoisted out of the kv loop into registers (which spilled
-// 140-236 bytes at d = 128).
-__device__ inline int opaque(int value) {
-  asm volatile("mov.b32 %0, %0;" : "+r"(value));
-  return value;
-}
-__device__ inline std::int64_t opaque(std::int64_t value) {
-  asm volatile("mov.b64 %0, %0;" : "+l"(value));
-  return value;
-}
+// opaque (forward_wgmma_kernel.cuh) keeps the epilogue's per-store addresses formed where they
+// are used, not hoisted out of the kv loop into registers (which spilled 140-236 bytes at
+// d = 128).
 
 // Staged dK / dV epilogue (kOverlapKvTiles): this thread's fragments of one warpgroup's 64 x kDim
 // accumulator, scaled and rounded, into a 64-row staging tile (kDim * 2 bytes a row), 16-byte
@@ -370,6 +377,8 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
     int first = -1;
     for (int i = 0; i < q_tile_count && first < 0; ++i)
       if (bwd_q_tile_needed(seq.mask, i, kv0)) first = i;
+    const FullQRows block_full = plain_causal_full_q_rows(seq.mask, kv0 + kBwdWgmmaRows - 1);
+    const FullQRows group_full = plain_causal_full_q_rows(seq.mask, group_kv0 + kWarpgroupRows - 1);
     float dk[kDim / 8][4];
     float dv[kDim / 8][4];
 #pragma unroll
@@ -380,10 +389,10 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
     if (first >= 0) mbarrier_wait(kv_full, static_cast<unsigned>(kv_loads) & 1u);
 
     for (int i = first; first >= 0 && i < q_tile_count; ++i) {
-      if (!bwd_q_tile_needed(seq.mask, i, kv0)) continue;
+      const int q0 = i * kTileCols;
+      if (!block_full.covers(q0) && !bwd_q_tile_needed(seq.mask, i, kv0)) continue;
       const RingSlot slot = ring_slot<kBwdWsStages>(position++);
       mbarrier_wait(q_full + slot.stage * 8, slot.round & 1u);
-      const int q0 = i * kTileCols;
       const unsigned q_address = q_tiles + slot.stage * Layout::kQTileBytes;
       const unsigned do_address = do_tiles + slot.stage * Layout::kQTileBytes;
       const unsigned ds_buffer = ds_tiles + (ds_steps++ % 2) * 2 * Layout::kDsTileBytes;
@@ -391,7 +400,9 @@ __global__ void __launch_bounds__(kBwdWsThreads, 1)
           shared_window + (ds_buffer + consumer * Layout::kDsTileBytes - k_tile);
       // Uniform over the warpgroup (wgmma needs all 128 threads).
       const TileClass group_class =
-          seq.mask.classify(q0, q0 + kTileCols, group_kv0, group_kv0 + kWarpgroupRows);
+          group_full.covers(q0)
+              ? TileClass::kFull
+              : seq.mask.classify(q0, q0 + kTileCols, group_kv0, group_kv0 + kWarpgroupRows);
       if (group_class == TileClass::kEmpty) {
         // The other warpgroup's rows see this q tile: its dQ reads zeros for these rows.
 #pragma unroll

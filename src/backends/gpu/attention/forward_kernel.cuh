@@ -66,6 +66,26 @@ __device__ inline void mask_scores(float (&s)[kN][4], const SequenceMask& mask, 
                                    float hidden) {
   const int g = mma_lane() / 4;
   const int t = mma_lane() % 4;
+  if (mask.plain_causal()) {
+    // Per row two bounds relative to this lane's first column, so each score compares them with
+    // a constant (n * 8 + e % 2): the general rule below maps both positions to ids per score.
+    const PlainCausalLengths lengths = mask.plain_causal_lengths();
+    int below[2], self[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const CausalRowColumns r = causal_row_columns(lengths, row0 + g + half * 8);
+      below[half] = r.below - col0 - 2 * t;
+      self[half] = r.self < 0 ? -1 : r.self - col0 - 2 * t;  // -1 matches no column offset
+    }
+#pragma unroll
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int offset = n * 8 + (e % 2);
+        if (!(offset < below[e / 2] || offset == self[e / 2])) s[n][e] = hidden;
+      }
+    return;
+  }
 #pragma unroll
   for (int n = 0; n < kN; ++n) {
 #pragma unroll

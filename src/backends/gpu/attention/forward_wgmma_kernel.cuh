@@ -96,15 +96,16 @@ __device__ inline void issue_scores(float (&s)[kKeys / 8][4], unsigned q_rows_ad
   constexpr unsigned kQBlockBytes = kWgmmaRows * kSwizzleRowBytes;
   constexpr unsigned kKBlockBytes = kKeys * kSwizzleRowBytes;
   constexpr unsigned kUnusedLeadingBytes = 16;  // K-major swizzled: LBO unused (1 by convention)
+  const std::uint64_t a0 =
+      swizzled_descriptor(q_rows_address, kUnusedLeadingBytes, kSwizzleAtomBytes);
+  const std::uint64_t b0 = swizzled_descriptor(k_address, kUnusedLeadingBytes, kSwizzleAtomBytes);
   wgmma_fence_operands(s);
   wgmma_fence();
 #pragma unroll
   for (int kc = 0; kc < kDim / 16; ++kc) {
     const unsigned block = static_cast<unsigned>(kc / 4), step_bytes = (kc % 4) * 32u;
-    const std::uint64_t a = swizzled_descriptor(q_rows_address + block * kQBlockBytes + step_bytes,
-                                                kUnusedLeadingBytes, kSwizzleAtomBytes);
-    const std::uint64_t b = swizzled_descriptor(k_address + block * kKBlockBytes + step_bytes,
-                                                kUnusedLeadingBytes, kSwizzleAtomBytes);
+    const std::uint64_t a = descriptor_plus(a0, block * kQBlockBytes + step_bytes);
+    const std::uint64_t b = descriptor_plus(b0, block * kKBlockBytes + step_bytes);
     wgmma_m64nNk16_ss<E, kKeys>(s, a, b, kc > 0 ? 1 : 0);
   }
   wgmma_commit_group();
@@ -117,13 +118,13 @@ template <Elem16 E, int kDim, int kKeys = kTileCols>
 __device__ inline void issue_accumulate(float (&o)[kDim / 8][4], std::uint32_t (&p)[kKeys / 16][4],
                                         unsigned v_address) {
   constexpr unsigned kVBlockBytes = kKeys * kSwizzleRowBytes;  // LBO: the next 64 columns
+  const std::uint64_t b0 = swizzled_descriptor(v_address, kVBlockBytes, kSwizzleAtomBytes);
   wgmma_fence_operands(o);
   wgmma_fence_operands(p);
   wgmma_fence();
 #pragma unroll
   for (int kc = 0; kc < kKeys / 16; ++kc) {
-    const std::uint64_t b = swizzled_descriptor(v_address + kc * 16 * kSwizzleRowBytes,
-                                                kVBlockBytes, kSwizzleAtomBytes);
+    const std::uint64_t b = descriptor_plus(b0, kc * 16 * kSwizzleRowBytes);
     wgmma_m64nNk16_rs<E, kDim>(o, p[kc], b);
   }
   wgmma_commit_group();
@@ -136,6 +137,17 @@ __device__ inline void wait_accumulate(float (&o)[kDim / 8][4], std::uint32_t (&
   wgmma_wait_group<0>();
   wgmma_fence_operands(o);
   wgmma_fence_operands(p);
+}
+
+// The value, opaque to the optimizer (an empty mov): what is derived from it is neither hoisted
+// nor folded with what the optimizer knows of the original.
+__device__ inline int opaque(int value) {
+  asm volatile("mov.b32 %0, %0;" : "+r"(value));
+  return value;
+}
+__device__ inline std::int64_t opaque(std::int64_t value) {
+  asm volatile("mov.b64 %0, %0;" : "+l"(value));
+  return value;
 }
 
 // tanh.approx.f32: one MUFU op, where sigmoid through exp and a reciprocal takes two (the
@@ -176,9 +188,13 @@ __device__ inline void activate_tile_tanh(Activation activation, float (&x)[kN][
 
 // P_j's weights in place of the scores s (this warp's 16 rows from warp_q0, keys from col0):
 // the online-softmax exp2 step (row_max, row_sum, and the O correction) or the activation, and
-// the mask where the tile partly hides the warp's rows (`masked`).
+// the mask where the tile partly hides the warp's rows (`masked`). `silu` (activation is SiLU,
+// passed through opaque by the caller) is tested on its own: tested inside the if-chain, the
+// compiler turned the activations into a jump table per step (a constant load, a second one for
+// the table and an indirect branch on the way to the MUFU work).
 template <Mode kMode, int kN>
-__device__ inline void tile_weights(float (&s)[kN][4], Activation activation, const SequenceMask& mask,
+__device__ inline void tile_weights(float (&s)[kN][4], Activation activation, bool silu,
+                                    const SequenceMask& mask,
                                     float score_scale, bool masked, int warp_q0, int col0,
                                     float (&row_max)[2], float (&row_sum)[2],
                                     float (&correction)[2]) {
@@ -196,7 +212,11 @@ __device__ inline void tile_weights(float (&s)[kN][4], Activation activation, co
     }
   } else {
     (void)row_max, (void)row_sum, (void)correction;
-    activate_tile_tanh(activation, s, score_scale);
+    if (silu) {
+      activate_tile_tanh(Activation::kSilu, s, score_scale);
+    } else {
+      activate_tile_tanh(activation, s, score_scale);
+    }
     if (masked) mask_scores(s, mask, warp_q0, col0, 0.0f);
   }
 }
@@ -304,8 +324,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
           group_class == TileClass::kPartial &&
           seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kTileCols) != TileClass::kFull;
       float correction[2];
-      tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
-                          row_sum, correction);
+      tile_weights<kMode>(s, p.activation, p.activation == Activation::kSilu, seq.mask,
+                          score_scale, masked, warp_q0, col0, row_max, row_sum, correction);
       wait_accumulate<kDim>(o, p_frag);
       if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);
       to_a_fragments<E, kTileCols>(p_frag, s);

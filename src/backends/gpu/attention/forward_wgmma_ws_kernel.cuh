@@ -122,16 +122,21 @@ __device__ inline void mbarrier_arrive(unsigned barrier) {
                : "memory");
 #endif
 }
-// Returns once the phase of `barrier` with parity `parity` completed.
+// Returns once the phase of `barrier` with parity `parity` completed. try_wait is given a
+// suspend-time hint (CUTLASS's, 10^7 ns): the thread sleeps until the phase completes or the hint
+// runs out instead of retrying after the system's short default, which made the TMA producer's
+// wait for a free stage a two-instruction spin (ncu: 9% of all instructions the forward issued)
+// on the scheduler it shares with two consumer warps.
 __device__ inline void mbarrier_wait(unsigned barrier, unsigned parity) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr unsigned kSuspendTimeHintNs = 10000000;
   unsigned done = 0;
   do {
     asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
         "selp.u32 %0, 1, 0, p;\n}"
         : "=r"(done)
-        : "r"(barrier), "r"(parity)
+        : "r"(barrier), "r"(parity), "n"(kSuspendTimeHintNs)
         : "memory");
   } while (done == 0);
 #endif
@@ -204,6 +209,19 @@ template <int kStages>
 __device__ inline RingSlot ring_slot(int n) {
   return {static_cast<unsigned>(n % kStages), static_cast<unsigned>(n / kStages)};
 }
+// The consumers' walk through the ring: stage and phase parity kept as counters, not derived
+// from a tile count per step (n % 3 and n / 3 took a wide multiply and five more instructions).
+template <int kStages>
+struct RingCursor {
+  unsigned stage = 0;
+  unsigned parity = 0;  // of the ring's round: the phase of the stage's mbarriers to wait for
+  __device__ void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      parity ^= 1u;
+    }
+  }
+};
 
 // The producer warpgroup's loop: every q tile of this block, every kv tile in its range, in the
 // consumers' order. `thread` is 0..127.
@@ -348,7 +366,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // Consumer 1 goes first: its schedule barrier starts with one arrival (its own), matched by
   // one extra sync at the end, so both barriers end balanced.
   if (consumer == 1) named_barrier_arrive(own_schedule, kConsumerThreads);
-  int consumed = 0;
+  RingCursor<kStages> ring;
+  const bool silu = opaque(static_cast<int>(p.activation == Activation::kSilu)) != 0;
   // TMA: this warpgroup's Q rows of q tile `tile`, issued by one thread once every warp of the
   // warpgroup is past its products that read the previous Q (the named barrier); the next tile's
   // Q is issued before the current tile's epilogue, so its load overlaps the stores.
@@ -399,6 +418,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     float row_sum[2] = {0.0f, 0.0f};
     const int group_q0 = q0 + warpgroup_row0;
     const int warp_q0 = q0 + warp_row0;
+    // Under the plain causal mask the kv tiles wholly left of the group's first row's columns
+    // (plain_causal_mask.hpp) are full for every stored row, so those steps need no classify:
+    // about a hundred instructions per step in the SASS, on the path to the next GEMM issue.
+    const int stored_end = min(group_q0 + kWarpgroupRows, seq.raw_len_q);
+    const int full_cols = seq.mask.plain_causal() && stored_end <= seq.mask.len_q
+                              ? causal_row_columns(seq.mask.plain_causal_lengths(), group_q0).below
+                              : 0;
 
     // As the round-2 kernel; each step also syncs this consumer's schedule barrier before its
     // GEMMs and arrives on the other's after them (exactly once per step, skipped tiles too, so
@@ -407,12 +433,19 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     bool pending = false;  // p_frag holds P_{j-1}, its P V product not yet issued
     unsigned pending_stage = 0;
     for (int j = first; first >= 0 && j <= last; ++j) {
-      const RingSlot slot = ring_slot<kStages>(consumed++);
-      mbarrier_wait(full + slot.stage * 8, slot.round & 1);
+      const RingCursor<kStages> slot = ring;
+      ring.advance();
+      mbarrier_wait(full + slot.stage * 8, slot.parity);
       const int col0 = j * kKeys;
-      // Uniform over the warpgroup (wgmma needs all 128 threads).
+      // Uniform over the warpgroup (wgmma needs all 128 threads). Rows past the sequence's rows
+      // in the tensors are never stored (their weights need no mask: the scores are finite, TMA
+      // and cp.async read the next sequence's rows or zeros), so the classes count the stored
+      // rows only: the last q tile's kv tiles are then full, not partial, and a warpgroup with
+      // no stored row skips the tile. Rows past a softmax truncation are stored (as zeros) and
+      // stay masked (classify hides rows at or past len_q).
       const TileClass group_class =
-          seq.mask.classify(group_q0, group_q0 + kWarpgroupRows, col0, col0 + kKeys);
+          col0 + kKeys <= full_cols ? TileClass::kFull
+                                    : seq.mask.classify(group_q0, stored_end, col0, col0 + kKeys);
       named_barrier_sync(own_schedule, kConsumerThreads);
       // Each wgmma issue and its wait sit in one branch: ptxas cannot correlate two tests of
       // `pending` and would serialize every wgmma (C7514) if a path seemed to skip the wait.
@@ -440,12 +473,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         wgmma_wait_group<0>();
       }
       wgmma_fence_operands(s);
-      const bool masked =
-          group_class == TileClass::kPartial &&
-          seq.mask.classify(warp_q0, warp_q0 + 16, col0, col0 + kKeys) != TileClass::kFull;
+      const bool masked = group_class == TileClass::kPartial && warp_q0 < seq.raw_len_q &&
+                          seq.mask.classify(warp_q0, min(warp_q0 + 16, seq.raw_len_q), col0,
+                                            col0 + kKeys) != TileClass::kFull;
       float correction[2];
-      tile_weights<kMode>(s, p.activation, seq.mask, score_scale, masked, warp_q0, col0, row_max,
-                          row_sum, correction);
+      tile_weights<kMode>(s, p.activation, silu, seq.mask, score_scale, masked, warp_q0, col0,
+                          row_max, row_sum, correction);
       wait_accumulate<kDim, kKeys>(o, p_frag);
       if (pending) mbarrier_arrive(empty + pending_stage * 8);
       if constexpr (kMode == Mode::kSoftmax) rescale_rows<kDim>(o, correction);

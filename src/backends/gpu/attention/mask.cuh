@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/gpu/attention/plain_causal_mask.hpp"
 #include "backends/gpu/common/portability.cuh"
 
 namespace parity::gpu_device::attention {
@@ -51,6 +52,15 @@ struct SequenceMask {
   __device__ int id(int position) const {
     int value = contextual > 0 ? max(position - contextual + 1, 0) : position;
     return has_targets ? min(value, max_ids) : value;
+  }
+
+  // Causal self-attention without a window or contextual prefix: partial tiles then take the
+  // closed form of plain_causal_mask.hpp (two compares per pair) instead of valid().
+  __device__ bool plain_causal() const {
+    return causal && !cross && window == 0 && contextual == 0;
+  }
+  __device__ PlainCausalLengths plain_causal_lengths() const {
+    return PlainCausalLengths{len_q, len_kv, has_targets, max_ids};
   }
 
   __device__ bool valid(int i, int j) const {
