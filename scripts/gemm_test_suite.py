@@ -117,6 +117,8 @@ Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes t
     python3 scripts/gemm_test_suite.py --suite test2 > bench/shapes/gemm_shapes_test2.csv
     python3 scripts/gemm_test_suite.py --suite test3 > bench/shapes/gemm_shapes_test3.csv
     python3 scripts/gemm_test_suite.py --suite test4 > bench/shapes/gemm_shapes_test4.csv
+    python3 scripts/gemm_test_suite.py --suite test5 > bench/shapes/gemm_shapes_test5.csv
+The fifth suite's sources are listed in scripts/gemm_test_suite5.py.
 """
 
 import argparse
@@ -125,6 +127,8 @@ import math
 import random
 import sys
 from pathlib import Path
+
+import gemm_test_suite5
 
 EXCLUDED_SUITES = [
     "bench/shapes/gemm_shapes_dev.csv",
@@ -137,6 +141,7 @@ EXCLUDED_SUITES_TEST2 = EXCLUDED_SUITES + ["bench/shapes/gemm_shapes_test.csv"]
 EXCLUDED_SUITES_TEST3 = EXCLUDED_SUITES_TEST2 + ["bench/shapes/gemm_shapes_test2.csv"]
 # The fourth suite repeats no shape of any earlier suite.
 EXCLUDED_SUITES_TEST4 = EXCLUDED_SUITES_TEST3 + ["bench/shapes/gemm_shapes_test3.csv"]
+EXCLUDED_SUITES_TEST5 = EXCLUDED_SUITES_TEST4 + ["bench/shapes/gemm_shapes_test4.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -483,6 +488,12 @@ SUITES = {
               EXCLUDED_SUITES_TEST3, 20261203, 20, 0.30),
     "test4": ((llm_shapes_test4, moe_shapes_test4, speech_vision_shapes_test4, recsys_shapes_test4),
               EXCLUDED_SUITES_TEST4, 20261204, 20, 0.30),
+    "test5": ((gemm_test_suite5.llm_shapes_test5,
+               lambda rng: gemm_test_suite5.moe_shapes_test5(rng, expert_tokens),
+               lambda rng: gemm_test_suite5.vision_speech_shapes_test5(rng, training_triplet),
+               lambda rng: gemm_test_suite5.recsys_shapes_test5(rng, training_triplet)),
+              EXCLUDED_SUITES_TEST5, gemm_test_suite5.DEFAULT_SEED, gemm_test_suite5.RANDOM_COUNT,
+              gemm_test_suite5.MISALIGNED_SHARE),
 }
 
 

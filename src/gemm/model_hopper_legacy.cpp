@@ -20,7 +20,10 @@ constexpr double kLegacyStages = 3.0;
 constexpr double kRegistersPerSm = 65536.0;
 constexpr double kRegistersPerAccumulator = 2.0;
 constexpr int kMaxResidentCtas = 8;
-constexpr double kReferenceTileElements = 128.0 * 128.0;
+// The latency hidden per K-iteration is a time, not a share of the iteration's work: a stage of
+// tk = 32 carries half the multiplies of a 64-deep one to cover the same load latency. So the
+// latency is counted in 128x128x64 tile-iterations (1 at the 128x128x64 reference tile).
+constexpr double kReferenceTileVolume = 128.0 * 128.0 * 64.0;
 // A CTA's first loads arrive before its first multiply with nothing to overlap them (no producer
 // warp prefetches the next tile): the fill exposes the latency part of two iterations (the
 // pipeline's depth of three stages minus the one being computed).
@@ -42,7 +45,8 @@ void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
   const double c_bytes = static_cast<double>(dtype_size_bytes(key.c_dtype));
   h.partial_bytes = c.reduction == ReductionScheme::kOutputType ? c_bytes : 4.0;
   h.has_reduce_kernel = c.reduction != ReductionScheme::kInPlace;
-  const double latency_tiles = scalars_.legacy_latency_ctas * kReferenceTileElements / (tm * tn);
+  const double latency_tiles = scalars_.legacy_latency_ctas * kReferenceTileVolume / (tm * tn * tk);
+  h.legacy_latency_tiles = latency_tiles;
   h.legacy_iters_per_volume = 1.0 / (tm * tn * tk * h.usable_sms);
   h.legacy_waves_per_output = p.split_k / (tm * tn * h.usable_sms * h.legacy_resident_ctas);
   h.legacy_latency_us_per_iter = latency_tiles * h.compute_us_per_iter;
@@ -60,12 +64,13 @@ double HopperModel::predict_legacy(const HopperProblemTerms& t, const PreparedCa
   const double grid_m = grid.grid_m, grid_n = grid.grid_n, iters = grid.iters, tiles = grid.tiles;
   const double sms = c.usable_sms;
   const double slots = sms * c.legacy_resident_ctas;
-  // Latency hiding grows with the work in flight per SM, r x tm x tn accumulators: the SM runs at
-  // W / (W + H) of its legacy rate with W = r tm tn and H = legacy_latency_ctas 128x128 tiles. Each
-  // of the r CTAs then takes compute x (r + H / (tm tn)) per iteration (compute_us_per_iter is one
-  // iteration at the SM's full legacy rate), plus the fill's exposed latency, kFillIterations x H /
-  // (tm tn) iterations, once per CTA: short K-loops (split-K) pay it per split.
-  const double h = scalars_.legacy_latency_ctas * kReferenceTileElements * c.inv_tile_m * c.inv_tile_n;
+  // Latency hiding grows with the work in flight per SM, r x tm x tn x tk multiplies per stage: the
+  // SM runs at W / (W + H) of its legacy rate with W = r tm tn tk and H = legacy_latency_ctas
+  // 128x128x64 tile-iterations. Each of the r CTAs then takes compute x (r + h) per iteration, h =
+  // H / (tm tn tk) (compute_us_per_iter is one iteration at the SM's full legacy rate), plus the
+  // fill's exposed latency, kFillIterations x h iterations, once per CTA: short K-loops (split-K)
+  // pay it per split.
+  const double h = c.legacy_latency_tiles;
   const auto wave_us = [&](double wave_tiles) {
     const double resident = std::clamp(wave_tiles / sms, 1.0, static_cast<double>(c.legacy_resident_ctas));
     return (iters * (resident + h) + kFillIterations * h) * c.compute_us_per_iter + scalars_.tile_overhead_us;

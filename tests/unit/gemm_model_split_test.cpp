@@ -164,6 +164,33 @@ TEST(GemmModelSplit, LegacyCtasPayTheirPipelineFill) {
   EXPECT_GT(split_us, whole_us / 8.0 + 0.5 * fill_us);
 }
 
+// The load latency a CTA without TMA exposes per K-iteration is a time: a 32-deep stage carries half
+// the multiplies of a 64-deep one to hide the same latency, so its K-loop pays that time twice as
+// often (measured: 256x128x32 ran 27-36% slower than 256x128x64 on the same problems, which the
+// per-work latency the model charged before could not show). With one CTA per SM an iteration costs
+// c (1 + h), h = legacy_latency_ctas x 128 x 128 x 64 / (tm tn tk) and c proportional to tk, so the
+// 32-deep step is the 64-deep one less half its compute: step_32 = step_64 (1 - 1 / (2 (1 + h_64))).
+TEST(GemmModelSplit, LegacyLatencyPerIterationIsATime) {
+  const DeviceParams device = device_named("h200");
+  const ModelScalars scalars = default_scalars(device);
+  const GemmModel model(device, scalars);
+  const std::int64_t sms = device.num_sms;
+  const auto step_us = [&](int tile_k) {
+    Candidate c;
+    c.tile_m = 64;
+    c.tile_n = 64;
+    c.tile_k = tile_k;
+    const auto compute_us = [&](std::int64_t k) {
+      return model.explain(shape(64 * sms, 64, k, 2), c, RunEpilogue::kNone).compute_us;
+    };
+    return compute_us(4 * 64 + tile_k) - compute_us(4 * 64);
+  };
+  const double h_64 = scalars.legacy_latency_ctas * 128.0 * 128.0 * 64.0 / (64.0 * 64.0 * 64.0);
+  const double step_64_us = step_us(64);
+  EXPECT_GT(h_64, 0.1);
+  EXPECT_NEAR(step_us(32), step_64_us * (1.0 - 1.0 / (2.0 * (1.0 + h_64))), 1e-9 * step_64_us);
+}
+
 // The cp.async families name their pipeline depth, and shared memory for it bounds the CTAs an
 // SM holds: 128x128x64 bf16 tiles take 32 KiB a stage, so 2 stages leave room for two CTAs per SM
 // (registers allow two) and 4 stages for one. Two such tiles per SM then run as one wave at
