@@ -1,4 +1,4 @@
-// `parity bench hbm | gemm | tbe | attention | interaction | gemm-run`: the device benchmarks.
+// `parity bench hbm | gemm | tbe | attention | interaction | gemm-run | hstu-layer`: the device benchmarks.
 // Each parses its flags into the library's request, which checks them (exit 2); then a CUDA device
 // is required (exit 3) and the library's driver checks each kernel against its reference, times it
 // beside its baseline and returns the report (train and comm: cmd_bench_train.cpp).
@@ -8,6 +8,7 @@
 //   attention    jagged attention (HSTU, softmax / JFA, GDPA): named configurations or a free shape
 //   interaction  the dot interaction, every GPU variant of the forward and backward
 //   gemm-run     the DLRM dense-layer GEMMs through gemm::Gemm::run beside cuBLASLt and the oracle
+//   hstu-layer   the HSTU layer forward and backward on the devices it has variants for (the CPU)
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "parity/bench/attention_bench.hpp"
+#include "parity/bench/hstu_layer_bench.hpp"
 #include "parity/bench/gemm_run_bench.hpp"
 #include "parity/bench/gemm_timing.hpp"
 #include "parity/bench/hbm.hpp"
@@ -184,6 +186,44 @@ void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   });
 }
 
+void add_bench_hstu_layer(CLI::App& bench, Outcome& outcome) {
+  auto request = std::make_shared<bench::HstuLayerBenchRequest>();
+  auto device = std::make_shared<std::string>("cpu");
+  auto& p = request->problem;
+  p.batch = 8;
+  p.max_seq_len = 256;
+  p.model_dim = 256;
+  p.heads = 2;
+  p.dim_qk = 64;
+  p.dim_v = 64;
+  auto* cmd = bench.add_subcommand("hstu-layer", "HSTU layer forward and backward (norms, projections, attention, gating)");
+  cmd->add_option("--batch", p.batch, "Sequences B (default 8)");
+  cmd->add_option("--seq-len", p.max_seq_len, "N: the longest sequence; lengths U[ceil(fraction N), N] (default 256)");
+  cmd->add_option("--min-length-fraction", request->min_length_fraction, "Shortest length as a fraction of N (default 0.9)");
+  cmd->add_option("--model-dim", p.model_dim, "D, the layer's width (default 256)");
+  cmd->add_option("--heads", p.heads, "H (default 2)");
+  cmd->add_option("--dim-qk", p.dim_qk, "Attention dim of q and k per head (default 64)");
+  cmd->add_option("--dim-v", p.dim_v, "Dim of u and v per head (default 64)");
+  cmd->add_option("--max-targets", request->max_targets, "num_targets U[1, max] per sequence; 0 = none");
+  cmd->add_option("--contextual-len", p.contextual_len, "Contextual prefix every row sees");
+  cmd->add_option("--max-attn-len", p.max_attn_len, "Local window (0 = none)");
+  cmd->add_option("--min-full-attn-len", p.min_full_attn_len, "With a window: last rows keeping full attention");
+  cmd->add_option("--warmup", request->warmup, "Untimed passes first (default 1)");
+  cmd->add_option("--reps", request->repetitions, "Timed passes; the median is reported (default 5)");
+  cmd->add_option("--device", *device, "cpu (default) or gpu");
+  cmd->add_option("--out", request->out, "Results JSON with provenance");
+  add_seed_option(cmd, request->seed, "Seed of the lengths, targets, weights and inputs");
+  cmd->callback([request, device, &outcome] {
+    auto kind = parse_device_kind(*device);
+    if (!kind.is_ok()) {
+      outcome.status = kind.status().with_context("bench hstu-layer: --device");
+      return;
+    }
+    request->device = kind.value();
+    outcome.status = print_report(bench::run_hstu_layer_bench(*request));
+  });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, Outcome& outcome) {
@@ -195,6 +235,7 @@ void add_bench_commands(CLI::App& app, Outcome& outcome) {
   add_bench_attention(*bench, outcome);
   add_bench_interaction(*bench, outcome);
   add_bench_gemm_run(*bench, outcome);
+  add_bench_hstu_layer(*bench, outcome);
   add_bench_comm_command(*bench, outcome);
   add_bench_train_command(*bench, outcome);
 }
