@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attention/hstu_layer_cpu.hpp"
+#include "nn/variant_support.hpp"
 
 namespace parity::attention {
 namespace {
@@ -41,7 +42,7 @@ Status check_parameters(const Parameters& p, const std::string& prefix) {
 }
 
 Status cpu_fp32_only(const HstuLayerProblem& problem, const ExecutionContext& context) {
-  if (context.device != DeviceKind::kCpu) return unsupported("host code: needs a CPU context");
+  PARITY_RETURN_IF_ERROR(nn::detail::require_cpu(context));
   if (problem.dtype != DType::kF32) {
     return unsupported("the CPU variant computes fp32 only (dtype=", dtype_name(problem.dtype), ")");
   }
@@ -111,14 +112,6 @@ class HstuLayerBackwardCpu final : public HstuLayerBackwardVariant {
   }
 };
 
-template <typename Problem, typename Args>
-Status run_first(const std::vector<const OpVariant<Problem, Args>*>& variants, const Problem& problem,
-                 const Args& args, const ExecutionContext& context, const char* op_name) {
-  auto choice = select_variant(variants, problem, context);
-  if (!choice.is_ok()) return choice.status().with_context(op_name);
-  return choice->variant->run(problem, args, nullptr, context);
-}
-
 }  // namespace
 
 Status HstuLayerProblem::validate() const {
@@ -178,12 +171,12 @@ const std::vector<const HstuLayerBackwardVariant*>& hstu_layer_backward_variants
 
 Status hstu_layer_forward(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args,
                           const ExecutionContext& context) {
-  return run_first(hstu_layer_forward_variants(), problem, args, context, "hstu_layer_forward");
+  return nn::detail::run_preferred(hstu_layer_forward_variants(), problem, args, context, "hstu_layer_forward");
 }
 
 Status hstu_layer_backward(const HstuLayerProblem& problem, const HstuLayerBackwardArgs& args,
                            const ExecutionContext& context) {
-  return run_first(hstu_layer_backward_variants(), problem, args, context, "hstu_layer_backward");
+  return nn::detail::run_preferred(hstu_layer_backward_variants(), problem, args, context, "hstu_layer_backward");
 }
 
 HstuLayerFlops hstu_layer_flops(const HstuLayerProblem& problem, const std::vector<std::int64_t>& lengths) {

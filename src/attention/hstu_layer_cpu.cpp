@@ -10,13 +10,13 @@
 
 #include "parity/attention/attention_op.hpp"
 #include "parity/core/dtype.hpp"
+#include "nn/variant_support.hpp"
 #include "parity/nn/linear.hpp"
 
 namespace parity::attention::cpu {
 namespace {
 
-// Below this many elements a loop runs on one thread (a fork-join costs more than it saves).
-constexpr std::int64_t kParallelMinElements = std::int64_t{1} << 16;
+using nn::detail::kParallelMinElements;
 
 // The forward's saved activations, laid out in `saved` in this order (hstu_layer_saved_bytes).
 struct Saved {

@@ -123,8 +123,10 @@ Result<std::string> run_hstu_layer_bench(const HstuLayerBenchRequest& request) {
   LayerTensors t = draw_tensors(request, problem);
   ExecutionContext context;
   context.device = request.device;
-  const auto forward = [&] { return attention::hstu_layer_forward(problem, forward_args(t), context); };
-  const auto backward = [&] { return attention::hstu_layer_backward(problem, backward_args(t), context); };
+  const attention::HstuLayerForwardArgs layer_forward = forward_args(t);
+  const attention::HstuLayerBackwardArgs layer_backward = backward_args(t);
+  const auto forward = [&] { return attention::hstu_layer_forward(problem, layer_forward, context); };
+  const auto backward = [&] { return attention::hstu_layer_backward(problem, layer_backward, context); };
   PARITY_ASSIGN_OR_RETURN(const SampleStats forward_stats, time_pass(request, forward));
   PARITY_ASSIGN_OR_RETURN(const SampleStats backward_stats, time_pass(request, backward));
   const attention::HstuLayerFlops flops = attention::hstu_layer_flops(problem, t.lengths);
