@@ -1,13 +1,17 @@
 // HstuLayerProblem::validate, the attention the layer runs, the saved-activation size, the FLOP
-// model, and the op's dispatch (variants: the CPU one in hstu_layer_cpu.cpp).
+// model, and the op's dispatch (variants: the CPU one in hstu_layer_cpu.cpp; the GPU one in
+// src/backends/cuda/attention/hstu_layer_gpu.cpp, installed into hstu_layer_gpu_slots.hpp).
 #include "parity/attention/hstu_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
 
 #include "attention/hstu_layer_cpu.hpp"
+#include "attention/hstu_layer_gpu_slots.hpp"
+#include "attention/hstu_layer_saved.hpp"
 #include "nn/variant_support.hpp"
 
 namespace parity::attention {
@@ -112,7 +116,93 @@ class HstuLayerBackwardCpu final : public HstuLayerBackwardVariant {
   }
 };
 
+// The GPU variants behind their slots, with the checks that need no device memory: pointers, the
+// host copies of the offsets when given, y not aliasing x.
+Status check_forward_args_gpu(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args) {
+  if (args.host_seq_offsets != nullptr) {
+    PARITY_RETURN_IF_ERROR(check_offsets(problem, args.host_seq_offsets));
+    PARITY_RETURN_IF_ERROR(
+        check_attention_inputs(problem.attention(), args.host_seq_offsets, nullptr, args.host_num_targets)
+            .with_context("hstu layer"));
+  }
+  if (problem.total_tokens > 0) PARITY_RETURN_IF_ERROR(require_pointer(args.seq_offsets, "seq_offsets"));
+  if (problem.has_num_targets && problem.total_tokens > 0) {
+    PARITY_RETURN_IF_ERROR(require_pointer(args.num_targets, "num_targets"));
+  }
+  PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.x, "x"));
+  PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.saved, "saved"));
+  return check_parameters(args.weights, "weights.");
+}
+
+class HstuLayerForwardGpu final : public HstuLayerForwardVariant {
+ public:
+  std::string_view name() const override { return detail::hstu_layer_forward_gpu_slot().name(); }
+  Status can_implement(const HstuLayerProblem& problem, const ExecutionContext& context) const override {
+    return detail::hstu_layer_forward_gpu_slot().can_implement(problem, context);
+  }
+  std::int64_t workspace_bytes(const HstuLayerProblem& problem) const override {
+    return detail::hstu_layer_forward_gpu_slot().workspace_bytes(problem);
+  }
+  Status run(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args, void* workspace,
+             const ExecutionContext& context) const override {
+    PARITY_RETURN_IF_ERROR(check_forward_args_gpu(problem, args));
+    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.y, "y"));
+    if (problem.total_tokens > 0 && args.y == args.x) return invalid_argument("hstu layer: y aliases x (the residual reads x after y is written)");
+    return detail::hstu_layer_forward_gpu_slot().run(problem, args, workspace, context);
+  }
+};
+
+class HstuLayerBackwardGpu final : public HstuLayerBackwardVariant {
+ public:
+  std::string_view name() const override { return detail::hstu_layer_backward_gpu_slot().name(); }
+  Status can_implement(const HstuLayerProblem& problem, const ExecutionContext& context) const override {
+    return detail::hstu_layer_backward_gpu_slot().can_implement(problem, context);
+  }
+  std::int64_t workspace_bytes(const HstuLayerProblem& problem) const override {
+    return detail::hstu_layer_backward_gpu_slot().workspace_bytes(problem);
+  }
+  Status run(const HstuLayerProblem& problem, const HstuLayerBackwardArgs& args, void* workspace,
+             const ExecutionContext& context) const override {
+    PARITY_RETURN_IF_ERROR(check_forward_args_gpu(problem, args.forward));
+    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_y, "grad_y"));
+    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_x, "grad_x"));
+    PARITY_RETURN_IF_ERROR(check_parameters(args.grads, "grads."));
+    return detail::hstu_layer_backward_gpu_slot().run(problem, args, workspace, context);
+  }
+};
+
+// The first variant that applies, with the caller's workspace checked against what it needs.
+template <typename Args>
+Status run_layer(const std::vector<const OpVariant<HstuLayerProblem, Args>*>& variants,
+                 const HstuLayerProblem& problem, const Args& args, const HstuLayerForwardArgs& forward,
+                 const ExecutionContext& context, std::string_view op_name) {
+  PARITY_RETURN_IF_ERROR(problem.validate().with_context(op_name));
+  auto choice = select_variant(variants, problem, context);
+  if (!choice.is_ok()) return choice.status().with_context(op_name);
+  const auto* variant = choice->variant;
+  const std::int64_t needed = variant->workspace_bytes(problem);
+  if (needed > 0 && (forward.workspace == nullptr || forward.workspace_bytes < needed)) {
+    return invalid_argument(op_name, ": workspace=", forward.workspace == nullptr ? "null" : "given", " of ",
+                            forward.workspace_bytes, " bytes; variant ", variant->name(), " needs ", needed,
+                            " (hstu_layer_workspace_bytes)");
+  }
+  return variant->run(problem, args, forward.workspace, context);
+}
+
 }  // namespace
+
+namespace detail {
+
+parity::detail::GpuSlotVariant<HstuLayerProblem, HstuLayerForwardArgs>& hstu_layer_forward_gpu_slot() {
+  static parity::detail::GpuSlotVariant<HstuLayerProblem, HstuLayerForwardArgs> slot("hstu_layer_forward_gpu");
+  return slot;
+}
+parity::detail::GpuSlotVariant<HstuLayerProblem, HstuLayerBackwardArgs>& hstu_layer_backward_gpu_slot() {
+  static parity::detail::GpuSlotVariant<HstuLayerProblem, HstuLayerBackwardArgs> slot("hstu_layer_backward_gpu");
+  return slot;
+}
+
+}  // namespace detail
 
 Status HstuLayerProblem::validate() const {
   PARITY_RETURN_IF_ERROR(check_range("batch", batch, 1, std::numeric_limits<std::int32_t>::max()));
@@ -152,6 +242,7 @@ AttentionProblem HstuLayerProblem::attention() const {
 }
 
 std::int64_t hstu_layer_saved_bytes(const HstuLayerProblem& problem) {
+  if (problem.dtype != DType::kF32) return detail::hstu_layer_saved_layout_16bit(problem).total_bytes;
   const std::int64_t t = problem.total_tokens;
   const std::int64_t floats = t * (problem.model_dim + problem.uvqk_width() + problem.attention_width() + 4);
   return floats * static_cast<std::int64_t>(sizeof(float));
@@ -159,24 +250,35 @@ std::int64_t hstu_layer_saved_bytes(const HstuLayerProblem& problem) {
 
 const std::vector<const HstuLayerForwardVariant*>& hstu_layer_forward_variants() {
   static const HstuLayerForwardCpu cpu_variant;
-  static const std::vector<const HstuLayerForwardVariant*> variants = {&cpu_variant};
+  static const HstuLayerForwardGpu gpu_variant;
+  static const std::vector<const HstuLayerForwardVariant*> variants = {&cpu_variant, &gpu_variant};
   return variants;
 }
 
 const std::vector<const HstuLayerBackwardVariant*>& hstu_layer_backward_variants() {
   static const HstuLayerBackwardCpu cpu_variant;
-  static const std::vector<const HstuLayerBackwardVariant*> variants = {&cpu_variant};
+  static const HstuLayerBackwardGpu gpu_variant;
+  static const std::vector<const HstuLayerBackwardVariant*> variants = {&cpu_variant, &gpu_variant};
   return variants;
+}
+
+Result<std::int64_t> hstu_layer_workspace_bytes(const HstuLayerProblem& problem, const ExecutionContext& context) {
+  PARITY_RETURN_IF_ERROR(problem.validate());
+  auto forward = select_variant(hstu_layer_forward_variants(), problem, context);
+  if (!forward.is_ok()) return forward.status().with_context("hstu_layer_workspace_bytes");
+  auto backward = select_variant(hstu_layer_backward_variants(), problem, context);
+  if (!backward.is_ok()) return backward.status().with_context("hstu_layer_workspace_bytes");
+  return std::max(forward->variant->workspace_bytes(problem), backward->variant->workspace_bytes(problem));
 }
 
 Status hstu_layer_forward(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args,
                           const ExecutionContext& context) {
-  return nn::detail::run_preferred(hstu_layer_forward_variants(), problem, args, context, "hstu_layer_forward");
+  return run_layer(hstu_layer_forward_variants(), problem, args, args, context, "hstu_layer_forward");
 }
 
 Status hstu_layer_backward(const HstuLayerProblem& problem, const HstuLayerBackwardArgs& args,
                            const ExecutionContext& context) {
-  return nn::detail::run_preferred(hstu_layer_backward_variants(), problem, args, context, "hstu_layer_backward");
+  return run_layer(hstu_layer_backward_variants(), problem, args, args.forward, context, "hstu_layer_backward");
 }
 
 HstuLayerFlops hstu_layer_flops(const HstuLayerProblem& problem, const std::vector<std::int64_t>& lengths) {

@@ -1,6 +1,6 @@
 // `parity bench hstu-layer`: bad input names the option (exit 2); a small run on the CPU prints
-// both passes and writes its JSON; a GPU request is refused with the op's reason (exit 3) while
-// the layer has no GPU variant.
+// both passes and writes its JSON; a GPU request in a build without the GPU backend is refused with
+// every variant's reason (exit 3).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -55,6 +55,7 @@ TEST(CliBenchHstuLayer, AGpuRequestIsRefusedWithTheReason) {
   const auto result = run_cli("bench hstu-layer --batch 2 --seq-len 16 --device gpu");
   EXPECT_EQ(result.exit_code, 3) << result.output;
   EXPECT_NE(result.output.find("hstu_layer_forward_cpu"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("hstu_layer_forward_gpu"), std::string::npos) << result.output;
 }
 
 }  // namespace

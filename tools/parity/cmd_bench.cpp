@@ -8,7 +8,7 @@
 //   attention    jagged attention (HSTU, softmax / JFA, GDPA): named configurations or a free shape
 //   interaction  the dot interaction, every GPU variant of the forward and backward
 //   gemm-run     the DLRM dense-layer GEMMs through gemm::Gemm::run beside cuBLASLt and the oracle
-//   hstu-layer   the HSTU layer forward and backward on the devices it has variants for (the CPU)
+//   hstu-layer   the HSTU layer forward and backward (CPU fp32; GPU bf16, device-event medians)
 #include <memory>
 #include <string>
 #include <vector>
@@ -220,7 +220,12 @@ void add_bench_hstu_layer(CLI::App& bench, Outcome& outcome) {
       return;
     }
     request->device = kind.value();
-    outcome.status = print_report(bench::run_hstu_layer_bench(*request));
+#ifdef PARITY_HAS_CUDA
+    const bench::AttentionBenchDevice timing = bench::gpu_bench_device();
+#else
+    const bench::AttentionBenchDevice timing;  // a GPU request is refused with the variants' reasons
+#endif
+    outcome.status = print_report(bench::run_hstu_layer_bench(*request, timing));
   });
 }
 

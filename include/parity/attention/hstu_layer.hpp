@@ -8,11 +8,16 @@
 //   g      = u * LayerNorm(a; output_norm_weight, output_norm_bias)   [T, H d_v]
 //   y      = x + g W_out^T + b_out                                    [T, D]
 //
-// Weights in torch's nn.Linear layout (out x in). The backward returns d x and every parameter's
-// gradient. The forward keeps what the backward needs in `saved` (hstu_layer_saved_bytes):
-// n, p, a, the two layer norms' mean and 1/std per row; no O(N^2) buffer anywhere.
-// The CPU variant computes fp32 (projections through gemm::Gemm / OpenBLAS; q, k, v rounded to
-// bf16 for the attention op, whose kernels take 16-bit inputs, and a back to fp32).
+// Weights in torch's nn.Linear layout (out x in), always fp32 (the master weights); the backward
+// returns d x and every parameter's fp32 gradient. The forward keeps what the backward needs in
+// `saved` (hstu_layer_saved_bytes): n, p, a, the two layer norms' mean and 1/std per row; no
+// O(N^2) buffer anywhere. Two variants:
+//   CPU, dtype fp32: projections through gemm::Gemm (OpenBLAS); q, k, v rounded to bf16 for the
+//     attention op, whose kernels take 16-bit inputs, and a back to fp32.
+//   GPU, dtype bf16 (x, y, grad_y, grad_x, saved activations): the projections as cuBLASLt GEMMs
+//     on bf16 copies of the weights with their bias (and residual) epilogues, p kept as four
+//     contiguous blocks so the attention kernels read q, k, v in place, the norms and the gate as
+//     one-warp-per-row kernels, the parameter gradients reduced in a fixed order (repeatable).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +44,7 @@ struct HstuLayerProblem {
   int min_full_attn_len = 0;
   float alpha = 0;                    // score scale; 0 = 1/sqrt(dim_qk)
   float layer_norm_epsilon = 1e-6F;   // both layer norms
-  DType dtype = DType::kF32;          // activations and weights (the CPU variant: fp32)
+  DType dtype = DType::kF32;          // activations: fp32 (the CPU variant) or bf16 (the GPU one)
   Status validate() const;            // names the parameter and the value
 
   std::int64_t uvqk_width() const { return 2LL * heads * (dim_v + dim_qk); }
@@ -47,7 +52,7 @@ struct HstuLayerProblem {
   AttentionProblem attention() const;  // the attention the layer runs (kHstu, SiLU, 16-bit)
 };
 
-struct HstuLayerWeights {  // fp32 (CPU), sizes in the comments
+struct HstuLayerWeights {  // fp32 (host memory for the CPU, device memory for the GPU), sizes in the comments
   const float* norm_weight = nullptr;         // [D]
   const float* norm_bias = nullptr;           // [D]
   const float* uvqk_weight = nullptr;         // [2 H (d_v + d_qk), D]
@@ -58,7 +63,7 @@ struct HstuLayerWeights {  // fp32 (CPU), sizes in the comments
   const float* output_bias = nullptr;         // [D]
 };
 
-struct HstuLayerGradients {  // fp32, overwritten, same shapes as HstuLayerWeights
+struct HstuLayerGradients {  // fp32, overwritten, same shapes and memory as HstuLayerWeights
   float* norm_weight = nullptr;
   float* norm_bias = nullptr;
   float* uvqk_weight = nullptr;
@@ -70,12 +75,20 @@ struct HstuLayerGradients {  // fp32, overwritten, same shapes as HstuLayerWeigh
 };
 
 struct HstuLayerForwardArgs {
-  const void* x = nullptr;                    // [T, D]; tensors may be null when T = 0
-  const std::int64_t* seq_offsets = nullptr;  // [B+1] (host memory for the CPU variant)
-  const std::int32_t* num_targets = nullptr;  // [B] when has_num_targets, else null
+  const void* x = nullptr;                    // [T, D] of dtype; tensors may be null when T = 0
+  const std::int64_t* seq_offsets = nullptr;  // [B+1] (host memory for the CPU, device for the GPU)
+  const std::int32_t* num_targets = nullptr;  // [B] when has_num_targets, else null (likewise)
+  // GPU: host copies of seq_offsets and num_targets, checked like the CPU variant's when given
+  // (the GPU variant never reads device memory back to check it). Ignored on the CPU.
+  const std::int64_t* host_seq_offsets = nullptr;
+  const std::int32_t* host_num_targets = nullptr;
   HstuLayerWeights weights;
   void* y = nullptr;      // [T, D]; may not alias x
   void* saved = nullptr;  // hstu_layer_saved_bytes(problem): written here, read by the backward
+  // Device memory of hstu_layer_workspace_bytes(problem, context) bytes for the GPU variant (the
+  // forward and the backward use the same amount); unused on the CPU.
+  void* workspace = nullptr;
+  std::int64_t workspace_bytes = 0;
 };
 
 struct HstuLayerBackwardArgs {
@@ -85,8 +98,13 @@ struct HstuLayerBackwardArgs {
   HstuLayerGradients grads;
 };
 
-/// Bytes of the forward's saved activations (n, p, a as fp32, two layer norms' statistics).
+/// Bytes of the forward's saved activations: n, p, a in the problem's dtype (fp32 or bf16, each
+/// 16-bit section 256-byte aligned) and the two layer norms' fp32 statistics.
 std::int64_t hstu_layer_saved_bytes(const HstuLayerProblem& problem);
+
+/// Device workspace the variant chosen for `context` needs, forward or backward (the larger); 0
+/// on the CPU. Errors as the dispatch would give them (no variant applies).
+Result<std::int64_t> hstu_layer_workspace_bytes(const HstuLayerProblem& problem, const ExecutionContext& context);
 
 using HstuLayerForwardVariant = OpVariant<HstuLayerProblem, HstuLayerForwardArgs>;
 using HstuLayerBackwardVariant = OpVariant<HstuLayerProblem, HstuLayerBackwardArgs>;
@@ -94,7 +112,7 @@ const std::vector<const HstuLayerForwardVariant*>& hstu_layer_forward_variants()
 const std::vector<const HstuLayerBackwardVariant*>& hstu_layer_backward_variants();
 
 /// Validate, check the host offsets and num_targets (check_attention_inputs), pick a variant and
-/// run it with a workspace it allocates for the call.
+/// run it (GPU: in args.workspace; asynchronous on context.stream).
 Status hstu_layer_forward(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args,
                           const ExecutionContext& context);
 Status hstu_layer_backward(const HstuLayerProblem& problem, const HstuLayerBackwardArgs& args,

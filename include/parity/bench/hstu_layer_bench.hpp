@@ -2,14 +2,15 @@
 // and backward on a drawn jagged batch (lengths U[ceil(fraction N), N), num_targets U[1, max]),
 // weights drawn with the same seed; medians of host wall-clock repetitions after a warm-up; FLOPs
 // by hstu_layer_flops (the projections plus the attention's useful FLOPs); JSON with provenance.
-// Runs on the devices the layer has variants for (the CPU today; a GPU request is refused with
-// the op's reasons).
+// CPU: fp32, host wall clock. GPU: bf16 activations (x and grad_y drawn on the device), the
+// device timing handed in (device events, L2 flushed), workspace and device memory reported.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "parity/attention/hstu_layer.hpp"
+#include "parity/bench/attention_bench.hpp"  // AttentionBenchDevice: the GPU timing
 #include "parity/core/op.hpp"
 #include "parity/core/status.hpp"
 
@@ -32,6 +33,8 @@ Status validate_hstu_layer_bench_request(const HstuLayerBenchRequest& request);
 
 /// Draws the batch and the weights, runs the forward and the backward once unchecked (warm-up)
 /// and `repetitions` times timed, writes `out` and returns the printed summary.
-Result<std::string> run_hstu_layer_bench(const HstuLayerBenchRequest& request);
+/// `device`: the GPU timing (gpu_bench_device()); unused on the CPU.
+Result<std::string> run_hstu_layer_bench(const HstuLayerBenchRequest& request,
+                                         const AttentionBenchDevice& device = {});
 
 }  // namespace parity::bench

@@ -19,6 +19,7 @@ void install();
 
 namespace parity::attention::gpu_variants {
 void install();
+void install_hstu_layer();  // hstu_layer_gpu.cpp; called by install()
 }  // namespace parity::attention::gpu_variants
 
 namespace parity::gpu::detail {

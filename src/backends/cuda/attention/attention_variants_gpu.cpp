@@ -134,6 +134,7 @@ void install() {
       &backward_wgmma_ws_dqtma_pair_walk_overlap_tanh);
   detail::attention_backward_gpu_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq_slot().install(
       &backward_wgmma_ws_dqtma_pair_walk_overlap_tanh_fused_dq);
+  install_hstu_layer();
 }
 
 }  // namespace parity::attention::gpu_variants

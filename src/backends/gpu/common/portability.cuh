@@ -188,6 +188,7 @@ __device__ inline std::uint16_t device_float_to_fp16_bits(float value) {
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
+#define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuFuncSetAttribute hipFuncSetAttribute
 #define gpuFuncAttributeMaxDynamicSharedMemorySize hipFuncAttributeMaxDynamicSharedMemorySize
@@ -210,6 +211,7 @@ __device__ inline std::uint16_t device_float_to_fp16_bits(float value) {
 #define gpuMemcpyAsync cudaMemcpyAsync
 #define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
+#define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
 #define gpuStreamSynchronize cudaStreamSynchronize
 #define gpuFuncSetAttribute cudaFuncSetAttribute
 #define gpuFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
