@@ -44,6 +44,25 @@ __device__ inline RowStats row_stats(const std::uint16_t* row, std::int64_t widt
   return {mean, rsqrtf(warp_sum(squares) / static_cast<float>(width) + epsilon)};
 }
 
+// The layer-norm backward's two row means, mean(d xhat) and mean(d xhat xhat), with d xhat of
+// column j given by `dxhat_of(e, j)` (e the element's index).
+struct BackwardMeans {
+  float dxhat;
+  float dxhat_xhat;
+};
+template <typename DxhatOf>
+__device__ inline BackwardMeans backward_means(std::int64_t r, std::int64_t width, const std::uint16_t* in, float mean,
+                                               float rstd, DxhatOf dxhat_of) {
+  float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
+  for (std::int64_t j = lane_id(); j < width; j += kWarpSize) {
+    const std::int64_t e = r * width + j;
+    const float dxhat = dxhat_of(e, j);
+    sum_dxhat += dxhat;
+    sum_dxhat_xhat += dxhat * (bf16_to_float(in[e]) - mean) * rstd;
+  }
+  return {warp_sum(sum_dxhat) / static_cast<float>(width), warp_sum(sum_dxhat_xhat) / static_cast<float>(width)};
+}
+
 __device__ inline std::int64_t warp_row() {
   return static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + warp_id();
 }
@@ -89,16 +108,10 @@ __global__ void gate_backward_kernel(std::int64_t rows, std::int64_t width, cons
   const std::int64_t r = warp_row();
   if (r >= rows) return;
   const float mu = mean[r], inv_std = rstd[r];
-  float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
-  for (std::int64_t j = lane_id(); j < width; j += kWarpSize) {
-    const std::int64_t e = r * width + j;
-    const float xhat = (bf16_to_float(a[e]) - mu) * inv_std;
-    const float dxhat = bf16_to_float(grad_g[e]) * silu(bf16_to_float(u[e])) * gamma[j];
-    sum_dxhat += dxhat;
-    sum_dxhat_xhat += dxhat * xhat;
-  }
-  const float mean_dxhat = warp_sum(sum_dxhat) / static_cast<float>(width);
-  const float mean_dxhat_xhat = warp_sum(sum_dxhat_xhat) / static_cast<float>(width);
+  const BackwardMeans means = backward_means(r, width, a, mu, inv_std, [&](std::int64_t e, std::int64_t j) {
+    return bf16_to_float(grad_g[e]) * silu(bf16_to_float(u[e])) * gamma[j];
+  });
+  const float mean_dxhat = means.dxhat, mean_dxhat_xhat = means.dxhat_xhat;
   for (std::int64_t j = lane_id(); j < width; j += kWarpSize) {
     const std::int64_t e = r * width + j;
     const float xhat = (bf16_to_float(a[e]) - mu) * inv_std;
@@ -116,16 +129,9 @@ __global__ void layer_norm_backward_kernel(std::int64_t rows, std::int64_t width
   const std::int64_t r = warp_row();
   if (r >= rows) return;
   const float mu = mean[r], inv_std = rstd[r];
-  float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
-  for (std::int64_t j = lane_id(); j < width; j += kWarpSize) {
-    const std::int64_t e = r * width + j;
-    const float xhat = (bf16_to_float(in[e]) - mu) * inv_std;
-    const float dxhat = grad_out[e] * gamma[j];
-    sum_dxhat += dxhat;
-    sum_dxhat_xhat += dxhat * xhat;
-  }
-  const float mean_dxhat = warp_sum(sum_dxhat) / static_cast<float>(width);
-  const float mean_dxhat_xhat = warp_sum(sum_dxhat_xhat) / static_cast<float>(width);
+  const BackwardMeans means = backward_means(r, width, in, mu, inv_std,
+                                             [&](std::int64_t e, std::int64_t j) { return grad_out[e] * gamma[j]; });
+  const float mean_dxhat = means.dxhat, mean_dxhat_xhat = means.dxhat_xhat;
   for (std::int64_t j = lane_id(); j < width; j += kWarpSize) {
     const std::int64_t e = r * width + j;
     const float xhat = (bf16_to_float(in[e]) - mu) * inv_std;
