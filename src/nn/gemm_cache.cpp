@@ -12,7 +12,9 @@ namespace {
 
 std::string cache_key(const gemm::GemmRunProblem& problem, const ExecutionContext& context) {
   const gemm::GemmProblem& shape = problem.shape;
-  return ::parity::detail::concat(shape.describe(), " lda=", shape.lda, " ldb=", shape.ldb, " ldc=", shape.ldc,
+  // describe() names A's type only: a plan's output type is part of what it computes.
+  return ::parity::detail::concat(shape.describe(), " b=", dtype_name(shape.b_dtype), " c=", dtype_name(shape.c_dtype),
+                                  " lda=", shape.lda, " ldb=", shape.ldb, " ldc=", shape.ldc,
                         " run_epilogue=", gemm::run_epilogue_name(problem.epilogue), " strides=",
                         problem.stride_a, ",", problem.stride_b, ",", problem.stride_c,
                         " tf32=", problem.allow_tf32, " device=", device_kind_name(context.device),

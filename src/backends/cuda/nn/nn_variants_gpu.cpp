@@ -32,7 +32,8 @@ Status require_gpu_linear(const LinearProblem&, const ExecutionContext& context)
 class Fp32Fallback {
  public:
   Status run(const gemm::GemmRunProblem& problem, const gemm::GemmArgs& args, const ExecutionContext& context) {
-    const std::string key = problem.shape.describe() + " " + std::string(gemm::run_epilogue_name(problem.epilogue));
+    const std::string key = problem.shape.describe() + " c=" + std::string(dtype_name(problem.shape.c_dtype)) + " " +
+                            std::string(gemm::run_epilogue_name(problem.epilogue));
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (fp32_problems_.count(key) == 0) {
@@ -118,7 +119,8 @@ class LinearForwardGpu final : public LinearForwardVariant {
 class FusedDreluSupport {
  public:
   bool available(const gemm::GemmRunProblem& problem, const ExecutionContext& context) {
-    const std::string key = problem.shape.describe() + " tf32=" + std::to_string(problem.allow_tf32);
+    const std::string key = problem.shape.describe() + " c=" + std::string(dtype_name(problem.shape.c_dtype)) +
+                            " tf32=" + std::to_string(problem.allow_tf32);
     std::lock_guard<std::mutex> lock(mutex_);
     const auto found = known_.find(key);
     if (found != known_.end()) return found->second;
