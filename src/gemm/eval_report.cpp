@@ -18,7 +18,8 @@ Status write_candidates_csv(const std::filesystem::path& path, const EvaluationR
   std::ofstream out(path);
   if (!out) return io_error("gemm eval: cannot write '", path.string(), "'");
   out << "shape,m,n,k,batch,alignment_bytes,tile_m,tile_n,tile_k,cluster_m,cluster_n,split_k,"
-         "mi_m,mi_n,family,variant,heuristic_rank,screened_only,measured_us,predicted_us,model_rank\n";
+         "mi_m,mi_n,family,variant,reduction,stages,heuristic_rank,screened_only,measured_us,"
+         "predicted_us,model_rank\n";
   out << std::setprecision(6);
   for (const auto& evaluated : report.shapes) {
     const auto& shape = shapes[evaluated.shape_index];
@@ -30,7 +31,8 @@ Status write_candidates_csv(const std::filesystem::path& path, const EvaluationR
       out << shape.name << ',' << p.m << ',' << p.n << ',' << p.k << ',' << p.batch << ','
           << p.alignment_class_bytes() << ',' << c.tile_m << ',' << c.tile_n << ',' << c.tile_k
           << ',' << c.cluster_m << ',' << c.cluster_n << ',' << c.split_k << ',' << c.mi_m << ','
-          << c.mi_n << ',' << c.kernel_family << ',' << c.variant << ',' << measured.heuristic_rank
+          << c.mi_n << ',' << c.kernel_family << ',' << c.variant << ',' << reduction_name(c.reduction)
+          << ',' << c.stages << ',' << measured.heuristic_rank
           << ',' << (measured.is_screened_only ? 1 : 0) << ',' << measured.median_ms * 1e3 << ','
           << entry.predicted_us << ',' << r << '\n';
     }

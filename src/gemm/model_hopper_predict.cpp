@@ -208,7 +208,8 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   // least one CTA per SM it uses): iterations x residents >= both terms below.
   const double busy_iters = std::max(iters, t.m * t.n * t.k * t.batch * c.legacy_iters_per_volume);
   const double compute_us = busy_iters * c.compute_us_per_iter +
-                            waves * (iters * c.legacy_latency_us_per_iter + c.legacy_wave_fixed_us);
+                            waves * (iters * c.legacy_latency_us_per_iter + c.legacy_wave_fixed_us +
+                                     c.legacy_wave_store_bytes * t.inv_dram_bw);
   const double outputs = t.batch * t.m * t.n;
   const double dram_us =
       (t.operand_bytes + outputs * splits * (splits > 1 ? c.partial_bytes : t.out_bytes)) * t.inv_dram_bw;

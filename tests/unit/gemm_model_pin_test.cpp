@@ -8,12 +8,14 @@
 // 8-byte rows whose tile is not 128x128 again when the cp.async kernels' rate got its operand-feed
 // factor (I / (I + 32), 1 at 128x128); every TMA row is as recorded. The two rows of 32- and
 // 128-deep tiles without TMA were added when their exposed latency per K-iteration became a time
-// (no 64-deep row moved).
+// (no 64-deep row moved), and every row without TMA again when each wave paid one tile's output
+// store per SM (model_hopper_legacy.cpp).
 // Rows: real cuBLASLt candidates of the run-21 evaluation measurements (TMA-aligned and
 // misaligned shapes) and the modelled space on batched, split-K-prone and odd shapes.
 #include <gtest/gtest.h>
 
 #include <array>
+#include <iomanip>
 
 #include "parity/gemm/model.hpp"
 #include "parity/hw/catalogue.hpp"
@@ -99,32 +101,32 @@ constexpr PinnedPrediction kPinned[] = {
     {16, 4096, 4096, 1, "tile=128x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=66 variant=7 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 18.689245325521618},
     {16, 4096, 4096, 1, "tile=144x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=66 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 28.779872973936225},
     {16, 4096, 4096, 1, "tile=64x64x64 cluster=1x1 mi=64x64x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=66 variant=0 occ=1 group=1 raster=auto xcd=rr ws=2097168 hrank=-1", 16.373072792759469},
-    {777, 1234, 4321, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 434.36235851250228},
-    {777, 1234, 4321, 1, "tile=64x64x64 cluster=2x1 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 482.21496852766541},
-    {777, 1234, 4321, 1, "tile=128x64x64 cluster=1x1 mi=64x64x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=15341088 hrank=-1", 316.09703368184319},
-    {25854, 751, 3454, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1282.6241634739108},
-    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=4 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=5", 2586.1294856277277},
-    {25854, 751, 3454, 1, "tile=256x128x32 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1702.5064744147514},
-    {777, 1234, 4321, 1, "tile=32x32x128 cluster=1x1 mi=16x8x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 681.82049827422338},
-    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 2181.6780429303108},
-    {1595, 8623, 2243, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1475.423736249799},
-    {1595, 8623, 2243, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=inplace decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1904 hrank=5", 1427.5973626169809},
-    {1595, 8623, 2243, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 2290.3111035121333},
-    {66, 1377, 560, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=4 red=compute decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1454112 hrank=-1", 22.841204838153168},
-    {66, 1377, 560, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 43.38561829799423},
-    {66, 1377, 560, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=4 red=compute decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1454112 hrank=-1", 21.767353875225524},
-    {2237, 2737, 5024, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=48981352 hrank=-1", 1351.8658194063651},
-    {2237, 2737, 5024, 1, "tile=128x128x64 cluster=1x2 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1456.6174610337594},
-    {2237, 2737, 5024, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1622.1918937205417},
-    {23805, 19230, 1052, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 19281.400308562523},
-    {23805, 19230, 1052, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=inplace decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=112344 hrank=4", 23345.915755491784},
-    {23805, 19230, 1052, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 35289.498005832247},
-    {368, 5989, 2669, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=26447424 hrank=-1", 293.66785749447615},
-    {368, 5989, 2669, 1, "tile=128x256x64 cluster=1x2 mi=64x256x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 440.46041914238077},
-    {368, 5989, 2669, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=17631616 hrank=-1", 386.38783132093363},
-    {4397, 470, 175, 1, "tile=128x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 35.894254619572756},
-    {4397, 470, 175, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 39.658168423197971},
-    {4397, 470, 175, 1, "tile=128x64x64 cluster=1x2 mi=64x64x16 splitk=8 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=66130880 hrank=-1", 133.75069495714274},
+    {777, 1234, 4321, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 434.86305621634369},
+    {777, 1234, 4321, 1, "tile=64x64x64 cluster=2x1 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 482.46531737958611},
+    {777, 1234, 4321, 1, "tile=128x64x64 cluster=1x1 mi=64x64x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=15341088 hrank=-1", 318.09982449720877},
+    {25854, 751, 3454, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1292.6381175507388},
+    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=4 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=5", 2591.1364626661421},
+    {25854, 751, 3454, 1, "tile=256x128x32 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1712.5204284915792},
+    {777, 1234, 4321, 1, "tile=32x32x128 cluster=1x1 mi=16x8x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 681.94567270018376},
+    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 2185.1829268572005},
+    {1595, 8623, 2243, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1479.4293178805303},
+    {1595, 8623, 2243, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=inplace decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1904 hrank=5", 1471.6587605550242},
+    {1595, 8623, 2243, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 2292.0635454755779},
+    {66, 1377, 560, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=4 red=compute decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1454112 hrank=-1", 23.842600245835968},
+    {66, 1377, 560, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 43.886316001835631},
+    {66, 1377, 560, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=4 red=compute decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1454112 hrank=-1", 23.770144690591124},
+    {2237, 2737, 5024, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=48981352 hrank=-1", 1357.874191852462},
+    {2237, 2737, 5024, 1, "tile=128x128x64 cluster=1x2 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1458.620251849125},
+    {2237, 2737, 5024, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1623.1932891282245},
+    {23805, 19230, 1052, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 19495.698925806642},
+    {23805, 19230, 1052, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=inplace decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=112344 hrank=4", 23986.808816408775},
+    {23805, 19230, 1052, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 35342.822311291355},
+    {368, 5989, 2669, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=26447424 hrank=-1", 297.67343912520732},
+    {368, 5989, 2669, 1, "tile=128x256x64 cluster=1x2 mi=64x256x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 442.46320995774636},
+    {368, 5989, 2669, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=17631616 hrank=-1", 388.39062213629921},
+    {4397, 470, 175, 1, "tile=128x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 36.895650027255556},
+    {4397, 470, 175, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 40.158866127039374},
+    {4397, 470, 175, 1, "tile=128x64x64 cluster=1x2 mi=64x64x16 splitk=8 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=66130880 hrank=-1", 139.75906740323956},
     {512, 512, 8192, 8, "tile=64x64x64 cluster=2x1 mi=64x64x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=0 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 91.664644632991795},
     {512, 512, 8192, 8, "tile=64x192x64 cluster=1x2 mi=64x192x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=0 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 112.77307099322044},
     {512, 512, 8192, 8, "tile=128x64x64 cluster=2x2 mi=64x64x16 splitk=8 red=compute decomp=dp skgrid=0 stages=0 family=0 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 93.254711622073131},
@@ -176,8 +178,10 @@ TEST(GemmModelPin, HopperPredictionsAreUnchangedByRefactors) {
     problem.batch = pin.batch;
     auto candidate = parse_candidate(pin.candidate);
     ASSERT_TRUE(candidate.is_ok()) << candidate.status().to_string();
-    EXPECT_EQ(model->predict_us(problem, model->prepare(problem_class(problem), candidate.value())), pin.predicted_us)
-        << problem.describe() << " " << pin.candidate;
+    const double predicted_us = model->predict_us(problem, model->prepare(problem_class(problem), candidate.value()));
+    // Every digit, so a deliberate model change can update its rows from this output.
+    EXPECT_EQ(predicted_us, pin.predicted_us)
+        << problem.describe() << " " << pin.candidate << " predicted_us=" << std::setprecision(17) << predicted_us;
   }
 }
 

@@ -152,6 +152,7 @@ struct HopperTerms {
   double legacy_waves_per_output = 0.0;  // split / (tm tn SMs resident CTAs)
   double legacy_latency_us_per_iter = 0.0;
   double legacy_wave_fixed_us = 0.0;
+  double legacy_wave_store_bytes = 0.0;  // one tile's output (or partial) per SM: a wave's exposed store
   double legacy_latency_tiles = 0.0;  // exposed latency per K-iteration, in iterations of this tile
   bool operator==(const HopperTerms&) const = default;
 };
