@@ -118,7 +118,9 @@ Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes t
     python3 scripts/gemm_test_suite.py --suite test3 > bench/shapes/gemm_shapes_test3.csv
     python3 scripts/gemm_test_suite.py --suite test4 > bench/shapes/gemm_shapes_test4.csv
     python3 scripts/gemm_test_suite.py --suite test5 > bench/shapes/gemm_shapes_test5.csv
-The fifth suite's sources are listed in scripts/gemm_test_suite5.py.
+    python3 scripts/gemm_test_suite.py --suite test6 > bench/shapes/gemm_shapes_test6.csv
+The fifth and sixth suites' sources are listed in scripts/gemm_test_suite5.py and
+scripts/gemm_test_suite6.py.
 """
 
 import argparse
@@ -129,6 +131,7 @@ import sys
 from pathlib import Path
 
 import gemm_test_suite5
+import gemm_test_suite6
 
 EXCLUDED_SUITES = [
     "bench/shapes/gemm_shapes_dev.csv",
@@ -142,6 +145,7 @@ EXCLUDED_SUITES_TEST3 = EXCLUDED_SUITES_TEST2 + ["bench/shapes/gemm_shapes_test2
 # The fourth suite repeats no shape of any earlier suite.
 EXCLUDED_SUITES_TEST4 = EXCLUDED_SUITES_TEST3 + ["bench/shapes/gemm_shapes_test3.csv"]
 EXCLUDED_SUITES_TEST5 = EXCLUDED_SUITES_TEST4 + ["bench/shapes/gemm_shapes_test4.csv"]
+EXCLUDED_SUITES_TEST6 = EXCLUDED_SUITES_TEST5 + ["bench/shapes/gemm_shapes_test5.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -494,6 +498,12 @@ SUITES = {
                lambda rng: gemm_test_suite5.recsys_shapes_test5(rng, training_triplet)),
               EXCLUDED_SUITES_TEST5, gemm_test_suite5.DEFAULT_SEED, gemm_test_suite5.RANDOM_COUNT,
               gemm_test_suite5.MISALIGNED_SHARE),
+    "test6": ((gemm_test_suite6.llm_shapes_test6,
+               lambda rng: gemm_test_suite6.moe_shapes_test6(rng, expert_tokens),
+               lambda rng: gemm_test_suite6.vision_speech_shapes_test6(rng, training_triplet),
+               lambda rng: gemm_test_suite6.recsys_shapes_test6(rng, training_triplet)),
+              EXCLUDED_SUITES_TEST6, gemm_test_suite6.DEFAULT_SEED, gemm_test_suite6.RANDOM_COUNT,
+              gemm_test_suite6.MISALIGNED_SHARE),
 }
 
 
