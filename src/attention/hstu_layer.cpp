@@ -76,13 +76,49 @@ Status require_rows_pointer(const HstuLayerProblem& problem, const void* pointer
   return problem.total_tokens == 0 ? Status::ok() : require_pointer(pointer, name);
 }
 
-Status check_forward_args(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args) {
-  PARITY_RETURN_IF_ERROR(check_offsets(problem, args.seq_offsets));
-  PARITY_RETURN_IF_ERROR(check_attention_inputs(problem.attention(), args.seq_offsets, nullptr, args.num_targets)
-                             .with_context("hstu layer"));
+// The offsets and targets on the host (the CPU variants read args' own; the GPU variants the host
+// copies, when given), then the pointers every variant reads.
+Status check_forward_inputs(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args,
+                            const std::int64_t* host_seq_offsets, const std::int32_t* host_num_targets) {
+  if (host_seq_offsets != nullptr) {
+    PARITY_RETURN_IF_ERROR(check_offsets(problem, host_seq_offsets));
+    PARITY_RETURN_IF_ERROR(check_attention_inputs(problem.attention(), host_seq_offsets, nullptr, host_num_targets)
+                               .with_context("hstu layer"));
+  }
   PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.x, "x"));
   PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.saved, "saved"));
   return check_parameters(args.weights, "weights.");
+}
+
+Status check_forward_args(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args) {
+  PARITY_RETURN_IF_ERROR(require_pointer(args.seq_offsets, "seq_offsets"));
+  return check_forward_inputs(problem, args, args.seq_offsets, args.num_targets);
+}
+
+// The GPU variants behind their slots, with the checks that need no device memory: pointers, the
+// host copies of the offsets when given.
+Status check_forward_args_gpu(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args) {
+  if (problem.total_tokens > 0) PARITY_RETURN_IF_ERROR(require_pointer(args.seq_offsets, "seq_offsets"));
+  if (problem.has_num_targets && problem.total_tokens > 0) {
+    PARITY_RETURN_IF_ERROR(require_pointer(args.num_targets, "num_targets"));
+  }
+  return check_forward_inputs(problem, args, args.host_seq_offsets, args.host_num_targets);
+}
+
+// What a forward writes: y, which must not alias x.
+Status check_forward_output(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args) {
+  PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.y, "y"));
+  if (problem.total_tokens > 0 && args.y == args.x) {
+    return invalid_argument("hstu layer: y aliases x (the residual reads x after y is written)");
+  }
+  return Status::ok();
+}
+
+// What a backward reads and writes beyond its forward's arguments.
+Status check_backward_args(const HstuLayerProblem& problem, const HstuLayerBackwardArgs& args) {
+  PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_y, "grad_y"));
+  PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_x, "grad_x"));
+  return check_parameters(args.grads, "grads.");
 }
 
 class HstuLayerForwardCpu final : public HstuLayerForwardVariant {
@@ -94,8 +130,7 @@ class HstuLayerForwardCpu final : public HstuLayerForwardVariant {
   Status run(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args, void*,
              const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(check_forward_args(problem, args));
-    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.y, "y"));
-    if (problem.total_tokens > 0 && args.y == args.x) return invalid_argument("hstu layer: y aliases x (the residual reads x after y is written)");
+    PARITY_RETURN_IF_ERROR(check_forward_output(problem, args));
     return cpu::hstu_layer_forward(problem, args, context);
   }
 };
@@ -109,30 +144,10 @@ class HstuLayerBackwardCpu final : public HstuLayerBackwardVariant {
   Status run(const HstuLayerProblem& problem, const HstuLayerBackwardArgs& args, void*,
              const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(check_forward_args(problem, args.forward));
-    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_y, "grad_y"));
-    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_x, "grad_x"));
-    PARITY_RETURN_IF_ERROR(check_parameters(args.grads, "grads."));
+    PARITY_RETURN_IF_ERROR(check_backward_args(problem, args));
     return cpu::hstu_layer_backward(problem, args, context);
   }
 };
-
-// The GPU variants behind their slots, with the checks that need no device memory: pointers, the
-// host copies of the offsets when given, y not aliasing x.
-Status check_forward_args_gpu(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args) {
-  if (args.host_seq_offsets != nullptr) {
-    PARITY_RETURN_IF_ERROR(check_offsets(problem, args.host_seq_offsets));
-    PARITY_RETURN_IF_ERROR(
-        check_attention_inputs(problem.attention(), args.host_seq_offsets, nullptr, args.host_num_targets)
-            .with_context("hstu layer"));
-  }
-  if (problem.total_tokens > 0) PARITY_RETURN_IF_ERROR(require_pointer(args.seq_offsets, "seq_offsets"));
-  if (problem.has_num_targets && problem.total_tokens > 0) {
-    PARITY_RETURN_IF_ERROR(require_pointer(args.num_targets, "num_targets"));
-  }
-  PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.x, "x"));
-  PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.saved, "saved"));
-  return check_parameters(args.weights, "weights.");
-}
 
 class HstuLayerForwardGpu final : public HstuLayerForwardVariant {
  public:
@@ -146,8 +161,7 @@ class HstuLayerForwardGpu final : public HstuLayerForwardVariant {
   Status run(const HstuLayerProblem& problem, const HstuLayerForwardArgs& args, void* workspace,
              const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(check_forward_args_gpu(problem, args));
-    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.y, "y"));
-    if (problem.total_tokens > 0 && args.y == args.x) return invalid_argument("hstu layer: y aliases x (the residual reads x after y is written)");
+    PARITY_RETURN_IF_ERROR(check_forward_output(problem, args));
     return detail::hstu_layer_forward_gpu_slot().run(problem, args, workspace, context);
   }
 };
@@ -164,9 +178,7 @@ class HstuLayerBackwardGpu final : public HstuLayerBackwardVariant {
   Status run(const HstuLayerProblem& problem, const HstuLayerBackwardArgs& args, void* workspace,
              const ExecutionContext& context) const override {
     PARITY_RETURN_IF_ERROR(check_forward_args_gpu(problem, args.forward));
-    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_y, "grad_y"));
-    PARITY_RETURN_IF_ERROR(require_rows_pointer(problem, args.grad_x, "grad_x"));
-    PARITY_RETURN_IF_ERROR(check_parameters(args.grads, "grads."));
+    PARITY_RETURN_IF_ERROR(check_backward_args(problem, args));
     return detail::hstu_layer_backward_gpu_slot().run(problem, args, workspace, context);
   }
 };

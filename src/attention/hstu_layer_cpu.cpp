@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention/hstu_layer_projection.hpp"
 #include "parity/attention/attention_op.hpp"
 #include "parity/core/dtype.hpp"
 #include "nn/variant_support.hpp"
@@ -154,14 +155,7 @@ void gate_forward(const HstuLayerProblem& problem, const HstuLayerWeights& w, co
 }
 
 nn::LinearProblem projection(const HstuLayerProblem& problem, std::int64_t in, std::int64_t out) {
-  nn::LinearProblem linear;
-  linear.batch_size = problem.total_tokens;
-  linear.in_features = in;
-  linear.out_features = out;
-  linear.activation = nn::Activation::kNone;
-  linear.bias = nn::BiasMode::kBias;
-  linear.dtype = DType::kF32;
-  return linear;
+  return detail::hstu_layer_projection(problem, in, out, DType::kF32);
 }
 
 AttentionForwardArgs attention_args(const HstuLayerForwardArgs& args, const std::vector<std::uint16_t>& q,

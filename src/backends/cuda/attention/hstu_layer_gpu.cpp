@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "attention/hstu_layer_gpu_slots.hpp"
+#include "attention/hstu_layer_projection.hpp"
 #include "attention/hstu_layer_saved.hpp"
 #include "backends/cuda/register_backends.hpp"
 #include "backends/gpu/attention/hstu_layer_launch.hpp"
@@ -121,13 +122,7 @@ Status cast_weights(const HstuLayerProblem& problem, const HstuLayerWeights& wei
 }
 
 nn::LinearProblem projection(const HstuLayerProblem& problem, std::int64_t in, std::int64_t out) {
-  nn::LinearProblem linear;
-  linear.batch_size = problem.total_tokens;
-  linear.in_features = in;
-  linear.out_features = out;
-  linear.bias = nn::BiasMode::kBias;
-  linear.dtype = DType::kBF16;
-  return linear;
+  return detail::hstu_layer_projection(problem, in, out, DType::kBF16);
 }
 
 AttentionForwardArgs attention_args(const HstuLayerForwardArgs& args, const Saved& s) {
