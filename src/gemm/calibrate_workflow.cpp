@@ -111,6 +111,7 @@ std::string provenance_of(const CalibrateRequest& request, const std::vector<Mea
   provenance["shapes"] = names;
   provenance["ignored"] = admitted.ignored;
   provenance["regret_weight"] = request.fit.regret_weight;
+  if (!request.fit_only.empty()) provenance["fit_only"] = request.fit_only;
   provenance["samples"] = fit.samples;
   provenance["loss_before"] = fit.loss_before;
   provenance["loss_after"] = fit.loss_after;
@@ -120,6 +121,33 @@ std::string provenance_of(const CalibrateRequest& request, const std::vector<Mea
   provenance["date"] = utc_now();
   provenance["commit"] = build::kGitSha;
   return provenance.dump();
+}
+
+// --fit-only: every scalar not named starts at, and is pinned to, the loaded calibration's value.
+Status pin_all_but(const std::vector<std::string>& fit_only, const ModelScalars& loaded, ModelScalars& start,
+                   FitOptions& options) {
+  if (fit_only.empty()) return Status::ok();
+  std::array<bool, kNumModelScalars> is_fitted{};
+  for (const std::string& name : fit_only) {
+    int index = -1;
+    for (int i = 0; i < kNumModelScalars; ++i) {
+      if (scalar_name(i) == name) index = i;
+    }
+    PARITY_CHECK_ARG(index >= 0, "gemm calibrate: --fit-only: '", name, "' is not a model scalar (",
+                     "one of mma_efficiency ... legacy_latency_ctas, as `gemm calibrate` prints them)");
+    is_fitted[static_cast<std::size_t>(index)] = true;
+  }
+  auto values = scalars_to_array(start);
+  const auto pinned = scalars_to_array(loaded);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (is_fitted[i]) continue;
+    values[i] = pinned[i];
+    options.scalar_bounds[i] = {pinned[i], pinned[i]};
+  }
+  start = scalars_from_array(values);
+  start.variant_efficiency = loaded.variant_efficiency;
+  options.fit_variant_efficiency = false;
+  return Status::ok();
 }
 
 }  // namespace
@@ -147,16 +175,18 @@ Result<CalibrateOutcome> calibrate(const CalibrateRequest& request) {
   outcome.ignored = admitted.ignored;
   outcome.measurement_files = sets.size();
   outcome.calibration_shapes = admitted.shapes.size();
-  const ModelScalars start = default_scalars(model.device);
+  ModelScalars start = default_scalars(model.device);
+  FitOptions fit_options = request.fit;
+  PARITY_RETURN_IF_ERROR(pin_all_but(request.fit_only, model.calibration.scalars, start, fit_options));
   if (request.cv_folds > 0) {
     PARITY_ASSIGN_OR_RETURN(auto cv, cross_validate(model.device, start, admitted.shapes, request.cv_folds,
-                                                    request.fit, request.selector));
+                                                    fit_options, request.selector));
     outcome.cross_validation_per_file = per_file_lines(request.measurement_files, admitted, cv);
     if (!request.cv_csv.empty()) PARITY_RETURN_IF_ERROR(write_cv_csv(request.cv_csv, admitted, cv));
     outcome.cross_validation = std::move(cv);
     if (request.out.empty()) return outcome;
   }
-  PARITY_ASSIGN_OR_RETURN(const auto fit, fit_scalars(model.device, start, admitted.shapes, request.fit));
+  PARITY_ASSIGN_OR_RETURN(const auto fit, fit_scalars(model.device, start, admitted.shapes, fit_options));
   GemmCalibration calibration;
   calibration.device = model.device.name;
   calibration.scalars = fit.scalars;

@@ -416,14 +416,17 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
   for (const auto& shape : shapes) measured += shape.candidates.size();
   PARITY_CHECK_ARG(measured > 0, "gemm calibrate: the ", shapes.size(),
                    " calibration shapes have 0 measured candidates: nothing to fit");
-  const auto to_scalars = [&options](const FitPoint& x) {
+  const auto to_scalars = [&options, &start](const FitPoint& x) {
     std::array<double, kFitDims> values{};
     for (int i = 0; i < kFitDims; ++i) {
       const auto& bounds = options.scalar_bounds[static_cast<std::size_t>(i)];
       values[static_cast<std::size_t>(i)] =
           std::clamp(std::exp(x[static_cast<std::size_t>(i)]), bounds[0], bounds[1]);
     }
-    return scalars_from_array(values);
+    ModelScalars scalars = scalars_from_array(values);
+    // A kept table is part of the model being fitted; a refitted one is fitted afterwards.
+    if (!options.fit_variant_efficiency) scalars.variant_efficiency = start.variant_efficiency;
+    return scalars;
   };
   int evaluations = 0;
   const auto loss = [&](const FitPoint& x) {
@@ -448,7 +451,7 @@ Result<FitResult> fit_scalars(const DeviceParams& device, const ModelScalars& st
   const FitPoint best = nelder_mead(loss, origin, options.max_evaluations, &evaluations).first;
   result.scalars = to_scalars(best);
   result.scalars.variant_efficiency = start.variant_efficiency;
-  fit_variant_efficiency(device, shapes, &result.scalars);
+  if (options.fit_variant_efficiency) fit_variant_efficiency(device, shapes, &result.scalars);
   result.loss_after = calibration_loss(GemmModel(device, result.scalars), shapes, options,
                                        &result.rms_log_error_after);
   PARITY_CHECK_ARG(std::isfinite(result.loss_after), "gemm calibrate: the fitted loss is ",

@@ -30,22 +30,20 @@ constexpr double kReferenceEpilogueBytes = 128.0 * 128.0 * 2.0;
 // and data used by SMs on both sides is held twice (origami.md §7.6).
 constexpr double kL2UsableFraction = 0.5;
 
-// Kernels without TMA on 4- and 8-byte rows (cp.async) move every operand element through the
-// load/store units into shared memory and from there through ldmatrix into registers, with no
-// producer warp and no multicast: their rate falls with the operand elements fed per FMA,
-// 1 / I = (tm + tn) / (tm tn), far more steeply than the TMA kernels' (feed_intensity ~5).
-// Measured (vith14 weight gradient, 1280x5120x3084, 8-byte rows, equal work per SM): 256x128 and
-// 128x256 run 24% faster than 128x128, 256x64 47% slower. The factor I / (I + knee), normalised to
-// 1 at the 128x128 tile (I = 64) so the fitted legacy scalars keep their meaning. A fixed prior:
-// the four development suites choose identically for every knee in [20, 40] (their figures in
-// docs/gemm_model.md); larger knees (100-400, which fit the one shape's ratios) cost the dev
-// suite's small-problem choices. 2-byte rows (one element per register load) show no such tile
-// dependence beyond their halved rate: the factor is 1 there.
+// Kernels without TMA move every operand element through the load units (cp.async into shared
+// memory and ldmatrix into registers on 4- and 8-byte rows, one element per register load on
+// 2-byte rows), with no producer warp and no multicast: their rate falls with the operand
+// elements fed per FMA, 1 / I = (tm + tn) / (tm tn), far more steeply than the TMA kernels'
+// (feed_intensity ~5). Measured (vith14 weight gradient, 1280x5120x3084, 8-byte rows, equal work
+// per SM): 256x128 and 128x256 run 24% faster than 128x128, 256x64 47% slower; on 2-byte rows with
+// long K-loops 64x64 and 64x128 run 15-30% slower than predicted without it, 256x128 ~10% faster.
+// The factor I / (I + knee), normalised to 1 at the 128x128 tile (I = 64) so the fitted legacy
+// scalars keep their meaning; a fixed prior (knees of 12-32 on 2-byte rows score alike under the
+// suites' cross-validation, docs/gemm_model.md).
 constexpr double kLegacyFeedKnee = 32.0;
 constexpr double kLegacyReferenceIntensity = 64.0;
 
-double legacy_feed_factor(double intensity, int alignment_bytes) {
-  if (alignment_bytes < kAsyncCopyMinBytes) return 1.0;
+double legacy_feed_factor(double intensity) {
   return intensity / (intensity + kLegacyFeedKnee) /
          (kLegacyReferenceIntensity / (kLegacyReferenceIntensity + kLegacyFeedKnee));
 }
@@ -80,7 +78,7 @@ double HopperModel::tile_efficiency(const ProblemClass& key, const Candidate& c,
     // One element per load below 4 bytes (cp.async moves 4, 8 or 16): half the operand rate.
     efficiency *= scalars_.legacy_efficiency *
                   std::min(1.0, static_cast<double>(key.alignment_bytes) / kAsyncCopyMinBytes);
-    efficiency *= legacy_feed_factor(intensity, key.alignment_bytes);
+    efficiency *= legacy_feed_factor(intensity);
   } else if (cluster_size == 1) {
     efficiency *= scalars_.single_cta_efficiency;
   } else if (cluster_size == 2) {

@@ -24,10 +24,6 @@ constexpr int kMaxResidentCtas = 8;
 // tk = 32 carries half the multiplies of a 64-deep one to cover the same load latency. So the
 // latency is counted in 128x128x64 tile-iterations (1 at the 128x128x64 reference tile).
 constexpr double kReferenceTileVolume = 128.0 * 128.0 * 64.0;
-// A CTA's first loads arrive before its first multiply with nothing to overlap them (no producer
-// warp prefetches the next tile): the fill exposes the latency part of two iterations (the
-// pipeline's depth of three stages minus the one being computed).
-constexpr double kFillIterations = 2.0;
 
 }  // namespace
 
@@ -50,7 +46,7 @@ void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
   h.legacy_iters_per_volume = 1.0 / (tm * tn * tk * h.usable_sms);
   h.legacy_waves_per_output = p.split_k / (tm * tn * h.usable_sms * h.legacy_resident_ctas);
   h.legacy_latency_us_per_iter = latency_tiles * h.compute_us_per_iter;
-  h.legacy_wave_fixed_us = kFillIterations * latency_tiles * h.compute_us_per_iter + scalars_.tile_overhead_us;
+  h.legacy_wave_fixed_us = scalars_.tile_overhead_us;
   // A CTA's output store follows its last multiply; the other co-resident CTAs' loads and
   // multiplies overlap it, except one tile's worth per SM and wave, at the SM's share of DRAM
   // bandwidth (every SM stores at once at the end of a wave). Without it short K-loops on large
@@ -72,14 +68,14 @@ double HopperModel::predict_legacy(const HopperProblemTerms& t, const PreparedCa
   // Latency hiding grows with the work in flight per SM, r x tm x tn x tk multiplies per stage: the
   // SM runs at W / (W + H) of its legacy rate with W = r tm tn tk and H = legacy_latency_ctas
   // 128x128x64 tile-iterations. Each of the r CTAs then takes compute x (r + h) per iteration, h =
-  // H / (tm tn tk) (compute_us_per_iter is one iteration at the SM's full legacy rate), plus the
-  // fill's exposed latency, kFillIterations x h iterations, once per CTA: short K-loops (split-K)
-  // pay it per split.
+  // H / (tm tn tk) (compute_us_per_iter is one iteration at the SM's full legacy rate). No
+  // separate pipeline fill per CTA: with each wave's exposed store it priced short K-loops on
+  // small tiles ~2x too high (cross-validated over the recorded suites: docs/gemm_model.md).
   const double h = c.legacy_latency_tiles;
   const double tile_store_us = c.legacy_wave_store_bytes * t.inv_dram_bw;
   const auto wave_us = [&](double wave_tiles) {
     const double resident = std::clamp(wave_tiles / sms, 1.0, static_cast<double>(c.legacy_resident_ctas));
-    return (iters * (resident + h) + kFillIterations * h) * c.compute_us_per_iter + tile_store_us +
+    return iters * (resident + h) * c.compute_us_per_iter + tile_store_us +
            scalars_.tile_overhead_us;
   };
   const double full_waves = fast_floor(tiles / slots + kGuard);

@@ -175,6 +175,24 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--calibration-shapes"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("absent.csv"), std::string::npos) << r.output;
+  // --fit-only: the named scalars move, every other one and the variant table stay at the
+  // --calibration file's values (the first fit above), which the provenance records.
+  const auto calibration3 = (dir / "h200_gemm_legacy.json").string();
+  r = run_cli("gemm calibrate --measurements " + measurements + " --calibration " + calibration + " --out " +
+              calibration3 + " --max-evals 200 --fit-only legacy_efficiency,launch_us");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto before = nlohmann::json::parse(slurp(calibration));
+  const auto after = nlohmann::json::parse(slurp(calibration3));
+  for (const auto& [name, value] : before["scalars"].items()) {
+    if (name == "legacy_efficiency" || name == "launch_us") continue;
+    EXPECT_EQ(after["scalars"][name], value) << name;
+  }
+  EXPECT_NE(after["scalars"]["launch_us"], before["scalars"]["launch_us"]);
+  EXPECT_EQ(after["variant_efficiency"], before["variant_efficiency"]);
+  EXPECT_EQ(after["provenance"]["fit_only"].size(), 2u);
+  expect_bad_input("gemm calibrate --measurements " + measurements + " --out " + calibration3 +
+                       " --fit-only legacy_speed",
+                   "--fit-only: 'legacy_speed'");
   // A missing input file is an input error (exit 2), as for the .gz form and the catalogue.
   r = run_cli("gemm eval --measurements " + (dir / "missing.json").string() + " --out-dir " +
               (dir / "eval").string());

@@ -130,38 +130,40 @@ TEST(GemmModelSplit, LegacyKernelsGainFromCoResidentCtas) {
   EXPECT_LT(doubling(2), doubling(16) - 0.2);
 }
 
-// A CTA without TMA exposes its pipeline fill: before its first multiply it waits for the first
-// loads, which no producer warp has prefetched. In the model each CTA of one wave costs
-// (iters (r + h) + 2 h) c of compute, h = legacy_latency_ctas x 128 x 128 / (tm tn) and c the
-// time of one iteration; so with one CTA per SM the first K-iteration costs 2 h c more than each
-// further one. The terms are sums of a few products of doubles: 1e-9 relative is far above their
-// rounding (~1e-15) and far below the fill (h c, ~10% of an iteration here).
-TEST(GemmModelSplit, LegacyCtasPayTheirPipelineFill) {
+// A wave of CTAs without TMA exposes one output tile's store per SM (the other co-resident CTAs
+// overlap the rest): in the breakdown, memory time of tm tn x 2 bytes x SMs at the model's DRAM
+// bandwidth per wave, on top of a K-loop that costs the same per iteration from the first one
+// (no separate pipeline fill). So a one-iteration wave of 128x128 tiles (one CTA per SM) carries
+// 4x the exposed store of four co-resident 64x64 CTAs' wave, at the same work per SM. The terms
+// are sums of a few products of doubles: 1e-9 relative is far above their rounding (~1e-15).
+TEST(GemmModelSplit, LegacyWavesExposeOneTileStorePerSm) {
   const DeviceParams device = device_named("h200");
   const ModelScalars scalars = default_scalars(device);
   const GemmModel model(device, scalars);
-  Candidate c;
-  c.tile_m = 64;
-  c.tile_n = 64;
-  c.tile_k = 64;
   const std::int64_t sms = device.num_sms;
-  const auto compute_us = [&](std::int64_t k) {
-    return model.explain(shape(64 * sms, 64, k, 2), c, RunEpilogue::kNone).compute_us;
+  const auto breakdown = [&](int tile_m, int tile_n, std::int64_t m, std::int64_t k) {
+    Candidate c;
+    c.tile_m = tile_m;
+    c.tile_n = tile_n;
+    c.tile_k = 64;
+    return model.explain(shape(m, tile_n, k, 2), c, RunEpilogue::kNone);
   };
-  const double one_iteration_us = compute_us(64);
-  const double step_us = compute_us(128) - one_iteration_us;  // c (1 + h)
-  const double h = scalars.legacy_latency_ctas * 128.0 * 128.0 / (64.0 * 64.0);
-  const double fill_us = 2.0 * h * step_us / (1.0 + h);
-  EXPECT_GT(fill_us, 0.05 * step_us);
-  EXPECT_NEAR(one_iteration_us - step_us, fill_us, 1e-9 * one_iteration_us);
-  // So splitting K until each CTA runs one iteration pays the fill once per split: 8 splits of a
-  // 512-long K cost more compute than the 8x fewer, 8x longer CTAs at the same residency.
-  Candidate split = c;
-  split.split_k = 8;
-  split.reduction = ReductionScheme::kInPlace;
-  const double split_us = model.explain(shape(64 * sms / 8, 64, 512, 2), split, RunEpilogue::kNone).compute_us;
-  const double whole_us = model.explain(shape(64 * sms / 8, 64, 512, 2), c, RunEpilogue::kNone).compute_us;
-  EXPECT_GT(split_us, whole_us / 8.0 + 0.5 * fill_us);
+  const double one_iteration_us = breakdown(64, 64, 64 * sms, 64).compute_us;
+  const double two_iterations_us = breakdown(64, 64, 64 * sms, 128).compute_us;
+  EXPECT_NEAR(two_iterations_us, 2.0 * one_iteration_us, 1e-9 * two_iterations_us);
+  const double dram_bytes_per_us = device.hbm_bytes_per_s * scalars.dram_efficiency * 1e-6;
+  const double store_us = 64.0 * 64.0 * 2.0 * static_cast<double>(sms) / dram_bytes_per_us;
+  const TimeBreakdown small = breakdown(64, 64, 64 * sms, 64);
+  EXPECT_EQ(small.waves, 1.0);
+  EXPECT_GE(small.memory_us, store_us * (1.0 - 1e-9));
+  // Four co-resident 64x64 CTAs per SM (shared memory holds four at 2-byte rows) against one
+  // 128x128 CTA per SM: the same work per SM and wave, 4x the exposed store.
+  const TimeBreakdown four = breakdown(64, 64, 4 * 64 * sms, 64);
+  const TimeBreakdown large = breakdown(128, 128, 128 * sms, 64);
+  EXPECT_EQ(four.waves, 1.0);
+  EXPECT_EQ(large.waves, 1.0);
+  EXPECT_GE(large.memory_us, 4.0 * store_us * (1.0 - 1e-9));
+  EXPECT_GT(large.memory_us, four.memory_us + 2.5 * store_us);
 }
 
 // The load latency a CTA without TMA exposes per K-iteration is a time: a 32-deep stage carries half

@@ -99,6 +99,9 @@ void add_calibrate(CLI::App& gemm, GemmOptions& o, Outcome& outcome, const std::
   cmd->add_option("--out", r.out, "Calibration file to write");
   cmd->add_option("--max-evals", r.fit.max_evaluations, "Model-loss evaluations budget");
   cmd->add_option("--regret-weight", r.fit.regret_weight, "Weight of the soft selection regret in the loss (default 1)");
+  cmd->add_option("--fit-only", r.fit_only,
+                  "Fit only these scalars (repeatable or comma-separated names as printed); the others stay at --calibration's values")
+      ->delimiter(',');
   cmd->callback([keep, &outcome] { outcome.status = run_calibrate(*keep); });
 }
 

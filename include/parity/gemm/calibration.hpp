@@ -82,6 +82,8 @@ struct FitOptions {
   double slow_candidate_ratio = 0.0;
   double slow_candidate_weight = 1.0;
   std::array<std::array<double, 2>, kNumModelScalars> scalar_bounds = default_fit_bounds();
+  // Refit the per-variant efficiency table after the scalars (else the start's table is kept).
+  bool fit_variant_efficiency = true;
 };
 // kInvalidArgument naming the option: max_evaluations < 1, a negative or non-finite
 // regret_weight, bounds with low <= 0 or low > high, ...

@@ -124,6 +124,10 @@ struct CalibrateRequest {
   std::string cv_csv;   // per held-out shape ratio, when cross-validating
   std::string out;      // calibration file; empty only when cross-validating
   FitOptions fit;
+  // Scalars to fit (scalar_name spelling); empty: every one. The others stay at the --calibration
+  // file's values, so e.g. the kernels-without-TMA scalars can be refitted without moving any
+  // TMA kernel's prediction.
+  std::vector<std::string> fit_only;
   SelectorOptions selector;  // the cross-validation's selector
 };
 struct CalibrateOutcome {
