@@ -119,8 +119,9 @@ Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes t
     python3 scripts/gemm_test_suite.py --suite test4 > bench/shapes/gemm_shapes_test4.csv
     python3 scripts/gemm_test_suite.py --suite test5 > bench/shapes/gemm_shapes_test5.csv
     python3 scripts/gemm_test_suite.py --suite test6 > bench/shapes/gemm_shapes_test6.csv
-The fifth and sixth suites' sources are listed in scripts/gemm_test_suite5.py and
-scripts/gemm_test_suite6.py.
+    python3 scripts/gemm_test_suite.py --suite test7 > bench/shapes/gemm_shapes_test7.csv
+The fifth, sixth and seventh suites' sources are listed in scripts/gemm_test_suite5.py,
+scripts/gemm_test_suite6.py and scripts/gemm_test_suite7.py.
 """
 
 import argparse
@@ -132,6 +133,7 @@ from pathlib import Path
 
 import gemm_test_suite5
 import gemm_test_suite6
+import gemm_test_suite7
 
 EXCLUDED_SUITES = [
     "bench/shapes/gemm_shapes_dev.csv",
@@ -146,6 +148,7 @@ EXCLUDED_SUITES_TEST3 = EXCLUDED_SUITES_TEST2 + ["bench/shapes/gemm_shapes_test2
 EXCLUDED_SUITES_TEST4 = EXCLUDED_SUITES_TEST3 + ["bench/shapes/gemm_shapes_test3.csv"]
 EXCLUDED_SUITES_TEST5 = EXCLUDED_SUITES_TEST4 + ["bench/shapes/gemm_shapes_test4.csv"]
 EXCLUDED_SUITES_TEST6 = EXCLUDED_SUITES_TEST5 + ["bench/shapes/gemm_shapes_test5.csv"]
+EXCLUDED_SUITES_TEST7 = EXCLUDED_SUITES_TEST6 + ["bench/shapes/gemm_shapes_test6.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -482,6 +485,16 @@ def recsys_shapes_test4(rng):
     return rows
 
 
+def module_suite(module, suite, excluded):
+    """A suite whose sources live in their own module (gemm_test_suite5.py on): its four source
+    functions, seed, random count and misaligned share."""
+    return ((getattr(module, f"llm_shapes_{suite}"),
+             lambda rng: getattr(module, f"moe_shapes_{suite}")(rng, expert_tokens),
+             lambda rng: getattr(module, f"vision_speech_shapes_{suite}")(rng, training_triplet),
+             lambda rng: getattr(module, f"recsys_shapes_{suite}")(rng, training_triplet)),
+            excluded, module.DEFAULT_SEED, module.RANDOM_COUNT, module.MISALIGNED_SHARE)
+
+
 SUITES = {
     # name: (source functions, excluded suites, default seed, random shapes, misaligned share)
     "test": ((llm_shapes, moe_shapes, recsys_shapes), EXCLUDED_SUITES, 20261201, RANDOM_SHAPES,
@@ -492,18 +505,9 @@ SUITES = {
               EXCLUDED_SUITES_TEST3, 20261203, 20, 0.30),
     "test4": ((llm_shapes_test4, moe_shapes_test4, speech_vision_shapes_test4, recsys_shapes_test4),
               EXCLUDED_SUITES_TEST4, 20261204, 20, 0.30),
-    "test5": ((gemm_test_suite5.llm_shapes_test5,
-               lambda rng: gemm_test_suite5.moe_shapes_test5(rng, expert_tokens),
-               lambda rng: gemm_test_suite5.vision_speech_shapes_test5(rng, training_triplet),
-               lambda rng: gemm_test_suite5.recsys_shapes_test5(rng, training_triplet)),
-              EXCLUDED_SUITES_TEST5, gemm_test_suite5.DEFAULT_SEED, gemm_test_suite5.RANDOM_COUNT,
-              gemm_test_suite5.MISALIGNED_SHARE),
-    "test6": ((gemm_test_suite6.llm_shapes_test6,
-               lambda rng: gemm_test_suite6.moe_shapes_test6(rng, expert_tokens),
-               lambda rng: gemm_test_suite6.vision_speech_shapes_test6(rng, training_triplet),
-               lambda rng: gemm_test_suite6.recsys_shapes_test6(rng, training_triplet)),
-              EXCLUDED_SUITES_TEST6, gemm_test_suite6.DEFAULT_SEED, gemm_test_suite6.RANDOM_COUNT,
-              gemm_test_suite6.MISALIGNED_SHARE),
+    "test5": module_suite(gemm_test_suite5, "test5", EXCLUDED_SUITES_TEST5),
+    "test6": module_suite(gemm_test_suite6, "test6", EXCLUDED_SUITES_TEST6),
+    "test7": module_suite(gemm_test_suite7, "test7", EXCLUDED_SUITES_TEST7),
 }
 
 
