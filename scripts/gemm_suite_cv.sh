@@ -6,8 +6,8 @@
 #
 # Usage: scripts/gemm_suite_cv.sh [--parity BIN] [--fold-a "test test3 test5"] [--out DIR]
 #                                  [-- extra gemm calibrate options, e.g. --fit-only legacy_efficiency]
-# Fold B is every suite of test..test5 not in fold A. Needs the recorded measurement files under
-# bench/results (git lfs is not involved: they are plain .json.gz).
+# Fold B is every H200 suite of test..test7 (suite 6 ran on an H100) not in fold A. Needs the
+# recorded measurement files under bench/results (plain .json.gz, no git lfs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parity=build/cpu/bin/parity
@@ -30,10 +30,11 @@ declare -A measured=(
   [test2]=$results/2026-12-01-h200-run30-gemm-test2-tbe-round2/gemm_measurements_test2.json.gz
   [test3]=$results/2026-12-02-h200-run47-gemm-test3/gemm_measurements_test3.json.gz
   [test4]=$results/2026-12-02-h200-run55-final-tests-gemm-test4-attention/gemm_measurements_test4.json.gz
-  [test5]=$results/2026-12-05-h200-run85-gemm-test5-hstu-layer/gemm_test5/gemm_measurements_test5.json.gz)
+  [test5]=$results/2026-12-05-h200-run85-gemm-test5-hstu-layer/gemm_test5/gemm_measurements_test5.json.gz
+  [test7]=$results/2026-12-05-h200-run87-deterministic-pair-walk/gemm_test7/gemm_measurements_test7.json.gz)
 run17=$results/2026-11-29-h200-run17-gemm/calibration
 fold_b=""
-for suite in test test2 test3 test4 test5; do
+for suite in test test2 test3 test4 test5 test7; do
   [[ " $fold_a " == *" $suite "* ]] || fold_b="$fold_b $suite"
 done
 fit() {  # fit OUT SUITE... (extra calibrate options from the command line)

@@ -9,8 +9,9 @@
 // factor (I / (I + 32), 1 at 128x128); every TMA row is as recorded. The two rows of 32- and
 // 128-deep tiles without TMA were added when their exposed latency per K-iteration became a time
 // (no 64-deep row moved), and every row without TMA again when each wave paid one tile's output
-// store per SM (model_hopper_legacy.cpp), and once more when the per-CTA pipeline fill went and
-// the 2-byte rows got the operand-feed factor too.
+// store per SM (model_hopper_legacy.cpp), once more when the per-CTA pipeline fill went and
+// the 2-byte rows got the operand-feed factor too, and the rows of tiles below 128x128 without TMA
+// when their exposed latency became the reference tile's time (not their own slower iterations').
 // Rows: real cuBLASLt candidates of the run-21 evaluation measurements (TMA-aligned and
 // misaligned shapes) and the modelled space on batched, split-K-prone and odd shapes.
 #include <gtest/gtest.h>
@@ -102,32 +103,32 @@ constexpr PinnedPrediction kPinned[] = {
     {16, 4096, 4096, 1, "tile=128x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=66 variant=7 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 18.689245325521618},
     {16, 4096, 4096, 1, "tile=144x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=66 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 28.779872973936225},
     {16, 4096, 4096, 1, "tile=64x64x64 cluster=1x1 mi=64x64x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=66 variant=0 occ=1 group=1 raster=auto xcd=rr ws=2097168 hrank=-1", 16.373072792759469},
-    {777, 1234, 4321, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 496.62331355606403},
-    {777, 1234, 4321, 1, "tile=64x64x64 cluster=2x1 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 628.88364816613216},
-    {777, 1234, 4321, 1, "tile=128x64x64 cluster=1x1 mi=64x64x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=15341088 hrank=-1", 349.70776764750332},
+    {777, 1234, 4321, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 417.12225865773792},
+    {777, 1234, 4321, 1, "tile=64x64x64 cluster=2x1 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 458.93562191856},
+    {777, 1234, 4321, 1, "tile=128x64x64 cluster=1x1 mi=64x64x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=15341088 hrank=-1", 309.95724019834029},
     {25854, 751, 3454, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1277.0869208492263},
-    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=4 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=5", 2543.1007069574703},
+    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=4 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=5", 2227.4347536847049},
     {25854, 751, 3454, 1, "tile=256x128x32 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1696.9692317900669},
-    {777, 1234, 4321, 1, "tile=32x32x128 cluster=1x1 mi=16x8x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1305.0361047059077},
-    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 2151.5578978611302},
+    {777, 1234, 4321, 1, "tile=32x32x128 cluster=1x1 mi=16x8x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 663.84102855215292},
+    {25854, 751, 3454, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1930.5917305701948},
     {1595, 8623, 2243, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1450.3537785957492},
     {1595, 8623, 2243, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=inplace decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1904 hrank=5", 1285.0444001368724},
-    {1595, 8623, 2243, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 2966.9423876720543},
-    {66, 1377, 560, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=4 red=compute decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1454112 hrank=-1", 19.039024674968822},
-    {66, 1377, 560, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 39.082740430968485},
+    {1595, 8623, 2243, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 2337.1349962839927},
+    {66, 1377, 560, 1, "tile=64x128x64 cluster=1x1 mi=64x128x16 splitk=4 red=compute decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1454112 hrank=-1", 17.285324934564571},
+    {66, 1377, 560, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 33.821641209755725},
     {66, 1377, 560, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=4 red=compute decomp=dp skgrid=0 stages=3 family=23 variant=0 occ=1 group=1 raster=auto xcd=rr ws=1454112 hrank=-1", 20.135702279993481},
     {2237, 2737, 5024, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=48981352 hrank=-1", 1336.067537388876},
     {2237, 2737, 5024, 1, "tile=128x128x64 cluster=1x2 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1444.0824822067345},
-    {2237, 2737, 5024, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1873.2651459306294},
+    {2237, 2737, 5024, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 1688.5421066080478},
     {23805, 19230, 1052, 1, "tile=256x128x64 cluster=1x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 17226.637952540481},
     {23805, 19230, 1052, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=inplace decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=112344 hrank=4", 21660.765673626283},
-    {23805, 19230, 1052, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 44468.585245624345},
+    {23805, 19230, 1052, 1, "tile=64x64x64 cluster=1x2 mi=64x64x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 35418.852847941132},
     {368, 5989, 2669, 1, "tile=128x128x64 cluster=1x1 mi=64x128x16 splitk=3 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=26447424 hrank=-1", 283.13566948281681},
     {368, 5989, 2669, 1, "tile=128x256x64 cluster=1x2 mi=64x256x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 400.05085531725734},
-    {368, 5989, 2669, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=17631616 hrank=-1", 431.52922612661905},
+    {368, 5989, 2669, 1, "tile=64x128x64 cluster=1x2 mi=64x128x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=17631616 hrank=-1", 382.4256333953},
     {4397, 470, 175, 1, "tile=128x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 29.62676520606027},
-    {4397, 470, 175, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 36.135091785209099},
-    {4397, 470, 175, 1, "tile=128x64x64 cluster=1x2 mi=64x64x16 splitk=8 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=66130880 hrank=-1", 100.29072786425321},
+    {4397, 470, 175, 1, "tile=64x128x64 cluster=2x1 mi=64x128x16 splitk=1 red=none decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 32.627692304400597},
+    {4397, 470, 175, 1, "tile=128x64x64 cluster=1x2 mi=64x64x16 splitk=8 red=compute decomp=dp skgrid=0 stages=0 family=24 variant=0 occ=1 group=1 raster=auto xcd=rr ws=66130880 hrank=-1", 93.275928902636196},
     {512, 512, 8192, 8, "tile=64x64x64 cluster=2x1 mi=64x64x16 splitk=2 red=compute decomp=dp skgrid=0 stages=0 family=0 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 91.664644632991795},
     {512, 512, 8192, 8, "tile=64x192x64 cluster=1x2 mi=64x192x16 splitk=4 red=compute decomp=dp skgrid=0 stages=0 family=0 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 112.77307099322044},
     {512, 512, 8192, 8, "tile=128x64x64 cluster=2x2 mi=64x64x16 splitk=8 red=compute decomp=dp skgrid=0 stages=0 family=0 variant=0 occ=1 group=1 raster=auto xcd=rr ws=0 hrank=-1", 93.254711622073131},

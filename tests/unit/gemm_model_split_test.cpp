@@ -169,28 +169,64 @@ TEST(GemmModelSplit, LegacyWavesExposeOneTileStorePerSm) {
 // The load latency a CTA without TMA exposes per K-iteration is a time: a 32-deep stage carries half
 // the multiplies of a 64-deep one to hide the same latency, so its K-loop pays that time twice as
 // often (measured: 256x128x32 ran 27-36% slower than 256x128x64 on the same problems, which the
-// per-work latency the model charged before could not show). With one CTA per SM an iteration costs
-// c (1 + h), h = legacy_latency_ctas x 128 x 128 x 64 / (tm tn tk) and c proportional to tk, so the
-// 32-deep step is the 64-deep one less half its compute: step_32 = step_64 (1 - 1 / (2 (1 + h_64))).
+// per-work latency the model charged before could not show). With one CTA per SM one more
+// iteration costs c (1 + h): c proportional to tk and h = L / tk (L the latency in multiply-time
+// units: legacy_latency_ctas reference tile-iterations at the reference tile's rate, fixed for the
+// tile's M x N), so the step is affine in tk, a (tk + L): the 128-deep step exceeds the 64-deep one
+// by twice what the 64-deep one exceeds the 32-deep one, and L > 0 (the 32-deep step is more than
+// half the 64-deep one). The same holds for a 16x16 tile, whose lower rate no longer inflates L.
 TEST(GemmModelSplit, LegacyLatencyPerIterationIsATime) {
   const DeviceParams device = device_named("h200");
   const ModelScalars scalars = default_scalars(device);
+  ASSERT_GT(scalars.legacy_latency_ctas, 0.1);
   const GemmModel model(device, scalars);
   const std::int64_t sms = device.num_sms;
-  const auto step_us = [&](int tile_k) {
-    Candidate c;
-    c.tile_m = 64;
-    c.tile_n = 64;
-    c.tile_k = tile_k;
-    const auto compute_us = [&](std::int64_t k) {
-      return model.explain(shape(64 * sms, 64, k, 2), c, RunEpilogue::kNone).compute_us;
+  for (const int tile : {64, 16}) {
+    SCOPED_TRACE("tile " + std::to_string(tile) + "x" + std::to_string(tile));
+    const auto step_us = [&](int tile_k) {
+      Candidate c;
+      c.tile_m = tile;
+      c.tile_n = tile;
+      c.tile_k = tile_k;
+      const auto compute_us = [&](std::int64_t k) {
+        return model.explain(shape(tile * sms, tile, k, 2), c, RunEpilogue::kNone).compute_us;
+      };
+      return compute_us(4 * 128 + tile_k) - compute_us(4 * 128);
     };
-    return compute_us(4 * 64 + tile_k) - compute_us(4 * 64);
+    const double step_32_us = step_us(32), step_64_us = step_us(64), step_128_us = step_us(128);
+    EXPECT_NEAR(step_128_us - step_64_us, 2.0 * (step_64_us - step_32_us), 1e-9 * step_128_us);
+    EXPECT_GT(step_32_us, 0.5 * step_64_us * (1.0 + 1e-6));
+  }
+}
+
+// A small tile's latency is the reference tile's time, not its own iterations' (which run at the
+// small tile's lower rate): with one CTA per SM, the exposed latency per iteration (a step less
+// its multiply time, the step being affine in tk) is the same for 16x16 and 128x128 tiles
+// (measured: a 319488 x 10 x 10 layer ran in 21 us on 16x16x32 tiles, for which the rate-scaled
+// latency predicted 151 us).
+TEST(GemmModelSplit, SmallLegacyTilesPayTheReferenceLatency) {
+  const DeviceParams device = device_named("h200");
+  const GemmModel model(device, default_scalars(device));
+  const std::int64_t sms = device.num_sms;
+  const auto latency_us = [&](int tile) {
+    Candidate c;
+    c.tile_m = tile;
+    c.tile_n = tile;
+    const auto step_us = [&](int tile_k) {
+      c.tile_k = tile_k;
+      const auto compute_us = [&](std::int64_t k) {
+        return model.explain(shape(tile * sms, tile, k, 2), c, RunEpilogue::kNone).compute_us;
+      };
+      return compute_us(4 * 128 + tile_k) - compute_us(4 * 128);
+    };
+    const double step_32_us = step_us(32);
+    const double multiply_us_per_k = (step_us(64) - step_32_us) / 32.0;
+    return step_32_us - 32.0 * multiply_us_per_k;
   };
-  const double h_64 = scalars.legacy_latency_ctas * 128.0 * 128.0 * 64.0 / (64.0 * 64.0 * 64.0);
-  const double step_64_us = step_us(64);
-  EXPECT_GT(h_64, 0.1);
-  EXPECT_NEAR(step_us(32), step_64_us * (1.0 - 1.0 / (2.0 * (1.0 + h_64))), 1e-9 * step_64_us);
+  const double reference_us = latency_us(128);
+  EXPECT_GT(reference_us, 0.0);
+  EXPECT_NEAR(latency_us(16), reference_us, 1e-6 * reference_us);
+  EXPECT_NEAR(latency_us(64), reference_us, 1e-6 * reference_us);
 }
 
 // The cp.async families name their pipeline depth, and shared memory for it bounds the CTAs an
