@@ -120,8 +120,9 @@ Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes t
     python3 scripts/gemm_test_suite.py --suite test5 > bench/shapes/gemm_shapes_test5.csv
     python3 scripts/gemm_test_suite.py --suite test6 > bench/shapes/gemm_shapes_test6.csv
     python3 scripts/gemm_test_suite.py --suite test7 > bench/shapes/gemm_shapes_test7.csv
-The fifth, sixth and seventh suites' sources are listed in scripts/gemm_test_suite5.py,
-scripts/gemm_test_suite6.py and scripts/gemm_test_suite7.py.
+    python3 scripts/gemm_test_suite.py --suite test8 > bench/shapes/gemm_shapes_test8.csv
+The fifth to eighth suites' sources are listed in scripts/gemm_test_suite5.py,
+scripts/gemm_test_suite6.py, scripts/gemm_test_suite7.py and scripts/gemm_test_suite8.py.
 """
 
 import argparse
@@ -134,6 +135,7 @@ from pathlib import Path
 import gemm_test_suite5
 import gemm_test_suite6
 import gemm_test_suite7
+import gemm_test_suite8
 
 EXCLUDED_SUITES = [
     "bench/shapes/gemm_shapes_dev.csv",
@@ -149,6 +151,7 @@ EXCLUDED_SUITES_TEST4 = EXCLUDED_SUITES_TEST3 + ["bench/shapes/gemm_shapes_test3
 EXCLUDED_SUITES_TEST5 = EXCLUDED_SUITES_TEST4 + ["bench/shapes/gemm_shapes_test4.csv"]
 EXCLUDED_SUITES_TEST6 = EXCLUDED_SUITES_TEST5 + ["bench/shapes/gemm_shapes_test5.csv"]
 EXCLUDED_SUITES_TEST7 = EXCLUDED_SUITES_TEST6 + ["bench/shapes/gemm_shapes_test6.csv"]
+EXCLUDED_SUITES_TEST8 = EXCLUDED_SUITES_TEST7 + ["bench/shapes/gemm_shapes_test7.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -508,6 +511,7 @@ SUITES = {
     "test5": module_suite(gemm_test_suite5, "test5", EXCLUDED_SUITES_TEST5),
     "test6": module_suite(gemm_test_suite6, "test6", EXCLUDED_SUITES_TEST6),
     "test7": module_suite(gemm_test_suite7, "test7", EXCLUDED_SUITES_TEST7),
+    "test8": module_suite(gemm_test_suite8, "test8", EXCLUDED_SUITES_TEST8),
 }
 
 

@@ -7,8 +7,8 @@
 #   2. parity gemm eval --split all, once per selection mode (analytical: the model alone;
 #      hybrid: the model with cuBLASLt's ranking) -> $OUT/gemm_test_{analytical,hybrid}/.
 # GEMM_TEST_BUDGET_S bounds the measuring (default 200 s). GEMM_TEST_SUITE picks the suite file
-# (default bench/shapes/gemm_shapes_test.csv, already scored, like test2 to test6; the fresh one is
-# bench/shapes/gemm_shapes_test7.csv; budget 240 s for its 70 shapes).
+# (default bench/shapes/gemm_shapes_test.csv, already scored, like test2 to test7; the fresh one is
+# bench/shapes/gemm_shapes_test8.csv; budget 240 s for its 72 shapes).
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
