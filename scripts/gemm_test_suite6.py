@@ -38,6 +38,8 @@ shape within ~240 s (few shapes above ~1 TFLOP):
     paper varies it), so the MLP input is 21 * 64 = 1344; batch 2048.
 """
 
+from gemm_suite_sources import expert_layer_rows
+
 RANDOM_COUNT = 30
 MISALIGNED_SHARE = 0.30
 DEFAULT_SEED = 20261206
@@ -68,12 +70,7 @@ def moe_shapes_test6(rng, expert_tokens):
         ("gptoss20b", 16384, 32, 4, 2880, 2 * 2880, 2880, 2),
         ("nllbmoe", 32768, 128, 2, 2048, 8192, 8192, 2),
     ]
-    rows = []
-    for name, total, experts, top_k, hidden, up, down, count in layers:
-        for i in range(count):
-            t = expert_tokens(rng, total, experts, top_k)
-            rows.append((f"{name}_expert_up_{i}", t, up, hidden, "moe"))
-            rows.append((f"{name}_expert_down_{i}", t, hidden, down, "moe"))
+    rows = expert_layer_rows(rng, layers, expert_tokens)
     rows += [
         ("gptoss20b_qkv_t4096", 4096, 64 * 64 + 2 * 8 * 64, 2880, "moe"),
         ("gptoss20b_o_t4096", 4096, 2880, 64 * 64, "moe"),

@@ -41,6 +41,8 @@ covers every shape within ~240 s (no shape above ~1 TFLOP):
     (user 18 + four 36-wide terms: misaligned K); batch 1024 for the GRU, 4096 for the MLP.
 """
 
+from gemm_suite_sources import expert_layer_rows
+
 RANDOM_COUNT = 30
 MISALIGNED_SHARE = 0.30
 DEFAULT_SEED = 20261207
@@ -71,12 +73,7 @@ def moe_shapes_test7(rng, expert_tokens):
         ("switchb8", 32 * 512, 8, 1, 768, 3072, 3072, 2),
         ("glm45air", 16384, 128, 8, 4096, 2 * 1408, 1408, 1),
     ]
-    rows = []
-    for name, total, experts, top_k, hidden, up, down, count in layers:
-        for i in range(count):
-            t = expert_tokens(rng, total, experts, top_k)
-            rows.append((f"{name}_expert_up_{i}", t, up, hidden, "moe"))
-            rows.append((f"{name}_expert_down_{i}", t, hidden, down, "moe"))
+    rows = expert_layer_rows(rng, layers, expert_tokens)
     rows += [
         ("glm45air_qkv_t2048", 2048, 96 * 128 + 2 * 8 * 128, 4096, "moe"),
         ("glm45air_o_t2048", 2048, 4096, 96 * 128, "moe"),

@@ -48,6 +48,8 @@ output, 58-channel pointwise convolutions):
     gradient).
 """
 
+from gemm_suite_sources import expert_layer_rows
+
 RANDOM_COUNT = 30
 MISALIGNED_SHARE = 0.35
 DEFAULT_SEED = 20261208
@@ -78,12 +80,7 @@ def moe_shapes_test8(rng, expert_tokens):
         ("qwen3moe", 16384, 128, 8, 2048, 2 * 768, 768, 2),
         ("ernie45", 16384, 64, 6, 2560, 2 * 1536, 1536, 1),
     ]
-    rows = []
-    for name, total, experts, top_k, hidden, up, down, count in layers:
-        for i in range(count):
-            t = expert_tokens(rng, total, experts, top_k)
-            rows.append((f"{name}_expert_up_{i}", t, up, hidden, "moe"))
-            rows.append((f"{name}_expert_down_{i}", t, hidden, down, "moe"))
+    rows = expert_layer_rows(rng, layers, expert_tokens)
     rows += [
         ("qwen3moe_qkv_t16384", 16384, 32 * 128 + 2 * 4 * 128, 2048, "moe"),
         ("ernie45_shared_gateup_t12288", 12288, 2 * 2 * 1536, 2560, "moe"),
