@@ -7,22 +7,32 @@
 #   2. parity gemm eval --split all, once per selection mode (analytical: the model alone;
 #      hybrid: the model with cuBLASLt's ranking) -> $OUT/gemm_test_{analytical,hybrid}/.
 # GEMM_TEST_BUDGET_S bounds the measuring (default 200 s). GEMM_TEST_SUITE picks the suite file
-# (default bench/shapes/gemm_shapes_test.csv, already scored, like test2 to test7; the fresh one is
-# bench/shapes/gemm_shapes_test8.csv; budget 240 s for its 72 shapes).
+# (default bench/shapes/gemm_shapes_test.csv, already scored, like test2 to test8; the fresh one is
+# bench/shapes/gemm_shapes_test9.csv; budget 220 s for its shapes). GEMM_TEST_HW names the catalogue
+# GPU whose model and calibration select (default: the device's own, from its runtime name); on a
+# device other than the H200 the H200 model's picks are scored too (gemm_test_h200_model/).
 set -uo pipefail
 build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
 : "${OUT:?OUT must be set}"
 suite="${GEMM_TEST_SUITE:-bench/shapes/gemm_shapes_test.csv}"
+hw="${GEMM_TEST_HW:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)}"
+hw="${hw:-h200}"
+echo "gemm_test: suite $suite, selecting for '$hw'"
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"  # step NAME COMMAND..., failed
 step gemm_measure_test "$parity" gemm measure --shapes "$suite" --out "$OUT/gemm_measurements_test.json" \
-  --hw h200 --time-budget-s "${GEMM_TEST_BUDGET_S:-200}" --reps 30 --min-timed-ms 2
+  --hw "$hw" --time-budget-s "${GEMM_TEST_BUDGET_S:-200}" --reps 30 --min-timed-ms 2
 if [[ -s "$OUT/gemm_measurements_test.json" ]]; then
   for mode in analytical hybrid; do
     mkdir -p "$OUT/gemm_test_$mode"
-    step "gemm_eval_test_$mode" "$parity" gemm eval --hw h200 --measurements "$OUT/gemm_measurements_test.json" \
+    step "gemm_eval_test_$mode" "$parity" gemm eval --hw "$hw" --measurements "$OUT/gemm_measurements_test.json" \
       --shapes "$suite" --split all --mode "$mode" --out-dir "$OUT/gemm_test_$mode"
   done
+  if [[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"])' "$OUT/gemm_measurements_test.json")" != h200 ]]; then
+    mkdir -p "$OUT/gemm_test_h200_model"
+    step gemm_eval_test_h200_model "$parity" gemm eval --hw h200 --measurements "$OUT/gemm_measurements_test.json" \
+      --shapes "$suite" --split all --mode analytical --out-dir "$OUT/gemm_test_h200_model"
+  fi
 fi
 exit $failed

@@ -11,6 +11,7 @@
 #include "gemm/workflow_text.hpp"
 #include "parity/build_info.hpp"
 #include "parity/gemm/workflow.hpp"
+#include "parity/hw/catalogue.hpp"
 
 namespace parity::gemm {
 namespace {
@@ -37,10 +38,14 @@ Status validate(const CalibrateRequest& request) {
 }
 
 // Every file, all from one device.
-Result<std::vector<MeasurementSet>> read_sets(const std::vector<std::string>& files) {
+// Each set's device as its catalogue name where the catalogue knows it: files recorded before
+// measure resolved the runtime name ("h100_80gb_hbm3") file under the same GPU as "h100".
+Result<std::vector<MeasurementSet>> read_sets(const std::vector<std::string>& files,
+                                              const std::optional<std::filesystem::path>& data_dir) {
   std::vector<MeasurementSet> sets;
   for (const auto& path : files) {
     PARITY_ASSIGN_OR_RETURN(auto set, load_measurements(path));
+    if (auto spec = hw::find_hardware(set.device, data_dir); spec.is_ok()) set.device = spec->name;
     if (!sets.empty()) {
       PARITY_CHECK_ARG(set.device == sets.front().device, "gemm calibrate: --measurements '", path,
                        "' is from device '", set.device, "', '", files.front(), "' from '",
@@ -154,7 +159,7 @@ Status pin_all_but(const std::vector<std::string>& fit_only, const ModelScalars&
 
 Result<CalibrateOutcome> calibrate(const CalibrateRequest& request) {
   PARITY_RETURN_IF_ERROR(validate(request));
-  PARITY_ASSIGN_OR_RETURN(const auto sets, read_sets(request.measurement_files));
+  PARITY_ASSIGN_OR_RETURN(const auto sets, read_sets(request.measurement_files, request.model.data_dir));
   ModelSource source = request.model;
   if (source.hw.empty()) source.hw = sets.front().device;
   PARITY_ASSIGN_OR_RETURN(const auto model, load_model(source));

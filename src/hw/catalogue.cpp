@@ -431,4 +431,18 @@ Result<HardwareSpec> find_hardware(std::string_view name,
   return find_hardware(name, catalogue);
 }
 
+Result<HardwareSpec> find_hardware_for_device(std::string_view runtime_name,
+                                              const std::optional<std::filesystem::path>& data_dir) {
+  PARITY_CHECK_ARG(!runtime_name.empty(), "device name is empty: the runtime reported no name");
+  PARITY_ASSIGN_OR_RETURN(const std::vector<HardwareSpec> catalogue, load_catalogue(catalogue_dir(data_dir)));
+  if (auto spec = find_hardware(runtime_name, catalogue); spec.is_ok()) return spec;
+  for (std::string_view vendor : {"NVIDIA ", "AMD "}) {
+    if (runtime_name.substr(0, vendor.size()) != vendor) continue;
+    if (auto spec = find_hardware(runtime_name.substr(vendor.size()), catalogue); spec.is_ok()) return spec;
+  }
+  return not_found("device '", runtime_name, "' (key '", normalize_hardware_name(runtime_name),
+                   "') is not in the hardware catalogue (", catalogue_dir(data_dir).string(),
+                   "): add its description there, with that key as an alias, or name a catalogue GPU explicitly");
+}
+
 }  // namespace parity::hw

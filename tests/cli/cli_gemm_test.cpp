@@ -193,6 +193,19 @@ TEST(CliGemm, CalibrateAndEvalOnSyntheticMeasurements) {
   expect_bad_input("gemm calibrate --measurements " + measurements + " --out " + calibration3 +
                        " --fit-only legacy_speed",
                    "--fit-only: 'legacy_speed'");
+  // A file recorded under the runtime's name for a catalogue GPU ("h100_80gb_hbm3", as measure
+  // wrote H100 files before it resolved names) calibrates that GPU, and only that one.
+  gemm::MeasurementSet h100_set = set;
+  h100_set.device = "h100_80gb_hbm3";
+  const auto h100_measurements = (dir / "m_h100.json").string();
+  ASSERT_TRUE(gemm::write_measurements_file(h100_set, h100_measurements).is_ok());
+  const auto h100_calibration = (dir / "h100_gemm.json").string();
+  r = run_cli("gemm calibrate --hw h100 --measurements " + h100_measurements + " --out " + h100_calibration +
+              " --max-evals 50");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(slurp(h100_calibration))["device"], "h100");
+  expect_bad_input("gemm calibrate --hw h200 --measurements " + h100_measurements + " --out " + calibration3,
+                   "recorded on device 'h100'");
   // A missing input file is an input error (exit 2), as for the .gz form and the catalogue.
   r = run_cli("gemm eval --measurements " + (dir / "missing.json").string() + " --out-dir " +
               (dir / "eval").string());

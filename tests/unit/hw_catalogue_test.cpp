@@ -323,6 +323,29 @@ TEST(HwCatalogueLookup, UnknownNameListsKnownOnes) {
   }
 }
 
+TEST(HwCatalogueLookup, RuntimeDeviceNamesFindTheirEntry) {
+  const std::optional<fs::path> data(fs::path(PARITY_SOURCE_DIR) / "data");
+  const std::pair<const char*, const char*> cases[] = {{"NVIDIA H100 80GB HBM3", "h100"},
+                                                       {"NVIDIA H200", "h200"},
+                                                       {"AMD Instinct MI300X", "mi300x"},
+                                                       {"h100_80gb_hbm3", "h100"}};
+  for (const auto& [runtime_name, entry] : cases) {
+    const auto spec = find_hardware_for_device(runtime_name, data);
+    ASSERT_TRUE(spec.is_ok()) << runtime_name << ": " << spec.status().to_string();
+    EXPECT_EQ(spec->name, entry) << runtime_name;
+  }
+  const auto unknown = find_hardware_for_device("NVIDIA GeForce RTX 4090", data);
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(unknown.status().message().find("device 'NVIDIA GeForce RTX 4090'"), std::string::npos)
+      << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("nvidia_geforce_rtx_4090"), std::string::npos)
+      << unknown.status().message();
+  const auto empty = find_hardware_for_device("", data);
+  ASSERT_FALSE(empty.is_ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(HwCatalogueLookup, DuplicateNamesAcrossFilesAreRejected) {
   const fs::path dir = fresh_dir("duplicate");
   json first = shipped_json("h200.json");

@@ -178,7 +178,7 @@ void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--gemm-choice", args->gemm_choice,
                   "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic");
   cmd->add_flag("--no-oracle", args->skip_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
-  cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models");
+  cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models (default: the device's own entry)");
   cmd->callback([args, &outcome] {
     outcome.status = run_on_cuda_device(
         "bench gemm-run", bench::gemm_run_bench_request_from_settings(*args),

@@ -44,7 +44,7 @@ struct GemmRunBenchOptions {
   double oracle_min_timed_ms = 2.0;
   int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
   int host_samples = 21;  // sample pairs (Gemm::run and bare alternating; medians reported)
-  std::string hardware = "h200";
+  std::string hardware;  // GemmOptions::hardware: empty = the device's catalogue entry
 };
 
 struct GemmRunBenchResult {

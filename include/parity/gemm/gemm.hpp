@@ -96,7 +96,10 @@ struct GemmArgs {
 };
 
 struct GemmOptions {
-  std::string hardware = "h200";  // catalogue entry the analytical model selects for (GPU)
+  // Catalogue entry the analytical model selects for (GPU); empty = the device the run is on
+  // (hw::find_hardware_for_device on its runtime name: "NVIDIA H100 80GB HBM3" -> h100), with the
+  // calibration <data>/calibration/<entry>_gemm.json where one exists.
+  std::string hardware;
   std::string forced_configuration;  // empty = select; otherwise a configuration text to run
   // GemmChoice::kMeasured: how many of the model's ranking and of cuBLASLt's heuristic ranking
   // (at most kMaxHeuristicCandidates) are timed. A count above the candidate space times every

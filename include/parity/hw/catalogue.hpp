@@ -44,5 +44,10 @@ Result<HardwareSpec> find_hardware(std::string_view name,
 // Loads the catalogue from catalogue_dir(data_dir), then looks `name` up as above.
 Result<HardwareSpec> find_hardware(
     std::string_view name, const std::optional<std::filesystem::path>& data_dir = std::nullopt);
+// The catalogue entry of a device by its runtime name ("NVIDIA H100 80GB HBM3", "NVIDIA H200",
+// "AMD Instinct MI300X"): the name as given, then without its vendor word. kNotFound names the
+// device and says how to describe it (a catalogue file, or a hardware name given explicitly).
+Result<HardwareSpec> find_hardware_for_device(
+    std::string_view runtime_name, const std::optional<std::filesystem::path>& data_dir = std::nullopt);
 
 }  // namespace parity::hw

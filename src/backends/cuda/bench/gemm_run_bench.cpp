@@ -22,6 +22,7 @@
 #include "parity/core/gpu.hpp"
 #include "parity/core/rng.hpp"
 #include "parity/gemm/cublaslt.hpp"
+#include "parity/hw/catalogue.hpp"
 
 namespace parity::bench {
 namespace {
@@ -338,6 +339,13 @@ Result<std::string> run_gemm_run_bench_report(
     const GemmRunBenchRequest& request, const std::function<void(const std::string&)>& print) {
   PARITY_ASSIGN_OR_RETURN(const auto problems, gemm_run_bench_problems(request));
   const GemmRunBenchOptions& options = request.options;
+  // The catalogue entry the selector models (empty option: the device's own, as Gemm resolves it).
+  std::string hardware_label = options.hardware;
+  if (hardware_label.empty()) {
+    PARITY_ASSIGN_OR_RETURN(const gpu::DeviceProperties props, gpu::device_properties(0));
+    PARITY_ASSIGN_OR_RETURN(const hw::HardwareSpec spec, hw::find_hardware_for_device(props.name));
+    hardware_label = spec.name;
+  }
   nlohmann::json document = results_document("gemm_run", provenance_json(0));
   document["method"] = {
       {"batch_size", request.batch_size},
@@ -352,7 +360,7 @@ Result<std::string> run_gemm_run_bench_report(
                      : "off"},
       {"host_calls", options.host_calls},
       {"host_samples", options.host_samples},
-      {"hardware", options.hardware},
+      {"hardware", hardware_label},
       {"cublaslt_version", gemm::CublasLtProvider::library_version()}};
   PARITY_ASSIGN_OR_RETURN(const auto clocks_before, read_device_clocks());
   print(format_text("%-12s %-24s %-11s %9s %9s %9s %6s %7s  %s\n", "model", "layer", "pass",

@@ -25,7 +25,7 @@ constexpr std::array<GemmShape, 2> kProbeGemmShapes{{{8192, 8192, 8192}, {16384,
 // The catalogue key for the runtime's device name ("NVIDIA H200" -> alias nvidia_h200 -> "h200");
 // the normalised runtime name when the catalogue does not know the device.
 std::string catalogue_device_name(const std::string& runtime_name) {
-  auto spec = hw::find_hardware(runtime_name);
+  auto spec = hw::find_hardware_for_device(runtime_name);
   return spec.is_ok() ? spec->name : hw::normalize_hardware_name(runtime_name);
 }
 

@@ -28,6 +28,7 @@
 #include "parity/core/gpu.hpp"
 #include "parity/gemm/cublaslt.hpp"
 #include "parity/gemm/selector.hpp"
+#include "parity/hw/catalogue.hpp"
 #include "parity/gemm/workflow.hpp"
 
 
@@ -50,6 +51,7 @@ Epilogue model_epilogue(RunEpilogue epilogue) {
 // creation only; run() never takes it.
 struct DeviceState {
   std::mutex mutex;
+  int device_index = 0;
   lt::Handle handle;
   // Stand-in bias/aux pointers while selecting: cuBLASLt reads only their alignment, so they
   // point 16 bytes into an allocation (aligned to exactly 16), the alignment run() requires.
@@ -71,6 +73,7 @@ Result<DeviceState*> device_state() {
   auto& state = states[device];
   if (!state) {
     auto fresh = std::make_unique<DeviceState>();
+    fresh->device_index = device;
     PARITY_ASSIGN_OR_RETURN(fresh->handle, lt::Handle::create());
     PARITY_ASSIGN_OR_RETURN(fresh->placeholder, gpu::DeviceBuffer::allocate(256));
     PARITY_ASSIGN_OR_RETURN(fresh->provider, CublasLtProvider::create());
@@ -79,7 +82,17 @@ Result<DeviceState*> device_state() {
   return state.get();
 }
 
-Result<Selector*> selector_for(DeviceState& state, const std::string& hardware) {
+// GemmOptions::hardware, or when empty the catalogue entry of the device this state belongs to.
+Result<std::string> hardware_name(const DeviceState& state, const std::string& hardware) {
+  if (!hardware.empty()) return hardware;
+  PARITY_ASSIGN_OR_RETURN(const gpu::DeviceProperties props, gpu::device_properties(state.device_index));
+  auto spec = hw::find_hardware_for_device(props.name);
+  if (!spec) return spec.status().with_context("gemm: GemmOptions::hardware is empty (the device's own model)");
+  return spec->name;
+}
+
+Result<Selector*> selector_for(DeviceState& state, const std::string& requested_hardware) {
+  PARITY_ASSIGN_OR_RETURN(const std::string hardware, hardware_name(state, requested_hardware));
   auto& selector = state.selectors[hardware];
   if (!selector) {
     ModelSource source;

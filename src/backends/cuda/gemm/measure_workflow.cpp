@@ -110,10 +110,12 @@ json enumeration_json(const CublasLtProvider& provider) {
   return out;
 }
 
-// "NVIDIA H200" -> "h200": the catalogue key the measurements are filed under.
+// "NVIDIA H200" -> "h200", "NVIDIA H100 80GB HBM3" -> "h100": the catalogue key the measurements
+// are filed under (the normalised runtime name for a GPU the catalogue lacks).
 std::string catalogue_name_of_device() {
   auto props = gpu::device_properties(0);
   if (!props.is_ok()) return "";
+  if (auto spec = hw::find_hardware_for_device(props->name); spec.is_ok()) return spec->name;
   std::string name = props->name;
   if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
   return hw::normalize_hardware_name(name);
