@@ -7,8 +7,8 @@
 #   2. parity gemm eval --split all, once per selection mode (analytical: the model alone;
 #      hybrid: the model with cuBLASLt's ranking) -> $OUT/gemm_test_{analytical,hybrid}/.
 # GEMM_TEST_BUDGET_S bounds the measuring (default 200 s). GEMM_TEST_SUITE picks the suite file
-# (default bench/shapes/gemm_shapes_test.csv, already scored, like test2 to test8; the fresh one is
-# bench/shapes/gemm_shapes_test9.csv; budget 220 s for its shapes). GEMM_TEST_HW names the catalogue
+# (default bench/shapes/gemm_shapes_test.csv, already scored, like test2 to test9; the fresh one is
+# bench/shapes/gemm_shapes_test10.csv; budget 220 s for its shapes). GEMM_TEST_HW names the catalogue
 # GPU whose model and calibration select (default: the device's own, from its runtime name); on a
 # device other than the H200 the H200 model's picks are scored too (gemm_test_h200_model/).
 set -uo pipefail
