@@ -52,6 +52,10 @@ Epilogue model_epilogue(RunEpilogue epilogue) {
 struct DeviceState {
   std::mutex mutex;
   int device_index = 0;
+  // The device's own catalogue entry, looked up once (the lookup reads the catalogue's files):
+  // empty until then; device_hardware_error holds a failed lookup's status.
+  std::string device_hardware;
+  Status device_hardware_error = Status::ok();
   lt::Handle handle;
   // Stand-in bias/aux pointers while selecting: cuBLASLt reads only their alignment, so they
   // point 16 bytes into an allocation (aligned to exactly 16), the alignment run() requires.
@@ -82,13 +86,22 @@ Result<DeviceState*> device_state() {
   return state.get();
 }
 
-// GemmOptions::hardware, or when empty the catalogue entry of the device this state belongs to.
-Result<std::string> hardware_name(const DeviceState& state, const std::string& hardware) {
+// GemmOptions::hardware, or when empty the catalogue entry of the device this state belongs to
+// (resolved on the first call, under the state's mutex like every selector_for call).
+Result<std::string> hardware_name(DeviceState& state, const std::string& hardware) {
   if (!hardware.empty()) return hardware;
-  PARITY_ASSIGN_OR_RETURN(const gpu::DeviceProperties props, gpu::device_properties(state.device_index));
-  auto spec = hw::find_hardware_for_device(props.name);
-  if (!spec) return spec.status().with_context("gemm: GemmOptions::hardware is empty (the device's own model)");
-  return spec->name;
+  if (state.device_hardware.empty() && state.device_hardware_error.is_ok()) {
+    auto props = gpu::device_properties(state.device_index);
+    auto spec = props.is_ok() ? hw::find_hardware_for_device(props->name) : Result<hw::HardwareSpec>(props.status());
+    if (spec.is_ok()) {
+      state.device_hardware = spec->name;
+    } else {
+      state.device_hardware_error =
+          spec.status().with_context("gemm: GemmOptions::hardware is empty (the device's own model)");
+    }
+  }
+  if (!state.device_hardware_error.is_ok()) return state.device_hardware_error;
+  return state.device_hardware;
 }
 
 Result<Selector*> selector_for(DeviceState& state, const std::string& requested_hardware) {
