@@ -5,6 +5,9 @@
 # how many launches) before changing the kernels. run_all.sh runs it only when named:
 #   scripts/gpu/run_all.sh --prebuilt ... --only tbe_kernel_breakdown_probe
 #   TBE_BREAKDOWN_SET=bench/tbe/test_set_2 TBE_BREAKDOWN_CONFIGS=test_set_2_00,test_set_2_04
+#   TBE_BREAKDOWN_CACHE=none   ncu's --cache-control (default all: every kernel starts with flushed
+#                              caches; none keeps what the previous kernel left in the L2, as inside
+#                              one training step, where the sort's keys stay L2-resident)
 # Writes $OUT/tbe_breakdown_<config>.csv (raw) and $OUT/tbe_breakdown.txt (per kernel name: launches,
 # total and median µs). Timings under ncu are per kernel, serialized; they are for attribution only.
 set -uo pipefail
@@ -13,6 +16,9 @@ build_dir="${1:-build/cuda}"
 parity="$build_dir/bin/parity"
 set_dir="${TBE_BREAKDOWN_SET:-bench/tbe/test_set_2}"
 configs="${TBE_BREAKDOWN_CONFIGS:-test_set_2_00,test_set_2_04,test_set_2_05,test_set_2_07}"
+cache_control="${TBE_BREAKDOWN_CACHE:-all}"
+[[ "$cache_control" == all || "$cache_control" == none ]] ||
+  { echo "tbe_kernel_breakdown_probe: TBE_BREAKDOWN_CACHE=$cache_control; expected all or none" >&2; exit 2; }
 ncu_bin="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
 [[ -n "$ncu_bin" ]] || { echo "tbe_kernel_breakdown_probe: ncu not found" >&2; exit 2; }
 failed=0
@@ -22,7 +28,7 @@ import json, sys
 for c in json.load(open(sys.argv[1]))['configurations']:
     if c['name'] == sys.argv[2]: print(' '.join(c['flags']))" "$set_dir/manifest.json" "$name")"
   # shellcheck disable=SC2086  # flags are words by construction
-  "$ncu_bin" --clock-control none --metrics gpu__time_duration.sum --csv \
+  "$ncu_bin" --clock-control none --cache-control "$cache_control" --metrics gpu__time_duration.sum --csv \
     "$parity" bench tbe --layout "$set_dir/$name.json" $flags --reps 2 --warmup 1 \
     --out "$OUT/tbe_breakdown_$name.json" > "$OUT/tbe_breakdown_$name.csv" 2> "$OUT/tbe_breakdown_$name.err"
   rc=$?
