@@ -240,6 +240,7 @@ Status apply_types(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
   spec->backward_small_sort_tiles = v != "large_sort_tiles";
   spec->backward_sort_histogram_in_linearize = v != "separate_sort_histogram";
   spec->backward_small_batch_short_chunks = v == "small_batch_short_chunks";
+  spec->backward_vendor_sort = v == "vendor_sort";
   spec->backward_prefetch_state = v != "no_prefetch_state";
   spec->backward_short_chunks = v != "long_chunks";
   spec->time_batched_updates = v == "both" || v == "batched";
@@ -265,7 +266,8 @@ const std::vector<std::string>& tbe_backward_variant_names() {
   static const std::vector<std::string> names = {"both",          "batched",        "row",
                                                  "atomic_sgd",    "short_chunks",   "long_chunks",
                                                  "prefetch_state", "no_prefetch_state", "large_sort_tiles",
-                                                 "small_batch_short_chunks", "separate_sort_histogram"};
+                                                 "small_batch_short_chunks", "separate_sort_histogram",
+                                                 "vendor_sort"};
   return names;
 }
 

@@ -1,13 +1,15 @@
 // The portable GPU radix sort against std::stable_sort on the sorted bit range: every pass count
 // and digit split (1..9-bit digits), tile-edge sizes of both tile sizes (1024 keys for sorts of at
 // most 2^20 keys, 4096 otherwise or when small tiles are off), heavy duplicates (one digit per
-// tile) and payload order inside equal keys (stability).
+// tile) and payload order inside equal keys (stability). The vendor's sort (CUB, the TBE backward's
+// BackwardOptions::vendor_sort) against the same std::stable_sort on the same cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "backends/cuda/sort/vendor_radix_sort.hpp"
 #include "backends/gpu/sort/radix_sort.hpp"
 #include "common/test_support.hpp"
 #include "parity/core/gpu.hpp"
@@ -29,16 +31,24 @@ std::vector<std::uint64_t> make_keys(std::int64_t count, int begin_bit, int bits
   return keys;
 }
 
+enum class Sorter { kPortable, kVendor };
+
 void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bit, int end_bit,
-                            bool small_tiles = true) {
+                            bool small_tiles = true, Sorter sorter = Sorter::kPortable) {
   const auto count = static_cast<std::int64_t>(keys.size());
   auto a = gpu::upload(keys);
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   auto b = gpu::DeviceBuffer::allocate(std::max<std::size_t>(keys.size() * 8, 8));
-  auto scratch = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(gpu_sort::radix_sort_scratch_bytes(count)));
+  const bool vendor = sorter == Sorter::kVendor;
+  const auto scratch_bytes = vendor ? gpu_sort::vendor_radix_sort_scratch_bytes(count, begin_bit, end_bit)
+                                    : Result<std::int64_t>(gpu_sort::radix_sort_scratch_bytes(count));
+  ASSERT_TRUE(scratch_bytes.is_ok()) << scratch_bytes.status().to_string();
+  auto scratch = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*scratch_bytes, 1)));
   ASSERT_TRUE(b.is_ok() && scratch.is_ok());
-  auto sorted = gpu_sort::radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), count, begin_bit, end_bit,
-                                          scratch->data(), nullptr, small_tiles);
+  auto sorted = vendor ? gpu_sort::vendor_radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), count,
+                                                         begin_bit, end_bit, scratch->data(), *scratch_bytes, nullptr)
+                       : gpu_sort::radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), count, begin_bit,
+                                                   end_bit, scratch->data(), nullptr, small_tiles);
   ASSERT_TRUE(sorted.is_ok()) << sorted.status().to_string();
   const bool in_a = *sorted == a->as<std::uint64_t>();
   auto got = gpu::download<std::uint64_t>(in_a ? *a : *b, keys.size());
@@ -53,7 +63,7 @@ void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bi
     if ((*got)[static_cast<std::size_t>(i)] != want[static_cast<std::size_t>(i)]) first_bad = i;
   }
   EXPECT_EQ(first_bad, -1) << "count=" << count << " bits [" << begin_bit << ", " << end_bit << ") small_tiles "
-                           << small_tiles;
+                           << small_tiles << " vendor " << vendor;
 }
 
 TEST(GpuRadixSort, PassCountsSplitTheRangeIntoNearEqualDigitsOfAtMostNineBits) {
@@ -109,6 +119,40 @@ TEST(GpuRadixSort, StableOnHeavyDuplicatesAndEmptyRange) {
   }
   // An empty bit range leaves the keys in place.
   expect_sorted_like_std(make_keys(5000, 20, 8, 0, rng), 20, 20);
+}
+
+TEST(GpuRadixSort, VendorSortMatchesStableSortToo) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(33);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  Rng rng(seed);
+  // 1..40 bits (1..5 passes of CUB's 8-bit digits), one key, heavy duplicates, an empty range.
+  const int begin_bit = 22;
+  for (const auto& [count, bits] : std::vector<std::pair<std::int64_t, int>>{
+           {1, 5}, {2, 1}, {1025, 9}, {4097, 17}, {100003, 25}, {300000, 12}, {(1 << 20) + 1, 27}, {70000, 40}}) {
+    expect_sorted_like_std(make_keys(count, begin_bit, bits, 0, rng), begin_bit, begin_bit + bits, true,
+                           Sorter::kVendor);
+  }
+  expect_sorted_like_std(make_keys(50000, 20, 25, 1, rng), 20, 45, true, Sorter::kVendor);
+  expect_sorted_like_std(make_keys(5000, 20, 8, 0, rng), 20, 20, true, Sorter::kVendor);
+}
+
+TEST(GpuRadixSort, VendorSortRefusesBadRangesAndShortScratch) {
+  EXPECT_EQ(gpu_sort::vendor_radix_sort_scratch_bytes(-1, 0, 8).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gpu_sort::vendor_radix_sort_scratch_bytes(100, 9, 8).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gpu_sort::vendor_radix_sort_scratch_bytes(100, 0, 65).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gpu_sort::vendor_radix_sort_scratch_bytes(std::int64_t{1} << 31, 0, 8).status().code(),
+            StatusCode::kInvalidArgument);
+  // Fewer than two keys need no scratch and no device.
+  EXPECT_EQ(*gpu_sort::vendor_radix_sort_scratch_bytes(1, 0, 8), 0);
+  PARITY_REQUIRE_GPU();
+  auto a = gpu::upload(std::vector<std::uint64_t>(1000, 7));
+  auto b = gpu::DeviceBuffer::allocate(8000);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  const auto sorted = gpu_sort::vendor_radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), 1000, 0, 8,
+                                                       b->data(), 0, nullptr);
+  ASSERT_FALSE(sorted.is_ok());
+  EXPECT_NE(sorted.status().message().find("scratch_bytes=0"), std::string::npos) << sorted.status().to_string();
 }
 
 }  // namespace

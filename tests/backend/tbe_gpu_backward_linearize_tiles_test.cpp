@@ -18,71 +18,37 @@ namespace parity {
 namespace {
 
 using embedding::OptimizerKind;
-using embedding::SyntheticBatchOptions;
-using embedding::TableSpec;
 namespace egpu = embedding::gpu;
 
 struct Case {
-  std::string name;
-  std::vector<TableSpec> tables;
-  std::int64_t batch_size;
-  int pooling_factor;
-  bool vary_bag_sizes;
-  double empty_bag_fraction;
-  bool weighted;
+  testing::SortedBackwardCase batch;
   bool small_sort_tiles;
 };
-
-void expect_tiles_match_bags(const Case& c, OptimizerKind kind, DType index_dtype, std::uint64_t seed) {
-  SyntheticBatchOptions options;
-  options.batch_size = c.batch_size;
-  options.pooling_factor = c.pooling_factor;
-  options.vary_bag_sizes = c.vary_bag_sizes;
-  options.empty_bag_fraction = c.empty_bag_fraction;
-  options.zipf_alpha = 1.1;  // repeated rows: runs of equal keys
-  options.weighted = c.weighted;
-  options.seed = seed;
-  const auto probe = testing::make_problem(c.tables, 0, 0);
-  const auto batch = embedding::make_synthetic_batch(probe.layout, options);
-  const auto problem = testing::make_problem(c.tables, c.batch_size, static_cast<std::int64_t>(batch.indices.size()),
-                                             index_dtype, DType::kF32, DType::kF32, embedding::PoolingMode::kSum,
-                                             c.weighted);
-  embedding::OptimizerParams opt;
-  opt.kind = kind;
-  opt.learning_rate = 0.05f;
-  std::vector<double> weights0;
-  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights0);
-  const auto grad = testing::random_grad(problem.output_rows() * problem.output_cols(), seed + 3);
-  egpu::BackwardOptions by_tile;
-  by_tile.small_sort_tiles = c.small_sort_tiles;
-  egpu::BackwardOptions by_bag = by_tile;
-  by_bag.sort_histogram_in_linearize = false;
-  const auto got = testing::train_fused(problem, opt, batch, grad, weights, 2, by_tile);
-  const auto want = testing::train_fused(problem, opt, batch, grad, weights, 2, by_bag);
-  EXPECT_EQ(got.weights, want.weights) << "weights differ from the keys written by bag";
-  EXPECT_EQ(got.state1, want.state1) << "optimiser state differs from the keys written by bag";
-  testing::expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got.weights, 2);
-}
 
 TEST(GpuTbeBackwardLinearizeTiles, SameStepsAsKeysByBagAndTheReference) {
   PARITY_REQUIRE_GPU();
   const auto seed = testing::test_seed(733);
   SCOPED_TRACE(testing::seed_trace(seed));
   const std::vector<Case> cases = {
-      {"L=4 varied, 1024-key tiles", {{5000, 32}, {3000, 64}}, 3000, 4, true, 0.0, false, true},
-      {"L=4 varied, 4096-key tiles", {{5000, 32}, {3000, 64}}, 3000, 4, true, 0.0, false, false},
-      {"weighted (position keys)", {{4000, 16}, {700, 128}}, 2500, 3, true, 0.1, true, true},
-      {"one-hot", {{9000, 8}, {800, 48}, {60, 16}}, 5000, 1, false, 0.0, false, true},
-      {"long bags", {{20000, 16}}, 64, 300, true, 0.0, false, false},
-      {"mostly empty bags (searched)", {{3000, 16}, {2000, 32}}, 200000, 20, true, 0.999, false, true},
-      {"mostly empty bags, 4096-key tiles", {{3000, 16}}, 300000, 10, false, 0.995, true, false}};
+      {{"L=4 varied, 1024-key tiles", {{5000, 32}, {3000, 64}}, 3000, 4, true, 0.0, false}, true},
+      {{"L=4 varied, 4096-key tiles", {{5000, 32}, {3000, 64}}, 3000, 4, true, 0.0, false}, false},
+      {{"weighted (position keys)", {{4000, 16}, {700, 128}}, 2500, 3, true, 0.1, true}, true},
+      {{"one-hot", {{9000, 8}, {800, 48}, {60, 16}}, 5000, 1, false, 0.0, false}, true},
+      {{"long bags", {{20000, 16}}, 64, 300, true, 0.0, false}, false},
+      {{"mostly empty bags (searched)", {{3000, 16}, {2000, 32}}, 200000, 20, true, 0.999, false}, true},
+      {{"mostly empty bags, 4096-key tiles", {{3000, 16}}, 300000, 10, false, 0.995, true}, false}};
   int case_number = 0;
   for (const auto& c : cases) {
     for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kRowwiseAdagrad}) {
       ++case_number;
-      SCOPED_TRACE(c.name + " " + embedding::optimizer_kind_name(kind));
-      expect_tiles_match_bags(c, kind, case_number % 2 == 0 ? DType::kI32 : DType::kI64,
-                              seed + static_cast<std::uint64_t>(case_number));
+      SCOPED_TRACE(c.batch.name + " " + embedding::optimizer_kind_name(kind));
+      egpu::BackwardOptions by_tile;
+      by_tile.small_sort_tiles = c.small_sort_tiles;
+      egpu::BackwardOptions by_bag = by_tile;
+      by_bag.sort_histogram_in_linearize = false;
+      testing::expect_same_steps_as(c.batch, kind, case_number % 2 == 0 ? DType::kI32 : DType::kI64,
+                                    seed + static_cast<std::uint64_t>(case_number), by_tile, by_bag,
+                                    "the keys written by bag");
     }
   }
 }

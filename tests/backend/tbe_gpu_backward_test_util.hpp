@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "backend/tbe_gpu_test_util.hpp"
@@ -81,6 +82,49 @@ inline void expect_trained_weights_match_reference(const embedding::TbeProblem& 
       ++failures;
     }
   }
+}
+
+// A sum-pooled fp32 batch for comparing two ways of running the sorted backward.
+struct SortedBackwardCase {
+  std::string name;
+  std::vector<embedding::TableSpec> tables;
+  std::int64_t batch_size = 0;
+  int pooling_factor = 1;
+  bool vary_bag_sizes = false;
+  double empty_bag_fraction = 0.0;
+  bool weighted = false;
+};
+
+// The case's batch (Zipf 1.1: repeated rows, so runs of equal keys), then two fused steps from the
+// same weights under `tried` and under `baseline`: the same weights and optimiser state bit for bit,
+// and the tried run's weights against the fp64 reference.
+inline void expect_same_steps_as(const SortedBackwardCase& c, embedding::OptimizerKind kind, DType index_dtype,
+                                 std::uint64_t seed, const embedding::gpu::BackwardOptions& tried,
+                                 const embedding::gpu::BackwardOptions& baseline, const std::string& baseline_name) {
+  embedding::SyntheticBatchOptions options;
+  options.batch_size = c.batch_size;
+  options.pooling_factor = c.pooling_factor;
+  options.vary_bag_sizes = c.vary_bag_sizes;
+  options.empty_bag_fraction = c.empty_bag_fraction;
+  options.zipf_alpha = 1.1;
+  options.weighted = c.weighted;
+  options.seed = seed;
+  const auto probe = make_problem(c.tables, 0, 0);
+  const auto batch = embedding::make_synthetic_batch(probe.layout, options);
+  const auto problem = make_problem(c.tables, c.batch_size, static_cast<std::int64_t>(batch.indices.size()),
+                                    index_dtype, DType::kF32, DType::kF32, embedding::PoolingMode::kSum, c.weighted);
+  embedding::OptimizerParams opt;
+  opt.kind = kind;
+  opt.learning_rate = 0.05f;
+  std::vector<double> weights0;
+  const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, seed, &weights0);
+  const auto grad = random_grad(problem.output_rows() * problem.output_cols(), seed + 3);
+  const auto got = train_fused(problem, opt, batch, grad, weights, 2, tried);
+  const auto want = train_fused(problem, opt, batch, grad, weights, 2, baseline);
+  EXPECT_EQ(got.weights, want.weights) << "weights differ from " << baseline_name;
+  EXPECT_EQ(got.state1, want.state1) << "optimiser state differs from " << baseline_name;
+  EXPECT_EQ(got.state2, want.state2) << "second optimiser state differs from " << baseline_name;
+  expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got.weights, 2);
 }
 
 }  // namespace parity::testing

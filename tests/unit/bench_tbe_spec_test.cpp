@@ -72,6 +72,13 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   auto small_batch = tbe_bench_spec("C1", o, 1);
   ASSERT_TRUE(small_batch.is_ok());
   EXPECT_TRUE(small_batch->backward_small_batch_short_chunks);
+  EXPECT_FALSE(small_batch->backward_vendor_sort);
+  o.backward_variant = "vendor_sort";
+  auto vendor_sort = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(vendor_sort.is_ok());
+  EXPECT_TRUE(vendor_sort->backward_vendor_sort);
+  EXPECT_TRUE(vendor_sort->backward_small_sort_tiles);
+  EXPECT_FALSE(vendor_sort->backward_atomic_sgd);
   for (const auto& name : tbe_backward_variant_names()) {
     o.backward_variant = name;
     EXPECT_TRUE(tbe_bench_spec("C1", o, 1).is_ok()) << name;

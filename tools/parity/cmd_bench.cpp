@@ -91,7 +91,8 @@ void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
                   "default chunk length, row updates), long_chunks (chunks of max(128, D) positions), prefetch_state / "
                   "no_prefetch_state (Adagrad / Adam state loads early / late), large_sort_tiles (radix sort in "
                   "4096-key tiles at every batch size), small_batch_short_chunks (below 2^20 indices, chunks "
-                  "shorter than D/4 positions: partials up to 32 MiB in all, not 32 B per index)");
+                  "shorter than D/4 positions: partials up to 32 MiB in all, not 32 B per index), vendor_sort (the keys "
+                  "sorted by CUB's radix sort instead of the portable one)");
   cmd->add_option("--variant", args->request.variant,
                   "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
                   "fit), narrow_rows, wide_rows, fitted_groups")

@@ -5,10 +5,11 @@
 # 2. Selection latency on the device host, with OpenBLAS's thread pool as it is and with one thread
 #    (OpenBLAS's own variable, for the diagnosis only: its idle workers spin for a while after the
 #    library loads, inside the short latency run), and the host's CPU (lscpu).
+# 0. The GPU tests of the backward (the vendor sort's bit-for-bit test among them).
 # 3. Per-kernel device time of the TBE step under ncu, caches kept between kernels
 #    (TBE_BREAKDOWN_CACHE=none), on spent set 13's one-hot SGD layouts under 5x torch (00, 04) and the
 #    narrow-rows SGD layout (07); then their step timed with the backward options that change the
-#    sort and the chunks.
+#    sort and the chunks (vendor_sort: CUB's radix sort in place of the portable one).
 # Binary built here (Release, sm_90a) from the working tree of this commit, carried: build/carry/main.
 T=/tmp/r90c1; mkdir -p $T build/pm
 tar -C build/pm -xaf build/carry/main/prebuilt.tar.xz
@@ -17,6 +18,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --
 lscpu > $T/lscpu.txt; grep -E "Model name|^CPU\(s\)|Thread" $T/lscpu.txt
 pack() { tar czf $OUT/call1.tgz -C $T . ; }
 P=build/pm/bin/parity; s=$(date +%s)
+timeout 150 build/pm/tests/parity_gpu_tests --gtest_filter='GpuTbeBackward*:*RadixSort*' > $T/gpu_tests.log 2>&1
+echo "gpu tests rc=$? $(grep -E '^\[  (PASSED|FAILED)' $T/gpu_tests.log | tr '\n' ' ')"
 hw=$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && echo h200 || echo h100)
 OUT=$T GEMM_TEST_SUITE=bench/shapes/gemm_shapes_test10.csv GEMM_TEST_BUDGET_S=220 timeout 320 bash scripts/gpu/bench_gemm_test.sh build/pm > $T/gemm_test.log 2>&1
 echo "gemm_test rc=$? $(( $(date +%s) - s ))s"; grep -E "mode (analytical|hybrid)" $T/gemm_test.log; pack
@@ -35,7 +38,7 @@ import json, sys
 for c in json.load(open(sys.argv[1]))['configurations']:
     if c['name'] == sys.argv[2]: print(' '.join(c['flags']))" $S/manifest.json $1; }
 for n in 00 04; do
-  for v in row large_sort_tiles long_chunks; do
+  for v in row vendor_sort large_sort_tiles long_chunks; do
     # shellcheck disable=SC2046  # the manifest's flags are words
     timeout 60 $P bench tbe --layout $S/test_set_13_$n.json $(flags test_set_13_$n) --reps 20 --warmup 3 \
       --backward-variant $v --out $T/time_${n}_$v.json > $T/time_${n}_$v.log 2>&1

@@ -53,6 +53,8 @@ struct TbeBenchSpec {
   bool backward_sort_histogram_in_linearize = true;
   /// BackwardOptions::small_batch_short_chunks: off unless --backward-variant small_batch_short_chunks.
   bool backward_small_batch_short_chunks = false;
+  /// BackwardOptions::vendor_sort: off unless --backward-variant vendor_sort.
+  bool backward_vendor_sort = false;
   embedding::OptimizerKind optimizer = embedding::OptimizerKind::kRowwiseAdagrad;
   double bad_fraction = 0;
   /// Each feature's draw (per_feature, or bag_lengths and zipf for all).
@@ -141,7 +143,8 @@ struct TbeBenchRequest {
   bool forward_only = false;
 };
 /// The --backward-variant names: both, batched, row, atomic_sgd, short_chunks, long_chunks,
-/// prefetch_state, no_prefetch_state, large_sort_tiles, small_batch_short_chunks (one run times one).
+/// prefetch_state, no_prefetch_state, large_sort_tiles, small_batch_short_chunks,
+/// separate_sort_histogram, vendor_sort (one run times one).
 const std::vector<std::string>& tbe_backward_variant_names();
 /// Every forward kernel the bench can force: auto, narrow_rows, wide_rows, fitted_groups and the
 /// narrow-row candidates (narrow_rows_deep, narrow_rows_light, warp_tile_one_hot,

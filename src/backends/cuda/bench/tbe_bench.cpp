@@ -58,6 +58,7 @@ eg::BackwardOptions backward_options_of(const TbeBenchSpec& spec) {
   options.small_sort_tiles = spec.backward_small_sort_tiles;
   options.sort_histogram_in_linearize = spec.backward_sort_histogram_in_linearize;
   options.prefetch_element_state = spec.backward_prefetch_state;
+  options.vendor_sort = spec.backward_vendor_sort;
   return options;
 }
 
@@ -384,6 +385,7 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
                             : !request.spec.backward_small_sort_tiles ? "large_sort_tiles"
                             : !request.spec.backward_sort_histogram_in_linearize ? "separate_sort_histogram"
                             : request.spec.backward_small_batch_short_chunks ? "small_batch_short_chunks"
+                            : request.spec.backward_vendor_sort ? "vendor_sort"
                             : !request.spec.backward_short_chunks ? "long_chunks"
                             : t.main_batches_row_updates        ? "batched_row_updates"
                                                                 : "row_at_a_time";

@@ -9,6 +9,9 @@
 #include "backends/gpu/embedding/backward_chunk.cuh"
 #include "backends/gpu/embedding/linearize_tiles_kernel.cuh"
 #include "backends/gpu/sort/radix_sort.hpp"
+#if defined(PARITY_GPU_CUDA)
+#include "backends/cuda/sort/vendor_radix_sort.hpp"
+#endif
 
 namespace parity::embedding::gpu {
 namespace {
@@ -21,8 +24,8 @@ struct BackwardPlan {
   int row_bits = 1;  // holds total_rows itself (the sentinel row)
   std::int64_t chunk_positions = 0;  // embedding::tbe_backward_chunk_positions
   std::int64_t num_chunks = 0;
-  std::int64_t keys_a = 0, keys_b = 0, bag_of = 0, sort_scratch = 0, slot_grads = 0, slot_rows = 0,
-               slot_starts = 0, total_bytes = 0;
+  std::int64_t keys_a = 0, keys_b = 0, bag_of = 0, sort_scratch = 0, sort_scratch_bytes = 0, slot_grads = 0,
+               slot_rows = 0, slot_starts = 0, total_bytes = 0;
 };
 
 int bits_to_hold(std::int64_t value) {
@@ -36,7 +39,19 @@ BackwardChunkLength chunk_length(const BackwardOptions& options) {
   return options.small_batch_short_chunks ? BackwardChunkLength::kShort : BackwardChunkLength::kShortPerIndexPartials;
 }
 
-Result<BackwardPlan> plan_backward(const TbeProblem& problem, BackwardChunkLength chunk_length) {
+// The scratch of the sort the options name: the portable one's tile counts or the vendor's own.
+Result<std::int64_t> sort_scratch_bytes(std::int64_t count, int begin_bit, int end_bit, bool vendor_sort) {
+  if (!vendor_sort) return gpu_sort::radix_sort_scratch_bytes(count);
+#if defined(PARITY_GPU_CUDA)
+  return gpu_sort::vendor_radix_sort_scratch_bytes(count, begin_bit, end_bit);
+#else
+  (void)begin_bit;
+  (void)end_bit;
+  return unsupported("tbe_backward: vendor_sort=true; the vendor radix sort is built only for CUDA (CUB)");
+#endif
+}
+
+Result<BackwardPlan> plan_backward(const TbeProblem& problem, BackwardChunkLength chunk_length, bool vendor_sort) {
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
   const std::int64_t n = problem.num_indices;
   PARITY_CHECK_ARG(n < (std::int64_t{1} << 32), "tbe_backward: num_indices=", n, "; expected < 2^32 on the GPU");
@@ -66,7 +81,10 @@ Result<BackwardPlan> plan_backward(const TbeProblem& problem, BackwardChunkLengt
   plan.bag_of = at;
   if (!plan.key_holds_bag) at += align(4 * n);
   plan.sort_scratch = at;
-  at += align(gpu_sort::radix_sort_scratch_bytes(n));
+  PARITY_ASSIGN_OR_RETURN(const std::int64_t scratch_bytes,
+                          sort_scratch_bytes(n, plan.low_bits, plan.low_bits + plan.row_bits, vendor_sort));
+  plan.sort_scratch_bytes = scratch_bytes;
+  at += align(scratch_bytes);
   plan.slot_grads = at;
   at += align(plan.num_chunks * 2 * max_dim * 4);
   plan.slot_rows = at;
@@ -137,6 +155,22 @@ Status launch_linearize(const BackwardParams<IndexT>& p, std::uint64_t* keys, co
   return launch(std::integral_constant<int, kLinearizeMaxGroupLanes>{});
 }
 
+// The keys sorted by the sort the options name (sort_scratch_bytes sized its scratch).
+Result<std::uint64_t*> sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count, int begin_bit,
+                                 int end_bit, void* scratch, std::int64_t scratch_bytes,
+                                 const BackwardOptions& options, bool first_counts_given, gpuStream_t stream) {
+  if (!options.vendor_sort) {
+    return gpu_sort::radix_sort_keys(keys_a, keys_b, count, begin_bit, end_bit, scratch, stream,
+                                     options.small_sort_tiles, first_counts_given);
+  }
+#if defined(PARITY_GPU_CUDA)
+  return gpu_sort::vendor_radix_sort_keys(keys_a, keys_b, count, begin_bit, end_bit, scratch, scratch_bytes, stream);
+#else
+  (void)scratch_bytes;
+  return unsupported("tbe_backward: vendor_sort=true; the vendor radix sort is built only for CUDA (CUB)");
+#endif
+}
+
 template <typename IndexT>
 Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_layout, const BackwardPlan& plan,
                       const UpdateArgs& update, const DeviceBatch& batch, const float* grad_output, void* workspace,
@@ -184,12 +218,12 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   const int end_bit = plan.low_bits + plan.row_bits;
   const gpu_sort::RadixFirstPass first_pass =
       gpu_sort::radix_sort_first_pass(p.num_indices, begin_bit, end_bit, ws + plan.sort_scratch, options.small_sort_tiles);
-  const bool count_in_linearize = options.sort_histogram_in_linearize && p.num_indices > 1;
+  // The vendor sort counts its own digits: the keys are written by bag for it.
+  const bool count_in_linearize = options.sort_histogram_in_linearize && !options.vendor_sort && p.num_indices > 1;
   PARITY_RETURN_IF_ERROR(launch_linearize(p, keys_a, first_pass, count_in_linearize, grid_cap, stream));
   PARITY_ASSIGN_OR_RETURN(const std::uint64_t* sorted,
-                          gpu_sort::radix_sort_keys(keys_a, keys_b, p.num_indices, begin_bit, end_bit,
-                                                    ws + plan.sort_scratch, stream, options.small_sort_tiles,
-                                                    count_in_linearize));
+                          sort_keys(keys_a, keys_b, p.num_indices, begin_bit, end_bit, ws + plan.sort_scratch,
+                                    plan.sort_scratch_bytes, options, count_in_linearize, stream));
   p.sorted_keys = sorted;
   if (update.update == Update::kDenseGrad) {
     PARITY_GPU_TRY(gpuMemsetAsync(update.dense_rows, 0xff, sizeof(std::int64_t) * p.num_indices, stream));
@@ -280,7 +314,7 @@ Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_lay
   if (options.kernel == BackwardKernel::kAtomicSgd || auto_takes_atomic_sgd(problem, update, options)) {
     return run_atomic_sgd(problem, device_layout, update, batch, grad_output, options, stream);
   }
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options)));
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options), options.vendor_sort));
   PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
   if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
   PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= plan.total_bytes, "tbe_backward: workspace_bytes=",
@@ -343,7 +377,7 @@ Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem) {
 }
 
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem, const BackwardOptions& options) {
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options)));
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options), options.vendor_sort));
   return plan.total_bytes;
 }
 
