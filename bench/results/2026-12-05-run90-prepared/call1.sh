@@ -46,3 +46,9 @@ for n in 00 04; do
   done
 done
 pack
+# 4. The forward sweep of every kernel on spent set 13's forward misses (03: D=16 under Zipf 1.2,
+#    05: bf16 one-hot mix of D 16-128+, 06: fp32 D=128 mean short bags): is kAuto's choice the fastest?
+mkdir -p $T/sweep
+OUT=$T/sweep TBE_SWEEP_SET=bench/tbe/test_set_13 TBE_SWEEP_CONFIGS=test_set_13_03,test_set_13_05,test_set_13_06 \
+  timeout 150 bash scripts/gpu/tbe_forward_sweep_probe.sh build/pm > $T/sweep.log 2>&1
+echo "sweep rc=$? $(( $(date +%s) - s ))s"; pack
