@@ -271,6 +271,17 @@ const std::vector<std::string>& tbe_backward_variant_names() {
   return names;
 }
 
+std::string tbe_backward_variant_label(const TbeBenchSpec& spec, bool main_batches_row_updates) {
+  if (spec.backward_atomic_sgd) return "atomic_sgd";
+  if (!spec.backward_prefetch_state) return "no_prefetch_state";
+  if (!spec.backward_small_sort_tiles) return "large_sort_tiles";
+  if (!spec.backward_sort_histogram_in_linearize) return "separate_sort_histogram";
+  if (spec.backward_small_batch_short_chunks) return "small_batch_short_chunks";
+  if (spec.backward_vendor_sort) return "vendor_sort";
+  if (!spec.backward_short_chunks) return "long_chunks";
+  return main_batches_row_updates ? "batched_row_updates" : "row_at_a_time";
+}
+
 const std::vector<std::string>& tbe_forward_variant_names() {
   static const std::vector<std::string> names = {
       "auto",           "narrow_rows",       "wide_rows",         "fitted_groups",

@@ -77,6 +77,9 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   auto vendor_sort = tbe_bench_spec("C1", o, 1);
   ASSERT_TRUE(vendor_sort.is_ok());
   EXPECT_TRUE(vendor_sort->backward_vendor_sort);
+  EXPECT_EQ(tbe_backward_variant_label(*vendor_sort, false), "vendor_sort");
+  EXPECT_EQ(tbe_backward_variant_label(*large_tiles, true), "large_sort_tiles");
+  EXPECT_EQ(tbe_backward_variant_label(*small_batch, true), "small_batch_short_chunks");
   EXPECT_TRUE(vendor_sort->backward_small_sort_tiles);
   EXPECT_FALSE(vendor_sort->backward_atomic_sgd);
   for (const auto& name : tbe_backward_variant_names()) {

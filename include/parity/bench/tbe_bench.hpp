@@ -146,6 +146,9 @@ struct TbeBenchRequest {
 /// prefetch_state, no_prefetch_state, large_sort_tiles, small_batch_short_chunks,
 /// separate_sort_histogram, vendor_sort (one run times one).
 const std::vector<std::string>& tbe_backward_variant_names();
+/// The results file's name for the backward the step timed: the option the spec changes, else
+/// batched_row_updates or row_at_a_time (main_batches_row_updates).
+std::string tbe_backward_variant_label(const TbeBenchSpec& spec, bool main_batches_row_updates);
 /// Every forward kernel the bench can force: auto, narrow_rows, wide_rows, fitted_groups and the
 /// narrow-row candidates (narrow_rows_deep, narrow_rows_light, warp_tile_one_hot,
 /// warp_tile_one_hot_prefetch, warp_tile_short_bags, warp_tile_short_bags_prefetch,

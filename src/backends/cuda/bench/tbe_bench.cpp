@@ -380,15 +380,7 @@ json results_json(const TbeBenchRequest& request, const TbeProblem& problem, con
   doc["forward"]["unique_rows_bytes"] = bytes.forward_unique_rows_bytes;
   doc["forward_bandwidth"] = tbe_forward_bandwidth_json(facts.forward, facts.copy);
   doc["backward_fused"] = timed(t.backward, bytes.backward_bytes);
-  doc["backward_variant"] = request.spec.backward_atomic_sgd     ? "atomic_sgd"
-                            : !request.spec.backward_prefetch_state ? "no_prefetch_state"
-                            : !request.spec.backward_small_sort_tiles ? "large_sort_tiles"
-                            : !request.spec.backward_sort_histogram_in_linearize ? "separate_sort_histogram"
-                            : request.spec.backward_small_batch_short_chunks ? "small_batch_short_chunks"
-                            : request.spec.backward_vendor_sort ? "vendor_sort"
-                            : !request.spec.backward_short_chunks ? "long_chunks"
-                            : t.main_batches_row_updates        ? "batched_row_updates"
-                                                                : "row_at_a_time";
+  doc["backward_variant"] = tbe_backward_variant_label(request.spec, t.main_batches_row_updates);
   if (t.has_backward_batched) doc["backward_fused_batched_row_updates"] = timed(t.backward_batched, bytes.backward_bytes);
   doc["step_fwd_bwd_opt"] = timed(t.step, bytes.forward_bytes + bytes.backward_bytes);
   doc["bounds_check_clean"] = timed(t.bounds, bytes.bounds_check_bytes);
