@@ -9,6 +9,7 @@
 #   scripts/gpu/tbe_test_set.sh build/cuda                          # bench/tbe/test_set_1
 #   scripts/gpu/tbe_test_set.sh build/cuda bench/tbe/test_set_2     # the set directory as argument 2
 #   TBE_TEST_SET=bench/tbe/test_set_2 TBE_TEST_SET_REPS=10 scripts/gpu/tbe_test_set.sh build/cuda
+#   TBE_TEST_SET_FLAGS="--backward-variant vendor_sort" ...  # bench flags added to every configuration
 # Budget: 10 configurations of < 20 s each including torch (the generator's limits: <= 8M
 # indices, <= 12 GB of weights, 6 GB with Adam).
 set -uo pipefail
@@ -18,6 +19,7 @@ here="$(dirname "$0")"
 source "$here/tbe_probe_common.sh"
 set_dir="${2:-${TBE_TEST_SET:-bench/tbe/test_set_1}}"
 reps="${TBE_TEST_SET_REPS:-10}"
+extra_flags="${TBE_TEST_SET_FLAGS:-}"
 manifest="$set_dir/manifest.json"
 [ -f "$manifest" ] || { echo "tbe_test_set.sh: $manifest is missing" >&2; exit 2; }
 failed=0
@@ -27,7 +29,8 @@ ran=()
 while IFS=$'\t' read -r name layout flags; do
   start=$(date +%s.%N)
   # shellcheck disable=SC2086  # the flags are words by construction (the generator writes them)
-  "$parity" bench tbe --layout "$set_dir/$layout" $flags --reps "$reps" --warmup 3 \
+  # and so are the extra ones
+  "$parity" bench tbe --layout "$set_dir/$layout" $flags $extra_flags --reps "$reps" --warmup 3 \
     --out "$OUT/tbe_$name.json" > "$OUT/tbe_$name.log" 2>&1
   rc=$?
   end=$(date +%s.%N)
@@ -53,9 +56,9 @@ else
   echo "== torch: skipped (no results, or torch/triton not importable)"
 fi
 
-python3 - "$OUT" "$manifest" "$here" <<'PY' | tee "$OUT/tbe_test_set.txt"
+python3 - "$OUT" "$manifest" "$here" "$extra_flags" <<'PY' | tee "$OUT/tbe_test_set.txt"
 import json, os, sys
-out, manifest_path = sys.argv[1], sys.argv[2]
+out, manifest_path, extra_flags = sys.argv[1], sys.argv[2], sys.argv[4]
 sys.path.insert(0, sys.argv[3])
 from compare_tbe import merge_torch_entry  # noqa: E402
 manifest = json.load(open(manifest_path))
@@ -89,7 +92,8 @@ for c in manifest["configurations"]:
         row["bounds_check_target_met"] = row["bounds_check_ratio"] <= 1.2
     merge_torch_entry(row, torch.get(name))
     rows.append(row)
-json.dump({"benchmark": "tbe_test_set", "manifest": manifest_path, "seed": manifest["seed"], "rows": rows},
+json.dump({"benchmark": "tbe_test_set", "manifest": manifest_path, "seed": manifest["seed"],
+           "extra_flags": extra_flags, "rows": rows},
           open(os.path.join(out, "tbe_test_set.json"), "w"), indent=2)
 yes = {True: "yes", False: "NO", None: "-"}
 print(f"{'config':14s} {'fwd ms':>8s} {'%copy':>6s} {'tgt':>4s} {'met':>4s} {'step ms':>8s} {'torch':>8s} {'x':>6s}"
