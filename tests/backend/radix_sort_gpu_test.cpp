@@ -81,9 +81,10 @@ TEST(GpuRadixSort, SmallTilesOnlyUpToTheLimitAndScratchHoldsEither) {
   EXPECT_EQ(gpu_sort::radix_sort_tile_keys(std::int64_t{1} << 20, true), 1024);
   EXPECT_EQ(gpu_sort::radix_sort_tile_keys((std::int64_t{1} << 20) + 1, true), 4096);
   EXPECT_EQ(gpu_sort::radix_sort_tile_keys(200000, false), 4096);
-  // 512 digit counts of 4 bytes per tile, plus the digit totals.
-  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(200000), 4 * 512 * ((200000 + 1023) / 1024 + 1));
-  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(std::int64_t{3} << 20), 4 * 512 * ((3 << 20) / 4096 + 1));
+  // Two buffers of 512 digit counts of 4 bytes per tile (a pass's and the next pass's), plus the
+  // digit totals.
+  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(200000), 4 * 512 * (2 * ((200000 + 1023) / 1024) + 1));
+  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(std::int64_t{3} << 20), 4 * 512 * (2 * ((3 << 20) / 4096) + 1));
 }
 
 TEST(GpuRadixSort, MatchesStableSortOnEveryDigitSplitAndTileEdge) {
@@ -96,10 +97,12 @@ TEST(GpuRadixSort, MatchesStableSortOnEveryDigitSplitAndTileEdge) {
     int bits;
   };
   // Sizes around one and several tiles of 1024 and 4096 keys, and both sides of the small-tile
-  // limit (2^20 keys); 1..27 bits = 1..3 passes of 1..9 bits. Each with small tiles on and off.
+  // limit (2^20 keys); 1..36 bits = 1..4 passes of 1..9 bits (every pass after the first counted
+  // by the one before, alternating two count buffers). Each with small tiles on and off.
   for (const Case c : {Case{2, 1}, Case{1000, 3}, Case{1023, 5}, Case{1024, 9}, Case{1025, 11}, Case{4095, 9},
                        Case{4096, 10}, Case{4097, 17}, Case{8191, 18}, Case{100003, 25}, Case{70000, 27},
-                       Case{300000, 12}, Case{(1 << 20), 21}, Case{(1 << 20) + 1, 19}}) {
+                       Case{300000, 12}, Case{(1 << 20), 21}, Case{(1 << 20) + 1, 19}, Case{200003, 36},
+                       Case{9000, 28}}) {
     const int begin_bit = 22;  // positions (< 2^22) below the sorted bits
     for (const bool small_tiles : {true, false}) {
       expect_sorted_like_std(make_keys(c.count, begin_bit, c.bits, 0, rng), begin_bit, begin_bit + c.bits,

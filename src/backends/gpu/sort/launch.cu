@@ -17,8 +17,8 @@ int radix_sort_tile_keys(std::int64_t count, bool small_tiles) {
 std::int64_t radix_sort_scratch_bytes(std::int64_t count) {
   const std::int64_t tile_keys = radix_sort_tile_keys(count, true);  // the smaller tile: more tiles
   const std::int64_t tiles = (count + tile_keys - 1) / tile_keys;
-  // digit x tile counts, then the digit totals
-  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixMaxDigits * ((tiles > 0 ? tiles : 1) + 1);
+  // two buffers of digit x tile counts (this pass's, the next pass's), then the digit totals
+  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixMaxDigits * (2 * (tiles > 0 ? tiles : 1) + 1);
 }
 
 namespace {
@@ -43,19 +43,27 @@ RadixFirstPass radix_sort_first_pass(std::int64_t count, int begin_bit, int end_
 
 namespace {
 
+// One pass's digits and count buffers: next_counts is null on the last pass.
+struct PassCounts {
+  std::uint32_t* tile_counts = nullptr;
+  std::uint32_t* next_counts = nullptr;
+  std::uint32_t* digit_totals = nullptr;
+  int next_digit_bits = 0;
+};
+
 template <int kItemsPerThread>
 Status launch_pass(const std::uint64_t* in, std::uint64_t* out, std::int64_t count, int shift, int digit_bits,
-                   std::int64_t num_tiles, std::uint32_t* tile_counts, std::uint32_t* digit_totals,
-                   bool counts_given, gpuStream_t s) {
+                   std::int64_t num_tiles, const PassCounts& c, bool counts_given, gpuStream_t s) {
   if (!counts_given) {
     radix_histogram_kernel<kItemsPerThread><<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
-        in, count, shift, digit_bits, num_tiles, tile_counts);
+        in, count, shift, digit_bits, num_tiles, c.tile_counts);
     PARITY_GPU_CHECK_LAUNCH(radix_histogram_kernel);
   }
-  radix_digit_scan_kernel<<<1u << digit_bits, kRadixDigitScanThreads, 0, s>>>(tile_counts, num_tiles, digit_totals);
+  radix_digit_scan_kernel<<<1u << digit_bits, kRadixDigitScanThreads, 0, s>>>(c.tile_counts, num_tiles,
+                                                                              c.digit_totals, c.next_counts);
   PARITY_GPU_CHECK_LAUNCH(radix_digit_scan_kernel);
   radix_scatter_kernel<kItemsPerThread><<<static_cast<unsigned>(num_tiles), kRadixBlockThreads, 0, s>>>(
-      in, out, count, shift, digit_bits, num_tiles, tile_counts, digit_totals);
+      in, out, count, shift, digit_bits, num_tiles, c.tile_counts, c.digit_totals, c.next_counts, c.next_digit_bits);
   PARITY_GPU_CHECK_LAUNCH(radix_scatter_kernel);
   return Status::ok();
 }
@@ -74,8 +82,10 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   const RadixFirstPass first = radix_sort_first_pass(count, begin_bit, end_bit, scratch, small_tiles);
   const int tile_keys = first.tile_keys;
   const std::int64_t num_tiles = first.num_tiles;
-  std::uint32_t* tile_counts = first.tile_counts;
-  std::uint32_t* digit_totals = tile_counts + kRadixMaxDigits * (num_tiles > 0 ? num_tiles : 1);
+  // Pass p counts into buffer p % 2 (the first is where radix_sort_first_pass points a caller).
+  const std::int64_t buffer_words = kRadixMaxDigits * (num_tiles > 0 ? num_tiles : 1);
+  std::uint32_t* count_buffers[2] = {first.tile_counts, first.tile_counts + buffer_words};
+  std::uint32_t* digit_totals = first.tile_counts + 2 * buffer_words;
   std::uint64_t* in = keys_a;
   std::uint64_t* out = keys_b;
   if (count <= 1) return in;
@@ -85,13 +95,18 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   for (int pass = 0; pass < passes; ++pass) {
     const int remaining = end_bit - shift;
     const int digit_bits = pass_digit_bits(remaining, passes, pass);
-    const bool counts_given = first_counts_given && pass == 0;
+    // Passes after the first take their counts from the previous pass's scatter.
+    const bool counts_given = pass > 0 || first_counts_given;
+    const bool is_last = pass + 1 == passes;
+    const PassCounts counts{count_buffers[pass % 2], is_last ? nullptr : count_buffers[(pass + 1) % 2],
+                            digit_totals,
+                            is_last ? 0 : pass_digit_bits(remaining - digit_bits, passes, pass + 1)};
     if (tile_keys == kRadixSmallTileItems) {
       PARITY_RETURN_IF_ERROR(launch_pass<kRadixSmallItemsPerThread>(in, out, count, shift, digit_bits, num_tiles,
-                                                                    tile_counts, digit_totals, counts_given, s));
+                                                                    counts, counts_given, s));
     } else {
       PARITY_RETURN_IF_ERROR(launch_pass<kRadixItemsPerThread>(in, out, count, shift, digit_bits, num_tiles,
-                                                               tile_counts, digit_totals, counts_given, s));
+                                                               counts, counts_given, s));
     }
     std::uint64_t* t = in;
     in = out;

@@ -15,7 +15,8 @@ int radix_sort_passes(int begin_bit, int end_bit);
 /// 4096. Either gives the same result (the sort is stable).
 int radix_sort_tile_keys(std::int64_t count, bool small_tiles);
 
-/// Scratch for the per-tile digit counts, in bytes (enough for either tile size).
+/// Scratch for the per-tile digit counts (two buffers: a pass's scatter counts the next pass's
+/// digits) and the digit totals, in bytes (enough for either tile size).
 std::int64_t radix_sort_scratch_bytes(std::int64_t count);
 
 /// The first pass's shape, for a caller that counts its digits per tile while writing the keys:
@@ -34,7 +35,7 @@ RadixFirstPass radix_sort_first_pass(std::int64_t count, int begin_bit, int end_
 /// result (keys_a after an even number of passes, keys_b after an odd one). count < 2^32.
 /// small_tiles: radix_sort_tile_keys (false keeps 4096-key tiles at every size).
 /// first_counts_given: the caller wrote the first pass's tile counts (radix_sort_first_pass), so
-/// the sort skips that pass's histogram launch.
+/// the sort launches no histogram at all (later passes' counts come from the scatters).
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
                                        int begin_bit, int end_bit, void* scratch, void* stream,
                                        bool small_tiles = true, bool first_counts_given = false);
