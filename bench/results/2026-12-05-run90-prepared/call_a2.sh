@@ -1,5 +1,5 @@
 #!/bin/bash
-# Call A2 (branch sort-counts-in-scatter; replaces call A): two binaries carried, build/carry/main (main
+# Call A2 (branch sort-counts-in-scatter; replaces call A): two binaries carried, build/carry/main_cli (the CLI of main
 # at 560378d: the portable sort with a histogram launch per pass) and build/carry/branch (this
 # commit: each pass's scatter counts the next pass's digits). 1. The branch binary's GPU tests of the
 # radix sorts and the backward (bit-for-bit against std::stable_sort, the portable sort and the fp64
@@ -9,7 +9,7 @@
 # the vendor sort's step is more than 1% faster than the branch's portable sort on both, else with the
 # default; whichever is scored becomes the default. 4. The forward sweep with the time left.
 T=/tmp/r90a2; mkdir -p $T build/pm build/pb
-[ -x build/pm/bin/parity ] || tar -C build/pm -xaf build/carry/main/prebuilt.tar.xz
+[ -x build/pm/bin/parity ] || tar -C build/pm -xaf build/carry/main_cli/prebuilt.tar.xz
 [ -x build/pb/bin/parity ] || tar -C build/pb -xaf build/carry/branch/prebuilt.tar.xz
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv > $T/smi.txt; cat $T/smi.txt
