@@ -289,7 +289,7 @@ struct BackwardOptions {
   bool sort_histogram_in_linearize = true;
   /// Sorted paths: the keys sorted by the vendor's radix sort (CUB's DeviceRadixSort on NVIDIA; on
   /// Hopper one histogram pass for every digit, then one pass per 8-bit digit) instead of the
-  /// portable one (three launches per 9-bit digit). Both sort stably on the same bits, so the results are the
+  /// portable one (two launches per 9-bit digit). Both sort stably on the same bits, so the results are the
   /// same bit for bit; sort_histogram_in_linearize does not apply. Not built for AMD (kUnsupported
   /// there). Off by default until it is timed against the portable sort (docs/embedding.md). Size
   /// the workspace with the options.
