@@ -56,7 +56,7 @@ if [ "$choice" != none ]; then
   echo "set 14 rc=$? $(( $(date +%s) - s ))s"; tail -n 13 $T/set14.log
 fi
 pack
-left=$(( 570 - ($(date +%s) - s) ))
+left=$(( ${CALL_LIMIT_S:-570} - ($(date +%s) - s) ))
 if [ $left -gt 60 ]; then
   mkdir -p $T/sweep
   OUT=$T/sweep TBE_SWEEP_SET=bench/tbe/test_set_13 TBE_SWEEP_CONFIGS=test_set_13_03,test_set_13_05,test_set_13_06 \
