@@ -34,7 +34,8 @@ std::vector<std::uint64_t> make_keys(std::int64_t count, int begin_bit, int bits
 enum class Sorter { kPortable, kVendor };
 
 void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bit, int end_bit,
-                            bool small_tiles = true, Sorter sorter = Sorter::kPortable) {
+                            bool small_tiles = true, Sorter sorter = Sorter::kPortable,
+                            bool counts_in_scatter = false) {
   const auto count = static_cast<std::int64_t>(keys.size());
   auto a = gpu::upload(keys);
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
@@ -48,7 +49,8 @@ void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bi
   auto sorted = vendor ? gpu_sort::vendor_radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), count,
                                                          begin_bit, end_bit, scratch->data(), *scratch_bytes, nullptr)
                        : gpu_sort::radix_sort_keys(a->as<std::uint64_t>(), b->as<std::uint64_t>(), count, begin_bit,
-                                                   end_bit, scratch->data(), nullptr, small_tiles);
+                                                   end_bit, scratch->data(), nullptr, small_tiles, false,
+                                                   counts_in_scatter);
   ASSERT_TRUE(sorted.is_ok()) << sorted.status().to_string();
   const bool in_a = *sorted == a->as<std::uint64_t>();
   auto got = gpu::download<std::uint64_t>(in_a ? *a : *b, keys.size());
@@ -63,7 +65,7 @@ void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bi
     if ((*got)[static_cast<std::size_t>(i)] != want[static_cast<std::size_t>(i)]) first_bad = i;
   }
   EXPECT_EQ(first_bad, -1) << "count=" << count << " bits [" << begin_bit << ", " << end_bit << ") small_tiles "
-                           << small_tiles << " vendor " << vendor;
+                           << small_tiles << " vendor " << vendor << " counts_in_scatter " << counts_in_scatter;
 }
 
 TEST(GpuRadixSort, PassCountsSplitTheRangeIntoNearEqualDigitsOfAtMostNineBits) {
@@ -97,16 +99,18 @@ TEST(GpuRadixSort, MatchesStableSortOnEveryDigitSplitAndTileEdge) {
     int bits;
   };
   // Sizes around one and several tiles of 1024 and 4096 keys, and both sides of the small-tile
-  // limit (2^20 keys); 1..36 bits = 1..4 passes of 1..9 bits (every pass after the first counted
-  // by the one before, alternating two count buffers). Each with small tiles on and off.
+  // limit (2^20 keys); 1..36 bits = 1..4 passes of 1..9 bits. Each with small tiles on and off, and
+  // with every pass after the first counted by the one before (alternating two count buffers).
   for (const Case c : {Case{2, 1}, Case{1000, 3}, Case{1023, 5}, Case{1024, 9}, Case{1025, 11}, Case{4095, 9},
                        Case{4096, 10}, Case{4097, 17}, Case{8191, 18}, Case{100003, 25}, Case{70000, 27},
                        Case{300000, 12}, Case{(1 << 20), 21}, Case{(1 << 20) + 1, 19}, Case{200003, 36},
                        Case{9000, 28}}) {
     const int begin_bit = 22;  // positions (< 2^22) below the sorted bits
     for (const bool small_tiles : {true, false}) {
-      expect_sorted_like_std(make_keys(c.count, begin_bit, c.bits, 0, rng), begin_bit, begin_bit + c.bits,
-                             small_tiles);
+      for (const bool counts_in_scatter : {false, true}) {
+        expect_sorted_like_std(make_keys(c.count, begin_bit, c.bits, 0, rng), begin_bit, begin_bit + c.bits,
+                               small_tiles, Sorter::kPortable, counts_in_scatter);
+      }
     }
   }
 }
@@ -118,7 +122,10 @@ TEST(GpuRadixSort, StableOnHeavyDuplicatesAndEmptyRange) {
   Rng rng(seed);
   // One value everywhere (every key in one digit of every pass), then three values.
   for (std::uint64_t distinct : {1ULL, 3ULL}) {
-    expect_sorted_like_std(make_keys(50000, 20, 25, distinct, rng), 20, 45);
+    for (const bool counts_in_scatter : {false, true}) {
+      expect_sorted_like_std(make_keys(50000, 20, 25, distinct, rng), 20, 45, true, Sorter::kPortable,
+                             counts_in_scatter);
+    }
   }
   // An empty bit range leaves the keys in place.
   expect_sorted_like_std(make_keys(5000, 20, 8, 0, rng), 20, 20);

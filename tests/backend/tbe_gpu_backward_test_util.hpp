@@ -127,4 +127,29 @@ inline void expect_same_steps_as(const SortedBackwardCase& c, embedding::Optimiz
   expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got.weights, 2);
 }
 
+// For a sort option that must not change a bit: bag and position keys (per-sample weights),
+// one-hot, long bags, many rows (21 row bits: three digit passes), a single index, each with every
+// optimiser that reads the sorted runs, `tried` against the default options and the reference.
+inline void expect_same_steps_as_default_sort(std::uint64_t seed, const embedding::gpu::BackwardOptions& tried,
+                                              const std::string& default_name) {
+  const std::vector<SortedBackwardCase> cases = {
+      {"L=4 varied", {{5000, 32}, {3000, 64}}, 3000, 4, true, 0.0, false},
+      {"weighted (position keys)", {{4000, 16}, {700, 128}}, 2500, 3, true, 0.1, true},
+      {"one-hot", {{9000, 8}, {800, 48}, {60, 16}}, 5000, 1, false, 0.0, false},
+      {"long bags", {{20000, 16}}, 64, 300, true, 0.0, false},
+      {"many rows (21 row bits: three digit passes)", {{1500000, 4}, {3000, 8}}, 4000, 2, true, 0.0, false},
+      {"one index", {{100, 16}}, 1, 1, false, 0.0, false}};
+  using embedding::OptimizerKind;
+  int case_number = 0;
+  for (const auto& c : cases) {
+    for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kRowwiseAdagrad, OptimizerKind::kAdam}) {
+      ++case_number;
+      SCOPED_TRACE(c.name + " " + embedding::optimizer_kind_name(kind));
+      expect_same_steps_as(c, kind, case_number % 2 == 0 ? DType::kI32 : DType::kI64,
+                           seed + static_cast<std::uint64_t>(case_number), tried, embedding::gpu::BackwardOptions{},
+                           default_name);
+    }
+  }
+}
+
 }  // namespace parity::testing

@@ -82,6 +82,13 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   EXPECT_EQ(tbe_backward_variant_label(*small_batch, true), "small_batch_short_chunks");
   EXPECT_TRUE(vendor_sort->backward_small_sort_tiles);
   EXPECT_FALSE(vendor_sort->backward_atomic_sgd);
+  EXPECT_FALSE(vendor_sort->backward_sort_counts_in_scatter);
+  o.backward_variant = "sort_counts_in_scatter";
+  auto counts_in_scatter = tbe_bench_spec("C1", o, 1);
+  ASSERT_TRUE(counts_in_scatter.is_ok());
+  EXPECT_TRUE(counts_in_scatter->backward_sort_counts_in_scatter);
+  EXPECT_FALSE(counts_in_scatter->backward_vendor_sort);
+  EXPECT_EQ(tbe_backward_variant_label(*counts_in_scatter, false), "sort_counts_in_scatter");
   for (const auto& name : tbe_backward_variant_names()) {
     o.backward_variant = name;
     EXPECT_TRUE(tbe_bench_spec("C1", o, 1).is_ok()) << name;

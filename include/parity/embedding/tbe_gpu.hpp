@@ -287,9 +287,14 @@ struct BackwardOptions {
   /// the way, so the sort skips its first histogram pass (a read of every key); false writes them
   /// by bag and keeps that pass. The same keys, so the same results bit for bit.
   bool sort_histogram_in_linearize = true;
+  /// Sorted paths, portable sort: each radix pass's scatter counts the next pass's digits per
+  /// output tile as it writes (integer atomic adds into a second count buffer), so no pass after
+  /// the first launches a histogram (6 launches instead of 8 for a three-pass sort). The same
+  /// counts, so the same results bit for bit. Off by default until it is timed (docs/embedding.md).
+  bool sort_counts_in_scatter = false;
   /// Sorted paths: the keys sorted by the vendor's radix sort (CUB's DeviceRadixSort on NVIDIA; on
   /// Hopper one histogram pass for every digit, then one pass per 8-bit digit) instead of the
-  /// portable one (two launches per 9-bit digit). Both sort stably on the same bits, so the results are the
+  /// portable one (three launches per 9-bit digit). Both sort stably on the same bits, so the results are the
   /// same bit for bit; sort_histogram_in_linearize does not apply. Not built for AMD (kUnsupported
   /// there). Off by default until it is timed against the portable sort (docs/embedding.md). Size
   /// the workspace with the options.

@@ -59,6 +59,7 @@ eg::BackwardOptions backward_options_of(const TbeBenchSpec& spec) {
   options.sort_histogram_in_linearize = spec.backward_sort_histogram_in_linearize;
   options.prefetch_element_state = spec.backward_prefetch_state;
   options.vendor_sort = spec.backward_vendor_sort;
+  options.sort_counts_in_scatter = spec.backward_sort_counts_in_scatter;
   return options;
 }
 

@@ -161,7 +161,7 @@ Result<std::uint64_t*> sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, s
                                  const BackwardOptions& options, bool first_counts_given, gpuStream_t stream) {
   if (!options.vendor_sort) {
     return gpu_sort::radix_sort_keys(keys_a, keys_b, count, begin_bit, end_bit, scratch, stream,
-                                     options.small_sort_tiles, first_counts_given);
+                                     options.small_sort_tiles, first_counts_given, options.sort_counts_in_scatter);
   }
 #if defined(PARITY_GPU_CUDA)
   return gpu_sort::vendor_radix_sort_keys(keys_a, keys_b, count, begin_bit, end_bit, scratch, scratch_bytes, stream);

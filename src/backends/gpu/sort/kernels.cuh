@@ -4,7 +4,7 @@
 // 8 + 8 + 8 + 1). Stable, so callers pack a payload (e.g. an input position) into the low bits and
 // sort only the high ones.
 //
-// One pass = histogram (tile-local counts in shared memory; the first pass only) -> exclusive scan
+// One pass = histogram (tile-local counts in shared memory) -> exclusive scan
 // over (digit, tile) in digit-major order (one block per digit, leaving each digit's total) ->
 // stable scatter, which
 // first scans the <= 512 digit totals itself for the digit starts (each block re-reads 2 KB from
@@ -13,10 +13,11 @@
 // (one per digit bit) against per-warp counters in shared memory, so no block barrier is needed
 // per key; it then sorts the tile by digit in shared memory and writes it out in tile order, so
 // consecutive threads write consecutive addresses of one digit (coalesced) instead of scattering
-// 8-byte keys. The scatter also counts the next pass's digits per output tile (an integer
-// atomic add per key into the other of two count buffers, which the scan zeroed beforehand), so
-// only the first pass launches a histogram: two launches fewer per three-pass sort, and the same
-// counts whatever the order of the adds. Works for 32- and 64-lane warps.
+// 8-byte keys. Optionally (counts_in_scatter) the scatter also counts the next pass's digits per
+// output tile (an integer atomic add per key into the other of two count buffers, which the scan
+// zeroed beforehand), so only the first pass launches a histogram: two launches fewer per
+// three-pass sort, and the same counts whatever the order of the adds. Works for 32- and 64-lane
+// warps.
 //
 // Tiles of 4096 keys, or 1024 for sorts of at most kRadixSmallTileMaxKeys (radix_sort_tile_keys):
 // a 200k-key sort makes 49 tiles of 4096, one block each, so under half of an H200's 132 SMs

@@ -72,7 +72,7 @@ Status launch_pass(const std::uint64_t* in, std::uint64_t* out, std::int64_t cou
 
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
                                        int begin_bit, int end_bit, void* scratch, void* stream, bool small_tiles,
-                                       bool first_counts_given) {
+                                       bool first_counts_given, bool counts_in_scatter) {
   PARITY_CHECK_ARG(count >= 0 && count < (std::int64_t{1} << 32), "radix_sort: count=", count,
                    "; expected [0, 2^32)");
   PARITY_CHECK_ARG(begin_bit >= 0 && begin_bit <= end_bit && end_bit <= 64, "radix_sort: bits [", begin_bit,
@@ -95,12 +95,13 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   for (int pass = 0; pass < passes; ++pass) {
     const int remaining = end_bit - shift;
     const int digit_bits = pass_digit_bits(remaining, passes, pass);
-    // Passes after the first take their counts from the previous pass's scatter.
-    const bool counts_given = pass > 0 || first_counts_given;
-    const bool is_last = pass + 1 == passes;
-    const PassCounts counts{count_buffers[pass % 2], is_last ? nullptr : count_buffers[(pass + 1) % 2],
-                            digit_totals,
-                            is_last ? 0 : pass_digit_bits(remaining - digit_bits, passes, pass + 1)};
+    // counts_in_scatter: passes after the first take their counts from the previous pass's
+    // scatter, alternating the two buffers; otherwise every pass counts into the first.
+    const bool counts_given = (counts_in_scatter && pass > 0) || (first_counts_given && pass == 0);
+    const bool counts_next = counts_in_scatter && pass + 1 < passes;
+    const PassCounts counts{count_buffers[counts_in_scatter ? pass % 2 : 0],
+                            counts_next ? count_buffers[(pass + 1) % 2] : nullptr, digit_totals,
+                            counts_next ? pass_digit_bits(remaining - digit_bits, passes, pass + 1) : 0};
     if (tile_keys == kRadixSmallTileItems) {
       PARITY_RETURN_IF_ERROR(launch_pass<kRadixSmallItemsPerThread>(in, out, count, shift, digit_bits, num_tiles,
                                                                     counts, counts_given, s));

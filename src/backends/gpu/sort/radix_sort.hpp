@@ -35,9 +35,13 @@ RadixFirstPass radix_sort_first_pass(std::int64_t count, int begin_bit, int end_
 /// result (keys_a after an even number of passes, keys_b after an odd one). count < 2^32.
 /// small_tiles: radix_sort_tile_keys (false keeps 4096-key tiles at every size).
 /// first_counts_given: the caller wrote the first pass's tile counts (radix_sort_first_pass), so
-/// the sort launches no histogram at all (later passes' counts come from the scatters).
+/// the sort skips that pass's histogram launch.
+/// counts_in_scatter: each pass's scatter counts the next pass's digits (one integer atomic add per
+/// key into the second count buffer), so no pass after the first launches a histogram. The same
+/// counts, so the same result.
 Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* keys_b, std::int64_t count,
                                        int begin_bit, int end_bit, void* scratch, void* stream,
-                                       bool small_tiles = true, bool first_counts_given = false);
+                                       bool small_tiles = true, bool first_counts_given = false,
+                                       bool counts_in_scatter = false);
 
 }  // namespace parity::gpu_sort
