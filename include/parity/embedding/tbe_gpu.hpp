@@ -290,13 +290,15 @@ struct BackwardOptions {
   /// Sorted paths, portable sort: each radix pass's scatter counts the next pass's digits per
   /// output tile as it writes (integer atomic adds into a second count buffer), so no pass after
   /// the first launches a histogram (6 launches instead of 8 for a three-pass sort). The same
-  /// counts, so the same results bit for bit. Off by default until it is timed (docs/embedding.md).
+  /// counts, so the same results bit for bit. Off by default: slower on the H200 (the atomic adds
+  /// cost more than the launches they remove; docs/embedding.md).
   bool sort_counts_in_scatter = false;
   /// Sorted paths: the keys sorted by the vendor's radix sort (CUB's DeviceRadixSort on NVIDIA; on
   /// Hopper one histogram pass for every digit, then one pass per 8-bit digit) instead of the
   /// portable one (three launches per 9-bit digit). Both sort stably on the same bits, so the results are the
   /// same bit for bit; sort_histogram_in_linearize does not apply. Not built for AMD (kUnsupported
-  /// there). Off by default until it is timed against the portable sort (docs/embedding.md). Size
+  /// there). Off by default: timed against the portable sort on the H200 it won on one layout and
+  /// lost on another (docs/embedding.md). Size
   /// the workspace with the options.
   bool vendor_sort = false;
 };
