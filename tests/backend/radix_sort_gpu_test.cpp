@@ -42,7 +42,7 @@ void expect_sorted_like_std(const std::vector<std::uint64_t>& keys, int begin_bi
   auto b = gpu::DeviceBuffer::allocate(std::max<std::size_t>(keys.size() * 8, 8));
   const bool vendor = sorter == Sorter::kVendor;
   const auto scratch_bytes = vendor ? gpu_sort::vendor_radix_sort_scratch_bytes(count, begin_bit, end_bit)
-                                    : Result<std::int64_t>(gpu_sort::radix_sort_scratch_bytes(count));
+                                    : Result<std::int64_t>(gpu_sort::radix_sort_scratch_bytes(count, counts_in_scatter));
   ASSERT_TRUE(scratch_bytes.is_ok()) << scratch_bytes.status().to_string();
   auto scratch = gpu::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(*scratch_bytes, 1)));
   ASSERT_TRUE(b.is_ok() && scratch.is_ok());
@@ -83,10 +83,11 @@ TEST(GpuRadixSort, SmallTilesOnlyUpToTheLimitAndScratchHoldsEither) {
   EXPECT_EQ(gpu_sort::radix_sort_tile_keys(std::int64_t{1} << 20, true), 1024);
   EXPECT_EQ(gpu_sort::radix_sort_tile_keys((std::int64_t{1} << 20) + 1, true), 4096);
   EXPECT_EQ(gpu_sort::radix_sort_tile_keys(200000, false), 4096);
-  // Two buffers of 512 digit counts of 4 bytes per tile (a pass's and the next pass's), plus the
-  // digit totals.
-  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(200000), 4 * 512 * (2 * ((200000 + 1023) / 1024) + 1));
-  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(std::int64_t{3} << 20), 4 * 512 * (2 * ((3 << 20) / 4096) + 1));
+  // 512 digit counts of 4 bytes per tile, plus the digit totals; with counts in the scatter a
+  // second buffer of counts (the next pass's).
+  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(200000), 4 * 512 * ((200000 + 1023) / 1024 + 1));
+  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(std::int64_t{3} << 20), 4 * 512 * ((3 << 20) / 4096 + 1));
+  EXPECT_EQ(gpu_sort::radix_sort_scratch_bytes(200000, true), 4 * 512 * (2 * ((200000 + 1023) / 1024) + 1));
 }
 
 TEST(GpuRadixSort, MatchesStableSortOnEveryDigitSplitAndTileEdge) {

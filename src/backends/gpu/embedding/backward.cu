@@ -40,8 +40,8 @@ BackwardChunkLength chunk_length(const BackwardOptions& options) {
 }
 
 // The scratch of the sort the options name: the portable one's tile counts or the vendor's own.
-Result<std::int64_t> sort_scratch_bytes(std::int64_t count, int begin_bit, int end_bit, bool vendor_sort) {
-  if (!vendor_sort) return gpu_sort::radix_sort_scratch_bytes(count);
+Result<std::int64_t> sort_scratch_bytes(std::int64_t count, int begin_bit, int end_bit, const BackwardOptions& options) {
+  if (!options.vendor_sort) return gpu_sort::radix_sort_scratch_bytes(count, options.sort_counts_in_scatter);
 #if defined(PARITY_GPU_CUDA)
   return gpu_sort::vendor_radix_sort_scratch_bytes(count, begin_bit, end_bit);
 #else
@@ -51,7 +51,8 @@ Result<std::int64_t> sort_scratch_bytes(std::int64_t count, int begin_bit, int e
 #endif
 }
 
-Result<BackwardPlan> plan_backward(const TbeProblem& problem, BackwardChunkLength chunk_length, bool vendor_sort) {
+Result<BackwardPlan> plan_backward(const TbeProblem& problem, BackwardChunkLength chunk_length,
+                                   const BackwardOptions& options) {
   PARITY_RETURN_IF_ERROR(problem.validate().with_context("tbe_backward"));
   const std::int64_t n = problem.num_indices;
   PARITY_CHECK_ARG(n < (std::int64_t{1} << 32), "tbe_backward: num_indices=", n, "; expected < 2^32 on the GPU");
@@ -82,7 +83,7 @@ Result<BackwardPlan> plan_backward(const TbeProblem& problem, BackwardChunkLengt
   if (!plan.key_holds_bag) at += align(4 * n);
   plan.sort_scratch = at;
   PARITY_ASSIGN_OR_RETURN(const std::int64_t scratch_bytes,
-                          sort_scratch_bytes(n, plan.low_bits, plan.low_bits + plan.row_bits, vendor_sort));
+                          sort_scratch_bytes(n, plan.low_bits, plan.low_bits + plan.row_bits, options));
   plan.sort_scratch_bytes = scratch_bytes;
   at += align(scratch_bytes);
   plan.slot_grads = at;
@@ -314,7 +315,7 @@ Status run_backward(const TbeProblem& problem, const DeviceTbeLayout& device_lay
   if (options.kernel == BackwardKernel::kAtomicSgd || auto_takes_atomic_sgd(problem, update, options)) {
     return run_atomic_sgd(problem, device_layout, update, batch, grad_output, options, stream);
   }
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options), options.vendor_sort));
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options), options));
   PARITY_RETURN_IF_ERROR(check_device_layout(device_layout, problem.layout, "tbe_backward"));
   if (problem.num_indices == 0 || problem.num_bags() == 0) return Status::ok();
   PARITY_CHECK_ARG(workspace != nullptr && workspace_bytes >= plan.total_bytes, "tbe_backward: workspace_bytes=",
@@ -377,7 +378,7 @@ Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem) {
 }
 
 Result<std::int64_t> tbe_backward_workspace_bytes(const TbeProblem& problem, const BackwardOptions& options) {
-  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options), options.vendor_sort));
+  PARITY_ASSIGN_OR_RETURN(const BackwardPlan plan, plan_backward(problem, chunk_length(options), options));
   return plan.total_bytes;
 }
 

@@ -4,9 +4,8 @@
 // 8 + 8 + 8 + 1). Stable, so callers pack a payload (e.g. an input position) into the low bits and
 // sort only the high ones.
 //
-// One pass = histogram (tile-local counts in shared memory) -> exclusive scan
-// over (digit, tile) in digit-major order (one block per digit, leaving each digit's total) ->
-// stable scatter, which
+// One pass = histogram (tile-local counts in shared memory) -> exclusive scan over (digit, tile)
+// in digit-major order (one block per digit, leaving each digit's total) -> stable scatter, which
 // first scans the <= 512 digit totals itself for the digit starts (each block re-reads 2 KB from
 // the L2 instead of a third launch per pass waiting on a one-block kernel). The
 // scatter gives each warp a contiguous segment of its tile and ranks equal digits with ballots

@@ -14,11 +14,12 @@ int radix_sort_tile_keys(std::int64_t count, bool small_tiles) {
   return small_tiles && count <= kRadixSmallTileMaxKeys ? kRadixSmallTileItems : kRadixTileItems;
 }
 
-std::int64_t radix_sort_scratch_bytes(std::int64_t count) {
+std::int64_t radix_sort_scratch_bytes(std::int64_t count, bool counts_in_scatter) {
   const std::int64_t tile_keys = radix_sort_tile_keys(count, true);  // the smaller tile: more tiles
   const std::int64_t tiles = (count + tile_keys - 1) / tile_keys;
-  // two buffers of digit x tile counts (this pass's, the next pass's), then the digit totals
-  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixMaxDigits * (2 * (tiles > 0 ? tiles : 1) + 1);
+  // digit x tile counts, the digit totals, then (counts_in_scatter) the second digit x tile counts
+  const std::int64_t buffers = counts_in_scatter ? 2 : 1;
+  return static_cast<std::int64_t>(sizeof(std::uint32_t)) * kRadixMaxDigits * (buffers * (tiles > 0 ? tiles : 1) + 1);
 }
 
 namespace {
@@ -43,7 +44,7 @@ RadixFirstPass radix_sort_first_pass(std::int64_t count, int begin_bit, int end_
 
 namespace {
 
-// One pass's digits and count buffers: next_counts is null on the last pass.
+// One pass's count buffers: next_counts is null on the last pass and without counts_in_scatter.
 struct PassCounts {
   std::uint32_t* tile_counts = nullptr;
   std::uint32_t* next_counts = nullptr;
@@ -82,10 +83,11 @@ Result<std::uint64_t*> radix_sort_keys(std::uint64_t* keys_a, std::uint64_t* key
   const RadixFirstPass first = radix_sort_first_pass(count, begin_bit, end_bit, scratch, small_tiles);
   const int tile_keys = first.tile_keys;
   const std::int64_t num_tiles = first.num_tiles;
-  // Pass p counts into buffer p % 2 (the first is where radix_sort_first_pass points a caller).
+  // Scratch: counts, digit totals, second counts (radix_sort_scratch_bytes). Pass p counts into
+  // buffer p % 2 (the first is where radix_sort_first_pass points a caller).
   const std::int64_t buffer_words = kRadixMaxDigits * (num_tiles > 0 ? num_tiles : 1);
-  std::uint32_t* count_buffers[2] = {first.tile_counts, first.tile_counts + buffer_words};
-  std::uint32_t* digit_totals = first.tile_counts + 2 * buffer_words;
+  std::uint32_t* digit_totals = first.tile_counts + buffer_words;
+  std::uint32_t* count_buffers[2] = {first.tile_counts, digit_totals + kRadixMaxDigits};
   std::uint64_t* in = keys_a;
   std::uint64_t* out = keys_b;
   if (count <= 1) return in;

@@ -15,9 +15,10 @@ int radix_sort_passes(int begin_bit, int end_bit);
 /// 4096. Either gives the same result (the sort is stable).
 int radix_sort_tile_keys(std::int64_t count, bool small_tiles);
 
-/// Scratch for the per-tile digit counts (two buffers: a pass's scatter counts the next pass's
-/// digits) and the digit totals, in bytes (enough for either tile size).
-std::int64_t radix_sort_scratch_bytes(std::int64_t count);
+/// Scratch for the per-tile digit counts and the digit totals, in bytes (enough for either tile
+/// size); with counts_in_scatter a second count buffer (a pass's scatter counts the next pass's
+/// digits into it).
+std::int64_t radix_sort_scratch_bytes(std::int64_t count, bool counts_in_scatter = false);
 
 /// The first pass's shape, for a caller that counts its digits per tile while writing the keys:
 /// keys per tile (one block each), the digit width, the tiles, and where the digit-major counts
