@@ -154,7 +154,7 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
   const double last_compute_us =
       c.compute_us_per_iter /
       (1.0 + scalars_.tail_boost * (1.0 - last_wave_tiles * c.inv_usable_sms));
-  const double last_iter_us = compute_l2_norm(last_compute_us, last_l2_us);
+  const double last_iter_us = compute_l2_norm_lower(last_compute_us, last_l2_us);
   // Each wave streams at least its tiles' share of the compulsory reads (reuse x operand bytes
   // over all tiles), of the window re-reads ((1 - reuse) x window bytes: a wave's window holds at
   // least tm / grid_n + tn / grid_rows operand rows per tile) and their outputs, at the wave's
