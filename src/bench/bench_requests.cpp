@@ -64,6 +64,13 @@ Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBe
   PARITY_ASSIGN_OR_RETURN(request.options.timing, timing_options_from_settings("bench gemm-run", settings.timing));
   request.options.measure_oracle = !settings.skip_oracle;
   PARITY_ASSIGN_OR_RETURN(request.options.gemm_choice, parse_gemm_choice(settings.gemm_choice));
+  PARITY_CHECK_ARG(settings.measured_per_source >= 1, "bench gemm-run: --measured-per-source=",
+                   settings.measured_per_source, "; expected >= 1");
+  request.options.measured_candidates_per_source = settings.measured_per_source;
+  PARITY_CHECK_ARG(settings.measured_model_list == "configs" || settings.measured_model_list == "tiles",
+                   "bench gemm-run: --measured-model-list=", settings.measured_model_list,
+                   "; expected configs or tiles");
+  request.options.measured_distinct_tiles = settings.measured_model_list == "tiles";
   PARITY_RETURN_IF_ERROR(gemm_run_bench_problems(request).status());
   return request;
 }

@@ -50,8 +50,8 @@ struct GpuResult {
 // Uploads the case, runs it through Gemm (created here), downloads D, aux and the bias gradient.
 // kUnsupported from create() is returned as is (cuBLASLt lacks the combination).
 Result<GpuResult> run_on_gpu(testing::GemmRunCase& c, std::string* configuration = nullptr,
-                             GemmChoice choice = GemmChoice::kAuto) {
-  PARITY_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create(c.problem, gpu_context(choice)));
+                             GemmChoice choice = GemmChoice::kAuto, const GemmOptions& options = {}) {
+  PARITY_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create(c.problem, gpu_context(choice), options));
   if (configuration != nullptr) *configuration = gemm.configuration();
   PARITY_ASSIGN_OR_RETURN(gpu::DeviceBuffer a, gpu::upload(c.a.bytes));
   PARITY_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::upload(c.b.bytes));
@@ -89,13 +89,13 @@ Result<GpuResult> run_on_gpu(testing::GemmRunCase& c, std::string* configuration
 // Runs and compares; returns false (with the message in `unsupported`) when cuBLASLt cannot run it.
 bool check_gpu_case(const GemmRunProblem& problem, std::uint64_t seed, double alpha, double beta,
                     std::string* unsupported = nullptr, GemmChoice choice = GemmChoice::kAuto,
-                    std::string* configuration_out = nullptr) {
+                    std::string* configuration_out = nullptr, const GemmOptions& options = {}) {
   const std::string label = testing::seed_trace(seed) + " " + problem.shape.describe() +
                             " run_epilogue=" + std::string(run_epilogue_name(problem.epilogue));
   SCOPED_TRACE(label);
   auto c = testing::make_gemm_run_case(problem, seed, alpha, beta);
   std::string configuration;
-  auto result = run_on_gpu(c, &configuration, choice);
+  auto result = run_on_gpu(c, &configuration, choice, options);
   if (configuration_out != nullptr) *configuration_out = configuration;
   if (!result.is_ok() && result.status().code() == StatusCode::kUnsupported &&
       unsupported != nullptr) {
@@ -185,7 +185,7 @@ TEST(GemmRunGpu, MeasuredChoiceMatchesReferenceAndSaysSo) {
   // GemmChoice::kMeasured times candidates on scratch operands, then runs on the caller's: the
   // result must still match the reference (the descriptor's bias/aux pointers are the caller's),
   // and the configuration names the measurement. Aligned and misaligned rows, epilogues with
-  // bias, aux and bias gradient.
+  // bias, aux and bias gradient; the model's list as configurations and as distinct tiles.
   PARITY_REQUIRE_GPU();
   const std::uint64_t seed = testing::test_seed(2205);
   GemmRunProblem problems[] = {
@@ -195,11 +195,17 @@ TEST(GemmRunGpu, MeasuredChoiceMatchesReferenceAndSaysSo) {
       testing::make_run_problem(479, 128, 512, GemmLayout::kNT, kDtypes[3], RunEpilogue::kNone)};
   problems[2].allow_tf32 = problems[3].allow_tf32 = true;  // fp32 without TF32 is never measured
   std::uint64_t index = 0;
-  for (const GemmRunProblem& p : problems) {
-    std::string reason, configuration;
-    EXPECT_TRUE(check_gpu_case(p, seed + index++, 1.0, 0.0, &reason, GemmChoice::kMeasured, &configuration))
-        << reason;
-    EXPECT_NE(configuration.find("measured"), std::string::npos) << configuration;
+  for (const bool distinct_tiles : {false, true}) {
+    GemmOptions options;
+    options.measured_distinct_tiles = distinct_tiles;
+    SCOPED_TRACE(distinct_tiles ? "measured_distinct_tiles" : "measured configurations");
+    for (const GemmRunProblem& p : problems) {
+      std::string reason, configuration;
+      EXPECT_TRUE(check_gpu_case(p, seed + index++, 1.0, 0.0, &reason, GemmChoice::kMeasured,
+                                 &configuration, options))
+          << reason;
+      EXPECT_NE(configuration.find("measured"), std::string::npos) << configuration;
+    }
   }
 }
 

@@ -111,6 +111,22 @@ TEST(BenchRequests, InteractionAndGemmRunNameTheirFlags) {
   EXPECT_FALSE(run_request->options.measure_oracle);
   EXPECT_EQ(run_request->options.timing.repetitions, 30);
   EXPECT_EQ(run_request->options.gemm_choice, GemmChoice::kMeasured);
+  EXPECT_EQ(run_request->options.measured_candidates_per_source, 4);
+  EXPECT_FALSE(run_request->options.measured_distinct_tiles);
+  gemm_run.measured_per_source = 8;
+  gemm_run.measured_model_list = "tiles";
+  run_request = gemm_run_bench_request_from_settings(gemm_run);
+  ASSERT_TRUE(run_request.is_ok()) << run_request.status().to_string();
+  EXPECT_EQ(run_request->options.measured_candidates_per_source, 8);
+  EXPECT_TRUE(run_request->options.measured_distinct_tiles);
+  gemm_run.measured_model_list = "tile";
+  EXPECT_NE(error_of(gemm_run_bench_request_from_settings(gemm_run)).find("--measured-model-list=tile;"),
+            std::string::npos);
+  gemm_run.measured_model_list = "configs";
+  gemm_run.measured_per_source = 0;
+  EXPECT_NE(error_of(gemm_run_bench_request_from_settings(gemm_run)).find("--measured-per-source=0"),
+            std::string::npos);
+  gemm_run.measured_per_source = 4;
   gemm_run.request.model = "dlrm-v9";
   EXPECT_NE(error_of(gemm_run_bench_request_from_settings(gemm_run)).find("dlrm-v9"), std::string::npos);
 }

@@ -179,6 +179,10 @@ void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   add_bench_flags(cmd, args->timing, TimingFlags::kCounts, r.out);
   cmd->add_option("--gemm-choice", args->gemm_choice,
                   "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic");
+  cmd->add_option("--measured-per-source", args->measured_per_source,
+                  "gemm-choice measured: how many of the model's and of the heuristic's candidates are timed");
+  cmd->add_option("--measured-model-list", args->measured_model_list,
+                  "gemm-choice measured: the model's best configs, or the best config of each of its best tiles");
   cmd->add_flag("--no-oracle", args->skip_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
   cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models (default: the device's own entry)");
   cmd->callback([args, &outcome] {

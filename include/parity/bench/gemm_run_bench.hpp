@@ -38,6 +38,9 @@ struct GemmRunBenchOptions {
   TimingOptions timing;        // Gemm::run and heuristic timings (L2 flushed by default)
   // How the evaluated Gemm chooses (the trainer's default: measured).
   GemmChoice gemm_choice = GemmChoice::kMeasured;
+  // gemm_choice=measured's pool (GemmOptions::measured_candidates_per_source / _distinct_tiles).
+  int measured_candidates_per_source = gemm::GemmOptions{}.measured_candidates_per_source;
+  bool measured_distinct_tiles = gemm::GemmOptions{}.measured_distinct_tiles;
   // The oracle: every candidate the problem's descriptor (run epilogue included) accepts, timed
   // as GemmChoice::kMeasured times its pool, the fastest then timed like the others.
   bool measure_oracle = true;
@@ -92,6 +95,8 @@ struct GemmRunBenchSettings {
   TimingSettings timing{.warmup = 10, .reps = 30};
   bool skip_oracle = false;              // GemmRunBenchOptions::measure_oracle off
   std::string gemm_choice = "measured";  // parse_gemm_choice
+  int measured_per_source = gemm::GemmOptions{}.measured_candidates_per_source;  // >= 1
+  std::string measured_model_list = "configs";  // configs or tiles (measured_distinct_tiles)
 };
 // CPU: the checked request (kInvalidArgument naming the flag); its problems listed once as a check.
 Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBenchSettings& settings);

@@ -208,6 +208,8 @@ Status bench_one(const lt::Handle& handle,
   const ExecutionContext gpu_context{DeviceKind::kGpu, nullptr, false, options.gemm_choice};
   gemm::GemmOptions gemm_options;
   gemm_options.hardware = options.hardware;
+  gemm_options.measured_candidates_per_source = options.measured_candidates_per_source;
+  gemm_options.measured_distinct_tiles = options.measured_distinct_tiles;
   const auto start = std::chrono::steady_clock::now();
   PARITY_ASSIGN_OR_RETURN(const gemm::Gemm chosen,
                           gemm::Gemm::create(p, gpu_context, gemm_options));
@@ -354,6 +356,8 @@ Result<std::string> run_gemm_run_bench_report(
       {"warmup_iterations", options.timing.warmup_iterations},
       {"repetitions", options.timing.repetitions},
       {"gemm_choice", std::string(gemm_choice_name(options.gemm_choice))},
+      {"measured_candidates_per_source", options.measured_candidates_per_source},
+      {"measured_model_list", options.measured_distinct_tiles ? "tiles" : "configs"},
       {"oracle", options.measure_oracle
                      ? "every candidate the run descriptor (epilogue included) accepts, timed once "
                        "as gemm_choice=measured times its pool; the fastest timed like the others"

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -285,10 +286,20 @@ Result<std::vector<Chosen>> GpuGemmRun::model_top(DeviceState& state, const Gemm
                           state.provider->enumerate(model_problem));
   PARITY_ASSIGN_OR_RETURN(const auto ranked, selector->rank(model_problem, candidates));
   std::vector<Chosen> top;
+  // GemmOptions::measured_distinct_tiles: the first (best-ranked) accepted configuration of each
+  // macro tile and split only.
+  std::vector<std::array<int, 4>> tiles_taken;
   for (std::size_t r = 0; r < ranked.size() && static_cast<int>(top.size()) < count; ++r) {
-    const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidates[ranked[r].index]);
+    const Candidate& candidate = candidates[ranked[r].index];
+    const std::array<int, 4> tile{candidate.tile_m, candidate.tile_n, candidate.tile_k, candidate.split_k};
+    if (options.measured_distinct_tiles &&
+        std::find(tiles_taken.begin(), tiles_taken.end(), tile) != tiles_taken.end()) {
+      continue;
+    }
+    const cublasLtMatmulAlgo_t algo = lt::algo_from_payload(candidate);
     auto workspace = check(algo);
     if (!workspace.is_ok()) continue;
+    tiles_taken.push_back(tile);
     const double predicted_us =
         selector->model().predict_us(p_.shape, candidates[ranked[r].index], p_.epilogue);
     top.push_back(Chosen{algo, *workspace,
