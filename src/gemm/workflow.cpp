@@ -201,6 +201,8 @@ Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, con
   SelectionLatency latency;
   latency.hw = model.device.name;
   latency.candidates = selector.candidates().size();
+  latency.top = top;
+  latency.top_k_list = top_k_list;
   const auto cold_start = Clock::now();
   auto first = selector.select(base, top);
   latency.first_call_us = std::chrono::duration<double, std::micro>(Clock::now() - cold_start).count();
@@ -255,7 +257,8 @@ Result<SelectionLatency> measure_selection_latency(const LoadedModel& model, con
 std::string to_text(const SelectionLatency& l) {
   std::ostringstream out;
   out << "selection latency on " << l.hw << ", " << l.candidates << " candidates, " << l.samples
-      << " unseen shapes (host steady_clock):\n"
+      << " unseen shapes (host steady_clock), top " << l.top
+      << (l.top == 1 ? "" : (l.top_k_list == TopKList::kConfigs ? " configurations" : " tiles")) << ":\n"
       << "  first call (prepares per-class constants): " << fixed(l.first_call_us, 1) << " us\n"
       << "  p50 " << fixed(l.p50_us, 2) << " us, p99 " << fixed(l.p99_us, 2) << " us, max "
       << fixed(l.max_us, 1) << " us (wall)\n"
@@ -273,6 +276,8 @@ std::string to_json(const SelectionLatency& l) {
   return json{{"hw", l.hw},
               {"candidates", l.candidates},
               {"samples", l.samples},
+              {"top", l.top},
+              {"top_k_list", std::string(top_k_list_name(l.top_k_list))},
               {"first_call_us", l.first_call_us},
               {"p50_us", l.p50_us},
               {"p99_us", l.p99_us},

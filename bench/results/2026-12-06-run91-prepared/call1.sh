@@ -13,8 +13,11 @@ P=build/pm/bin/parity; s=$(date +%s)
 timeout 120 build/pm/tests/parity_gpu_tests --gtest_filter='GpuRadixSort*:GpuTbeBackwardSortCounts*:GpuTbeBackwardVendorSort*' \
   > $T/gpu_tests.log 2>&1; echo "gpu tests rc=$? $(grep -E '^\[  (PASSED|FAILED)' $T/gpu_tests.log | tr '\n' ' ') $(( $(date +%s) - s ))s"
 hw=$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && echo h200 || echo h100)
-timeout 30 $P gemm select --hw $hw --latency > $T/latency_$hw.txt 2>&1
-echo "latency: $(grep -E 'aligned shapes \(|thread CPU' $T/latency_$hw.txt | tr -s ' ' | tr '\n' '|')"; pack
+# Top 5 per tile (gemm select's list) and top 1 (what Gemm::create's model choice asks), twice each.
+for top in 5 1 5 1; do
+  timeout 30 $P gemm select --hw $hw --latency --top $top >> $T/latency_${hw}_top$top.txt 2>&1
+  echo "latency top $top: $(grep -E 'aligned shapes \(|thread CPU' $T/latency_${hw}_top$top.txt | tail -3 | tr -s ' ' | tr '\n' '|')"
+done; pack
 mkdir -p $T/breakdown
 OUT=$T/breakdown TBE_BREAKDOWN_SET=bench/tbe/test_set_13 TBE_BREAKDOWN_CONFIGS=test_set_13_00,test_set_13_04,test_set_13_07 \
   TBE_BREAKDOWN_CACHE=none timeout 300 bash scripts/gpu/tbe_kernel_breakdown_probe.sh build/pm > $T/breakdown.log 2>&1

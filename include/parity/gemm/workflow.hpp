@@ -81,6 +81,10 @@ struct SelectionLatency {
   std::string hw;
   std::size_t candidates = 0;
   std::size_t samples = 0;
+  // What each select() returns: the top `top` of `top_k_list` (1: the best configuration, as
+  // Gemm::create's model choice asks; 5 tiles: gemm select's default list).
+  std::size_t top = 1;
+  TopKList top_k_list = TopKList::kDistinctTiles;
   double first_call_us = 0.0;  // prepares the per-class constants
   double p50_us = 0.0, p99_us = 0.0, max_us = 0.0;
   // Per alignment class. Misaligned: the shapes above whose rows are not all 16-byte aligned
