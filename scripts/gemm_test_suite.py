@@ -123,9 +123,9 @@ Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes t
     python3 scripts/gemm_test_suite.py --suite test8 > bench/shapes/gemm_shapes_test8.csv
     python3 scripts/gemm_test_suite.py --suite test9 > bench/shapes/gemm_shapes_test9.csv
     python3 scripts/gemm_test_suite.py --suite test10 > bench/shapes/gemm_shapes_test10.csv
-The fifth to tenth suites' sources are listed in scripts/gemm_test_suite5.py,
-scripts/gemm_test_suite6.py, scripts/gemm_test_suite7.py, scripts/gemm_test_suite8.py,
-scripts/gemm_test_suite9.py and scripts/gemm_test_suite10.py.
+    python3 scripts/gemm_test_suite.py --suite test11 > bench/shapes/gemm_shapes_test11.csv
+The fifth to eleventh suites' sources are listed in scripts/gemm_test_suite5.py to
+scripts/gemm_test_suite11.py (one module per suite).
 """
 
 import argparse
@@ -136,6 +136,7 @@ import sys
 from pathlib import Path
 
 import gemm_test_suite10
+import gemm_test_suite11
 import gemm_test_suite5
 import gemm_test_suite6
 import gemm_test_suite7
@@ -159,6 +160,7 @@ EXCLUDED_SUITES_TEST7 = EXCLUDED_SUITES_TEST6 + ["bench/shapes/gemm_shapes_test6
 EXCLUDED_SUITES_TEST8 = EXCLUDED_SUITES_TEST7 + ["bench/shapes/gemm_shapes_test7.csv"]
 EXCLUDED_SUITES_TEST9 = EXCLUDED_SUITES_TEST8 + ["bench/shapes/gemm_shapes_test8.csv"]
 EXCLUDED_SUITES_TEST10 = EXCLUDED_SUITES_TEST9 + ["bench/shapes/gemm_shapes_test9.csv"]
+EXCLUDED_SUITES_TEST11 = EXCLUDED_SUITES_TEST10 + ["bench/shapes/gemm_shapes_test10.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -521,6 +523,7 @@ SUITES = {
     "test8": module_suite(gemm_test_suite8, "test8", EXCLUDED_SUITES_TEST8),
     "test9": module_suite(gemm_test_suite9, "test9", EXCLUDED_SUITES_TEST9),
     "test10": module_suite(gemm_test_suite10, "test10", EXCLUDED_SUITES_TEST10),
+    "test11": module_suite(gemm_test_suite11, "test11", EXCLUDED_SUITES_TEST11),
 }
 
 
