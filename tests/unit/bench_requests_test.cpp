@@ -111,13 +111,18 @@ TEST(BenchRequests, InteractionAndGemmRunNameTheirFlags) {
   EXPECT_FALSE(run_request->options.measure_oracle);
   EXPECT_EQ(run_request->options.timing.repetitions, 30);
   EXPECT_EQ(run_request->options.gemm_choice, GemmChoice::kMeasured);
-  EXPECT_EQ(run_request->options.measured_candidates_per_source, 4);
+  // The library's defaults unless the flags say otherwise.
+  EXPECT_EQ(run_request->options.measured_candidates_per_source, gemm::GemmOptions{}.measured_candidates_per_source);
+  EXPECT_EQ(run_request->options.measured_distinct_tiles, gemm::GemmOptions{}.measured_distinct_tiles);
+  gemm_run.measured_per_source = 3;
+  gemm_run.measured_model_list = "configs";
+  run_request = gemm_run_bench_request_from_settings(gemm_run);
+  ASSERT_TRUE(run_request.is_ok()) << run_request.status().to_string();
+  EXPECT_EQ(run_request->options.measured_candidates_per_source, 3);
   EXPECT_FALSE(run_request->options.measured_distinct_tiles);
-  gemm_run.measured_per_source = 8;
   gemm_run.measured_model_list = "tiles";
   run_request = gemm_run_bench_request_from_settings(gemm_run);
   ASSERT_TRUE(run_request.is_ok()) << run_request.status().to_string();
-  EXPECT_EQ(run_request->options.measured_candidates_per_source, 8);
   EXPECT_TRUE(run_request->options.measured_distinct_tiles);
   gemm_run.measured_model_list = "tile";
   EXPECT_NE(error_of(gemm_run_bench_request_from_settings(gemm_run)).find("--measured-model-list=tile;"),

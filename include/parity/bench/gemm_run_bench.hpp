@@ -96,7 +96,8 @@ struct GemmRunBenchSettings {
   bool skip_oracle = false;              // GemmRunBenchOptions::measure_oracle off
   std::string gemm_choice = "measured";  // parse_gemm_choice
   int measured_per_source = gemm::GemmOptions{}.measured_candidates_per_source;  // >= 1
-  std::string measured_model_list = "configs";  // configs or tiles (measured_distinct_tiles)
+  // configs or tiles (measured_distinct_tiles); default: GemmOptions'.
+  std::string measured_model_list = gemm::GemmOptions{}.measured_distinct_tiles ? "tiles" : "configs";
 };
 // CPU: the checked request (kInvalidArgument naming the flag); its problems listed once as a check.
 Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBenchSettings& settings);

@@ -104,12 +104,13 @@ struct GemmOptions {
   // GemmChoice::kMeasured: how many of the model's ranking and of cuBLASLt's heuristic ranking
   // (at most kMaxHeuristicCandidates) are timed. A count above the candidate space times every
   // candidate the descriptor accepts: the oracle with the run epilogue (`bench gemm-run`).
-  int measured_candidates_per_source = 4;
+  // 8 with distinct tiles: run 91 (H100, dlrm-kaggle) against 4 configurations (docs/gemm_run.md).
+  int measured_candidates_per_source = 8;
   // GemmChoice::kMeasured: the model's candidates are its best configurations (false) or the best
   // configuration of each of its best macro tiles (tile_m x tile_n x tile_k) and splits (true): a tile's cluster shapes
   // predict alike and time within ~1% of each other, so distinct tiles spread the timings over
   // more of the kernels the oracle finds fastest. The heuristic's list is unchanged.
-  bool measured_distinct_tiles = false;
+  bool measured_distinct_tiles = true;
 };
 inline constexpr int kMaxHeuristicCandidates = 64;
 
