@@ -54,8 +54,7 @@ void add_bench_gemm(CLI::App& bench, Outcome& outcome) {
                   "cublaslt: cuBLASLt's heuristic top-1 (default); cublas: cublasGemmEx, the call torch's "
                   "default BLAS backend makes")
       ->check(CLI::IsMember({"cublaslt", "cublas"}));
-  cmd->add_option("--cublas-workspace-bytes", args->cublas_workspace_bytes,
-                  "workspace of the cuBLAS handle with --library cublas (cuBLAS's choice depends on it)");
+  cmd->add_option("--cublas-workspace-bytes", args->cublas_workspace_bytes, "cuBLAS handle's workspace (--library cublas)");
   cmd->callback([args, &outcome] {
     outcome.status = run_on_cuda_device("bench gemm", gemm::gemm_bench_request_from_settings(*args),
                                         [](const auto& request) { return gemm::run_gemm_bench(request, print_flushed); });
@@ -177,12 +176,9 @@ void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--batch-size", r.batch_size, "batch size (N of forward/data-gradient, K of weight-gradient)");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
   add_bench_flags(cmd, args->timing, TimingFlags::kCounts, r.out);
-  cmd->add_option("--gemm-choice", args->gemm_choice,
-                  "how the evaluated Gemm chooses: measured (the trainer's default), auto, model, heuristic");
-  cmd->add_option("--measured-per-source", args->measured_per_source,
-                  "gemm-choice measured: how many of the model's and of the heuristic's candidates are timed");
-  cmd->add_option("--measured-model-list", args->measured_model_list,
-                  "gemm-choice measured: the model's best configs, or the best config of each of its best tiles");
+  cmd->add_option("--gemm-choice", args->gemm_choice, "measured (the trainer's default), auto, model, heuristic");
+  cmd->add_option("--measured-per-source", args->measured_per_source, "measured: candidates timed per source");
+  cmd->add_option("--measured-model-list", args->measured_model_list, "measured: the model's best tiles or configs");
   cmd->add_flag("--no-oracle", args->skip_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
   cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models (default: the device's own entry)");
   cmd->callback([args, &outcome] {

@@ -59,8 +59,7 @@ void add_bench_train_command(CLI::App& bench, Outcome& outcome) {
                 "apply dReLU in the next layer's data-gradient GEMM epilogue (ReLU mask from the forward) "
                 "instead of a separate pass");
   cmd->add_option("--gemm-choice", settings.gemm_choice,
-                  "how the dense layers' GEMMs are chosen: auto (the model where rows are 16-byte aligned, "
-                  "else the vendor heuristic), model, heuristic, measured (the best few of both timed once)");
+                  "dense GEMMs: auto (model on 16-byte rows, else heuristic), model, heuristic, measured");
   cmd->add_option("--seed", settings.seed, "initialisation and batch seed");
   cmd->add_option("--out", args->out, "write the results JSON to FILE");
   cmd->add_option("--comm", args->comm,
