@@ -196,8 +196,9 @@ TEST(GpuTbeForwardWidths, OneHot16BitRowsTakeTheOneHotTiles) {
 TEST(GpuTbeForwardWidths, ManyBoundedBagsTakeTheWideTiles) {
   const std::int64_t batch = egpu::kManyBagsMinBags / 4;  // 4 features: exactly the minimum
   auto problem_of = [&](int dim, std::int64_t batch_size, std::int64_t hint, DType weight_dtype = DType::kF32) {
+    const std::int64_t mean_bag_rows = hint >= 1 && hint < 20 ? 8 : 20;  // the mean within the bound
     auto problem = testing::make_problem({{100, dim}, {100, dim}, {100, dim}, {100, dim}}, batch_size,
-                                         20 * 4 * batch_size, DType::kI32, weight_dtype);
+                                         mean_bag_rows * 4 * batch_size, DType::kI32, weight_dtype);
     problem.max_bag_length_hint = hint;
     return problem;
   };
@@ -217,6 +218,12 @@ TEST(GpuTbeForwardWidths, ManyBoundedBagsTakeTheWideTiles) {
   expect_refused(problem_of(128, batch, 0), "max_bag_length_hint=0");
   expect_refused(problem_of(128, batch, egpu::kManyBagsMaxBagLength + 1), "max_bag_length_hint=41");
   expect_refused(problem_of(128, batch - 1, 20), "needs >= 131072");
+  // Bags of at most 16 rows from 65536 bags; one row more needs the 131072.
+  const std::int64_t short_batch = egpu::kManyShortBagsMinBags / 4;
+  EXPECT_EQ(egpu::select_forward_kernel(problem_of(128, short_batch, egpu::kManyShortBagsMaxBagLength)),
+            egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  expect_refused(problem_of(128, short_batch - 1, egpu::kManyShortBagsMaxBagLength), "needs >= 65536");
+  expect_refused(problem_of(128, short_batch, egpu::kManyShortBagsMaxBagLength + 1), "needs >= 131072");
   expect_refused(problem_of(96, batch, 20), "fitted groups");  // 384 bytes: 3 x 8 units
   expect_refused(problem_of(32, batch, 20), "narrow");
   expect_refused(problem_of(1024, batch, 20), "2048");

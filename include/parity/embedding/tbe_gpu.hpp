@@ -193,9 +193,13 @@ Status fp32_short_bags_forward_fits(const TbeProblem& problem);
 /// bags of 8-40: 0.35-1.01x the group per bag's time, 16-bit off 16-byte boundaries gaining most;
 /// C2 0.88x, C6 0.38x). Long bags are walked a row pair at a time: C3 (DLRMv2 multi-hot sizes up
 /// to 100) ran 1.6x slower, and 33k bags of 20-40 1.1-1.35x slower, hence the bounds; the fitted
-/// groups (D3, D5) stay faster.
+/// groups (D3, D5) stay faster. Bags known to hold at most kManyShortBagsMaxBagLength rows take
+/// the tiles from kManyShortBagsMinBags bags (the mixed-width short-bags rule's bounds): spent test
+/// set 13's 06 (98k bags of fp32 D=128, U[0, 12]) ran 0.73x the group per bag's time there (run 92).
 inline constexpr std::int64_t kManyBagsMinBags = 131072;
 inline constexpr std::int64_t kManyBagsMaxBagLength = 40;
+inline constexpr std::int64_t kManyShortBagsMinBags = 65536;
+inline constexpr std::int64_t kManyShortBagsMaxBagLength = 16;
 Status many_bags_forward_fits(const TbeProblem& problem);
 
 /// Where mixed_wide_short_bags_forward_fits: kWarpTileOneHotWideRows; where

@@ -387,12 +387,15 @@ Status many_bags_forward_fits(const TbeProblem& problem) {
   if (fitted_groups_forward_fits(problem).is_ok()) {
     return unsupported("many bags: max_dim=", problem.layout.max_dim(), " fits the fitted groups, which take it");
   }
-  if (problem.num_bags() < kManyBagsMinBags) {
-    return unsupported("many bags: ", problem.num_bags(), " bags; needs >= ", kManyBagsMinBags);
-  }
   if (problem.max_bag_length_hint < 1 || problem.max_bag_length_hint > kManyBagsMaxBagLength) {
     return unsupported("many bags: max_bag_length_hint=", problem.max_bag_length_hint, "; needs a known bound in [1, ",
                        kManyBagsMaxBagLength, "] (the tiles walk a bag's tail serially)");
+  }
+  const bool short_bound = problem.max_bag_length_hint <= kManyShortBagsMaxBagLength;
+  const std::int64_t min_bags = short_bound ? kManyShortBagsMinBags : kManyBagsMinBags;
+  if (problem.num_bags() < min_bags) {
+    return unsupported("many bags: ", problem.num_bags(), " bags of at most ", problem.max_bag_length_hint,
+                       " rows; needs >= ", min_bags, short_bound ? "" : " (bags past 16 rows)");
   }
   return wide_tiles_reach_off_boundary(problem, "many bags");
 }
