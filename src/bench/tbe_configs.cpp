@@ -242,7 +242,6 @@ Status apply_types(const TbeBenchOverrides& o, TbeBenchSpec* spec) {
   spec->backward_small_batch_short_chunks = v == "small_batch_short_chunks";
   spec->backward_vendor_sort = v == "vendor_sort";
   spec->backward_sort_counts_in_scatter = v == "sort_counts_in_scatter";
-  spec->backward_deep_chunk_window = v == "deep_window";
   spec->backward_prefetch_state = v != "no_prefetch_state";
   spec->backward_short_chunks = v != "long_chunks";
   spec->time_batched_updates = v == "both" || v == "batched";
@@ -269,7 +268,7 @@ const std::vector<std::string>& tbe_backward_variant_names() {
                                                  "atomic_sgd",    "short_chunks",   "long_chunks",
                                                  "prefetch_state", "no_prefetch_state", "large_sort_tiles",
                                                  "small_batch_short_chunks", "separate_sort_histogram",
-                                                 "vendor_sort", "sort_counts_in_scatter", "deep_window"};
+                                                 "vendor_sort", "sort_counts_in_scatter"};
   return names;
 }
 
@@ -281,7 +280,6 @@ std::string tbe_backward_variant_label(const TbeBenchSpec& spec, bool main_batch
   if (spec.backward_small_batch_short_chunks) return "small_batch_short_chunks";
   if (spec.backward_vendor_sort) return "vendor_sort";
   if (spec.backward_sort_counts_in_scatter) return "sort_counts_in_scatter";
-  if (spec.backward_deep_chunk_window) return "deep_window";
   if (!spec.backward_short_chunks) return "long_chunks";
   return main_batches_row_updates ? "batched_row_updates" : "row_at_a_time";
 }

@@ -5,8 +5,7 @@
 // windows (batch_row_updates), one-hot and bags with empty ones, Zipf hot rows whose runs cross
 // chunks (the combine kernel), mean pooling and per-sample weights, mean bag lengths 1, <= 2, <= 4
 // and longer (the linearize kernel's 1, 2, 4 and 8 lanes per bag); SGD and row-wise Adagrad,
-// which ignore the option, as well. The deep chunk window (BackwardOptions::deep_chunk_window) against
-// the same backward, bitwise, in every case too.
+// which ignore the option, as well.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -46,14 +45,6 @@ void expect_prefetch_matches(const embedding::TbeProblem& problem, const embeddi
   EXPECT_EQ(got.state1, want.state1) << "state1 differs from the backward without the prefetch";
   EXPECT_EQ(got.state2, want.state2) << "state2 differs from the backward without the prefetch";
   testing::expect_trained_weights_match_reference(problem, opt, batch, grad, weights0, got.weights, kSteps);
-  // BackwardOptions::deep_chunk_window (windows of 8 / 4 / 2 positions): the same sums in the same
-  // order, so the same weights and state bit for bit.
-  egpu::BackwardOptions deep = prefetch;
-  deep.deep_chunk_window = true;
-  const auto deep_got = testing::train_fused(problem, opt, batch, grad, weights, kSteps, deep);
-  EXPECT_EQ(deep_got.weights, got.weights) << "weights differ with deep_chunk_window";
-  EXPECT_EQ(deep_got.state1, got.state1) << "state1 differs with deep_chunk_window";
-  EXPECT_EQ(deep_got.state2, got.state2) << "state2 differs with deep_chunk_window";
 }
 
 TEST(GpuTbeBackwardPrefetchState, EveryChunkShapeMatchesThePlainBackwardBitwiseAndTheReference) {

@@ -89,13 +89,6 @@ TEST(TbeBenchSpec, OverridesAndErrorsNameTheFlag) {
   EXPECT_TRUE(counts_in_scatter->backward_sort_counts_in_scatter);
   EXPECT_FALSE(counts_in_scatter->backward_vendor_sort);
   EXPECT_EQ(tbe_backward_variant_label(*counts_in_scatter, false), "sort_counts_in_scatter");
-  EXPECT_FALSE(counts_in_scatter->backward_deep_chunk_window);
-  o.backward_variant = "deep_window";
-  auto deep_window = tbe_bench_spec("C1", o, 1);
-  ASSERT_TRUE(deep_window.is_ok());
-  EXPECT_TRUE(deep_window->backward_deep_chunk_window);
-  EXPECT_TRUE(deep_window->backward_short_chunks);
-  EXPECT_EQ(tbe_backward_variant_label(*deep_window, false), "deep_window");
   for (const auto& name : tbe_backward_variant_names()) {
     o.backward_variant = name;
     EXPECT_TRUE(tbe_bench_spec("C1", o, 1).is_ok()) << name;

@@ -92,7 +92,7 @@ void add_bench_tbe(CLI::App& bench, Outcome& outcome) {
                   "4096-key tiles at every batch size), small_batch_short_chunks (below 2^20 indices, chunks "
                   "shorter than D/4 positions: partials up to 32 MiB in all, not 32 B per index), vendor_sort (the keys "
                   "sorted by CUB's radix sort instead of the portable one), sort_counts_in_scatter (the portable "
-                  "sort's scatters count the next pass's digits: no histogram launch after the first pass), deep_window (chunk window x2-4)");
+                  "sort's scatters count the next pass's digits: no histogram launch after the first pass)");
   cmd->add_option("--variant", args->request.variant,
                   "Kernels: auto (default: narrow rows where rows are <= 128 bytes, fitted groups where they "
                   "fit), narrow_rows, wide_rows, fitted_groups")

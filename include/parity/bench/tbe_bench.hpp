@@ -57,8 +57,6 @@ struct TbeBenchSpec {
   bool backward_vendor_sort = false;
   /// BackwardOptions::sort_counts_in_scatter: off unless --backward-variant sort_counts_in_scatter.
   bool backward_sort_counts_in_scatter = false;
-  /// BackwardOptions::deep_chunk_window: off unless --backward-variant deep_window.
-  bool backward_deep_chunk_window = false;
   embedding::OptimizerKind optimizer = embedding::OptimizerKind::kRowwiseAdagrad;
   double bad_fraction = 0;
   /// Each feature's draw (per_feature, or bag_lengths and zipf for all).
@@ -148,7 +146,7 @@ struct TbeBenchRequest {
 };
 /// The --backward-variant names: both, batched, row, atomic_sgd, short_chunks, long_chunks,
 /// prefetch_state, no_prefetch_state, large_sort_tiles, small_batch_short_chunks,
-/// separate_sort_histogram, vendor_sort, sort_counts_in_scatter, deep_window (one run times one).
+/// separate_sort_histogram, vendor_sort, sort_counts_in_scatter (one run times one).
 const std::vector<std::string>& tbe_backward_variant_names();
 /// The results file's name for the backward the step timed: the option the spec changes, else
 /// batched_row_updates or row_at_a_time (main_batches_row_updates).

@@ -262,13 +262,6 @@ struct BackwardOptions {
   /// per lane always take 2, wider rows 1. Same results either way. The default measured faster on
   /// C2 and slower on C4 (L = 1); figures in docs/embedding.md.
   bool batch_row_updates = false;
-  /// Deeper chunk-kernel window: each group of lanes loads 8 positions' rows at a time for rows of
-  /// one vec per lane (narrow rows included), 4 for two, 2 for four (the default window: 2, 2 and
-  /// 1; wider rows keep 1), so more rows are in flight per warp at the cost of registers (fewer
-  /// warps per SM). A run's sum still runs over its positions in ascending order, so the results
-  /// are the same bit for bit. Off by default: an experiment for one-hot steps, where the chunk
-  /// kernel is most of the backward (`--backward-variant deep_window`).
-  bool deep_chunk_window = false;
   BackwardKernel kernel = BackwardKernel::kAuto;
   /// Chunk length from the batch as well as the rows: C = max(32, max_dim/4, min(max(128,
   /// max_dim), N/8192)), so a batch of few indices per wide row still spreads over ~8192 chunks

@@ -60,7 +60,6 @@ eg::BackwardOptions backward_options_of(const TbeBenchSpec& spec) {
   options.prefetch_element_state = spec.backward_prefetch_state;
   options.vendor_sort = spec.backward_vendor_sort;
   options.sort_counts_in_scatter = spec.backward_sort_counts_in_scatter;
-  options.deep_chunk_window = spec.backward_deep_chunk_window;
   return options;
 }
 

@@ -195,7 +195,6 @@ Status backward_typed(const TbeProblem& problem, const DeviceTbeLayout& device_l
   p.dense_rows = update.dense_rows;
   p.dense_grads = update.dense_grads;
   p.batch_row_updates = options.batch_row_updates;
-  p.deep_chunk_window = options.deep_chunk_window;
   p.prefetch_element_state = options.prefetch_element_state;
   if (update.optimizer != nullptr) {
     const OptimizerParams& o = *update.optimizer;

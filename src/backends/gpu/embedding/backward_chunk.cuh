@@ -34,12 +34,7 @@ Status launch_chunk_and_combine(const BackwardParams<IndexT>& params, std::int64
   const std::int64_t chunk_blocks = std::min(ceil_div(params.num_chunks, kChunksPerBlock), grid_cap);
   // Rows of two vecs per lane (4*kWarpSize < D <= 8*kWarpSize) take the wider window always: the
   // default one holds a single position in flight there (C5, H200: 3.63 ms with 1, 3.08 with 2).
-  // BackwardOptions::deep_chunk_window: window scale 4 for rows of up to four vecs per lane (two vecs
-  // per lane already take 4 positions, the same kernel).
-  if (params.deep_chunk_window && (kVecsPerLane == 1 || kVecsPerLane == 4)) {
-    launch_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 4>, kGroupLanes>(params, chunk_blocks,
-                                                                                              stream);
-  } else if constexpr (kGroupLanes < kWarpSize) {
+  if constexpr (kGroupLanes < kWarpSize) {
     launch_chunk_kernel<Tag, IndexT, kVecsPerLane, kChunkWindow<kVecsPerLane, 1>, kGroupLanes>(params, chunk_blocks,
                                                                                               stream);
   } else if (params.batch_row_updates || kVecsPerLane == 2) {

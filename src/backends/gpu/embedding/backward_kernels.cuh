@@ -48,7 +48,6 @@ struct BackwardParams {
   std::int64_t* dense_rows;  // plain backward: row at each sorted position (or -1)
   float* dense_grads;        // plain backward: N x max_dim
   bool batch_row_updates;    // host-side launch choice (BackwardOptions::batch_row_updates)
-  bool deep_chunk_window;    // host-side launch choice (BackwardOptions::deep_chunk_window)
   bool prefetch_element_state;  // host-side launch choice (BackwardOptions::prefetch_element_state)
 };
 
