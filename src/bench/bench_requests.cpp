@@ -71,9 +71,6 @@ Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBe
                    "bench gemm-run: --measured-model-list=", settings.measured_model_list,
                    "; expected configs or tiles");
   request.options.measured_distinct_tiles = settings.measured_model_list == "tiles";
-  PARITY_CHECK_ARG(settings.measured_finalists >= 0, "bench gemm-run: --measured-finalists=",
-                   settings.measured_finalists, "; expected >= 0");
-  request.options.measured_finalists = settings.measured_finalists;
   PARITY_RETURN_IF_ERROR(gemm_run_bench_problems(request).status());
   return request;
 }

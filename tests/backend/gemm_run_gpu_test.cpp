@@ -8,7 +8,6 @@
 #include <cstring>
 #include <iostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "common/test_support.hpp"
@@ -196,20 +195,16 @@ TEST(GemmRunGpu, MeasuredChoiceMatchesReferenceAndSaysSo) {
       testing::make_run_problem(479, 128, 512, GemmLayout::kNT, kDtypes[3], RunEpilogue::kNone)};
   problems[2].allow_tf32 = problems[3].allow_tf32 = true;  // fp32 without TF32 is never measured
   std::uint64_t index = 0;
-  // Configurations, distinct tiles, and distinct tiles with a runoff of the 3 fastest.
-  for (const auto& [distinct_tiles, finalists] : {std::pair{false, 0}, std::pair{true, 0}, std::pair{true, 3}}) {
+  for (const bool distinct_tiles : {false, true}) {
     GemmOptions options;
     options.measured_distinct_tiles = distinct_tiles;
-    options.measured_finalists = finalists;
-    SCOPED_TRACE(std::string(distinct_tiles ? "measured_distinct_tiles" : "measured configurations") +
-                 " finalists=" + std::to_string(finalists));
+    SCOPED_TRACE(distinct_tiles ? "measured_distinct_tiles" : "measured configurations");
     for (const GemmRunProblem& p : problems) {
       std::string reason, configuration;
       EXPECT_TRUE(check_gpu_case(p, seed + index++, 1.0, 0.0, &reason, GemmChoice::kMeasured,
                                  &configuration, options))
           << reason;
       EXPECT_NE(configuration.find("measured"), std::string::npos) << configuration;
-      EXPECT_EQ(configuration.find("runoff") != std::string::npos, finalists > 1) << configuration;
     }
   }
 }

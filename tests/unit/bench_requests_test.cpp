@@ -114,14 +114,6 @@ TEST(BenchRequests, InteractionAndGemmRunNameTheirFlags) {
   // The library's defaults unless the flags say otherwise.
   EXPECT_EQ(run_request->options.measured_candidates_per_source, gemm::GemmOptions{}.measured_candidates_per_source);
   EXPECT_EQ(run_request->options.measured_distinct_tiles, gemm::GemmOptions{}.measured_distinct_tiles);
-  EXPECT_EQ(run_request->options.measured_finalists, gemm::GemmOptions{}.measured_finalists);
-  gemm_run.measured_finalists = -1;
-  EXPECT_NE(error_of(gemm_run_bench_request_from_settings(gemm_run)).find("--measured-finalists=-1"),
-            std::string::npos);
-  gemm_run.measured_finalists = 3;
-  run_request = gemm_run_bench_request_from_settings(gemm_run);
-  ASSERT_TRUE(run_request.is_ok()) << run_request.status().to_string();
-  EXPECT_EQ(run_request->options.measured_finalists, 3);
   gemm_run.measured_per_source = 3;
   gemm_run.measured_model_list = "configs";
   run_request = gemm_run_bench_request_from_settings(gemm_run);

@@ -170,17 +170,17 @@ void add_bench_interaction(CLI::App& bench, Outcome& outcome) {
 
 void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   auto args = std::make_shared<bench::GemmRunBenchSettings>();
+  auto& r = args->request;
   auto* cmd = bench.add_subcommand("gemm-run", "DLRM dense-layer GEMMs through gemm::Gemm::run vs the oracle");
-  cmd->add_option("--model", args->request.model, "all, dlrm-kaggle or dlrm-v2");
-  cmd->add_option("--batch-size", args->request.batch_size, "batch (N of forward/data-grad, K of weight-grad)");
+  cmd->add_option("--model", r.model, "all, dlrm-kaggle or dlrm-v2");
+  cmd->add_option("--batch-size", r.batch_size, "batch size (N of forward/data-gradient, K of weight-gradient)");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32 (run as TF32)");
-  add_bench_flags(cmd, args->timing, TimingFlags::kCounts, args->request.out);
+  add_bench_flags(cmd, args->timing, TimingFlags::kCounts, r.out);
   cmd->add_option("--gemm-choice", args->gemm_choice, "measured (the trainer's default), auto, model, heuristic");
   cmd->add_option("--measured-per-source", args->measured_per_source, "measured: candidates timed per source");
   cmd->add_option("--measured-model-list", args->measured_model_list, "measured: the model's best tiles or configs");
-  cmd->add_option("--measured-finalists", args->measured_finalists, "measured: the fastest timed again side by side");
   cmd->add_flag("--no-oracle", args->skip_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
-  cmd->add_option("--hw", args->request.options.hardware, "catalogue entry the selector models (default: the device's)");
+  cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models (default: the device's own entry)");
   cmd->callback([args, &outcome] {
     outcome.status = run_on_cuda_device(
         "bench gemm-run", bench::gemm_run_bench_request_from_settings(*args),

@@ -41,7 +41,6 @@ struct GemmRunBenchOptions {
   // gemm_choice=measured's pool (GemmOptions::measured_candidates_per_source / _distinct_tiles).
   int measured_candidates_per_source = gemm::GemmOptions{}.measured_candidates_per_source;
   bool measured_distinct_tiles = gemm::GemmOptions{}.measured_distinct_tiles;
-  int measured_finalists = gemm::GemmOptions{}.measured_finalists;  // GemmOptions::measured_finalists
   // The oracle: every candidate the problem's descriptor (run epilogue included) accepts, timed
   // as GemmChoice::kMeasured times its pool, the fastest then timed like the others.
   bool measure_oracle = true;
@@ -99,7 +98,6 @@ struct GemmRunBenchSettings {
   int measured_per_source = gemm::GemmOptions{}.measured_candidates_per_source;  // >= 1
   // configs or tiles (measured_distinct_tiles); default: GemmOptions'.
   std::string measured_model_list = gemm::GemmOptions{}.measured_distinct_tiles ? "tiles" : "configs";
-  int measured_finalists = gemm::GemmOptions{}.measured_finalists;  // >= 0
 };
 // CPU: the checked request (kInvalidArgument naming the flag); its problems listed once as a check.
 Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBenchSettings& settings);

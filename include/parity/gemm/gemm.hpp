@@ -111,11 +111,6 @@ struct GemmOptions {
   // predict alike and time within ~1% of each other, so distinct tiles spread the timings over
   // more of the kernels the oracle finds fastest. The heuristic's list is unchanged.
   bool measured_distinct_tiles = true;
-  // GemmChoice::kMeasured: after every candidate is timed once, this many of the fastest are timed
-  // again side by side (kMeasureRunoffRounds rounds, interleaved) and the lowest median of the
-  // rounds wins; 0 or 1 = the first pass decides. Timed one after another, the candidates see the
-  // clocks drift (the oracle's pass has timed one kernel 17% slower than the choice's pass did).
-  int measured_finalists = 0;
 };
 inline constexpr int kMaxHeuristicCandidates = 64;
 

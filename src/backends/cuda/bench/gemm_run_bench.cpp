@@ -31,9 +31,6 @@ using gemm::GemmRunProblem;
 using gemm::RunEpilogue;
 namespace lt = gemm::lt;
 
-// The oracle's runoff: its pass times every accepted candidate (dozens to hundreds) one after another.
-constexpr int kOracleFinalists = 3;
-
 // Fills `buffer` with bytes tiled from a random pool of values in `dtype` (device copies only).
 Status fill_random(gpu::DeviceBuffer& buffer, DType dtype, std::uint64_t seed) {
   constexpr std::size_t kPoolBytes = 4u << 20;
@@ -213,7 +210,6 @@ Status bench_one(const lt::Handle& handle,
   gemm_options.hardware = options.hardware;
   gemm_options.measured_candidates_per_source = options.measured_candidates_per_source;
   gemm_options.measured_distinct_tiles = options.measured_distinct_tiles;
-  gemm_options.measured_finalists = options.measured_finalists;
   const auto start = std::chrono::steady_clock::now();
   PARITY_ASSIGN_OR_RETURN(const gemm::Gemm chosen,
                           gemm::Gemm::create(p, gpu_context, gemm_options));
@@ -244,8 +240,6 @@ Status bench_one(const lt::Handle& handle,
     gemm::GemmOptions oracle_options;
     oracle_options.hardware = options.hardware;
     oracle_options.measured_candidates_per_source = 1 << 20;
-    // Its pass times every candidate one after another; the fastest few are timed again side by side.
-    oracle_options.measured_finalists = std::max(kOracleFinalists, options.measured_finalists);
     const ExecutionContext oracle_context{DeviceKind::kGpu, nullptr, false, GemmChoice::kMeasured};
     // The backend itself (not a Gemm) so that every timed candidate can be reported.
     PARITY_ASSIGN_OR_RETURN(
@@ -364,7 +358,6 @@ Result<std::string> run_gemm_run_bench_report(
       {"gemm_choice", std::string(gemm_choice_name(options.gemm_choice))},
       {"measured_candidates_per_source", options.measured_candidates_per_source},
       {"measured_model_list", options.measured_distinct_tiles ? "tiles" : "configs"},
-      {"measured_finalists", options.measured_finalists},
       {"oracle", options.measure_oracle
                      ? "every candidate the run descriptor (epilogue included) accepts, timed once "
                        "as gemm_choice=measured times its pool; the fastest timed like the others"

@@ -334,8 +334,6 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   // would not pick (e.g. a 256 x 1 x 65536 bf16 weight gradient with the bias gradient, whose
   // only accepted model candidate took 11.9 ms where the trainer's TF32-copy fallback takes
   // microseconds). So kMeasured is never less available, nor slower, than kVendorHeuristic.
-  PARITY_CHECK_ARG(options.measured_finalists >= 0, "gemm: measured_finalists=", options.measured_finalists,
-                   " must be >= 0");
   PARITY_CHECK_ARG(options.measured_candidates_per_source >= 1,
                    "gemm: measured_candidates_per_source=", options.measured_candidates_per_source,
                    " must be >= 1");
@@ -352,22 +350,18 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   const bool sets_aux = epilogue_aux_kind(p_.epilogue) != AuxKind::kNone;
   if (sets_bias) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buffers.bias.data()));
   if (sets_aux) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buffers.aux.data()));
-  auto time_candidate = [&](std::size_t i) {
-    return time_matmul_us(handle_, lt_.desc, lt_.a, lt_.b, lt_.c, pool[i].algo, buffers);
-  };
-  std::vector<double> first_pass_us(pool.size(), std::numeric_limits<double>::infinity());
-  std::vector<TimedCandidate> timed;
-  for (std::size_t i = 0; i < pool.size(); ++i) {
-    auto us = time_candidate(i);
-    if (!us.is_ok()) continue;
-    first_pass_us[i] = *us;
-    auto text = lt::read_config(pool[i].algo);
-    timed.push_back({(text.is_ok() ? lt::describe_config(*text) : std::string("?")) + " [" + pool[i].how + "]", *us});
-  }
   std::size_t best = pool.size();
   double best_us = std::numeric_limits<double>::infinity();
-  if (!timed.empty()) {
-    PARITY_ASSIGN_OR_RETURN(best, runoff_fastest(first_pass_us, options.measured_finalists, time_candidate, &best_us));
+  std::vector<TimedCandidate> timed;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    auto us = time_matmul_us(handle_, lt_.desc, lt_.a, lt_.b, lt_.c, pool[i].algo, buffers);
+    if (!us.is_ok()) continue;
+    auto text = lt::read_config(pool[i].algo);
+    timed.push_back({(text.is_ok() ? lt::describe_config(*text) : std::string("?")) + " [" + pool[i].how + "]", *us});
+    if (*us < best_us) {
+      best_us = *us;
+      best = i;
+    }
   }
   // Back to the stand-ins: run() sets the caller's pointers (bias_set_ / aux_set_ say which).
   const void* stand_in = state.placeholder.as<std::uint8_t>() + kVectorAlignmentBytes;
@@ -379,11 +373,8 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   Chosen chosen = pool[best];
   chosen.timed = std::move(timed);
-  chosen.how = parity::detail::concat("measured: ", chosen.how, ", ", best_us, " us, fastest of ", pool.size(),
-                                      options.measured_finalists > 1 ? " after a runoff of the " : "",
-                                      options.measured_finalists > 1 ? std::to_string(options.measured_finalists) : "",
-                                      options.measured_finalists > 1 ? " fastest" : "", "; measuring took ", spent_ms,
-                                      " ms");
+  chosen.how = parity::detail::concat("measured: ", chosen.how, ", ", best_us, " us, fastest of ",
+                                      pool.size(), "; measuring took ", spent_ms, " ms");
   return chosen;
 }
 

@@ -4,9 +4,6 @@
 
 #include <cublasLt.h>
 
-#include <functional>
-#include <vector>
-
 #include "parity/core/gpu.hpp"
 #include "parity/core/status.hpp"
 #include "parity/gemm/gemm.hpp"
@@ -19,12 +16,8 @@ namespace parity::gemm::detail {
 inline constexpr int kMeasureWarmups = 2;
 inline constexpr int kMeasureReps = 5;
 inline constexpr int kMeasureTrials = 3;
-// GemmOptions::measured_finalists: rounds of the runoff (each times every finalist once).
-inline constexpr int kMeasureRunoffRounds = 5;
 
-// Scratch operands the candidates run on: A and B normal random values in their type (the data a
-// layer multiplies, so the tensor cores draw the power they draw in training; constant operands
-// draw less and let the clocks run higher), D, aux and bias zero; results are discarded.
+// Scratch operands the candidates run on (small finite values; results are discarded).
 struct MeasureBuffers {
   gpu::DeviceBuffer a, b, d, aux, bias, workspace;
 };
@@ -40,12 +33,5 @@ Result<double> time_matmul_us(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
                               cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                               cublasLtMatrixLayout_t c, const cublasLtMatmulAlgo_t& algo,
                               const MeasureBuffers& buffers);
-
-// The index (into `first_pass_us`) of the runoff's winner: the `finalists` fastest of the first
-// pass (infinite entries never ran) timed again by `time_candidate` in kMeasureRunoffRounds
-// interleaved rounds; the lowest median wins and *best_us is set to it. Needs >= 1 finite entry.
-Result<std::size_t> runoff_fastest(const std::vector<double>& first_pass_us, int finalists,
-                                   const std::function<Result<double>(std::size_t)>& time_candidate,
-                                   double* best_us);
 
 }  // namespace parity::gemm::detail
