@@ -218,6 +218,18 @@ TEST(GemmCalibrationShapes, EleventhTestSuiteIsDisjointFromEveryEarlierSuite) {
        "bench/shapes/gemm_shapes_test10.csv"});
 }
 
+TEST(GemmCalibrationShapes, TwelfthTestSuiteIsDisjointFromEveryEarlierSuite) {
+  expect_disjoint_test_suite(
+      "bench/shapes/gemm_shapes_test12.csv",
+      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
+       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
+       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
+       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv",
+       "bench/shapes/gemm_shapes_test6.csv", "bench/shapes/gemm_shapes_test7.csv",
+       "bench/shapes/gemm_shapes_test8.csv", "bench/shapes/gemm_shapes_test9.csv",
+       "bench/shapes/gemm_shapes_test10.csv", "bench/shapes/gemm_shapes_test11.csv"});
+}
+
 TEST(GemmCalibrationShapes, EvaluationRowsAreRefusedByNameAndBySize) {
   ShapeSuite suite;
   // Row 0 calibrates, rows 1 and 2 evaluate; row 1 repeats row 0's size under another name.
