@@ -4,9 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <initializer_list>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "common/test_support.hpp"
 #include "parity/gemm/calibration.hpp"
@@ -90,14 +91,24 @@ TEST(GemmCalibrationShapes, SecondExtraCsvParsesToAlignedTallSkinnyAndSmallKShap
 // A test suite (scored once, at the end of one model change) shares no size and no name with any
 // suite that steered or scored a model before it, and keeps its design: ~75 valid shapes, a 25-40%
 // misaligned share (rows not 16-byte aligned: the non-TMA kernels).
-void expect_disjoint_test_suite(const char* suite_file, std::initializer_list<const char*> earlier_files) {
+void expect_disjoint_test_suite(int number) {
+  const std::string suite_path = "bench/shapes/gemm_shapes_test" + std::to_string(number) + ".csv";
+  const char* suite_file = suite_path.c_str();
+  // Every suite before it: the dev suite, both calibration extras, test, then test2 .. test<number - 1>.
+  std::vector<std::string> earlier_files = {"bench/shapes/gemm_shapes_dev.csv",
+                                            "bench/shapes/gemm_shapes_calibration_extra.csv",
+                                            "bench/shapes/gemm_shapes_calibration_extra2.csv",
+                                            "bench/shapes/gemm_shapes_test.csv"};
+  for (int earlier = 2; earlier < number; ++earlier) {
+    earlier_files.push_back("bench/shapes/gemm_shapes_test" + std::to_string(earlier) + ".csv");
+  }
   const ShapeSuite suite = suite_at(suite_file);
   ASSERT_GE(suite.names.size(), 70u);
   ASSERT_LE(suite.names.size(), 90u);
   std::set<Size> earlier_sizes;
   std::set<std::string> earlier_names;
-  for (const char* file : earlier_files) {
-    const ShapeSuite earlier = suite_at(file);
+  for (const std::string& file : earlier_files) {
+    const ShapeSuite earlier = suite_at(file.c_str());
     EXPECT_GE(earlier.names.size(), 20u) << file;
     earlier_names.insert(earlier.names.begin(), earlier.names.end());
     for (const auto& p : earlier.problems) earlier_sizes.emplace(p.m, p.n, p.k);
@@ -120,114 +131,15 @@ void expect_disjoint_test_suite(const char* suite_file, std::initializer_list<co
   EXPECT_LE(misaligned_share, 0.40) << suite_file;
 }
 
-TEST(GemmCalibrationShapes, ThirdTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test3.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv"});
-}
-
-// The fourth (for the model change after run 47): disjoint from the third too.
-TEST(GemmCalibrationShapes, FourthTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test4.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv"});
-}
-
-// The fifth (for the model change after run 55): disjoint from the fourth too.
-TEST(GemmCalibrationShapes, FifthTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test5.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv"});
-}
-
-// The sixth (for the model change after run 85): disjoint from the fifth too.
-TEST(GemmCalibrationShapes, SixthTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test6.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv"});
-}
-
-// The seventh (the H200 score of the current model): disjoint from the sixth too.
-TEST(GemmCalibrationShapes, SeventhTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test7.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv",
-       "bench/shapes/gemm_shapes_test6.csv"});
-}
-
-// The eighth (the H200 score of the next model change: the legacy latency as a time): disjoint from
-// the seventh too.
-TEST(GemmCalibrationShapes, EighthTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test8.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv",
-       "bench/shapes/gemm_shapes_test6.csv", "bench/shapes/gemm_shapes_test7.csv"});
-}
-
-// The ninth (the next model change's score: the H100 calibration and the GEMM hardware resolved from
-// the device): disjoint from the eighth too.
-TEST(GemmCalibrationShapes, NinthTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test9.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv",
-       "bench/shapes/gemm_shapes_test6.csv", "bench/shapes/gemm_shapes_test7.csv",
-       "bench/shapes/gemm_shapes_test8.csv"});
-}
-
-// The tenth (the next model change's score, after the ninth was spent in run 89): disjoint from the
-// ninth too.
-TEST(GemmCalibrationShapes, TenthTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test10.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv",
-       "bench/shapes/gemm_shapes_test6.csv", "bench/shapes/gemm_shapes_test7.csv",
-       "bench/shapes/gemm_shapes_test8.csv", "bench/shapes/gemm_shapes_test9.csv"});
-}
-
-TEST(GemmCalibrationShapes, EleventhTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test11.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv",
-       "bench/shapes/gemm_shapes_test6.csv", "bench/shapes/gemm_shapes_test7.csv",
-       "bench/shapes/gemm_shapes_test8.csv", "bench/shapes/gemm_shapes_test9.csv",
-       "bench/shapes/gemm_shapes_test10.csv"});
-}
-
-TEST(GemmCalibrationShapes, TwelfthTestSuiteIsDisjointFromEveryEarlierSuite) {
-  expect_disjoint_test_suite(
-      "bench/shapes/gemm_shapes_test12.csv",
-      {"bench/shapes/gemm_shapes_dev.csv", "bench/shapes/gemm_shapes_calibration_extra.csv",
-       "bench/shapes/gemm_shapes_calibration_extra2.csv", "bench/shapes/gemm_shapes_test.csv",
-       "bench/shapes/gemm_shapes_test2.csv", "bench/shapes/gemm_shapes_test3.csv",
-       "bench/shapes/gemm_shapes_test4.csv", "bench/shapes/gemm_shapes_test5.csv",
-       "bench/shapes/gemm_shapes_test6.csv", "bench/shapes/gemm_shapes_test7.csv",
-       "bench/shapes/gemm_shapes_test8.csv", "bench/shapes/gemm_shapes_test9.csv",
-       "bench/shapes/gemm_shapes_test10.csv", "bench/shapes/gemm_shapes_test11.csv"});
+// Each test suite (scored once, at the end of one model change: the third for the change after run
+// 30, the fourth after run 47, the fifth after run 55, the sixth after run 85, the seventh the H200
+// score of the model then, the eighth the legacy latency as a time, the ninth the H100 calibration,
+// the tenth to twelfth the changes after it) is disjoint from every suite before it.
+TEST(GemmCalibrationShapes, EveryTestSuiteIsDisjointFromEveryEarlierSuite) {
+  for (int number = 3; number <= 12; ++number) {
+    SCOPED_TRACE("gemm_shapes_test" + std::to_string(number) + ".csv");
+    expect_disjoint_test_suite(number);
+  }
 }
 
 TEST(GemmCalibrationShapes, EvaluationRowsAreRefusedByNameAndBySize) {
