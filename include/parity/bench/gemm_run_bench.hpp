@@ -44,6 +44,11 @@ struct GemmRunBenchOptions {
   // The oracle: every candidate the problem's descriptor (run epilogue included) accepts, timed
   // as GemmChoice::kMeasured times its pool, the fastest then timed like the others.
   bool measure_oracle = true;
+  // Then this many of that pass's fastest are timed again like the chosen configuration (L2
+  // flushed, medians) and the fastest of those medians is the oracle: the back-to-back pass is the
+  // choice's own method, and its winner has run up to 1.25x slower than the choice in the medians
+  // (run 92). 0 = the pass's winner alone.
+  int oracle_flushed_finalists = 8;
   double oracle_min_timed_ms = 2.0;
   int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
   int host_samples = 21;  // sample pairs (Gemm::run and bare alternating; medians reported)
@@ -62,6 +67,8 @@ struct GemmRunBenchResult {
   std::string oracle_problem;
   std::string oracle_configuration;
   double oracle_median_ms = 0.0;  // 0 when not measured
+  double oracle_back_to_back_median_ms = 0.0;  // the back-to-back pass's winner, timed like the others
+  int oracle_flushed_finalists = 0;            // finalists timed again (flushed medians)
   // Every candidate the oracle timed: (configuration with each source's rank, microseconds).
   std::vector<std::pair<std::string, double>> oracle_candidates;
   double host_run_us = 0.0;       // median host time per Gemm::run call
