@@ -92,8 +92,7 @@ TEST(GemmCalibrationShapes, SecondExtraCsvParsesToAlignedTallSkinnyAndSmallKShap
 // suite that steered or scored a model before it, and keeps its design: ~75 valid shapes, a 25-40%
 // misaligned share (rows not 16-byte aligned: the non-TMA kernels).
 void expect_disjoint_test_suite(int number) {
-  const std::string suite_path = "bench/shapes/gemm_shapes_test" + std::to_string(number) + ".csv";
-  const char* suite_file = suite_path.c_str();
+  const std::string suite_file = "bench/shapes/gemm_shapes_test" + std::to_string(number) + ".csv";
   // Every suite before it: the dev suite, both calibration extras, test, then test2 .. test<number - 1>.
   std::vector<std::string> earlier_files = {"bench/shapes/gemm_shapes_dev.csv",
                                             "bench/shapes/gemm_shapes_calibration_extra.csv",
@@ -108,7 +107,7 @@ void expect_disjoint_test_suite(int number) {
   std::set<Size> earlier_sizes;
   std::set<std::string> earlier_names;
   for (const std::string& file : earlier_files) {
-    const ShapeSuite earlier = suite_at(file.c_str());
+    const ShapeSuite earlier = suite_at(file);
     EXPECT_GE(earlier.names.size(), 20u) << file;
     earlier_names.insert(earlier.names.begin(), earlier.names.end());
     for (const auto& p : earlier.problems) earlier_sizes.emplace(p.m, p.n, p.k);

@@ -44,8 +44,8 @@ struct GemmRunBenchOptions {
   // The oracle: every candidate the problem's descriptor (run epilogue included) accepts, timed
   // as GemmChoice::kMeasured times its pool, the fastest then timed like the others.
   bool measure_oracle = true;
-  // Then this many of that pass's fastest are timed again like the chosen configuration (L2
-  // flushed, medians) and the fastest of those medians is the oracle: the back-to-back pass is the
+  // Then this many of that pass's next fastest after its winner are timed like the chosen
+  // configuration too (L2 flushed, medians) and the fastest of those medians is the oracle: the back-to-back pass is the
   // choice's own method, and its winner has run up to 1.25x slower than the choice in the medians
   // (run 92). 0 = the pass's winner alone.
   int oracle_flushed_finalists = 8;

@@ -202,17 +202,18 @@ Result<HostTimes> host_times(const lt::Handle& handle, const GemmRunProblem& p,
       options.host_calls, options.host_samples);
 }
 
-// GemmRunBenchOptions::oracle_flushed_finalists: the oracle pass's fastest candidates, forced one
-// at a time and timed like the chosen configuration; a faster median replaces the oracle. A
-// candidate whose text does not force (or that does not run) is skipped.
+// GemmRunBenchOptions::oracle_flushed_finalists: the oracle pass's next fastest candidates after
+// its winner (already timed like the chosen configuration), forced one at a time and timed the same
+// way; a faster median replaces the oracle. A candidate whose text does not force (or that does not
+// run) is skipped.
 void retime_oracle_finalists(const GemmRunProblem& p, const ExecutionContext& context, gemm::GemmOptions forced,
                              const DeviceOperands& operands, const GemmRunBenchOptions& options,
                              GemmRunBenchResult* result) {
   auto sorted = result->oracle_candidates;
   std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
   const auto wanted = static_cast<std::size_t>(std::max(options.oracle_flushed_finalists, 0));
-  const std::size_t count = std::min(sorted.size(), wanted);
-  for (std::size_t i = 0; i < count; ++i) {
+  const std::size_t end = std::min(sorted.size(), wanted + 1);
+  for (std::size_t i = 1; i < end; ++i) {
     forced.forced_configuration = sorted[i].first.substr(0, sorted[i].first.find(" ["));
     auto finalist = gemm::Gemm::create(p, context, forced);
     if (!finalist.is_ok() || finalist->workspace_bytes() > static_cast<std::int64_t>(operands.workspace.size_bytes())) {
@@ -391,7 +392,7 @@ Result<std::string> run_gemm_run_bench_report(
       {"oracle", options.measure_oracle
                      ? "every candidate the run descriptor (epilogue included) accepts, timed once "
                        "as gemm_choice=measured times its pool; the fastest of that pass and its "
-                       "oracle_flushed_finalists fastest timed like the others, the lowest median wins"
+                       "oracle_flushed_finalists next fastest timed like the others, the lowest median wins"
                      : "off"},
       {"oracle_flushed_finalists", options.oracle_flushed_finalists},
       {"host_calls", options.host_calls},
