@@ -71,6 +71,9 @@ Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBe
                    "bench gemm-run: --measured-model-list=", settings.measured_model_list,
                    "; expected configs or tiles");
   request.options.measured_distinct_tiles = settings.measured_model_list == "tiles";
+  PARITY_CHECK_ARG(settings.measured_timing == "flushed" || settings.measured_timing == "back-to-back",
+                   "bench gemm-run: --measured-timing=", settings.measured_timing, "; expected flushed or back-to-back");
+  request.options.measured_flush_l2 = settings.measured_timing == "flushed";
   PARITY_RETURN_IF_ERROR(gemm_run_bench_problems(request).status());
   return request;
 }

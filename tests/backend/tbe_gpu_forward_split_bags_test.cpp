@@ -85,8 +85,9 @@ TEST(GpuTbeForwardSplitBags, FewLongBagsWithWeightsAndMeanMatchReference) {
 
 // The rule on the development shapes (H200: 132 SMs): test set 4's 00 (6144 bags of 45, D=16 fp32)
 // splits 8 ways (a warp per bag), 08 (57344 bags of 76, D=16 fp16) 4 ways; C7-sized batches (2M
-// bags) and bags of at most one pass (L=8) do not split, nor rows past 128 bytes.
-TEST(GpuTbeForwardSplitBags, RuleSplitsOnlyFewLongBags) {
+// bags) of long bags in two (kSplitLongBagMinMeanRows = 24 rows on average: 2M of 45 split, 2M
+// of 23 and 114688 of 8 do not); bags of at most one pass (L=8) not at all, nor rows past 128 bytes.
+TEST(GpuTbeForwardSplitBags, RuleSplitsFewOrLongBags) {
   const auto set4_00 = testing::make_problem({{65000, 16}, {900000, 16}, {7203000, 16}}, 2048, 3 * 2048 * 45,
                                              DType::kI32, DType::kF32, DType::kF32, PoolingMode::kSum, true);
   EXPECT_EQ(egpu::narrow_rows_split_parts(set4_00, 132), 8);
@@ -94,7 +95,15 @@ TEST(GpuTbeForwardSplitBags, RuleSplitsOnlyFewLongBags) {
   const auto set4_08 = testing::make_problem(seven_fp16, 8192, 7 * 8192 * 76, DType::kI32, DType::kF16);
   EXPECT_EQ(egpu::narrow_rows_split_parts(set4_08, 132), 4);
   const std::vector<TableSpec> many(32, TableSpec{100000, 16});
-  EXPECT_EQ(egpu::narrow_rows_split_parts(testing::make_problem(many, 65536, 32LL * 65536 * 45), 132), 1);
+  EXPECT_EQ(egpu::narrow_rows_split_parts(testing::make_problem(many, 65536, 32LL * 65536 * 45), 132), 2);
+  EXPECT_EQ(egpu::narrow_rows_split_parts(testing::make_problem(many, 65536, 32LL * 65536 * 23), 132), 1);
+  const std::vector<TableSpec> seven_bf16_d52(7, TableSpec{100000, 52});  // spent set 14's 02, shorter bags
+  EXPECT_EQ(egpu::narrow_rows_split_parts(
+                testing::make_problem(seven_bf16_d52, 16384, 7 * 16384 * 8, DType::kI32, DType::kBF16), 132),
+            1);
+  EXPECT_EQ(egpu::narrow_rows_split_parts(
+                testing::make_problem(seven_bf16_d52, 16384, 7 * 16384 * 55, DType::kI32, DType::kBF16), 132),
+            2);
   EXPECT_EQ(egpu::narrow_rows_split_parts(testing::make_problem({{1000, 16}}, 2048, 2048 * 8), 132), 1);
   EXPECT_EQ(egpu::narrow_rows_split_parts(testing::make_problem({{1000, 64}}, 2048, 2048 * 45), 132), 1);
 }

@@ -124,6 +124,19 @@ TEST(BenchRequests, InteractionAndGemmRunNameTheirFlags) {
   run_request = gemm_run_bench_request_from_settings(gemm_run);
   ASSERT_TRUE(run_request.is_ok()) << run_request.status().to_string();
   EXPECT_TRUE(run_request->options.measured_distinct_tiles);
+  EXPECT_EQ(run_request->options.measured_flush_l2, gemm::GemmOptions{}.measured_flush_l2);
+  gemm_run.measured_timing = "back-to-back";
+  run_request = gemm_run_bench_request_from_settings(gemm_run);
+  ASSERT_TRUE(run_request.is_ok()) << run_request.status().to_string();
+  EXPECT_FALSE(run_request->options.measured_flush_l2);
+  gemm_run.measured_timing = "flushed";
+  run_request = gemm_run_bench_request_from_settings(gemm_run);
+  ASSERT_TRUE(run_request.is_ok()) << run_request.status().to_string();
+  EXPECT_TRUE(run_request->options.measured_flush_l2);
+  gemm_run.measured_timing = "Flushed";
+  EXPECT_NE(error_of(gemm_run_bench_request_from_settings(gemm_run)).find("--measured-timing=Flushed;"),
+            std::string::npos);
+  gemm_run.measured_timing = "flushed";
   gemm_run.measured_model_list = "tile";
   EXPECT_NE(error_of(gemm_run_bench_request_from_settings(gemm_run)).find("--measured-model-list=tile;"),
             std::string::npos);

@@ -179,6 +179,7 @@ void add_bench_gemm_run(CLI::App& bench, Outcome& outcome) {
   cmd->add_option("--gemm-choice", args->gemm_choice, "measured (the trainer's default), auto, model, heuristic");
   cmd->add_option("--measured-per-source", args->measured_per_source, "measured: candidates timed per source");
   cmd->add_option("--measured-model-list", args->measured_model_list, "measured: the model's best tiles or configs");
+  cmd->add_option("--measured-timing", args->measured_timing, "measured: flushed (medians) or back-to-back");
   cmd->add_flag("--no-oracle", args->skip_oracle, "skip the oracle (fast: Gemm::run, heuristic, host time only)");
   cmd->add_option("--hw", r.options.hardware, "catalogue entry the selector models (default: the device's own entry)");
   cmd->callback([args, &outcome] {

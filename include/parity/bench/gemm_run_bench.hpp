@@ -41,13 +41,15 @@ struct GemmRunBenchOptions {
   // gemm_choice=measured's pool (GemmOptions::measured_candidates_per_source / _distinct_tiles).
   int measured_candidates_per_source = gemm::GemmOptions{}.measured_candidates_per_source;
   bool measured_distinct_tiles = gemm::GemmOptions{}.measured_distinct_tiles;
+  // gemm_choice=measured's timing (GemmOptions::measured_flush_l2); the oracle's pass is always flushed.
+  bool measured_flush_l2 = gemm::GemmOptions{}.measured_flush_l2;
   // The oracle: every candidate the problem's descriptor (run epilogue included) accepts, timed
-  // as GemmChoice::kMeasured times its pool, the fastest then timed like the others.
+  // as GemmChoice::kMeasured times its pool (flushed medians), the fastest then timed like the others.
   bool measure_oracle = true;
   // Then this many of that pass's next fastest after its winner are timed like the chosen
-  // configuration too (L2 flushed, medians) and the fastest of those medians is the oracle: the back-to-back pass is the
-  // choice's own method, and its winner has run up to 1.25x slower than the choice in the medians
-  // (run 92). 0 = the pass's winner alone.
+  // configuration too (L2 flushed, medians of the bench's repetitions) and the fastest of those medians is the
+  // oracle: the pass ranks on 9 runs each, so close candidates can swap (run 92, back-to-back pass:
+  // its winner ran up to 1.25x slower than the choice). 0 = the pass's winner alone.
   int oracle_flushed_finalists = 8;
   double oracle_min_timed_ms = 2.0;
   int host_calls = 50;   // Gemm::run / bare cublasLtMatmul calls per host-time sample
@@ -67,7 +69,7 @@ struct GemmRunBenchResult {
   std::string oracle_problem;
   std::string oracle_configuration;
   double oracle_median_ms = 0.0;  // 0 when not measured
-  double oracle_back_to_back_median_ms = 0.0;  // the back-to-back pass's winner, timed like the others
+  double oracle_pass_winner_median_ms = 0.0;  // the oracle pass's winner, timed like the others
   int oracle_flushed_finalists = 0;            // finalists timed again (flushed medians)
   // Every candidate the oracle timed: (configuration with each source's rank, microseconds).
   std::vector<std::pair<std::string, double>> oracle_candidates;
@@ -105,6 +107,8 @@ struct GemmRunBenchSettings {
   int measured_per_source = gemm::GemmOptions{}.measured_candidates_per_source;  // >= 1
   // configs or tiles (measured_distinct_tiles); default: GemmOptions'.
   std::string measured_model_list = gemm::GemmOptions{}.measured_distinct_tiles ? "tiles" : "configs";
+  // flushed or back-to-back (measured_flush_l2); default: GemmOptions'.
+  std::string measured_timing = gemm::GemmOptions{}.measured_flush_l2 ? "flushed" : "back-to-back";
 };
 // CPU: the checked request (kInvalidArgument naming the flag); its problems listed once as a check.
 Result<GemmRunBenchRequest> gemm_run_bench_request_from_settings(const GemmRunBenchSettings& settings);

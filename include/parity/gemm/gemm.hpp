@@ -111,6 +111,11 @@ struct GemmOptions {
   // predict alike and time within ~1% of each other, so distinct tiles spread the timings over
   // more of the kernels the oracle finds fastest. The heuristic's list is unchanged.
   bool measured_distinct_tiles = true;
+  // GemmChoice::kMeasured: each candidate timed as the median of runs that each follow an L2
+  // flush (true: how the oracle and every benchmark figure time a GEMM, so the choice ranks what
+  // they rank) or as the best mean of back-to-back runs on a warm L2 (false: run 92's method,
+  // whose pick ran up to 1.13x slower than the oracle's on ~25-100 us GEMMs).
+  bool measured_flush_l2 = true;
 };
 inline constexpr int kMaxHeuristicCandidates = 64;
 

@@ -345,7 +345,7 @@ Result<Chosen> GpuGemmRun::measure_fastest(DeviceState& state, const GemmOptions
   if (model.is_ok()) add_unique(*model);
   add_unique(heuristic);
   PARITY_ASSIGN_OR_RETURN(const MeasureBuffers buffers,
-                          allocate_measure_buffers(p_, lt::kMaxWorkspaceBytes));
+                          allocate_measure_buffers(p_, lt::kMaxWorkspaceBytes, options.measured_flush_l2));
   const bool sets_bias = epilogue_reads_bias(p_.epilogue) || p_.bias_grad_length() > 0;
   const bool sets_aux = epilogue_aux_kind(p_.epilogue) != AuxKind::kNone;
   if (sets_bias) PARITY_RETURN_IF_ERROR(set_desc(lt_.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buffers.bias.data()));
