@@ -109,6 +109,25 @@ TEST(GpuTbeForwardWidths, ShortBagRuleCoversRowsUpTo512Bytes) {
   const Status not_fp32 = egpu::fp32_short_bags_forward_fits(five_bf16);
   EXPECT_NE(not_fp32.message().find("not fp32"), std::string::npos) << not_fp32.message();
   EXPECT_EQ(egpu::select_forward_kernel(five_bf16), egpu::ForwardKernel::kWarpTileShortBagsLight);
+  const Status one_dim = egpu::mixed_16_bit_short_bags_forward_fits(five_bf16);
+  EXPECT_NE(one_dim.message().find("every feature has dim 128"), std::string::npos) << one_dim.message();
+  // Mixed 16-bit widths past 128 bytes take the wide tiles past 4 per bag
+  // (mixed_16_bit_short_bags_forward_fits); narrow mixes and bags of 4 stay on the light tiles.
+  const auto mixed_fp16 = testing::make_problem({{100, 16}, {100, 64}, {100, 240}}, 8, 3 * past_four, DType::kI32,
+                                                DType::kF16);
+  EXPECT_TRUE(egpu::mixed_16_bit_short_bags_forward_fits(mixed_fp16).is_ok());
+  EXPECT_EQ(egpu::select_forward_kernel(mixed_fp16), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+  const auto mixed_narrow_fp16 =
+      testing::make_problem({{100, 16}, {100, 64}}, 8, 2 * past_four, DType::kI32, DType::kF16);
+  const Status narrow = egpu::mixed_16_bit_short_bags_forward_fits(mixed_narrow_fp16);
+  EXPECT_NE(narrow.message().find("is narrow"), std::string::npos) << narrow.message();
+  EXPECT_EQ(egpu::select_forward_kernel(mixed_narrow_fp16), egpu::ForwardKernel::kWarpTileShortBagsLight);
+  const auto mixed_fp16_four = testing::make_problem({{100, 16}, {100, 64}, {100, 240}}, 8,
+                                                     3 * egpu::kFp32ShortBagsMinMeanIndices * 8, DType::kI32, DType::kF16);
+  EXPECT_NE(egpu::mixed_16_bit_short_bags_forward_fits(mixed_fp16_four).message().find("at most 4 per bag"),
+            std::string::npos);
+  EXPECT_EQ(egpu::select_forward_kernel(mixed_fp16_four), egpu::ForwardKernel::kWarpTileShortBagsLight);
+  EXPECT_NE(egpu::mixed_16_bit_short_bags_forward_fits(five_128).message().find("fp32"), std::string::npos);
   const auto four_128 = testing::make_problem({{100, 128}}, 8, egpu::kFp32ShortBagsMinMeanIndices * 8);
   const Status at_four = egpu::fp32_short_bags_forward_fits(four_128);
   EXPECT_NE(at_four.message().find("at most 4 per bag"), std::string::npos) << at_four.message();
@@ -156,6 +175,43 @@ TEST(GpuTbeForwardWidths, MixedWidthShortBagsTakeTheWideTiles) {
   expect_refused(testing::make_problem({{100, 256}, {200, 256}}, bags_per_feature, max_indices), "every feature");
   expect_refused(testing::make_problem({{100, 16}, {100, 32}}, bags_per_feature, max_indices), "narrow");
   expect_refused(testing::make_problem({{100, 16}, {100, 1024}}, bags_per_feature, max_indices), "2048");
+}
+
+// kAuto on mixed 16-bit widths in bags of 6 (mixed_16_bit_short_bags_forward_fits: the wide tiles),
+// fp16 and bf16, weighted sum and mean, fp32 and 16-bit output, against the fp64 reference.
+TEST(GpuTbeForwardWidths, Mixed16BitShortBagsMatchReference) {
+  PARITY_REQUIRE_GPU();
+  const auto seed = testing::test_seed(931);
+  SCOPED_TRACE(testing::seed_trace(seed));
+  int case_number = 0;
+  for (const DType weights_dtype : {DType::kF16, DType::kBF16}) {
+    for (const PoolingMode pooling : {PoolingMode::kSum, PoolingMode::kMean}) {
+      ++case_number;
+      auto layout = embedding::TbeLayout::create({{700, 16}, {3000, 64}, {500, 240}});
+      ASSERT_TRUE(layout.is_ok()) << layout.status().to_string();
+      SyntheticBatchOptions options;
+      options.batch_size = 900;
+      options.pooling_factor = 6;
+      options.zipf_alpha = 0.8;
+      options.weighted = pooling == PoolingMode::kSum;
+      options.seed = seed + static_cast<std::uint64_t>(case_number);
+      const auto batch = embedding::make_synthetic_batch(*layout, options);
+      embedding::TbeProblem problem{*layout};
+      problem.batch_size = options.batch_size;
+      problem.num_indices = static_cast<std::int64_t>(batch.indices.size());
+      problem.index_dtype = DType::kI32;
+      problem.weight_dtype = weights_dtype;
+      problem.output_dtype = case_number % 2 == 0 ? weights_dtype : DType::kF32;
+      problem.pooling = pooling;
+      problem.has_per_sample_weights = options.weighted;
+      SCOPED_TRACE(std::string(dtype_name(weights_dtype)) + " " + embedding::pooling_mode_name(pooling) + " out " +
+                   std::string(dtype_name(problem.output_dtype)));
+      ASSERT_EQ(egpu::select_forward_kernel(problem), egpu::ForwardKernel::kWarpTileOneHotWideRows);
+      std::vector<double> weights_ref;
+      const auto weights = embedding::make_weights(problem.layout, problem.weight_dtype, options.seed, &weights_ref);
+      testing::expect_matches_reference(problem, batch, weights_ref, testing::gpu_forward(problem, weights, batch));
+    }
+  }
 }
 
 // Needs no device. One-hot 16-bit rows of 129-512 bytes read as 16-byte pieces with a 16-bit output

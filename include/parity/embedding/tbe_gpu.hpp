@@ -184,6 +184,16 @@ Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem);
 inline constexpr std::int64_t kFp32ShortBagsMinMeanIndices = 4;
 Status fp32_short_bags_forward_fits(const TbeProblem& problem);
 
+/// The mixed 16-bit short-bags rule (kAuto's kWarpTileOneHotWideRows inside the short-bags rule):
+/// 16-bit weights over tables of more than one dim, the widest row past kNarrowRowMaxBytes,
+/// short_bags_forward_fits and more than kFp32ShortBagsMinMeanIndices indices per bag on average,
+/// and the wide tiles' reach; otherwise kUnsupported with the reason. Bags past four rows take a
+/// second pass of the light tiles, and one launch of the wide tiles sizes each tile to its own
+/// row. Run 93 (H100, spent set 15's 00: fp16 D 16/64/240, bags of 6, 49k bags, weighted): 52.6
+/// against 80.8 us. 16-bit short bags of one dim (run 72: bags of 3-4, or rows of 64 bytes) stay
+/// on the light tiles.
+Status mixed_16_bit_short_bags_forward_fits(const TbeProblem& problem);
+
 /// The many-bags rule (kAuto's kWarpTileOneHotWideRows where the group per bag would run): rows
 /// past kNarrowRowMaxBytes within the wide tiles' reach that do not fit the fitted groups, at
 /// least kManyBagsMinBags bags, and TbeProblem::max_bag_length_hint known and at most
@@ -204,7 +214,8 @@ Status many_bags_forward_fits(const TbeProblem& problem);
 
 /// Where mixed_wide_short_bags_forward_fits: kWarpTileOneHotWideRows; where
 /// one_hot_16_bit_tiles_forward_fits: kWarpTileOneHot; where many_bags_forward_fits,
-/// wide_one_hot_forward_fits or fp32_short_bags_forward_fits: kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
+/// wide_one_hot_forward_fits, fp32_short_bags_forward_fits or mixed_16_bit_short_bags_forward_fits:
+/// kWarpTileOneHotWideRows. Else, where short_bags_forward_fits:
 /// one-hot batches (num_indices <= bags) take kWarpTileOneHot, longer short bags
 /// kWarpTileShortBagsLight (run 46: D4 56.4% of copy against 43.6%, D2 55.8% against 51.9%).
 ForwardKernel select_warp_tile_kernel(const TbeProblem& problem);

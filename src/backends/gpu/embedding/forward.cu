@@ -382,6 +382,20 @@ Status fp32_short_bags_forward_fits(const TbeProblem& problem) {
   return wide_one_hot_tiles_fit(problem);
 }
 
+Status mixed_16_bit_short_bags_forward_fits(const TbeProblem& problem) {
+  const char* rule = "mixed 16-bit short bags";
+  if (problem.weight_dtype == DType::kF32) return unsupported(rule, ": weights are fp32 (the fp32 short-bags rule)");
+  if (first_feature_of_another_dim(problem.layout) < 0) {
+    return unsupported(rule, ": every feature has dim ", problem.layout.feature_dim(0));
+  }
+  PARITY_RETURN_IF_ERROR(short_bags_forward_fits(problem));
+  if (problem.num_indices <= kFp32ShortBagsMinMeanIndices * problem.num_bags()) {
+    return unsupported(rule, ": num_indices=", problem.num_indices, " is at most ", kFp32ShortBagsMinMeanIndices,
+                       " per bag on average (", problem.num_bags(), " bags); the light short-bag tiles read that in one pass");
+  }
+  return wide_tiles_fit_past_narrow(problem, rule);
+}
+
 Status many_bags_forward_fits(const TbeProblem& problem) {
   PARITY_RETURN_IF_ERROR(wide_tiles_fit_past_narrow(problem, "many bags"));
   if (fitted_groups_forward_fits(problem).is_ok()) {
@@ -431,6 +445,7 @@ ForwardKernel select_warp_tile_kernel(const TbeProblem& problem) {
   if (many_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (wide_one_hot_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   if (fp32_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
+  if (mixed_16_bit_short_bags_forward_fits(problem).is_ok()) return ForwardKernel::kWarpTileOneHotWideRows;
   return problem.num_indices <= problem.num_bags() ? ForwardKernel::kWarpTileOneHot
                                                    : ForwardKernel::kWarpTileShortBagsLight;
 }
