@@ -97,6 +97,16 @@ inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandida
 }
 
 // The candidates of a prepared TMA list grouped by macro tile and split (a tile's cluster shapes),
+// No split-K of a K-loop of at most kMaxUnsplitKTiles tiles (K <= 2 tk): its one saved iteration
+// is a pipeline fill the model's per-iteration terms overprice, while the split pays partial stores
+// and a reduction; on the 795 recorded shapes of suites 1-11 no oracle split such a loop, and the
+// model's such picks ran at 0.78-0.80 of it (docs/gemm_model.md). The exact predictions give these
+// +infinity (never chosen); the bounds stay below it.
+inline constexpr double kMaxUnsplitKTiles = 2.0;
+inline bool splits_short_k_loop(double k, double inv_tile_k, int split_k) {
+  return split_k > 1 && k * inv_tile_k <= kMaxUnsplitKTiles;
+}
+
 // for the pruned search: a group's floor terms take each member's extreme in the direction that
 // lowers coarse_bound_us (fewest padded tiles, most usable SMs, least compute and L2 time per
 // iteration, least fixed and per-byte costs), so their coarse bound is at or below every member's.

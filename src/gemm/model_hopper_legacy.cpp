@@ -5,6 +5,7 @@
 // reduce split-K partials in the output type, in fp32, or in place (atomics).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "model_hopper.hpp"
 #include "model_math.hpp"
@@ -70,6 +71,7 @@ template <bool kExplain>
 double HopperModel::predict_legacy(const HopperProblemTerms& t, const PreparedCandidate& p,
                                    TimeBreakdown* breakdown) const {
   const HopperTerms& c = p.hopper;
+  if (splits_short_k_loop(t.k, c.inv_tile_k, p.split_k)) return std::numeric_limits<double>::infinity();
   const double splits = p.split_k;
   // Candidates come grouped by tile shape: the grid's roundings are memoised per problem.
   const HopperGrid grid = hopper_grid(t, p);

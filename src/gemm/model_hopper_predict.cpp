@@ -29,6 +29,7 @@ template <bool kExplain>
 double HopperModel::predict(const HopperProblemTerms& t, const PreparedCandidate& p,
                             TimeBreakdown* breakdown) const {
   const HopperTerms& c = p.hopper;
+  if (splits_short_k_loop(t.k, c.inv_tile_k, p.split_k)) return kInfinity;
   const HopperGrid grid = hopper_grid(t, p);
   const double splits = p.split_k;
   const double sms = c.usable_sms;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common/test_support.hpp"
+#include "gemm/model_hopper.hpp"
 #include "parity/gemm/candidate_space.hpp"
 #include "parity/gemm/model.hpp"
 #include "parity/hw/catalogue.hpp"
@@ -62,7 +63,8 @@ TEST_F(HopperModelTest, MoreWavesNeverFaster) {
 }
 
 // At one alignment class: the sizes decide the alignment (rows of K elements), and a misaligned
-// problem runs other (non-TMA) kernels, so K is compared at a fixed declared alignment.
+// problem runs other (non-TMA) kernels, so K is compared at a fixed declared alignment. Split
+// candidates at K of at most two tiles (+infinity: not offered) are skipped.
 TEST_F(HopperModelTest, MonotoneInK) {
   const std::uint64_t seed = testing::test_seed(7);
   SCOPED_TRACE(testing::seed_trace(seed));
@@ -79,6 +81,8 @@ TEST_F(HopperModelTest, MonotoneInK) {
       ASSERT_EQ(p1.alignment_class_bytes(), p2.alignment_class_bytes());
       const double t1 = model_.predict_us(p1, c);
       const double t2 = model_.predict_us(p2, c);
+      // A split candidate is not offered for a K-loop of at most two tiles (ShortKLoopsAreNotSplit).
+      if (std::isinf(t1) && splits_short_k_loop(static_cast<double>(k1), 1.0 / c.tile_k, c.split_k)) continue;
       EXPECT_LE(t1, t2) << c.short_name() << " m=" << m << " n=" << n << " k=" << k1 << "->" << k2
                         << " align=" << alignment;
     }
@@ -108,6 +112,26 @@ TEST_F(HopperModelTest, SplitKHelpsOnlyWhenTilesAreFewerThanSms) {
     split.reduction = ReductionScheme::kComputeType;
     EXPECT_LT(model_.predict_us(one_tile, split), model_.predict_us(one_tile, base))
         << base.short_name();
+  }
+}
+
+// A K-loop of at most two tiles is never split (kMaxUnsplitKTiles): every split candidate of the
+// space predicts +infinity at K = 2 tk, with or without TMA, and a finite time one element later;
+// the unsplit candidates stay finite.
+TEST_F(HopperModelTest, ShortKLoopsAreNotSplit) {
+  for (const int alignment : {16, 2}) {
+    for (const Candidate& c : space_) {
+      GemmProblem at_two_tiles = shape(4096, 1024, 2 * c.tile_k);
+      at_two_tiles.alignment_bytes = alignment;
+      GemmProblem past = at_two_tiles;
+      past.k += 1;
+      if (c.split_k > 1) {
+        EXPECT_TRUE(std::isinf(model_.predict_us(at_two_tiles, c))) << c.short_name() << " align " << alignment;
+      } else {
+        EXPECT_TRUE(std::isfinite(model_.predict_us(at_two_tiles, c))) << c.short_name() << " align " << alignment;
+      }
+      EXPECT_TRUE(std::isfinite(model_.predict_us(past, c))) << c.short_name() << " align " << alignment;
+    }
   }
 }
 
