@@ -96,7 +96,6 @@ inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandida
   return {memo.grid_m, memo.grid_n, memo.grid_m * memo.grid_n * t.batch * p.split_k, memo.iters};
 }
 
-// The candidates of a prepared TMA list grouped by macro tile and split (a tile's cluster shapes),
 // No split-K of a K-loop of at most kMaxUnsplitKTiles tiles (K <= 2 tk): its one saved iteration
 // is a pipeline fill the model's per-iteration terms overprice, while the split pays partial stores
 // and a reduction; on the 795 recorded shapes of suites 1-11 no oracle split such a loop, and the
@@ -107,6 +106,7 @@ inline bool splits_short_k_loop(double k, double inv_tile_k, int split_k) {
   return split_k > 1 && k * inv_tile_k <= kMaxUnsplitKTiles;
 }
 
+// The candidates of a prepared TMA list grouped by macro tile and split (a tile's cluster shapes),
 // for the pruned search: a group's floor terms take each member's extreme in the direction that
 // lowers coarse_bound_us (fewest padded tiles, most usable SMs, least compute and L2 time per
 // iteration, least fixed and per-byte costs), so their coarse bound is at or below every member's.

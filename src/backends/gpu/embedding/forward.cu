@@ -369,16 +369,24 @@ Status mixed_wide_short_bags_forward_fits(const TbeProblem& problem) {
   return wide_tiles_reach_off_boundary(problem, "mixed-width short bags");
 }
 
+namespace {
+// The short-bags rule, and more than kFp32ShortBagsMinMeanIndices indices per bag on average: the
+// light short-bag tiles' four rows in flight per lane no longer cover a bag in one pass.
+Status short_bags_past_one_light_pass(const TbeProblem& problem, const char* rule) {
+  PARITY_RETURN_IF_ERROR(short_bags_forward_fits(problem));
+  if (problem.num_indices <= kFp32ShortBagsMinMeanIndices * problem.num_bags()) {
+    return unsupported(rule, ": num_indices=", problem.num_indices, " is at most ", kFp32ShortBagsMinMeanIndices,
+                       " per bag on average (", problem.num_bags(), " bags); the light short-bag tiles read that in one pass");
+  }
+  return Status::ok();
+}
+}  // namespace
+
 Status fp32_short_bags_forward_fits(const TbeProblem& problem) {
   if (problem.weight_dtype != DType::kF32) {
     return unsupported("fp32 short bags: weights are ", dtype_name(problem.weight_dtype), ", not fp32");
   }
-  PARITY_RETURN_IF_ERROR(short_bags_forward_fits(problem));
-  if (problem.num_indices <= kFp32ShortBagsMinMeanIndices * problem.num_bags()) {
-    return unsupported("fp32 short bags: num_indices=", problem.num_indices, " is at most ",
-                       kFp32ShortBagsMinMeanIndices, " per bag on average (", problem.num_bags(),
-                       " bags); the light short-bag tiles read that in one pass");
-  }
+  PARITY_RETURN_IF_ERROR(short_bags_past_one_light_pass(problem, "fp32 short bags"));
   return wide_one_hot_tiles_fit(problem);
 }
 
@@ -388,11 +396,7 @@ Status mixed_16_bit_short_bags_forward_fits(const TbeProblem& problem) {
   if (first_feature_of_another_dim(problem.layout) < 0) {
     return unsupported(rule, ": every feature has dim ", problem.layout.feature_dim(0));
   }
-  PARITY_RETURN_IF_ERROR(short_bags_forward_fits(problem));
-  if (problem.num_indices <= kFp32ShortBagsMinMeanIndices * problem.num_bags()) {
-    return unsupported(rule, ": num_indices=", problem.num_indices, " is at most ", kFp32ShortBagsMinMeanIndices,
-                       " per bag on average (", problem.num_bags(), " bags); the light short-bag tiles read that in one pass");
-  }
+  PARITY_RETURN_IF_ERROR(short_bags_past_one_light_pass(problem, rule));
   return wide_tiles_fit_past_narrow(problem, rule);
 }
 
