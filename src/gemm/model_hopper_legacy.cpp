@@ -41,7 +41,10 @@ void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
   h.legacy_resident_ctas =
       static_cast<int>(std::clamp(std::min(by_smem, by_registers), 1.0, double{kMaxResidentCtas}));
   const double c_bytes = static_cast<double>(dtype_size_bytes(key.c_dtype));
-  h.partial_bytes = c.reduction == ReductionScheme::kOutputType ? c_bytes : 4.0;
+  // Partials are priced as fp32 in either split scheme: on the recorded suites output-type
+  // partials measured no faster than fp32 ones (same tile and split), where halving their bytes
+  // had priced them 4-7% faster (docs/gemm_model.md).
+  h.partial_bytes = 4.0;
   h.has_reduce_kernel = c.reduction != ReductionScheme::kInPlace;
   // The latency is a time: legacy_latency_ctas reference tile-iterations at the reference tile's
   // rate. In this tile's iterations (at its own, lower, rate for small tiles) that is fewer: the
