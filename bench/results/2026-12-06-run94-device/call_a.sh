@@ -1,10 +1,11 @@
 #!/bin/bash
 # Call A: the deterministic backward's walk (one block per (sequence, head)) with its q / dO rows and row terms
-# prefetched into L2 four q steps ahead (build/carry/main: de8d2ad + that change, uncommitted) — its GPU tests
-# first, then `bench attention --config targets` A/B against de8d2ad's binary (build/carry/base) in the same call.
-T=/tmp/r94a; mkdir -p $T build/pm build/pb
-tar -C build/pm -xaf build/carry/main/prebuilt.tar.xz
-tar -C build/pb -xaf build/carry/base/parity_base.tar.xz
+# prefetched into L2 four q steps ahead (bin/, tests/: de8d2ad + that change, uncommitted) — its GPU tests first,
+# then `bench attention --config targets` A/B against de8d2ad's binary (base/) in the same call. One archive,
+# build/carry/ab/ab.tar.xz (xz with a 512 MiB dictionary: the two parity binaries share most bytes).
+T=/tmp/r94a; mkdir -p $T build/pm build/pb/bin
+tar -C build/pm -xaf build/carry/ab/ab.tar.xz
+mv build/pm/base/parity build/pb/bin/parity
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --format=csv > $T/smi.txt; cat $T/smi.txt
 pack() { tar czf $OUT/call_a.tgz -C $T . ; }
