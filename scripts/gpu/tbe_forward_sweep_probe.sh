@@ -12,7 +12,7 @@ parity="$build_dir/bin/parity"
 set_dir="${TBE_SWEEP_SET:-bench/tbe/test_set_3}"
 configs="${TBE_SWEEP_CONFIGS:-test_set_3_00,test_set_3_05}"
 variants="${TBE_SWEEP_VARIANTS:-auto,narrow_rows,wide_rows,fitted_groups,narrow_rows_deep,narrow_rows_light,warp_tile_one_hot,warp_tile_one_hot_prefetch,warp_tile_short_bags,warp_tile_short_bags_prefetch,warp_tile_short_bags_light,wide_rows_dedup,wide_rows_one_launch,warp_tile_one_hot_wide_rows,lane_rows,narrow_rows_split_bags,warp_tile_one_hot_eight_passes}"
-case "$set_dir" in *test_set_17*) echo "tbe_forward_sweep_probe: $set_dir is a held-out test set; sweep development sets only" >&2; exit 2 ;; esac
+case "$set_dir" in *test_set_18*) echo "tbe_forward_sweep_probe: $set_dir is a held-out test set; sweep development sets only" >&2; exit 2 ;; esac
 failed=0
 for name in ${configs//,/ }; do
   flags="$(python3 -c "
