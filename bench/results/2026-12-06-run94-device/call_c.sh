@@ -8,12 +8,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm --
 pack() { tar czf $OUT/call_c.tgz -C $T . ; }
 P=build/pm/bin/parity; s=$(date +%s)
 ( while sleep 20; do pack; done ) & packer=$!
-OUT=$T/set17 TBE_TEST_SET=bench/tbe/test_set_17 timeout 300 scripts/gpu/tbe_test_set.sh build/pm > $T/set17.log 2>&1
+OUT=$T/set17 TBE_TEST_SET=bench/tbe/test_set_17 timeout 120 scripts/gpu/tbe_test_set.sh build/pm > $T/set17.log 2>&1
 echo "set17 rc=$? $(( $(date +%s) - s ))s"; tail -14 $T/set17/tbe_test_set.txt | cut -c1-170; kill $packer; pack
 grep -H "^kernels:" $T/set17/tbe_test_set_17_*.log | cut -c1-160
 timeout 50 $P bench tbe --config C2 --reps 20 --out $T/c2.json > $T/c2.log 2>&1; echo "C2 rc=$?"; grep -E "forward +median|fwd \+ bwd" $T/c2.log | head -2; pack
 for model in dlrm-kaggle dlrm-v2; do
-  timeout 200 $P bench gemm-run --model $model --out $T/${model}.json > $T/${model}.log 2>&1
+  timeout 110 $P bench gemm-run --model $model --out $T/${model}.json > $T/${model}.log 2>&1
   echo "$model rc=$? $(( $(date +%s) - s ))s"; pack
 done
 python3 - $T <<'PY' | tee $T/gemm_run_summary.txt
