@@ -126,8 +126,9 @@ Every row is C[m,n] = A[m,k] * B[k,n] in bf16 (TN), like the dev suite. Shapes t
     python3 scripts/gemm_test_suite.py --suite test11 > bench/shapes/gemm_shapes_test11.csv
     python3 scripts/gemm_test_suite.py --suite test12 > bench/shapes/gemm_shapes_test12.csv
     python3 scripts/gemm_test_suite.py --suite test13 > bench/shapes/gemm_shapes_test13.csv
-The fifth to thirteenth suites' sources are listed in scripts/gemm_test_suite5.py to
-scripts/gemm_test_suite13.py (one module per suite).
+    python3 scripts/gemm_test_suite.py --suite test14 > bench/shapes/gemm_shapes_test14.csv
+The fifth to fourteenth suites' sources are listed in scripts/gemm_test_suite5.py to
+scripts/gemm_test_suite14.py (one module per suite).
 """
 
 import argparse
@@ -141,6 +142,7 @@ import gemm_test_suite10
 import gemm_test_suite11
 import gemm_test_suite12
 import gemm_test_suite13
+import gemm_test_suite14
 import gemm_test_suite5
 import gemm_test_suite6
 import gemm_test_suite7
@@ -167,6 +169,7 @@ EXCLUDED_SUITES_TEST10 = EXCLUDED_SUITES_TEST9 + ["bench/shapes/gemm_shapes_test
 EXCLUDED_SUITES_TEST11 = EXCLUDED_SUITES_TEST10 + ["bench/shapes/gemm_shapes_test10.csv"]
 EXCLUDED_SUITES_TEST12 = EXCLUDED_SUITES_TEST11 + ["bench/shapes/gemm_shapes_test11.csv"]
 EXCLUDED_SUITES_TEST13 = EXCLUDED_SUITES_TEST12 + ["bench/shapes/gemm_shapes_test12.csv"]
+EXCLUDED_SUITES_TEST14 = EXCLUDED_SUITES_TEST13 + ["bench/shapes/gemm_shapes_test13.csv"]
 BF16_BYTES = 2
 TMA_ALIGNMENT_BYTES = 16
 RANDOM_SHAPES = 26
@@ -532,6 +535,7 @@ SUITES = {
     "test11": module_suite(gemm_test_suite11, "test11", EXCLUDED_SUITES_TEST11),
     "test12": module_suite(gemm_test_suite12, "test12", EXCLUDED_SUITES_TEST12),
     "test13": module_suite(gemm_test_suite13, "test13", EXCLUDED_SUITES_TEST13),
+    "test14": module_suite(gemm_test_suite14, "test14", EXCLUDED_SUITES_TEST14),
 }
 
 
