@@ -15,6 +15,8 @@ namespace parity::gemm {
 namespace {
 
 constexpr double kBytesPerMib = 1048576.0;
+constexpr int kHopperFullSms = 132;
+constexpr int kHopperFullSmsClustersOf4 = 30;
 // Origami's launch and per-tile fixed costs (origami.md §2.7-2.8), in cycles.
 constexpr double kOrigamiLaunchCycles = 4.5 * 2200.0;
 constexpr double kOrigamiTileFixedCycles = 1500.0;
@@ -87,6 +89,12 @@ Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec) {
     d.l2_bytes_per_domain = spec.l2_cache_mib.value * kBytesPerMib;
     d.llc_bytes = 0.0;
     if (d.smem_bytes_per_sm <= 0) d.smem_bytes_per_sm = 228.0 * 1024.0;
+    // The 132-SM Hopper parts (H100 SXM, H200) run 30 clusters of 4 at once, not 33: on every
+    // recorded GEMM suite of both, a 4-CTA cluster configuration runs 1.35-1.55x slower than its
+    // 2-CTA twin (median) from 31 clusters on, and alike up to 30 (docs/gemm_model.md).
+    if (spec.architecture == "hopper" && d.num_sms == kHopperFullSms) {
+      d.max_active_clusters_of_4 = kHopperFullSmsClustersOf4;
+    }
   }
   PARITY_CHECK_ARG(d.l2_bytes_per_domain > 0, "gemm model: ", spec.name, " has l2_cache_mib=0");
   return d;

@@ -48,9 +48,10 @@ double legacy_feed_factor(double intensity) {
          (kLegacyReferenceIntensity / (kLegacyReferenceIntensity + kLegacyFeedKnee));
 }
 
-int usable_sms_for_cluster(int num_sms, int cluster_size) {
-  // Clusters must fit inside one GPC; beyond pairs some SMs of each GPC stay idle. Without a
-  // runtime cudaOccupancyMaxActiveClusters we assume one cluster's worth is lost (documented).
+int usable_sms_for_cluster(int num_sms, int cluster_size, int max_active_clusters_of_4) {
+  // Clusters must fit inside one GPC; beyond pairs some SMs of each GPC stay idle: the part's
+  // known count of 4-CTA clusters, else one cluster's worth assumed lost (documented).
+  if (cluster_size == 4 && max_active_clusters_of_4 > 0) return std::min(num_sms, 4 * max_active_clusters_of_4);
   int usable = num_sms - num_sms % cluster_size;
   if (cluster_size > 2) usable -= cluster_size;
   return std::max(usable, cluster_size);
@@ -164,7 +165,8 @@ PreparedCandidate HopperModel::prepare(const ProblemClass& key, const Candidate&
   // TMA needs 16-byte aligned rows: below that the library runs kernels that load through
   // cp.async or registers, with no multicast, no clusters and no warp-specialised overlap.
   p.uses_tma = key.alignment_bytes >= kTmaAlignmentBytes;
-  h.usable_sms = usable_sms_for_cluster(device_.num_sms, p.uses_tma ? cluster_size : 1);
+  h.usable_sms = usable_sms_for_cluster(device_.num_sms, p.uses_tma ? cluster_size : 1,
+                                        device_.max_active_clusters_of_4);
   h.cluster_m = p.uses_tma ? std::max(1, c.cluster_m) : 1;
   h.cluster_n = p.uses_tma ? std::max(1, c.cluster_n) : 1;
   h.inv_cluster_m = 1.0 / h.cluster_m;

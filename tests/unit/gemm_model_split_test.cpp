@@ -249,6 +249,27 @@ TEST(GemmModelSplit, LegacyResidencyFollowsTheCandidatesStages) {
   EXPECT_EQ(model.explain(p, with_stages(4), RunEpilogue::kNone).waves, 2.0);
 }
 
+// The 132-SM Hopper parts hold 30 clusters of 4 at once: 31 clusters of 128x128 tiles take a second
+// wave, where 30 fit one; pairs keep every SM. A part without the count keeps the formula.
+TEST(GemmModelSplit, ClustersOfFourPastThirtyTakeASecondWaveOnFullHopperParts) {
+  const DeviceParams device = device_named("h200");
+  EXPECT_EQ(device.max_active_clusters_of_4, 30);
+  const GemmModel model(device, default_scalars(device));
+  Candidate quad;
+  quad.cluster_m = quad.cluster_n = 2;
+  const auto waves = [&](const GemmModel& m, std::int64_t clusters) {
+    // clusters x 4 tiles of 128 x 128: 2 x clusters tile rows, 2 tile columns.
+    return m.explain(shape(128 * 2 * clusters, 256, 4096, 16), quad, RunEpilogue::kNone).waves;
+  };
+  EXPECT_EQ(waves(model, 30), 1.0);
+  EXPECT_EQ(waves(model, 31), 2.0);
+  DeviceParams unknown = device;
+  unknown.max_active_clusters_of_4 = 0;  // one cluster's worth lost: 128 SMs, 32 clusters
+  const GemmModel formula(unknown, default_scalars(unknown));
+  EXPECT_EQ(waves(formula, 31), 1.0);
+  EXPECT_EQ(waves(formula, 33), 2.0);
+}
+
 // Split-K partials of kernels without TMA cost the same whether kept in the output type or in
 // fp32: on the recorded suites the two measured alike where the byte count had predicted the
 // output type 4-7% faster (docs/gemm_model.md). The in-place scheme (atomics, no reduction

@@ -43,6 +43,10 @@ struct DeviceParams {
   double l2_bytes_per_domain = 60.0 * 1048576.0;
   double llc_bytes = 0.0;              // AMD MALL; 0 when there is none
   double smem_bytes_per_sm = 228.0 * 1024.0;
+  // Clusters of 4 CTAs (one per SM) resident at once: a cluster must fit one GPC, so the SMs a GPC
+  // has beyond a multiple of 4 stay idle. 0: not known for this part (the model assumes one
+  // cluster's worth is lost). NVIDIA (Hopper model) only.
+  int max_active_clusters_of_4 = 0;
   // AMD (Origami) constants; unused by the Hopper model.
   double l2_bw_tbps = 0.0;             // c1
   double mall_bw_tbps = 0.0;           // c2
