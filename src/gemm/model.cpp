@@ -89,7 +89,7 @@ Result<DeviceParams> device_params_from_spec(const hw::HardwareSpec& spec) {
     d.l2_bytes_per_domain = spec.l2_cache_mib.value * kBytesPerMib;
     d.llc_bytes = 0.0;
     if (d.smem_bytes_per_sm <= 0) d.smem_bytes_per_sm = 228.0 * 1024.0;
-    // The 132-SM Hopper parts (H100 SXM, H200) run 30 clusters of 4 at once, not 33: on every
+    // The 132-SM Hopper parts (H100 SXM, H200) run 30 clusters of 4 at once, not the 32 one lost cluster leaves: on every
     // recorded GEMM suite of both, a 4-CTA cluster configuration runs 1.35-1.55x slower than its
     // 2-CTA twin (median) from 31 clusters on, and alike up to 30 (docs/gemm_model.md).
     if (spec.architecture == "hopper" && d.num_sms == kHopperFullSms) {

@@ -51,7 +51,9 @@ double legacy_feed_factor(double intensity) {
 int usable_sms_for_cluster(int num_sms, int cluster_size, int max_active_clusters_of_4) {
   // Clusters must fit inside one GPC; beyond pairs some SMs of each GPC stay idle: the part's
   // known count of 4-CTA clusters, else one cluster's worth assumed lost (documented).
-  if (cluster_size == 4 && max_active_clusters_of_4 > 0) return std::min(num_sms, 4 * max_active_clusters_of_4);
+  if (cluster_size == 4 && max_active_clusters_of_4 > 0) {
+    return std::min(num_sms, 4 * max_active_clusters_of_4);
+  }
   int usable = num_sms - num_sms % cluster_size;
   if (cluster_size > 2) usable -= cluster_size;
   return std::max(usable, cluster_size);

@@ -102,6 +102,10 @@ inline HopperGrid hopper_grid(const HopperProblemTerms& t, const PreparedCandida
 // model's such picks ran at 0.78-0.80 of it (docs/gemm_model.md). The exact predictions give these
 // +infinity (never chosen); the bounds stay below it.
 inline constexpr double kMaxUnsplitKTiles = 2.0;
+// Kernels without TMA: split-K partials priced as fp32 in either split scheme. On the recorded
+// suites output-type partials measured no faster than fp32 ones (same tile and split), where
+// halving their bytes had priced them 4-7% faster (docs/gemm_model.md).
+inline constexpr double kLegacyPartialBytes = 4.0;
 inline bool splits_short_k_loop(double k, double inv_tile_k, int split_k) {
   return split_k > 1 && k * inv_tile_k <= kMaxUnsplitKTiles;
 }

@@ -41,10 +41,6 @@ void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
   h.legacy_resident_ctas =
       static_cast<int>(std::clamp(std::min(by_smem, by_registers), 1.0, double{kMaxResidentCtas}));
   const double c_bytes = static_cast<double>(dtype_size_bytes(key.c_dtype));
-  // Partials are priced as fp32 in either split scheme: on the recorded suites output-type
-  // partials measured no faster than fp32 ones (same tile and split), where halving their bytes
-  // had priced them 4-7% faster (docs/gemm_model.md).
-  h.partial_bytes = 4.0;
   h.has_reduce_kernel = c.reduction != ReductionScheme::kInPlace;
   // The latency is a time: legacy_latency_ctas reference tile-iterations at the reference tile's
   // rate. In this tile's iterations (at its own, lower, rate for small tiles) that is fewer: the
@@ -66,7 +62,7 @@ void HopperModel::prepare_legacy(const ProblemClass& key, const Candidate& c,
   // multiplies overlap it, except one tile's worth per SM and wave, at the SM's share of DRAM
   // bandwidth (every SM stores at once at the end of a wave). Without it short K-loops on large
   // tiles (one CTA per SM) looked as fast as on small ones (eight per SM), which run ~25% faster.
-  h.legacy_wave_store_bytes = (p.split_k > 1 ? h.partial_bytes : c_bytes) * tm * tn * h.usable_sms;
+  h.legacy_wave_store_bytes = (p.split_k > 1 ? kLegacyPartialBytes : c_bytes) * tm * tn * h.usable_sms;
 }
 
 
@@ -101,14 +97,14 @@ double HopperModel::predict_legacy(const HopperProblemTerms& t, const PreparedCa
   // DRAM floor: operands once plus the re-reads the L2 cannot hold, and every tile's store.
   const double rereads = std::max(1.0, std::min(grid_m, grid_n) * (1.0 - t.reuse));
   const double store_bytes =
-      t.batch * grid_m * grid_n * splits * (splits > 1 ? c.partial_bytes : t.out_bytes) /
+      t.batch * grid_m * grid_n * splits * (splits > 1 ? kLegacyPartialBytes : t.out_bytes) /
       (c.inv_tile_m * c.inv_tile_n);
   const double dram_us = (t.operand_bytes * rereads + store_bytes) * t.inv_dram_bw;
   double reduce_us = 0.0;
   if (p.split_k > 1 && c.has_reduce_kernel) {
     // Separate reduction kernel: reads s partials, writes D.
     reduce_us = scalars_.splitk_overhead_us +
-                t.batch * t.m * t.n * (splits * c.partial_bytes + t.out_bytes) * t.inv_dram_bw;
+                t.batch * t.m * t.n * (splits * kLegacyPartialBytes + t.out_bytes) * t.inv_dram_bw;
   }
   const double total_us = scalars_.launch_us + std::max(compute_us, dram_us) + reduce_us;
   if constexpr (kExplain) {

@@ -213,11 +213,11 @@ template double HopperModel::predict<false>(const HopperProblemTerms&, const Pre
                                      c.legacy_wave_store_bytes * t.inv_dram_bw);
   const double outputs = t.batch * t.m * t.n;
   const double dram_us =
-      (t.operand_bytes + outputs * splits * (splits > 1 ? c.partial_bytes : t.out_bytes)) * t.inv_dram_bw;
+      (t.operand_bytes + outputs * splits * (splits > 1 ? kLegacyPartialBytes : t.out_bytes)) * t.inv_dram_bw;
   double reduce_us = 0.0;
   if (p.split_k > 1 && c.has_reduce_kernel) {
     reduce_us = scalars_.splitk_overhead_us +
-                t.batch * t.m * t.n * (splits * c.partial_bytes + t.out_bytes) * t.inv_dram_bw;
+                t.batch * t.m * t.n * (splits * kLegacyPartialBytes + t.out_bytes) * t.inv_dram_bw;
   }
   return (scalars_.launch_us + std::max(compute_us, dram_us) + reduce_us) * kCoarseRoundingMargin;
 }

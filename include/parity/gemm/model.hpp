@@ -145,9 +145,8 @@ struct HopperTerms {
   double inv_usable_sms = 1.0;        // reciprocals: selection runs on multiplies, not divides
   double store_bytes_per_tile = 0.0;  // output (or fp32 partial) bytes per tile
   // Kernels without TMA: CTAs one SM can hold at once (shared memory for three stages, registers
-  // for the accumulators), how split-K partials are stored and whether a second kernel reduces them.
+  // for the accumulators) and whether a second kernel reduces split-K partials.
   int legacy_resident_ctas = 1;
-  double partial_bytes = 4.0;
   bool has_reduce_kernel = true;
   // predict_top_us's lower bound for them (no roundings): CTA-iterations per unit of M N K batch
   // spread over the SMs, waves per output element, the latency part per K-iteration, and the
